@@ -1,0 +1,205 @@
+/* sd_lp.h — exact optima with GLPK (SPEC §4, §6): shared plumbing and the
+ * four linear programs of `simdec lp`.
+ *
+ *   otm           002_2250ceed65bbc463.txt eq. 4: couplings of p^{⊗k} and q
+ *                 with membership cost; optimum = max P(Y ∈ drafts) (α_k).
+ *   block-ot      000_293a0a02159dd149.txt Def. 1 (001_… eqs. 40–42):
+ *                 couplings of the draft and target γ-block laws maximising
+ *                 the expected common-prefix length.
+ *   valid-verify  001_b9258a43e636c550.txt Def. 1 / Lemma 2: the best valid
+ *                 verifier; optimum = max E[τ].
+ *   pareto        004_2700e131d6873633.txt §4, Thm 4–5: least TV bias of a
+ *                 single-token verifier with rejection probability ρ.
+ *
+ * Every problem estimates its size from its parameters alone (checked
+ * arithmetic, saturating at SIZE_MAX) and refuses, with SD_ETOOBIG naming
+ * the size and the limit, one over opts->max_vars before allocating
+ * anything.  GLPK runs with its terminal output off and its error hook
+ * installed: GLPK's own log and error text never reach stdout, and a GLPK
+ * internal error returns to the caller (status "glpk error") instead of
+ * aborting the process.  Solver outcomes are statuses (res->status), not
+ * error codes: a problem function returns SD_OK whenever the solver ran,
+ * whatever it concluded, and an error code only for bad input, refusal,
+ * memory, or a GLPK internal error (SD_ESOLVER, res->status set too). */
+#ifndef SD_LP_H
+#define SD_LP_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include <glpk.h>
+
+#include "../src/sd_chain.h"
+#include "../src/sd_error.h"
+
+/* ---- sizes -------------------------------------------------------------- */
+
+/* Saturating arithmetic: SIZE_MAX stands for "overflowed". */
+size_t sd_lp_mul(size_t a, size_t b);
+size_t sd_lp_add(size_t a, size_t b);
+size_t sd_lp_pow(size_t base, size_t e);
+/* C(n, r), saturating. */
+size_t sd_lp_binom(size_t n, size_t r);
+
+/* An upper bound of an LP's size (the actual LP may be smaller when zero
+ * probabilities remove variables). */
+typedef struct sd_lp_size {
+    size_t vars, rows, nnz;
+} sd_lp_size;
+
+#define SD_LP_DEFAULT_MAX_VARS ((size_t)200000)
+/* GLPK indexes with int; and the constraint matrix (≈ 40 bytes per nonzero
+ * in GLPK) is capped at 2^26 nonzeros ≈ 2.7 GB. */
+#define SD_LP_MAX_NNZ ((size_t)1 << 26)
+
+/* SD_ETOOBIG when sz->vars > max_vars (message: "<what> needs N LP
+ * variables; the limit (--max-vars) is M") or the rows/nonzeros exceed what
+ * GLPK can index or SD_LP_MAX_NNZ.  Pure arithmetic; allocates nothing. */
+int sd_lp_check_size(const char *what, const sd_lp_size *sz, size_t max_vars,
+                     sd_error *err);
+
+/* ---- options and results ------------------------------------------------ */
+
+typedef struct sd_lp_opts {
+    size_t max_vars;    /* refusal limit on variables; 0 = SD_LP_DEFAULT_MAX_VARS */
+    int exact;          /* 1: certify the simplex optimum with glp_exact */
+    double time_limit;  /* seconds for the solver; 0 = none */
+} sd_lp_opts;
+
+void sd_lp_opts_default(sd_lp_opts *o);
+
+#define SD_LP_STATUS_MAX 48
+
+typedef struct sd_lp_result {
+    double optimum;     /* objective at the solver's final point (NaN unless
+                           status is "optimal") */
+    char status[SD_LP_STATUS_MAX]; /* GLPK's word: "optimal", "feasible",
+                           "infeasible", "no feasible solution", "unbounded",
+                           "undefined", or a glp_simplex/glp_exact failure
+                           ("time limit exceeded", "solver failed", ...), or
+                           "glpk error" (GLPK internal error intercepted) */
+    int optimal;        /* 1 iff status is "optimal" */
+    size_t variables, constraints, nonzeros; /* of the LP actually solved */
+    double seconds;     /* wall time to build and solve */
+} sd_lp_result;
+
+/* ---- a generic plan (the optimal coupling or verifier) ------------------ */
+
+/* Rows of keys (token groups) and values, written as CSV:
+ *   header line, then one line per row: the key groups separated by commas
+ *   (tokens inside a group separated by spaces), then the values (%.17g).
+ * E.g. otm: "drafts,y,mass" with a row "0 2,2,0.125". */
+typedef struct sd_lp_plan {
+    char header[128];
+    size_t ngroups;      /* key groups per row (<= 4) */
+    size_t group[4];     /* tokens per group */
+    size_t nkeys;        /* Σ group[] */
+    size_t nvals;        /* values per row */
+    size_t rows, cap;
+    size_t *keys;        /* [rows][nkeys] */
+    double *vals;        /* [rows][nvals] */
+} sd_lp_plan;
+
+void sd_lp_plan_free(sd_lp_plan *plan);
+/* Writes the plan as described above; SD_EOUTPUT on a write error. */
+int sd_lp_plan_write(const sd_lp_plan *plan, FILE *f, sd_error *err);
+
+/* ---- the solver wrapper (for the problem files) ------------------------- */
+
+/* What a build callback fills: columns and rows are added through these
+ * helpers (1-based indices as GLPK's), the matrix through sd_lp_entry into
+ * a triplet buffer sized by the caller's size estimate. */
+typedef struct sd_lp_builder {
+    glp_prob *lp;
+    int *ia, *ja;
+    double *ar;
+    size_t nnz, cap;
+} sd_lp_builder;
+
+/* A column with bounds lo <= x <= hi (hi = HUGE_VAL: no upper bound) and
+ * objective coefficient obj; returns its index. */
+int sd_lp_col(sd_lp_builder *b, double lo, double hi, double obj);
+/* A row Σ a_j x_j = rhs (or >= rhs with sd_lp_row_lower); returns its index. */
+int sd_lp_row_fixed(sd_lp_builder *b, double rhs);
+int sd_lp_row_lower(sd_lp_builder *b, double lo);
+/* Adds a_{row,col} = v (assert: within the estimated capacity). */
+void sd_lp_entry(sd_lp_builder *b, int row, int col, double v);
+
+typedef int (*sd_lp_build_fn)(sd_lp_builder *b, void *ctx, sd_error *err);
+/* Called only when the status is optimal, to read the plan from the
+ * columns (glp_get_col_prim(lp, j)). */
+typedef int (*sd_lp_read_fn)(glp_prob *lp, void *ctx, sd_error *err);
+
+/* Checks sz against opts, allocates the triplet buffer, runs build, loads
+ * the matrix, solves (primal simplex, presolve off, GLPK output off; then
+ * glp_exact when opts->exact), fills *res and, if optimal and read is not
+ * NULL, calls read.  maximise: 1 to maximise, 0 to minimise.  Returns
+ * SD_OK when the solver ran (whatever the status), SD_ETOOBIG/SD_ENOMEM, a
+ * build/read error, or SD_ESOLVER with res->status "glpk error" and GLPK's
+ * message when GLPK hit an internal error (the GLPK environment of the
+ * calling thread is then freed; nothing leaks). */
+int sd_lp_solve(const char *what, const sd_lp_size *sz, int maximise,
+                const sd_lp_opts *opts, sd_lp_build_fn build, sd_lp_read_fn read,
+                void *ctx, sd_lp_result *res, sd_error *err);
+
+/* ---- block laws ---------------------------------------------------------- */
+
+/* Prefix laws of the chain from position t (1-based) after state x_{t-1}=a:
+ * laws[l][u] for l = 0..L is P(x_t..x_{t+l-1} = u) under the draft
+ * (target = 0) or the target (target = 1), u = u_1 V^{l-1} + ... + u_l.
+ * laws[0][0] = 1.  Requires t + L - 1 <= c->T.  *out is one malloc'd
+ * block (free *out only; (*out)[l] point inside it) of (L+1) pointers and
+ * Σ V^l doubles; SD_ETOOBIG if V^L overflows, SD_ENOMEM. */
+int sd_lp_prefix_laws(const sd_chain *c, size_t t, size_t a, size_t L,
+                      int target, double ***out, sd_error *err);
+
+/* ---- the problems --------------------------------------------------------- */
+
+/* Sizes (upper bounds) of each problem, for refusal and `--help` output. */
+sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
+sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
+sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
+sd_lp_size sd_lp_pareto_size(size_t V);
+
+/* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on
+ * multisets of drafts (C(V+k-1,k) rows); 1: on ordered k-tuples (V^k rows,
+ * 002_… eq. 4 literally).  Optimum: α_k = max P(Y ∈ drafts).  With plan
+ * not NULL, *plan receives "drafts,y,mass" rows (drafts as a sorted
+ * multiset or a tuple; mass = π(drafts, y) jointly; entries > 1e-12). */
+int sd_lp_otm(const double *p, const double *q, size_t V, size_t k, int ordered,
+              const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
+              sd_error *err);
+
+/* Block-level OT on the γ-blocks of chain c from position t after state a
+ * (needs t+γ-1 <= T).  Optimum: max E[common-prefix length].  Plan rows
+ * "draft,target,mass". */
+int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
+                   const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
+                   sd_error *err);
+
+/* The best valid verifier at draft length γ from position t after state a
+ * (needs t+γ <= T: the bonus token's position).  Optimum: max E[τ].  Plan
+ * rows "draft,tau,y,prob": the verifier's law of (τ, y) given the draft
+ * block (entries > 1e-12). */
+int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
+                       const sd_lp_opts *opts, sd_lp_result *res,
+                       sd_lp_plan **plan, sd_error *err);
+
+/* The Pareto LP at rejection probability rho in [0,1].  Optimum: the least
+ * TV(output law, q).  Plan rows "x,p,q,accept_mass,b,residual_mass"
+ * (a(x), b(x) = a/p, m(x)). */
+int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
+                 const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
+                 sd_error *err);
+
+/* ---- internal helpers shared by the problem files ------------------------ */
+
+/* A plan with the given header and key groups, room for cap rows. */
+sd_lp_plan *sd_lp_plan_new(const char *header, size_t ngroups, const size_t *group,
+                           size_t nvals, size_t cap);
+/* Appends a row (keys: nkeys tokens; vals: nvals values); SD_ENOMEM. */
+int sd_lp_plan_add(sd_lp_plan *plan, const size_t *keys, const double *vals);
+/* Digits of index u (base V, L digits, most significant first) into out. */
+void sd_lp_digits(size_t u, size_t V, size_t L, size_t *out);
+
+#endif

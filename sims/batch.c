@@ -1,0 +1,38 @@
+/* batch.c — batch speculative decoding.
+ *
+ * 004_2700e131d6873633.txt §3.2 and Alg. 4, the unbiased reading of SPEC §2:
+ * M drafts of length G (default: the rest of the horizon, 004_… Remark 1)
+ * from the same prefix.  Their first tokens are tried in turn against
+ * q^1 = q, q^{m+1} = [q^m - p]+ (recursive rejection sampling); once one is
+ * accepted only that draft continues, verified token by token with the
+ * original q.  A rejection: all M first tokens fail (the token is drawn from
+ * q^{M+1}) or a later token of the chosen draft fails ([q-p]+).  Lossless
+ * by 004_… Theorem 3 / Theorem 9; expected rejections in
+ * src/sd_exact_batch.h.  One iteration = one target call.  The step itself
+ * is sd_multidraft_batch_step (shared with broken-batch). */
+#include "sd_multidraft.h"
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par,
+                  sd_stream *rng, size_t n, size_t prev, size_t *out,
+                  sd_iter *it, sd_error *err)
+{
+    (void)err;
+    sd_multidraft_scratch *s = state;
+    return sd_multidraft_batch_step(c, par, rng, n, prev, 0, s->drafts, s->w, out, it);
+}
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->M, "M", err);
+}
+
+const sd_verifier_type sd_verifier_batch = {
+    .name = "batch",
+    .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (004_ Alg. 4)",
+    .params = "M gamma",
+    .claims_lossless = NULL,
+    .alloc = S_alloc,
+    .free = sd_multidraft_scratch_free,
+    .begin = NULL,
+    .step = S_step,
+};

@@ -1,0 +1,98 @@
+/* biased.c — biased speculative decoding, Decoding-OPT / Decoding-UNO.
+ *
+ * 004_2700e131d6873633.txt §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
+ * "biased".  Token-level speculative decoding (as sims/token.c) with the
+ * acceptance raised to b(x) = min(1, (q(x)+ε)/p(x)) and the rejection
+ * distribution P = [q-p]+ (opt: the [A]+ of Theorem 4, see sd_biased.h) or
+ * P = q (uno).  Draft length G (default: the rest of the horizon); a bonus
+ * token from q after G acceptances.  Every drafted token has law
+ * sd_biased_token_law() given its predecessor, so the output is a Markov
+ * chain with those transitions: lossless only at ε = 0. */
+#include <math.h>
+
+#include "../src/sd_dist.h"
+#include "sd_biased.h"
+
+void sd_biased_token_law(const double *p, const double *q, size_t V, double eps,
+                         sd_residual_kind residual, double *out)
+{
+    double R = 0.0, tv = sd_dist_tv(p, q, V);
+    for (size_t x = 0; x < V; x++) {
+        double a = q[x] + eps;
+        out[x] = p[x] < a ? p[x] : a;
+        R += p[x] - out[x];
+    }
+    for (size_t x = 0; x < V; x++) {
+        double d = q[x] - p[x];
+        double P = residual == SD_RESIDUAL_UNO ? q[x] : (tv > 0.0 && d > 0.0 ? d / tv : 0.0);
+        out[x] += R * P;
+    }
+}
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
+                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)state;
+    (void)err;
+    size_t V = c->V, G = sd_draft_len(c, par, n);
+    it->target_calls = 1;
+    it->rejected = 0;
+    for (size_t i = 0; i < G; i++) {
+        size_t t = n + i;
+        const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
+        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
+        /* accept with probability min(1, (q+ε)/p); p(x) > 0 as x ~ p */
+        if (!(sd_stream_uniform(rng) * p[x] < q[x] + par->eps)) {
+            /* a rejection needs p(x) > q(x)+ε >= q(x), so TV > 0 and the
+             * opt residual has mass; a zero mass is rounding, and then the
+             * draft token is kept */
+            double mass = par->residual == SD_RESIDUAL_UNO ? 1.0 : sd_dist_tv(p, q, V);
+            if (mass > 0.0) {
+                double u = sd_stream_uniform(rng);
+                out[i] = par->residual == SD_RESIDUAL_UNO
+                             ? sd_dist_sample(q, V, 1.0, u)
+                             : sd_dist_sample_residual(p, q, V, mass, u);
+                it->accepted = i;
+                it->emitted = i + 1;
+                it->rejected = 1;
+                return SD_OK;
+            }
+        }
+        out[i] = x;
+        prev = x;
+    }
+    it->accepted = G;
+    it->emitted = G;
+    if (n + G <= c->T) { /* bonus token from q */
+        out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
+        it->emitted = G + 1;
+    }
+    return SD_OK;
+}
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    (void)c;
+    *state = NULL;
+    if (!(isfinite(par->eps) && par->eps >= 0.0))
+        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a finite number >= 0", par->eps);
+    if (par->residual != SD_RESIDUAL_OPT && par->residual != SD_RESIDUAL_UNO)
+        return sd_error_set(err, SD_EUSAGE, "--residual: expected opt or uno");
+    return SD_OK;
+}
+
+static int S_lossless(const sd_params *par)
+{
+    return par->eps == 0.0;
+}
+
+const sd_verifier_type sd_verifier_biased = {
+    .name = "biased",
+    .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (004_ Sec. 4, App. G)",
+    .params = "eps residual gamma",
+    .claims_lossless = S_lossless,
+    .alloc = S_alloc,
+    .free = NULL,
+    .begin = NULL,
+    .step = S_step,
+};

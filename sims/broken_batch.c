@@ -1,0 +1,38 @@
+/* broken_batch.c — NEGATIVE CONTROL: batch speculative decoding with the
+ * residual step of 004_2700e131d6873633.txt Alg. 4 line 28 taken
+ * literally.
+ *
+ * After all M first tokens fail, Alg. 4 has already replaced q_n by
+ * q^{M+1} (line 19, once per failed draft) and line 28 then samples
+ * [q_n - p_n]+, i.e. q^{M+2}: one residual step more than the unbiased
+ * version (SPEC §2 "batch"), whose proof (004_… Theorem 9) needs q^{M+1}.
+ * Everything else is batch.  It claims to be lossless, and `simdec check`
+ * must catch it: its first-token law is
+ *     Σ_m (Π_{j<m} r_j) min(p, q^m) + R q^{M+2}  ≠  q
+ * whenever q^{M+2} ≠ q^{M+1}, R = Π_m r_m > 0. */
+#include "sd_multidraft.h"
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par,
+                  sd_stream *rng, size_t n, size_t prev, size_t *out,
+                  sd_iter *it, sd_error *err)
+{
+    (void)err;
+    sd_multidraft_scratch *s = state;
+    return sd_multidraft_batch_step(c, par, rng, n, prev, 1, s->drafts, s->w, out, it);
+}
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->M, "M", err);
+}
+
+const sd_verifier_type sd_verifier_broken_batch = {
+    .name = "broken-batch",
+    .summary = "NEGATIVE CONTROL: batch with the literal extra residual step of 004_ Alg. 4 line 28",
+    .params = "M gamma",
+    .claims_lossless = NULL,
+    .alloc = S_alloc,
+    .free = sd_multidraft_scratch_free,
+    .begin = NULL,
+    .step = S_step,
+};

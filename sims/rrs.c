@@ -1,0 +1,53 @@
+/* rrs.c — multi-draft speculative decoding with recursive rejection
+ * sampling (SpecInfer's multi-round sampling; 002_2250ceed65bbc463.txt
+ * B.3 and Alg. 3; SPEC §2 "rrs").
+ *
+ * k i.i.d. draft sequences of length G (default: the rest of the horizon)
+ * form a tree; 002_… Alg. 3 walks it with recursive rejection sampling as
+ * the token-level selection: at each depth the surviving drafts' tokens
+ * are tried in turn against q^1 = q, q^{m+1} = [q^m - p]+, and if all fail
+ * the token is drawn from q^{k'+1} (k' = survivors).  The drafts that
+ * continue are those whose token equals the selected one (see
+ * sd_multidraft_tree_step for the exact rule).  A residual draw never
+ * equals a rejected draft token (q^{m+1}(x) = 0 once x has been rejected
+ * against q^m, since that needs q^m(x) < p(x)), so an iteration ends
+ * exactly when all survivors fail: first-position acceptance is
+ * 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3).  One target call per iteration. */
+#include "sd_multidraft.h"
+
+static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
+                    const size_t *x, size_t k, sd_stream *rng, size_t *y,
+                    sd_error *err)
+{
+    (void)err;
+    sd_multidraft_scratch *s = ctx;
+    size_t acc;
+    *y = sd_multidraft_rrs(sd_chain_p(c, t, prev), sd_chain_q(c, t, prev), c->V, x, k, 0,
+                           rng, s->w, &acc);
+    return SD_OK;
+}
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par,
+                  sd_stream *rng, size_t n, size_t prev, size_t *out,
+                  sd_iter *it, sd_error *err)
+{
+    sd_multidraft_scratch *s = state;
+    return sd_multidraft_tree_step(c, par, rng, n, prev, par->k, S_select, s, s->drafts,
+                                   out, it, err);
+}
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "k", err);
+}
+
+const sd_verifier_type sd_verifier_rrs = {
+    .name = "rrs",
+    .summary = "k-draft tree, recursive rejection sampling per position (002_ Alg. 3 + B.3, SpecInfer)",
+    .params = "k gamma",
+    .claims_lossless = NULL,
+    .alloc = S_alloc,
+    .free = sd_multidraft_scratch_free,
+    .begin = NULL,
+    .step = S_step,
+};

@@ -1,0 +1,92 @@
+/* sprinter.c — SPRINTER: a cheap sequential verifier in front of the target.
+ *
+ * 003_aec09dca640a6ded.txt Alg. 1–2 (§3, App. A.5), letters reversed there
+ * (their M_q / q is our draft p, their M_p / p our target q).  Tokens are
+ * drafted one by one from p.  A draft token x is "acceptable" when
+ * p(x) <= q(x) (their q(x)/p(x) <= 1).  The cheap verifier, i.i.d. across
+ * tokens, says yes with probability η_TP (--tp) for an acceptable token and
+ * η_FP (--fp) for an unacceptable one; a yes keeps x without calling the
+ * target and drafting goes on.  At the first no the target is called once
+ * and x gets the standard test: kept with probability min(1, q(x)/p(x)),
+ * else replaced by a draw from [q-p]+ (a rejection).  No bonus token
+ * (Alg. 2 returns Prefix + t).
+ *
+ * One iteration here = one run of cheap-verifier yeses ended by the token
+ * the target decides: target_calls = 1, accepted = tokens kept (the yeses,
+ * plus the last one if the target kept it), emitted = yeses + 1.  Theorem
+ * 3.3's N_SPRINTER (the yeses) is therefore emitted - 1.  A run that
+ * reaches the horizon on yeses alone makes no target call (target_calls =
+ * 0).  Drafting has no fixed length: the run goes on to the horizon.
+ *
+ * Law of each token given its predecessor (their Thm 3.1 in our letters):
+ * (1 - η_FP) q + η_FP p, at TV distance η_FP TV(p,q) from q; η_TP does not
+ * enter.  Lossless only at η_FP = 0. */
+#include <math.h>
+
+#include "../src/sd_dist.h"
+#include "sd_verifier.h"
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
+                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)state;
+    (void)err;
+    size_t V = c->V, G = c->T - n + 1;
+    it->rejected = 0;
+    for (size_t i = 0; i < G; i++) {
+        size_t t = n + i;
+        const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
+        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
+        double yes = p[x] <= q[x] ? par->tp : par->fp;
+        if (sd_stream_uniform(rng) < yes) { /* the cheap verifier keeps x */
+            out[i] = x;
+            prev = x;
+            continue;
+        }
+        /* the target is called and x gets the standard test */
+        it->target_calls = 1;
+        it->emitted = i + 1;
+        double mass;
+        if (sd_stream_uniform(rng) * p[x] < q[x] || !((mass = sd_dist_tv(p, q, V)) > 0.0)) {
+            /* kept (a zero residual mass means q = p up to rounding) */
+            out[i] = x;
+            it->accepted = i + 1;
+        } else {
+            out[i] = sd_dist_sample_residual(p, q, V, mass, sd_stream_uniform(rng));
+            it->accepted = i;
+            it->rejected = 1;
+        }
+        return SD_OK;
+    }
+    it->target_calls = 0; /* the horizon was reached on the cheap verifier alone */
+    it->accepted = G;
+    it->emitted = G;
+    return SD_OK;
+}
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    (void)c;
+    *state = NULL;
+    if (!(par->tp >= 0.0 && par->tp <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--tp %g: expected a rate in [0, 1]", par->tp);
+    if (!(par->fp >= 0.0 && par->fp <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", par->fp);
+    return SD_OK;
+}
+
+static int S_lossless(const sd_params *par)
+{
+    return par->fp == 0.0;
+}
+
+const sd_verifier_type sd_verifier_sprinter = {
+    .name = "sprinter",
+    .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (003_ Alg. 1-2)",
+    .params = "tp fp",
+    .claims_lossless = S_lossless,
+    .alloc = S_alloc,
+    .free = NULL,
+    .begin = NULL,
+    .step = S_step,
+};

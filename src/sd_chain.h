@@ -1,0 +1,122 @@
+/* sd_chain.h — the model: a draft chain p and a target chain q.
+ *
+ * A model is a pair of nonstationary Markov chains on tokens 0..V-1 over a
+ * horizon T (SPEC §0–1; 004_2700e131d6873633.txt Appendix F):
+ *   x_0 ~ init,   x_t ~ p_t(.|x_{t-1}) (draft)   or   q_t(.|x_{t-1}) (target),
+ * for t = 1..T.  Rows are stored as [steps][V][V] doubles with
+ * steps = T (nonstationary) or 1 (the same matrix at every step).
+ *
+ * Invariant after sd_chain_validate(): every row of init, draft and target
+ * is finite, non-negative and sums to 1 within 1e-12.  Every function that
+ * takes a const sd_chain * may rely on this. */
+#ifndef SD_CHAIN_H
+#define SD_CHAIN_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include "sd_error.h"
+
+typedef struct sd_chain {
+    size_t V;             /* vocabulary size, >= 1 */
+    size_t T;             /* horizon, >= 1 */
+    size_t draft_steps;   /* 1 (time-homogeneous) or T */
+    size_t target_steps;  /* 1 (time-homogeneous) or T */
+    double *init;         /* [V]: distribution of x_0 */
+    double *draft;        /* [draft_steps][V][V]: draft[(t-1)*V*V + a*V + b] = p_t(b|a) */
+    double *target;       /* [target_steps][V][V]: likewise q_t(b|a) */
+} sd_chain;
+
+/* Largest model the library will allocate, in stored probabilities
+ * (init + draft + target).  2^31 doubles = 16 GiB; larger is SD_ETOOBIG. */
+#define SD_CHAIN_MAX_ENTRIES ((size_t)1 << 31)
+
+/* Allocates a chain with all probabilities zero.  draft_steps and
+ * target_steps must each be 1 or T.  Refuses (SD_ETOOBIG) before allocating
+ * when the entries would exceed SD_CHAIN_MAX_ENTRIES or overflow size_t.
+ * The caller frees with sd_chain_free().  Returns NULL on failure. */
+sd_chain *sd_chain_alloc(size_t V, size_t T, size_t draft_steps,
+                         size_t target_steps, sd_error *err);
+
+void sd_chain_free(sd_chain *c);
+
+/* A deep copy; NULL on allocation failure. */
+sd_chain *sd_chain_clone(const sd_chain *c, sd_error *err);
+
+/* p_t(.|a) and q_t(.|a) for t in 1..T, a in 0..V-1: pointers to V doubles
+ * owned by the chain. */
+static inline const double *sd_chain_p(const sd_chain *c, size_t t, size_t a)
+{
+    size_t s = c->draft_steps == 1 ? 0 : t - 1;
+    return c->draft + (s * c->V + a) * c->V;
+}
+static inline const double *sd_chain_q(const sd_chain *c, size_t t, size_t a)
+{
+    size_t s = c->target_steps == 1 ? 0 : t - 1;
+    return c->target + (s * c->V + a) * c->V;
+}
+
+/* Checks every row (finite, >= 0, sum within 1e-9 of 1) and renormalises
+ * rows within that tolerance.  On failure names the source (a file name or
+ * "model"), field, step (1-based), row and the offending value or sum;
+ * returns SD_EDATA. */
+int sd_chain_validate(sd_chain *c, const char *source, sd_error *err);
+
+/* Keeps the first T steps (1 <= T <= c->T), in place.  A larger T is
+ * SD_EUSAGE ("--T 60 exceeds the model's horizon 50"). */
+int sd_chain_truncate(sd_chain *c, size_t T, sd_error *err);
+
+/* Reads a simdec-chain-1 JSON file (SPEC §1).  Syntax errors name
+ * path:line:column; content errors name the field, step, row and value.
+ * SD_EIO when the file cannot be opened, SD_EDATA when it is malformed,
+ * SD_ETOOBIG when its declared size is refused.  On success *out owns a
+ * validated chain. */
+int sd_chain_load(const char *path, sd_chain **out, sd_error *err);
+
+/* The same from a NUL-terminated string; `source` names it in messages. */
+int sd_chain_load_string(const char *json, const char *source, sd_chain **out,
+                         sd_error *err);
+
+/* Writes c as simdec-chain-1 JSON (17 significant digits, so a reload is
+ * exact).  Time-homogeneous parts are written as [V][V].  SD_EOUTPUT on a
+ * write error. */
+int sd_chain_write(const sd_chain *c, FILE *f, sd_error *err);
+
+/* Generator parameters of `simdec gen` (issue 2):
+ *   draft row  ~ Dirichlet(alpha, ..., alpha),
+ *   target row = (1-mix) draft row + mix fresh Dirichlet(alpha) row,
+ *   init uniform; rows drawn step by step, state by state, from GSL's
+ *   mt19937 seeded with `seed`. */
+typedef struct sd_gen_params {
+    size_t V, T;
+    unsigned long seed;
+    double alpha;  /* > 0 */
+    double mix;    /* in [0,1] */
+} sd_gen_params;
+
+#define SD_GEN_DEFAULT_V 7
+#define SD_GEN_DEFAULT_T 50
+#define SD_GEN_DEFAULT_SEED 10UL
+#define SD_GEN_DEFAULT_ALPHA 1.0
+#define SD_GEN_DEFAULT_MIX 0.5
+
+/* Fills *gp with the defaults above. */
+void sd_gen_defaults(sd_gen_params *gp);
+
+/* Generates a validated random chain; NULL on failure (bad parameter:
+ * SD_EUSAGE naming it; too large: SD_ETOOBIG). */
+sd_chain *sd_chain_generate(const sd_gen_params *gp, sd_error *err);
+
+/* A single-token problem as a chain: every draft row is p, every target
+ * row q, init uniform, horizon T (tokens are then i.i.d. under each model,
+ * as in the toy model of 001_b9258a43e636c550.txt §2).  p and q must be
+ * valid distributions (checked: SD_EDATA). */
+sd_chain *sd_chain_from_pq(const double *p, const double *q, size_t V,
+                           size_t T, sd_error *err);
+
+/* The exact target joint law of (x_1..x_L): out[x_1*V^{L-1}+...+x_L],
+ * V^L doubles, marginalising x_0 ~ init.  SD_ETOOBIG when V^L > max_cells. */
+int sd_chain_target_joint(const sd_chain *c, size_t L, size_t max_cells,
+                          double *out, sd_error *err);
+
+#endif

@@ -1,0 +1,103 @@
+/* sd_exact.c — Theorem 1 of 004_2700e131d6873633.txt (sd_exact.h). */
+#include "sd_exact.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sd_dist.h"
+
+/* next(b) = Σ_a cur(a) q_n(b|a). */
+static void S_advance(const sd_chain *c, size_t n, const double *cur, double *next)
+{
+    size_t V = c->V;
+    memset(next, 0, V * sizeof *next);
+    for (size_t a = 0; a < V; a++) {
+        if (cur[a] == 0.0)
+            continue;
+        const double *row = sd_chain_q(c, n, a);
+        for (size_t b = 0; b < V; b++)
+            next[b] += cur[a] * row[b];
+    }
+}
+
+void sd_exact_target_marginals(const sd_chain *c, double *out)
+{
+    memcpy(out, c->init, c->V * sizeof *out);
+    for (size_t n = 1; n <= c->T; n++)
+        S_advance(c, n, out + (n - 1) * c->V, out + n * c->V);
+}
+
+int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
+{
+    size_t V = c->V;
+    double *cur = malloc(V * sizeof *cur), *next = malloc(V * sizeof *next);
+    if (!cur || !next) {
+        free(cur);
+        free(next);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (Theorem 1, vocab %zu)", V);
+    }
+    memcpy(cur, c->init, V * sizeof *cur);
+    /* E[N_rej] = Σ_n Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)), Q_{n-1} in cur. */
+    double total = 0.0;
+    for (size_t n = 1; n <= c->T; n++) {
+        for (size_t a = 0; a < V; a++)
+            if (cur[a] != 0.0)
+                total += cur[a] * sd_dist_tv(sd_chain_p(c, n, a), sd_chain_q(c, n, a), V);
+        if (n < c->T) {
+            S_advance(c, n, cur, next);
+            double *t = cur;
+            cur = next;
+            next = t;
+        }
+    }
+    free(cur);
+    free(next);
+    *out = total;
+    return SD_OK;
+}
+
+int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
+                   double *target_calls, sd_error *err)
+{
+    size_t V = c->V, T = c->T;
+    size_t G = (gamma == 0 || gamma > T) ? T : gamma; /* j never reaches T */
+    size_t cells = V * (G + 1);
+    double *F = calloc(cells, sizeof *F), *N = calloc(cells, sizeof *N);
+    if (!F || !N) {
+        free(F);
+        free(N);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (token DP, vocab %zu, gamma %zu)", V, G);
+    }
+    for (size_t a = 0; a < V; a++)
+        F[a * (G + 1)] = c->init[a];
+    double rej = 0.0, calls = 0.0;
+    for (size_t n = 1; n <= T; n++) {
+        memset(N, 0, cells * sizeof *N);
+        for (size_t a = 0; a < V; a++) {
+            const double *p = sd_chain_p(c, n, a), *q = sd_chain_q(c, n, a);
+            double *f = F + a * (G + 1);
+            calls += f[0];
+            double drafted = 0.0;
+            for (size_t j = 0; j < G; j++)
+                drafted += f[j];
+            rej += drafted * sd_dist_tv(p, q, V);
+            for (size_t b = 0; b < V; b++) {
+                double acc = p[b] < q[b] ? p[b] : q[b], res = q[b] > p[b] ? q[b] - p[b] : 0.0;
+                double *nb = N + b * (G + 1);
+                nb[0] += drafted * res + f[G] * q[b];
+                for (size_t j = 0; j < G; j++)
+                    nb[j + 1] += f[j] * acc;
+            }
+        }
+        double *t = F;
+        F = N;
+        N = t;
+    }
+    free(F);
+    free(N);
+    if (rejections)
+        *rejections = rej;
+    if (target_calls)
+        *target_calls = calls;
+    return SD_OK;
+}

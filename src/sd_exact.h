@@ -1,0 +1,40 @@
+/* sd_exact.h — exact chain-level evaluators (SPEC §3).
+ *
+ * Further evaluators (batch Theorem 3, single-token closed forms, optimal
+ * multi-draft acceptance, ...) live in their own files sd_exact_*.c with
+ * declarations in sd_exact_*.h. */
+#ifndef SD_EXACT_H
+#define SD_EXACT_H
+
+#include "sd_chain.h"
+
+/* Target marginals Q_0 = init, Q_n = Q_{n-1} q_n for n = 1..T:
+ * out[n*V + b] = P_q(x_n = b), (T+1)*V doubles owned by the caller. */
+void sd_exact_target_marginals(const sd_chain *c, double *out);
+
+/* Theorem 1 of 004_2700e131d6873633.txt (SPEC §3): the expected number of
+ * rejections of token-level speculative decoding with lookahead to the
+ * horizon,
+ *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),
+ * in O(T V²) time and O(V) memory.  This is the lookahead K = T of
+ * 004_… Algorithm 2 / Remark 1: every position is drafted.  Returns SD_OK,
+ * or SD_ENOMEM. */
+int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err);
+
+/* Token-level speculative decoding with a fixed draft length γ (γ = 0: the
+ * rest of the horizon) and a bonus token from q after γ acceptances
+ * (SPEC §2, sims/token.c).  Theorem 1 no longer applies when γ < T: a bonus
+ * position is never rejected.  The pair (x_{n-1}, j), j = draft tokens of
+ * the current iteration already accepted, is a Markov chain:
+ *   j < γ: x_n = b with min(p_n,q_n)(b|a), j → j+1 (accept), or with
+ *          max(0, q_n - p_n)(b|a), j → 0 (a rejection);
+ *   j = γ: x_n = b with q_n(b|a), j → 0 (bonus).
+ * With F_n(a,j) its law before position n (F_1 = init × δ_0),
+ *   E[N_rej] = Σ_n Σ_a Σ_{j<γ} F_n(a,j) TV(p_n,q_n)(a),
+ *   E[target calls] = Σ_n Σ_a F_n(a,0)  (an iteration starts at j = 0).
+ * O(T V² min(γ,T)) time.  At γ = 0 it is an independent evaluation of
+ * Theorem 1.  Either output may be NULL. */
+int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
+                   double *target_calls, sd_error *err);
+
+#endif

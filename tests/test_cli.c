@@ -1,0 +1,202 @@
+/* test_cli.c — the command-line front end: help, options, exit codes,
+ * model-file errors as the user sees them, reproducibility (issue 2). */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* Runs `args`, expects exit status `code` and, if fragment is not NULL, that
+ * stderr contains it; also that a failing command prints nothing on stdout
+ * and does not die of a signal. */
+static void S_expect(const char *args, int code, const char *fragment)
+{
+    char *out, *err;
+    int st = tu_run(args, &out, &err);
+    cr_expect_eq(st, code, "'%s': exit %d, expected %d; stderr: %s", args, st, code, err);
+    if (fragment)
+        cr_expect(tu_contains(err, fragment), "'%s': stderr '%s' lacks '%s'", args, err, fragment);
+    if (code != 0) {
+        cr_expect(tu_contains(err, "simdec: "), "'%s': message not prefixed: %s", args, err);
+        cr_expect_eq(out[0], '\0', "'%s': printed on stdout despite failing: %s", args, out);
+    }
+    free(out);
+    free(err);
+}
+
+Test(cli_basic, help_and_version)
+{
+    const char *cmds[] = {"--help", "--version", "run --help", "gen --help", "eval --help",
+                          "eval rejections --help", "check --help", "lp --help"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *out;
+        int st = tu_run(cmds[i], &out, NULL);
+        cr_expect_eq(st, 0, "%s: exit %d", cmds[i], st);
+        cr_expect(strlen(out) > 10, "%s: no help text", cmds[i]);
+        free(out);
+    }
+}
+
+Test(cli_basic, option_errors)
+{
+    S_expect("", 64, "Usage");
+    S_expect("frobnicate", 64, "unknown command 'frobnicate'");
+    S_expect("run --trials -1", 64, "--trials");
+    S_expect("run --trials 12x", 64, "'12x'");
+    S_expect("run --trials 1.5", 64, "--trials");
+    S_expect("run --trials nan", 64, "--trials");
+    S_expect("run --trials 0", 64, "--trials");
+    S_expect("run --seed abc", 64, "--seed");
+    S_expect("run --seed -5", 64, "--seed");
+    S_expect("run --gamma 0", 64, "--gamma");
+    S_expect("run --V 0", 64, "--V");
+    S_expect("run --T 2.5", 64, "--T");
+    S_expect("run --alpha -1", 64, "--alpha");
+    S_expect("run --mix 1.5", 64, "--mix");
+    S_expect("run --mix inf", 64, "--mix");
+    S_expect("run --algo nope", 64, "unknown verifier 'nope'");
+    S_expect("run --algo token --M 3", 64, "--M does not apply to --algo token");
+    S_expect("run --bogus", 64, "unknown option '--bogus'");
+    S_expect("run --trials", 64, "needs a value");
+    S_expect("run extra", 64, "unexpected argument 'extra'");
+    S_expect("eval nothing", 64, "unknown evaluator");
+    S_expect("run --p 0.5,0.5", 64, "both --p and --q");
+    S_expect("run --p 0.5,0.5 --q 0.2,0.3,0.5", 64, "same vocabulary");
+    S_expect("run --p 0.5,0.6 --q 0.5,0.5", 64, "sum to 1.1");
+    S_expect("run --p 0.5,,0.5 --q 0.5,0.5", 64, "empty entry");
+    S_expect("run --p 0.5,x --q 0.5,0.5", 64, "'x' is not a number");
+    S_expect("run --p 1e400,0 --q 0.5,0.5", 64, "overflows");
+    S_expect("run --p @/nonexistent/file --q 0.5,0.5", 66, "cannot open");
+    S_expect("run --model /nonexistent/model.json", 66, "cannot open");
+    S_expect("gen --model x.json", 64, "does not apply");
+}
+
+Test(cli_basic, model_file_errors)
+{
+    struct {
+        const char *json;
+        const char *fragment;
+    } cases[] = {
+        {"{\"format\": \"simdec-chain-1\",\n \"vocab\": 2,\n \"horizon\": }", ":3:"},
+        {"not json at all", ":1:"},
+        {"{\"format\":\"simdec-chain-1\",\"vocab\":2,\"horizon\":1,\"init\":[1,0],"
+         "\"draft\":[[1,0],[0,1]],\"target\":[[0.2,0.2],[0,1]]}",
+         "target row 0 sums to 0.4"},
+        {"{\"format\":\"simdec-chain-1\",\"vocab\":2,\"horizon\":1,\"init\":[1,0],"
+         "\"draft\":[[1,0],[0,1]]}",
+         "missing field \"target\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *path = tu_tempfile(cases[i].json);
+        char args[512];
+        snprintf(args, sizeof args, "run --model %s", path);
+        S_expect(args, 65, cases[i].fragment);
+        snprintf(args, sizeof args, "eval rejections --model %s", path);
+        S_expect(args, 65, path); /* the message names the file */
+        unlink(path);
+        free(path);
+    }
+    /* A model file's horizon bounds --T. */
+    char *out;
+    cr_assert_eq(tu_run("gen --V 3 --T 5", &out, NULL), 0);
+    char *path = tu_tempfile(out);
+    free(out);
+    char args[512];
+    snprintf(args, sizeof args, "eval rejections --model %s --T 6", path);
+    S_expect(args, 64, "horizon is 5");
+    snprintf(args, sizeof args, "eval rejections --model %s --T 3", path);
+    S_expect(args, 0, NULL);
+    unlink(path);
+    free(path);
+}
+
+static json_t *S_json(const char *args)
+{
+    char *out, *err;
+    int st = tu_run(args, &out, &err);
+    cr_assert_eq(st, 0, "'%s' failed: %s", args, err);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    cr_assert_not_null(j, "'%s' printed invalid JSON (%s): %s", args, je.text, out);
+    free(out);
+    free(err);
+    return j;
+}
+
+Test(cli_run, json_keys_and_reproducible)
+{
+    json_t *a = S_json("run --algo token --trials 2000 --seed 42 --json");
+    const char *keys[] = {"algo", "vocab", "horizon", "trials", "seed", "rejections", "target_calls",
+                          "tokens_per_call", "exact_rejections", "accepted_hist"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        cr_expect_not_null(json_object_get(a, keys[i]), "missing key %s", keys[i]);
+    json_t *rej = json_object_get(a, "rejections");
+    cr_expect(json_is_number(json_object_get(rej, "mean")));
+    cr_expect(json_is_number(json_object_get(rej, "stderr")));
+    cr_expect_eq(json_array_size(json_object_get(rej, "ci95")), 2u);
+    cr_expect(json_is_number(json_object_get(json_object_get(a, "target_calls"), "stderr")));
+    cr_expect_eq(json_integer_value(json_object_get(a, "seed")), 42);
+    /* Same seed, any thread count: the same bytes. */
+    char *o1, *o2, *o3;
+    tu_run("run --algo token --trials 9000 --seed 42 --json --threads 1", &o1, NULL);
+    tu_run("run --algo token --trials 9000 --seed 42 --json --threads 2", &o2, NULL);
+    tu_run("run --algo token --trials 9000 --seed 43 --json --threads 2", &o3, NULL);
+    cr_expect_str_eq(o1, o2);
+    cr_expect_str_neq(o1, o3);
+    free(o1);
+    free(o2);
+    free(o3);
+    json_decref(a);
+}
+
+Test(cli_run, token_within_4_se_of_theorem1)
+{
+    /* The issue's acceptance test: run --algo token lands within 4 standard
+     * errors of the exact value (false-alarm rate ~6e-5 at a fixed seed). */
+    json_t *a = S_json("run --algo token --T 50 --trials 20000 --seed 7 --json");
+    json_t *rej = json_object_get(a, "rejections");
+    double mean = json_real_value(json_object_get(rej, "mean"));
+    double se = json_real_value(json_object_get(rej, "stderr"));
+    double exact = json_real_value(json_object_get(a, "exact_rejections"));
+    cr_expect(fabs(mean - exact) < 4 * se, "%.6f vs %.6f (se %.6f)", mean, exact, se);
+    json_decref(a);
+    json_t *e = S_json("eval rejections --json");
+    cr_expect(fabs(json_real_value(json_object_get(e, "rejections")) - exact) < 1e-12);
+    json_decref(e);
+}
+
+Test(cli_run, csv_and_table)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --trials 500 --csv", &out, NULL), 0);
+    cr_expect(strncmp(out, "algo,vocab,horizon,trials,seed,", 31) == 0, "%s", out);
+    cr_expect(tu_contains(out, "\ntoken,7,50,500,1,"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_run("run --trials 500", &out, NULL), 0);
+    cr_expect(tu_contains(out, "rejections"));
+    cr_expect(tu_contains(out, "seed 1"));
+    free(out);
+}
+
+Test(cli_gen, output_file_only_on_success)
+{
+    char dir[] = "/tmp/simdec-gen-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], path[300];
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    snprintf(args, sizeof args, "gen --V 4 --T 3 --model-seed 5 -o %s", path);
+    S_expect(args, 0, NULL);
+    cr_expect_eq(access(path, F_OK), 0);
+    unlink(path);
+    snprintf(args, sizeof args, "gen --V 4 --T 3 --alpha 0 -o %s", path);
+    S_expect(args, 64, "--alpha");
+    cr_expect_neq(access(path, F_OK), 0, "a failing gen left %s behind", path);
+    snprintf(args, sizeof args, "gen --V 100000 -o %s", path);
+    S_expect(args, 65, "refusing");
+    cr_expect_neq(access(path, F_OK), 0);
+    rmdir(dir);
+}
