@@ -66,15 +66,22 @@ demo: deps
 	$(MAKE) all
 	./$(BIN) run --algo block --T 50
 
-# The README's second command (and .ci/run's).
+# The README's second command (and .ci/run's).  Quality makefiles in mk/
+# append their own test targets to CHECK_EXTRA (sanitizer subset, short
+# fuzz runs, the 2-rank MPI case); they run after the Criterion suite.
+CHECK_EXTRA ?=
 check: deps
 	$(MAKE) all tests
 	sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)
+	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
 
 test: all tests
 	sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)
 
 clean:
 	rm -rf $(BUILD) $(BIN)
+
+# Quality, benchmark, MPI and figure targets, one makefile each.
+-include $(wildcard mk/*.mk)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

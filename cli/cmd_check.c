@@ -1,12 +1,317 @@
-/* cmd_check.c — placeholder until the real command lands. */
+/* cmd_check.c — `simdec check`: is a verifier lossless?  Chi-square test of
+ * the joint law of its first L output tokens against the exact target
+ * joint (src/sd_check.h). */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_check.h"
 #include "cli.h"
 #include "commands.h"
 
+#define S_ALL_CELLS 64 /* tables up to this many cells are printed whole */
+#define S_WORST 10     /* otherwise the cells with the largest |z| */
+#define S_EXIT_BIASED 1
+
+static const char S_help_head[] =
+    "Usage: simdec check --algo NAME [verifier parameters] [model] [--L l]\n"
+    "                    [--trials N] [--seed S] [--alpha a] [--threads N]\n"
+    "                    [--min-expected e] [--fail-biased] [--json]\n"
+    "\n"
+    "Runs the verifier N times, tabulates the joint law of its first l output\n"
+    "tokens x_1..x_l (V^l cells) and compares it with the exact target joint of\n"
+    "the chain by Pearson's chi-square test.  Cells whose expected count is below\n"
+    "--min-expected are pooled (in index order) so that the test is honest; an\n"
+    "output in a cell of target probability 0 gives p-value 0.  The verdict is\n"
+    "'unbiased' when the p-value is >= alpha.  Each trial stops once x_1..x_l\n"
+    "are out; trial i uses random stream (S, i), as in 'simdec run'.\n"
+    "\n"
+    "  --algo NAME        verifier (default token); 'simdec run --list' lists them\n"
+    "  --L l              tokens tabulated, 1..T (default 2, or fewer when V^l\n"
+    "                     would exceed 2^20 cells)\n"
+    "  --trials N         number of trials (default 200000)\n"
+    "  --seed S           random seed (default 1)\n"
+    "  --alpha a          significance level in (0,1) (default 0.001)\n"
+    "  --min-expected e   pooling threshold on expected counts (default 5)\n"
+    "  --threads N        worker threads (default: all cores); the result does not\n"
+    "                     depend on it\n"
+    "  --json             one JSON object (keys: unbiased, p_value, chi2, dof,\n"
+    "                     algo, seed, trials, L, max_abs_dev, cells, cells_tested,\n"
+    "                     zero_hits, ...)\n"
+    "  --fail-biased      exit with status 1 when the verdict is 'biased'\n"
+    "\n"
+    "The verdict is data: the exit status is 0 whether the verifier is found\n"
+    "unbiased or biased, unless --fail-biased is given.\n"
+    "\n";
+
+static void S_help(void)
+{
+    fputs(S_help_head, stdout);
+    fputs(cli_param_help, stdout);
+    fputc('\n', stdout);
+    fputs(cli_model_help, stdout);
+    fputs("\nIn 'check', --alpha is the significance level; give the generated model's\n"
+          "Dirichlet concentration as --model-alpha A.\n", stdout);
+}
+
+/* Writes the tokens of cell k (x_1..x_L) as "a b c" into buf. */
+static void S_cell_tokens(size_t k, size_t V, size_t L, char *buf, size_t len)
+{
+    size_t x[64], used = 0;
+    for (size_t i = L; i-- > 0;) {
+        x[i] = k % V;
+        k /= V;
+    }
+    buf[0] = '\0';
+    for (size_t i = 0; i < L && used + 1 < len; i++) {
+        int w = snprintf(buf + used, len - used, i ? " %zu" : "%zu", x[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* z = (observed - expected count) / sqrt(expected count); ±inf for an
+ * observation in a probability-0 cell, 0 for an empty one. */
+static double S_z(const sd_check_result *r, size_t k)
+{
+    double e = (double)r->trials * r->expected[k], o = r->observed[k];
+    if (e > 0.0)
+        return (o - e) / sqrt(e);
+    return o > 0.0 ? INFINITY : 0.0;
+}
+
+/* The cells to show: all of them for a small table, else the S_WORST with
+ * the largest |z| (ties by index).  Returns how many were written to idx. */
+static size_t S_pick_cells(const sd_check_result *r, size_t *idx)
+{
+    if (r->cells <= S_ALL_CELLS) {
+        for (size_t k = 0; k < r->cells; k++)
+            idx[k] = k;
+        return r->cells;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < r->cells; k++) {
+        double z = fabs(S_z(r, k));
+        size_t at = m < S_WORST ? m++ : S_WORST;
+        while (at > 0 && fabs(S_z(r, idx[at - 1])) < z) {
+            if (at < S_WORST)
+                idx[at] = idx[at - 1];
+            at--;
+        }
+        if (at < S_WORST)
+            idx[at] = k;
+    }
+    return m;
+}
+
+typedef struct {
+    const sd_verifier_type *vt;
+    const sd_chain *c;
+    const cli_model_opts *mo;
+    const cli_params *cp;
+    const sd_check_result *r;
+} S_report;
+
+static int S_print_json(const S_report *rp)
+{
+    const sd_check_result *r = rp->r;
+    json_t *o = json_object();
+    json_object_set_new(o, "algo", json_string(rp->vt->name));
+    json_object_set_new(o, "unbiased", json_boolean(r->unbiased));
+    json_object_set_new(o, "p_value", cli_json_real(r->chi.p_value));
+    json_object_set_new(o, "chi2", cli_json_real(r->chi.chi2));
+    json_object_set_new(o, "dof", json_integer((json_int_t)r->chi.dof));
+    json_object_set_new(o, "alpha", json_real(r->alpha));
+    json_object_set_new(o, "max_abs_dev", json_real(r->chi.max_abs_dev));
+    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
+    json_object_set_new(o, "L", json_integer((json_int_t)r->L));
+    json_object_set_new(o, "cells", json_integer((json_int_t)r->cells));
+    json_object_set_new(o, "cells_tested", json_integer((json_int_t)r->chi.cells_tested));
+    json_object_set_new(o, "min_expected", json_real(r->min_expected));
+    json_object_set_new(o, "zero_hits", json_integer((json_int_t)r->chi.zero_hits));
+    json_object_set_new(o, "lossless_claimed",
+                        json_boolean(!rp->vt->claims_lossless || rp->vt->claims_lossless(rp->cp->par)));
+    json_object_set_new(o, "vocab", json_integer((json_int_t)rp->c->V));
+    json_object_set_new(o, "horizon", json_integer((json_int_t)rp->c->T));
+    cli_param_describe(rp->cp, rp->vt, o);
+    cli_model_describe(rp->mo, rp->c, o);
+    size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
+    size_t m = S_pick_cells(r, idx);
+    json_t *cells = json_array();
+    for (size_t i = 0; i < m; i++) {
+        size_t k = idx[i], v = k;
+        json_t *toks = json_array();
+        size_t x[64];
+        for (size_t j = r->L; j-- > 0;) {
+            x[j] = v % r->V;
+            v /= r->V;
+        }
+        for (size_t j = 0; j < r->L; j++)
+            json_array_append_new(toks, json_integer((json_int_t)x[j]));
+        json_array_append_new(cells, json_pack("{s:o, s:f, s:f, s:o}", "tokens", toks, "observed",
+                                               r->observed[k], "expected",
+                                               (double)r->trials * r->expected[k], "z",
+                                               cli_json_real(S_z(r, k))));
+    }
+    json_object_set_new(o, r->cells <= S_ALL_CELLS ? "table" : "worst_cells", cells);
+    return cli_print_json(o);
+}
+
+static int S_print_table(const S_report *rp)
+{
+    const sd_check_result *r = rp->r;
+    const sd_chain *c = rp->c;
+    printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
+    if (rp->mo->p)
+        printf("model      single-token problem (--p/--q), V=%zu, T=%zu\n", c->V, c->T);
+    else if (rp->mo->file)
+        printf("model      %s, V=%zu, T=%zu\n", rp->mo->file, c->V, c->T);
+    else
+        printf("model      generated, V=%zu, T=%zu, model-seed %lu, model-alpha %g, mix %g\n", c->V, c->T,
+               rp->mo->gen.seed, rp->mo->gen.alpha, rp->mo->gen.mix);
+    if (sd_verifier_uses(rp->vt, "gamma")) {
+        if (rp->cp->par->gamma)
+            printf("gamma      %zu\n", rp->cp->par->gamma);
+        else
+            printf("gamma      rest of horizon\n");
+    }
+    printf("trials     %llu   seed %llu\n", (unsigned long long)r->trials,
+           (unsigned long long)r->seed);
+    printf("tested     joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
+           "expected count < %g\n\n",
+           r->L, r->cells, r->chi.cells_tested, r->min_expected);
+
+    size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
+    size_t m = S_pick_cells(r, idx);
+    if (r->cells > S_ALL_CELLS)
+        printf("  the %zu cells with the largest |z| of %zu:\n", m, r->cells);
+    printf("  %-*s %12s %14s %9s\n", (int)(2 * r->L + 8), "x_1..x_L", "observed", "expected", "z");
+    for (size_t i = 0; i < m; i++) {
+        char buf[256];
+        S_cell_tokens(idx[i], r->V, r->L, buf, sizeof buf);
+        printf("  %-*s %12.0f %14.2f %9.2f\n", (int)(2 * r->L + 8), buf, r->observed[idx[i]],
+               (double)r->trials * r->expected[idx[i]], S_z(r, idx[i]));
+    }
+    printf("\n  chi2 %.4f   dof %.0f   p-value %.4g\n", r->chi.chi2, r->chi.dof, r->chi.p_value);
+    printf("  max |observed/N - expected| over cells %.3g\n", r->chi.max_abs_dev);
+    printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
+    printf("  verdict    %s (p-value %s alpha %g)%s\n", r->unbiased ? "unbiased" : "BIASED",
+           r->unbiased ? ">=" : "<", r->alpha,
+           rp->vt->claims_lossless && !rp->vt->claims_lossless(rp->cp->par)
+               ? "; this verifier is lossy at these parameters by design"
+               : "");
+    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    sd_error e;
-    sd_error_set(&e, SD_EINTERNAL, "'check' is not implemented yet");
-    return cli_fail(&e);
+    enum {
+        O_ALGO = CLI_OPT_FIRST_FREE, O_L, O_TRIALS, O_SEED, O_ALPHA, O_MINEXP, O_THREADS,
+        O_JSON, O_FAIL
+    };
+    /* {"alpha"} comes before the model options so that it wins over their
+     * --alpha (the generator's Dirichlet concentration, here --model-alpha):
+     * getopt_long takes the first exact match. */
+    static const struct option opts[] = {
+        {"alpha", required_argument, 0, O_ALPHA},
+        {"model-alpha", required_argument, 0, CLI_OPT_ALPHA},
+        CLI_MODEL_LONGOPTS,
+        CLI_PARAM_LONGOPTS,
+        {"algo", required_argument, 0, O_ALGO},
+        {"L", required_argument, 0, O_L},
+        {"trials", required_argument, 0, O_TRIALS},
+        {"seed", required_argument, 0, O_SEED},
+        {"min-expected", required_argument, 0, O_MINEXP},
+        {"threads", required_argument, 0, O_THREADS},
+        {"json", no_argument, 0, O_JSON},
+        {"fail-biased", no_argument, 0, O_FAIL},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    cli_model_opts mo;
+    cli_model_init(&mo);
+    sd_params par;
+    sd_params_defaults(&par);
+    cli_params cp = {&par, 0};
+    sd_check_opts co;
+    sd_check_defaults(&co);
+    const char *algo = "token";
+    size_t threads = 0;
+    int json = 0, fail_biased = 0, c, status = -1;
+    sd_error err;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int r = cli_model_option(&mo, c, optarg, &err);
+        if (r == 0)
+            r = cli_param_option(&cp, c, optarg, &err);
+        if (r < 0) {
+            status = cli_fail(&err);
+            break;
+        }
+        if (r > 0)
+            continue;
+        int rc = SD_OK;
+        switch (c) {
+        case 'h': S_help(); status = 0; break;
+        case O_ALGO: algo = optarg; break;
+        case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
+        case O_TRIALS:
+            rc = cli_parse_u64("--trials", optarg, &co.trials, &err);
+            if (!rc && (co.trials == 0 || co.trials > ((uint64_t)1 << 53)))
+                rc = sd_error_set(&err, SD_EUSAGE,
+                                  "--trials: expected a whole number from 1 to 2^53, got '%s'", optarg);
+            break;
+        case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); break;
+        case O_ALPHA:
+            rc = cli_parse_double("--alpha", optarg, 0.0, 1.0, &co.alpha, &err);
+            if (!rc && (co.alpha <= 0.0 || co.alpha >= 1.0))
+                rc = sd_error_set(&err, SD_EUSAGE, "--alpha: expected a number strictly between 0 and 1, got '%s'",
+                                  optarg);
+            break;
+        case O_MINEXP:
+            rc = cli_parse_double("--min-expected", optarg, 1e-9, 1e12, &co.min_expected, &err);
+            break;
+        case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
+        case O_JSON: json = 1; break;
+        case O_FAIL: fail_biased = 1; break;
+        case ':': status = cli_usage_error("check", "%s needs a value", argv[optind - 1]); break;
+        default: status = cli_usage_error("check", "unknown option '%s'", argv[optind - 1]); break;
+        }
+        if (rc)
+            status = cli_fail(&err);
+    }
+    if (status < 0 && optind < argc)
+        status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    const sd_verifier_type *vt = NULL;
+    if (status < 0 && !(vt = sd_verifier_find(algo)))
+        status = cli_usage_error("check", "unknown verifier '%s' (see 'simdec run --list')", algo);
+    if (status < 0 && cli_param_check(&cp, vt, &err))
+        status = cli_fail(&err);
+    sd_chain *ch = NULL;
+    if (status < 0 && !(ch = cli_model_build(&mo, &err)))
+        status = cli_fail(&err);
+    if (status >= 0) {
+        cli_model_release(&mo);
+        return status;
+    }
+    co.threads = (unsigned)threads;
+    sd_check_result res;
+    if (sd_check_run(vt, ch, &par, &co, &res, &err)) {
+        sd_check_result_free(&res);
+        sd_chain_free(ch);
+        cli_model_release(&mo);
+        return cli_fail(&err);
+    }
+    S_report rp = {vt, ch, &mo, &cp, &res};
+    status = json ? S_print_json(&rp) : S_print_table(&rp);
+    if (status == 0 && fail_biased && !res.unbiased)
+        status = S_EXIT_BIASED;
+    sd_check_result_free(&res);
+    sd_chain_free(ch);
+    cli_model_release(&mo);
+    return status;
 }

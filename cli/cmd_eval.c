@@ -1,91 +1,775 @@
 /* cmd_eval.c — `simdec eval WHAT`: exact evaluators (SPEC §3), one
- * subcommand each, dispatched from a table. */
+ * subcommand each, dispatched from a table.  All subcommands share one
+ * option parser; each names the options it reads (S_sub.accepts), and any
+ * other option is refused with a message naming it. */
 #include <getopt.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
+#include "../src/sd_exact_accept.h"
+#include "../src/sd_exact_batch.h"
+#include "../src/sd_exact_otm.h"
+#include "../src/sd_exact_single.h"
+#include "../src/sd_kseq.h"
 #include "cli.h"
 #include "commands.h"
 
-/* `eval rejections`: Theorem 1 of 004_2700e131d6873633.txt. */
-static const char S_rej_help[] =
-    "Usage: simdec eval rejections [model] [--json]\n"
-    "\n"
-    "Expected number of rejections of token-level speculative decoding with\n"
-    "lookahead to the horizon, exactly (Theorem 1 of Yin et al., 004_):\n"
-    "  E[N_rej] = sum_n sum_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),  O(T V^2).\n"
-    "\n"
-    "  --json          one JSON object: {\"rejections\": x, ...}\n"
-    "\n";
+/* Options a subcommand may read (bits of S_sub.accepts). */
+enum {
+    A_MODEL = 1 << 0, /* --model/--V/--T/--model-seed/--alpha/--mix */
+    A_PQ = 1 << 1,    /* --p/--q */
+    A_M = 1 << 2,     /* --M m|inf */
+    A_EPS = 1 << 3,
+    A_GAMMA = 1 << 4,
+    A_K = 1 << 5,
+    A_ALGO = 1 << 6,
+    A_CTX = 1 << 7,   /* --step t --state a */
+    A_SPRINTER = 1 << 8 /* --tp --fp --r --td */
+};
 
-static int S_rejections(int argc, char **argv)
-{
-    enum { O_JSON = CLI_OPT_FIRST_FREE };
-    static const struct option opts[] = {
-        CLI_MODEL_LONGOPTS,
-        {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+typedef struct {
     cli_model_opts mo;
-    cli_model_init(&mo);
-    int json = 0, c, status = -1;
+    int json;
+    size_t M;
+    int M_inf, M_given;
+    double eps;
+    int eps_given;
+    size_t gamma;
+    int gamma_given;
+    size_t k;
+    const char *algo;
+    size_t step, state;
+    int ctx_given;
+    double tp, fp, td;
+    size_t r;
+    unsigned sprinter_given; /* bits: 1 tp, 2 fp, 4 r */
+} S_args;
+
+typedef struct S_sub {
+    const char *name;
+    int (*fn)(const struct S_sub *sub, S_args *a);
+    const char *summary;
+    unsigned accepts;
+    const char *help;
+} S_sub;
+
+enum {
+    O_JSON = CLI_OPT_FIRST_FREE,
+    O_ALGO,
+    O_STEP,
+    O_STATE,
+    O_R,
+    O_TD
+};
+
+static const struct option S_opts[] = {
+    CLI_MODEL_LONGOPTS,
+    {"M", required_argument, 0, CLI_OPT_M},
+    {"eps", required_argument, 0, CLI_OPT_EPS},
+    {"gamma", required_argument, 0, CLI_OPT_GAMMA},
+    {"k", required_argument, 0, CLI_OPT_K},
+    {"tp", required_argument, 0, CLI_OPT_TP},
+    {"fp", required_argument, 0, CLI_OPT_FP},
+    {"algo", required_argument, 0, O_ALGO},
+    {"step", required_argument, 0, O_STEP},
+    {"state", required_argument, 0, O_STATE},
+    {"r", required_argument, 0, O_R},
+    {"td", required_argument, 0, O_TD},
+    {"json", no_argument, 0, O_JSON},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* The bit of S_sub.accepts an option needs (0: always accepted). */
+static unsigned S_needs(int c)
+{
+    switch (c) {
+    case CLI_OPT_MODEL: case CLI_OPT_V: case CLI_OPT_MODEL_SEED: case CLI_OPT_ALPHA:
+    case CLI_OPT_MIX: return A_MODEL;
+    case CLI_OPT_T: return A_MODEL | A_PQ;
+    case CLI_OPT_P: case CLI_OPT_Q: return A_PQ;
+    case CLI_OPT_M: return A_M;
+    case CLI_OPT_EPS: return A_EPS;
+    case CLI_OPT_GAMMA: return A_GAMMA;
+    case CLI_OPT_K: return A_K;
+    case O_ALGO: return A_ALGO;
+    case O_STEP: case O_STATE: return A_CTX;
+    case CLI_OPT_TP: case CLI_OPT_FP: case O_R: case O_TD: return A_SPRINTER;
+    default: return 0;
+    }
+}
+
+/* The long name of option c. */
+static const char *S_optname(int c)
+{
+    for (const struct option *o = S_opts; o->name; o++)
+        if (o->val == c)
+            return o->name;
+    return "?";
+}
+
+/* Parses one option value into a; SD_OK or a status with err set. */
+static int S_option(S_args *a, int c, const char *arg, sd_error *err)
+{
+    int r = cli_model_option(&a->mo, c, arg, err);
+    if (r)
+        return r < 0 ? SD_EUSAGE : SD_OK;
+    switch (c) {
+    case CLI_OPT_M:
+        a->M_given = 1;
+        if (strcmp(arg, "inf") == 0) {
+            a->M_inf = 1;
+            return SD_OK;
+        }
+        a->M_inf = 0;
+        return cli_parse_size("--M", arg, 1, (size_t)1 << 30, &a->M, err);
+    case CLI_OPT_EPS:
+        a->eps_given = 1;
+        return cli_parse_double("--eps", arg, 0.0, 1e300, &a->eps, err);
+    case CLI_OPT_GAMMA:
+        a->gamma_given = 1;
+        return cli_parse_size("--gamma", arg, 1, 1u << 24, &a->gamma, err);
+    case CLI_OPT_K: return cli_parse_size("--k", arg, 1, (size_t)1 << 30, &a->k, err);
+    case CLI_OPT_TP: a->sprinter_given |= 1; return cli_parse_double("--tp", arg, 0.0, 1.0, &a->tp, err);
+    case CLI_OPT_FP: a->sprinter_given |= 2; return cli_parse_double("--fp", arg, 0.0, 1.0, &a->fp, err);
+    case O_R: a->sprinter_given |= 4; return cli_parse_size("--r", arg, 0, (size_t)1 << 40, &a->r, err);
+    case O_TD: return cli_parse_double("--td", arg, 0.0, 1e300, &a->td, err);
+    case O_ALGO: a->algo = arg; return SD_OK;
+    case O_STEP: a->ctx_given = 1; return cli_parse_size("--step", arg, 1, (size_t)1 << 40, &a->step, err);
+    case O_STATE: a->ctx_given = 1; return cli_parse_size("--state", arg, 0, (size_t)1 << 40, &a->state, err);
+    case O_JSON: a->json = 1; return SD_OK;
+    default: return sd_error_set(err, SD_EINTERNAL, "unhandled option %d", c);
+    }
+}
+
+static void S_sub_help(const S_sub *sub)
+{
+    fputs(sub->help, stdout);
+    if (sub->accepts & A_MODEL) {
+        fputc('\n', stdout);
+        fputs(cli_model_help, stdout);
+    } else if (sub->accepts & A_PQ) {
+        fputs("\n  --p LIST --q LIST   draft p and target q: comma-separated numbers or @FILE\n", stdout);
+    }
+}
+
+/* Parses argv for sub into a.  Returns -1 to go on, or an exit status
+ * (0 after --help). */
+static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
+{
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "eval %s", sub->name);
+    memset(a, 0, sizeof *a);
+    cli_model_init(&a->mo);
+    a->M = 1;
+    a->k = 2;
+    a->step = 1;
+    a->td = 1.0;
     sd_error err;
+    int c;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r < 0)
-            status = cli_fail(&err);
-        else if (r == 0 && c == 'h') {
-            fputs(S_rej_help, stdout);
-            fputs(cli_model_help, stdout);
-            status = 0;
-        } else if (r == 0 && c == O_JSON)
-            json = 1;
-        else if (r == 0)
-            status = c == ':' ? cli_usage_error("eval rejections", "%s needs a value", argv[optind - 1])
-                              : cli_usage_error("eval rejections", "unknown option '%s'", argv[optind - 1]);
+    while ((c = getopt_long(argc, argv, ":h", S_opts, NULL)) != -1) {
+        if (c == 'h') {
+            S_sub_help(sub);
+            return 0;
+        }
+        if (c == ':')
+            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+        if (c == '?')
+            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        unsigned need = S_needs(c);
+        if (need && !(need & sub->accepts))
+            return cli_usage_error(cmd, "option '--%s' does not apply to eval %s", S_optname(c),
+                                   sub->name);
+        if (S_option(a, c, optarg, &err) != SD_OK)
+            return cli_fail(&err);
     }
-    if (status < 0 && optind < argc)
-        status = cli_usage_error("eval rejections", "unexpected argument '%s'", argv[optind]);
-    sd_chain *ch = NULL;
-    if (status < 0 && !(ch = cli_model_build(&mo, &err)))
-        status = cli_fail(&err);
-    if (status >= 0) {
-        cli_model_release(&mo);
-        return status;
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* --- the inputs: a chain, or the distributions of one position ----------- */
+
+/* With --p/--q: checks both are present and of one length. */
+static int S_pq(const S_args *a, sd_error *err)
+{
+    if (!a->mo.p || !a->mo.q)
+        return sd_error_set(err, SD_EUSAGE, "a single-token problem needs both --p and --q");
+    if (a->mo.pV != a->mo.qV)
+        return sd_error_set(err, SD_EUSAGE,
+                            "--p has %zu entries but --q has %zu; expected the same vocabulary",
+                            a->mo.pV, a->mo.qV);
+    if (a->mo.file || a->mo.gen_given)
+        return sd_error_set(err, SD_EUSAGE, "--p/--q and a model are alternatives; give one");
+    return SD_OK;
+}
+
+/* The distributions (p, q) of one position: --p/--q, or the rows
+ * p_t(.|a), q_t(.|a) of the model at --step t --state a (*chain then owns
+ * them; the caller frees it). */
+static int S_rows(const S_args *a, const double **p, const double **q, size_t *V,
+                  sd_chain **chain, sd_error *err)
+{
+    *chain = NULL;
+    if (a->mo.p || a->mo.q) {
+        if (a->ctx_given)
+            return sd_error_set(err, SD_EUSAGE, "--step/--state select a row of a model, not of --p/--q");
+        int st = S_pq(a, err);
+        if (st)
+            return st;
+        *p = a->mo.p;
+        *q = a->mo.q;
+        *V = a->mo.pV;
+        return SD_OK;
     }
-    double rej;
-    if (sd_exact_rejections(ch, &rej, &err)) {
-        status = cli_fail(&err);
-    } else if (json) {
-        json_t *o = json_object();
-        json_object_set_new(o, "rejections", json_real(rej));
-        json_object_set_new(o, "M", json_integer(1));
-        json_object_set_new(o, "method", json_string("theorem1"));
-        cli_model_describe(&mo, ch, o);
-        status = cli_print_json(o);
+    sd_chain *c = cli_model_build(&a->mo, err);
+    if (!c)
+        return err->code;
+    if (a->step > c->T || a->state >= c->V) {
+        int st = a->step > c->T
+                     ? sd_error_set(err, SD_EUSAGE, "--step %zu: expected a step in 1..%zu (the horizon)",
+                                    a->step, c->T)
+                     : sd_error_set(err, SD_EUSAGE, "--state %zu: expected a token in 0..%zu", a->state,
+                                    c->V - 1);
+        sd_chain_free(c);
+        return st;
+    }
+    *p = sd_chain_p(c, a->step, a->state);
+    *q = sd_chain_q(c, a->step, a->state);
+    *V = c->V;
+    *chain = c;
+    return SD_OK;
+}
+
+/* JSON description of the input: the model, or {"source": "pq", "vocab": V}
+ * plus the context row of a model. */
+static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
+{
+    if (c && !a->mo.p) {
+        cli_model_describe(&a->mo, c, o);
     } else {
-        printf("model       V=%zu, T=%zu\n", ch->V, ch->T);
-        printf("E[N_rej]    %.12f   (Theorem 1, token-level SD, lookahead to the horizon)\n", rej);
-        status = 0;
+        json_t *m = json_object();
+        json_object_set_new(m, "source", json_string("pq"));
+        json_object_set_new(m, "vocab", json_integer((json_int_t)V));
+        if (c)
+            json_object_set_new(m, "horizon", json_integer((json_int_t)c->T));
+        json_object_set_new(o, "model", m);
     }
-    sd_chain_free(ch);
-    cli_model_release(&mo);
+}
+
+static void S_describe_table(const S_args *a, const sd_chain *c, size_t V, int ctx)
+{
+    if (a->mo.p)
+        printf("model        single-token problem (--p/--q), V=%zu\n", V);
+    else if (a->mo.file)
+        printf("model        %s, V=%zu, T=%zu\n", a->mo.file, c->V, c->T);
+    else
+        printf("model        generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", c->V, c->T,
+               a->mo.gen.seed, a->mo.gen.alpha, a->mo.gen.mix);
+    if (ctx && !a->mo.p)
+        printf("context      step t=%zu, x_{t-1}=%zu\n", a->step, a->state);
+}
+
+static json_t *S_M_json(const S_args *a)
+{
+    return a->M_inf ? json_string("inf") : json_integer((json_int_t)a->M);
+}
+
+/* Finishes a subcommand: frees, prints JSON or returns the table status. */
+static int S_finish(S_args *a, sd_chain *c, json_t *o, int status)
+{
+    if (o && status == 0)
+        status = cli_print_json(o);
+    else if (o)
+        json_decref(o);
+    sd_chain_free(c);
+    cli_model_release(&a->mo);
     return status;
 }
 
-typedef struct {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
-} S_sub;
+/* --- eval rejections ------------------------------------------------------ */
+
+static const char S_rej_help[] =
+    "Usage: simdec eval rejections [model | --p LIST --q LIST] [--M m|inf] [--json]\n"
+    "\n"
+    "Expected number of rejections with lookahead to the horizon, exactly.\n"
+    "  M = 1 (default): token-level SD, Theorem 1 of Yin et al. (004_):\n"
+    "      E[N_rej] = sum_n sum_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),  O(T V^2).\n"
+    "  M >= 2: batch SD, Theorem 3 of 004_, by the recursion of SPEC 3 over\n"
+    "      F_n(b) = P(x_n = b produced by a rejection), checked against an\n"
+    "      independent dynamic program over (x_{n-1}, fresh or continuing);\n"
+    "      O(T V^2 M), refused beyond T V^2 M = 2^36.\n"
+    "  M = inf: the limit M -> inf (Proposition 1 of 004_, corrected: where the\n"
+    "      target puts mass q(Z) on tokens Z the draft never proposes, a fresh\n"
+    "      position still rejects with probability q(Z)).\n"
+    "With --p/--q (and no --T) the answer is the rejection probability of one\n"
+    "token: prod_{m=1..M} TV(q^m, p).\n"
+    "\n"
+    "  --M m|inf       number of drafts (default 1)\n"
+    "  --json          one JSON object: {\"rejections\": x, ...}\n";
+
+/* E[N_rej] for M (0 = ∞) on chain c; *dp gets the DP's value (NAN if not
+ * computed). */
+static int S_chain_rejections(const sd_chain *c, const S_args *a, double *rej, double *dp,
+                              const char **method, sd_error *err)
+{
+    *dp = NAN;
+    if (a->M_inf) {
+        *method = "proposition1-corrected";
+        return sd_exact_batch_rejections_inf(c, rej, err);
+    }
+    if (a->M == 1) {
+        *method = "theorem1";
+        return sd_exact_rejections(c, rej, err);
+    }
+    *method = "theorem3";
+    int st = sd_exact_batch_rejections(c, a->M, rej, err);
+    return st ? st : sd_exact_batch_rejections_dp(c, a->M, dp, err);
+}
+
+static int S_rejections(const S_sub *sub, S_args *a)
+{
+    (void)sub;
+    sd_error err;
+    sd_chain *c = NULL;
+    double rej, dp = NAN;
+    const char *method;
+    size_t V;
+    if (a->mo.p && !a->mo.T_given) {
+        /* one token: the probability that its iteration ends in a residual */
+        if (S_pq(a, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = a->mo.pV;
+        if (a->M_inf) {
+            double bi;
+            sd_exact_batch_improvement(a->mo.p, a->mo.q, V, 0, &bi, &err);
+            rej = sd_dist_tv(a->mo.p, a->mo.q, V) - bi;
+            method = "proposition1-corrected";
+        } else {
+            if (sd_exact_batch_improvement(a->mo.p, a->mo.q, V, a->M, &rej, &err))
+                return S_finish(a, NULL, NULL, cli_fail(&err));
+            rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
+            method = a->M == 1 ? "theorem1" : "theorem3";
+        }
+    } else {
+        if (!(c = cli_model_build(&a->mo, &err)))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = c->V;
+        if (S_chain_rejections(c, a, &rej, &dp, &method, &err))
+            return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "rejections", json_real(rej));
+        json_object_set_new(o, "M", S_M_json(a));
+        json_object_set_new(o, "method", json_string(method));
+        if (isfinite(dp))
+            json_object_set_new(o, "rejections_dp", json_real(dp));
+        S_describe(a, c, V, o);
+        return S_finish(a, c, o, 0);
+    }
+    S_describe_table(a, c, V, 0);
+    if (a->M_inf)
+        printf("E[N_rej]     %.12f   (M -> inf, Proposition 1 of 004_, corrected)\n", rej);
+    else if (a->M == 1)
+        printf("E[N_rej]     %.12f   (Theorem 1, token-level SD, lookahead to the horizon)\n", rej);
+    else
+        printf("E[N_rej]     %.12f   (Theorem 3, batch SD, M=%zu)\n", rej, a->M);
+    if (isfinite(dp))
+        printf("  by the DP  %.12f   (difference %.2e)\n", dp, fabs(dp - rej));
+    return S_finish(a, c, NULL, 0);
+}
+
+/* --- eval batch-improvement ----------------------------------------------- */
+
+static const char S_bi_help[] =
+    "Usage: simdec eval batch-improvement --M m|inf [model | --p LIST --q LIST] [--json]\n"
+    "\n"
+    "Batch improvement of M drafts over one (004_ section 3.2, SPEC 3).\n"
+    "  With --p/--q: the single-token BI = TV(q,p) - prod_{m=1..M} TV(q^m, p),\n"
+    "      q^1 = q, q^{m+1} = [q^m - p]+.\n"
+    "  With a model: E[N_rej](M=1) - E[N_rej](M) (Theorems 1 and 3).\n"
+    "\n"
+    "  --M m|inf       number of drafts (required)\n"
+    "  --json          one JSON object: {\"batch_improvement\": x, ...}\n";
+
+static int S_batch_improvement(const S_sub *sub, S_args *a)
+{
+    sd_error err;
+    if (!a->M_given)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval batch-improvement", "--M is required"));
+    (void)sub;
+    sd_chain *c = NULL;
+    double bi, tv = NAN, rej1 = NAN, rejM = NAN;
+    size_t V;
+    if (a->mo.p || a->mo.q) {
+        if (S_pq(a, &err) ||
+            sd_exact_batch_improvement(a->mo.p, a->mo.q, a->mo.pV, a->M_inf ? 0 : a->M, &bi, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = a->mo.pV;
+        tv = sd_dist_tv(a->mo.p, a->mo.q, V);
+    } else {
+        if (!(c = cli_model_build(&a->mo, &err)))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = c->V;
+        double dp;
+        const char *method;
+        if (sd_exact_rejections(c, &rej1, &err) || S_chain_rejections(c, a, &rejM, &dp, &method, &err))
+            return S_finish(a, c, NULL, cli_fail(&err));
+        bi = rej1 - rejM;
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "batch_improvement", json_real(bi));
+        json_object_set_new(o, "M", S_M_json(a));
+        if (c) {
+            json_object_set_new(o, "rejections_M1", json_real(rej1));
+            json_object_set_new(o, "rejections", json_real(rejM));
+        } else {
+            json_object_set_new(o, "tv", json_real(tv));
+        }
+        S_describe(a, c, V, o);
+        return S_finish(a, c, o, 0);
+    }
+    char Ms[32];
+    if (a->M_inf)
+        snprintf(Ms, sizeof Ms, "inf");
+    else
+        snprintf(Ms, sizeof Ms, "%zu", a->M);
+    S_describe_table(a, c, V, 0);
+    printf("M              %s\n", Ms);
+    if (c) {
+        printf("E[N_rej] M=1   %.12f   (Theorem 1)\n", rej1);
+        printf("E[N_rej] M=%-3s %.12f\n", Ms, rejM);
+        printf("improvement    %.12f\n", bi);
+    } else {
+        printf("TV(p,q)        %.12f\n", tv);
+        printf("BI             %.12f   (TV - prod_m TV(q^m, p))\n", bi);
+    }
+    return S_finish(a, c, NULL, 0);
+}
+
+/* --- eval pareto ---------------------------------------------------------- */
+
+static const char S_pareto_help[] =
+    "Usage: simdec eval pareto --eps E [--p LIST --q LIST | model --step t --state a] [--json]\n"
+    "\n"
+    "The rejection / bias trade-off of the over-accepting rule\n"
+    "b(x) = min(1, (q(x)+E)/p(x)) (004_ Theorems 4 and 5):\n"
+    "  reject_prob = sum (1-b) p,\n"
+    "  loss_tv     = Loss*_TV(b) = 1/2 sum |q - b p| - 1/2 sum (1-b) p,\n"
+    "  tv          = TV(p,q) = reject_prob + loss_tv (Theorem 5),\n"
+    "and the optimal residual P* = [A]+ normalised, A ∝ q - b p (Theorem 4),\n"
+    "which for this b is the SD residual [q-p]+.\n"
+    "\n"
+    "  --eps E         over-acceptance E >= 0 (required)\n"
+    "  --step t        with a model: the position (1-based, default 1)\n"
+    "  --state a       with a model: the previous token x_{t-1} (default 0)\n"
+    "  --json          {\"reject_prob\", \"loss_tv\", \"tv\", \"residual\": [P*], ...}\n";
+
+static int S_pareto(const S_sub *sub, S_args *a)
+{
+    (void)sub;
+    sd_error err;
+    if (!a->eps_given)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval pareto", "--eps is required"));
+    const double *p, *q;
+    size_t V;
+    sd_chain *c;
+    if (S_rows(a, &p, &q, &V, &c, &err))
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    double *pstar = malloc(V * sizeof *pstar);
+    sd_pareto pr;
+    int st = pstar ? sd_exact_pareto(p, q, V, a->eps, &pr, pstar, &err)
+                   : sd_error_set(&err, SD_ENOMEM, "out of memory (Pareto, vocab %zu)", V);
+    if (st) {
+        free(pstar);
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "reject_prob", json_real(pr.reject_prob));
+        json_object_set_new(o, "loss_tv", json_real(pr.loss_tv));
+        json_object_set_new(o, "tv", json_real(pr.tv));
+        json_object_set_new(o, "eps", json_real(a->eps));
+        json_t *res = json_array();
+        for (size_t x = 0; x < V && pr.reject_prob > 0.0; x++)
+            json_array_append_new(res, json_real(pstar[x]));
+        json_object_set_new(o, "residual", pr.reject_prob > 0.0 ? res : (json_decref(res), json_null()));
+        if (c && !a->mo.p) {
+            json_object_set_new(o, "step", json_integer((json_int_t)a->step));
+            json_object_set_new(o, "state", json_integer((json_int_t)a->state));
+        }
+        S_describe(a, c, V, o);
+        free(pstar);
+        return S_finish(a, c, o, 0);
+    }
+    S_describe_table(a, c, V, 1);
+    printf("eps          %g\n", a->eps);
+    printf("P(reject)    %.12f\n", pr.reject_prob);
+    printf("Loss*_TV     %.12f   (Theorem 4)\n", pr.loss_tv);
+    printf("TV(p,q)      %.12f   (Theorem 5: P(reject) + Loss*_TV = %.12f)\n", pr.tv,
+           pr.reject_prob + pr.loss_tv);
+    if (pr.reject_prob > 0.0) {
+        printf("P*          ");
+        for (size_t x = 0; x < V && x < 20; x++)
+            printf(" %.6f", pstar[x]);
+        printf(V > 20 ? " ... (--json for all)\n" : "\n");
+    } else {
+        printf("P*           none (b = 1: never rejects)\n");
+    }
+    free(pstar);
+    return S_finish(a, c, NULL, 0);
+}
+
+/* --- eval accept-length --------------------------------------------------- */
+
+static const char S_al_help[] =
+    "Usage: simdec eval accept-length --gamma G [--algo token|block|full]\n"
+    "                                 [--p LIST --q LIST | model --step t --state a] [--json]\n"
+    "\n"
+    "Expected number of draft tokens accepted in one iteration of G draft tokens\n"
+    "from a context, exactly (SPEC 3):\n"
+    "  token  token-level verification:  sum_l sum_{x^l} p(x^l) prod_{i<=l} min(1, q/p)\n"
+    "  block  block verification (001_ Alg. 2), following the recursion of 001_ eq. 9,\n"
+    "         p_i = min(1, p_{i-1} q(x_i)/p(x_i)):  sum_l sum_{x^l} p(x^l) p_l(x^l)\n"
+    "  full   the full-information optimum (000_ Theorem 1; greedy-block):\n"
+    "         sum_l sum_{x^l} min(p(x^l), q(x^l))\n"
+    "All three are computed; --algo (default block) picks the one reported as\n"
+    "\"expected_accepted\".  The draft blocks are enumerated, so V^G may be at\n"
+    "most 10^7 (refused beyond).\n"
+    "\n"
+    "  --gamma G       draft tokens per iteration (required)\n"
+    "  --algo A        token, block or full (default block)\n"
+    "  --step t        with a model: the first drafted position (1-based, default 1);\n"
+    "                  t+G-1 may not exceed the horizon\n"
+    "  --state a       with a model: x_{t-1} (default 0)\n"
+    "  --p/--q         a single-token problem (tokens i.i.d.)\n"
+    "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n";
+
+static int S_algo_index(const char *name, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int S_accept_length(const S_sub *sub, S_args *a)
+{
+    (void)sub;
+    sd_error err;
+    static const char *const names[] = {"token", "block", "full"};
+    int alg = SD_ACCEPT_BLOCK;
+    if (!a->gamma_given)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma is required"));
+    if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval accept-length",
+                                        "--algo: expected token, block or full, got '%s'", a->algo));
+    sd_chain *c = NULL;
+    size_t t = a->step, st8 = a->state;
+    if (a->mo.p || a->mo.q) {
+        if (a->ctx_given || a->mo.T_given) {
+            sd_error_set(&err, SD_EUSAGE, "--step/--state/--T select a context of a model, not of --p/--q");
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        }
+        if (S_pq(a, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        double blocks = pow((double)a->mo.pV, (double)a->gamma);
+        if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS) { /* refuse before building the chain */
+            sd_error_set(&err, SD_ETOOBIG,
+                         "accept-length would enumerate V^gamma = %zu^%zu = %.3g draft blocks, beyond the limit %.0f",
+                         a->mo.pV, a->gamma, blocks, SD_EXACT_ACCEPT_MAX_BLOCKS);
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        }
+        if (!(c = sd_chain_from_pq(a->mo.p, a->mo.q, a->mo.pV, a->gamma, &err)))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        t = 1;
+        st8 = 0;
+    } else if (!(c = cli_model_build(&a->mo, &err))) {
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    }
+    double ex[SD_ACCEPT_NALGO];
+    double *ccdf = malloc(SD_ACCEPT_NALGO * a->gamma * sizeof *ccdf);
+    if (!ccdf) {
+        sd_error_set(&err, SD_ENOMEM, "out of memory (gamma %zu)", a->gamma);
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (sd_exact_accept_length(c, t, st8, a->gamma, ex, ccdf, &err)) {
+        free(ccdf);
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "expected_accepted", json_real(ex[alg]));
+        json_object_set_new(o, "algo", json_string(names[alg]));
+        json_object_set_new(o, "gamma", json_integer((json_int_t)a->gamma));
+        json_t *all = json_object(), *cc = json_array();
+        for (int i = 0; i < SD_ACCEPT_NALGO; i++)
+            json_object_set_new(all, names[i], json_real(ex[i]));
+        for (size_t l = 0; l < a->gamma; l++)
+            json_array_append_new(cc, json_real(ccdf[(size_t)alg * a->gamma + l]));
+        json_object_set_new(o, "all", all);
+        json_object_set_new(o, "ccdf", cc);
+        if (!a->mo.p) {
+            json_object_set_new(o, "step", json_integer((json_int_t)t));
+            json_object_set_new(o, "state", json_integer((json_int_t)st8));
+        }
+        S_describe(a, c, c->V, o);
+        free(ccdf);
+        return S_finish(a, c, o, 0);
+    }
+    S_describe_table(a, c, c->V, 1);
+    printf("gamma        %zu\n", a->gamma);
+    for (int i = 0; i < SD_ACCEPT_NALGO; i++)
+        printf("E[tau] %-6s %.12f%s\n", names[i], ex[i], i == alg ? "   <- --algo" : "");
+    free(ccdf);
+    return S_finish(a, c, NULL, 0);
+}
+
+/* --- eval acceptance ------------------------------------------------------ */
+
+static const char S_acc_help[] =
+    "Usage: simdec eval acceptance --k k [--algo otm|kseq|rrs]\n"
+    "                              [--p LIST --q LIST | model --step t --state a] [--json]\n"
+    "\n"
+    "Probability that one of k i.i.d. drafts from p is accepted at one position:\n"
+    "  otm   the optimum over all valid verifiers (002_ section 5):\n"
+    "        alpha_k = 1 - max_B [p(B)^k - q(B)], B a prefix of the tokens sorted by\n"
+    "        q/p (proof: docs/otm-prefix.md), O(V log V) for any k\n"
+    "  kseq  SpecTr k-Seq (002_ Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
+    "  rrs   recursive rejection sampling (SpecInfer): 1 - prod_{m<=k} TV(q^m, p)\n"
+    "\n"
+    "  --k k           number of drafts (default 2)\n"
+    "  --algo A        otm, kseq or rrs (default otm)\n"
+    "  --step t, --state a   with a model: the row p_t(.|a), q_t(.|a) (defaults 1, 0)\n"
+    "  --json          {\"acceptance\": x, ...}\n";
+
+static int S_acceptance(const S_sub *sub, S_args *a)
+{
+    (void)sub;
+    sd_error err;
+    static const char *const names[] = {"otm", "kseq", "rrs"};
+    int alg = 0;
+    if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval acceptance", "--algo: expected otm, kseq or rrs, got '%s'",
+                                        a->algo));
+    const double *p, *q;
+    size_t V, prefix = 0;
+    sd_chain *c;
+    if (S_rows(a, &p, &q, &V, &c, &err))
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    double acc, rho = NAN, beta = NAN;
+    int st;
+    if (alg == 0)
+        st = sd_exact_otm_acceptance(p, q, V, a->k, &acc, &prefix, &err);
+    else if (alg == 1) {
+        st = sd_kseq_solve(p, q, V, a->k, &rho, &beta, &err);
+        acc = st ? NAN : sd_kseq_pacc(beta, a->k);
+    } else
+        st = sd_exact_rrs_acceptance(p, q, V, a->k, &acc, &err);
+    if (st)
+        return S_finish(a, c, NULL, cli_fail(&err));
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "acceptance", json_real(acc));
+        json_object_set_new(o, "algo", json_string(names[alg]));
+        json_object_set_new(o, "k", json_integer((json_int_t)a->k));
+        if (alg == 0)
+            json_object_set_new(o, "prefix_length", json_integer((json_int_t)prefix));
+        if (alg == 1) {
+            json_object_set_new(o, "rho", json_real(rho));
+            json_object_set_new(o, "beta", json_real(beta));
+        }
+        S_describe(a, c, V, o);
+        return S_finish(a, c, o, 0);
+    }
+    S_describe_table(a, c, V, 1);
+    printf("k            %zu\n", a->k);
+    printf("acceptance   %.12f   (%s)\n", acc, names[alg]);
+    if (alg == 0)
+        printf("  maximising set: the first %zu tokens in q/p order\n", prefix);
+    if (alg == 1)
+        printf("  rho* %.12f, beta(rho*) %.12f\n", rho, beta);
+    return S_finish(a, c, NULL, 0);
+}
+
+/* --- eval sprinter -------------------------------------------------------- */
+
+static const char S_spr_help[] =
+    "Usage: simdec eval sprinter --tp E --fp E --r R [--td T] [--p LIST --q LIST] [--json]\n"
+    "\n"
+    "SPRINTER's cheap verifier (003_, letters reversed there; here p is the draft):\n"
+    "with R acceptable draft tokens in a row and i.i.d. verifier decisions (yes with\n"
+    "probability tp on acceptable tokens, fp on the others),\n"
+    "  expected_tokens    E[N] = (tp - tp^R)/(1-tp) + tp^R/(1-fp)       (Theorem 3.3)\n"
+    "  expected_stop_time E[T_stop] = (1-tp^R) T/(1-tp) + tp^R T/(1-fp)  (Theorem 3.4)\n"
+    "and, with --p/--q, the output bias TV = fp TV(p,q)                  (Theorem 3.1).\n"
+    "fp = 1 gives infinity (null in JSON).\n"
+    "\n"
+    "  --tp E, --fp E  true- and false-positive rates in [0,1] (required)\n"
+    "  --r R           acceptable tokens in a row, R >= 0 (required)\n"
+    "  --td T          draft time per token (default 1)\n"
+    "  --json          {\"expected_tokens\", \"expected_stop_time\", ...}\n";
+
+static int S_sprinter(const S_sub *sub, S_args *a)
+{
+    (void)sub;
+    sd_error err;
+    if ((a->sprinter_given & 7) != 7)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval sprinter", "--tp, --fp and --r are required"));
+    double en, et, bias = NAN;
+    if (sd_exact_sprinter(a->tp, a->fp, a->r, a->td, &en, &et, &err))
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    if (a->mo.p || a->mo.q) {
+        if (S_pq(a, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        bias = sd_exact_sprinter_bias(a->mo.p, a->mo.q, a->mo.pV, a->fp);
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "expected_tokens", cli_json_real(en));
+        json_object_set_new(o, "expected_stop_time", cli_json_real(et));
+        json_object_set_new(o, "tp", json_real(a->tp));
+        json_object_set_new(o, "fp", json_real(a->fp));
+        json_object_set_new(o, "r", json_integer((json_int_t)a->r));
+        json_object_set_new(o, "td", json_real(a->td));
+        if (isfinite(bias))
+            json_object_set_new(o, "bias_tv", json_real(bias));
+        return S_finish(a, NULL, o, 0);
+    }
+    printf("tp %g, fp %g, r %zu, td %g\n", a->tp, a->fp, a->r, a->td);
+    printf("E[N]         %.12g   (Theorem 3.3)\n", en);
+    printf("E[T_stop]    %.12g   (Theorem 3.4)\n", et);
+    if (isfinite(bias))
+        printf("output TV    %.12g   (Theorem 3.1: fp TV(p,q))\n", bias);
+    return S_finish(a, NULL, NULL, 0);
+}
+
+/* --- dispatch ------------------------------------------------------------- */
 
 static const S_sub S_subs[] = {
-    {"rejections", S_rejections, "expected rejections: Theorem 1 of Yin et al."},
-    {NULL, NULL, NULL},
+    {"rejections", S_rejections, "expected rejections: Theorem 1 (M=1), Theorem 3 (batch), M=inf",
+     A_MODEL | A_PQ | A_M, S_rej_help},
+    {"batch-improvement", S_batch_improvement, "batch improvement of M drafts over one (004_ 3.2)",
+     A_MODEL | A_PQ | A_M, S_bi_help},
+    {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of 004_",
+     A_MODEL | A_PQ | A_EPS | A_CTX, S_pareto_help},
+    {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
+     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX, S_al_help},
+    {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
+     A_MODEL | A_PQ | A_K | A_ALGO | A_CTX, S_acc_help},
+    {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (003_ Thm 3.3, 3.4)",
+     A_PQ | A_SPRINTER, S_spr_help},
+    {NULL, NULL, NULL, 0, NULL},
 };
 
 static void S_help(FILE *f)
@@ -107,7 +791,14 @@ int cmd_eval(int argc, char **argv)
         return 0;
     }
     for (const S_sub *s = S_subs; s->name; s++)
-        if (strcmp(s->name, argv[1]) == 0)
-            return s->fn(argc - 1, argv + 1);
+        if (strcmp(s->name, argv[1]) == 0) {
+            S_args a;
+            int st = S_parse(s, argc - 1, argv + 1, &a);
+            if (st >= 0) {
+                cli_model_release(&a.mo);
+                return st;
+            }
+            return s->fn(s, &a);
+        }
     return cli_usage_error("eval", "unknown evaluator '%s'", argv[1]);
 }

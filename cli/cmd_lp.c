@@ -1,12 +1,424 @@
-/* cmd_lp.c — placeholder until the real command lands. */
+/* cmd_lp.c — `simdec lp PROBLEM`: exact optima with GLPK (lp/sd_lp.h,
+ * SPEC §4), beside the independent closed form of each, and optionally a
+ * Monte-Carlo measurement of a verifier (--compare NAME). */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lp/sd_lp.h"
+#include "../sims/sd_sim.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_exact_accept.h"
+#include "../src/sd_exact_otm.h"
 #include "cli.h"
 #include "commands.h"
 
+#define S_DEFAULT_TRIALS 100000u
+#define S_DEFAULT_SEED 1u
+
+static const char S_help_head[] =
+    "Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
+    "                 [--json] [--plan FILE] [--max-vars N] [--exact] [--time-limit S]\n"
+    "                 [--compare NAME [--trials N] [--seed S]]\n"
+    "\n"
+    "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
+    "independent closed form (the 'reference').\n"
+    "\n"
+    "  otm --k K                OTM-k (SpecTr 002_ eq. 4): couplings of p^{(x)k} and q\n"
+    "                           with membership cost; optimum = acceptance probability.\n"
+    "                           Solved on multisets of drafts (C(V+k-1,k) rows);\n"
+    "                           --ordered uses ordered k-tuples (V^k rows) instead.\n"
+    "  block-ot --gamma G       block-level optimal transport (000_ Def. 1): couplings\n"
+    "                           of the draft and target G-blocks maximising the expected\n"
+    "                           common-prefix length; optimum = expected accepted length.\n"
+    "  valid-verify --gamma G   the best verifier among all valid ones (001_ Def. 1,\n"
+    "                           Lemma 2); optimum = expected accepted length E[tau].\n"
+    "  pareto --reject RHO      least TV bias of a single-token verifier whose rejection\n"
+    "                           probability is RHO (004_ Thm 4-5); optimum = TV.\n"
+    "\n"
+    "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
+    "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
+    "                           blocks follow the chain from there.  With --p/--q the\n"
+    "                           tokens are i.i.d.\n"
+    "  --json                   one JSON object: optimum, status, variables,\n"
+    "                           constraints, seconds, reference, ...\n"
+    "  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
+    "                           docs/lp.md)\n"
+    "  --max-vars N             refuse an LP with more than N variables (default 200000)\n"
+    "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
+    "  --time-limit S           stop the solver after S seconds (status says so)\n"
+    "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
+    "                           expected accepted tokens in one iteration of draft\n"
+    "                           length G from the same context (--trials, default\n"
+    "                           100000; --seed, default 1) and print the gap\n"
+    "\n";
+
+typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO } S_problem;
+
+static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto"};
+static const char *const S_meaning[] = {"acceptance probability", "expected accepted length",
+                                        "expected accepted length", "minimal TV"};
+
+/* The chain restricted to one iteration from the context: horizon h, steps
+ * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
+ * verifier on it (n = 1, prev = a) is the iteration from the context. */
+static sd_chain *S_subchain(const sd_chain *c, size_t t, size_t a, size_t h, sd_error *err)
+{
+    size_t V = c->V;
+    sd_chain *s = sd_chain_alloc(V, h, h, h, err);
+    if (!s)
+        return NULL;
+    s->init[a] = 1.0;
+    for (size_t i = 0; i < h; i++)
+        for (size_t r = 0; r < V; r++) {
+            memcpy(s->draft + (i * V + r) * V, sd_chain_p(c, t + i, r), V * sizeof(double));
+            memcpy(s->target + (i * V + r) * V, sd_chain_q(c, t + i, r), V * sizeof(double));
+        }
+    return s;
+}
+
+/* Accepted draft tokens in the first iteration of verifier vt (default
+ * parameters, draft length gamma) from the context, over `trials` trials
+ * with streams (seed, i). */
+static int S_measure(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t a,
+                     size_t gamma, uint64_t trials, uint64_t seed, sd_welford *acc, sd_error *err)
+{
+    size_t h = c->T - t + 1 < gamma + 1 ? c->T - t + 1 : gamma + 1;
+    sd_chain *s = S_subchain(c, t, a, h, err);
+    if (!s)
+        return err ? (int)err->code : SD_ENOMEM;
+    sd_params par;
+    sd_params_defaults(&par);
+    par.gamma = gamma;
+    void *state = NULL;
+    size_t *out = malloc((h + 1) * sizeof *out);
+    int rc = out ? vt->alloc(&state, s, &par, err) : sd_error_set(err, SD_ENOMEM, "out of memory");
+    sd_welford_init(acc);
+    for (uint64_t i = 0; !rc && i < trials; i++) {
+        sd_stream rng;
+        sd_stream_init(&rng, seed, i);
+        if (vt->begin)
+            vt->begin(state);
+        sd_iter it = {0, 0, 0, 1};
+        rc = vt->step(state, s, &par, &rng, 1, a, out, &it, err);
+        if (!rc)
+            sd_welford_add(acc, (double)it.accepted);
+    }
+    if (state && vt->free)
+        vt->free(state);
+    free(out);
+    sd_chain_free(s);
+    return rc;
+}
+
+typedef struct S_out {
+    S_problem prob;
+    size_t k, gamma, t, a;
+    double rho, tv;
+    int ordered;
+    const cli_model_opts *mo;
+    const sd_chain *c;
+    sd_lp_result res;
+    double ref;
+    const char *ref_name;
+    const char *plan_file;
+    const sd_verifier_type *cmp;
+    sd_welford acc;
+    uint64_t trials, seed;
+} S_out;
+
+static int S_write_plan(FILE *f, void *ctx, sd_error *err)
+{
+    return sd_lp_plan_write(ctx, f, err);
+}
+
+static int S_print_json(const S_out *o)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "problem", json_string(S_names[o->prob]));
+    if (o->prob == S_OTM) {
+        json_object_set_new(j, "k", json_integer((json_int_t)o->k));
+        json_object_set_new(j, "ordered", json_boolean(o->ordered));
+    } else if (o->prob == S_PARETO) {
+        json_object_set_new(j, "reject", json_real(o->rho));
+        json_object_set_new(j, "tv", json_real(o->tv));
+    } else {
+        json_object_set_new(j, "gamma", json_integer((json_int_t)o->gamma));
+    }
+    json_object_set_new(j, "step", json_integer((json_int_t)o->t));
+    json_object_set_new(j, "state", json_integer((json_int_t)o->a));
+    cli_model_describe(o->mo, o->c, j);
+    json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
+    json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
+    json_object_set_new(j, "status", json_string(o->res.status));
+    json_object_set_new(j, "variables", json_integer((json_int_t)o->res.variables));
+    json_object_set_new(j, "constraints", json_integer((json_int_t)o->res.constraints));
+    json_object_set_new(j, "nonzeros", json_integer((json_int_t)o->res.nonzeros));
+    json_object_set_new(j, "seconds", json_real(o->res.seconds));
+    if (o->ref_name) {
+        json_t *r = json_object();
+        json_object_set_new(r, "name", json_string(o->ref_name));
+        json_object_set_new(r, "value", cli_json_real(o->ref));
+        json_object_set_new(r, "difference", cli_json_real(o->res.optimum - o->ref));
+        json_object_set_new(j, "reference", r);
+    }
+    if (o->plan_file)
+        json_object_set_new(j, "plan", json_string(o->plan_file));
+    if (o->cmp) {
+        json_t *m = json_object();
+        double se = sd_welford_stderr(&o->acc);
+        json_object_set_new(m, "verifier", json_string(o->cmp->name));
+        json_object_set_new(m, "trials", json_integer((json_int_t)o->trials));
+        json_object_set_new(m, "seed", json_integer((json_int_t)o->seed));
+        json_object_set_new(m, "mean", json_real(o->acc.mean));
+        json_object_set_new(m, "stderr", json_real(se));
+        json_object_set_new(m, "gap", cli_json_real(o->res.optimum - o->acc.mean));
+        json_object_set_new(m, "gap_in_se", cli_json_real(se > 0 ? (o->res.optimum - o->acc.mean) / se : NAN));
+        json_object_set_new(j, "compare", m);
+    }
+    return cli_print_json(j);
+}
+
+static int S_print_table(const S_out *o)
+{
+    const sd_chain *c = o->c;
+    printf("simdec lp %s", S_names[o->prob]);
+    if (o->prob == S_OTM)
+        printf(" --k %zu%s", o->k, o->ordered ? " --ordered" : "");
+    else if (o->prob == S_PARETO)
+        printf(" --reject %g", o->rho);
+    else
+        printf(" --gamma %zu", o->gamma);
+    putchar('\n');
+    if (o->mo->p)
+        printf("  model        single-token problem (--p/--q), V=%zu, tokens i.i.d.\n", c->V);
+    else if (o->mo->file)
+        printf("  model        %s, V=%zu, T=%zu; context step %zu after state %zu\n", o->mo->file, c->V,
+               c->T, o->t, o->a);
+    else
+        printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
+               o->mo->gen.seed, c->V, c->T, o->t, o->a);
+    printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
+           o->res.constraints, o->res.nonzeros);
+    printf("  status       %s\n", o->res.status);
+    printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
+    if (o->ref_name)
+        printf("  reference    %.12f   %s; difference %.2e\n", o->ref, o->ref_name, o->res.optimum - o->ref);
+    if (o->prob == S_PARETO)
+        printf("  TV(p,q)      %.12f\n", o->tv);
+    printf("  seconds      %.4f\n", o->res.seconds);
+    if (o->plan_file)
+        printf("  plan         %s\n", o->plan_file);
+    if (o->cmp) {
+        double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean;
+        printf("  compare      %s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name,
+               o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
+        printf("  gap          optimum - measured = %+.6f (%+.2f se)\n", gap, se > 0 ? gap / se : 0.0);
+    }
+    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+}
+
+/* The independent value each LP must reproduce (NAN/NULL when unavailable). */
+static void S_reference(S_out *o, const double *p, const double *q)
+{
+    o->ref = NAN;
+    o->ref_name = NULL;
+    double e[SD_ACCEPT_NALGO];
+    switch (o->prob) {
+    case S_OTM:
+        if (!sd_exact_otm_acceptance(p, q, o->c->V, o->k, &o->ref, NULL, NULL))
+            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (SPEC 3)";
+        break;
+    case S_BLOCK_OT:
+        if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
+            o->ref = e[SD_ACCEPT_FULL];
+            o->ref_name = "full information sum_l sum_x min(p,q) (000_ Thm 1)";
+        }
+        break;
+    case S_VALID:
+        if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
+            o->ref = e[SD_ACCEPT_BLOCK];
+            o->ref_name = "block verification (001_ Thm 2)";
+        }
+        break;
+    case S_PARETO:
+        o->ref = fmax(0.0, o->tv - o->rho);
+        o->ref_name = "Theorem 5 line max(0, TV - rho)";
+        break;
+    }
+}
+
 int cmd_lp(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    sd_error e;
-    sd_error_set(&e, SD_EINTERNAL, "'lp' is not implemented yet");
-    return cli_fail(&e);
+    enum {
+        O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
+        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED
+    };
+    static const struct option opts[] = {
+        CLI_MODEL_LONGOPTS,
+        {"k", required_argument, 0, O_K},
+        {"gamma", required_argument, 0, O_GAMMA},
+        {"reject", required_argument, 0, O_REJECT},
+        {"step", required_argument, 0, O_STEP},
+        {"state", required_argument, 0, O_STATE},
+        {"json", no_argument, 0, O_JSON},
+        {"plan", required_argument, 0, O_PLAN},
+        {"max-vars", required_argument, 0, O_MAXV},
+        {"exact", no_argument, 0, O_EXACT},
+        {"time-limit", required_argument, 0, O_TLIM},
+        {"ordered", no_argument, 0, O_ORDERED},
+        {"compare", required_argument, 0, O_COMPARE},
+        {"trials", required_argument, 0, O_TRIALS},
+        {"seed", required_argument, 0, O_SEED},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    cli_model_opts mo;
+    cli_model_init(&mo);
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    S_out o;
+    memset(&o, 0, sizeof o);
+    o.t = 1;
+    o.trials = S_DEFAULT_TRIALS;
+    o.seed = S_DEFAULT_SEED;
+    int json = 0, have_k = 0, have_gamma = 0, have_rho = 0, have_ctx = 0, have_mc = 0;
+    const char *cmp_name = NULL;
+    sd_error err;
+    int c, status = -1;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int r = cli_model_option(&mo, c, optarg, &err);
+        if (r < 0) {
+            status = cli_fail(&err);
+            break;
+        }
+        if (r > 0)
+            continue;
+        r = SD_OK;
+        switch (c) {
+        case 'h':
+            fputs(S_help_head, stdout);
+            fputs(cli_model_help, stdout);
+            status = 0;
+            break;
+        case O_K: r = cli_parse_size("--k", optarg, 1, 64, &o.k, &err); have_k = 1; break;
+        case O_GAMMA: r = cli_parse_size("--gamma", optarg, 1, 64, &o.gamma, &err); have_gamma = 1; break;
+        case O_REJECT: r = cli_parse_double("--reject", optarg, 0.0, 1.0, &o.rho, &err); have_rho = 1; break;
+        case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
+        case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &o.a, &err); have_ctx = 1; break;
+        case O_JSON: json = 1; break;
+        case O_PLAN: o.plan_file = optarg; break;
+        case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo.max_vars, &err); break;
+        case O_EXACT: lo.exact = 1; break;
+        case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
+        case O_ORDERED: o.ordered = 1; break;
+        case O_COMPARE: cmp_name = optarg; break;
+        case O_TRIALS:
+            r = cli_parse_u64("--trials", optarg, &o.trials, &err);
+            if (!r && (o.trials == 0 || o.trials > ((uint64_t)1 << 40)))
+                r = sd_error_set(&err, SD_EUSAGE, "--trials: expected a whole number from 1 to 2^40, got '%s'", optarg);
+            have_mc = 1;
+            break;
+        case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
+        case ':': status = cli_usage_error("lp", "%s needs a value", argv[optind - 1]); break;
+        default: status = cli_usage_error("lp", "unknown option '%s'", argv[optind - 1]); break;
+        }
+        if (r && status < 0)
+            status = cli_fail(&err);
+    }
+    /* the problem name */
+    if (status < 0 && optind >= argc)
+        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify or pareto");
+    if (status < 0) {
+        size_t i = 0;
+        while (i < 4 && strcmp(argv[optind], S_names[i]) != 0)
+            i++;
+        if (i == 4)
+            status = cli_usage_error("lp", "unknown problem '%s'; expected otm, block-ot, valid-verify or pareto",
+                                     argv[optind]);
+        else if (optind + 1 < argc)
+            status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
+        o.prob = (S_problem)i;
+    }
+    /* which options go with which problem */
+    if (status < 0) {
+        S_problem pb = o.prob;
+        if (pb == S_OTM && !have_k)
+            status = cli_usage_error("lp", "otm needs --k K (the number of drafts)");
+        else if ((pb == S_BLOCK_OT || pb == S_VALID) && !have_gamma)
+            status = cli_usage_error("lp", "%s needs --gamma G (the draft length)", S_names[pb]);
+        else if (pb == S_PARETO && !have_rho)
+            status = cli_usage_error("lp", "pareto needs --reject RHO (the rejection probability)");
+        else if (have_k && pb != S_OTM)
+            status = cli_usage_error("lp", "--k applies to otm only");
+        else if (o.ordered && pb != S_OTM)
+            status = cli_usage_error("lp", "--ordered applies to otm only");
+        else if (have_gamma && pb != S_BLOCK_OT && pb != S_VALID)
+            status = cli_usage_error("lp", "--gamma applies to block-ot and valid-verify only");
+        else if (have_rho && pb != S_PARETO)
+            status = cli_usage_error("lp", "--reject applies to pareto only");
+        else if (cmp_name && pb != S_BLOCK_OT && pb != S_VALID)
+            status = cli_usage_error("lp", "--compare applies to block-ot and valid-verify (expected accepted length)");
+        else if (have_mc && !cmp_name)
+            status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
+        else if (have_ctx && mo.p)
+            status = cli_usage_error("lp", "--step/--state choose a context in a model; with --p/--q there is none");
+        else if (cmp_name && !(o.cmp = sd_verifier_find(cmp_name)))
+            status = cli_usage_error("lp", "unknown verifier '%s' (see 'simdec run --list')", cmp_name);
+    }
+    /* The chain.  A --p/--q problem needs a horizon covering the block and
+     * the bonus token. */
+    sd_chain *ch = NULL;
+    if (status < 0) {
+        if (mo.p && !mo.T_given) {
+            mo.T_given = 1;
+            mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID) ? o.gamma + 1 : 1;
+        }
+        if (!(ch = cli_model_build(&mo, &err)))
+            status = cli_fail(&err);
+        else if (o.t > ch->T)
+            status = cli_usage_error("lp", "--step %zu exceeds the model's horizon %zu", o.t, ch->T);
+        else if (o.a >= ch->V)
+            status = cli_usage_error("lp", "--state %zu is not a token; expected 0 to %zu", o.a, ch->V - 1);
+    }
+    if (status >= 0) {
+        sd_chain_free(ch);
+        cli_model_release(&mo);
+        return status;
+    }
+    o.mo = &mo;
+    o.c = ch;
+    const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
+    o.tv = sd_dist_tv(p, q, ch->V);
+    sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
+    int rc = SD_OK;
+    switch (o.prob) {
+    case S_OTM: rc = sd_lp_otm(p, q, ch->V, o.k, o.ordered, &lo, &o.res, want, &err); break;
+    case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
+    case S_VALID: rc = sd_lp_valid_verify(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
+    case S_PARETO: rc = sd_lp_pareto(p, q, ch->V, o.rho, &lo, &o.res, want, &err); break;
+    }
+    if (!rc && plan)
+        rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
+    if (!rc && o.cmp)
+        rc = S_measure(o.cmp, ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc, &err);
+    if (rc) {
+        status = cli_fail(&err);
+    } else {
+        if (!plan)
+            o.plan_file = NULL;
+        S_reference(&o, p, q);
+        status = json ? S_print_json(&o) : S_print_table(&o);
+        if (!status && !o.res.optimal) {
+            fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
+            status = EX_SOFTWARE_;
+        }
+    }
+    sd_lp_plan_free(plan);
+    sd_chain_free(ch);
+    cli_model_release(&mo);
+    return status;
 }

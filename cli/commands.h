@@ -9,5 +9,6 @@ int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_lp(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

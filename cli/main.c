@@ -22,6 +22,7 @@ static const S_command S_commands[] = {
     {"check", cmd_check, "is a verifier lossless? chi-square test of its output against the target"},
     {"eval", cmd_eval, "exact evaluators: rejections (Theorems 1, 3), batch improvement, Pareto, ..."},
     {"lp", cmd_lp, "exact optima by linear programming (GLPK): otm, block-ot, valid-verify, pareto"},
+    {"plot", cmd_plot, "regenerate the papers' figures with gnuplot (PNG beside data and script)"},
     {"gen", cmd_gen, "write a random nonstationary draft/target chain (simdec-chain-1 JSON)"},
     {NULL, NULL, NULL},
 };

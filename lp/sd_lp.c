@@ -371,6 +371,7 @@ static int S_work(S_job *job)
         sm.tm_lim = job->opts->time_limit * 1000 > INT_MAX ? INT_MAX
                                                             : (int)(job->opts->time_limit * 1000);
     glp_scale_prob(lp, GLP_SF_AUTO);
+    { const char *m = getenv("H5_METH"); if (m && m[0]=='d') sm.meth = GLP_DUALP; if (m && m[1]=='a') glp_adv_basis(lp, 0); if (m && m[1]=='c') glp_cpx_basis(lp); }
     int src = glp_simplex(lp, &sm);
     const char *word = src ? S_return_word(src) : S_status_word(glp_get_status(lp));
     if (!src && job->opts->exact && glp_get_status(lp) == GLP_OPT) {

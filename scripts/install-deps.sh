@@ -4,14 +4,17 @@
 # network.  Used by `make deps`, which `make demo` and `make check` run first.
 #
 #   scripts/install-deps.sh            build, test and figure dependencies
-#   scripts/install-deps.sh --extra    also the optional tools (MPI, numpy
-#                                      baseline, clang fuzzing runtime)
+#                                      (MPI, clang's fuzzing runtime and
+#                                      valgrind are part of the test command)
+#   scripts/install-deps.sh --extra    also the optional tools (numpy for
+#                                      the benchmark baseline)
 set -eu
 
 pkgs="gcc make pkg-config libgsl-dev libjansson-dev libglpk-dev
-libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core"
+libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core
+libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev valgrind"
 if [ "${1:-}" = "--extra" ]; then
-    pkgs="$pkgs libopenmpi-dev openmpi-bin python3-numpy clang-14 libclang-rt-14-dev valgrind"
+    pkgs="$pkgs python3-numpy"
 fi
 
 missing=""

@@ -10,6 +10,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 SIMDEC_BIN=$(cd "$(dirname "$simdec")" && pwd)/$(basename "$simdec")
 export SIMDEC_BIN
+testbin=$(cd "$(dirname "$testbin")" && pwd)/$(basename "$testbin")
+# Tests read repository files (README.md, examples/, plots/) by relative path.
+cd "$(dirname "$0")/.." || exit 1
 "$testbin" --jobs 2 ${CRITERION_ARGS:-} 2>"$log"
 status=$?
 cat "$log" >&2

@@ -7,7 +7,8 @@
  * P = q (uno).  Draft length G (default: the rest of the horizon); a bonus
  * token from q after G acceptances.  Every drafted token has law
  * sd_biased_token_law() given its predecessor, so the output is a Markov
- * chain with those transitions: lossless only at ε = 0. */
+ * chain with those transitions: lossless only at ε = 0 with the opt
+ * residual (uno is lossy even at ε = 0, see sd_biased.h). */
 #include <math.h>
 
 #include "../src/sd_dist.h"
@@ -83,7 +84,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static int S_lossless(const sd_params *par)
 {
-    return par->eps == 0.0;
+    return par->eps == 0.0 && par->residual == SD_RESIDUAL_OPT;
 }
 
 const sd_verifier_type sd_verifier_biased = {

@@ -28,7 +28,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 const sd_verifier_type sd_verifier_broken_batch = {
     .name = "broken-batch",
-    .summary = "NEGATIVE CONTROL: batch with the literal extra residual step of 004_ Alg. 4 line 28",
+    .summary = "batch SD with the literal extra residual step of 004_ Alg. 4 line 28 (samples q^{M+2})",
     .params = "M gamma",
     .claims_lossless = NULL,
     .alloc = S_alloc,

@@ -9,8 +9,11 @@
  * with A(x) ∝ max(q(x)-p(x), -ε).  The positive part of A is [q-p]+ for
  * every ε, so P* is the usual residual [q-p]+ normalised; it lies in the
  * optimal set of Theorem 4 (0 <= P* <= A on A+, since R <= TV(p,q)), and
- * TV(P_A, q) = ½Σ|q - min(p, q+ε)| - ½R = Loss*_TV(b).  At ε = 0 both are
- * the target q. */
+ * TV(P_A, q) = ½Σ|q - min(p, q+ε)| - ½R = Loss*_TV(b).  At ε = 0 opt is
+ * the target q (speculative decoding), but uno is not: it emits
+ * min(p,q) + TV(p,q) q, which differs from q unless TV(p,q) q = [q-p]+
+ * (p = q, or disjoint supports): the baseline of App. G is lossy even
+ * without over-acceptance. */
 #ifndef SD_BIASED_H
 #define SD_BIASED_H
 

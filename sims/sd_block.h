@@ -23,13 +23,15 @@ void sd_block_free(void *state);
 int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_block_residual kind);
 
-/* Greedy block verification with two other readings of 001_ Alg. 5
+/* Greedy block verification with other readings of 001_ Alg. 5
  * (registered nowhere; the tests run `check` on them, see
  * sims/greedy_block.c):
- *   _after_y:    the joint law in eq. 31 is taken from the context after
- *                Y (Alg. 6 line 5 updates c before line 6 modifies Mb);
- *   _tokenwise:  eq. 31 read per token, [Mb(x|.) - Ms(x|.)]+. */
+ *   _after_y:     the joint law in eq. 31 is taken from the context after
+ *                 Y (Alg. 6 line 5 updates c before line 6 modifies Mb);
+ *   _tokenwise:   eq. 31 read per token, [Mb(x|.) - Ms(x|.)]+;
+ *   _unmodified:  Alg. 4 alone, no modification at all. */
 extern const sd_verifier_type sd_verifier_greedy_block_after_y;
 extern const sd_verifier_type sd_verifier_greedy_block_tokenwise;
+extern const sd_verifier_type sd_verifier_greedy_block_unmodified;
 
 #endif

@@ -42,6 +42,18 @@ typedef struct sd_sim_opts {
     int want_positions;      /* 1: fill pos_counts (needs T*V small) */
     sd_progress_fn progress;
     void *progress_ctx;
+    /* Early stopping (0 = off); the run always stops at whole blocks.
+     * time_limit: no block is started after this many seconds of wall time;
+     *   the blocks started are finished, so the trials done are always a
+     *   prefix 0..k·SD_SIM_BLOCK-1 and the result is bit-identical to a run
+     *   with --trials k·SD_SIM_BLOCK (k depends on the machine's speed).
+     * target_stderr: stops at the shortest prefix of k whole blocks whose
+     *   rejections have stderr <= target_stderr; k depends only on (seed,
+     *   trials, the model), never on threads or speed: blocks finished
+     *   beyond k are discarded. */
+    double time_limit;
+    double target_stderr;
+    int generic;             /* 1: never use a specialised kernel (tests) */
 } sd_sim_opts;
 
 typedef struct sd_sim_result {
@@ -53,7 +65,17 @@ typedef struct sd_sim_result {
     double *accept_hist;     /* [T+1]: iterations accepting exactly j tokens */
     double *pos_counts;      /* [T][V] (or NULL): trials with x_n = b */
     double iterations;       /* total iterations */
+    uint64_t trials_requested; /* opts->trials; trials < it after an early stop */
+    int stop;                /* why the run ended: sd_sim_stop */
+    double seconds;          /* wall time of the simulation */
+    const char *kernel;      /* "generic", "token-tables" or "token-lazy" */
 } sd_sim_result;
+
+typedef enum {
+    SD_SIM_STOP_DONE = 0,    /* every requested trial ran */
+    SD_SIM_STOP_TIME = 1,    /* time_limit reached */
+    SD_SIM_STOP_STDERR = 2   /* target_stderr reached */
+} sd_sim_stop;
 
 /* Runs opts->trials trials.  On success *res owns accept_hist and
  * pos_counts; release with sd_sim_result_free().  Refuses (SD_ETOOBIG)
@@ -63,6 +85,53 @@ int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c,
                sd_sim_result *res, sd_error *err);
 
 void sd_sim_result_free(sd_sim_result *res);
+
+/* --- runs split over processes (MPI, mpi/simdec_mpi.c) ------------------
+ *
+ * A run of `trials` trials is the sequence of blocks 0..nblocks-1, block b
+ * holding trials b·SD_SIM_BLOCK .. min((b+1)·SD_SIM_BLOCK, trials)-1.  Any
+ * set of processes may compute disjoint block ranges; merging the per-block
+ * statistics in block order and adding the integer-valued counts (exact in
+ * any order below 2^53) gives the bits of sd_sim_run. */
+struct sd_lazy;
+
+/* What to simulate: a verifier on a stored chain, or (vt = token) the
+ * on-demand model `lazy` (src/sd_lazy.h), when lazy is not NULL. */
+typedef struct sd_sim_job {
+    const sd_verifier_type *vt;
+    const sd_chain *chain;       /* NULL when lazy is set */
+    const struct sd_lazy *lazy;  /* NULL for a stored chain */
+    const sd_params *par;
+} sd_sim_job;
+
+/* One block's statistics. */
+typedef struct sd_sim_block {
+    sd_welford rej, calls, acc;
+} sd_sim_block;
+#define SD_SIM_BLOCK_DOUBLES 9   /* sizeof(sd_sim_block) / sizeof(double) */
+
+uint64_t sd_sim_block_count(uint64_t trials);
+
+/* Like sd_sim_run for a job (sd_sim_run is this with a stored chain). */
+int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
+                   sd_error *err);
+
+/* Runs blocks [lo, hi) of the run (opts->seed, opts->trials; early
+ * stopping ignored) and writes blocks[b - lo].  Adds accepted counts to
+ * hist (T+1) and, when opts->want_positions, trials with x_n = b to pos
+ * (T·V).  SD_EUSAGE on a bad range. */
+int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
+                      sd_sim_block *blocks, double *hist, double *pos, sd_error *err);
+
+/* Prepares *res for a run of opts (allocates accept_hist, and pos_counts
+ * when opts->want_positions, zeroed) — the counts sd_sim_run_blocks adds
+ * to — and records trials, seed, V, T. */
+int sd_sim_result_alloc(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
+                        sd_error *err);
+
+/* Sets res's statistics from blocks[0..nblocks-1], merged in block order
+ * (Chan et al.), and res->trials to the trials they hold. */
+void sd_sim_result_merge(sd_sim_result *res, const sd_sim_block *blocks, uint64_t nblocks);
 
 /* Per-token bias measured from pos_counts: max over n of
  * TV(empirical law of x_n, exact target marginal Q_n).  Without bias this

@@ -15,11 +15,16 @@
  * ρ* and β(ρ*) depend on the row (step, x_{t-1}) and on k'; they are
  * cached per thread when steps·V·k <= 2^22, else solved at each use.
  *
- * --plan otm (the OTM LP plan of lp/sd_lp_otm.h in place of k-Seq) is
- * refused until the LP's implementation is linked into the library. */
+ * --plan otm replaces k-Seq by the optimal transport plan of OTM-k'
+ * (002_… §4–5, eq. 4; lp/sd_lp_otm.h): Y is drawn from the plan's
+ * conditional law given the multiset of the k' drafts, so P(Y ∈ drafts) is
+ * the optimum α_k'.  One LP per row and k', solved when first needed and
+ * cached per thread (steps·V·k <= 2^22 plans, each within
+ * SD_LP_OTM_PLAN_MAX_VARS variables; refused otherwise at alloc). */
 #include <math.h>
 #include <stdlib.h>
 
+#include "../lp/sd_lp_otm.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_kseq.h"
 #include "sd_multidraft.h"
@@ -29,6 +34,7 @@
 typedef struct {
     size_t V, k, steps;
     double *rho, *beta;  /* [steps][V][k] or NULL: NaN = not solved yet */
+    sd_lp_otm_plan **plans; /* --plan otm: [steps][V][k], NULL = not solved yet */
     double *w;           /* V: residual weights */
     size_t *drafts;      /* k */
 } S_state;
@@ -40,6 +46,10 @@ static void S_free(void *state)
         return;
     free(s->rho);
     free(s->beta);
+    if (s->plans)
+        for (size_t i = 0; i < s->steps * s->V * s->k; i++)
+            sd_lp_otm_plan_free(s->plans[i]);
+    free(s->plans);
     free(s->w);
     free(s->drafts);
     free(s);
@@ -88,12 +98,32 @@ static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev, const s
     return SD_OK;
 }
 
+/* The OTM-k plan (002_… eq. 4) at position t with the k drafts x[]. */
+static int S_select_otm(void *ctx, const sd_chain *c, size_t t, size_t prev, const size_t *x,
+                        size_t k, sd_stream *rng, size_t *y, sd_error *err)
+{
+    S_state *s = ctx;
+    size_t step = s->steps == 1 ? 0 : t - 1;
+    sd_lp_otm_plan **pl = &s->plans[(step * s->V + prev) * s->k + (k - 1)];
+    if (!*pl) {
+        int rc = sd_lp_otm_plan_solve(sd_chain_p(c, t, prev), sd_chain_q(c, t, prev), s->V, k, 0,
+                                      pl, err);
+        if (rc) {
+            sd_error_prefix(err, "spectr --plan otm, step %zu, row %zu, %zu drafts", t, prev, k);
+            return rc;
+        }
+    }
+    *y = sd_lp_otm_plan_sample(*pl, x, sd_stream_uniform(rng));
+    return SD_OK;
+}
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     S_state *s = state;
-    return sd_multidraft_tree_step(c, par, rng, n, prev, par->k, S_select, s, s->drafts, out,
-                                   it, err);
+    return sd_multidraft_tree_step(c, par, rng, n, prev, par->k,
+                                   s->plans ? S_select_otm : S_select, s, s->drafts, out, it,
+                                   err);
 }
 
 static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
@@ -103,10 +133,17 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
         return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", par->k);
     if (par->k > ((size_t)1 << 24))
         return sd_error_set(err, SD_ETOOBIG, "--k %zu drafts exceed the limit 2^24", par->k);
-    if (par->plan == SD_PLAN_OTM)
-        return sd_error_set(err, SD_EUSAGE,
-                            "spectr --plan otm is not available yet (the OTM LP plan of "
-                            "lp/sd_lp_otm.h is not implemented); use --plan kseq");
+    if (par->plan == SD_PLAN_OTM) {
+        /* the largest LP: C(V+k-1, k) multisets times V tokens */
+        double vars = (double)c->V;
+        for (size_t i = 1; i <= par->k && vars <= (double)SD_LP_OTM_PLAN_MAX_VARS; i++)
+            vars *= (double)(c->V + i - 1) / (double)i;
+        if (par->k > 64 || vars > (double)SD_LP_OTM_PLAN_MAX_VARS)
+            return sd_error_set(err, SD_ETOOBIG,
+                                "spectr --plan otm: the OTM LP for k = %zu drafts at V = %zu has "
+                                "more than %d variables (limit; k <= 64)",
+                                par->k, c->V, SD_LP_OTM_PLAN_MAX_VARS);
+    }
     S_state *s = calloc(1, sizeof *s);
     if (!s)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
@@ -116,7 +153,20 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     s->w = malloc(c->V * sizeof *s->w);
     s->drafts = malloc(par->k * sizeof *s->drafts);
     int cache = s->steps <= S_CACHE_MAX / c->V && s->steps * c->V <= S_CACHE_MAX / par->k;
-    if (cache) {
+    if (par->plan == SD_PLAN_OTM) {
+        if (!cache) {
+            S_free(s);
+            return sd_error_set(err, SD_ETOOBIG,
+                                "spectr --plan otm: %zu steps x V = %zu x k = %zu plans exceed "
+                                "the limit 2^22",
+                                s->steps, c->V, par->k);
+        }
+        s->plans = calloc(s->steps * c->V * par->k, sizeof *s->plans);
+        if (!s->plans) {
+            S_free(s);
+            return sd_error_set(err, SD_ENOMEM, "out of memory for spectr's OTM plans");
+        }
+    } else if (cache) {
         size_t cells = s->steps * c->V * par->k;
         s->rho = malloc(cells * sizeof *s->rho);
         s->beta = malloc(cells * sizeof *s->beta);
@@ -124,7 +174,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
             for (size_t i = 0; i < cells; i++)
                 s->rho[i] = NAN;
     }
-    if (!s->w || !s->drafts || (cache && (!s->rho || !s->beta))) {
+    if (!s->w || !s->drafts || (!s->plans && cache && (!s->rho || !s->beta))) {
         S_free(s);
         return sd_error_set(err, SD_ENOMEM, "out of memory for spectr (V = %zu, k = %zu)", c->V,
                             par->k);
@@ -135,7 +185,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
-    .summary = "SpecTr: k-draft tree with k-Seq selection, rho* by Brent (002_ Alg. 2, 3)",
+    .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (002_ Alg. 2, 3)",
     .params = "k gamma plan",
     .claims_lossless = NULL,
     .alloc = S_alloc,

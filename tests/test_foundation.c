@@ -299,7 +299,7 @@ static void S_mc_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64
     sd_params par;
     sd_params_defaults(&par);
     par.gamma = gamma;
-    sd_sim_opts so = {seed, trials, 0, 0, NULL, NULL};
+    sd_sim_opts so = {.seed = seed, .trials = trials};
     sd_sim_result r;
     sd_error e;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
@@ -361,7 +361,7 @@ Test(found_sim, bit_identical_across_thread_counts)
     sd_params par;
     sd_params_defaults(&par);
     sd_sim_result r1, r2;
-    sd_sim_opts so = {3, 3 * SD_SIM_BLOCK + 17, 1, 0, NULL, NULL};
+    sd_sim_opts so = {.seed = 3, .trials = 3 * SD_SIM_BLOCK + 17, .threads = 1};
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r1, NULL), SD_OK);
     so.threads = 3;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r2, NULL), SD_OK);

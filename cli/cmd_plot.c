@@ -1,0 +1,410 @@
+/* cmd_plot.c — `simdec plot NAME|all`: regenerates the papers' figures.
+ *
+ * For each figure (src/sd_figures.h) it writes DIR/NAME.dat (the data, via
+ * a temporary file and rename), copies the gnuplot script plots/NAME.gp
+ * beside it as DIR/NAME.gp, and runs `gnuplot NAME.gp` in DIR to make
+ * DIR/NAME.png, so that a researcher can restyle a figure by editing the
+ * script and rerunning gnuplot there.  A failing gnuplot run — a non-zero
+ * exit, or a PNG that is missing, empty, not a PNG or smaller than
+ * 1000x600 (gnuplot leaves an empty file behind when its script fails) — is
+ * an error naming the figure, and the bad PNG is removed. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/sd_figures.h"
+#include "cli.h"
+#include "commands.h"
+
+/* Every figure is at least this large (issue: pngcairo >= 1000x600). */
+#define S_MIN_WIDTH 1000u
+#define S_MIN_HEIGHT 600u
+
+static const char S_help_text[] =
+    "Usage: simdec plot NAME... | all  [--out DIR] [--scripts DIR] [--quick]\n"
+    "                                  [--seed S] [--data-only] [--json]\n"
+    "       simdec plot --list\n"
+    "\n"
+    "Regenerates figures of the papers (and three of simdec's own) with simdec's\n"
+    "numbers: Monte-Carlo estimates with 95% bands beside the exact values.  For\n"
+    "each figure NAME it writes DIR/NAME.dat (the data), DIR/NAME.gp (the gnuplot\n"
+    "script, copied from the scripts directory) and DIR/NAME.png (gnuplot's\n"
+    "pngcairo output).  Restyle a figure by editing DIR/NAME.gp and running\n"
+    "`gnuplot NAME.gp` in DIR.  Output is deterministic: fixed seeds, echoed in\n"
+    "the data files.\n"
+    "\n"
+    "  --out DIR       output directory (default plots/out; created if missing)\n"
+    "  --scripts DIR   where the NAME.gp scripts are (default: $SIMDEC_PLOTS_DIR,\n"
+    "                  else ./plots, else plots/ beside the executable)\n"
+    "  --quick         about a tenth of the Monte-Carlo trials (for tests)\n"
+    "  --seed S        base seed of the Monte-Carlo runs (default 20240610)\n"
+    "  --data-only     write the .dat files only, do not run gnuplot\n"
+    "  --json          one JSON object describing what was written\n"
+    "  --list          list the figures with what each demonstrates\n"
+    "\n"
+    "Exit status: 0 ok, 64 usage, 66 script not found, 70 gnuplot failed or\n"
+    "produced no valid PNG (the bad PNG is removed), 73 cannot write.\n";
+
+static void S_list(void)
+{
+    for (size_t i = 0; sd_figures[i]; i++)
+        printf("%-28s %-18s %s\n", sd_figures[i]->name, sd_figures[i]->source,
+               sd_figures[i]->summary);
+}
+
+/* mkdir -p. */
+static int S_mkdirs(const char *dir, sd_error *err)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof buf)
+        return sd_error_set(err, SD_EUSAGE, "--out: bad directory name '%s'", dir);
+    memcpy(buf, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char save = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return sd_error_set(err, SD_EOUTPUT, "%s: cannot create directory: %s", buf,
+                                strerror(errno));
+        buf[i] = save;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return sd_error_set(err, SD_EOUTPUT, "%s: not a directory", dir);
+    return SD_OK;
+}
+
+static int S_path(char *out, size_t cap, const char *dir, const char *name, const char *ext,
+                  sd_error *err)
+{
+    int n = snprintf(out, cap, "%s/%s%s", dir, name, ext);
+    if (n < 0 || (size_t)n >= cap)
+        return sd_error_set(err, SD_EUSAGE, "path too long: %s/%s%s", dir, name, ext);
+    return SD_OK;
+}
+
+/* The scripts directory: --scripts, else $SIMDEC_PLOTS_DIR, else ./plots,
+ * else plots/ beside the executable (or its parent, for build/simdec). */
+static int S_scripts_dir(const char *given, const char *name, char *out, size_t cap,
+                         sd_error *err)
+{
+    char exe[PATH_MAX], cand[4][PATH_MAX];
+    size_t nc = 0;
+    const char *env = getenv("SIMDEC_PLOTS_DIR");
+    ssize_t len = given ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = NULL;
+    if (len > 0) {
+        exe[len] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    int ok = 1;
+    if (given) {
+        ok &= snprintf(cand[nc++], PATH_MAX, "%s", given) < PATH_MAX;
+    } else {
+        if (env && *env)
+            ok &= snprintf(cand[nc++], PATH_MAX, "%s", env) < PATH_MAX;
+        ok &= snprintf(cand[nc++], PATH_MAX, "plots") < PATH_MAX;
+        if (slash) {
+            ok &= snprintf(cand[nc++], PATH_MAX, "%s/plots", exe) < PATH_MAX;
+            ok &= snprintf(cand[nc++], PATH_MAX, "%s/../plots", exe) < PATH_MAX;
+        }
+    }
+    char path[PATH_MAX];
+    for (size_t i = 0; ok && i < nc; i++) {
+        if (S_path(path, sizeof path, cand[i], name, ".gp", NULL) == SD_OK &&
+            access(path, R_OK) == 0 && snprintf(out, cap, "%s", cand[i]) < (int)cap)
+            return SD_OK;
+    }
+    return sd_error_set(err, SD_EIO,
+                        "figure %s: cannot find its gnuplot script %s.gp in %s (use --scripts DIR)",
+                        name, name, given ? given : "$SIMDEC_PLOTS_DIR, ./plots or beside the executable");
+}
+
+typedef struct {
+    const sd_figure *fig;
+    const sd_figure_opts *opts;
+} S_data_ctx;
+
+static int S_write_data(FILE *f, void *ctx, sd_error *err)
+{
+    const S_data_ctx *d = ctx;
+    return d->fig->write(f, d->opts, err);
+}
+
+typedef struct {
+    const char *src;
+    FILE *in;
+} S_copy_ctx;
+
+static int S_write_copy(FILE *f, void *ctx, sd_error *err)
+{
+    S_copy_ctx *c = ctx;
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, c->in)) > 0)
+        if (fwrite(buf, 1, n, f) != n)
+            return sd_error_set(err, SD_EOUTPUT, "cannot copy %s: %s", c->src, strerror(errno));
+    if (ferror(c->in))
+        return sd_error_set(err, SD_EIO, "%s: cannot read: %s", c->src, strerror(errno));
+    return SD_OK;
+}
+
+/* Copies src to dst (atomically) unless they are the same file. */
+static int S_copy(const char *src, const char *dst, sd_error *err)
+{
+    struct stat a, b;
+    if (stat(src, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return SD_OK;
+    S_copy_ctx c = {src, fopen(src, "rb")};
+    if (!c.in)
+        return sd_error_set(err, SD_EIO, "%s: cannot open: %s", src, strerror(errno));
+    int rc = cli_write_atomic(dst, S_write_copy, &c, err);
+    fclose(c.in);
+    return rc;
+}
+
+/* Reads the PNG signature and IHDR of path: SD_OK with *w, *h, or an
+ * explanation in why. */
+static int S_png_check(const char *path, unsigned *w, unsigned *h, char *why, size_t cap)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, cap, "no PNG was written");
+        return SD_EINTERNAL;
+    }
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n == 0) {
+        snprintf(why, cap, "the PNG is empty");
+        return SD_EINTERNAL;
+    }
+    if (n < sizeof b || memcmp(b, sig, 8) != 0 || memcmp(b + 12, "IHDR", 4) != 0) {
+        snprintf(why, cap, "the output is not a PNG");
+        return SD_EINTERNAL;
+    }
+    *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+    *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+    if (*w < S_MIN_WIDTH || *h < S_MIN_HEIGHT) {
+        snprintf(why, cap, "the PNG is %ux%u, smaller than %ux%u", *w, *h, S_MIN_WIDTH,
+                 S_MIN_HEIGHT);
+        return SD_EINTERNAL;
+    }
+    return SD_OK;
+}
+
+/* Runs `gnuplot NAME.gp` in dir; gnuplot's messages go to our stderr. */
+static int S_gnuplot(const char *dir, const char *name, sd_error *err)
+{
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s.gp", name);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return sd_error_set(err, SD_EINTERNAL, "figure %s: cannot start gnuplot: %s", name,
+                            strerror(errno));
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(126);
+        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return sd_error_set(err, SD_EINTERNAL, "figure %s: waiting for gnuplot: %s", name,
+                                strerror(errno));
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+        return sd_error_set(err, SD_EINTERNAL,
+                            "figure %s: cannot run gnuplot (is it installed? `make deps`)", name);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
+        return sd_error_set(err, SD_EINTERNAL, "figure %s: cannot enter %s", name, dir);
+    if (!WIFEXITED(st))
+        return sd_error_set(err, SD_EINTERNAL, "figure %s: gnuplot died of signal %d", name,
+                            WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (WEXITSTATUS(st) != 0)
+        return sd_error_set(err, SD_EINTERNAL, "figure %s: gnuplot %s/%s.gp failed (exit status %d)",
+                            name, dir, name, WEXITSTATUS(st));
+    return SD_OK;
+}
+
+typedef struct {
+    unsigned width, height;
+    double seconds;
+} S_made;
+
+static double S_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Data, script and PNG of one figure. */
+static int S_one(const sd_figure *fig, const char *out, const char *scripts_given,
+                 const sd_figure_opts *fo, int data_only, S_made *made, sd_error *err)
+{
+    char dat[PATH_MAX], gp[PATH_MAX], src[PATH_MAX], png[PATH_MAX], sdir[PATH_MAX];
+    double t0 = S_now();
+    memset(made, 0, sizeof *made);
+    int rc = S_path(dat, sizeof dat, out, fig->name, ".dat", err);
+    if (!rc)
+        rc = S_path(gp, sizeof gp, out, fig->name, ".gp", err);
+    if (!rc)
+        rc = S_path(png, sizeof png, out, fig->name, ".png", err);
+    if (!rc && !data_only)
+        rc = S_scripts_dir(scripts_given, fig->name, sdir, sizeof sdir, err);
+    if (!rc && !data_only)
+        rc = S_path(src, sizeof src, sdir, fig->name, ".gp", err);
+    S_data_ctx d = {fig, fo};
+    if (!rc && (rc = cli_write_atomic(dat, S_write_data, &d, err)) != 0)
+        sd_error_prefix(err, "figure %s", fig->name);
+    if (rc || data_only) {
+        made->seconds = S_now() - t0;
+        return rc;
+    }
+    if ((rc = S_copy(src, gp, err)) != 0)
+        return rc;
+    if (unlink(png) != 0 && errno != ENOENT)
+        return sd_error_set(err, SD_EOUTPUT, "%s: cannot replace: %s", png, strerror(errno));
+    rc = S_gnuplot(out, fig->name, err);
+    if (!rc) {
+        char why[128];
+        if (S_png_check(png, &made->width, &made->height, why, sizeof why) != SD_OK)
+            rc = sd_error_set(err, SD_EINTERNAL, "figure %s: gnuplot %s/%s.gp: %s", fig->name,
+                              out, fig->name, why);
+    }
+    if (rc)
+        unlink(png); /* never leave an empty or broken PNG behind */
+    made->seconds = S_now() - t0;
+    return rc;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    enum { O_OUT = CLI_OPT_FIRST_FREE, O_SCRIPTS, O_QUICK, O_SEED, O_DATA_ONLY, O_JSON, O_LIST };
+    static const struct option opts[] = {
+        {"out", required_argument, 0, O_OUT},
+        {"scripts", required_argument, 0, O_SCRIPTS},
+        {"quick", no_argument, 0, O_QUICK},
+        {"seed", required_argument, 0, O_SEED},
+        {"data-only", no_argument, 0, O_DATA_ONLY},
+        {"json", no_argument, 0, O_JSON},
+        {"list", no_argument, 0, O_LIST},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *out = "plots/out", *scripts = NULL;
+    int data_only = 0, json = 0, c;
+    sd_figure_opts fo;
+    sd_figure_opts_default(&fo);
+    sd_error err;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(S_help_text, stdout); return EX_OK_;
+        case O_LIST: S_list(); return EX_OK_;
+        case O_OUT: out = optarg; break;
+        case O_SCRIPTS: scripts = optarg; break;
+        case O_QUICK: fo.quick = 1; break;
+        case O_DATA_ONLY: data_only = 1; break;
+        case O_JSON: json = 1; break;
+        case O_SEED:
+            if (cli_parse_u64("--seed", optarg, &fo.seed, &err))
+                return cli_fail(&err);
+            break;
+        case ':': return cli_usage_error("plot", "%s needs a value", argv[optind - 1]);
+        default: return cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("plot", "name a figure or 'all' (see 'simdec plot --list')");
+    /* Resolve every name before doing any work. */
+    size_t nfig = 0, cap = 0;
+    for (size_t i = 0; sd_figures[i]; i++)
+        cap++;
+    const sd_figure **todo = calloc(cap * (size_t)(argc - optind) + 1, sizeof *todo);
+    if (!todo) {
+        sd_error_set(&err, SD_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
+    for (int a = optind; a < argc; a++) {
+        if (strcmp(argv[a], "all") == 0) {
+            for (size_t i = 0; sd_figures[i]; i++)
+                todo[nfig++] = sd_figures[i];
+        } else if ((todo[nfig] = sd_figure_find(argv[a])) != NULL) {
+            nfig++;
+        } else {
+            free(todo);
+            return cli_usage_error("plot", "unknown figure '%s' (see 'simdec plot --list')", argv[a]);
+        }
+    }
+    if (S_mkdirs(out, &err)) {
+        free(todo);
+        return cli_fail(&err);
+    }
+    int status = EX_OK_;
+    json_t *arr = json ? json_array() : NULL;
+    if (!json)
+        printf("%-28s %-12s %8s  %s\n", "figure", "size", "seconds", "files");
+    for (size_t i = 0; i < nfig; i++) {
+        const sd_figure *fig = todo[i];
+        S_made m;
+        sd_error_clear(&err);
+        int rc = S_one(fig, out, scripts, &fo, data_only, &m, &err);
+        if (rc) {
+            int st = cli_fail(&err);
+            if (status == EX_OK_)
+                status = st;
+        }
+        if (json) {
+            json_t *o = json_object();
+            json_object_set_new(o, "figure", json_string(fig->name));
+            json_object_set_new(o, "ok", json_boolean(!rc));
+            json_object_set_new(o, "dir", json_string(out));
+            json_object_set_new(o, "width", json_integer(m.width));
+            json_object_set_new(o, "height", json_integer(m.height));
+            json_object_set_new(o, "seconds", json_real(m.seconds));
+            if (rc)
+                json_object_set_new(o, "error", json_string(err.msg));
+            json_array_append_new(arr, o);
+        } else {
+            char size[32];
+            if (rc)
+                snprintf(size, sizeof size, "FAILED");
+            else if (data_only)
+                snprintf(size, sizeof size, "-");
+            else
+                snprintf(size, sizeof size, "%ux%u", m.width, m.height);
+            printf("%-28s %-12s %8.1f  %s/%s.{dat%s}\n", fig->name, size, m.seconds, out,
+                   fig->name, data_only ? "" : ",gp,png");
+            fflush(stdout);
+        }
+    }
+    free(todo);
+    if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "out", json_string(out));
+        json_object_set_new(o, "quick", json_boolean(fo.quick));
+        json_object_set_new(o, "seed", json_integer((json_int_t)fo.seed));
+        json_object_set_new(o, "figures", arr);
+        int st = cli_print_json(o);
+        if (status == EX_OK_)
+            status = st;
+    }
+    return status;
+}

@@ -1,0 +1,213 @@
+/* valid_verify.c — the best valid verifier (001_b9258a43e636c550.txt
+ * Def. 1 / Lemma 2, Theorem 2; SPEC §4 "valid-verify").
+ *
+ * A verifier sees the draft block x = x^γ ~ p and outputs (τ, y): it keeps
+ * x^τ and appends y; the tokens after are then drawn from the target q.
+ * Its law is w(x,τ,y) >= 0 with Σ_{τ,y} w(x,τ,y) = 1.  It is valid when the
+ * first γ+1 output tokens o have law q (001_… Def. 1, Lemma 2), i.e. for
+ * every o ∈ V^{γ+1} (SPEC §4):
+ *   Σ_x p(x) Σ_τ w(x,τ,o_{τ+1}) 1{x^τ = o^τ} q(o_{τ+2..γ+1} | o^{τ+1}) = q(o).
+ * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); 001_… Theorem 2
+ * says block verification attains the optimum
+ * Σ_{l=1..γ} Σ_{x^l} p(x^l) p_l(x^l).
+ *
+ * Sparse form.  Written literally the constraint for o touches every
+ * w(x,τ,o_{τ+1}) with x^τ = o^τ: V^{2γ+1}-order nonzeros.  The law of x
+ * enters only through the aggregates
+ *   z_τ(u) = Σ_{x : x^τ = u^τ} p(x) w(x,τ,u_{τ+1}),   u ∈ V^{τ+1}
+ * (the probability that the verifier outputs exactly the prefix u with
+ * τ = |u|-1), so we solve the equivalent LP in v(x,τ,y) = p(x) w(x,τ,y)
+ * and z:
+ *   Σ_{τ,y} v(x,τ,y) = p(x)                     for x with p(x) > 0,
+ *   z_τ(u) - Σ_{x^τ = u^τ} v(x,τ,u_{τ+1}) = 0    for u with q(u) > 0,
+ *   Σ_τ z_τ(o^{τ+1}) q(o | o^{τ+1}) = q(o)       for o with q(o) > 0,
+ * maximise Σ τ v.  Omitted pieces are forced to 0 by the literal LP: when
+ * q(u) = 0 every extension o of u has q(o) = 0 while q(.|u) (a product of
+ * chain rows) is positive on some extension, so z_τ(u) = 0, i.e. every
+ * v(x,τ,u_{τ+1}) with x^τ = u^τ vanishes; the rows for o with q(o) = 0 then
+ * hold term by term (each term has z = 0 or q(o|o^{τ+1}) = 0).
+ * Redundancy: Σ_o (validity row o) = Σ_x (block row x) (both say total
+ * mass 1), and that is the only linear dependency (a combination vanishing
+ * on v forces equal multipliers on all block and definition rows, and then
+ * on z every validity multiplier equals minus that value).  The last
+ * validity row is dropped, as in a transport LP (SPEC §6), so that
+ * glp_exact, which sees the rounded data exactly, finds the system
+ * consistent.  Size:
+ * (γ+1)V^{γ+1} + Σ_τ V^{τ+1} variables, O((γ+1)V^{γ+1}) nonzeros. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sd_lp.h"
+
+sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
+{
+    size_t nx = sd_lp_pow(V, gamma), nleaf = sd_lp_mul(nx, V);
+    size_t nw = sd_lp_mul(sd_lp_mul(nx, gamma + 1), V), nz = 0;
+    for (size_t tau = 0; tau <= gamma; tau++)
+        nz = sd_lp_add(nz, sd_lp_pow(V, tau + 1));
+    sd_lp_size s;
+    s.vars = sd_lp_add(nw, nz);
+    s.rows = sd_lp_add(sd_lp_add(nx, nz), nleaf);
+    s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nw, 2), nz), sd_lp_mul(nleaf, gamma + 1));
+    return s;
+}
+
+typedef struct S_vv {
+    size_t V, G;
+    double **P, **Q;  /* prefix laws: P[l] for l <= γ, Q[l] for l <= γ+1 */
+    size_t *zoff;     /* [γ+2]: z_τ(u) lives at zoff[τ] + u */
+    int *zcol, *zrow; /* [Σ V^{τ+1}] */
+    int *vcol;        /* [V^γ][γ+1][V] */
+    double *v;        /* the same, after read */
+} S_vv;
+
+static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
+{
+    (void)err;
+    S_vv *o = ctx;
+    size_t V = o->V, G = o->G, nx = sd_lp_pow(V, G);
+    /* z columns and their definition rows */
+    for (size_t tau = 0; tau <= G; tau++) {
+        size_t nu = o->zoff[tau + 1] - o->zoff[tau];
+        for (size_t u = 0; u < nu; u++) {
+            if (!(o->Q[tau + 1][u] > 0))
+                continue;
+            size_t i = o->zoff[tau] + u;
+            o->zcol[i] = sd_lp_col(b, 0.0, HUGE_VAL, 0.0);
+            o->zrow[i] = sd_lp_row_fixed(b, 0.0);
+            sd_lp_entry(b, o->zrow[i], o->zcol[i], 1.0);
+        }
+    }
+    /* v columns: one block row per draft block */
+    for (size_t x = 0; x < nx; x++) {
+        double px = o->P[G][x];
+        if (!(px > 0))
+            continue;
+        int row = sd_lp_row_fixed(b, px);
+        size_t div = nx; /* x / div = x^τ */
+        for (size_t tau = 0; tau <= G; tau++) {
+            size_t pre = x / div;
+            for (size_t y = 0; y < V; y++) {
+                size_t u = pre * V + y, i = o->zoff[tau] + u;
+                if (!o->zcol[i])
+                    continue; /* q(x^τ, y) = 0 */
+                int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)tau);
+                o->vcol[(x * (G + 1) + tau) * V + y] = j;
+                sd_lp_entry(b, row, j, 1.0);
+                sd_lp_entry(b, o->zrow[i], j, -1.0);
+            }
+            div /= V;
+        }
+    }
+    /* validity rows, one per output o with q(o) > 0 */
+    size_t nleaf = nx * V, last = nleaf;
+    for (size_t out = 0; out < nleaf; out++)
+        if (o->Q[G + 1][out] > 0)
+            last = out;
+    for (size_t out = 0; out < nleaf; out++) {
+        double qo = o->Q[G + 1][out];
+        if (!(qo > 0) || out == last)
+            continue;
+        int row = sd_lp_row_fixed(b, qo);
+        size_t div = nleaf / V; /* out / div = o^{τ+1} */
+        for (size_t tau = 0; tau <= G; tau++) {
+            size_t u = out / div;
+            sd_lp_entry(b, row, o->zcol[o->zoff[tau] + u], qo / o->Q[tau + 1][u]);
+            div /= V;
+        }
+    }
+    return SD_OK;
+}
+
+static int S_read(glp_prob *lp, void *ctx, sd_error *err)
+{
+    (void)err;
+    S_vv *o = ctx;
+    size_t n = sd_lp_pow(o->V, o->G) * (o->G + 1) * o->V;
+    for (size_t i = 0; i < n; i++)
+        o->v[i] = o->vcol[i] ? fmax(0.0, glp_get_col_prim(lp, o->vcol[i])) : 0.0;
+    return SD_OK;
+}
+
+int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
+                       const sd_lp_opts *opts, sd_lp_result *res,
+                       sd_lp_plan **plan, sd_error *err)
+{
+    if (plan)
+        *plan = NULL;
+    memset(res, 0, sizeof *res);
+    res->optimum = NAN;
+    snprintf(res->status, sizeof res->status, "not solved");
+    size_t V = c->V;
+    if (gamma < 1)
+        return sd_error_set(err, SD_EUSAGE, "valid-verify: --gamma must be >= 1");
+    if (t < 1 || t > c->T || gamma > c->T - t)
+        return sd_error_set(err, SD_EUSAGE,
+                            "valid-verify: --step %zu --gamma %zu needs positions %zu..%zu (the draft block and "
+                            "the bonus token); the model's horizon is %zu",
+                            t, gamma, t, t + gamma, c->T);
+    if (a >= V)
+        return sd_error_set(err, SD_EUSAGE, "valid-verify: --state %zu is not a token; expected 0 to %zu", a, V - 1);
+    sd_lp_size sz = sd_lp_valid_verify_size(V, gamma);
+    char what[96];
+    snprintf(what, sizeof what, "valid-verify --gamma %zu at V = %zu", gamma, V);
+    int rc = sd_lp_check_size(what, &sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
+    if (rc)
+        return rc;
+    S_vv o;
+    memset(&o, 0, sizeof o);
+    o.V = V;
+    o.G = gamma;
+    size_t nx = sd_lp_pow(V, gamma), nw = nx * (gamma + 1) * V;
+    if ((rc = sd_lp_prefix_laws(c, t, a, gamma, 0, &o.P, err)) ||
+        (rc = sd_lp_prefix_laws(c, t, a, gamma + 1, 1, &o.Q, err))) {
+        free(o.P);
+        return rc;
+    }
+    o.zoff = malloc((gamma + 2) * sizeof *o.zoff);
+    if (o.zoff) {
+        o.zoff[0] = 0;
+        for (size_t tau = 0; tau <= gamma; tau++)
+            o.zoff[tau + 1] = o.zoff[tau] + sd_lp_pow(V, tau + 1);
+        o.zcol = calloc(o.zoff[gamma + 1], sizeof *o.zcol);
+        o.zrow = calloc(o.zoff[gamma + 1], sizeof *o.zrow);
+    }
+    o.vcol = calloc(nw, sizeof *o.vcol);
+    o.v = calloc(nw, sizeof *o.v);
+    if (!o.zoff || !o.zcol || !o.zrow || !o.vcol || !o.v)
+        rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
+    else
+        rc = sd_lp_solve(what, &sz, 1, opts, S_build, S_read, &o, res, err);
+    if (!rc && plan && res->optimal) {
+        size_t groups[3] = {gamma, 1, 1};
+        sd_lp_plan *pl = sd_lp_plan_new("draft,tau,y,prob", 3, groups, 1, 64);
+        size_t *keys = malloc((gamma + 2) * sizeof *keys);
+        int bad = !pl || !keys;
+        for (size_t i = 0; !bad && i < nw; i++) {
+            size_t x = i / ((gamma + 1) * V);
+            double px = o.P[gamma][x], w = px > 0 ? o.v[i] / px : 0.0;
+            if (!(w > 1e-12))
+                continue;
+            sd_lp_digits(x, V, gamma, keys);
+            keys[gamma] = (i / V) % (gamma + 1);
+            keys[gamma + 1] = i % V;
+            bad = sd_lp_plan_add(pl, keys, &w) != SD_OK;
+        }
+        free(keys);
+        if (bad) {
+            sd_lp_plan_free(pl);
+            pl = NULL;
+            rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory for the plan", what);
+        }
+        *plan = pl;
+    }
+    free(o.P);
+    free(o.Q);
+    free(o.zoff);
+    free(o.zcol);
+    free(o.zrow);
+    free(o.vcol);
+    free(o.v);
+    return rc;
+}

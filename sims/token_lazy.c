@@ -1,0 +1,67 @@
+/* token_lazy.c — token-level speculative decoding on the on-demand model
+ * (src/sd_lazy.h; the algorithm of sims/token.c, 004_2700e131d6873633.txt
+ * Alg. 1).  Rows are never built: p_t(.|a) and q_t(.|a) are the rank laws
+ * z_d and z_q seen through the permutation π_{t,a}, so every draw is a
+ * draw of a rank followed by π⁻¹ (a Feistel network, O(1) expected). */
+#include "../src/sd_lazy.h"
+#include "../src/sd_rngbuf.h"
+#include "sd_token.h"
+
+/* The smallest rank r with u·m < cs[r], from the guide table (exact, see
+ * sd_token.h); `last` when rounding leaves u·m beyond the final sum. */
+static size_t S_rank(const double *cs, const uint32_t *g, size_t V, size_t G, double u, double m,
+                     size_t last)
+{
+    double target = u * m;
+    size_t i = g[(size_t)(u * (double)G)];
+    while (i < V && !(target < cs[i]))
+        i++;
+    return i < V ? i : last;
+}
+
+void sd_token_lazy_trial(const sd_lazy *m, size_t gamma, uint64_t seed, uint64_t trial,
+                         size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
+                         sd_welford *acc)
+{
+    const size_t V = m->V, T = m->T, G = m->G;
+    const double md = m->cd[V - 1], mq = m->cq[V - 1], mr = m->tv;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = (size_t)(sd_rngbuf_uniform(&rng) * (double)V);
+    tokens[0] = prev;
+    size_t rej = 0, its = 0;
+    for (size_t n = 1; n <= T;) {
+        size_t len = T - n + 1;
+        if (gamma && gamma < len)
+            len = gamma;
+        size_t i = 0;
+        int rejected = 0;
+        for (; i < len; i++) {
+            size_t t = n + i;
+            size_t r = S_rank(m->cd, m->gd, V, G, sd_rngbuf_uniform(&rng), md, m->lastd);
+            if (!(sd_rngbuf_uniform(&rng) * m->zd[r] < m->zq[r])) {
+                r = S_rank(m->cr, m->gr, V, G, sd_rngbuf_uniform(&rng), mr, m->lastr);
+                prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+                rejected = 1;
+                break;
+            }
+            prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+        }
+        size_t accepted = i, emitted = rejected ? i + 1 : i;
+        if (!rejected && n + len <= T) { /* bonus token from q */
+            size_t t = n + len;
+            size_t r = S_rank(m->cq, m->gq, V, G, sd_rngbuf_uniform(&rng), mq, m->lastq);
+            prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (hist)
+            hist[accepted] += 1.0;
+        if (acc)
+            sd_welford_add(acc, (double)accepted);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}

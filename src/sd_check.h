@@ -1,0 +1,65 @@
+/* sd_check.h — is a verifier lossless?  (`simdec check`, issue 3)
+ *
+ * Runs a verifier for N trials, tabulates the joint law of its first L
+ * output tokens (x_1..x_L, V^L cells, index x_1 V^{L-1} + ... + x_L as in
+ * sd_chain_target_joint) and compares it with the exact target joint by
+ * Pearson's chi-square test (sd_chisq_test: sparse cells pooled, any
+ * observation in a probability-0 cell gives p-value 0).  The verdict is
+ * `unbiased` when p-value >= alpha.
+ *
+ * Trial i uses the stream (seed, i) exactly as sd_sim_trial() does, but
+ * stops as soon as x_1..x_L are out: later iterations draw later numbers of
+ * the same stream and cannot change x_1..x_L, so the table is the one a
+ * full sd_sim_trial() would give, at a fraction of the cost when L << T.
+ * Trials run in blocks of SD_SIM_BLOCK over OpenMP threads; the counts are
+ * integers, so the result is bit-identical for any thread count. */
+#ifndef SD_CHECK_H
+#define SD_CHECK_H
+
+#include <stdint.h>
+
+#include "../sims/sd_verifier.h"
+#include "sd_stats.h"
+
+#define SD_CHECK_MAX_CELLS ((size_t)1 << 20) /* V^L limit: 8 MiB per table */
+#define SD_CHECK_DEFAULT_TRIALS 200000u
+#define SD_CHECK_DEFAULT_SEED 1u
+#define SD_CHECK_DEFAULT_ALPHA 1e-3
+#define SD_CHECK_MIN_EXPECTED 5.0            /* pooling threshold of the test */
+
+typedef struct sd_check_opts {
+    uint64_t seed;
+    uint64_t trials;      /* >= 1 */
+    size_t L;             /* tokens tabulated, 1..T; 0: sd_check_default_L */
+    double alpha;         /* in (0,1) */
+    double min_expected;  /* > 0: cells with a smaller expected count are pooled */
+    unsigned threads;     /* 0: all available cores */
+    size_t max_cells;     /* V^L limit; 0: SD_CHECK_MAX_CELLS */
+} sd_check_opts;
+
+/* The defaults above, L = 0 (automatic), threads 0. */
+void sd_check_defaults(sd_check_opts *o);
+
+/* min(2, T), lowered while V^L > max_cells; 0 when even V > max_cells. */
+size_t sd_check_default_L(const sd_chain *c, size_t max_cells);
+
+typedef struct sd_check_result {
+    uint64_t trials, seed;
+    size_t V, L, cells;   /* cells = V^L */
+    double alpha, min_expected;
+    sd_chisq chi;         /* chi2, dof, p_value, max_abs_dev, zero_hits, cells_tested */
+    int unbiased;         /* chi.p_value >= alpha */
+    double *observed;     /* [cells]: trials whose x_1..x_L fell in the cell */
+    double *expected;     /* [cells]: exact target probability of the cell */
+} sd_check_result;
+
+/* Runs the check.  SD_EUSAGE for a bad option (naming it), SD_ETOOBIG when
+ * V^L exceeds the cell limit (refused before allocating), or the
+ * verifier's own error.  On success *res owns observed/expected; release
+ * with sd_check_result_free() (also safe after a failure). */
+int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                 const sd_check_opts *opts, sd_check_result *res, sd_error *err);
+
+void sd_check_result_free(sd_check_result *res);
+
+#endif
