@@ -8,6 +8,7 @@
 #   make figures    regenerate the papers' figures under plots/out/
 #
 # Parallel developers can build side by side with BUILD=dir BIN=path.
+# VERBOSE=1 shows the full compiler command lines.
 
 BUILD ?= build
 BIN   ?= simdec
@@ -29,7 +30,7 @@ CFLAGS  += $(CSTD) $(WARN) $(OPT) $(OPENMP) $(PKG_CFLAGS) -MMD -MP
 LDLIBS   = $(PKG_LIBS) -lglpk -lm
 LDFLAGS += $(OPENMP)
 
-LIB_SRC  := $(wildcard src/*.c sims/*.c lp/*.c)
+LIB_SRC  := $(wildcard src/*.c sims/*.c lp/*.c plots/*.c)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -38,23 +39,35 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libsimdec.a
 TESTBIN  := $(BUILD)/simdec-tests
 
+ifeq ($(VERBOSE),1)
+Q =
+say = @true
+else
+Q = @
+say = @printf '  %-4s %s\n'
+endif
+
 .PHONY: all deps demo check test tests clean bench figures
 all: $(BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
 
 # The CLI's objects go in as objects (not the archive) so every command links.
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(say) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(TESTBIN): $(TEST_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LDLIBS) -lcriterion
+	$(say) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LDLIBS) -lcriterion
 
 tests: $(TESTBIN)
 

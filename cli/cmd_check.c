@@ -1,12 +1,12 @@
 /* cmd_check.c — `simdec check`: is a verifier lossless?  Chi-square test of
  * the joint law of its first L output tokens against the exact target
- * joint (src/sd_check.h). */
+ * joint (sims/sd_check.h). */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sd_check.h"
+#include "../sims/sd_check.h"
 #include "cli.h"
 #include "commands.h"
 

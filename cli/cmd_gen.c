@@ -50,7 +50,8 @@ int cmd_gen(int argc, char **argv)
             continue;
         }
         if (c == CLI_OPT_MODEL || c == CLI_OPT_P || c == CLI_OPT_Q) {
-            status = cli_usage_error("gen", "%s does not apply to gen", argv[optind - 1]);
+            status = cli_usage_error("gen", "--%s does not apply to gen (it writes a new model)",
+                                     c == CLI_OPT_MODEL ? "model" : c == CLI_OPT_P ? "p" : "q");
             break;
         }
         int r = cli_model_option(&mo, c, optarg, &err);

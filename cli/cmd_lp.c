@@ -249,6 +249,19 @@ static void S_reference(S_out *o, const double *p, const double *q)
     }
 }
 
+/* 1 if the LP of o at vocabulary V is within the limits, else 0 (err set). */
+static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *err)
+{
+    sd_lp_size sz;
+    switch (o->prob) {
+    case S_OTM: sz = sd_lp_otm_size(V, o->k, o->ordered); break;
+    case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
+    case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
+    default: sz = sd_lp_pareto_size(V); break;
+    }
+    return sd_lp_check_size(&sz, lo->max_vars, err) == SD_OK;
+}
+
 int cmd_lp(int argc, char **argv)
 {
     enum {
@@ -369,6 +382,10 @@ int cmd_lp(int argc, char **argv)
         else if (cmp_name && !(o.cmp = sd_verifier_find(cmp_name)))
             status = cli_usage_error("lp", "unknown verifier '%s' (see 'simdec run --list')", cmp_name);
     }
+    /* Refuse an oversize LP before building (or generating) the model when
+     * V is known from the options; a model file is refused once loaded. */
+    if (status < 0 && !mo.file && !S_size_ok(&o, mo.p ? mo.pV : mo.gen.V, &lo, &err))
+        status = cli_fail(&err);
     /* The chain.  A --p/--q problem needs a horizon covering the block and
      * the bonus token. */
     sd_chain *ch = NULL;
@@ -383,6 +400,8 @@ int cmd_lp(int argc, char **argv)
             status = cli_usage_error("lp", "--step %zu exceeds the model's horizon %zu", o.t, ch->T);
         else if (o.a >= ch->V)
             status = cli_usage_error("lp", "--state %zu is not a token; expected 0 to %zu", o.a, ch->V - 1);
+        else if (!S_size_ok(&o, ch->V, &lo, &err))
+            status = cli_fail(&err);
     }
     if (status >= 0) {
         sd_chain_free(ch);

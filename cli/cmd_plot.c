@@ -1,6 +1,6 @@
 /* cmd_plot.c — `simdec plot NAME|all`: regenerates the papers' figures.
  *
- * For each figure (src/sd_figures.h) it writes DIR/NAME.dat (the data, via
+ * For each figure (plots/sd_figures.h) it writes DIR/NAME.dat (the data, via
  * a temporary file and rename), copies the gnuplot script plots/NAME.gp
  * beside it as DIR/NAME.gp, and runs `gnuplot NAME.gp` in DIR to make
  * DIR/NAME.png, so that a researcher can restyle a figure by editing the
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/sd_figures.h"
+#include "../plots/sd_figures.h"
 #include "cli.h"
 #include "commands.h"
 

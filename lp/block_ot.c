@@ -24,6 +24,7 @@ sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma)
     s.vars = sd_lp_mul(n, n);
     s.rows = sd_lp_mul(n, 2);
     s.nnz = sd_lp_mul(s.vars, 2);
+    snprintf(s.what, sizeof s.what, "block-ot --gamma %zu at V = %zu", gamma, V);
     return s;
 }
 
@@ -106,9 +107,8 @@ int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
     if (a >= V)
         return sd_error_set(err, SD_EUSAGE, "block-ot: --state %zu is not a token; expected 0 to %zu", a, V - 1);
     sd_lp_size sz = sd_lp_block_ot_size(V, gamma);
-    char what[96];
-    snprintf(what, sizeof what, "block-ot --gamma %zu at V = %zu", gamma, V);
-    int rc = sd_lp_check_size(what, &sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
+    const char *what = sz.what;
+    int rc = sd_lp_check_size(&sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
     if (rc)
         return rc;
     double **lp_ = NULL, **lq = NULL;
@@ -123,7 +123,7 @@ int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
     if (!o.col || !o.pi)
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
     else
-        rc = sd_lp_solve(what, &sz, 1, opts, S_build, S_read, &o, res, err);
+        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_CPX_BASIS, opts, S_build, S_read, &o, res, err);
     if (!rc && plan && res->optimal) {
         size_t groups[2] = {gamma, gamma};
         sd_lp_plan *pl = sd_lp_plan_new("draft,target,mass", 2, groups, 1, 64);

@@ -33,6 +33,7 @@ sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered)
     s.vars = sd_lp_mul(n, V);
     s.rows = sd_lp_add(n, V);
     s.nnz = sd_lp_mul(s.vars, 2);
+    snprintf(s.what, sizeof s.what, "otm --k %zu at V = %zu%s", k, V, ordered ? " (ordered tuples)" : "");
     return s;
 }
 
@@ -208,10 +209,9 @@ static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, siz
     if (sd_dist_check(p, V, 1e-9, &sum) >= 0 || sd_dist_check(q, V, 1e-9, &sum) >= 0)
         return sd_error_set(err, SD_EDATA, "otm: p and q must be probability vectors");
     sd_lp_size sz = sd_lp_otm_size(V, k, ordered);
-    char what[96];
-    snprintf(what, sizeof what, "otm --k %zu at V = %zu%s", k, V, ordered ? " (ordered tuples)" : "");
+    const char *what = sz.what;
     size_t max_vars = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    int rc = sd_lp_check_size(what, &sz, max_vars, err);
+    int rc = sd_lp_check_size(&sz, max_vars, err);
     if (rc)
         return rc;
     o->p = p;
@@ -229,7 +229,7 @@ static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, siz
         return sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
     }
     S_enumerate(o);
-    rc = sd_lp_solve(what, &sz, 1, opts, S_build, S_read, o, res, err);
+    rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_CPX_BASIS, opts, S_build, S_read, o, res, err);
     if (rc)
         S_otm_free(o);
     return rc;

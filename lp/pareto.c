@@ -25,6 +25,7 @@ sd_lp_size sd_lp_pareto_size(size_t V)
     s.vars = sd_lp_mul(V, 3);
     s.rows = sd_lp_add(sd_lp_mul(V, 2), 2);
     s.nnz = sd_lp_mul(V, 9);
+    snprintf(s.what, sizeof s.what, "pareto at V = %zu", V);
     return s;
 }
 
@@ -86,15 +87,14 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
     if (sd_dist_check(p, V, 1e-9, &sum) >= 0 || sd_dist_check(q, V, 1e-9, &sum) >= 0)
         return sd_error_set(err, SD_EDATA, "pareto: p and q must be probability vectors");
     sd_lp_size sz = sd_lp_pareto_size(V);
-    char what[96];
-    snprintf(what, sizeof what, "pareto at V = %zu", V);
-    int rc = sd_lp_check_size(what, &sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
+    const char *what = sz.what;
+    int rc = sd_lp_check_size(&sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
     if (rc)
         return rc;
     S_par o = {p, q, V, rho, calloc(3 * V, sizeof(double))};
     if (!o.sol)
         return sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
-    rc = sd_lp_solve(what, &sz, 0, opts, S_build, S_read, &o, res, err);
+    rc = sd_lp_solve(&sz, 0, opts, S_build, S_read, &o, res, err);
     if (!rc && plan && res->optimal) {
         size_t group = 1;
         sd_lp_plan *pl = sd_lp_plan_new("x,p,q,accept_mass,b,residual_mass", 1, &group, 5, V);

@@ -45,6 +45,7 @@ size_t sd_lp_binom(size_t n, size_t r);
  * probabilities remove variables). */
 typedef struct sd_lp_size {
     size_t vars, rows, nnz;
+    char what[96]; /* the problem, for messages: "otm --k 3 at V = 7" */
 } sd_lp_size;
 
 #define SD_LP_DEFAULT_MAX_VARS ((size_t)200000)
@@ -52,11 +53,11 @@ typedef struct sd_lp_size {
  * in GLPK) is capped at 2^26 nonzeros ≈ 2.7 GB. */
 #define SD_LP_MAX_NNZ ((size_t)1 << 26)
 
-/* SD_ETOOBIG when sz->vars > max_vars (message: "<what> needs N LP
- * variables; the limit (--max-vars) is M") or the rows/nonzeros exceed what
- * GLPK can index or SD_LP_MAX_NNZ.  Pure arithmetic; allocates nothing. */
-int sd_lp_check_size(const char *what, const sd_lp_size *sz, size_t max_vars,
-                     sd_error *err);
+/* SD_ETOOBIG when sz->vars > max_vars (0 = the default; message: "<what>
+ * needs N LP variables; the limit (--max-vars) is M") or the rows/nonzeros
+ * exceed what GLPK can index or SD_LP_MAX_NNZ.  Pure arithmetic; allocates
+ * nothing, so a front end can refuse before building a model. */
+int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err);
 
 /* ---- options and results ------------------------------------------------ */
 
@@ -130,15 +131,22 @@ typedef int (*sd_lp_build_fn)(sd_lp_builder *b, void *ctx, sd_error *err);
  * columns (glp_get_col_prim(lp, j)). */
 typedef int (*sd_lp_read_fn)(glp_prob *lp, void *ctx, sd_error *err);
 
+/* Flags of sd_lp_solve. */
+enum {
+    SD_LP_MAXIMISE = 1,  /* maximise (default: minimise) */
+    SD_LP_ADV_BASIS = 2, /* start from glp_adv_basis (triangular crash) */
+    SD_LP_CPX_BASIS = 4  /* start from glp_cpx_basis (Bixby's crash) */
+};
+
 /* Checks sz against opts, allocates the triplet buffer, runs build, loads
  * the matrix, solves (primal simplex, presolve off, GLPK output off; then
  * glp_exact when opts->exact), fills *res and, if optimal and read is not
- * NULL, calls read.  maximise: 1 to maximise, 0 to minimise.  Returns
+ * NULL, calls read.  flags: SD_LP_* above.  Returns
  * SD_OK when the solver ran (whatever the status), SD_ETOOBIG/SD_ENOMEM, a
  * build/read error, or SD_ESOLVER with res->status "glpk error" and GLPK's
  * message when GLPK hit an internal error (the GLPK environment of the
  * calling thread is then freed; nothing leaks). */
-int sd_lp_solve(const char *what, const sd_lp_size *sz, int maximise,
+int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
                 const sd_lp_opts *opts, sd_lp_build_fn build, sd_lp_read_fn read,
                 void *ctx, sd_lp_result *res, sd_error *err);
 
@@ -155,7 +163,9 @@ int sd_lp_prefix_laws(const sd_chain *c, size_t t, size_t a, size_t L,
 
 /* ---- the problems --------------------------------------------------------- */
 
-/* Sizes (upper bounds) of each problem, for refusal and `--help` output. */
+/* Sizes (upper bounds) of each problem, with its description in .what,
+ * from the parameters alone (pass them to sd_lp_check_size to refuse
+ * early). */
 sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);

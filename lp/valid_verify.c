@@ -50,6 +50,7 @@ sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
     s.vars = sd_lp_add(nw, nz);
     s.rows = sd_lp_add(sd_lp_add(nx, nz), nleaf);
     s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nw, 2), nz), sd_lp_mul(nleaf, gamma + 1));
+    snprintf(s.what, sizeof s.what, "valid-verify --gamma %zu at V = %zu", gamma, V);
     return s;
 }
 
@@ -150,9 +151,8 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
     if (a >= V)
         return sd_error_set(err, SD_EUSAGE, "valid-verify: --state %zu is not a token; expected 0 to %zu", a, V - 1);
     sd_lp_size sz = sd_lp_valid_verify_size(V, gamma);
-    char what[96];
-    snprintf(what, sizeof what, "valid-verify --gamma %zu at V = %zu", gamma, V);
-    int rc = sd_lp_check_size(what, &sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
+    const char *what = sz.what;
+    int rc = sd_lp_check_size(&sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
     if (rc)
         return rc;
     S_vv o;
@@ -178,7 +178,7 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
     if (!o.zoff || !o.zcol || !o.zrow || !o.vcol || !o.v)
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
     else
-        rc = sd_lp_solve(what, &sz, 1, opts, S_build, S_read, &o, res, err);
+        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, S_read, &o, res, err);
     if (!rc && plan && res->optimal) {
         size_t groups[3] = {gamma, 1, 1};
         sd_lp_plan *pl = sd_lp_plan_new("draft,tau,y,prob", 3, groups, 1, 64);

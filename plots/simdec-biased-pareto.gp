@@ -15,8 +15,7 @@ set ylabel "output bias TV(P_A, q)"
 set grid
 set xrange [0:1.05*TV]
 set yrange [0:1.05*TV]
-set size ratio -1
-set key top right box opaque
+set key bottom left box opaque
 plot dat index '[front]' using 1:2:(1.05*TV) with filledcurves fs transparent solid 0.15 noborder lc rgb '#1f77b4' title 'attainable region', \
      '' index '[front]' using 1:2 with lines lw 2.5 lc rgb 'black' title 'Pareto front (Theorem 5)', \
      '' index '[exact]' using 2:4 with lines lw 2 lc rgb '#d62728' title 'residual = target q (uno), exact', \

@@ -13,6 +13,7 @@ set xlabel "target parameter b = q(token 1)"
 set ylabel "acceptance probability"
 set grid
 set xrange [0:1]
+set yrange [*:1.01]
 set key bottom left box opaque
 plot for [j=0:2] dat index '[mc]' using 1:(column(3+3*j)):(column(4+3*j)) with filledcurves fs transparent solid 0.2 noborder lc rgb word(colors, j+1) notitle, \
      for [j=0:2] '' index '[exact]' using 1:(column(2+2*j)) with lines lw 2 lc rgb word(colors, j+1) title sprintf('k = %s, OTM-k (optimal)', word(ks, j+1)), \

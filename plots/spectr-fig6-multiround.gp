@@ -12,6 +12,7 @@ set xlabel "target parameter b = q(token 1)"
 set ylabel "acceptance probability"
 set grid
 set xrange [0:1]
+set yrange [*:1.01]
 set key bottom left box opaque
 do for [j=0:1] {
     set title sprintf('k = %s drafts', word(ks, j+1))

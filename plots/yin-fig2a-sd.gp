@@ -12,6 +12,7 @@ set title "Speculative decoding (token verifier) on the 7-token nonstationary Ma
 set xlabel "number of trials (independent generations of T = 50 tokens)"
 set ylabel "rejections per generation, running mean of N_{rej}"
 set logscale x
+set xrange [10:*]
 set grid
 set key top right box opaque
 plot dat index '[mc-M1]' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#2ca02c' title 'Monte-Carlo 95% confidence band', \

@@ -14,6 +14,7 @@ set title "Batch speculative decoding (M drafts per iteration) on the 7-token ch
 set xlabel "number of trials (independent generations of T = 50 tokens)"
 set ylabel "rejections per generation, running mean of N_{rej}"
 set logscale x
+set xrange [10:*]
 set grid
 set key top right box opaque
 plot dat index '[mc-M4]' using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc rgb '#2ca02c' title 'M = 4: Monte-Carlo 95% band', \

@@ -13,6 +13,7 @@ set xlabel "batch size M (drafts per iteration)"
 set ylabel "expected rejections per generation, E[N_{rej}]"
 set grid
 set xrange [0:31]
+set yrange [lim - 0.5:*]
 set key top right box opaque
 plot dat index '[vsM-exact]' using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'exact, Theorem 3 (M = 1: Theorem 1)', \
      '' index '[vsM-mc]' using 1:2:3:4 with yerrorbars pt 6 ps 1.5 lw 1.5 lc rgb '#d62728' title 'Monte-Carlo (batch verifier) with 95% interval', \

@@ -28,6 +28,7 @@ plot dat index '[lp]' using 1:2:(1.6*TV) with filledcurves fs transparent solid 
 set title "(b) b = min(1,(q+ε)/p) with the optimal residual, ε swept"
 set xrange [0:1.1*TV]
 set yrange [0:1.1*TV]
+set key top right box opaque
 set cblabel "over-acceptance ε"
 set palette defined (0 '#440154', 1 '#21908d', 2 '#fde725')
 plot dat index '[front]' using 1:2:(1.1*TV) with filledcurves fs transparent solid 0.2 noborder lc rgb '#1f77b4' title 'attainable', \
@@ -41,8 +42,8 @@ set title "(c) rejection and bias against ε: their sum stays TV(p,q)"
 set xlabel "over-acceptance ε"
 set ylabel "probability / TV distance"
 set autoscale x
-set yrange [0:1.15*TV]
-set key center right box opaque
+set yrange [0:1.75*TV]
+set key top right box opaque
 plot dat index '[mc]' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#1f77b4' notitle, \
      '' index '[mc]' using 1:6:7 with filledcurves fs transparent solid 0.25 noborder lc rgb '#ff7f0e' notitle, \
      '' index '[eps]' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'P(reject), exact', \

@@ -16,6 +16,7 @@ set multiplot layout 1,3 title "(Batch) speculative decoding on the 7-token nons
 set grid
 set key top right box opaque
 set logscale x
+set xrange [10:*]
 set xlabel "number of trials (generations of T = 100 tokens)"
 set ylabel "rejections per generation, running mean of N_{rej}"
 set title "(a) speculative decoding vs Theorem 1"
@@ -27,6 +28,7 @@ plot dat index '[mc-M2]' using 1:3:4 with filledcurves fs transparent solid 0.25
      '' index '[mc-M2]' using 1:2 with lines lw 2 lc rgb '#9467bd' title 'Monte-Carlo running mean', \
      '' index '[exact-M2]' using 1:2 with lines lw 2.5 dt 2 lc rgb '#e377c2' title sprintf('Theorem 3: %.3f', ex2)
 unset logscale x
+set yrange [lim - 0.5:*]
 set title "(c) expected rejections against the batch size M"
 set xlabel "batch size M"
 set ylabel "expected rejections per generation, E[N_{rej}]"

@@ -369,8 +369,14 @@ static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V
         return sd_error_set(err, SD_EUSAGE, "--trials must be >= 1");
     if (opts->want_positions && (*T > ((size_t)1 << 24) / *V))
         return sd_error_set(err, SD_ETOOBIG, "per-position counts need T*V = %zu*%zu cells; limit 2^24", *T, *V);
-    if (sd_sim_block_count(opts->trials) > SIZE_MAX / sizeof(sd_sim_block))
-        return sd_error_set(err, SD_ETOOBIG, "--trials %llu is too many", (unsigned long long)opts->trials);
+    if (sd_sim_block_count(opts->trials) > SD_SIM_MAX_BLOCKS)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "--trials %llu needs %llu blocks of statistics (%zu bytes each); limit %llu "
+                            "blocks, i.e. --trials <= %llu",
+                            (unsigned long long)opts->trials,
+                            (unsigned long long)sd_sim_block_count(opts->trials), sizeof(sd_sim_block),
+                            (unsigned long long)SD_SIM_MAX_BLOCKS,
+                            (unsigned long long)SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK);
     return SD_OK;
 }
 

@@ -15,6 +15,10 @@
 #include "sd_verifier.h"
 
 #define SD_SIM_BLOCK 4096
+/* Runs keep one record of statistics per block (72 bytes); more blocks
+ * than this (2^35 ≈ 3.4e10 trials, 600 MB of records) are refused with
+ * SD_ETOOBIG before anything is allocated. */
+#define SD_SIM_MAX_BLOCKS ((uint64_t)1 << 23)
 
 /* Per-trial outcome. */
 typedef struct sd_trial {

@@ -11,6 +11,7 @@
  * The verifier below is the reference; sd_token_plan_trial() at the end of
  * the file is the same computation on precomputed tables (sd_token.h), which
  * the driver uses for stored chains. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "../src/sd_dist.h"
@@ -97,7 +98,14 @@ struct sd_token_plan {
     uint32_t *lastp, *lastr; /* [rows] last index of positive weight */
     double *cq;              /* [rows][V] Σ q (bonus draws; gamma > 0 only) */
     uint32_t *gq, *lastq;
+    /* V <= S_NARROW: the running sums cp and cr of each row again,
+     * contiguous and padded with +inf to S_NARROW entries, for a branchless
+     * draw: the smallest i with target < cs[i] is #{i : cs[i] <= target}
+     * (the sums do not decrease), with no mispredicted loop exit. */
+    double *np, *nr;         /* [rows][S_NARROW] or NULL */
 };
+
+#define S_NARROW 8
 
 static size_t S_pow2_at_least(size_t V)
 {
@@ -118,6 +126,8 @@ size_t sd_token_plan_bytes(const sd_chain *c, const sd_params *par)
                      sizeof(double) + 2 * sizeof(uint32_t);
     if (par->gamma)
         per_row += (double)V * sizeof(double) + (double)G * sizeof(uint32_t) + sizeof(uint32_t);
+    if (V <= S_NARROW)
+        per_row += 2.0 * S_NARROW * sizeof(double);
     double total = per_row * (double)rows;
     return total >= (double)SIZE_MAX ? SIZE_MAX : (size_t)total;
 }
@@ -132,6 +142,15 @@ static void S_guide(const double *cs, size_t stride, size_t V, size_t G, double 
             i++;
         g[k] = (uint32_t)i;
     }
+}
+
+/* The same by counting, for rows padded to S_NARROW entries. */
+static inline size_t S_count(const double *cs, double target, size_t V, size_t last)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < S_NARROW; i++)
+        n += cs[i] <= target;
+    return n < V ? n : last;
 }
 
 /* The smallest x with target < cs[x·stride], starting at the guide entry of
@@ -159,6 +178,8 @@ void sd_token_plan_free(sd_token_plan *plan)
     free(plan->cq);
     free(plan->gq);
     free(plan->lastq);
+    free(plan->np);
+    free(plan->nr);
     free(plan);
 }
 
@@ -195,6 +216,11 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_plan **o
         pl->lastq = malloc(rows * sizeof *pl->lastq);
         ok = pl->cq && pl->gq && pl->lastq;
     }
+    if (ok && V <= S_NARROW) {
+        pl->np = malloc(rows * S_NARROW * sizeof *pl->np);
+        pl->nr = malloc(rows * S_NARROW * sizeof *pl->nr);
+        ok = pl->np && pl->nr;
+    }
     if (!ok) {
         sd_token_plan_free(pl);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel (%zu bytes)", bytes);
@@ -227,6 +253,11 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_plan **o
                 pl->cq[r * V + x] = rq;
             }
         }
+        if (pl->np)
+            for (size_t x = 0; x < S_NARROW; x++) {
+                pl->np[r * S_NARROW + x] = x < V ? e[x].cp : INFINITY;
+                pl->nr[r * S_NARROW + x] = x < V ? e[x].cr : INFINITY;
+            }
         pl->mass[r] = rr;
         pl->lastp[r] = (uint32_t)lp;
         pl->lastr[r] = (uint32_t)lr;
@@ -261,11 +292,13 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
             size_t t = n + i, row = (t - 1) * per_step + prev;
             const S_ent *e = pl->ent + row * V;
             double u = sd_rngbuf_uniform(&rng);
-            size_t x = S_search(&e[0].cp, 4, pl->gp + row * G, V, G, u, u, pl->lastp[row]);
+            size_t x = pl->np ? S_count(pl->np + row * S_NARROW, u, V, pl->lastp[row])
+                              : S_search(&e[0].cp, 4, pl->gp + row * G, V, G, u, u, pl->lastp[row]);
             if (!(sd_rngbuf_uniform(&rng) * e[x].p < e[x].q)) {
                 double m = pl->mass[row];
                 u = sd_rngbuf_uniform(&rng);
-                x = S_search(&e[0].cr, 4, pl->gr + row * G, V, G, u, u * m, pl->lastr[row]);
+                x = pl->np ? S_count(pl->nr + row * S_NARROW, u * m, V, pl->lastr[row])
+                           : S_search(&e[0].cr, 4, pl->gr + row * G, V, G, u, u * m, pl->lastr[row]);
                 tokens[t] = x;
                 prev = x;
                 rejected = 1;

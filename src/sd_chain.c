@@ -21,6 +21,10 @@ sd_chain *sd_chain_alloc(size_t V, size_t T, size_t draft_steps,
         sd_error_set(err, SD_EUSAGE, "vocabulary and horizon must be >= 1 (got V=%zu, T=%zu)", V, T);
         return NULL;
     }
+    if (T > SD_CHAIN_MAX_HORIZON) {
+        sd_error_set(err, SD_ETOOBIG, "horizon %zu exceeds the limit %zu", T, (size_t)SD_CHAIN_MAX_HORIZON);
+        return NULL;
+    }
     if ((draft_steps != 1 && draft_steps != T) || (target_steps != 1 && target_steps != T)) {
         sd_error_set(err, SD_EINTERNAL, "chain steps must be 1 or T");
         return NULL;

@@ -31,6 +31,10 @@ typedef struct sd_chain {
  * (init + draft + target).  2^31 doubles = 16 GiB; larger is SD_ETOOBIG. */
 #define SD_CHAIN_MAX_ENTRIES ((size_t)1 << 31)
 
+/* Longest horizon the library accepts (a trial keeps O(T) state):
+ * 2^24 = 16 777 216 tokens.  A longer one is SD_ETOOBIG. */
+#define SD_CHAIN_MAX_HORIZON ((size_t)1 << 24)
+
 /* Allocates a chain with all probabilities zero.  draft_steps and
  * target_steps must each be 1 or T.  Refuses (SD_ETOOBIG) before allocating
  * when the entries would exceed SD_CHAIN_MAX_ENTRIES or overflow size_t.

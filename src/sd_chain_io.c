@@ -50,10 +50,13 @@ static int S_vector(json_t *a, size_t V, double *x, const char *src,
     return SD_OK;
 }
 
-/* Determines the shape of "draft"/"target": [T][V][V] (steps = T) or
- * [V][V] (steps = 1), before anything is allocated. */
+/* Determines the shape of "draft"/"target" — [T][V][V] (steps = T,
+ * *nested = 1) or [V][V] (steps = 1, *nested = 0) — and checks every step
+ * and row length against the declared sizes before anything is allocated,
+ * so that a file declaring a huge vocabulary or horizon is refused for what
+ * it lacks rather than allocated for what it claims. */
 static int S_matrix_shape(json_t *root, const char *src, const char *key,
-                          size_t V, size_t T, size_t *steps, sd_error *err)
+                          size_t V, size_t T, size_t *steps, int *nested, sd_error *err)
 {
     json_t *m = json_object_get(root, key);
     if (!m)
@@ -70,22 +73,42 @@ static int S_matrix_shape(json_t *root, const char *src, const char *key,
                             three ? "%s: field \"%s\" has %zu steps; expected %zu (horizon)"
                                   : "%s: field \"%s\" has %zu rows; expected %zu (vocab)",
                             src, key, json_array_size(m), want);
-    *steps = three ? T : 1;
+    size_t ns = three ? T : 1;
+    for (size_t s = 0; s < ns; s++) {
+        json_t *mat = three ? json_array_get(m, s) : m;
+        if (!json_is_array(mat) || json_array_size(mat) != V)
+            return sd_error_set(err, SD_EDATA, "%s: %s step %zu must be a %zu x %zu matrix (it has %zu rows)",
+                                src, key, s + 1, V, V, json_is_array(mat) ? json_array_size(mat) : 0);
+        for (size_t a = 0; a < V; a++) {
+            json_t *row = json_array_get(mat, a);
+            if (!json_is_array(row) || json_array_size(row) != V) {
+                if (three)
+                    return sd_error_set(err, SD_EDATA, "%s: %s step %zu row %zu must be an array of %zu numbers (vocab)",
+                                        src, key, s + 1, a, V);
+                return sd_error_set(err, SD_EDATA, "%s: %s row %zu must be an array of %zu numbers (vocab)",
+                                    src, key, a, V);
+            }
+        }
+    }
+    *steps = ns;
+    *nested = three;
     return SD_OK;
 }
 
+/* nested: the field is [steps][V][V] (possibly with steps = T = 1), not
+ * [V][V]. */
 static int S_matrices(json_t *root, const char *src, const char *key, size_t V,
-                      size_t steps, double *dst, sd_error *err)
+                      size_t steps, int nested, double *dst, sd_error *err)
 {
     json_t *m = json_object_get(root, key);
     char where[96];
     for (size_t s = 0; s < steps; s++) {
-        json_t *mat = steps == 1 ? m : json_array_get(m, s);
-        if (steps != 1 && (!json_is_array(mat) || json_array_size(mat) != V))
+        json_t *mat = nested ? json_array_get(m, s) : m;
+        if (nested && (!json_is_array(mat) || json_array_size(mat) != V))
             return sd_error_set(err, SD_EDATA, "%s: %s step %zu must be a %zu x %zu matrix",
                                 src, key, s + 1, V, V);
         for (size_t a = 0; a < V; a++) {
-            if (steps == 1)
+            if (!nested)
                 snprintf(where, sizeof where, "%s row %zu", key, a);
             else
                 snprintf(where, sizeof where, "%s step %zu row %zu", key, s + 1, a);
@@ -109,25 +132,35 @@ static int S_from_json(json_t *root, const char *src, sd_chain **out, sd_error *
     if (!json_is_string(fmt) || strcmp(json_string_value(fmt), SD_CHAIN_FORMAT) != 0)
         return sd_error_set(err, SD_EDATA, "%s: field \"format\" must be \"%s\"", src, SD_CHAIN_FORMAT);
     size_t V, T, ds, ts;
-    int rc;
+    int rc, dn, tn;
     if ((rc = S_size_field(root, src, "vocab", &V, err)) ||
         (rc = S_size_field(root, src, "horizon", &T, err)))
         return rc;
+    if (T > SD_CHAIN_MAX_HORIZON)
+        return sd_error_set(err, SD_ETOOBIG, "%s: field \"horizon\" is %zu; simdec handles horizons up to %zu",
+                            src, T, (size_t)SD_CHAIN_MAX_HORIZON);
     json_t *init = json_object_get(root, "init");
     if (!init)
         return sd_error_set(err, SD_EDATA, "%s: missing field \"init\"", src);
-    if ((rc = S_matrix_shape(root, src, "draft", V, T, &ds, err)) ||
-        (rc = S_matrix_shape(root, src, "target", V, T, &ts, err)))
+    if (!json_is_array(init))
+        return sd_error_set(err, SD_EDATA, "%s: init must be an array of %zu numbers", src, V);
+    if (json_array_size(init) != V)
+        return sd_error_set(err, SD_EDATA, "%s: init has %zu entries; expected %zu (vocab)", src,
+                            json_array_size(init), V);
+    if ((rc = S_matrix_shape(root, src, "draft", V, T, &ds, &dn, err)) ||
+        (rc = S_matrix_shape(root, src, "target", V, T, &ts, &tn, err)))
         return rc;
     /* A file that declares a huge size must also contain it: the shape
-     * checks above compared the declared sizes with the array lengths, so
+     * checks above compared the declared sizes with every array length, so
      * the allocation below is bounded by what the file holds. */
     sd_chain *c = sd_chain_alloc(V, T, ds, ts, err);
-    if (!c)
+    if (!c) {
+        sd_error_prefix(err, "%s", src);
         return err ? err->code : SD_ENOMEM;
+    }
     if ((rc = S_vector(init, V, c->init, src, "init", err)) ||
-        (rc = S_matrices(root, src, "draft", V, ds, c->draft, err)) ||
-        (rc = S_matrices(root, src, "target", V, ts, c->target, err)) ||
+        (rc = S_matrices(root, src, "draft", V, ds, dn, c->draft, err)) ||
+        (rc = S_matrices(root, src, "target", V, ts, tn, c->target, err)) ||
         (rc = sd_chain_validate(c, src, err))) {
         sd_chain_free(c);
         return rc;

@@ -27,7 +27,8 @@ void sd_exact_target_marginals(const sd_chain *c, double *out)
         S_advance(c, n, out + (n - 1) * c->V, out + n * c->V);
 }
 
-int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
+/* Theorem 1's sum; *last receives its n = T term, P(rejection at T). */
+static int S_theorem1(const sd_chain *c, double *out, double *last, sd_error *err)
 {
     size_t V = c->V;
     double *cur = malloc(V * sizeof *cur), *next = malloc(V * sizeof *next);
@@ -38,11 +39,13 @@ int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
     }
     memcpy(cur, c->init, V * sizeof *cur);
     /* E[N_rej] = Σ_n Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)), Q_{n-1} in cur. */
-    double total = 0.0;
+    double total = 0.0, term = 0.0;
     for (size_t n = 1; n <= c->T; n++) {
+        term = 0.0;
         for (size_t a = 0; a < V; a++)
             if (cur[a] != 0.0)
-                total += cur[a] * sd_dist_tv(sd_chain_p(c, n, a), sd_chain_q(c, n, a), V);
+                term += cur[a] * sd_dist_tv(sd_chain_p(c, n, a), sd_chain_q(c, n, a), V);
+        total += term;
         if (n < c->T) {
             S_advance(c, n, cur, next);
             double *t = cur;
@@ -53,14 +56,41 @@ int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
     free(cur);
     free(next);
     *out = total;
+    if (last)
+        *last = term;
     return SD_OK;
+}
+
+int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
+{
+    return S_theorem1(c, out, NULL, err);
 }
 
 int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
                    double *target_calls, sd_error *err)
 {
+    if (gamma != 0 && gamma < c->T)
+        return sd_exact_token_dp(c, gamma, rejections, target_calls, err);
+    double rej, last;
+    int rc = S_theorem1(c, &rej, &last, err);
+    if (rc)
+        return rc;
+    if (rejections)
+        *rejections = rej;
+    if (target_calls)
+        *target_calls = rej + 1.0 - last;
+    return SD_OK;
+}
+
+int sd_exact_token_dp(const sd_chain *c, size_t gamma, double *rejections,
+                      double *target_calls, sd_error *err)
+{
     size_t V = c->V, T = c->T;
     size_t G = (gamma == 0 || gamma > T) ? T : gamma; /* j never reaches T */
+    if ((double)T * (double)V * (double)V * (double)(G + 1) > SD_EXACT_MAX_WORK)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "the exact token DP needs T*V^2*(gamma+1) = %zu*%zu^2*%zu operations; limit 2^36",
+                            T, V, G + 1);
     size_t cells = V * (G + 1);
     double *F = calloc(cells, sizeof *F), *N = calloc(cells, sizeof *N);
     if (!F || !N) {

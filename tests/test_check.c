@@ -1,4 +1,4 @@
-/* test_check.c — `simdec check` (src/sd_check.h, cli/cmd_check.c): every
+/* test_check.c — `simdec check` (sims/sd_check.h, cli/cmd_check.c): every
  * lossless verifier passes at several seeds and chains, every negative
  * control is flagged.
  *
@@ -17,7 +17,7 @@
 
 #include "../sims/sd_block.h"
 #include "../sims/sd_sim.h"
-#include "../src/sd_check.h"
+#include "../sims/sd_check.h"
 #include "../src/sd_dist.h"
 #include "test_util.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../sims/sd_sim.h"
-#include "../src/sd_check.h"
+#include "../sims/sd_check.h"
 #include "../src/sd_exact.h"
 
 /* The example is compiled right here, as a new sims/ file would be. */

@@ -207,6 +207,27 @@ Test(found_io, homogeneous_and_renormalised)
     sd_chain_free(c);
 }
 
+Test(found_io, one_step_nested_equals_flat)
+{
+    /* horizon 1 written as [T][V][V] = [[[...]]] must not be read as [V][V]
+     * (a bug found by an independent implementation's random chains). */
+    const char *nested = "{\"format\":\"simdec-chain-1\",\"vocab\":2,\"horizon\":1,\"init\":[0.5,0.5],"
+                         "\"draft\":[[[1,0],[0.5,0.5]]],\"target\":[[[0,1],[0.5,0.5]]]}";
+    const char *v1 = "{\"format\":\"simdec-chain-1\",\"vocab\":1,\"horizon\":1,\"init\":[1],"
+                     "\"draft\":[[[1]]],\"target\":[[1]]}";
+    sd_chain *c = NULL;
+    sd_error e;
+    cr_assert_eq(sd_chain_load_string(nested, "mem", &c, &e), SD_OK, "%s", e.msg);
+    double rej;
+    sd_exact_rejections(c, &rej, NULL);
+    cr_assert(fabs(rej - 0.5) < 1e-15, "%.17g", rej);
+    sd_chain_free(c);
+    cr_assert_eq(sd_chain_load_string(v1, "mem", &c, &e), SD_OK, "%s", e.msg);
+    sd_exact_rejections(c, &rej, NULL);
+    cr_assert_eq(rej, 0.0);
+    sd_chain_free(c);
+}
+
 /* Each malformed model: the status and a fragment the message must hold. */
 typedef struct {
     const char *json;
@@ -234,7 +255,10 @@ static const S_bad S_bad_models[] = {
     {HDR "\"vocab\":2,\"vocab\":2,\"horizon\":1}", SD_EDATA, "duplicate"},
     {HDR "\"vocab\":2,\"horizon\":1,\"init\":[1e400,0]}", SD_EDATA, "mem:1:"},
     {HDR "\"vocab\":2,\"horizon\":1,\"init\":[NaN,0]}", SD_EDATA, "mem:1:"},
-    {HDR "\"vocab\":3000000,\"horizon\":1000000000000,\"init\":[1],\"draft\":[[1]],\"target\":[[1]]}", SD_EDATA, "expected 3000000"},
+    {HDR "\"vocab\":3000000,\"horizon\":2,\"init\":[1],\"draft\":[[1]],\"target\":[[1]]}", SD_EDATA, "expected 3000000"},
+    {HDR "\"vocab\":1,\"horizon\":1,\"init\":[1],\"draft\":[[[1]]],\"target\":[[1]],\"x\":0}", SD_OK, ""},
+    {HDR "\"vocab\":1,\"horizon\":1000000000000,\"init\":[1],\"draft\":[[1]],\"target\":[[1]]}", SD_ETOOBIG, "horizons up to 16777216"},
+    {HDR "\"vocab\":3,\"horizon\":1,\"init\":[1,0,0],\"draft\":[[1,0,0],[0,1],[0,0,1]],\"target\":[[1,0,0],[0,1,0],[0,0,1]]}", SD_EDATA, "draft row 1 must be an array of 3"},
     {"", SD_EDATA, "mem:1:"},
 };
 
@@ -248,7 +272,9 @@ Test(found_io, malformed_models_are_refused_with_a_precise_message)
         cr_expect_eq(rc, (int)S_bad_models[i].code, "case %zu: status %d (%s)", i, rc, e.msg);
         cr_expect(strstr(e.msg, S_bad_models[i].fragment) != NULL, "case %zu: message '%s' lacks '%s'", i,
                   e.msg, S_bad_models[i].fragment);
-        cr_expect_null(c);
+        if (S_bad_models[i].code != SD_OK)
+            cr_expect_null(c);
+        sd_chain_free(c);
     }
 }
 
@@ -282,10 +308,13 @@ Test(found_exact, token_dp_equals_theorem1_at_full_lookahead)
         gp.T = 10 * seed;
         gp.alpha = 0.2 * (double)seed;
         sd_chain *c = sd_chain_generate(&gp, NULL);
-        double t1, dp;
+        double t1, dp, calls, dp_calls;
         sd_exact_rejections(c, &t1, NULL);
-        sd_exact_token(c, 0, &dp, NULL, NULL);
+        sd_exact_token(c, 0, NULL, &calls, NULL);
+        sd_exact_token_dp(c, 0, &dp, &dp_calls, NULL);
         cr_assert(fabs(t1 - dp) <= 1e-12 * t1, "seed %lu: %.17g vs %.17g", seed, t1, dp);
+        cr_assert(fabs(calls - dp_calls) <= 1e-12 * calls, "seed %lu: calls %.17g vs %.17g", seed, calls,
+                  dp_calls);
         sd_chain_free(c);
     }
 }

@@ -17,7 +17,7 @@
 #include "../sims/sd_biased.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
-#include "../src/sd_check.h"
+#include "../sims/sd_check.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_batch.h"
 #include "../src/sd_exact_otm.h"

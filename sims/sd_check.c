@@ -8,8 +8,8 @@
 #include <omp.h>
 #endif
 
-#include "../sims/sd_sim.h"
-#include "sd_dist.h"
+#include "sd_sim.h"
+#include "../src/sd_dist.h"
 
 void sd_check_defaults(sd_check_opts *o)
 {

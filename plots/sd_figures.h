@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sd_error.h"
+#include "../src/sd_error.h"
 
 /* Base seed of every Monte-Carlo run of the figures; each run adds its own
  * offset (printed in the data file). */

@@ -12,16 +12,16 @@
 
 #include "../lp/sd_lp.h"
 #include "../sims/sd_sim.h"
-#include "sd_chain.h"
-#include "sd_dist.h"
-#include "sd_exact.h"
-#include "sd_exact_accept.h"
-#include "sd_exact_batch.h"
-#include "sd_exact_otm.h"
-#include "sd_exact_single.h"
-#include "sd_kseq.h"
-#include "sd_rng.h"
-#include "sd_stats.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_exact_accept.h"
+#include "../src/sd_exact_batch.h"
+#include "../src/sd_exact_otm.h"
+#include "../src/sd_exact_single.h"
+#include "../src/sd_kseq.h"
+#include "../src/sd_rng.h"
+#include "../src/sd_stats.h"
 
 /* z_{0.975}: the bands are mean ± 1.96 se (normal approximation). */
 #define S_Z95 1.959963984540054
@@ -186,7 +186,8 @@ static int S_rej_single(const char *algo, const double *p, const double *q, size
 }
 
 /* Running mean of N_rej over trials 1..n (004_… Fig. 2): trial i uses the
- * stream (seed, i), as `simdec run --seed`.  About 400 rows. */
+ * stream (seed, i), as `simdec run --seed`.  Rows from n = 10 on, spaced
+ * geometrically (about 500 for 20000 trials). */
 static int S_running(FILE *f, const char *block, const char *algo, const sd_chain *c,
                      const sd_params *par, uint64_t seed, uint64_t trials, sd_error *err)
 {
@@ -206,7 +207,8 @@ static int S_running(FILE *f, const char *block, const char *algo, const sd_chai
     fprintf(f, "\n\n# [%s]\n# %s, seed %llu, %llu trials\n"
                "# columns: trials running_mean_N_rej ci95_lo ci95_hi\n",
             block, algo, (unsigned long long)seed, (unsigned long long)trials);
-    uint64_t every = trials / 400 ? trials / 400 : 1;
+    /* rows at n = 10 and then every ~1.5% further: even on a log axis */
+    uint64_t next = trials < 10 ? trials : 10;
     sd_welford w;
     sd_welford_init(&w);
     for (uint64_t i = 0; i < trials && !rc; i++) {
@@ -216,7 +218,8 @@ static int S_running(FILE *f, const char *block, const char *algo, const sd_chai
             break;
         sd_welford_add(&w, (double)tr.rejections);
         uint64_t n = i + 1;
-        if (n >= 2 && (n % every == 0 || n == trials)) {
+        if (n == next || n == trials) {
+            next = n + 1 + n / 64;
             fprintf(f, "%llu", (unsigned long long)n);
             S_put_est(f, S_est_welford(&w));
             fputc('\n', f);
@@ -943,6 +946,8 @@ static int S_extra_multidraft(FILE *f, const sd_figure_opts *o, sd_error *err)
                 S_est e;
                 rc = S_accept_mc(a ? "rrs" : "spectr", P[j], Q[j], V, k,
                                  o->seed + 8000 + 1000 * k + 2 * j + (uint64_t)a, trials, &e, err);
+                if (rc)
+                    break;
                 double se = (e.hi - e.lo) / (2 * S_Z95);
                 m += e.mean / J;
                 v += se * se / ((double)J * J);
@@ -1151,7 +1156,7 @@ static const sd_figure S_bccdf = {
     S_block_ccdf};
 static const sd_figure S_s4 = {
     "spectr-fig4-bernoulli", "002_ Fig. 4",
-    "For p = Ber(0.25), q = Ber(b), the optimal k-draft acceptance OTM-k is above k-Seq's for k = 2, 4, 8, and both grow with k.",
+    "For p = Ber(0.25), q = Ber(b), the optimal k-draft acceptance OTM-k is at or above k-Seq's for k = 2, 4, 8 (strictly above for most b), and both grow with k.",
     S_spectr4};
 static const sd_figure S_s5 = {
     "spectr-fig5-uniform", "002_ Fig. 5",
@@ -1163,7 +1168,7 @@ static const sd_figure S_s6 = {
     S_spectr6};
 static const sd_figure S_sp5 = {
     "sprinter-fig5-tokens", "003_ Fig. 5",
-    "SPRINTER's expected run of drafted tokens grows with the verifier's true-positive rate; a false-positive rate of 0.5 adds at most one token beyond r = 5.",
+    "SPRINTER's expected run of drafted tokens grows with the verifier's true-positive rate; a false-positive rate of 0.5 adds eta_TP^r <= 1 token to it (r = 5).",
     S_sprinter5};
 static const sd_figure S_sp6 = {
     "sprinter-fig6-stoptime", "003_ Fig. 6",
@@ -1171,7 +1176,7 @@ static const sd_figure S_sp6 = {
     S_sprinter6};
 static const sd_figure S_xmd = {
     "simdec-multidraft-vs-k", "simdec",
-    "On random pairs, the optimal k-draft acceptance (sorted-prefix formula, checked by the LP) beats k-Seq, which beats recursive rejection sampling, at every k.",
+    "On random pairs, the optimal k-draft acceptance (sorted-prefix formula, checked by the LP) beats k-Seq, which beats recursive rejection sampling, at every k >= 2 (at k = 1 all three are 1 - TV).",
     S_extra_multidraft};
 static const sd_figure S_xvv = {
     "simdec-verify-vs-gamma", "simdec",

@@ -18,8 +18,8 @@
 
 #include <stdint.h>
 
-#include "../sims/sd_verifier.h"
-#include "sd_stats.h"
+#include "sd_verifier.h"
+#include "../src/sd_stats.h"
 
 #define SD_CHECK_MAX_CELLS ((size_t)1 << 20) /* V^L limit: 8 MiB per table */
 #define SD_CHECK_DEFAULT_TRIALS 200000u

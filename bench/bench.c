@@ -1,0 +1,241 @@
+/* bench.c — `make bench`: throughput of the Monte-Carlo driver (issue 7).
+ *
+ * Runs sd_sim_run on fixed models and prints one table: verified tokens per
+ * second (trials·T / wall time), ns per token, threads, the speed-up over
+ * the numpy baseline (bench/baseline_numpy.py, same model law, run in the
+ * same `make bench` when numpy is installed) and, for the multi-draft
+ * verifiers, the ratio to token-level on the same chain.  It also measures
+ * the random-number floor: the time to draw, in per-trial Philox streams on
+ * the same threads, as many uniforms as the token-level run consumed
+ * (1 + 2 per token + 1 per rejection).  Timings are wall clock, best of
+ * --reps runs; on a shared machine they are noisy (docs/performance.md).
+ *
+ *   simdec-bench [--threads N] [--reps R] [--quick] [--baseline FILE] */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../sims/sd_sim.h"
+#include "../src/sd_lazy.h"
+#include "../src/sd_rngbuf.h"
+
+static double S_now(void)
+{
+#ifdef _OPENMP
+    return omp_get_wtime();
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
+typedef struct {
+    double v7, v256; /* baseline tokens/s, 0 if unknown */
+} S_baseline;
+
+static void S_read_baseline(const char *path, S_baseline *b)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t V, T;
+    double tps, rej;
+    while (fscanf(f, " baseline %zu %zu %lf %lf", &V, &T, &tps, &rej) == 4) {
+        if (V == 7)
+            b->v7 = tps;
+        if (V == 256)
+            b->v256 = tps;
+    }
+    fclose(f);
+}
+
+typedef struct {
+    double tps, seconds, rej_mean;
+    uint64_t trials;
+    const char *kernel;
+} S_meas;
+
+static int S_measure(const sd_sim_job *job, uint64_t trials, unsigned threads, int reps, S_meas *m)
+{
+    sd_sim_opts so = {.seed = 1, .trials = trials, .threads = threads};
+    memset(m, 0, sizeof *m);
+    for (int r = 0; r < reps; r++) {
+        sd_sim_result res;
+        sd_error err;
+        double t0 = S_now();
+        if (sd_sim_run_job(job, &so, &res, &err)) {
+            fprintf(stderr, "simdec-bench: %s\n", err.msg);
+            return 1;
+        }
+        double dt = S_now() - t0;
+        double tps = (double)trials * (double)res.T / dt;
+        if (tps > m->tps) {
+            m->tps = tps;
+            m->seconds = dt;
+        }
+        m->rej_mean = res.rejections.mean;
+        m->kernel = res.kernel;
+        sd_sim_result_free(&res);
+    }
+    m->trials = trials;
+    return 0;
+}
+
+/* Wall time to draw `per_trial` uniforms in each of `trials` streams. */
+static double S_rng_floor(uint64_t trials, double per_trial, unsigned threads)
+{
+    double sink = 0.0, t0 = S_now();
+    long long n = (long long)trials;
+    size_t k = (size_t)(per_trial + 0.5);
+#pragma omp parallel for num_threads(threads) reduction(+ : sink) schedule(static)
+    for (long long i = 0; i < n; i++) {
+        sd_rngbuf r;
+        sd_rngbuf_init(&r, 1, (uint64_t)i);
+        double s = 0.0;
+        for (size_t j = 0; j < k; j++)
+            s += sd_rngbuf_uniform(&r);
+        sink += s;
+    }
+    double dt = S_now() - t0;
+    if (sink < 0) /* keeps the loop */
+        puts("");
+    return dt;
+}
+
+static void S_row(const char *name, size_t V, size_t T, const S_meas *m, unsigned threads,
+                  double baseline, double token_tps)
+{
+    printf("%-30s %6zu %4zu %10llu %12.4g %9.2f %4u", name, V, T, (unsigned long long)m->trials,
+           m->tps, 1e9 / m->tps, threads);
+    if (baseline > 0)
+        printf(" %9.1fx", m->tps / baseline);
+    else
+        printf(" %10s", "-");
+    if (token_tps > 0)
+        printf(" %9.3f", m->tps / token_tps);
+    else
+        printf(" %9s", "-");
+    printf("  %s\n", m->kernel ? m->kernel : "");
+}
+
+int main(int argc, char **argv)
+{
+    unsigned threads = 0;
+    int reps = 3, quick = 0;
+    const char *baseline_file = NULL;
+    static const struct option opts[] = {
+        {"threads", required_argument, 0, 't'}, {"reps", required_argument, 0, 'r'},
+        {"quick", no_argument, 0, 'q'},          {"baseline", required_argument, 0, 'b'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': threads = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'r': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'q': quick = 1; break;
+        case 'b': baseline_file = optarg; break;
+        case 'h':
+            puts("Usage: simdec-bench [--threads N] [--reps R] [--quick] [--baseline FILE]");
+            return 0;
+        default: return 64;
+        }
+    }
+#ifdef _OPENMP
+    if (threads == 0)
+        threads = (unsigned)omp_get_num_procs();
+#else
+    threads = 1;
+#endif
+    S_baseline bl = {0, 0};
+    if (baseline_file)
+        S_read_baseline(baseline_file, &bl);
+    uint64_t scale = quick ? 1 : 8;
+
+    sd_gen_params gp;
+    sd_gen_defaults(&gp);
+    sd_chain *c7 = sd_chain_generate(&gp, NULL);
+    gp.V = 256;
+    sd_chain *c256 = sd_chain_generate(&gp, NULL);
+    if (!c7 || !c256) {
+        fputs("simdec-bench: cannot generate the chains\n", stderr);
+        return 70;
+    }
+    sd_params par;
+    sd_params_defaults(&par);
+
+    printf("simdec-bench: verified tokens x_1..x_T per second (trials*T / wall time), best of %d; "
+           "threads %u; Philox refill %s\n\n",
+           reps, threads, sd_rngbuf_vectorised() ? "AVX2" : "scalar");
+    printf("%-30s %6s %4s %10s %12s %9s %4s %10s %9s  %s\n", "configuration", "V", "T", "trials",
+           "tokens/s", "ns/token", "thr", "vs numpy", "vs token", "kernel");
+
+    S_meas tok7, tok256, m;
+    sd_sim_job job = {sd_verifier_find("token"), c7, NULL, &par};
+    if (S_measure(&job, 200000 * scale, threads, reps, &tok7))
+        return 70;
+    S_row("token, gamma = horizon", 7, 50, &tok7, threads, bl.v7, 0);
+    job.chain = c256;
+    if (S_measure(&job, 10000 * scale, threads, reps, &tok256))
+        return 70;
+    S_row("token, gamma = horizon", 256, 50, &tok256, threads, bl.v256, 0);
+
+    /* The multi-draft and block verifiers on the V=7 chain. */
+    static const struct {
+        const char *algo, *label;
+        size_t M, k;
+    } multi[] = {{"block", "block, gamma = horizon", 2, 2},
+                 {"batch", "batch M=4, gamma = horizon", 4, 2},
+                 {"spectr", "spectr k=4 (k-Seq)", 2, 4}};
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
+        sd_params mp;
+        sd_params_defaults(&mp);
+        mp.M = multi[i].M;
+        mp.k = multi[i].k;
+        sd_sim_job mj = {sd_verifier_find(multi[i].algo), c7, NULL, &mp};
+        if (!mj.vt)
+            continue;
+        if (S_measure(&mj, 20000 * scale, threads, reps, &m))
+            return 70;
+        S_row(multi[i].label, 7, 50, &m, threads, 0, tok7.tps);
+    }
+
+    /* The on-demand model at a GPT-2 vocabulary. */
+    sd_lazy_params lp = {50257, 128, 10, SD_LAZY_DEFAULT_S_DRAFT, SD_LAZY_DEFAULT_S_TARGET};
+    sd_lazy *lz = NULL;
+    if (sd_lazy_new(&lp, &lz, NULL) == SD_OK) {
+        sd_sim_job lj = {sd_verifier_find("token"), NULL, lz, &par};
+        if (S_measure(&lj, 5000 * scale, threads, reps, &m))
+            return 70;
+        S_row("token, on-demand Zipf", 50257, 128, &m, threads, 0, 0);
+        printf("  (model tables %zu bytes = 64 bytes x V; no T*V^2 storage)\n", sd_lazy_bytes(50257));
+        sd_lazy_free(lz);
+    }
+
+    /* The random-number floor of the V=7 token run. */
+    double per_trial = 1.0 + 2.0 * 50 + tok7.rej_mean;
+    double best = 1e300;
+    for (int r = 0; r < reps; r++) {
+        double dt = S_rng_floor(tok7.trials, per_trial, threads);
+        if (dt < best)
+            best = dt;
+    }
+    double floor_tps = (double)tok7.trials * 50.0 / best;
+    printf("\nrandom-number floor, V=7: %.3g uniforms per token (1 + 2T + rejections per trial), "
+           "%.3g ns per uniform per thread;\n  drawing them alone: %.4g tokens/s; the token kernel "
+           "runs at %.0f%% of that floor.\n",
+           per_trial / 50.0, best * 1e9 * threads / ((double)tok7.trials * per_trial), floor_tps,
+           100.0 * tok7.tps / floor_tps);
+    if (bl.v7 > 0)
+        printf("numpy baseline (bench/baseline_numpy.py, same invocation): %.4g tokens/s at V=7, "
+               "%.4g at V=256.\n", bl.v7, bl.v256);
+    else
+        printf("numpy baseline: not run (python3-numpy missing: scripts/install-deps.sh --extra).\n");
+    sd_chain_free(c7);
+    sd_chain_free(c256);
+    return 0;
+}

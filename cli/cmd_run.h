@@ -1,0 +1,25 @@
+/* cmd_run.h — `simdec run` with a replaceable simulation step, so that
+ * simdec-mpi (mpi/simdec_mpi.c) parses, checks and prints exactly as
+ * `simdec run` does and only splits the trials differently. */
+#ifndef CMD_RUN_H
+#define CMD_RUN_H
+
+#include "../sims/sd_sim.h"
+
+/* Runs the simulation for `run`; same contract as sd_sim_run_job. */
+typedef int (*cmd_run_sim_fn)(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
+                              sd_sim_result *res, sd_error *err);
+
+typedef struct cmd_run_hooks {
+    cmd_run_sim_fn sim;     /* NULL: sd_sim_run_job */
+    void *ctx;
+    int quiet;              /* 1: no progress line (MPI ranks > 0, whose output the
+                               caller sends to /dev/null) */
+    int no_early_stop;      /* 1: refuse --time-limit and --target-stderr */
+    const char *name;       /* the command in messages ("run") */
+} cmd_run_hooks;
+
+/* `simdec run` (cmd_run is this with default hooks). */
+int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks);
+
+#endif

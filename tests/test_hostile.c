@@ -1,0 +1,645 @@
+/* test_hostile.c — reliability: hostile inputs and numerical edge cases.
+ *
+ *   rel8_table     every row of docs/errors.md: the invocation's exit status
+ *                  and first line of stderr are exactly as documented
+ *   rel8_output    a failing command leaves no output file (nor temporary)
+ *   rel8_findings  regressions for bugs found while auditing the parsers
+ *                  (docs/reliability-findings.md); they fail until fixed
+ *   rel8_edge      numerical edge cases of every verifier: zero cells on
+ *                  either side, p = q, denormals, V = 1, T = 1, parameters
+ *                  larger than needed, ε accepting everything, SPRINTER's
+ *                  rates at 0 and 1, 17-digit rows summing to 1 by rounding
+ *
+ * The CLI tests run from the repository root (make check does): the hostile
+ * files are in tests/hostile/, named relatively so messages are reproducible.
+ * Every invocation runs under `timeout -s KILL`, so a hang fails the test
+ * instead of stalling the suite. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sims/sd_sim.h"
+#include "../sims/sd_check.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_exact.h"
+#include "test_util.h"
+
+#define S_TABLE "docs/errors.md"
+
+/* --- running the CLI -------------------------------------------------------- */
+
+/* Makes tu_run() run the binary under `timeout -s KILL secs` (exit 137 when
+ * it fires).  Each Criterion test is its own process: the setting is local. */
+static void S_timeout(int secs)
+{
+    static char wrapped[4096];
+    static const char *bin;
+    if (!bin) {
+        bin = getenv("SIMDEC_BIN");
+        if (!bin || !*bin)
+            bin = "./simdec";
+        bin = strdup(bin);
+    }
+    snprintf(wrapped, sizeof wrapped, "timeout -s KILL %d %s", secs, bin);
+    setenv("SIMDEC_BIN", wrapped, 1);
+}
+
+/* The first line of s, with control bytes and invalid UTF-8 written \xHH,
+ * U+FEFF written \ufeff and '|' written \| — the convention of the table's
+ * message column.  Returns a malloc'd string. */
+static char *S_escape_line(const char *s)
+{
+    size_t n = strcspn(s, "\n");
+    char *o = malloc(4 * n + 1), *w = o;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                                            : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        for (size_t k = 1; k < len; k++)
+            if (i + k >= n || (u[i + k] & 0xc0) != 0x80)
+                len = 0;
+        if (c < 0x20 || c == 0x7f || len == 0) {
+            w += sprintf(w, "\\x%02x", c);
+            i++;
+        } else if (len == 3 && c == 0xef && u[i + 1] == 0xbb && u[i + 2] == 0xbf) {
+            w += sprintf(w, "\\ufeff");
+            i += 3;
+        } else if (c == '|') {
+            w += sprintf(w, "\\|");
+            i++;
+        } else {
+            memcpy(w, u + i, len);
+            w += len;
+            i += len;
+        }
+    }
+    *w = '\0';
+    return o;
+}
+
+/* Splits a Markdown table row into at most `max` trimmed cells on the '|'
+ * that are not escaped; modifies line.  Returns the number of cells. */
+static size_t S_cells(char *line, char **cell, size_t max)
+{
+    size_t n = 0;
+    char *start = NULL;
+    for (char *c = line; *c && *c != '\n'; c++) {
+        if (*c == '\\' && c[1] == '|') {
+            c++;
+            continue;
+        }
+        if (*c != '|')
+            continue;
+        *c = '\0';
+        if (start && n < max)
+            cell[n++] = start;
+        start = c + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        while (*cell[i] == ' ')
+            cell[i]++;
+        size_t len = strlen(cell[i]);
+        while (len > 0 && cell[i][len - 1] == ' ')
+            cell[i][--len] = '\0';
+    }
+    return n;
+}
+
+/* Strips one pair of backticks; NULL if the cell is not `...`. */
+static char *S_code(char *cell)
+{
+    size_t len = strlen(cell);
+    if (len < 2 || cell[0] != '`' || cell[len - 1] != '`')
+        return NULL;
+    cell[len - 1] = '\0';
+    return cell + 1;
+}
+
+/* "\|" -> "|" in place. */
+static void S_unescape_pipes(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (r[0] == '\\' && r[1] == '|')
+            r++;
+        *w++ = *r;
+    }
+    *w = '\0';
+}
+
+/* Runs one documented case; returns 1 if it behaved exactly as documented. */
+static int S_check_row(const char *kind, const char *inv, int want_exit, const char *want_msg)
+{
+    char *out, *err;
+    int st = tu_run(inv, &out, &err);
+    char *got = S_escape_line(err);
+    int ok = st == want_exit && strcmp(got, want_msg) == 0 && (st == 0 || out[0] == '\0') &&
+             st < 128 && !tu_contains(err, "Sanitizer") && !tu_contains(err, "runtime error:");
+    cr_expect(ok,
+              "%s: `simdec %s` does not match docs/errors.md%s%s%s\n"
+              "  documented: exit %d, `%s`\n  actual:     exit %d, `%s`%s%s\n"
+              "  row to paste if the new behaviour is right:\n| %s | `simdec %s` | %d | `%s` |",
+              S_TABLE, inv, st == 137 ? " (killed by the timeout)" : "",
+              st != 0 && out[0] ? " (printed on stdout)" : "",
+              tu_contains(err, "Sanitizer") || tu_contains(err, "runtime error:") ? " (SANITIZER REPORT)" : "",
+              want_exit, want_msg, st, got, err[0] && strchr(err, '\n') ? "\n  stderr: " : "",
+              err[0] && strchr(err, '\n') ? err : "", kind, inv, st, got);
+    free(got);
+    free(out);
+    free(err);
+    return ok;
+}
+
+Test(rel8_table, every_documented_bad_input, .timeout = 600)
+{
+    FILE *f = fopen(S_TABLE, "r");
+    cr_assert_not_null(f, "cannot open %s: run the tests from the repository root", S_TABLE);
+    S_timeout(60);
+    char line[4096];
+    size_t rows = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *cell[8];
+        if (line[0] != '|' || S_cells(line, cell, 8) != 4)
+            continue;
+        char *inv = S_code(cell[1]), *msg = S_code(cell[3]), *end;
+        if (!inv || strncmp(inv, "simdec", 6) != 0)
+            continue; /* the header row */
+        long want = strtol(cell[2], &end, 10);
+        cr_assert(msg && *end == '\0' && end != cell[2],
+                  "%s:%zu: expected | kind | `simdec ...` | exit | `message` |", S_TABLE, lineno);
+        S_unescape_pipes(inv);
+        inv += 6;
+        while (*inv == ' ')
+            inv++;
+        S_check_row(cell[0], inv, (int)want, msg);
+        rows++;
+    }
+    fclose(f);
+    /* The table is the list of cases: a parse that finds few rows is a bug. */
+    cr_expect_geq(rows, 100u, "%s: only %zu rows parsed", S_TABLE, rows);
+}
+
+/* --- output files -------------------------------------------------------------- */
+
+static size_t S_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, ".."))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+Test(rel8_output, failing_commands_leave_no_file)
+{
+    S_timeout(60);
+    char dir[] = "/tmp/simdec-rel8-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *fail[] = {"gen --alpha nan", "gen --V 100000", "gen --T 0", "gen --bogus",
+                          "gen --model-seed 99999999999"};
+    char args[512], path[300];
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    for (size_t i = 0; i < sizeof fail / sizeof *fail; i++) {
+        snprintf(args, sizeof args, "%s -o %s", fail[i], path);
+        int st = tu_run(args, NULL, NULL);
+        cr_expect(st != 0 && st < 128, "'%s': exit %d", args, st);
+        /* neither the output nor the temporary beside it */
+        cr_expect_eq(S_dir_entries(dir), 0u, "'%s' left a file in %s", args, dir);
+    }
+    snprintf(args, sizeof args, "gen --V 2 --T 2 -o %s", path);
+    cr_expect_eq(tu_run(args, NULL, NULL), 0);
+    cr_expect_eq(S_dir_entries(dir), 1u, "a successful gen -o should leave exactly m.json");
+    /* A failure does not clobber an existing output either. */
+    FILE *f = fopen(path, "r");
+    char before[64] = "", after[64] = "";
+    cr_assert_not_null(f);
+    cr_expect_neq(fgets(before, sizeof before, f), NULL);
+    fclose(f);
+    snprintf(args, sizeof args, "gen --V 100000 -o %s", path);
+    cr_expect_eq(tu_run(args, NULL, NULL), 65);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "a failing gen removed the existing %s", path);
+    cr_expect_neq(fgets(after, sizeof after, f), NULL);
+    fclose(f);
+    cr_expect_str_eq(before, after);
+    cr_expect_eq(S_dir_entries(dir), 1u);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* --- findings: regressions for bugs found by the audit --------------------------- */
+
+/* Expects exit status `code` (or `code2` when not 0) and every fragment in
+ * stderr, with no signal, no timeout and no sanitizer report. */
+static void S_expect2(const char *args, int code, int code2, const char *frag1, const char *frag2)
+{
+    char *out, *err;
+    int st = tu_run(args, &out, &err);
+    cr_expect(st == code || (code2 && st == code2), "'%s': exit %d, expected %d%s; stderr: %s", args,
+              st, code, st == 137 ? " (killed by the timeout)" : "", err);
+    if (frag1)
+        cr_expect(tu_contains(err, frag1), "'%s': stderr lacks '%s': %s", args, frag1, err);
+    if (frag2)
+        cr_expect(tu_contains(err, frag2), "'%s': stderr lacks '%s': %s", args, frag2, err);
+    cr_expect(!tu_contains(err, "Sanitizer"), "'%s': sanitizer report: %s", args, err);
+    free(out);
+    free(err);
+}
+
+/* F1: a time-homogeneous model ([V][V] matrices) may declare any horizon;
+ * "horizon": 10^12 loads, then `run` fails with "out of memory for 10
+ * trials" (exit 71; under ASan an allocation-size abort) and `eval
+ * rejections` loops 10^12 steps.  Expected: refused at load, naming the
+ * file and the horizon, like --T above 2^24. */
+Test(rel8_findings, horizon_1e12_with_homogeneous_matrices)
+{
+    S_timeout(10);
+    S_expect2("run --trials 10 --model tests/hostile/horizon-1e12.json", 65, 0,
+              "tests/hostile/horizon-1e12.json", "horizon");
+    S_expect2("eval rejections --model tests/hostile/horizon-1e12.json", 65, 0,
+              "tests/hostile/horizon-1e12.json", "horizon");
+}
+
+/* F2: "vocab": 40000 with [T][V][V] arrays holding one entry is refused by
+ * sd_chain_alloc's memory bound before the arrays are compared with vocab,
+ * so the message names neither the file nor the field ("a chain with vocab
+ * 40000 ... refusing"); at vocab 30000 the loader callocs 14 GB first. */
+Test(rel8_findings, declared_vocab_checked_against_the_file)
+{
+    S_timeout(20);
+    S_expect2("run --model tests/hostile/vocab-40000.json", 65, 0, "tests/hostile/vocab-40000.json",
+              "vocab");
+}
+
+/* F3: --trials accepts up to 2^53, and the driver callocs one block record
+ * per 4096 trials before running: --trials 1e15 asks for 17 TB (exit 71
+ * "out of memory"; ASan aborts), --trials 1e12 for 17 GB. Expected: a
+ * usage or size refusal naming --trials. */
+Test(rel8_findings, trials_1e15_refused_before_allocating)
+{
+    S_timeout(20);
+    S_expect2("run --trials 1e15 --V 1 --T 1 --threads 1", 64, 65, "--trials", NULL);
+}
+
+/* F4: `run` (token, default --gamma) computes the exact value with the
+ * finite-γ DP in O(T² V²) even when γ covers the horizon (Theorem 1 is
+ * O(T V²)): --V 2 --T 200000 --trials 1 takes minutes; --T may be 2^24.
+ * Expected: done in seconds, or a refusal before the work. */
+Test(rel8_findings, run_exact_value_time_bounded)
+{
+    S_timeout(20);
+    S_expect2("run --V 2 --T 200000 --trials 1 --threads 1", 0, 65, NULL, NULL);
+}
+
+/* F5: `gen --model FILE` names the value instead of the option. */
+Test(rel8_findings, gen_names_the_option)
+{
+    S_timeout(20);
+    S_expect2("gen --model tests/hostile/valid.json", 64, 0, "--model", "does not apply");
+}
+
+/* --- numerical edge cases ---------------------------------------------------------- */
+
+/* Monte-Carlo tolerances: chi-square verdicts at alpha = 1e-4 (about 60
+ * verdicts at fixed seeds: a false alarm somewhere has probability ~0.6%);
+ * means within 4 standard errors (false alarm 6e-5 each). */
+#define S_ALPHA 1e-4
+#define S_TRIALS 20000u
+
+static sd_chain *S_pq(const double *p, const double *q, size_t V, size_t T)
+{
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, V, T, &err);
+    cr_assert_not_null(c, "sd_chain_from_pq: %s", err.msg);
+    return c;
+}
+
+static int S_is_stub(const sd_error *err)
+{
+    return strstr(err->msg, "not implemented yet") != NULL;
+}
+
+static int S_broken(const sd_verifier_type *vt)
+{
+    return strncmp(vt->name, "broken-", 7) == 0;
+}
+
+/* Runs vt on c; returns 0 and fills *res, or 1 (stub: skipped, *res
+ * untouched).  Any other failure fails the test. */
+static int S_sim(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                 uint64_t trials, int positions, sd_sim_result *res)
+{
+    sd_error err;
+    sd_sim_opts o = {.seed = 12345, .trials = trials, .threads = 1, .want_positions = positions};
+    int rc = sd_sim_run(vt, c, par, &o, res, &err);
+    if (rc && S_is_stub(&err)) {
+        cr_log_warn("%s: %s (skipped)", vt->name, err.msg);
+        return 1;
+    }
+    cr_assert_eq(rc, SD_OK, "%s: sd_sim_run failed: %s", vt->name, err.msg);
+    return 0;
+}
+
+/* Every lossless verifier (at par) must reproduce the target joint law of
+ * x_1..x_L on c, and must never emit a token of target probability 0. */
+static void S_lossless_all(const char *label, const sd_chain *c, const sd_params *par)
+{
+    size_t checked = 0;
+    for (size_t i = 0; sd_verifiers[i]; i++) {
+        const sd_verifier_type *vt = sd_verifiers[i];
+        if (S_broken(vt) || (vt->claims_lossless && !vt->claims_lossless(par)))
+            continue;
+        sd_check_opts o;
+        sd_check_defaults(&o);
+        o.seed = 777;
+        o.trials = S_TRIALS;
+        o.alpha = S_ALPHA;
+        o.threads = 1;
+        sd_check_result r;
+        sd_error err;
+        int rc = sd_check_run(vt, c, par, &o, &r, &err);
+        if (rc && S_is_stub(&err)) {
+            cr_log_warn("%s: %s (skipped)", vt->name, err.msg);
+            continue;
+        }
+        cr_expect_eq(rc, SD_OK, "%s, %s: %s", label, vt->name, err.msg);
+        checked++;
+        if (rc == SD_OK) {
+            cr_expect_eq(r.chi.zero_hits, 0.0, "%s, %s: emitted %g tokens of target probability 0",
+                         label, vt->name, r.chi.zero_hits);
+            cr_expect(r.unbiased, "%s, %s: chi2 %g, dof %g, p-value %g < %g", label, vt->name,
+                      r.chi.chi2, r.chi.dof, r.chi.p_value, S_ALPHA);
+        }
+        sd_check_result_free(&r);
+    }
+    cr_expect_geq(checked, 1u, "%s: no lossless verifier was checked", label);
+}
+
+/* p(x) = 0 where q(x) > 0: token 2 is never drafted and can only come
+ * from the residual [q-p]+. */
+Test(rel8_edge, draft_zero_where_target_positive)
+{
+    const double p[] = {0.5, 0.5, 0.0}, q[] = {0.2, 0.3, 0.5};
+    sd_chain *c = S_pq(p, q, 3, 3);
+    sd_params par;
+    sd_params_defaults(&par);
+    S_lossless_all("p(2)=0<q(2)", c, &par);
+    double rej;
+    cr_assert_eq(sd_exact_rejections(c, &rej, NULL), SD_OK);
+    cr_expect(fabs(rej - 3 * 0.5) < 1e-12, "Theorem 1: %.17g, expected 3 TV = 1.5", rej);
+    sd_chain_free(c);
+}
+
+/* q(x) = 0 where p(x) > 0: token 2 is drafted and must always be rejected
+ * (u p < 0 never holds); no lossless verifier may emit it. */
+Test(rel8_edge, target_zero_where_draft_positive)
+{
+    const double p[] = {0.2, 0.3, 0.5}, q[] = {0.5, 0.5, 0.0};
+    sd_chain *c = S_pq(p, q, 3, 3);
+    sd_params par;
+    sd_params_defaults(&par);
+    S_lossless_all("q(2)=0<p(2)", c, &par);
+    /* The check has the power to see it: broken-coin accepts when a 10-bit
+     * coin is <= q/p, so it keeps a q = 0 token with probability 2^-10
+     * (about 29 of the 60000 tokens here). */
+    const sd_verifier_type *coin = sd_verifier_find("broken-coin");
+    if (coin) {
+        sd_check_opts o;
+        sd_check_defaults(&o);
+        o.seed = 777;
+        o.trials = S_TRIALS;
+        o.L = 3;
+        o.threads = 1;
+        sd_check_result r;
+        sd_error err;
+        cr_assert_eq(sd_check_run(coin, c, &par, &o, &r, &err), SD_OK, "%s", err.msg);
+        cr_expect_gt(r.chi.zero_hits, 0.0, "broken-coin never emitted a q = 0 token");
+        sd_check_result_free(&r);
+    }
+    sd_chain_free(c);
+}
+
+/* p = q exactly: the residual has mass 0; nothing may be sampled from it.
+ * Every verifier (the broken controls included) accepts everything:
+ * zero rejections, exactly. */
+Test(rel8_edge, p_equals_q_zero_residual_mass)
+{
+    const double p[] = {0.2, 0.3, 0.5};
+    sd_chain *c = S_pq(p, p, 3, 4);
+    sd_params par;
+    sd_params_defaults(&par);
+    for (size_t i = 0; sd_verifiers[i]; i++) {
+        sd_sim_result r;
+        if (S_sim(sd_verifiers[i], c, &par, 4000, 0, &r))
+            continue;
+        cr_expect_eq(r.rejections.mean, 0.0, "%s: %g rejections per trial at p = q",
+                     sd_verifiers[i]->name, r.rejections.mean);
+        sd_sim_result_free(&r);
+    }
+    S_lossless_all("p=q", c, &par);
+    double rej;
+    cr_assert_eq(sd_exact_rejections(c, &rej, NULL), SD_OK);
+    cr_expect_eq(rej, 0.0);
+    sd_chain_free(c);
+}
+
+/* Rows with a denormal (5e-324) and a 1e-300 entry: ratios q/p reach 1e23
+ * and 1e-300/0.5; nothing may overflow, divide by zero or lose the law. */
+Test(rel8_edge, denormal_and_tiny_entries)
+{
+    const double p[] = {4.9406564584124654e-324, 1e-300, 0.5, 0.5},
+                 q[] = {1e-300, 4.9406564584124654e-324, 0.25, 0.75};
+    sd_chain *c = S_pq(p, q, 4, 2);
+    sd_params par;
+    sd_params_defaults(&par);
+    S_lossless_all("denormal", c, &par);
+    sd_chain_free(c);
+}
+
+/* V = 1: one token, p = q = (1); nothing to reject, any parameter. */
+Test(rel8_edge, vocabulary_of_one)
+{
+    const double one[] = {1.0};
+    sd_chain *c = S_pq(one, one, 1, 5);
+    sd_params par;
+    sd_params_defaults(&par);
+    par.M = par.k = 3;
+    for (size_t i = 0; sd_verifiers[i]; i++) {
+        sd_sim_result r;
+        if (S_sim(sd_verifiers[i], c, &par, 500, 0, &r))
+            continue;
+        cr_expect_eq(r.rejections.mean, 0.0, "%s at V = 1", sd_verifiers[i]->name);
+        sd_sim_result_free(&r);
+    }
+    S_lossless_all("V=1", c, &par);
+    sd_chain_free(c);
+}
+
+/* T = 1: a single position; the draft is one token and there is no room
+ * for a bonus token. */
+Test(rel8_edge, horizon_of_one)
+{
+    const double p[] = {0.6, 0.3, 0.1}, q[] = {0.1, 0.3, 0.6};
+    sd_chain *c = S_pq(p, q, 3, 1);
+    sd_params par;
+    sd_params_defaults(&par);
+    S_lossless_all("T=1", c, &par);
+    /* token: one iteration, rejected with probability TV(p,q) = 0.5 */
+    sd_sim_result r;
+    if (!S_sim(sd_verifier_find("token"), c, &par, S_TRIALS, 0, &r)) {
+        double se = sd_welford_stderr(&r.rejections);
+        cr_expect(fabs(r.rejections.mean - 0.5) < 4 * se, "%g vs 0.5 (se %g)", r.rejections.mean, se);
+        cr_expect_eq(r.target_calls.mean, 1.0);
+        sd_sim_result_free(&r);
+    }
+    sd_chain_free(c);
+}
+
+/* γ, M and k far beyond what the horizon and vocabulary need. */
+Test(rel8_edge, parameters_larger_than_needed)
+{
+    const double p[] = {0.7, 0.3}, q[] = {0.4, 0.6};
+    sd_chain *c = S_pq(p, q, 2, 3);
+    sd_params par;
+    sd_params_defaults(&par);
+    par.gamma = 1000;
+    par.M = 64;
+    par.k = 64;
+    S_lossless_all("gamma=1000, M=k=64", c, &par);
+    sd_chain_free(c);
+}
+
+/* ε so large that b = min(1, (q+ε)/p) = 1: every draft is accepted
+ * (zero rejections, one target call per trial with γ = the horizon) and the
+ * output follows the draft: per-position TV to the target = TV(p,q). */
+Test(rel8_edge, eps_accepts_everything)
+{
+    const double p[] = {0.7, 0.2, 0.1}, q[] = {0.2, 0.3, 0.5};
+    sd_chain *c = S_pq(p, q, 3, 3);
+    sd_params par;
+    sd_params_defaults(&par);
+    par.eps = 1e300;
+    sd_sim_result r;
+    if (!S_sim(sd_verifier_find("biased"), c, &par, S_TRIALS, 1, &r)) {
+        cr_expect_eq(r.rejections.mean, 0.0);
+        cr_expect_eq(r.target_calls.mean, 1.0);
+        /* sampling noise of an empirical law over 3 cells at 20000 trials
+         * is ~0.005 per cell; 0.03 is > 4 se for the max over 3 positions */
+        double tv = sd_sim_position_tv(&r, c);
+        cr_expect(fabs(tv - sd_dist_tv(p, q, 3)) < 0.03, "position TV %g, expected TV(p,q) = %g", tv,
+                  sd_dist_tv(p, q, 3));
+        sd_sim_result_free(&r);
+    }
+    sd_chain_free(c);
+}
+
+/* SPRINTER at η_TP, η_FP in {0, 1}:
+ *   fp = 0: lossless (any tp);
+ *   tp = 0, fp = 0: every token goes to the target, which rejects with
+ *     probability TV(p,q): E[rejections] = T TV(p,q), target calls = T;
+ *   tp = 1, fp = 1: the cheap verifier keeps everything: no target call,
+ *     output law = draft. */
+Test(rel8_edge, sprinter_rates_at_0_and_1)
+{
+    const double p[] = {0.5, 0.3, 0.2}, q[] = {0.2, 0.3, 0.5};
+    sd_chain *c = S_pq(p, q, 3, 3);
+    const sd_verifier_type *vt = sd_verifier_find("sprinter");
+    cr_assert_not_null(vt);
+    sd_params par;
+    sd_params_defaults(&par);
+    for (int tp = 0; tp <= 1; tp++) {
+        par.tp = tp;
+        par.fp = 0.0;
+        S_lossless_all(tp ? "sprinter tp=1 fp=0" : "sprinter tp=0 fp=0", c, &par);
+    }
+    sd_sim_result r;
+    par.tp = 0.0;
+    par.fp = 0.0;
+    if (!S_sim(vt, c, &par, S_TRIALS, 0, &r)) {
+        double se = sd_welford_stderr(&r.rejections), want = 3 * sd_dist_tv(p, q, 3);
+        cr_expect(fabs(r.rejections.mean - want) < 4 * se, "%g vs %g (se %g)", r.rejections.mean, want, se);
+        cr_expect_eq(r.target_calls.mean, 3.0);
+        sd_sim_result_free(&r);
+    }
+    par.tp = 1.0;
+    par.fp = 1.0;
+    if (!S_sim(vt, c, &par, S_TRIALS, 1, &r)) {
+        cr_expect_eq(r.rejections.mean, 0.0);
+        cr_expect_eq(r.target_calls.mean, 0.0);
+        double tv = sd_sim_position_tv(&r, c);
+        cr_expect(fabs(tv - sd_dist_tv(p, q, 3)) < 0.03, "position TV %g, expected %g", tv,
+                  sd_dist_tv(p, q, 3));
+        sd_sim_result_free(&r);
+    }
+    par.tp = 0.0;
+    par.fp = 1.0; /* unacceptable tokens kept, acceptable ones sent to the target */
+    if (!S_sim(vt, c, &par, 2000, 0, &r))
+        sd_sim_result_free(&r);
+    sd_chain_free(c);
+}
+
+/* Probabilities written with 17 significant digits sum to 1 only within
+ * rounding (1/3 three times is 0.99999999999999989): accepted by the list
+ * parser and the model loader, and exact values come out right. */
+Test(rel8_edge, seventeen_digit_rows)
+{
+    S_timeout(60);
+    char *out, *err;
+    int st = tu_run("eval rejections --json --p 0.33333333333333331,0.33333333333333331,"
+                    "0.33333333333333331 --q 0.10000000000000001,0.20000000000000001,0.69999999999999996",
+                    &out, &err);
+    cr_assert_eq(st, 0, "exit %d: %s", st, err);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    double rej = json_number_value(json_object_get(j, "rejections"));
+    cr_expect(fabs(rej - (0.7 - 1.0 / 3.0)) < 1e-15, "TV = %.17g, expected 0.36666...", rej);
+    json_decref(j);
+    free(out);
+    free(err);
+    char *path = tu_tempfile(
+        "{\"format\": \"simdec-chain-1\", \"vocab\": 3, \"horizon\": 2,\n"
+        " \"init\": [0.33333333333333331, 0.33333333333333331, 0.33333333333333331],\n"
+        " \"draft\": [[0.10000000000000001, 0.20000000000000001, 0.69999999999999996],\n"
+        "           [0.33333333333333331, 0.33333333333333331, 0.33333333333333331],\n"
+        "           [0.69999999999999996, 0.20000000000000001, 0.10000000000000001]],\n"
+        " \"target\": [[0.33333333333333331, 0.33333333333333331, 0.33333333333333331],\n"
+        "            [0.33333333333333331, 0.33333333333333331, 0.33333333333333331],\n"
+        "            [0.33333333333333331, 0.33333333333333331, 0.33333333333333331]]}\n");
+    cr_assert_not_null(path);
+    char args[512];
+    snprintf(args, sizeof args, "run --trials 2000 --json --model %s", path);
+    st = tu_run(args, NULL, &err);
+    cr_expect_eq(st, 0, "%s: exit %d: %s", args, st, err);
+    free(err);
+    sd_chain *c = NULL;
+    FILE *f = fopen(path, "r");
+    char text[2048];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    sd_error e;
+    cr_assert_eq(sd_chain_load_string(text, "17 digits", &c, &e), SD_OK, "%s", e.msg);
+    for (size_t a = 0; a < 3; a++) {
+        double s = 0.0;
+        for (size_t b = 0; b < 3; b++)
+            s += sd_chain_p(c, 1, a)[b];
+        cr_expect(fabs(s - 1.0) < 4e-16, "row %zu sums to %.17g", a, s);
+    }
+    sd_params par;
+    sd_params_defaults(&par);
+    S_lossless_all("17 digits", c, &par);
+    sd_chain_free(c);
+    unlink(path);
+    free(path);
+}
