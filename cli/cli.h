@@ -83,6 +83,7 @@ enum {
     {"T", required_argument, 0, CLI_OPT_T}, \
     {"model-seed", required_argument, 0, CLI_OPT_MODEL_SEED}, \
     {"alpha", required_argument, 0, CLI_OPT_ALPHA}, \
+    {"model-alpha", required_argument, 0, CLI_OPT_ALPHA}, \
     {"mix", required_argument, 0, CLI_OPT_MIX}, \
     {"p", required_argument, 0, CLI_OPT_P}, \
     {"q", required_argument, 0, CLI_OPT_Q}

@@ -75,9 +75,9 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
             if (!(o->Q[tau + 1][u] > 0))
                 continue;
             size_t i = o->zoff[tau] + u;
-            o->zcol[i] = sd_lp_col(b, 0.0, HUGE_VAL, 0.0);
+            o->zcol[i] = sd_lp_col(b, 0.0, 1.0, 0.0);
             o->zrow[i] = sd_lp_row_fixed(b, 0.0);
-            sd_lp_entry(b, o->zrow[i], o->zcol[i], 1.0);
+            sd_lp_entry(b, o->zrow[i], o->zcol[i], getenv("H5B") ? 1.0 : o->Q[tau + 1][u]);
         }
     }
     /* v columns: one block row per draft block */
@@ -96,7 +96,7 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
                 int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)tau);
                 o->vcol[(x * (G + 1) + tau) * V + y] = j;
                 sd_lp_entry(b, row, j, 1.0);
-                sd_lp_entry(b, o->zrow[i], j, -1.0);
+                sd_lp_entry(b, o->zrow[i], j, getenv("H5B") ? -1.0 / o->Q[tau + 1][u] : -1.0);
             }
             div /= V;
         }
@@ -110,11 +110,11 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
         double qo = o->Q[G + 1][out];
         if (!(qo > 0) || out == last)
             continue;
-        int row = sd_lp_row_fixed(b, qo);
+        int row = sd_lp_row_fixed(b, 1.0);
         size_t div = nleaf / V; /* out / div = o^{τ+1} */
         for (size_t tau = 0; tau <= G; tau++) {
             size_t u = out / div;
-            sd_lp_entry(b, row, o->zcol[o->zoff[tau] + u], qo / o->Q[tau + 1][u]);
+            sd_lp_entry(b, row, o->zcol[o->zoff[tau] + u], 1.0);
             div /= V;
         }
     }

@@ -9,6 +9,7 @@
 #endif
 
 #include "sd_sim.h"
+#include "sd_token.h"
 #include "../src/sd_dist.h"
 
 void sd_check_defaults(sd_check_opts *o)
@@ -72,8 +73,9 @@ static int S_trial_cell(const sd_verifier_type *vt, void *state, const sd_chain 
     return SD_OK;
 }
 
-int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
-                 const sd_check_opts *opts, sd_check_result *res, sd_error *err)
+/* Validates the options, allocates *res and fills res->expected. */
+static int S_prepare(const sd_chain *c, const sd_check_opts *opts, sd_check_result *res, size_t *Lp,
+                     size_t *cellsp, sd_error *err)
 {
     memset(res, 0, sizeof *res);
     size_t max_cells = opts->max_cells ? opts->max_cells : SD_CHECK_MAX_CELLS;
@@ -95,7 +97,6 @@ int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
         return sd_error_set(err, SD_ETOOBIG,
                             "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",
                             L, L, c->V, L, max_cells);
-    uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
     res->observed = calloc(cells, sizeof *res->observed);
     res->expected = malloc(cells * sizeof *res->expected);
     if (!res->observed || !res->expected) {
@@ -107,13 +108,32 @@ int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
         sd_check_result_free(res);
         return rc;
     }
+    *Lp = L;
+    *cellsp = cells;
+    return SD_OK;
+}
 
+static int S_threads(const sd_check_opts *opts, uint64_t nblocks)
+{
     int threads = 1;
 #ifdef _OPENMP
     threads = opts->threads ? (int)opts->threads : omp_get_num_procs();
     if ((uint64_t)threads > nblocks)
         threads = (int)nblocks;
+#else
+    (void)opts;
+    (void)nblocks;
 #endif
+    return threads;
+}
+
+/* The table from vt->step (S_trial_cell), into res->observed. */
+static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                              const sd_check_opts *opts, size_t L, size_t cells, sd_check_result *res,
+                              sd_error *err)
+{
+    uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
+    int threads = S_threads(opts, nblocks);
     volatile int failed = 0;
     sd_error first_err;
     sd_error_clear(&first_err);
@@ -164,11 +184,67 @@ int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
         free(counts);
     }
     if (failed) {
-        sd_check_result_free(res);
         if (err)
             *err = first_err;
         return first_err.code ? (int)first_err.code : SD_EINTERNAL;
     }
+    return SD_OK;
+}
+
+/* The table from the token kernel `plan` (positions 1..L of each trial),
+ * into res->observed. */
+static int S_tabulate_kernel(const sd_token_plan *plan, const sd_check_opts *opts, size_t L,
+                             size_t cells, sd_check_result *res, sd_error *err)
+{
+    uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
+    int threads = S_threads(opts, nblocks);
+    volatile int failed = 0;
+    sd_error first_err;
+    sd_error_clear(&first_err);
+#pragma omp parallel num_threads(threads)
+    {
+        sd_error lerr;
+        sd_error_clear(&lerr);
+        sd_token_work *work = NULL;
+        double *counts = calloc(cells, sizeof *counts);
+        int lrc = !counts ? sd_error_set(&lerr, SD_ENOMEM, "out of memory for %zu cells", cells)
+                          : sd_token_work_new(plan, &work, &lerr);
+        if (lrc) {
+#pragma omp critical(sd_check_err)
+            if (!failed) {
+                failed = 1;
+                first_err = lerr;
+            }
+        }
+        sd_token_out out = {.L = L, .cells = counts};
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t b = 0; b < nblocks; b++) {
+            uint64_t lo = b * SD_SIM_BLOCK, hi = lo + SD_SIM_BLOCK;
+            if (hi > opts->trials)
+                hi = opts->trials;
+            if (!lrc)
+                sd_token_plan_run(plan, work, opts->seed, lo, hi, &out);
+        }
+        if (counts && !failed) {
+#pragma omp critical(sd_check_merge)
+            for (size_t i = 0; i < cells; i++)
+                res->observed[i] += counts[i];
+        }
+        sd_token_work_free(work);
+        free(counts);
+    }
+    if (failed) {
+        if (err)
+            *err = first_err;
+        return first_err.code ? (int)first_err.code : SD_EINTERNAL;
+    }
+    return SD_OK;
+}
+
+/* The verdict, once res->observed is filled. */
+static void S_finish(const sd_chain *c, const sd_check_opts *opts, size_t L, size_t cells,
+                     sd_check_result *res)
+{
     res->trials = opts->trials;
     res->seed = opts->seed;
     res->V = c->V;
@@ -178,6 +254,48 @@ int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
     res->min_expected = opts->min_expected;
     sd_chisq_test(res->observed, res->expected, cells, opts->min_expected, &res->chi);
     res->unbiased = res->chi.p_value >= opts->alpha;
+}
+
+int sd_check_run_kernel(const sd_token_plan *plan, const sd_chain *c, const sd_check_opts *opts,
+                        sd_check_result *res, sd_error *err)
+{
+    size_t L, cells;
+    int rc = S_prepare(c, opts, res, &L, &cells, err);
+    if (!rc)
+        rc = S_tabulate_kernel(plan, opts, L, cells, res, err);
+    if (rc) {
+        sd_check_result_free(res);
+        return rc;
+    }
+    res->kernel = SD_SIM_KERNEL_TOKEN;
+    S_finish(c, opts, L, cells, res);
+    return SD_OK;
+}
+
+int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                 const sd_check_opts *opts, sd_check_result *res, sd_error *err)
+{
+    size_t L, cells;
+    int rc = S_prepare(c, opts, res, &L, &cells, err);
+    if (rc)
+        return rc;
+    sd_token_plan *plan = NULL;
+    /* As `run` does: the kernel for token-level SD on a stored chain, the
+     * generic step when its tables do not fit. */
+    if (vt == &sd_verifier_token && !opts->generic &&
+        sd_token_plan_new(c, par, SD_TOKEN_EXACT, 0, opts->threads, &plan, NULL) == SD_OK) {
+        rc = S_tabulate_kernel(plan, opts, L, cells, res, err);
+        res->kernel = SD_SIM_KERNEL_TOKEN;
+        sd_token_plan_free(plan);
+    } else {
+        rc = S_tabulate_generic(vt, c, par, opts, L, cells, res, err);
+        res->kernel = "generic";
+    }
+    if (rc) {
+        sd_check_result_free(res);
+        return rc;
+    }
+    S_finish(c, opts, L, cells, res);
     return SD_OK;
 }
 

@@ -12,7 +12,13 @@
  * the same stream and cannot change x_1..x_L, so the table is the one a
  * full sd_sim_trial() would give, at a fraction of the cost when L << T.
  * Trials run in blocks of SD_SIM_BLOCK over OpenMP threads; the counts are
- * integers, so the result is bit-identical for any thread count. */
+ * integers, so the result is bit-identical for any thread count.
+ *
+ * For the verifier `token` the table comes, by default, from the kernel
+ * that `run` uses (sims/sd_token.h: alias tables, lockstep over trials,
+ * positions 1..L only), so a bug in that kernel is caught here; opts.generic
+ * tabulates the mechanistic step instead.  sd_check_run_kernel checks any
+ * plan, e.g. the deliberately broken SD_TOKEN_BROKEN_RESIDUAL. */
 #ifndef SD_CHECK_H
 #define SD_CHECK_H
 
@@ -35,6 +41,7 @@ typedef struct sd_check_opts {
     double min_expected;  /* > 0: cells with a smaller expected count are pooled */
     unsigned threads;     /* 0: all available cores */
     size_t max_cells;     /* V^L limit; 0: SD_CHECK_MAX_CELLS */
+    int generic;          /* 1: tabulate vt->step even where `run` uses a kernel */
 } sd_check_opts;
 
 /* The defaults above, L = 0 (automatic), threads 0. */
@@ -51,6 +58,8 @@ typedef struct sd_check_result {
     int unbiased;         /* chi.p_value >= alpha */
     double *observed;     /* [cells]: trials whose x_1..x_L fell in the cell */
     double *expected;     /* [cells]: exact target probability of the cell */
+    const char *kernel;   /* what produced the tokens: "generic" (vt->step) or
+                             SD_SIM_KERNEL_TOKEN (sims/sd_sim.h) */
 } sd_check_result;
 
 /* Runs the check.  SD_EUSAGE for a bad option (naming it), SD_ETOOBIG when
@@ -59,6 +68,12 @@ typedef struct sd_check_result {
  * with sd_check_result_free() (also safe after a failure). */
 int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  const sd_check_opts *opts, sd_check_result *res, sd_error *err);
+
+/* The check of a token-kernel plan built for c (sims/sd_token.h), with its
+ * own draft length; errors as sd_check_run. */
+struct sd_token_plan;
+int sd_check_run_kernel(const struct sd_token_plan *plan, const sd_chain *c,
+                        const sd_check_opts *opts, sd_check_result *res, sd_error *err);
 
 void sd_check_result_free(sd_check_result *res);
 

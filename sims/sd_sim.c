@@ -81,13 +81,10 @@ static int S_trial(const S_run *run, void *state, size_t *tokens, uint64_t trial
                    double *hist, sd_welford *acc, sd_error *err)
 {
     const sd_sim_job *job = run->job;
-    if (run->plan || job->lazy) {
+    if (job->lazy) {
         size_t rej, its;
-        if (run->plan)
-            sd_token_plan_trial(run->plan, run->opts->seed, trial, tokens, &rej, &its, hist, acc);
-        else
-            sd_token_lazy_trial(job->lazy, job->par->gamma, run->opts->seed, trial, tokens, &rej,
-                                &its, hist, acc);
+        sd_token_lazy_trial(job->lazy, job->par->gamma, run->opts->seed, trial, tokens, &rej, &its,
+                            hist, acc);
         tr->rejections = rej;
         tr->iterations = its;
         tr->target_calls = its;
@@ -137,8 +134,17 @@ static void S_fail(S_pass *ps, const sd_error *e)
     ps->stop = 1;
 }
 
+/* Per-thread scratch: verifier state or kernel work, tokens, histogram,
+ * positions. */
+typedef struct {
+    void *state;
+    sd_token_work *work;
+    size_t *tokens;
+    double *hist, *pos;
+} S_scratch;
+
 /* Runs one block b into *blk, adding counts to hist and pos. */
-static int S_block_run(const S_run *run, void *state, size_t *tokens, uint64_t b, sd_sim_block *blk,
+static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim_block *blk,
                        double *hist, double *pos, sd_error *err)
 {
     const size_t V = run->V, T = run->T;
@@ -148,6 +154,14 @@ static int S_block_run(const S_run *run, void *state, size_t *tokens, uint64_t b
     uint64_t lo = b * SD_SIM_BLOCK, hi = lo + SD_SIM_BLOCK;
     if (hi > run->opts->trials)
         hi = run->opts->trials;
+    if (run->plan) { /* the lockstep kernel: same statistics, in trial order */
+        sd_token_out o = {.rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc, .hist = hist,
+                          .pos = pos};
+        sd_token_plan_run(run->plan, sc->work, run->opts->seed, lo, hi, &o);
+        return SD_OK;
+    }
+    void *state = sc->state;
+    size_t *tokens = sc->tokens;
     for (uint64_t t = lo; t < hi; t++) {
         sd_trial tr;
         int rc = S_trial(run, state, tokens, t, &tr, hist, &blk->acc, err);
@@ -162,13 +176,6 @@ static int S_block_run(const S_run *run, void *state, size_t *tokens, uint64_t b
     return SD_OK;
 }
 
-/* Per-thread scratch: verifier state, tokens, histogram, positions. */
-typedef struct {
-    void *state;
-    size_t *tokens;
-    double *hist, *pos;
-} S_scratch;
-
 static int S_scratch_alloc(const S_run *run, S_scratch *sc, sd_error *err)
 {
     const size_t V = run->V, T = run->T;
@@ -179,7 +186,9 @@ static int S_scratch_alloc(const S_run *run, S_scratch *sc, sd_error *err)
         sc->pos = calloc(T * V, sizeof *sc->pos);
     if (!sc->tokens || !sc->hist || (run->opts->want_positions && !sc->pos))
         return sd_error_set(err, SD_ENOMEM, "out of memory for a worker thread");
-    if (!run->plan && !run->job->lazy)
+    if (run->plan)
+        return sd_token_work_new(run->plan, &sc->work, err);
+    if (!run->job->lazy)
         return run->job->vt->alloc(&sc->state, run->job->chain, run->job->par, err);
     return SD_OK;
 }
@@ -188,6 +197,7 @@ static void S_scratch_free(const S_run *run, S_scratch *sc)
 {
     if (sc->state && run->job->vt->free)
         run->job->vt->free(sc->state);
+    sd_token_work_free(sc->work);
     free(sc->tokens);
     free(sc->hist);
     free(sc->pos);
@@ -277,7 +287,7 @@ static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable,
             b = pp->next++;
             if (b >= hi)
                 break;
-            if (S_block_run(run, sc.state, sc.tokens, b, &blocks[b - lo], sc.hist, sc.pos, &lerr)) {
+            if (S_block_run(run, &sc, b, &blocks[b - lo], sc.hist, sc.pos, &lerr)) {
                 S_fail(pp, &lerr);
                 break;
             }
@@ -335,7 +345,7 @@ static int S_discard(const S_run *run, uint64_t lo, uint64_t hi, double *hist, d
     int rc = S_scratch_alloc(run, &sc, err);
     sd_sim_block blk;
     for (uint64_t b = lo; b < hi && !rc; b++)
-        rc = S_block_run(run, sc.state, sc.tokens, b, &blk, sc.hist, sc.pos, err);
+        rc = S_block_run(run, &sc, b, &blk, sc.hist, sc.pos, err);
     if (!rc) {
         for (size_t j = 0; j <= T; j++)
             hist[j] -= sc.hist[j];
@@ -417,22 +427,27 @@ void sd_sim_result_merge(sd_sim_result *res, const sd_sim_block *blocks, uint64_
     res->trials = (uint64_t)res->rejections.n;
 }
 
-/* The kernel for a job: token tables for token-level SD on a stored chain
- * (when they fit), else the generic verifier loop. */
+/* The kernel for a job: the lockstep alias-table kernel for token-level SD
+ * on a stored chain (when its tables fit), else the generic verifier loop;
+ * *kernel names the choice. */
 static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts, sd_token_plan **plan,
-                      sd_error *err)
+                      const char **kernel, sd_error *err)
 {
     memset(run, 0, sizeof *run);
     run->job = job;
     run->opts = opts;
     *plan = NULL;
+    *kernel = job->lazy ? "token-lazy" : "generic";
     int rc = S_check_job(job, opts, &run->V, &run->T, err);
     if (rc)
         return rc;
-    if (!job->lazy && !opts->generic && job->vt == &sd_verifier_token &&
-        sd_token_plan_bytes(job->chain, job->par) <= SD_TOKEN_PLAN_MAX_BYTES) {
-        rc = sd_token_plan_new(job->chain, job->par, plan, NULL);
-        run->plan = rc ? NULL : *plan; /* no memory for tables: the generic path */
+    if (!job->lazy && !opts->generic && job->vt == &sd_verifier_token) {
+        rc = sd_token_plan_new(job->chain, job->par, SD_TOKEN_EXACT, opts->kernel_max_bytes,
+                               opts->threads, plan, NULL);
+        run->plan = rc ? NULL : *plan;
+        *kernel = rc == SD_ETOOBIG ? SD_SIM_KERNEL_TOO_BIG
+                  : rc             ? "generic (no memory for the token kernel)"
+                                   : SD_SIM_KERNEL_TOKEN;
     }
     return SD_OK;
 }
@@ -446,7 +461,8 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
                             (unsigned long long)sd_sim_block_count(opts->trials));
     S_run run;
     sd_token_plan *plan;
-    int rc = S_run_init(&run, job, opts, &plan, err);
+    const char *kernel;
+    int rc = S_run_init(&run, job, opts, &plan, &kernel, err);
     if (rc)
         return rc;
     uint64_t nrun, nclaimed;
@@ -468,10 +484,11 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     sd_sim_block *blocks = calloc((size_t)nblocks, sizeof *blocks);
     S_run run;
     sd_token_plan *plan = NULL;
+    const char *kernel = res->kernel;
     if (!blocks)
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
     if (!rc)
-        rc = S_run_init(&run, job, opts, &plan, err);
+        rc = S_run_init(&run, job, opts, &plan, &kernel, err);
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
     int why = SD_SIM_STOP_DONE;
@@ -483,7 +500,7 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     if (!rc && nclaimed > nrun)
         rc = S_discard(&run, nrun, nclaimed, res->accept_hist, res->pos_counts, err);
     if (!rc) {
-        res->kernel = run.plan ? "token-tables" : res->kernel;
+        res->kernel = kernel;
         sd_sim_result_merge(res, blocks, nrun);
         res->stop = why;
         res->seconds = S_now() - t0;

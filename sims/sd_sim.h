@@ -58,7 +58,15 @@ typedef struct sd_sim_opts {
     double time_limit;
     double target_stderr;
     int generic;             /* 1: never use a specialised kernel (tests) */
+    size_t kernel_max_bytes; /* memory bound of the token kernel's tables;
+                                0: SD_TOKEN_PLAN_MAX_BYTES (sims/sd_token.h) */
 } sd_sim_opts;
+
+/* sd_sim_result.kernel: the lockstep alias-table kernel of sims/sd_token.h
+ * (token-level SD on a stored chain), or the generic verifier because the
+ * kernel's tables would exceed the memory bound. */
+#define SD_SIM_KERNEL_TOKEN "token-alias"
+#define SD_SIM_KERNEL_TOO_BIG "generic (token kernel tables over the memory limit)"
 
 typedef struct sd_sim_result {
     uint64_t trials, seed;
@@ -72,7 +80,8 @@ typedef struct sd_sim_result {
     uint64_t trials_requested; /* opts->trials; trials < it after an early stop */
     int stop;                /* why the run ended: sd_sim_stop */
     double seconds;          /* wall time of the simulation */
-    const char *kernel;      /* "generic", "token-tables" or "token-lazy" */
+    const char *kernel;      /* "generic", SD_SIM_KERNEL_TOKEN, SD_SIM_KERNEL_TOO_BIG,
+                                "token-lazy" */
 } sd_sim_result;
 
 typedef enum {

@@ -1,24 +1,27 @@
-/* sd_token.h — a fast kernel for token-level speculative decoding on a
- * stored chain, used by the driver (sd_sim.c) in place of the generic
- * step-by-step path of sims/token.c.
+/* sd_token.h — the fast kernel for token-level speculative decoding on a
+ * stored chain (sims/token.c), used by the driver (sd_sim.c) and by
+ * `check` (sd_check.c) in place of the generic step-by-step verifier
+ * sd_verifier_token, which stays the mechanistic reference.
  *
- * Contract: for every (seed, trial), sd_token_plan_trial() returns exactly
- * what sd_sim_trial(&sd_verifier_token, ...) returns (same tokens, counts,
- * histogram increments and Welford additions, in the same order): it draws
- * the same uniforms from the same Philox stream (src/sd_rngbuf.h) in the
- * same order and makes the same floating-point comparisons:
- *   draft      smallest x with u < Σ_{i<=x} p(i)        (sd_dist_sample)
- *   accept     u·p(x) < q(x)
- *   residual   smallest x with u·m < Σ_{i<=x} max(0,q-p)(i),
- *              m = Σ max(0, q-p)                        (sd_dist_sample_residual)
- *   bonus      smallest x with u < Σ_{i<=x} q(i).
- * Only the search differs: the running sums are precomputed per row, and a
- * guide table (Chen & Asau 1974) of G = 2^⌈log2 V⌉ buckets starts each
- * search at g[k] = the smallest i whose running sum exceeds fl((k/G)·m),
- * k = ⌊u·G⌋.  Rounding is monotone, so u >= k/G implies fl(u·m) >=
- * fl((k/G)·m) and the answer is >= g[k]: the search is exact, in O(1)
- * expected steps per draw instead of O(V).  tests/test_perf.c checks the
- * equality trial by trial. */
+ * The kernel draws, at every position n, the pair (x_n, flag) from ONE
+ * alias table per (step, previous token) over 2V outcomes o = 2b + flag:
+ *   flag 0 (draft accepted, x_n = b):  probability min(p_n, q_n)(b|a)
+ *   flag 1 (rejection, x_n = b):       probability max(0, q_n - p_n)(b|a)
+ * and reads a bonus position's x_n ~ q_n(.|a) from the same table with the
+ * flag ignored (the two rows add up to q).  Why this has the law of the
+ * mechanistic verifier, and how the random numbers are laid out: the
+ * comment at the top of the kernel in sims/token.c.  One uniform per
+ * position (uniform n of the trial's sd_stream for x_n, uniform 0 for x_0),
+ * so trials run in lockstep, position by position, over groups of trials.
+ *
+ * Alias tables (sd_token_alias_build).  K = 2^lgK columns (K >= number of
+ * outcomes), C = 2^(53-lgK) = 2^53/K.  The outcome weights are rounded to
+ * integer masses m_o summing to exactly 2^53 (m_o = 0 whenever w_o = 0)
+ * and split into columns by Vose's method in exact integer arithmetic.
+ * Entry k is thr·K + alias (thr in 0..C, alias < K): a 53-bit uniform
+ * integer U draws column k = U >> (53-lgK) and returns k if
+ * (U mod C) < thr, else alias.  Outcome o is then returned for exactly m_o
+ * of the 2^53 values of U: an outcome of weight 0 never is, for any U. */
 #ifndef SD_TOKEN_H
 #define SD_TOKEN_H
 
@@ -30,33 +33,94 @@
 
 extern const sd_verifier_type sd_verifier_token;
 
+/* --- alias tables ---------------------------------------------------------- */
+
+/* Builds the table of n outcomes with weights w[0..n) (finite, >= 0, not
+ * all 0; they need not sum to 1) into tab[0..2^lgK).  SD_EUSAGE when
+ * n > 2^lgK or lgK is not in 1..30, SD_EDATA for bad weights, SD_ENOMEM. */
+int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab, sd_error *err);
+
+/* The outcome of the 53-bit uniform integer U (see above). */
+static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint64_t U)
+{
+    const unsigned s = 53u - lgK;
+    const uint64_t k = U >> s, e = tab[k];
+    return (U & (((uint64_t)1 << s) - 1)) < (e >> lgK) ? (size_t)k
+                                                       : (size_t)(e & (((uint64_t)1 << lgK) - 1));
+}
+
+/* --- the plan: one alias table per (step, previous token) ------------------- */
+
 typedef struct sd_token_plan sd_token_plan;
 
-/* Largest plan built, in bytes; beyond it the driver keeps the generic
- * path (same results, O(V) per draw). */
-#define SD_TOKEN_PLAN_MAX_BYTES ((size_t)1 << 31)
+/* What the tables hold.  BROKEN_RESIDUAL is a deliberately wrong kernel
+ * for the tests of `check`: rejected outcomes with weight TV·q(b) (the
+ * target resampled, instead of the residual [q - p]+): the law of x_n is
+ * min(p,q) + TV·q ≠ q. */
+typedef enum { SD_TOKEN_EXACT = 0, SD_TOKEN_BROKEN_RESIDUAL = 1 } sd_token_kind;
 
-/* Bytes a plan for chain c and parameters par needs (SIZE_MAX on
- * overflow). */
-size_t sd_token_plan_bytes(const sd_chain *c, const sd_params *par);
+/* Default memory bound of a plan: 1 GiB (V = 1024 at T = 50). */
+#define SD_TOKEN_PLAN_MAX_BYTES ((size_t)1 << 30)
 
-/* Builds the plan (running sums and guide tables of every row).  Time
- * O(rows·V); memory sd_token_plan_bytes().  SD_ETOOBIG above
- * SD_TOKEN_PLAN_MAX_BYTES (before allocating), SD_ENOMEM.  The plan keeps a
- * pointer to c, which must outlive it.  Free with sd_token_plan_free(). */
-int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_plan **out,
-                      sd_error *err);
+/* Bytes of the plan of chain c: (steps·V + 1)·2^lgK·8 with 2^lgK the
+ * smallest power of two >= 2V and steps = 1 for a time-homogeneous chain,
+ * T otherwise (SIZE_MAX on overflow). */
+size_t sd_token_plan_bytes(const sd_chain *c);
+
+/* Builds the tables for chain c and draft length par->gamma (0 = to the
+ * horizon), on `threads` OpenMP threads (0: all cores; the tables do not
+ * depend on it).  Time O(steps·V·V); memory sd_token_plan_bytes(c).
+ * SD_ETOOBIG, before allocating, when that exceeds max_bytes (0:
+ * SD_TOKEN_PLAN_MAX_BYTES) — the caller then uses the generic verifier;
+ * SD_ENOMEM.  The plan copies what it needs: c may be freed after.  Free
+ * with sd_token_plan_free(). */
+int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kind,
+                      size_t max_bytes, unsigned threads, sd_token_plan **out, sd_error *err);
 void sd_token_plan_free(sd_token_plan *plan);
 
-/* One trial (see the contract above): tokens (capacity T+1) receives
- * x_0..x_T; hist (capacity T+1, or NULL) and acc (or NULL) as in
- * sd_sim_trial.  Safe to call from many threads on one plan. */
-void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t trial,
-                         size_t *tokens, size_t *rejections, size_t *iterations,
-                         double *hist, sd_welford *acc);
+/* --- running trials ---------------------------------------------------------- */
 
-/* The same algorithm on the on-demand model of src/sd_lazy.h with draft
- * length gamma (0 = rest of the horizon), in O(1) expected work per token
+/* Per-thread scratch for sd_token_plan_run (O(group·(T/64 + 8)) bytes). */
+typedef struct sd_token_work sd_token_work;
+int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *err);
+void sd_token_work_free(sd_token_work *w);
+
+/* What sd_token_plan_run reports; every pointer may be NULL. */
+typedef struct sd_token_out {
+    sd_welford *rej;    /* += each trial's rejections, in trial order */
+    sd_welford *calls;  /* += each trial's target calls (= iterations), in trial order */
+    sd_welford *acc;    /* each trial's iterations' accepted drafts, merged in trial order
+                           as one summary per trial (exact integer sums → n, mean,
+                           Σ(a-mean)²; Chan's merge) */
+    double *hist;       /* [T+1]: += 1 per iteration at its accepted count */
+    double *pos;        /* [T][V]: += 1 at (n-1)·V + x_n for every trial */
+    size_t *tokens;     /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
+    /* L > 0: only positions 1..L are run, and each trial adds 1 to
+     * cells[x_1·V^{L-1} + ... + x_L] (`check`); rej, calls, acc, hist are
+     * then not touched.  L = 0: the whole horizon. */
+    size_t L;
+    double *cells;
+} sd_token_out;
+
+/* Runs trials lo..hi-1 of run `seed` in lockstep, in groups of trials
+ * taken in trial order.  Safe on one plan from many threads, each with its
+ * own work. */
+void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
+                       uint64_t hi, const sd_token_out *out);
+
+/* The same computation for one trial, position by position, with the
+ * scalar sd_stream: the reference the tests hold the lockstep code to (same
+ * tokens and counts).  tokens (capacity T+1) receives x_0..x_T; hist as in
+ * sd_sim_trial; acc (if not NULL) gets the trial's summary as in
+ * sd_token_out.acc. */
+void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t trial,
+                         size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
+                         sd_welford *acc);
+
+/* --- the on-demand model ------------------------------------------------------ */
+
+/* The algorithm on the on-demand model of src/sd_lazy.h with draft length
+ * gamma (0 = rest of the horizon), in O(1) expected work per token
  * (sims/token_lazy.c): draft a rank r ~ z_d and emit x = π⁻¹_{t,prev}(r);
  * accept if u·z_d(r) < z_q(r); else draw a rank from max(0, z_q - z_d) and
  * map it; a bonus draws a rank from z_q.  Uniforms come from the stream

@@ -8,13 +8,18 @@
  * interleaved: tokens after the first failure would be discarded, so not
  * drawing them changes no law.
  *
- * The verifier below is the reference; sd_token_plan_trial() at the end of
- * the file is the same computation on precomputed tables (sd_token.h), which
- * the driver uses for stored chains. */
+ * The verifier below is the mechanistic reference.  The kernel at the end
+ * of the file (sd_token.h) samples the same law from alias tables, with
+ * other random numbers; the driver and `check` use it on stored chains. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../src/sd_dist.h"
+#include "../src/sd_rng.h"
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
 #include "sd_verifier.h"
@@ -79,250 +84,487 @@ const sd_verifier_type sd_verifier_token = {
     .step = S_step,
 };
 
-/* --- the fast kernel (sd_token.h) ---------------------------------------- */
 
-/* One entry of a row: running sums and the values the accept test reads,
- * together so that a draw and its test touch one cache line. */
-typedef struct {
-    double cp; /* Σ_{i<=x} p(i), summed as sd_dist_sample does */
-    double p, q;
-    double cr; /* Σ_{i<=x} max(0, q-p)(i), as sd_dist_sample_residual */
-} S_ent;
+/* --- the kernel (sd_token.h) ----------------------------------------------
+ *
+ * Why one draw per position has the law of Alg. 1 (004_2700e131d6873633.txt
+ * Alg. 1 inside Alg. 2's loop; Theorem 1; SPEC §2).  Let p = p_n(.|x_{n-1}=a)
+ * and q = q_n(.|a) at a position n where the current iteration still drafts
+ * (fewer than γ of its drafts accepted, or lookahead to the horizon).
+ * Alg. 1 draws x̃_n ~ p and r ~ U[0,1) and keeps x̃_n iff r < q(x̃_n)/p(x̃_n)
+ * (line 5, with `<`: sd_rng.h); otherwise line 8 draws x_n ~ [q-p]+/TV(p,q)
+ * and the iteration ends (R_n = 1 in Theorem 1).  Given everything before
+ * position n,
+ *   P(R_n = 0, x_n = b) = p(b)·min(1, q(b)/p(b))                = min(p,q)(b),
+ *   P(R_n = 1, x_n = b) = (1 - Σ_c min(p,q)(c))·[q-p]+(b)/TV    = [q-p]+(b),
+ * because 1 - Σ min(p,q) = Σ [q-p]+ = TV(p,q).  The 2V numbers add up to
+ * Σ q = 1: the pair (x_n, R_n) is ONE categorical draw over 2V outcomes
+ * (o = 2b + R_n).  At a bonus position (γ drafts accepted, horizon not
+ * reached) x_n ~ q(.|a): the same table read without R_n, since
+ * min(p,q) + [q-p]+ = q.  Which positions draft and which are bonuses,
+ * where iterations start and end, how many drafts each accepted and how
+ * many target calls a trial makes are functions of the sequence
+ * (x_n, R_n)_n — (x_{n-1}, j) is the Markov chain of sd_exact_token_dp —
+ * and the drafts x̃_{t>n} after a rejection are discarded by Alg. 1
+ * unobserved.  The sequence of pairs therefore has the same transition law
+ * in both descriptions, so everything `run` reports (tokens x_0..x_T, N_rej,
+ * iterations = target calls, accepted drafts per iteration) has the same
+ * joint law as with the mechanistic verifier above; only the random numbers
+ * differ.  Theorem 1 (1) is E[N_rej] = Σ_n E[P(R_n = 1 | past)]
+ * = Σ_n E[TV(p_n, q_n)]; (2) is that the x-marginal of every row is q.
+ *
+ * Random numbers.  Trial i of run `seed` uses its sd_stream (Philox,
+ * src/sd_rng.h): uniform 0 draws x_0 (init as outcomes 2·x_0), uniform n
+ * draws position n, as a 53-bit integer (sd_token_alias_draw).  Uniforms
+ * 2m and 2m+1 are Philox block m of the stream: the uniform of (seed, i, n)
+ * is a fixed function, computed for eight trials at once by
+ * sd_rngbuf_trials, and equal to the scalar stream of sd_token_plan_trial.
+ *
+ * Lockstep.  Every trial consumes exactly one draw per position, so a group
+ * of trials advances position by position and only step n's V tables are
+ * in use while position n is drawn.  Per-trial state lives in arrays over
+ * the group: previous token, drafts accepted so far j, rejections, and one
+ * bit per position set where an iteration ended (a rejection or a bonus).
+ * After the group each trial's iterations are replayed from its bits, in
+ * order (accepted = end - start; a last iteration reaching the horizon
+ * accepted all of its T - start + 1 drafts), and the statistics are added
+ * trial by trial, in trial order, as the driver's generic path adds them —
+ * except that a trial's accepted counts enter the block's Welford
+ * accumulator as one exact summary (S_trial_merge) rather than one division
+ * per iteration.  Everything stays a function of (seed, block). */
+
+#define S_GROUP 1024                  /* trials per lockstep group (power of 2) */
+#define S_ENDS_MAX ((size_t)1 << 20)  /* 64-bit words of end bits per group */
+#define S_LGK_MAX 24u                 /* alias tables of up to 2^24 columns */
 
 struct sd_token_plan {
-    const sd_chain *c;
-    size_t V, T, steps, G, gamma;
-    S_ent *ent;              /* [rows][V] */
-    uint32_t *gp, *gr;       /* [rows][G] guide tables of cp and cr */
-    double *mass;            /* [rows] Σ max(0, q-p) = TV */
-    uint32_t *lastp, *lastr; /* [rows] last index of positive weight */
-    double *cq;              /* [rows][V] Σ q (bonus draws; gamma > 0 only) */
-    uint32_t *gq, *lastq;
-    /* V <= S_NARROW: the running sums cp and cr of each row again,
-     * contiguous and padded with +inf to S_NARROW entries, for a branchless
-     * draw: the smallest i with target < cs[i] is #{i : cs[i] <= target}
-     * (the sums do not decrease), with no mispredicted loop exit. */
-    double *np, *nr;         /* [rows][S_NARROW] or NULL */
+    size_t V, T, steps, gamma;
+    unsigned lgK;
+    uint64_t *tab;  /* [steps][V][K] */
+    uint64_t *init; /* [K]: x_0 = outcome / 2 */
 };
 
-#define S_NARROW 8
+struct sd_token_work {
+    size_t S, words, T;
+    uint32_t *prev, *j, *rej;
+    uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
+};
 
-static size_t S_pow2_at_least(size_t V)
+/* The smallest lgK with 2^lgK >= 2V. */
+static unsigned S_lgK(size_t V)
 {
-    size_t G = 1;
-    while (G < V)
-        G <<= 1;
-    return G;
+    unsigned lg = 1;
+    while (((size_t)1 << lg) < 2 * V)
+        lg++;
+    return lg;
 }
 
-size_t sd_token_plan_bytes(const sd_chain *c, const sd_params *par)
+/* Vose's alias method in integers (see sd_token.h).  m and stk: K words of
+ * scratch.  Returns 0, or -1 for weights that are negative, not finite or
+ * all zero. */
+static int S_alias(const double *w, size_t n, unsigned lgK, uint64_t *tab, uint64_t *m,
+                   uint32_t *stk)
 {
-    size_t V = c->V, G = S_pow2_at_least(V);
-    size_t steps = (c->draft_steps == 1 && c->target_steps == 1) ? 1 : c->T;
-    if (V > UINT32_MAX || steps > SIZE_MAX / V)
-        return SIZE_MAX;
-    size_t rows = steps * V;
-    double per_row = (double)V * sizeof(S_ent) + 2.0 * (double)G * sizeof(uint32_t) +
-                     sizeof(double) + 2 * sizeof(uint32_t);
-    if (par->gamma)
-        per_row += (double)V * sizeof(double) + (double)G * sizeof(uint32_t) + sizeof(uint32_t);
-    if (V <= S_NARROW)
-        per_row += 2.0 * S_NARROW * sizeof(double);
-    double total = per_row * (double)rows;
-    return total >= (double)SIZE_MAX ? SIZE_MAX : (size_t)total;
-}
-
-/* g[k] = the smallest i with cs[i·stride] > fl((k/G)·m), or V if none. */
-static void S_guide(const double *cs, size_t stride, size_t V, size_t G, double m, uint32_t *g)
-{
-    size_t i = 0;
-    for (size_t k = 0; k < G; k++) {
-        double lo = ((double)k / (double)G) * m;
-        while (i < V && !(cs[i * stride] > lo))
-            i++;
-        g[k] = (uint32_t)i;
+    const size_t K = (size_t)1 << lgK;
+    const uint64_t ONE = (uint64_t)1 << 53, C = ONE >> lgK;
+    double total = 0.0;
+    for (size_t o = 0; o < n; o++) {
+        if (!(w[o] >= 0.0 && w[o] < INFINITY))
+            return -1;
+        total += w[o];
     }
+    if (!(total > 0.0 && total < INFINITY))
+        return -1;
+    /* m_o = ⌊w_o·2^53/Σw⌋; the rounding remainder (|.| <= 2n) goes to the
+     * largest mass (>= 2^53/n - 1 > 2n for n <= 2^24), so Σ m_o = 2^53 and
+     * m_o = 0 exactly where w_o is 0 (or below 2^-53·Σw). */
+    const double scale = 9007199254740992.0 / total;
+    uint64_t sum = 0;
+    size_t big = 0;
+    for (size_t o = 0; o < K; o++) {
+        double f = o < n ? w[o] * scale : 0.0;
+        m[o] = f < 9007199254740992.0 ? (uint64_t)f : ONE;
+        sum += m[o];
+        if (m[o] > m[big])
+            big = o;
+    }
+    int64_t fixed = (int64_t)m[big] + ((int64_t)ONE - (int64_t)sum);
+    if (fixed <= 0)
+        return -1;
+    m[big] = (uint64_t)fixed;
+    /* Small masses (< C) from the bottom of stk, large ones from the top.
+     * A column s < C is topped up by a large l (m_l >= C > 0), so every
+     * alias points to an outcome of positive mass; when the small ones run
+     * out, the large ones left hold exactly C each (integer arithmetic). */
+    size_t ns = 0, nl = K;
+    for (size_t o = 0; o < K; o++) {
+        if (m[o] < C)
+            stk[ns++] = (uint32_t)o;
+        else
+            stk[--nl] = (uint32_t)o;
+    }
+    while (ns > 0 && nl < K) {
+        uint32_t s = stk[--ns], l = stk[nl];
+        tab[s] = (m[s] << lgK) | l;
+        m[l] -= C - m[s];
+        if (m[l] < C) {
+            nl++;
+            stk[ns++] = l;
+        }
+    }
+    for (size_t i = nl; i < K; i++)
+        tab[stk[i]] = (C << lgK) | stk[i];
+    return ns ? -1 : 0; /* ns = 0: Σ m = K·C exactly, so no small mass is left over */
 }
 
-/* The same by counting, for rows padded to S_NARROW entries. */
-static inline size_t S_count(const double *cs, double target, size_t V, size_t last)
+int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab, sd_error *err)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < S_NARROW; i++)
-        n += cs[i] <= target;
-    return n < V ? n : last;
+    if (lgK < 1 || lgK > S_LGK_MAX || n > ((size_t)1 << lgK))
+        return sd_error_set(err, SD_EUSAGE, "alias table of %zu outcomes in 2^%u columns: expected "
+                                            "1 <= lgK <= %u and n <= 2^lgK", n, lgK, S_LGK_MAX);
+    size_t K = (size_t)1 << lgK;
+    uint64_t *m = malloc(K * sizeof *m);
+    uint32_t *stk = malloc(K * sizeof *stk);
+    int rc = (!m || !stk) ? sd_error_set(err, SD_ENOMEM, "out of memory for an alias table")
+             : S_alias(w, n, lgK, tab, m, stk)
+                 ? sd_error_set(err, SD_EDATA, "alias table weights: expected finite values >= 0, "
+                                               "not all 0")
+                 : SD_OK;
+    free(m);
+    free(stk);
+    return rc;
 }
 
-/* The smallest x with target < cs[x·stride], starting at the guide entry of
- * u (target = fl(u·m), see S_guide), or `last` when rounding leaves target
- * beyond the final sum (sd_dist_sample's fallback). */
-static inline size_t S_search(const double *cs, size_t stride, const uint32_t *g, size_t V,
-                              size_t G, double u, double target, size_t last)
+static size_t S_steps(const sd_chain *c)
 {
-    size_t i = g[(size_t)(u * (double)G)];
-    while (i < V && !(target < cs[i * stride]))
-        i++;
-    return i < V ? i : last;
+    return (c->draft_steps == 1 && c->target_steps == 1) ? 1 : c->T;
+}
+
+size_t sd_token_plan_bytes(const sd_chain *c)
+{
+    size_t V = c->V, steps = S_steps(c);
+    if (V > ((size_t)1 << (S_LGK_MAX - 1)))
+        return SIZE_MAX;
+    size_t K = (size_t)1 << S_lgK(V);
+    if (steps > (SIZE_MAX / sizeof(uint64_t) / K - 1) / V)
+        return SIZE_MAX;
+    return (steps * V + 1) * K * sizeof(uint64_t);
+}
+
+/* The 2V outcome weights of row (p, q) (see the comment above). */
+static void S_weights(const double *p, const double *q, size_t V, sd_token_kind kind, double *w)
+{
+    double tv = 0.0;
+    for (size_t b = 0; b < V; b++)
+        tv += q[b] > p[b] ? q[b] - p[b] : 0.0;
+    for (size_t b = 0; b < V; b++) {
+        w[2 * b] = p[b] < q[b] ? p[b] : q[b];
+        w[2 * b + 1] = kind == SD_TOKEN_BROKEN_RESIDUAL ? tv * q[b] : (q[b] > p[b] ? q[b] - p[b] : 0.0);
+    }
 }
 
 void sd_token_plan_free(sd_token_plan *plan)
 {
     if (!plan)
         return;
-    free(plan->ent);
-    free(plan->gp);
-    free(plan->gr);
-    free(plan->mass);
-    free(plan->lastp);
-    free(plan->lastr);
-    free(plan->cq);
-    free(plan->gq);
-    free(plan->lastq);
-    free(plan->np);
-    free(plan->nr);
+    free(plan->tab);
+    free(plan->init);
     free(plan);
 }
 
-int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_plan **out, sd_error *err)
+int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kind,
+                      size_t max_bytes, unsigned threads, sd_token_plan **out, sd_error *err)
 {
     *out = NULL;
-    size_t bytes = sd_token_plan_bytes(c, par);
-    if (bytes > SD_TOKEN_PLAN_MAX_BYTES)
+    size_t bytes = sd_token_plan_bytes(c), limit = max_bytes ? max_bytes : SD_TOKEN_PLAN_MAX_BYTES;
+    if (bytes > limit)
         return sd_error_set(err, SD_ETOOBIG,
-                            "token kernel tables for V=%zu, T=%zu need %zu bytes; limit %zu", c->V,
-                            c->T, bytes, SD_TOKEN_PLAN_MAX_BYTES);
+                            "token kernel: alias tables for V=%zu, T=%zu need %zu bytes; limit %zu "
+                            "(the generic verifier is used instead)",
+                            c->V, c->T, bytes, limit);
+    const size_t V = c->V, steps = S_steps(c), rows = steps * V;
+    const unsigned lgK = S_lgK(V);
+    const size_t K = (size_t)1 << lgK;
     sd_token_plan *pl = calloc(1, sizeof *pl);
     if (!pl)
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel");
-    size_t V = c->V, G = S_pow2_at_least(V);
-    size_t steps = (c->draft_steps == 1 && c->target_steps == 1) ? 1 : c->T;
-    size_t rows = steps * V;
-    pl->c = c;
     pl->V = V;
     pl->T = c->T;
     pl->steps = steps;
-    pl->G = G;
     pl->gamma = par->gamma;
-    pl->ent = malloc(rows * V * sizeof *pl->ent);
-    pl->gp = malloc(rows * G * sizeof *pl->gp);
-    pl->gr = malloc(rows * G * sizeof *pl->gr);
-    pl->mass = malloc(rows * sizeof *pl->mass);
-    pl->lastp = malloc(rows * sizeof *pl->lastp);
-    pl->lastr = malloc(rows * sizeof *pl->lastr);
-    int ok = pl->ent && pl->gp && pl->gr && pl->mass && pl->lastp && pl->lastr;
-    if (ok && par->gamma) {
-        pl->cq = malloc(rows * V * sizeof *pl->cq);
-        pl->gq = malloc(rows * G * sizeof *pl->gq);
-        pl->lastq = malloc(rows * sizeof *pl->lastq);
-        ok = pl->cq && pl->gq && pl->lastq;
-    }
-    if (ok && V <= S_NARROW) {
-        pl->np = malloc(rows * S_NARROW * sizeof *pl->np);
-        pl->nr = malloc(rows * S_NARROW * sizeof *pl->nr);
-        ok = pl->np && pl->nr;
-    }
-    if (!ok) {
+    pl->lgK = lgK;
+    pl->tab = malloc(rows * K * sizeof *pl->tab);
+    pl->init = malloc(K * sizeof *pl->init);
+    if (!pl->tab || !pl->init) {
         sd_token_plan_free(pl);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel (%zu bytes)", bytes);
     }
-    for (size_t r = 0; r < rows; r++) {
-        size_t t = r / V + 1, a = r % V;
-        const double *p = sd_chain_p(c, t, a), *q = sd_chain_q(c, t, a);
-        S_ent *e = pl->ent + r * V;
-        double rp = 0.0, rr = 0.0, rq = 0.0;
-        size_t lp = 0, lr = 0, lq = 0;
-        for (size_t x = 0; x < V; x++) {
-            double d = q[x] - p[x];
-            if (p[x] > 0.0) {
-                rp += p[x];
-                lp = x;
-            }
-            if (d > 0.0) {
-                rr += d;
-                lr = x;
-            }
-            e[x].cp = rp;
-            e[x].p = p[x];
-            e[x].q = q[x];
-            e[x].cr = rr;
-            if (pl->cq) {
-                if (q[x] > 0.0) {
-                    rq += q[x];
-                    lq = x;
-                }
-                pl->cq[r * V + x] = rq;
-            }
+    int bad = 0, nth = 1;
+#ifdef _OPENMP
+    nth = threads ? (int)threads : omp_get_num_procs();
+#else
+    (void)threads;
+#endif
+#pragma omp parallel num_threads(nth)
+    {
+        double *w = malloc(2 * V * sizeof *w);
+        uint64_t *m = malloc(K * sizeof *m);
+        uint32_t *stk = malloc(K * sizeof *stk);
+        int ok = w && m && stk;
+#pragma omp for schedule(static)
+        for (size_t r = 0; r < rows; r++) {
+            if (!ok)
+                continue;
+            size_t t = r / V + 1, a = r % V;
+            S_weights(sd_chain_p(c, t, a), sd_chain_q(c, t, a), V, kind, w);
+            if (S_alias(w, 2 * V, lgK, pl->tab + r * K, m, stk))
+                ok = 0;
         }
-        if (pl->np)
-            for (size_t x = 0; x < S_NARROW; x++) {
-                pl->np[r * S_NARROW + x] = x < V ? e[x].cp : INFINITY;
-                pl->nr[r * S_NARROW + x] = x < V ? e[x].cr : INFINITY;
+#pragma omp master
+        if (ok) {
+            for (size_t b = 0; b < V; b++) {
+                w[2 * b] = c->init[b];
+                w[2 * b + 1] = 0.0;
             }
-        pl->mass[r] = rr;
-        pl->lastp[r] = (uint32_t)lp;
-        pl->lastr[r] = (uint32_t)lr;
-        S_guide(&e[0].cp, 4, V, G, 1.0, pl->gp + r * G);
-        S_guide(&e[0].cr, 4, V, G, rr, pl->gr + r * G);
-        if (pl->cq) {
-            pl->lastq[r] = (uint32_t)lq;
-            S_guide(pl->cq + r * V, 1, V, G, 1.0, pl->gq + r * G);
+            ok = !S_alias(w, 2 * V, lgK, pl->init, m, stk);
         }
+        if (!ok) {
+#pragma omp atomic write
+            bad = 1;
+        }
+        free(w);
+        free(m);
+        free(stk);
+    }
+    if (bad) {
+        sd_token_plan_free(pl);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (or invalid rows) building the token "
+                                            "kernel's tables");
     }
     *out = pl;
     return SD_OK;
 }
 
+void sd_token_work_free(sd_token_work *w)
+{
+    if (!w)
+        return;
+    free(w->prev);
+    free(w->j);
+    free(w->rej);
+    free(w->ua);
+    free(w->ub);
+    free(w->ends);
+    free(w->cell);
+    free(w);
+}
+
+int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *err)
+{
+    *out = NULL;
+    sd_token_work *w = calloc(1, sizeof *w);
+    if (!w)
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
+    w->T = plan->T;
+    w->words = (plan->T + 63) / 64;
+    w->S = S_GROUP;
+    while (w->S > 8 && w->S * w->words > S_ENDS_MAX)
+        w->S /= 2;
+    size_t S = w->S;
+    w->prev = malloc(S * sizeof *w->prev);
+    w->j = malloc(S * sizeof *w->j);
+    w->rej = malloc(S * sizeof *w->rej);
+    w->ua = malloc(S * sizeof *w->ua);
+    w->ub = malloc(S * sizeof *w->ub);
+    w->ends = malloc(S * w->words * sizeof *w->ends);
+    w->cell = malloc(S * sizeof *w->cell);
+    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell) {
+        sd_token_work_free(w);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
+    }
+    *out = w;
+    return SD_OK;
+}
+
+/* Position n of s trials, lookahead to the horizon: every position drafts,
+ * every rejection ends an iteration. */
+static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t s, const uint64_t *u,
+                          uint32_t *prev, uint32_t *rej, uint64_t *ends, unsigned bit)
+{
+    for (size_t i = 0; i < s; i++) {
+        size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
+        uint32_t f = (uint32_t)(o & 1);
+        prev[i] = (uint32_t)(o >> 1);
+        rej[i] += f;
+        ends[i] |= (uint64_t)f << bit;
+    }
+}
+
+/* Position n of s trials, draft length gamma: j = gamma makes it a bonus
+ * (x_n ~ q: the outcome's flag is ignored), which also ends the iteration. */
+static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t s, const uint64_t *u,
+                        uint32_t *prev, uint32_t *rej, uint32_t *jv, uint32_t gamma, uint64_t *ends,
+                        unsigned bit)
+{
+    for (size_t i = 0; i < s; i++) {
+        size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
+        uint32_t j = jv[i], f = (uint32_t)(o & 1), bonus = j == gamma, end = f | bonus;
+        prev[i] = (uint32_t)(o >> 1);
+        rej[i] += f & (bonus ^ 1u);
+        jv[i] = (j + 1) * (end ^ 1u);
+        ends[i] |= (uint64_t)end << bit;
+    }
+}
+
+/* Accepted drafts of one trial's iterations: the histogram at once, the
+ * moments as exact integer sums (Σ a <= T, Σ a² <= T²). */
+typedef struct {
+    size_t its;
+    uint64_t s1, s2;
+} S_trial_acc;
+
+static void S_iteration(const sd_token_out *out, S_trial_acc *ta, size_t a)
+{
+    if (out->hist)
+        out->hist[a] += 1.0;
+    ta->its++;
+    ta->s1 += a;
+    ta->s2 += (uint64_t)a * a;
+}
+
+/* Merges the trial's iterations into *acc as one summary (n, mean,
+ * Σ (a - mean)²) — Chan's merge instead of one Welford division per
+ * iteration, which cost a third of the kernel's time; in trial order, so
+ * still a function of the block only. */
+static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
+{
+    if (!acc || ta->its == 0)
+        return;
+    double n = (double)ta->its, s1 = (double)ta->s1, mean = s1 / n;
+    sd_welford one = {n, mean, fma(-s1, mean, (double)ta->s2)};
+    if (one.m2 < 0.0)
+        one.m2 = 0.0;
+    sd_welford_merge(acc, &one);
+}
+
+/* Trial i of the group: its iterations from its end bits, then its counts. */
+static void S_replay(const sd_token_work *w, size_t i, const sd_token_out *out)
+{
+    S_trial_acc ta = {0, 0, 0};
+    size_t n0 = 1;
+    for (size_t wd = 0; wd < w->words; wd++)
+        for (uint64_t m = w->ends[wd * w->S + i]; m; m &= m - 1) {
+            size_t n = wd * 64 + (size_t)__builtin_ctzll(m) + 1;
+            S_iteration(out, &ta, n - n0);
+            n0 = n + 1;
+        }
+    if (n0 <= w->T)
+        S_iteration(out, &ta, w->T - n0 + 1);
+    S_trial_merge(out->acc, &ta);
+    if (out->rej)
+        sd_welford_add(out->rej, (double)w->rej[i]);
+    if (out->calls)
+        sd_welford_add(out->calls, (double)ta.its);
+}
+
+/* Trials g0..g0+s-1 (s <= w->S) over positions 1..N; tok: their token rows
+ * or NULL. */
+static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, uint64_t g0, size_t s,
+                    size_t N, const sd_token_out *out, size_t *tok)
+{
+    const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK, S = w->S;
+    const unsigned lgK = pl->lgK;
+    uint32_t *prev = w->prev;
+    sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
+    for (size_t i = 0; i < s; i++)
+        prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
+    memset(w->rej, 0, s * sizeof *w->rej);
+    memset(w->j, 0, s * sizeof *w->j);
+    memset(w->cell, 0, s * sizeof *w->cell);
+    for (size_t wd = 0; wd < w->words; wd++)
+        memset(w->ends + wd * S, 0, s * sizeof *w->ends);
+    if (tok)
+        for (size_t i = 0; i < s; i++)
+            tok[i * (T + 1)] = prev[i];
+    for (size_t n = 1; n <= N; n++) {
+        const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
+        if (n % 2 == 0) {
+            sd_rngbuf_trials(seed, n / 2, g0, s, w->ua, w->ub);
+            u = w->ua;
+        }
+        const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
+        uint64_t *ends = w->ends + ((n - 1) / 64) * S;
+        unsigned bit = (unsigned)((n - 1) % 64);
+        if (pl->gamma == 0 || pl->gamma >= T)
+            S_pos_horizon(tab, lgK, s, u, prev, w->rej, ends, bit);
+        else
+            S_pos_gamma(tab, lgK, s, u, prev, w->rej, w->j, (uint32_t)pl->gamma, ends, bit);
+        if (out->pos)
+            for (size_t i = 0; i < s; i++)
+                out->pos[(n - 1) * V + prev[i]] += 1.0;
+        if (tok)
+            for (size_t i = 0; i < s; i++)
+                tok[i * (T + 1) + n] = prev[i];
+        if (out->cells)
+            for (size_t i = 0; i < s; i++)
+                w->cell[i] = w->cell[i] * V + prev[i];
+    }
+    if (out->L) {
+        if (out->cells)
+            for (size_t i = 0; i < s; i++)
+                out->cells[w->cell[i]] += 1.0;
+        return;
+    }
+    for (size_t i = 0; i < s; i++)
+        S_replay(w, i, out);
+}
+
+void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
+                       uint64_t hi, const sd_token_out *out)
+{
+    size_t N = out->L && out->L < plan->T ? out->L : plan->T;
+    for (uint64_t g0 = lo; g0 < hi; g0 += w->S) {
+        size_t s = hi - g0 < w->S ? (size_t)(hi - g0) : w->S;
+        S_group(plan, w, seed, g0, s, N, out, out->tokens ? out->tokens + (g0 - lo) * (plan->T + 1) : NULL);
+    }
+}
+
+/* The next 53-bit uniform integer of a scalar stream (sd_stream_uniform·2^53). */
+static uint64_t S_u53(sd_stream *s)
+{
+    uint64_t a = sd_stream_u32(s) >> 5;
+    return (a << 26) | (sd_stream_u32(s) >> 6);
+}
+
 void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens,
                          size_t *rejections, size_t *iterations, double *hist, sd_welford *acc)
 {
-    const sd_chain *c = pl->c;
-    const size_t V = pl->V, T = pl->T, G = pl->G, per_step = pl->steps == 1 ? 0 : V;
-    sd_rngbuf rng;
-    sd_rngbuf_init(&rng, seed, trial);
-    size_t prev = sd_dist_sample(c->init, V, 1.0, sd_rngbuf_uniform(&rng));
+    const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
+    const size_t gamma = pl->gamma < T ? pl->gamma : 0;
+    sd_token_out out = {.hist = hist};
+    S_trial_acc ta = {0, 0, 0};
+    sd_stream rng;
+    sd_stream_init(&rng, seed, trial);
+    size_t prev = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng)) >> 1;
     tokens[0] = prev;
-    size_t rej = 0, its = 0;
-    for (size_t n = 1; n <= T;) {
-        size_t len = T - n + 1;
-        if (pl->gamma && pl->gamma < len)
-            len = pl->gamma;
-        size_t i = 0;
-        int rejected = 0;
-        for (; i < len; i++) {
-            size_t t = n + i, row = (t - 1) * per_step + prev;
-            const S_ent *e = pl->ent + row * V;
-            double u = sd_rngbuf_uniform(&rng);
-            size_t x = pl->np ? S_count(pl->np + row * S_NARROW, u, V, pl->lastp[row])
-                              : S_search(&e[0].cp, 4, pl->gp + row * G, V, G, u, u, pl->lastp[row]);
-            if (!(sd_rngbuf_uniform(&rng) * e[x].p < e[x].q)) {
-                double m = pl->mass[row];
-                u = sd_rngbuf_uniform(&rng);
-                x = pl->np ? S_count(pl->nr + row * S_NARROW, u * m, V, pl->lastr[row])
-                           : S_search(&e[0].cr, 4, pl->gr + row * G, V, G, u, u * m, pl->lastr[row]);
-                tokens[t] = x;
-                prev = x;
-                rejected = 1;
-                break;
-            }
-            tokens[t] = x;
-            prev = x;
+    size_t rej = 0, n0 = 1, j = 0;
+    for (size_t n = 1; n <= T; n++) {
+        const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K) + prev * K;
+        size_t o = sd_token_alias_draw(tab, pl->lgK, S_u53(&rng));
+        prev = tokens[n] = o >> 1;
+        int bonus = gamma && j == gamma;
+        if (bonus || (o & 1)) { /* the iteration ends at n */
+            rej += !bonus;
+            S_iteration(&out, &ta, n - n0);
+            n0 = n + 1;
+            j = 0;
+        } else {
+            j++;
         }
-        size_t accepted = i, emitted = rejected ? i + 1 : i;
-        if (!rejected && n + len <= T) { /* bonus token from q */
-            size_t t = n + len, row = (t - 1) * per_step + prev;
-            double u = sd_rngbuf_uniform(&rng);
-            prev = S_search(pl->cq + row * V, 1, pl->gq + row * G, V, G, u, u, pl->lastq[row]);
-            tokens[t] = prev;
-            emitted++;
-        }
-        rej += (size_t)rejected;
-        its++;
-        if (hist)
-            hist[accepted] += 1.0;
-        if (acc)
-            sd_welford_add(acc, (double)accepted);
-        n += emitted;
     }
+    if (n0 <= T)
+        S_iteration(&out, &ta, T - n0 + 1);
+    S_trial_merge(acc, &ta);
     *rejections = rej;
-    *iterations = its;
+    *iterations = ta.its;
 }

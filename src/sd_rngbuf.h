@@ -16,6 +16,7 @@
 #ifndef SD_RNGBUF_H
 #define SD_RNGBUF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SD_RNGBUF_BLOCKS 8u                       /* counter blocks per refill */
@@ -44,6 +45,17 @@ static inline void sd_rngbuf_init(sd_rngbuf *s, uint64_t seed, uint64_t trial)
 
 /* Computes the next SD_RNGBUF_BLOCKS blocks into s->buf and sets pos = 0. */
 void sd_rngbuf_refill(sd_rngbuf *s);
+
+/* The stream across trials (the lockstep token kernel, sims/token.c):
+ * for trials t0 .. t0+n-1 of run `seed`, Philox block `blk` of each
+ * trial's stream, returned as the two 53-bit uniforms it holds,
+ * uniform = U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) (even[i]: uniform
+ * 2·blk, words 0,1) and likewise from words 2,3 (odd[i]: uniform 2·blk+1)
+ * — bit for bit the uniforms 2·blk and 2·blk+1 of sd_stream(seed, t0+i).
+ * Sixteen trials at a time with AVX-512F, eight with AVX2 (run-time
+ * checks), scalar otherwise; every path gives the same bits. */
+void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *even,
+                      uint64_t *odd);
 
 /* 1 if refills use the AVX2 code on this processor. */
 int sd_rngbuf_vectorised(void);

@@ -18,6 +18,7 @@
 #include "../sims/sd_block.h"
 #include "../sims/sd_sim.h"
 #include "../sims/sd_check.h"
+#include "../sims/sd_token.h"
 #include "../src/sd_dist.h"
 #include "test_util.h"
 
@@ -227,7 +228,8 @@ Test(v3a_check, greedy_unmodified_toy_ba_one_third)
 
 /* The table of the first L tokens is the one full sd_sim_trial() runs
  * give (the check stops each trial early), and does not depend on the
- * thread count. */
+ * thread count.  For token the tokens come from the kernel `run` uses:
+ * its full-horizon scalar reference sd_token_plan_trial. */
 Test(v3a_check, table_matches_sim_trial_and_threads)
 {
     sd_chain *c = S_generated(3, 6, 2);
@@ -248,24 +250,105 @@ Test(v3a_check, table_matches_sim_trial_and_threads)
         cr_assert_eq(sd_check_run(vts[v], c, &par, &o, &r2, &err), SD_OK, "%s", err.msg);
         cr_expect(memcmp(r1.observed, r2.observed, r1.cells * sizeof *r1.observed) == 0);
         cr_expect_eq(r1.chi.chi2, r2.chi.chi2);
+        cr_expect_str_eq(r1.kernel, v == 0 ? SD_SIM_KERNEL_TOKEN : "generic");
 
         double table[9] = {0};
-        void *state = NULL;
-        cr_assert_eq(vts[v]->alloc(&state, c, &par, &err), SD_OK, "%s", err.msg);
         size_t tokens[7];
-        for (uint64_t t = 0; t < o.trials; t++) {
-            sd_trial tr;
-            cr_assert_eq(sd_sim_trial(vts[v], state, c, &par, o.seed, t, tokens, &tr, NULL, NULL, &err),
-                         SD_OK, "%s", err.msg);
-            table[tokens[1] * 3 + tokens[2]] += 1.0;
+        if (v == 0) {
+            sd_token_plan *plan = NULL;
+            cr_assert_eq(sd_token_plan_new(c, &par, SD_TOKEN_EXACT, 0, 1, &plan, &err), SD_OK, "%s", err.msg);
+            for (uint64_t t = 0; t < o.trials; t++) {
+                size_t rej, its;
+                sd_token_plan_trial(plan, o.seed, t, tokens, &rej, &its, NULL, NULL);
+                table[tokens[1] * 3 + tokens[2]] += 1.0;
+            }
+            sd_token_plan_free(plan);
+        } else {
+            void *state = NULL;
+            cr_assert_eq(vts[v]->alloc(&state, c, &par, &err), SD_OK, "%s", err.msg);
+            for (uint64_t t = 0; t < o.trials; t++) {
+                sd_trial tr;
+                cr_assert_eq(sd_sim_trial(vts[v], state, c, &par, o.seed, t, tokens, &tr, NULL, NULL, &err),
+                             SD_OK, "%s", err.msg);
+                table[tokens[1] * 3 + tokens[2]] += 1.0;
+            }
+            if (vts[v]->free)
+                vts[v]->free(state);
         }
-        if (vts[v]->free)
-            vts[v]->free(state);
         cr_expect(memcmp(table, r1.observed, sizeof table) == 0, "%s: tables differ", vts[v]->name);
         sd_check_result_free(&r1);
         sd_check_result_free(&r2);
     }
     sd_chain_free(c);
+}
+
+/* --- perf9: `check` covers the token kernel ---------------------------------- */
+
+/* The mechanistic token step (the generic option) still passes, and the
+ * kernel (the default for token) passes on the chains of
+ * lossless_verifiers_pass and at a longer prefix of a V = 4 chain. */
+Test(perf9_check, token_kernel_and_generic_step_pass)
+{
+    sd_chain *c1 = S_generated(3, 4, 1), *cz = S_zero_chain(3, 4, 3), *c4 = S_generated(4, 6, 7);
+    const struct {
+        const sd_chain *c;
+        size_t gamma, L;
+        uint64_t seed;
+    } cases[] = {{c1, 0, 4, 301}, {c1, 2, 4, 302}, {cz, 0, 4, 303}, {cz, 1, 4, 304}, {c4, 0, 5, 305},
+                 {c4, 3, 5, 306}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int generic = 0; generic <= 1; generic++) {
+            sd_params par;
+            sd_params_defaults(&par);
+            par.gamma = cases[i].gamma;
+            sd_check_opts o;
+            sd_check_defaults(&o);
+            o.seed = cases[i].seed;
+            o.trials = 40000;
+            o.L = cases[i].L;
+            o.generic = generic;
+            sd_check_result r;
+            sd_error err;
+            cr_assert_eq(sd_check_run(&sd_verifier_token, cases[i].c, &par, &o, &r, &err), SD_OK, "%s", err.msg);
+            cr_expect_str_eq(r.kernel, generic ? "generic" : SD_SIM_KERNEL_TOKEN);
+            cr_expect(r.unbiased, "case %zu (%s): p-value %.3g (chi2 %.1f, dof %.0f, zero hits %.0f)", i,
+                      r.kernel, r.chi.p_value, r.chi.chi2, r.chi.dof, r.chi.zero_hits);
+            sd_check_result_free(&r);
+        }
+    sd_chain_free(c1);
+    sd_chain_free(cz);
+    sd_chain_free(c4);
+}
+
+/* A kernel whose tables take the rejected outcomes' mass from q instead of
+ * [q - p]+ (SD_TOKEN_BROKEN_RESIDUAL: x_n ~ min(p,q) + TV·q) is flagged. */
+Test(perf9_check, flags_broken_token_kernel)
+{
+    sd_chain *c1 = S_generated(3, 4, 1), *c2 = S_generated(3, 4, 2);
+    const sd_chain *cs[] = {c1, c2};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t gamma = 0; gamma <= 2; gamma += 2) {
+            sd_params par;
+            sd_params_defaults(&par);
+            par.gamma = gamma;
+            sd_token_plan *plan = NULL;
+            sd_error err;
+            cr_assert_eq(sd_token_plan_new(cs[i], &par, SD_TOKEN_BROKEN_RESIDUAL, 0, 1, &plan, &err), SD_OK,
+                         "%s", err.msg);
+            sd_check_opts o;
+            sd_check_defaults(&o);
+            o.seed = 311 + i;
+            o.trials = 40000;
+            o.L = 4;
+            sd_check_result r;
+            cr_assert_eq(sd_check_run_kernel(plan, cs[i], &o, &r, &err), SD_OK, "%s", err.msg);
+            cr_expect(!r.unbiased, "chain %zu gamma %zu: broken kernel passed, p-value %.3g", i, gamma,
+                      r.chi.p_value);
+            sd_check_result_free(&r);
+            sd_token_plan_free(plan);
+        }
+    sd_chain_free(c1);
+    sd_chain_free(c2);
 }
 
 Test(v3a_check, refuses_bad_options)

@@ -1,9 +1,13 @@
 /* test_perf.c — correctness of the performance work (issue 7); never
- * timing.  Suites perf7_*: the vectorised Philox refill, the token kernel
- * against the generic verifier trial by trial, bit-identical results across
- * thread counts and block splits (the MPI path), early stopping, and the
- * on-demand large-vocabulary model. */
+ * timing.  Suites perf7_*: the vectorised Philox refill, bit-identical
+ * results across thread counts and block splits (the MPI path), early
+ * stopping, the on-demand large-vocabulary model.  Suites perf9_*: the
+ * lockstep alias-table token kernel (sims/sd_token.h) — its random numbers
+ * and alias tables exactly, its lockstep code against its scalar
+ * reference bit for bit, and its law against Theorem 1, the finite-γ DP,
+ * the generic verifier and the target joint law statistically. */
 #include <criterion/criterion.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +42,7 @@ Test(perf7_rng, rngbuf_is_the_sd_stream)
         }
 }
 
-/* --- the token kernel equals the generic verifier ------------------------ */
+/* --- chains ------------------------------------------------------------------ */
 
 static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
 {
@@ -51,83 +55,6 @@ static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
     sd_chain *c = sd_chain_generate(&gp, NULL);
     cr_assert_not_null(c);
     return c;
-}
-
-static void S_kernel_vs_generic(const sd_chain *c, size_t gamma, uint64_t trials)
-{
-    sd_params par;
-    sd_params_defaults(&par);
-    par.gamma = gamma;
-    sd_token_plan *plan;
-    sd_error e;
-    cr_assert_eq(sd_token_plan_new(c, &par, &plan, &e), SD_OK, "%s", e.msg);
-    size_t T = c->T;
-    size_t *t1 = malloc((T + 1) * sizeof *t1), *t2 = malloc((T + 1) * sizeof *t2);
-    double *h1 = calloc(T + 1, sizeof *h1), *h2 = calloc(T + 1, sizeof *h2);
-    void *state = NULL;
-    cr_assert_eq(sd_verifier_token.alloc(&state, c, &par, NULL), SD_OK);
-    for (uint64_t tr = 0; tr < trials; tr++) {
-        sd_trial g;
-        sd_welford a1, a2;
-        sd_welford_init(&a1);
-        sd_welford_init(&a2);
-        cr_assert_eq(sd_sim_trial(&sd_verifier_token, state, c, &par, 99, tr, t1, &g, h1, &a1, NULL), SD_OK);
-        size_t rej, its;
-        sd_token_plan_trial(plan, 99, tr, t2, &rej, &its, h2, &a2);
-        cr_assert_eq(memcmp(t1, t2, (T + 1) * sizeof *t1), 0, "V=%zu gamma %zu trial %llu: tokens differ",
-                     c->V, gamma, (unsigned long long)tr);
-        cr_assert_eq(g.rejections, rej);
-        cr_assert_eq(g.iterations, its);
-        cr_assert_eq(g.target_calls, its);
-        cr_assert_eq(memcmp(&a1, &a2, sizeof a1), 0);
-    }
-    cr_assert_eq(memcmp(h1, h2, (T + 1) * sizeof *h1), 0);
-    if (sd_verifier_token.free)
-        sd_verifier_token.free(state);
-    free(t1);
-    free(t2);
-    free(h1);
-    free(h2);
-    sd_token_plan_free(plan);
-}
-
-Test(perf7_token, kernel_equals_generic_trial_by_trial)
-{
-    /* V=7: the branchless narrow rows; V=37 and 300: guide tables; sparse
-     * rows (alpha 0.05: many exact-looking zeros); finite gamma: bonus
-     * draws from q. */
-    sd_chain *c7 = S_chain(7, 40, 10, 1.0), *c37 = S_chain(37, 20, 3, 0.05),
-             *c300 = S_chain(300, 6, 4, 1.0);
-    S_kernel_vs_generic(c7, 0, 3000);
-    S_kernel_vs_generic(c7, 3, 3000);
-    S_kernel_vs_generic(c37, 0, 2000);
-    S_kernel_vs_generic(c37, 2, 2000);
-    S_kernel_vs_generic(c300, 0, 500);
-    sd_chain_free(c7);
-    sd_chain_free(c37);
-    sd_chain_free(c300);
-}
-
-Test(perf7_token, kernel_equals_generic_with_zeros_and_homogeneous_rows)
-{
-    /* Exact zeros in p and q, target mass where the draft has none and
-     * the reverse (the foundation's hard case), and a single-token problem
-     * (time-homogeneous chain, one stored step). */
-    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
-                      "\"init\":[0.7,0.3,0],"
-                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
-                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
-    sd_chain *c = NULL;
-    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
-    S_kernel_vs_generic(c, 0, 4000);
-    S_kernel_vs_generic(c, 1, 4000);
-    sd_chain_free(c);
-    double p[4] = {0.1, 0.2, 0.3, 0.4}, q[4] = {0.4, 0.0, 0.3, 0.3};
-    c = sd_chain_from_pq(p, q, 4, 12, NULL);
-    cr_assert_not_null(c);
-    S_kernel_vs_generic(c, 0, 3000);
-    S_kernel_vs_generic(c, 5, 3000);
-    sd_chain_free(c);
 }
 
 /* --- bit-identical runs ---------------------------------------------------- */
@@ -179,7 +106,8 @@ Test(perf7_sim, bit_identical_across_threads_for_several_verifiers)
 Test(perf7_sim, block_ranges_merge_to_the_single_run)
 {
     /* The MPI path: any split of the blocks, merged in block order, is the
-     * single run; also the generic path equals the token kernel. */
+     * single run.  The generic option selects the mechanistic verifier
+     * (other random numbers: compared in law by perf9_law). */
     sd_chain *c = S_chain(7, 30, 11, 1.0);
     sd_params par;
     sd_params_defaults(&par);
@@ -187,7 +115,7 @@ Test(perf7_sim, block_ranges_merge_to_the_single_run)
     sd_sim_job job = {&sd_verifier_token, c, NULL, &par};
     sd_sim_result whole, split, gen;
     cr_assert_eq(sd_sim_run_job(&job, &so, &whole, NULL), SD_OK);
-    cr_assert_str_eq(whole.kernel, "token-tables");
+    cr_assert_str_eq(whole.kernel, SD_SIM_KERNEL_TOKEN);
     uint64_t nb = sd_sim_block_count(so.trials);
     cr_assert_eq(nb, 6);
     sd_sim_block *blocks = calloc(nb, sizeof *blocks);
@@ -203,7 +131,6 @@ Test(perf7_sim, block_ranges_merge_to_the_single_run)
     so.generic = 1;
     cr_assert_eq(sd_sim_run_job(&job, &so, &gen, NULL), SD_OK);
     cr_assert_str_eq(gen.kernel, "generic");
-    S_same(&whole, &gen, "generic");
     sd_sim_result_free(&whole);
     sd_sim_result_free(&split);
     sd_sim_result_free(&gen);
@@ -426,4 +353,476 @@ Test(perf7_cli, early_stop_options)
     cr_assert_eq(tu_run("run --algo batch --M 4 --trials 2000 --json", &o1, NULL), 0);
     cr_assert(!tu_contains(o1, "\"exact_rejections\": null"), "batch has Theorem 3: %s", o1);
     free(o1);
+}
+
+/* === perf9: the lockstep alias-table token kernel ============================ */
+
+/* --- its random numbers ------------------------------------------------------ */
+
+Test(perf9_rng, trials_are_the_sd_stream)
+{
+    /* Every lane count (AVX-512 sixteens, AVX2 eights, scalar tail), trial
+     * counters crossing 2^32 and Philox blocks with the high word set:
+     * uniforms 2·blk and 2·blk+1 of sd_stream(seed, t0+i), bit for bit. */
+    const uint64_t seeds[] = {1, 0xFEDCBA9876543210ull};
+    const uint64_t t0s[] = {0, 5, 0xFFFFFFFFull - 20};
+    const uint64_t blks[] = {0, 1, 7, 0x100000003ull};
+    const size_t ns[] = {1, 7, 8, 15, 16, 17, 41};
+    uint64_t ev[64], od[64];
+    for (size_t a = 0; a < 2; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t k = 0; k < 4; k++)
+                for (size_t m = 0; m < 7; m++) {
+                    sd_rngbuf_trials(seeds[a], blks[k], t0s[b], ns[m], ev, od);
+                    for (size_t i = 0; i < ns[m]; i++) {
+                        sd_stream s;
+                        sd_stream_init(&s, seeds[a], t0s[b] + i);
+                        s.ctr.v[0] = (uint32_t)blks[k];
+                        s.ctr.v[1] = (uint32_t)(blks[k] >> 32);
+                        double u0 = sd_stream_uniform(&s), u1 = sd_stream_uniform(&s);
+                        cr_assert_eq((double)ev[i] * 0x1p-53, u0, "seed %zu t0 %zu blk %zu n %zu lane %zu", a, b, k,
+                                     ns[m], i);
+                        cr_assert_eq((double)od[i] * 0x1p-53, u1, "seed %zu t0 %zu blk %zu n %zu lane %zu", a, b, k,
+                                     ns[m], i);
+                    }
+                }
+}
+
+/* --- alias tables -------------------------------------------------------------- */
+
+/* Exact accounting of a table: every column's split, every outcome's
+ * share of the 2^53 uniform integers, and the boundary values of U. */
+static void S_alias_check(const double *w, size_t n, unsigned lgK)
+{
+    size_t K = (size_t)1 << lgK;
+    uint64_t C = ((uint64_t)1 << 53) >> lgK;
+    uint64_t *tab = malloc(K * sizeof *tab), *mass = calloc(K, sizeof *mass);
+    sd_error e;
+    cr_assert_eq(sd_token_alias_build(w, n, lgK, tab, &e), SD_OK, "%s", e.msg);
+    double total = 0.0;
+    for (size_t o = 0; o < n; o++)
+        total += w[o];
+    for (size_t k = 0; k < K; k++) {
+        uint64_t thr = tab[k] >> lgK, al = tab[k] & (K - 1);
+        cr_assert_leq(thr, C);
+        if (thr > 0)
+            cr_assert(k < n && w[k] > 0.0, "column %zu keeps itself but has weight 0", k);
+        if (thr < C)
+            cr_assert(al < n && w[al] > 0.0, "column %zu aliases %llu of weight 0", k, (unsigned long long)al);
+        mass[k] += thr;
+        mass[al] += C - thr;
+        /* the draw at the boundaries of the column */
+        const uint64_t us[] = {k * C, k * C + (thr ? thr - 1 : 0), k * C + (thr < C ? thr : C - 1), k * C + C - 1};
+        for (size_t j = 0; j < 4; j++) {
+            size_t o = sd_token_alias_draw(tab, lgK, us[j]);
+            cr_assert(o < n && w[o] > 0.0, "U = %llu drew outcome %zu of weight 0", (unsigned long long)us[j], o);
+        }
+    }
+    uint64_t sum = 0;
+    for (size_t o = 0; o < K; o++) {
+        sum += mass[o];
+        double want = o < n ? w[o] / total * 0x1p53 : 0.0;
+        cr_assert(fabs((double)mass[o] - want) <= 2.0 * (double)n + 2.0, "outcome %zu: mass %llu, want %.17g", o,
+                  (unsigned long long)mass[o], want);
+        if (o >= n || w[o] == 0.0)
+            cr_assert_eq(mass[o], 0, "outcome %zu of weight 0 has mass %llu", o, (unsigned long long)mass[o]);
+    }
+    cr_assert_eq(sum, (uint64_t)1 << 53);
+    free(tab);
+    free(mass);
+}
+
+Test(perf9_alias, exact_masses_and_no_outcome_of_weight_zero)
+{
+    const double one[1] = {1.0};
+    const double two[2] = {0.0, 1.0};
+    const double z[6] = {0.0, 0.3, 0.0, 0.0, 0.7, 0.0};
+    const double tiny[5] = {1e-300, 0.5, 1e-300, 0.5, 0.0};
+    const double skew[4] = {1.0 - 3e-17, 1e-17, 1e-17, 1e-17};
+    double uni[16], ramp[512];
+    for (size_t i = 0; i < 16; i++)
+        uni[i] = 1.0 / 16.0;
+    for (size_t i = 0; i < 512; i++)
+        ramp[i] = (i % 3 == 0) ? 0.0 : (double)i * 1e-3;
+    S_alias_check(one, 1, 1);
+    S_alias_check(two, 2, 1);
+    S_alias_check(z, 6, 3);
+    S_alias_check(z, 6, 5); /* padding columns */
+    S_alias_check(tiny, 5, 3);
+    S_alias_check(skew, 4, 2);
+    S_alias_check(uni, 16, 4);
+    S_alias_check(ramp, 512, 9);
+    S_alias_check(ramp, 300, 10);
+    uint64_t tab[8];
+    sd_error e;
+    const double bad0[2] = {0.0, 0.0}, badn[2] = {NAN, 1.0}, badneg[2] = {-0.1, 1.1};
+    cr_assert_eq(sd_token_alias_build(bad0, 2, 1, tab, &e), SD_EDATA);
+    cr_assert_eq(sd_token_alias_build(badn, 2, 1, tab, &e), SD_EDATA);
+    cr_assert_eq(sd_token_alias_build(badneg, 2, 1, tab, &e), SD_EDATA);
+    cr_assert_eq(sd_token_alias_build(uni, 16, 3, tab, &e), SD_EUSAGE);
+    cr_assert(strstr(e.msg, "2^lgK") != NULL, "%s", e.msg);
+}
+
+/* --- lockstep = scalar reference, and the driver's statistics ---------------- */
+
+/* The chain with exact zeros of the foundation's tests: target mass where
+ * the draft has none and the reverse, non-uniform init. */
+static sd_chain *S_zero_chain(void)
+{
+    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
+                      "\"init\":[0.7,0.3,0],"
+                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
+                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
+    sd_chain *c = NULL;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
+    return c;
+}
+
+static sd_token_plan *S_plan(const sd_chain *c, size_t gamma)
+{
+    sd_params par;
+    sd_params_defaults(&par);
+    par.gamma = gamma;
+    sd_token_plan *plan = NULL;
+    sd_error e;
+    cr_assert_eq(sd_token_plan_new(c, &par, SD_TOKEN_EXACT, 0, 1, &plan, &e), SD_OK, "%s", e.msg);
+    return plan;
+}
+
+/* Trials lo..hi-1 through the lockstep code and one by one through
+ * sd_token_plan_trial: same tokens, and the same Welford bits when the
+ * scalar results are added in trial order (acc: one summary per trial). */
+static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, uint64_t hi)
+{
+    sd_token_plan *plan = S_plan(c, gamma);
+    sd_token_work *w = NULL;
+    cr_assert_eq(sd_token_work_new(plan, &w, NULL), SD_OK);
+    size_t T = c->T, n = (size_t)(hi - lo);
+    size_t *tok = malloc(n * (T + 1) * sizeof *tok), *ref = malloc((T + 1) * sizeof *ref);
+    double *h1 = calloc(T + 1, sizeof *h1), *h2 = calloc(T + 1, sizeof *h2);
+    sd_welford r1, c1, a1, r2, c2, a2;
+    sd_welford_init(&r1);
+    sd_welford_init(&c1);
+    sd_welford_init(&a1);
+    sd_welford_init(&r2);
+    sd_welford_init(&c2);
+    sd_welford_init(&a2);
+    sd_token_out o = {.rej = &r1, .calls = &c1, .acc = &a1, .hist = h1, .tokens = tok};
+    sd_token_plan_run(plan, w, 77, lo, hi, &o);
+    for (size_t i = 0; i < n; i++) {
+        size_t rej, its;
+        sd_token_plan_trial(plan, 77, lo + i, ref, &rej, &its, h2, &a2);
+        cr_assert_eq(memcmp(ref, tok + i * (T + 1), (T + 1) * sizeof *ref), 0,
+                     "V=%zu T=%zu gamma %zu trial %llu: tokens differ", c->V, T, gamma,
+                     (unsigned long long)(lo + i));
+        sd_welford_add(&r2, (double)rej);
+        sd_welford_add(&c2, (double)its);
+    }
+    cr_assert_eq(memcmp(&r1, &r2, sizeof r1), 0, "V=%zu gamma %zu: rejections", c->V, gamma);
+    cr_assert_eq(memcmp(&c1, &c2, sizeof c1), 0, "V=%zu gamma %zu: calls", c->V, gamma);
+    cr_assert_eq(memcmp(&a1, &a2, sizeof a1), 0, "V=%zu gamma %zu: accepted", c->V, gamma);
+    cr_assert_eq(memcmp(h1, h2, (T + 1) * sizeof *h1), 0, "V=%zu gamma %zu: histogram", c->V, gamma);
+    free(tok);
+    free(ref);
+    free(h1);
+    free(h2);
+    sd_token_work_free(w);
+    sd_token_plan_free(plan);
+}
+
+Test(perf9_kernel, lockstep_equals_scalar_reference)
+{
+    /* Groups of 1024 trials with a ragged tail (lo = 5), horizons across a
+     * 64-bit word of end bits (T = 70), sparse rows, exact zeros, a
+     * homogeneous chain, gamma 0, 1, 3, T-1 (a bonus at T) and >= T. */
+    sd_chain *c7 = S_chain(7, 70, 10, 1.0), *c37 = S_chain(37, 20, 3, 0.05), *c300 = S_chain(300, 4, 4, 1.0);
+    sd_chain *cz = S_zero_chain();
+    double p[4] = {0.1, 0.2, 0.3, 0.4}, q[4] = {0.4, 0.0, 0.3, 0.3};
+    sd_chain *ch = sd_chain_from_pq(p, q, 4, 12, NULL);
+    cr_assert_not_null(ch);
+    S_lockstep_vs_scalar(c7, 0, 5, 2105);
+    S_lockstep_vs_scalar(c7, 3, 5, 1500);
+    S_lockstep_vs_scalar(c7, 69, 0, 300);
+    S_lockstep_vs_scalar(c37, 0, 1, 600);
+    S_lockstep_vs_scalar(c37, 2, 1, 600);
+    S_lockstep_vs_scalar(c300, 0, 0, 200);
+    S_lockstep_vs_scalar(cz, 0, 0, 500);
+    S_lockstep_vs_scalar(cz, 1, 0, 500);
+    S_lockstep_vs_scalar(cz, 3, 0, 100);
+    S_lockstep_vs_scalar(ch, 0, 3, 700);
+    S_lockstep_vs_scalar(ch, 5, 3, 700);
+    sd_chain_free(c7);
+    sd_chain_free(c37);
+    sd_chain_free(c300);
+    sd_chain_free(cz);
+    sd_chain_free(ch);
+}
+
+Test(perf9_kernel, driver_statistics_are_per_block_in_trial_order)
+{
+    /* sd_sim_run on the kernel = per-block Welford of the scalar reference
+     * in trial order (accepted drafts: one summary per trial), blocks merged
+     * in order; any thread count. */
+    sd_chain *c = S_chain(5, 30, 12, 1.0);
+    for (size_t gamma = 0; gamma <= 2; gamma += 2) {
+        sd_params par;
+        sd_params_defaults(&par);
+        par.gamma = gamma;
+        sd_token_plan *plan = S_plan(c, gamma);
+        uint64_t trials = 2 * SD_SIM_BLOCK + 77, nb = sd_sim_block_count(trials);
+        sd_sim_block *blocks = calloc(nb, sizeof *blocks);
+        double *hist = calloc(31, sizeof *hist);
+        size_t tok[31];
+        for (uint64_t b = 0; b < nb; b++) {
+            sd_welford_init(&blocks[b].rej);
+            sd_welford_init(&blocks[b].calls);
+            sd_welford_init(&blocks[b].acc);
+            for (uint64_t t = b * SD_SIM_BLOCK; t < (b + 1) * SD_SIM_BLOCK && t < trials; t++) {
+                size_t rej, its;
+                sd_token_plan_trial(plan, 6, t, tok, &rej, &its, hist, &blocks[b].acc);
+                sd_welford_add(&blocks[b].rej, (double)rej);
+                sd_welford_add(&blocks[b].calls, (double)its);
+            }
+        }
+        sd_sim_result ref, r;
+        sd_sim_opts so = {.seed = 6, .trials = trials, .threads = 1};
+        sd_sim_job job = {&sd_verifier_token, c, NULL, &par};
+        cr_assert_eq(sd_sim_result_alloc(&job, &so, &ref, NULL), SD_OK);
+        memcpy(ref.accept_hist, hist, 31 * sizeof *hist);
+        sd_sim_result_merge(&ref, blocks, nb);
+        const unsigned th[] = {1, 2, 7};
+        for (size_t k = 0; k < 3; k++) {
+            so.threads = th[k];
+            cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
+            cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
+            S_same(&ref, &r, "kernel vs scalar reference");
+            sd_sim_result_free(&r);
+        }
+        sd_sim_result_free(&ref);
+        free(blocks);
+        free(hist);
+        sd_token_plan_free(plan);
+    }
+    sd_chain_free(c);
+}
+
+/* --- the law: Theorem 1, the finite-gamma DP, the generic verifier ------------ */
+
+/* The kernel's mean rejections and target calls against sd_exact_token.
+ * Tolerance 4 standard errors: a correct kernel fails a check with
+ * probability ~6e-5 (normal approximation, >= 20000 trials); a bias of a
+ * few percent is many standard errors at these counts. */
+static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
+{
+    sd_params par;
+    sd_params_defaults(&par);
+    par.gamma = gamma;
+    sd_sim_opts so = {.seed = seed, .trials = trials};
+    sd_sim_result r;
+    sd_error e;
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
+    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
+    double rej, calls;
+    cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &e), SD_OK, "%s", e.msg);
+    double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
+    cr_expect(fabs(r.rejections.mean - rej) < 4.0 * se || (se == 0.0 && r.rejections.mean == rej),
+              "V=%zu T=%zu gamma %zu: rejections %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.rejections.mean, rej, se);
+    cr_expect(fabs(r.target_calls.mean - calls) < 4.0 * sc || (sc == 0.0 && fabs(r.target_calls.mean - calls) < 1e-12),
+              "V=%zu T=%zu gamma %zu: calls %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.target_calls.mean, calls, sc);
+    sd_sim_result_free(&r);
+}
+
+Test(perf9_law, rejections_and_calls_match_theorem1_and_the_dp)
+{
+    sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
+    sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
+    S_vs_exact(c7, 0, 21, 20000);
+    S_vs_exact(c7, 1, 22, 20000);
+    S_vs_exact(c7, 4, 23, 20000);
+    S_vs_exact(cs, 0, 24, 20000);
+    S_vs_exact(cs, 3, 25, 20000);
+    S_vs_exact(c256, 0, 26, 20000);
+    S_vs_exact(c256, 2, 27, 20000);
+    S_vs_exact(cz, 0, 28, 40000);
+    S_vs_exact(cz, 1, 29, 40000);
+    S_vs_exact(c1, 0, 30, 20000); /* T = 1 */
+    sd_chain_free(c7);
+    sd_chain_free(cs);
+    sd_chain_free(c256);
+    sd_chain_free(cz);
+    sd_chain_free(c1);
+}
+
+/* Two-sample chi-square test of homogeneity of two histograms (cells with
+ * a pooled count below 10 are merged into one); returns the p-value. */
+static double S_homogeneity(const double *a, const double *b, size_t n)
+{
+    double na = 0.0, nb = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        na += a[j];
+        nb += b[j];
+    }
+    double chi2 = 0.0, pa = 0.0, pb = 0.0;
+    size_t cells = 0;
+    for (size_t j = 0; j <= n; j++) {
+        double x = j < n ? a[j] : 0.0, y = j < n ? b[j] : 0.0;
+        if (j < n && x + y < 10.0) { /* pooled */
+            pa += x;
+            pb += y;
+            continue;
+        }
+        if (j == n) {
+            x = pa;
+            y = pb;
+            if (x + y == 0.0)
+                break;
+        }
+        double tot = x + y, ea = tot * na / (na + nb), eb = tot * nb / (na + nb);
+        chi2 += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
+        cells++;
+    }
+    return cells < 2 ? 1.0 : gsl_cdf_chisq_Q(chi2, (double)(cells - 1));
+}
+
+Test(perf9_law, accepted_length_distribution_matches_the_generic_verifier)
+{
+    /* The per-iteration histogram of accepted drafts (and so the iteration
+     * count) of the kernel and of the mechanistic verifier (the driver's
+     * generic option), 30000 trials each, fixed seeds: a correct kernel
+     * fails with probability 1e-3 per comparison. */
+    sd_chain *c = S_chain(7, 40, 10, 1.0), *cz = S_zero_chain();
+    const struct {
+        const sd_chain *c;
+        size_t gamma;
+    } cases[] = {{c, 0}, {c, 3}, {cz, 0}, {cz, 1}};
+    for (size_t i = 0; i < 4; i++) {
+        sd_params par;
+        sd_params_defaults(&par);
+        par.gamma = cases[i].gamma;
+        sd_sim_opts so = {.seed = 40 + i, .trials = 30000};
+        sd_sim_result k, g;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, cases[i].c, &par, &so, &k, NULL), SD_OK);
+        so.generic = 1;
+        so.seed = 50 + i;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, cases[i].c, &par, &so, &g, NULL), SD_OK);
+        cr_assert_str_eq(k.kernel, SD_SIM_KERNEL_TOKEN);
+        cr_assert_str_eq(g.kernel, "generic");
+        double pv = S_homogeneity(k.accept_hist, g.accept_hist, cases[i].c->T + 1);
+        cr_expect_geq(pv, 1e-3, "case %zu (gamma %zu): accepted-length histograms differ, p-value %.3g", i,
+                      cases[i].gamma, pv);
+        sd_sim_result_free(&k);
+        sd_sim_result_free(&g);
+    }
+    sd_chain_free(c);
+    sd_chain_free(cz);
+}
+
+/* --- numerics ---------------------------------------------------------------------- */
+
+Test(perf9_numerics, p_equals_q_never_rejects)
+{
+    /* p = q: the rejection outcomes have weight exactly 0 and are never
+     * drawn; every iteration accepts all of its drafts. */
+    double p[5] = {0.1, 0.0, 0.4, 0.2, 0.3};
+    sd_chain *c = sd_chain_from_pq(p, p, 5, 20, NULL);
+    sd_params par;
+    sd_params_defaults(&par);
+    sd_sim_opts so = {.seed = 3, .trials = 20000};
+    sd_sim_result r;
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
+    cr_assert_eq(r.rejections.mean, 0.0);
+    cr_assert_eq(r.rejections.m2, 0.0);
+    cr_assert_eq(r.target_calls.mean, 1.0);
+    cr_assert_eq(r.accept_hist[20], 20000.0);
+    sd_sim_result_free(&r);
+    par.gamma = 3; /* iterations of 3 drafts + a bonus: ceil(20/4) = 5 calls */
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
+    cr_assert_eq(r.rejections.mean, 0.0);
+    cr_assert_eq(r.target_calls.mean, 5.0);
+    cr_assert_eq(r.target_calls.m2, 0.0);
+    sd_sim_result_free(&r);
+    sd_chain_free(c);
+}
+
+Test(perf9_numerics, vocabulary_one_and_horizon_one)
+{
+    double one[1] = {1.0};
+    const size_t Ts[] = {1, 5};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t gamma = 0; gamma <= 1; gamma++) {
+            sd_chain *c = sd_chain_from_pq(one, one, 1, Ts[i], NULL);
+            sd_params par;
+            sd_params_defaults(&par);
+            par.gamma = gamma;
+            sd_sim_opts so = {.seed = 1, .trials = 100, .want_positions = 1};
+            sd_sim_result r;
+            cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
+            cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
+            double calls;
+            sd_exact_token(c, gamma, NULL, &calls, NULL);
+            cr_assert_eq(r.rejections.mean, 0.0);
+            cr_assert_eq(r.target_calls.mean, calls, "T=%zu gamma %zu: %g vs %g", Ts[i], gamma,
+                         r.target_calls.mean, calls);
+            for (size_t n = 0; n < Ts[i]; n++)
+                cr_assert_eq(r.pos_counts[n], 100.0);
+            sd_sim_result_free(&r);
+            sd_chain_free(c);
+        }
+}
+
+Test(perf9_numerics, tiny_entries_and_zero_target_cells)
+{
+    /* 1e-300 entries: the law is still q (Theorem 1, 4 se); tokens of
+     * target probability 0 (exact zeros) never appear at any position. */
+    double p[3] = {1e-300, 0.6, 0.4}, q[3] = {0.5, 1e-300, 0.5};
+    sd_chain *c = sd_chain_from_pq(p, q, 3, 10, NULL);
+    cr_assert_not_null(c);
+    S_vs_exact(c, 0, 5, 20000);
+    S_vs_exact(c, 2, 6, 20000);
+    sd_chain_free(c);
+    sd_chain *cz = S_zero_chain();
+    double Q[4 * 3];
+    sd_exact_target_marginals(cz, Q);
+    for (size_t gamma = 0; gamma <= 1; gamma++) {
+        sd_params par;
+        sd_params_defaults(&par);
+        par.gamma = gamma;
+        sd_sim_opts so = {.seed = 9, .trials = 30000, .want_positions = 1};
+        sd_sim_result r;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, cz, &par, &so, &r, NULL), SD_OK);
+        for (size_t n = 1; n <= 3; n++)
+            for (size_t b = 0; b < 3; b++)
+                if (Q[n * 3 + b] == 0.0)
+                    cr_assert_eq(r.pos_counts[(n - 1) * 3 + b], 0.0, "x_%zu = %zu has target probability 0", n, b);
+        cr_expect_lt(sd_sim_position_tv(&r, cz), 0.02);
+        sd_sim_result_free(&r);
+    }
+    sd_chain_free(cz);
+}
+
+/* --- memory bound ------------------------------------------------------------------ */
+
+Test(perf9_limits, tables_over_the_bound_are_refused_and_run_falls_back)
+{
+    sd_chain *c = S_chain(7, 50, 10, 1.0);
+    cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8);
+    sd_params par;
+    sd_params_defaults(&par);
+    sd_token_plan *plan = NULL;
+    sd_error e;
+    cr_assert_eq(sd_token_plan_new(c, &par, SD_TOKEN_EXACT, 4096, 1, &plan, &e), SD_ETOOBIG);
+    cr_assert_null(plan);
+    cr_assert(strstr(e.msg, "limit 4096") != NULL && strstr(e.msg, "44928 bytes") != NULL, "%s", e.msg);
+    sd_sim_opts so = {.seed = 2, .trials = 3000, .kernel_max_bytes = 4096};
+    sd_sim_result r;
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
+    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOO_BIG);
+    sd_sim_result_free(&r);
+    /* a vocabulary whose tables cannot even be counted */
+    c->V = (size_t)1 << 40;
+    cr_assert_eq(sd_token_plan_bytes(c), SIZE_MAX);
+    c->V = 7;
+    sd_chain_free(c);
 }
