@@ -48,43 +48,23 @@ static size_t S_common_prefix(size_t x, size_t y, size_t V, size_t G, size_t n)
     return G;
 }
 
+static double S_gain(size_t x, size_t y, const void *ctx)
+{
+    const S_bot *o = ctx;
+    return (double)S_common_prefix(x, y, o->V, o->G, o->n);
+}
+
 static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
 {
     S_bot *o = ctx;
-    size_t n = o->n, last_y = n;
-    for (size_t y = 0; y < n; y++)
-        if (o->q[y] > 0)
-            last_y = y;
-    int *yrow = calloc(n, sizeof *yrow);
-    if (!yrow)
-        return sd_error_set(err, SD_ENOMEM, "out of memory");
-    for (size_t y = 0; y < n; y++)
-        if (o->q[y] > 0 && y != last_y)
-            yrow[y] = sd_lp_row_fixed(b, o->q[y]);
-    for (size_t x = 0; x < n; x++) {
-        if (!(o->p[x] > 0))
-            continue;
-        int row = sd_lp_row_fixed(b, o->p[x]);
-        for (size_t y = 0; y < n; y++) {
-            if (!(o->q[y] > 0))
-                continue;
-            int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)S_common_prefix(x, y, o->V, o->G, n));
-            o->col[x * n + y] = j;
-            sd_lp_entry(b, row, j, 1.0);
-            if (yrow[y])
-                sd_lp_entry(b, yrow[y], j, 1.0);
-        }
-    }
-    free(yrow);
-    return SD_OK;
+    return sd_lp_transport_build(b, o->p, o->n, o->q, o->n, S_gain, o, o->col, err);
 }
 
 static int S_read(glp_prob *lp, void *ctx, sd_error *err)
 {
     (void)err;
     S_bot *o = ctx;
-    for (size_t i = 0; i < o->n * o->n; i++)
-        o->pi[i] = o->col[i] ? fmax(0.0, glp_get_col_prim(lp, o->col[i])) : 0.0;
+    sd_lp_read_cols(lp, o->col, o->n * o->n, o->pi);
     return SD_OK;
 }
 

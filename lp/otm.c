@@ -142,45 +142,23 @@ static int S_contains(const size_t *t, size_t k, size_t y)
     return 0;
 }
 
+static double S_gain(size_t r, size_t y, const void *ctx)
+{
+    const S_otm *o = ctx;
+    return S_contains(o->tok + r * o->k, o->k, y) ? 1.0 : 0.0;
+}
+
 static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
 {
-    (void)err;
     S_otm *o = ctx;
-    size_t V = o->V, k = o->k;
-    size_t last_y = V;
-    for (size_t y = 0; y < V; y++)
-        if (o->q[y] > 0)
-            last_y = y;
-    int *yrow = calloc(V, sizeof *yrow);
-    if (!yrow)
-        return sd_error_set(err, SD_ENOMEM, "out of memory");
-    for (size_t y = 0; y < V; y++)
-        if (o->q[y] > 0 && y != last_y)
-            yrow[y] = sd_lp_row_fixed(b, o->q[y]);
-    for (size_t r = 0; r < o->n; r++) {
-        if (!(o->mass[r] > 0))
-            continue;
-        int row = sd_lp_row_fixed(b, o->mass[r]);
-        for (size_t y = 0; y < V; y++) {
-            if (!(o->q[y] > 0))
-                continue;
-            int j = sd_lp_col(b, 0.0, HUGE_VAL, S_contains(o->tok + r * k, k, y) ? 1.0 : 0.0);
-            o->col[r * V + y] = j;
-            sd_lp_entry(b, row, j, 1.0);
-            if (yrow[y])
-                sd_lp_entry(b, yrow[y], j, 1.0);
-        }
-    }
-    free(yrow);
-    return SD_OK;
+    return sd_lp_transport_build(b, o->mass, o->n, o->q, o->V, S_gain, o, o->col, err);
 }
 
 static int S_read(glp_prob *lp, void *ctx, sd_error *err)
 {
     (void)err;
     S_otm *o = ctx;
-    for (size_t i = 0; i < o->n * o->V; i++)
-        o->pi[i] = o->col[i] ? fmax(0.0, glp_get_col_prim(lp, o->col[i])) : 0.0;
+    sd_lp_read_cols(lp, o->col, o->n * o->V, o->pi);
     return SD_OK;
 }
 

@@ -209,6 +209,18 @@ sd_lp_plan *sd_lp_plan_new(const char *header, size_t ngroups, const size_t *gro
                            size_t nvals, size_t cap);
 /* Appends a row (keys: nkeys tokens; vals: nvals values); SD_ENOMEM. */
 int sd_lp_plan_add(sd_lp_plan *plan, const size_t *keys, const double *vals);
+/* Builds a transport LP (in a build callback): one row Σ_j π(i,j) = a[i]
+ * per i with a[i] > 0, one row Σ_i π(i,j) = bm[j] per j with bm[j] > 0 but
+ * the last (the rows are dependent, SPEC §6), a column π(i,j) >= 0 with
+ * objective coefficient gain(i, j, ctx) for each such pair; col[i*n + j]
+ * receives its index (left 0 for pairs without a column; col is the
+ * caller's, zeroed, m*n ints).  SD_ENOMEM. */
+typedef double (*sd_lp_gain_fn)(size_t i, size_t j, const void *ctx);
+int sd_lp_transport_build(sd_lp_builder *b, const double *a, size_t m, const double *bm,
+                          size_t n, sd_lp_gain_fn gain, const void *ctx, int *col,
+                          sd_error *err);
+/* out[i] = max(0, primal value of column col[i]), or 0 where col[i] = 0. */
+void sd_lp_read_cols(glp_prob *lp, const int *col, size_t count, double *out);
 /* Digits of index u (base V, L digits, most significant first) into out. */
 void sd_lp_digits(size_t u, size_t V, size_t L, size_t *out);
 

@@ -16,24 +16,32 @@
  * enters only through the aggregates
  *   z_τ(u) = Σ_{x : x^τ = u^τ} p(x) w(x,τ,u_{τ+1}),   u ∈ V^{τ+1}
  * (the probability that the verifier outputs exactly the prefix u with
- * τ = |u|-1), so we solve the equivalent LP in v(x,τ,y) = p(x) w(x,τ,y)
- * and z:
- *   Σ_{τ,y} v(x,τ,y) = p(x)                     for x with p(x) > 0,
- *   z_τ(u) - Σ_{x^τ = u^τ} v(x,τ,u_{τ+1}) = 0    for u with q(u) > 0,
- *   Σ_τ z_τ(o^{τ+1}) q(o | o^{τ+1}) = q(o)       for o with q(o) > 0,
+ * τ = |u|-1; z_τ(u) <= q(u)).  When q(o) > 0 every prefix has q > 0 and
+ * q(o | o^{τ+1}) = q(o)/q(o^{τ+1}), so dividing row o by q(o) turns it into
+ *   Σ_τ r_τ(o^{τ+1}) = 1,     r_τ(u) = z_τ(u)/q(u) ∈ [0,1].
+ * We solve the equivalent LP in v(x,τ,y) = p(x) w(x,τ,y) and r:
+ *   Σ_{τ,y} v(x,τ,y) = p(x)                       for x with p(x) > 0,
+ *   q(u) r_τ(u) - Σ_{x^τ = u^τ} v(x,τ,u_{τ+1}) = 0  for u with q(u) > 0,
+ *   Σ_τ r_τ(o^{τ+1}) = 1                          for o with q(o) > 0,
  * maximise Σ τ v.  Omitted pieces are forced to 0 by the literal LP: when
  * q(u) = 0 every extension o of u has q(o) = 0 while q(.|u) (a product of
  * chain rows) is positive on some extension, so z_τ(u) = 0, i.e. every
  * v(x,τ,u_{τ+1}) with x^τ = u^τ vanishes; the rows for o with q(o) = 0 then
  * hold term by term (each term has z = 0 or q(o|o^{τ+1}) = 0).
- * Redundancy: Σ_o (validity row o) = Σ_x (block row x) (both say total
- * mass 1), and that is the only linear dependency (a combination vanishing
- * on v forces equal multipliers on all block and definition rows, and then
- * on z every validity multiplier equals minus that value).  The last
- * validity row is dropped, as in a transport LP (SPEC §6), so that
- * glp_exact, which sees the rounded data exactly, finds the system
- * consistent.  Size:
- * (γ+1)V^{γ+1} + Σ_τ V^{τ+1} variables, O((γ+1)V^{γ+1}) nonzeros. */
+ *
+ * Redundancy and rounding.  In exact arithmetic the rows are dependent
+ * (summing the validity rows weighted by q(o) gives the total mass, and
+ * Σ_y q(u y) = q(u) at every node of the target tree ties the levels
+ * together); the last validity row is dropped, as in a transport LP
+ * (SPEC §6).  The remaining tree identities hold only up to rounding in
+ * doubles, so glp_exact, which takes the rounded data as exact, can find
+ * this LP infeasible ("no feasible solution"); the floating-point simplex
+ * absorbs the 1e-16 inconsistencies in its tolerances (docs/lp.md).
+ * The r form (coefficients 1 in the validity rows) keeps the LP well
+ * scaled; with coefficients q(o|o^{τ+1}) GLPK stalled on instances with
+ * probabilities near 1e-10.
+ *
+ * Size: (γ+1)V^{γ+1} + Σ_τ V^{τ+1} variables, O((γ+1)V^{γ+1}) nonzeros. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +65,7 @@ sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
 typedef struct S_vv {
     size_t V, G;
     double **P, **Q;  /* prefix laws: P[l] for l <= γ, Q[l] for l <= γ+1 */
-    size_t *zoff;     /* [γ+2]: z_τ(u) lives at zoff[τ] + u */
+    size_t *zoff;     /* [γ+2]: r_τ(u) lives at zoff[τ] + u */
     int *zcol, *zrow; /* [Σ V^{τ+1}] */
     int *vcol;        /* [V^γ][γ+1][V] */
     double *v;        /* the same, after read */
@@ -68,7 +76,7 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
     (void)err;
     S_vv *o = ctx;
     size_t V = o->V, G = o->G, nx = sd_lp_pow(V, G);
-    /* z columns and their definition rows */
+    /* r columns (r_τ(u) = z_τ(u)/q(u) in [0,1]) and their definition rows */
     for (size_t tau = 0; tau <= G; tau++) {
         size_t nu = o->zoff[tau + 1] - o->zoff[tau];
         for (size_t u = 0; u < nu; u++) {
@@ -77,7 +85,7 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
             size_t i = o->zoff[tau] + u;
             o->zcol[i] = sd_lp_col(b, 0.0, 1.0, 0.0);
             o->zrow[i] = sd_lp_row_fixed(b, 0.0);
-            sd_lp_entry(b, o->zrow[i], o->zcol[i], getenv("H5B") ? 1.0 : o->Q[tau + 1][u]);
+            sd_lp_entry(b, o->zrow[i], o->zcol[i], o->Q[tau + 1][u]);
         }
     }
     /* v columns: one block row per draft block */
@@ -96,12 +104,13 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
                 int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)tau);
                 o->vcol[(x * (G + 1) + tau) * V + y] = j;
                 sd_lp_entry(b, row, j, 1.0);
-                sd_lp_entry(b, o->zrow[i], j, getenv("H5B") ? -1.0 / o->Q[tau + 1][u] : -1.0);
+                sd_lp_entry(b, o->zrow[i], j, -1.0);
             }
             div /= V;
         }
     }
-    /* validity rows, one per output o with q(o) > 0 */
+    /* validity rows Σ_τ r_τ(o^{τ+1}) = 1, one per output o with q(o) > 0
+     * but the last */
     size_t nleaf = nx * V, last = nleaf;
     for (size_t out = 0; out < nleaf; out++)
         if (o->Q[G + 1][out] > 0)
@@ -125,9 +134,7 @@ static int S_read(glp_prob *lp, void *ctx, sd_error *err)
 {
     (void)err;
     S_vv *o = ctx;
-    size_t n = sd_lp_pow(o->V, o->G) * (o->G + 1) * o->V;
-    for (size_t i = 0; i < n; i++)
-        o->v[i] = o->vcol[i] ? fmax(0.0, glp_get_col_prim(lp, o->vcol[i])) : 0.0;
+    sd_lp_read_cols(lp, o->vcol, sd_lp_pow(o->V, o->G) * (o->G + 1) * o->V, o->v);
     return SD_OK;
 }
 

@@ -14,6 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -23,6 +26,13 @@
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
 #include "sd_verifier.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#else
+#define S_HAVE_X86 0
+#endif
 
 /* The accept test, shared by every verifier that uses the standard
  * token-level rule: with u uniform in [0,1), P(accept) = min(1, q/p)
@@ -183,7 +193,7 @@ static int S_alias(const double *w, size_t n, unsigned lgK, uint64_t *tab, uint6
     size_t big = 0;
     for (size_t o = 0; o < K; o++) {
         double f = o < n ? w[o] * scale : 0.0;
-        m[o] = f < 9007199254740992.0 ? (uint64_t)f : ONE;
+        m[o] = f < 9007199254740992.0 ? (uint64_t)(int64_t)f : ONE; /* f < 2^53: exact */
         sum += m[o];
         if (m[o] > m[big])
             big = o;
@@ -196,21 +206,23 @@ static int S_alias(const double *w, size_t n, unsigned lgK, uint64_t *tab, uint6
      * A column s < C is topped up by a large l (m_l >= C > 0), so every
      * alias points to an outcome of positive mass; when the small ones run
      * out, the large ones left hold exactly C each (integer arithmetic). */
+    /* (Branch-free pushes: the slot written for the other list is free.) */
     size_t ns = 0, nl = K;
     for (size_t o = 0; o < K; o++) {
-        if (m[o] < C)
-            stk[ns++] = (uint32_t)o;
-        else
-            stk[--nl] = (uint32_t)o;
+        size_t small = m[o] < C;
+        stk[nl - 1] = (uint32_t)o;
+        stk[ns] = (uint32_t)o;
+        ns += small;
+        nl -= small ^ 1;
     }
     while (ns > 0 && nl < K) {
         uint32_t s = stk[--ns], l = stk[nl];
         tab[s] = (m[s] << lgK) | l;
         m[l] -= C - m[s];
-        if (m[l] < C) {
-            nl++;
-            stk[ns++] = l;
-        }
+        size_t small = m[l] < C;
+        stk[ns] = l;
+        ns += small;
+        nl += small;
     }
     for (size_t i = nl; i < K; i++)
         tab[stk[i]] = (C << lgK) | stk[i];
@@ -233,6 +245,23 @@ int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab,
     free(m);
     free(stk);
     return rc;
+}
+
+/* The table memory: 2 MiB-aligned and, on Linux, marked for transparent
+ * huge pages (the lockstep gathers touch random rows of a step's V·K·8
+ * bytes; 4 KiB pages would cost a TLB miss on most of them at V = 256). */
+static uint64_t *S_table_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)1 << 21;
+    void *p = NULL;
+    if (bytes < huge)
+        return malloc(bytes);
+    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* advice only: failure is harmless */
+#endif
+    return p;
 }
 
 static size_t S_steps(const sd_chain *c)
@@ -293,7 +322,7 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
     pl->steps = steps;
     pl->gamma = par->gamma;
     pl->lgK = lgK;
-    pl->tab = malloc(rows * K * sizeof *pl->tab);
+    pl->tab = S_table_alloc(rows * K * sizeof *pl->tab);
     pl->init = malloc(K * sizeof *pl->init);
     if (!pl->tab || !pl->init) {
         sd_token_plan_free(pl);
@@ -386,12 +415,12 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     return SD_OK;
 }
 
-/* Position n of s trials, lookahead to the horizon: every position drafts,
- * every rejection ends an iteration. */
-static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t s, const uint64_t *u,
+/* Position n of trials i0..s-1, lookahead to the horizon: every position
+ * drafts, every rejection ends an iteration. */
+static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, const uint64_t *u,
                           uint32_t *prev, uint32_t *rej, uint64_t *ends, unsigned bit)
 {
-    for (size_t i = 0; i < s; i++) {
+    for (size_t i = i0; i < s; i++) {
         size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
         uint32_t f = (uint32_t)(o & 1);
         prev[i] = (uint32_t)(o >> 1);
@@ -400,13 +429,14 @@ static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t s, const uin
     }
 }
 
-/* Position n of s trials, draft length gamma: j = gamma makes it a bonus
- * (x_n ~ q: the outcome's flag is ignored), which also ends the iteration. */
-static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t s, const uint64_t *u,
+/* Position n of trials i0..s-1, draft length gamma: j = gamma makes it a
+ * bonus (x_n ~ q: the outcome's flag is ignored), which also ends the
+ * iteration. */
+static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, const uint64_t *u,
                         uint32_t *prev, uint32_t *rej, uint32_t *jv, uint32_t gamma, uint64_t *ends,
                         unsigned bit)
 {
-    for (size_t i = 0; i < s; i++) {
+    for (size_t i = i0; i < s; i++) {
         size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
         uint32_t j = jv[i], f = (uint32_t)(o & 1), bonus = j == gamma, end = f | bonus;
         prev[i] = (uint32_t)(o >> 1);
@@ -415,6 +445,50 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t s, const uint6
         ends[i] |= (uint64_t)end << bit;
     }
 }
+
+#if S_HAVE_X86
+/* The same two loops on eight trials at a time with AVX-512F (the same
+ * integer arithmetic, so the same outcomes): one gather of the eight table
+ * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
+ * Returns the number of trials done (a multiple of 8). */
+__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK,
+                                                               size_t s, const uint64_t *u,
+                                                               uint32_t *prev, uint32_t *rej,
+                                                               uint32_t *jv, uint32_t gamma,
+                                                               uint64_t *ends, unsigned bit)
+{
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const __m512i one = _mm512_set1_epi64(1), g = _mm512_set1_epi64((long long)gamma);
+    const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
+    size_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        __m512i U = _mm512_loadu_si512((const void *)(u + i));
+        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = _mm512_i64gather_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c_lg), k), (const void *)tab, 8);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        __mmask8 f = _mm512_test_epi64_mask(o, one), end = f, inc = f;
+        _mm256_storeu_si256((__m256i *)(void *)(prev + i), _mm512_cvtepi64_epi32(_mm512_srli_epi64(o, 1)));
+        if (gamma) {
+            __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
+            __mmask8 bonus = _mm512_cmpeq_epi64_mask(j, g);
+            end = (__mmask8)(f | bonus);
+            inc = (__mmask8)(f & ~bonus);
+            j = _mm512_maskz_add_epi64((__mmask8)~end, j, one);
+            _mm256_storeu_si256((__m256i *)(void *)(jv + i), _mm512_cvtepi64_epi32(j));
+        }
+        __m256i r = _mm256_loadu_si256((const __m256i *)(const void *)(rej + i));
+        r = _mm256_add_epi32(r, _mm512_cvtepi64_epi32(_mm512_maskz_mov_epi64(inc, one)));
+        _mm256_storeu_si256((__m256i *)(void *)(rej + i), r);
+        __m512i en = _mm512_loadu_si512((const void *)(ends + i));
+        _mm512_storeu_si512((void *)(ends + i), _mm512_or_si512(en, _mm512_maskz_mov_epi64(end, endbit)));
+    }
+    return i;
+}
+#endif
 
 /* Accepted drafts of one trial's iterations: the histogram at once, the
  * moments as exact integer sums (Σ a <= T, Σ a² <= T²). */
@@ -475,6 +549,8 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK, S = w->S;
     const unsigned lgK = pl->lgK;
     uint32_t *prev = w->prev;
+    const int wide = sd_rngbuf_avx512();
+    (void)wide;
     sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
     for (size_t i = 0; i < s; i++)
         prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
@@ -495,10 +571,16 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
         uint64_t *ends = w->ends + ((n - 1) / 64) * S;
         unsigned bit = (unsigned)((n - 1) % 64);
-        if (pl->gamma == 0 || pl->gamma >= T)
-            S_pos_horizon(tab, lgK, s, u, prev, w->rej, ends, bit);
+        uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
+        size_t i0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            i0 = S_pos_avx512(tab, lgK, s, u, prev, w->rej, w->j, gamma, ends, bit);
+#endif
+        if (gamma == 0)
+            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit);
         else
-            S_pos_gamma(tab, lgK, s, u, prev, w->rej, w->j, (uint32_t)pl->gamma, ends, bit);
+            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit);
         if (out->pos)
             for (size_t i = 0; i < s; i++)
                 out->pos[(n - 1) * V + prev[i]] += 1.0;

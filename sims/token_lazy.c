@@ -7,8 +7,11 @@
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
 
-/* The smallest rank r with u·m < cs[r], from the guide table (exact, see
- * sd_token.h); `last` when rounding leaves u·m beyond the final sum. */
+/* The smallest rank r with u·m < cs[r], starting from the guide table g
+ * (Chen & Asau 1974: g[k] = the smallest i with cs[i] > fl((k/G)·m)); since
+ * rounding is monotone, u >= k/G gives fl(u·m) >= fl((k/G)·m), so the search
+ * never starts past the answer and is exact.  `last` when rounding leaves
+ * u·m beyond the final sum. */
 static size_t S_rank(const double *cs, const uint32_t *g, size_t V, size_t G, double u, double m,
                      size_t last)
 {

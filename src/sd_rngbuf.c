@@ -179,7 +179,7 @@ __attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, 
     return i;
 }
 
-static int S_has_avx512(void)
+int sd_rngbuf_avx512(void)
 {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
@@ -189,6 +189,13 @@ static int S_has_avx512(void)
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return v;
+}
+#endif
+
+#if !S_HAVE_X86
+int sd_rngbuf_avx512(void)
+{
+    return 0;
 }
 #endif
 
@@ -225,7 +232,7 @@ void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64
 {
     size_t i = 0;
 #if S_HAVE_X86
-    if (S_has_avx512())
+    if (sd_rngbuf_avx512())
         i = S_trials_avx512(seed, blk, t0, n, even, odd);
     if (sd_rngbuf_vectorised())
         i += S_trials_avx2(seed, blk, t0 + i, n - i, even + i, odd + i);

@@ -60,6 +60,10 @@ void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64
 /* 1 if refills use the AVX2 code on this processor. */
 int sd_rngbuf_vectorised(void);
 
+/* 1 if the processor has AVX-512F (sd_rngbuf_trials and the token kernel
+ * then use sixteen- and eight-lane code). */
+int sd_rngbuf_avx512(void);
+
 /* The next 32 bits (sd_stream_u32). */
 static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)
 {
