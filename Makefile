@@ -85,8 +85,11 @@ demo: deps
 CHECK_EXTRA ?=
 check: deps
 	$(MAKE) all tests
-	sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)
+	TEST_SUMMARY=$(BUILD)/test-summary sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)
 	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
+	@read pass fail crash < $(BUILD)/test-summary && \
+	echo "check: also passed: $(strip $(CHECK_EXTRA))" && \
+	echo "check: $$pass passed, $$((fail + crash)) failed"
 
 test: all tests
 	sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sims/sd_verifier.h"
+#include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
 
 int cli_exit_code(sd_status code)
@@ -30,25 +30,59 @@ int cli_exit_code(sd_status code)
     return EX_SOFTWARE_;
 }
 
+/* Writes a message that may quote the user's input with control bytes
+ * (terminal escape sequences, NULs of a binary file) shown as \xNN. */
+static void S_put_clean(const char *msg)
+{
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+}
+
 int cli_fail(const sd_error *err)
 {
     fflush(stdout);
-    fprintf(stderr, "simdec: %s\n", err->msg[0] ? err->msg : sd_status_name(err->code));
+    fputs("simdec: ", stderr);
+    S_put_clean(err->msg[0] ? err->msg : sd_status_name(err->code));
+    fputc('\n', stderr);
     return cli_exit_code(err->code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[SD_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    fputs("simdec: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fflush(stdout);
+    fputs("simdec: ", stderr);
+    S_put_clean(msg);
     fprintf(stderr, "\nsimdec: see 'simdec %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
     return EX_USAGE_;
 }
 
+int cli_option_error(const char *cmd, int c, char **argv)
+{
+    if (c == ':')
+        return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
+    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
 /* --- numbers ------------------------------------------------------------ */
+
+/* 1 if [s, end) holds only the characters of a decimal number: strtod also
+ * reads hexadecimal ("0x10"), "inf" and "nan", which simdec refuses. */
+static int S_decimal(const char *s, const char *end)
+{
+    for (; s < end; s++)
+        if (!strchr("0123456789+-.eE", *s) || !*s)
+            return 0;
+    return 1;
+}
 
 /* 2^53: every whole number up to here is exact as a double. */
 #define S_EXACT_INT 9007199254740992.0
@@ -72,12 +106,24 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t *out, sd_error *err)
     /* Also accept a whole number in scientific notation ("1e6"). */
     char *end;
     double d = strtod(s, &end);
-    if (end != s && *end == '\0' && isfinite(d) && d >= 0.0 && d == floor(d) && d <= S_EXACT_INT &&
+    if (end != s && *end == '\0' && S_decimal(s, end) && isfinite(d) && d >= 0.0 && d == floor(d) &&
+        d <= S_EXACT_INT &&
         !isspace((unsigned char)s[0]) && s[0] != '-' && s[0] != '+') {
         *out = (uint64_t)d;
         return SD_OK;
     }
     return sd_error_set(err, SD_EUSAGE, "%s: expected a whole number >= 0, got '%s'", opt, s);
+}
+
+int cli_parse_trials(const char *s, uint64_t *out, sd_error *err)
+{
+    const uint64_t max = SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK;
+    uint64_t v = 0;
+    if (cli_parse_u64("--trials", s, &v, NULL) || v == 0 || v > max)
+        return sd_error_set(err, SD_EUSAGE, "--trials: expected a whole number from 1 to %llu, got '%s'",
+                            (unsigned long long)max, s ? s : "");
+    *out = v;
+    return SD_OK;
 }
 
 int cli_parse_size(const char *opt, const char *s, size_t min, size_t max,
@@ -97,8 +143,13 @@ int cli_parse_double(const char *opt, const char *s, double min, double max,
     char *end = NULL;
     errno = 0;
     double d = (s && *s && !isspace((unsigned char)s[0])) ? strtod(s, &end) : NAN;
-    if (!end || end == s || *end != '\0' || errno == ERANGE || !isfinite(d))
-        return sd_error_set(err, SD_EUSAGE, "%s: expected a finite number, got '%s'", opt, s ? s : "");
+    if (!end || end == s || *end != '\0' || !S_decimal(s, end))
+        return sd_error_set(err, SD_EUSAGE, "%s: expected a finite decimal number, got '%s'", opt, s ? s : "");
+    if (!isfinite(d) || (errno == ERANGE && fabs(d) > 1.0))
+        return sd_error_set(err, SD_EUSAGE, "%s: '%s' overflows a double", opt, s);
+    if (errno == ERANGE)
+        return sd_error_set(err, SD_EUSAGE, "%s: '%s' is too small to represent (it underflows to %g)",
+                            opt, s, d);
     if (d < min || d > max)
         return sd_error_set(err, SD_EUSAGE, "%s: %s is out of range; expected %g to %g", opt, s, min, max);
     *out = d;
@@ -107,33 +158,43 @@ int cli_parse_double(const char *opt, const char *s, double min, double max,
 
 /* Largest list accepted: 10^8 numbers (800 MB). */
 #define S_LIST_MAX 100000000u
-/* Largest @FILE read: 4 GiB of text. */
-#define S_LIST_FILE_MAX ((long)1 << 32)
+/* Largest @FILE read: 1 GiB of text (10^8 numbers of 10 characters). */
+#define S_LIST_FILE_MAX ((size_t)1 << 30)
 
 static int S_read_file(const char *opt, const char *path, char **text, sd_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return sd_error_set(err, SD_EIO, "%s: cannot open '%s': %s", opt, path, strerror(errno));
+    /* Read in chunks, refusing binary input (a NUL byte) as soon as it is
+     * seen and text beyond S_LIST_FILE_MAX before reading further: an
+     * @/dev/zero must not fill memory before it is refused. */
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
+    int rc = SD_OK;
     for (;;) {
         if (!buf) {
-            fclose(f);
-            return sd_error_set(err, SD_ENOMEM, "%s: out of memory reading '%s'", opt, path);
+            rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory reading '%s'", opt, path);
+            break;
         }
-        len += fread(buf + len, 1, cap - len - 1, f);
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        if (memchr(buf + len, '\0', got)) {
+            rc = sd_error_set(err, SD_EDATA, "%s: '%s' is not text (it contains a NUL byte)", opt, path);
+            break;
+        }
+        len += got;
         if (ferror(f)) {
-            free(buf);
-            fclose(f);
-            return sd_error_set(err, SD_EIO, "%s: read error on '%s'", opt, path);
+            rc = sd_error_set(err, SD_EIO, "%s: read error on '%s'", opt, path);
+            break;
         }
         if (feof(f))
             break;
-        if ((long)cap >= S_LIST_FILE_MAX) {
-            free(buf);
-            fclose(f);
-            return sd_error_set(err, SD_ETOOBIG, "%s: '%s' is larger than %ld bytes", opt, path, S_LIST_FILE_MAX);
+        if (len + 1 < cap)
+            continue;
+        if (cap >= S_LIST_FILE_MAX) {
+            rc = sd_error_set(err, SD_ETOOBIG, "%s: '%s' is larger than %zu bytes", opt, path,
+                              (size_t)S_LIST_FILE_MAX);
+            break;
         }
         char *nb = realloc(buf, cap *= 2);
         if (!nb)
@@ -141,9 +202,11 @@ static int S_read_file(const char *opt, const char *path, char **text, sd_error 
         buf = nb;
     }
     fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
     buf[len] = '\0';
-    if (memchr(buf, '\0', len))
-        return free(buf), sd_error_set(err, SD_EDATA, "%s: '%s' is not text (it contains a NUL byte)", opt, path);
     *text = buf;
     return SD_OK;
 }
@@ -153,6 +216,9 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
     char *text = NULL;
     const char *src = s, *what = "list";
     char label[300];
+    /* Bad contents of an @FILE are bad data (65); of an inline list, a bad
+     * option value (64). */
+    sd_status bad = s[0] == '@' ? SD_EDATA : SD_EUSAGE;
     if (s[0] == '@') {
         int rc = S_read_file(opt, s + 1, &text, err);
         if (rc)
@@ -177,16 +243,16 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
         char *end;
         errno = 0;
         double d = strtod(c, &end);
-        if (end == c || (*end && *end != ',' && !isspace((unsigned char)*end))) {
+        if (end == c || !S_decimal(c, end) || (*end && *end != ',' && !isspace((unsigned char)*end))) {
             const char *e = c;
             while (*e && *e != ',' && !isspace((unsigned char)*e))
                 e++;
-            rc = sd_error_set(err, SD_EUSAGE, "%s: entry %zu '%.*s' is not a number", label, len,
+            rc = sd_error_set(err, bad, "%s: entry %zu '%.*s' is not a number", label, len,
                               (int)(e - c > 40 ? 40 : e - c), c);
             break;
         }
         if (errno == ERANGE && fabs(d) > 1.0) {
-            rc = sd_error_set(err, SD_EUSAGE, "%s: entry %zu '%.*s' overflows a double", label, len,
+            rc = sd_error_set(err, bad, "%s: entry %zu '%.*s' overflows a double", label, len,
                               (int)(end - c > 40 ? 40 : end - c), c);
             break;
         }
@@ -212,22 +278,22 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
             while (*look && isspace((unsigned char)*look))
                 look++;
             if (!*look || *look == ',') {
-                rc = sd_error_set(err, SD_EUSAGE, "%s: empty entry after entry %zu", label, len - 1);
+                rc = sd_error_set(err, bad, "%s: empty entry after entry %zu", label, len - 1);
                 break;
             }
         }
     }
     free(text);
     if (!rc && len == 0)
-        rc = sd_error_set(err, SD_EUSAGE, "%s: expected a list of probabilities, got none", label);
+        rc = sd_error_set(err, bad, "%s: expected a list of probabilities, got none", label);
     if (!rc) {
         double sum;
-        long bad = sd_dist_check(x, len, 1e-9, &sum);
-        if (bad >= 0 && (size_t)bad < len)
-            rc = sd_error_set(err, SD_EUSAGE, "%s: entry %ld is %g; expected a finite probability >= 0",
-                              label, bad, x[bad]);
-        else if (bad >= 0)
-            rc = sd_error_set(err, SD_EUSAGE, "%s: the entries sum to %.12g; expected 1 (within 1e-9)",
+        long at = sd_dist_check(x, len, 1e-9, &sum);
+        if (at >= 0 && (size_t)at < len)
+            rc = sd_error_set(err, bad, "%s: entry %ld is %g; expected a finite probability >= 0",
+                              label, at, x[at]);
+        else if (at >= 0)
+            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within 1e-9)",
                               label, sum);
         else
             sd_dist_normalise(x, len);
@@ -406,6 +472,14 @@ int cli_param_option(cli_params *cp, int c, const char *arg, sd_error *err)
     }
     cp->given |= 1u << (c - CLI_OPT_GAMMA);
     return rc ? -1 : 1;
+}
+
+int cli_shared_option(cli_model_opts *mo, cli_params *cp, int c, const char *arg, sd_error *err)
+{
+    int r = cli_model_option(mo, c, arg, err);
+    if (r == 0 && cp)
+        r = cli_param_option(cp, c, arg, err);
+    return r;
 }
 
 int cli_param_check(const cli_params *cp, const sd_verifier_type *vt, sd_error *err)

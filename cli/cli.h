@@ -36,12 +36,20 @@ int cli_fail(const sd_error *err);
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The usage error for what getopt_long returned as c when it is not an
+ * option of the command: ':' (an option missing its value) or anything
+ * else (an unknown option, named from argv).  Returns 64. */
+int cli_option_error(const char *cmd, int c, char **argv);
+
 /* Strict number parsing: the whole string must be the number; "opt" names
  * the option in the message ("--trials: expected a whole number >= 1, got
  * '12x'").  Return SD_OK or SD_EUSAGE. */
 int cli_parse_size(const char *opt, const char *s, size_t min, size_t max,
                    size_t *out, sd_error *err);
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out, sd_error *err);
+/* --trials: a whole number from 1 to the driver's limit
+ * (SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK, sims/sd_sim.h). */
+int cli_parse_trials(const char *s, uint64_t *out, sd_error *err);
 /* A finite double in [min, max]. */
 int cli_parse_double(const char *opt, const char *s, double min, double max,
                      double *out, sd_error *err);
@@ -121,6 +129,9 @@ typedef struct cli_params {
 } cli_params;
 /* 1 handled, 0 not a parameter option, -1 bad value (err set). */
 int cli_param_option(cli_params *cp, int c, const char *arg, sd_error *err);
+/* A model option, else (when cp is not NULL) a verifier parameter:
+ * 1 handled, 0 neither, -1 bad value (err set). */
+int cli_shared_option(cli_model_opts *mo, cli_params *cp, int c, const char *arg, sd_error *err);
 /* SD_EUSAGE if an option was given that verifier vt does not read. */
 int cli_param_check(const cli_params *cp, const struct sd_verifier_type *vt, sd_error *err);
 /* Adds the parameters vt reads to JSON object o. */

@@ -245,9 +245,7 @@ int cmd_check(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cp, c, optarg, &err);
+        int r = cli_shared_option(&mo, &cp, c, optarg, &err);
         if (r < 0) {
             status = cli_fail(&err);
             break;
@@ -260,10 +258,7 @@ int cmd_check(int argc, char **argv)
         case O_ALGO: algo = optarg; break;
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:
-            rc = cli_parse_u64("--trials", optarg, &co.trials, &err);
-            if (!rc && (co.trials == 0 || co.trials > ((uint64_t)1 << 53)))
-                rc = sd_error_set(&err, SD_EUSAGE,
-                                  "--trials: expected a whole number from 1 to 2^53, got '%s'", optarg);
+            rc = cli_parse_trials(optarg, &co.trials, &err);
             break;
         case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); break;
         case O_ALPHA:
@@ -278,8 +273,7 @@ int cmd_check(int argc, char **argv)
         case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
         case O_JSON: json = 1; break;
         case O_FAIL: fail_biased = 1; break;
-        case ':': status = cli_usage_error("check", "%s needs a value", argv[optind - 1]); break;
-        default: status = cli_usage_error("check", "unknown option '%s'", argv[optind - 1]); break;
+        default: status = cli_option_error("check", c, argv); break;
         }
         if (rc)
             status = cli_fail(&err);
@@ -291,6 +285,19 @@ int cmd_check(int argc, char **argv)
         status = cli_usage_error("check", "unknown verifier '%s' (see 'simdec run --list')", algo);
     if (status < 0 && cli_param_check(&cp, vt, &err))
         status = cli_fail(&err);
+    /* Refuse V^L before building a generated model of that vocabulary,
+     * which may itself take minutes (a model file is only known once read). */
+    if (status < 0 && co.L && !mo.file) {
+        size_t V = mo.p ? mo.pV : mo.gen.V, cells = 1;
+        for (size_t i = 0; i < co.L && status < 0; i++) {
+            if (cells > SD_CHECK_MAX_CELLS / V) {
+                sd_error_set(&err, SD_ETOOBIG, "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",
+                             co.L, co.L, V, co.L, (size_t)SD_CHECK_MAX_CELLS);
+                status = cli_fail(&err);
+            }
+            cells *= V;
+        }
+    }
     sd_chain *ch = NULL;
     if (status < 0 && !(ch = cli_model_build(&mo, &err)))
         status = cli_fail(&err);

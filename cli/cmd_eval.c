@@ -177,10 +177,8 @@ static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
             S_sub_help(sub);
             return 0;
         }
-        if (c == ':')
-            return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-        if (c == '?')
-            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        if (c == ':' || c == '?')
+            return cli_option_error(cmd, c, argv);
         unsigned need = S_needs(c);
         if (need && !(need & sub->accepts))
             return cli_usage_error(cmd, "option '--%s' does not apply to eval %s", S_optname(c),
@@ -783,6 +781,7 @@ static void S_help(FILE *f)
 int cmd_eval(int argc, char **argv)
 {
     if (argc < 2) {
+        fputs("simdec: eval needs an evaluator\n", stderr);
         S_help(stderr);
         return EX_USAGE_;
     }

@@ -60,8 +60,7 @@ int cmd_gen(int argc, char **argv)
             break;
         }
         if (r == 0) {
-            status = c == ':' ? cli_usage_error("gen", "%s needs a value", argv[optind - 1])
-                              : cli_usage_error("gen", "unknown option '%s'", argv[optind - 1]);
+            status = cli_option_error("gen", c, argv);
             break;
         }
     }

@@ -330,14 +330,11 @@ int cmd_lp(int argc, char **argv)
         case O_ORDERED: o.ordered = 1; break;
         case O_COMPARE: cmp_name = optarg; break;
         case O_TRIALS:
-            r = cli_parse_u64("--trials", optarg, &o.trials, &err);
-            if (!r && (o.trials == 0 || o.trials > ((uint64_t)1 << 40)))
-                r = sd_error_set(&err, SD_EUSAGE, "--trials: expected a whole number from 1 to 2^40, got '%s'", optarg);
+            r = cli_parse_trials(optarg, &o.trials, &err);
             have_mc = 1;
             break;
         case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
-        case ':': status = cli_usage_error("lp", "%s needs a value", argv[optind - 1]); break;
-        default: status = cli_usage_error("lp", "unknown option '%s'", argv[optind - 1]); break;
+        default: status = cli_option_error("lp", c, argv); break;
         }
         if (r && status < 0)
             status = cli_fail(&err);

@@ -327,8 +327,7 @@ int cmd_plot(int argc, char **argv)
             if (cli_parse_u64("--seed", optarg, &fo.seed, &err))
                 return cli_fail(&err);
             break;
-        case ':': return cli_usage_error("plot", "%s needs a value", argv[optind - 1]);
-        default: return cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
+        default: return cli_option_error("plot", c, argv);
         }
     }
     if (optind >= argc)

@@ -370,9 +370,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cp, c, optarg, &err);
+        int r = cli_shared_option(&mo, &cp, c, optarg, &err);
         if (r < 0) {
             status = cli_fail(&err);
             break;
@@ -384,11 +382,8 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         case O_LIST: S_list(); status = 0; break;
         case O_ALGO: algo = optarg; break;
         case O_TRIALS:
-            if (cli_parse_u64("--trials", optarg, &trials, &err) || trials == 0 ||
-                trials > ((uint64_t)1 << 53)) {
-                sd_error_set(&err, SD_EUSAGE, "--trials: expected a whole number from 1 to 2^53, got '%s'", optarg);
+            if (cli_parse_trials(optarg, &trials, &err))
                 status = cli_fail(&err);
-            }
             break;
         case O_SEED:
             if (cli_parse_u64("--seed", optarg, &seed, &err))
@@ -419,8 +414,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
             break;
         case O_JSON: fmt = CLI_FMT_JSON; break;
         case O_CSV: fmt = CLI_FMT_CSV; break;
-        case ':': status = cli_usage_error(name, "%s needs a value", argv[optind - 1]); break;
-        default: status = cli_usage_error(name, "unknown option '%s'", argv[optind - 1]); break;
+        default: status = cli_option_error(name, c, argv); break;
         }
     }
     if (status < 0 && optind < argc)

@@ -12,7 +12,7 @@ set -eu
 
 pkgs="gcc make pkg-config libgsl-dev libjansson-dev libglpk-dev
 libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core
-libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev valgrind"
+libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev libomp-14-dev valgrind"
 if [ "${1:-}" = "--extra" ]; then
     pkgs="$pkgs python3-numpy"
 fi

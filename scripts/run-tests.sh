@@ -21,4 +21,9 @@ if [ -z "$tested" ] || [ "$tested" -eq 0 ]; then
     echo "run-tests: no test ran" >&2
     exit 1
 fi
+# The counts, for the closing line of `make check` (TEST_SUMMARY=file).
+if [ -n "${TEST_SUMMARY:-}" ]; then
+    sed -n 's/.*Synthesis: Tested: [0-9]* | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3/p' \
+        "$log" | tail -n 1 >"$TEST_SUMMARY"
+fi
 exit $status

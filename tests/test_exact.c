@@ -119,6 +119,7 @@ Test(ex4_batch, limit_is_reached)
         }
         /* the slowest row decays like (1 - min p)^M; min p >= 8e-4 here */
         cr_expect(prev - inf < 1e-9, "seed %lu: M=16384 %.17g, limit %.17g", seed, prev, inf);
+        sd_chain_free(c);
     }
 }
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../sims/sd_sim.h"
@@ -258,6 +259,49 @@ Test(rel8_findings, run_exact_value_time_bounded)
     cr_expect(st == 0 || st == 65, "'%s': exit %d%s: %s", args, st,
               st == 137 ? " (killed after 20 s)" : "", err);
     free(err);
+}
+
+/* Expects `args` to be refused with exit 65 and `fragment` in its message
+ * while the CLI's address space is limited to 1 GiB (the limit is set in
+ * this test process and inherited), so that a command that allocates
+ * before refusing fails visibly (exit 71) instead of taking the machine's
+ * memory.  Skipped under ASan, whose shadow memory needs far more address
+ * space. */
+static void S_refused_in_1gib(const char *args, const char *fragment)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)args;
+    (void)fragment;
+    cr_skip_test("an address-space limit and AddressSanitizer do not mix");
+#else
+    struct rlimit rl = {(rlim_t)1 << 30, (rlim_t)1 << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    S_timeout(20);
+    char *err;
+    int st = tu_run(args, NULL, &err);
+    cr_expect(st == 65 && tu_contains(err, fragment), "'%s': exit %d%s: %s", args, st,
+              st == 71 ? " (out of memory under a 1 GiB limit)" : "", err);
+    free(err);
+#endif
+}
+
+/* F6: an @FILE list is read whole, up to 4 GiB, before the NUL-byte
+ * check: `run --p @/dev/zero --q 0.5,0.5` holds 4 GiB in memory for 5 s
+ * before "larger than 4294967296 bytes".  A list longer than the largest
+ * vocabulary is useless anyway.  Expected: refused (65) early, in little
+ * memory. */
+Test(rel8_findings, list_file_of_zeros_refused_in_little_memory)
+{
+    S_refused_in_1gib("run --p @/dev/zero --q 0.5,0.5", "/dev/zero");
+}
+
+/* F7: `check` builds (generates) the whole model before refusing V^L:
+ * `check --V 3000 --L 2` generates a 7 GB chain for 51 s, then says V^L is
+ * over the limit.  The generated model's V is known from --V.  Expected:
+ * refused (65) before the model is built. */
+Test(rel8_findings, check_refuses_cells_before_building_the_model)
+{
+    S_refused_in_1gib("check --V 2000 --L 2", "--L");
 }
 
 /* --- numerical edge cases ---------------------------------------------------------- */
