@@ -13,6 +13,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_biased.h"
+#include "sd_tokenwise.h"
 
 void sd_biased_token_law(const double *p, const double *q, size_t V, double eps,
                          sd_residual_kind residual, double *out)
@@ -30,44 +31,35 @@ void sd_biased_token_law(const double *p, const double *q, size_t V, double eps,
     }
 }
 
+/* Accept with probability min(1, (q+ε)/p); p(x) > 0 as x ~ p. */
+static int S_accept(const sd_token_rule *rule, double u, double px, double qx)
+{
+    return u * px < qx + rule->eps;
+}
+
+/* A rejection needs p(x) > q(x)+ε >= q(x), so TV > 0 and the opt residual
+ * has mass; a zero mass is rounding, and then the draft token is kept. */
+static double S_mass(const sd_token_rule *rule, const double *p, const double *q, size_t V)
+{
+    return rule->residual == SD_RESIDUAL_UNO ? 1.0 : sd_dist_tv(p, q, V);
+}
+
+static size_t S_sample(const sd_token_rule *rule, const double *p, const double *q, size_t V,
+                       double mass, double u)
+{
+    return rule->residual == SD_RESIDUAL_UNO ? sd_dist_sample(q, V, 1.0, u)
+                                             : sd_dist_sample_residual(p, q, V, mass, u);
+}
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)state;
     (void)err;
-    size_t V = c->V, G = sd_draft_len(c, par, n);
+    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->eps, par->residual};
     it->target_calls = 1;
     it->rejected = 0;
-    for (size_t i = 0; i < G; i++) {
-        size_t t = n + i;
-        const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
-        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        /* accept with probability min(1, (q+ε)/p); p(x) > 0 as x ~ p */
-        if (!(sd_stream_uniform(rng) * p[x] < q[x] + par->eps)) {
-            /* a rejection needs p(x) > q(x)+ε >= q(x), so TV > 0 and the
-             * opt residual has mass; a zero mass is rounding, and then the
-             * draft token is kept */
-            double mass = par->residual == SD_RESIDUAL_UNO ? 1.0 : sd_dist_tv(p, q, V);
-            if (mass > 0.0) {
-                double u = sd_stream_uniform(rng);
-                out[i] = par->residual == SD_RESIDUAL_UNO
-                             ? sd_dist_sample(q, V, 1.0, u)
-                             : sd_dist_sample_residual(p, q, V, mass, u);
-                it->accepted = i;
-                it->emitted = i + 1;
-                it->rejected = 1;
-                return SD_OK;
-            }
-        }
-        out[i] = x;
-        prev = x;
-    }
-    it->accepted = G;
-    it->emitted = G;
-    if (n + G <= c->T) { /* bonus token from q */
-        out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
-        it->emitted = G + 1;
-    }
+    sd_tokenwise_verify(&rule, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }
 

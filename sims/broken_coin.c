@@ -17,39 +17,40 @@
 #include <math.h>
 
 #include "../src/sd_dist.h"
-#include "sd_verifier.h"
+#include "sd_tokenwise.h"
 
 #define S_COIN_GRID 1024.0 /* 2^10 coin values */
+
+static int S_accept(const sd_token_rule *rule, double u, double px, double qx)
+{
+    (void)rule;
+    double coin = floor(u * S_COIN_GRID) / S_COIN_GRID;
+    return coin * px <= qx; /* the bug: <=, so coin = 0 accepts q = 0 */
+}
+
+/* The residual [q-p]+, or q itself when it has no mass. */
+static double S_mass(const sd_token_rule *rule, const double *p, const double *q, size_t V)
+{
+    (void)rule, (void)p, (void)q, (void)V;
+    return 1.0;
+}
+
+static size_t S_sample(const sd_token_rule *rule, const double *p, const double *q, size_t V,
+                       double mass, double u)
+{
+    (void)rule, (void)mass;
+    double tv = sd_dist_tv(p, q, V);
+    return tv > 0.0 ? sd_dist_sample_residual(p, q, V, tv, u) : sd_dist_sample(q, V, 1.0, u);
+}
+
+static const sd_token_rule S_rule = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT};
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)state;
     (void)err;
-    size_t V = c->V, G = sd_draft_len(c, par, n);
-    for (size_t i = 0; i < G; i++) {
-        size_t t = n + i;
-        const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
-        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        double coin = floor(sd_stream_uniform(rng) * S_COIN_GRID) / S_COIN_GRID;
-        if (!(coin * p[x] <= q[x])) { /* the bug: <=, so coin = 0 accepts q = 0 */
-            double mass = sd_dist_tv(p, q, V);
-            out[i] = mass > 0.0 ? sd_dist_sample_residual(p, q, V, mass, sd_stream_uniform(rng))
-                                : sd_dist_sample(q, V, 1.0, sd_stream_uniform(rng));
-            it->accepted = i;
-            it->emitted = i + 1;
-            it->rejected = 1;
-            return SD_OK;
-        }
-        out[i] = x;
-        prev = x;
-    }
-    it->accepted = G;
-    it->emitted = G;
-    if (n + G <= c->T) {
-        out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
-        it->emitted = G + 1;
-    }
+    sd_tokenwise_verify(&S_rule, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../src/sd_dist.h"
+#include "sd_tokenwise.h"
 
 /* w <- max(0, w - p) normalised; returns the mass before normalising
  * (r_m = TV(q^m, p) when w = q^m).  w is left unnormalised (all zero) when
@@ -115,33 +116,7 @@ int sd_multidraft_batch_step(const sd_chain *c, const sd_params *par,
     /* the chosen draft continues alone against the original q (Alg. 4
      * line 3 resets q; lines 13–21).  Its later tokens are drawn here, as
      * they are reached: they are independent of the first-token round. */
-    prev = out[0];
-    for (size_t i = 1; i < G; i++) {
-        size_t t = n + i;
-        p = sd_chain_p(c, t, prev);
-        q = sd_chain_q(c, t, prev);
-        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        if (!(sd_stream_uniform(rng) * p[x] < q[x])) {
-            double mass = sd_dist_tv(p, q, V);
-            /* mass 0 means q = p up to rounding: the rejection had
-             * probability 0 and the draft token is kept */
-            if (mass > 0.0) {
-                out[i] = sd_dist_sample_residual(p, q, V, mass, sd_stream_uniform(rng));
-                it->accepted = i;
-                it->emitted = i + 1;
-                it->rejected = 1;
-                return SD_OK;
-            }
-        }
-        out[i] = x;
-        prev = x;
-    }
-    it->accepted = G;
-    it->emitted = G;
-    if (n + G <= c->T) { /* bonus token from q */
-        out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
-        it->emitted = G + 1;
-    }
+    sd_tokenwise_verify(&sd_token_rule_standard, c, rng, n, 1, G, out[0], out, it);
     return SD_OK;
 }
 
