@@ -6,8 +6,7 @@
 
 #include "sd_dist.h"
 
-/* next(b) = Σ_a cur(a) q_n(b|a). */
-static void S_advance(const sd_chain *c, size_t n, const double *cur, double *next)
+void sd_exact_target_step(const sd_chain *c, size_t n, const double *cur, double *next)
 {
     size_t V = c->V;
     memset(next, 0, V * sizeof *next);
@@ -24,7 +23,7 @@ void sd_exact_target_marginals(const sd_chain *c, double *out)
 {
     memcpy(out, c->init, c->V * sizeof *out);
     for (size_t n = 1; n <= c->T; n++)
-        S_advance(c, n, out + (n - 1) * c->V, out + n * c->V);
+        sd_exact_target_step(c, n, out + (n - 1) * c->V, out + n * c->V);
 }
 
 /* Theorem 1's sum; *last receives its n = T term, P(rejection at T). */
@@ -47,7 +46,7 @@ static int S_theorem1(const sd_chain *c, double *out, double *last, sd_error *er
                 term += cur[a] * sd_dist_tv(sd_chain_p(c, n, a), sd_chain_q(c, n, a), V);
         total += term;
         if (n < c->T) {
-            S_advance(c, n, cur, next);
+            sd_exact_target_step(c, n, cur, next);
             double *t = cur;
             cur = next;
             next = t;

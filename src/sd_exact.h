@@ -10,6 +10,10 @@
 
 #include "sd_chain.h"
 
+/* One step of the target chain: next(b) = Σ_a cur(a) q_n(b|a), V doubles
+ * each (cur and next must not overlap). */
+void sd_exact_target_step(const sd_chain *c, size_t n, const double *cur, double *next);
+
 /* Target marginals Q_0 = init, Q_n = Q_{n-1} q_n for n = 1..T:
  * out[n*V + b] = P_q(x_n = b), (T+1)*V doubles owned by the caller. */
 void sd_exact_target_marginals(const sd_chain *c, double *out);

@@ -89,26 +89,12 @@ static int S_check_size(const sd_chain *c, size_t M, sd_error *err)
     if (M < 1)
         return sd_error_set(err, SD_EUSAGE, "batch size M = %zu: expected M >= 1", M);
     double work = (double)c->T * (double)c->V * (double)c->V * (double)M;
-    if (work > SD_EXACT_BATCH_MAX_WORK)
+    if (work > SD_EXACT_MAX_WORK)
         return sd_error_set(err, SD_ETOOBIG,
                             "Theorem 3 at T = %zu, V = %zu, M = %zu needs %.3g row operations, "
                             "beyond the limit %.3g (T·V²·M); use a smaller M or M = inf",
-                            c->T, c->V, M, work, SD_EXACT_BATCH_MAX_WORK);
+                            c->T, c->V, M, work, SD_EXACT_MAX_WORK);
     return SD_OK;
-}
-
-/* next(b) = Σ_a cur(a) q_n(b|a). */
-static void S_target_step(const sd_chain *c, size_t n, const double *cur, double *next)
-{
-    size_t V = c->V;
-    memset(next, 0, V * sizeof *next);
-    for (size_t a = 0; a < V; a++) {
-        if (cur[a] == 0.0)
-            continue;
-        const double *row = sd_chain_q(c, n, a);
-        for (size_t b = 0; b < V; b++)
-            next[b] += cur[a] * row[b];
-    }
 }
 
 /* u = lim R_M q^{M+1} = q 1{p = 0}; returns its mass q(Z). */
@@ -149,7 +135,7 @@ static int S_recursion(const sd_chain *c, size_t M, double *out, sd_error *err)
                 Fn[b] += h * Q[a] - (h - u[b]) * F[a];
             }
         }
-        S_target_step(c, n, Q, Qn);
+        sd_exact_target_step(c, n, Q, Qn);
         double *t = Q;
         Q = Qn;
         Qn = t;

@@ -15,11 +15,12 @@
 #include <stddef.h>
 
 #include "sd_chain.h"
+#include "sd_exact.h"
 
-/* Work limit of the chain-level evaluators: T·V²·M row operations (about
- * a minute at the limit).  Larger problems are refused (SD_ETOOBIG) before
- * anything is allocated; the M -> ∞ limit costs O(T V²) whatever M. */
-#define SD_EXACT_BATCH_MAX_WORK ((double)((size_t)1 << 36))
+/* Work limit of the chain-level evaluators: T·V²·M row operations, the
+ * library's SD_EXACT_MAX_WORK (about a minute at the limit).  Larger
+ * problems are refused (SD_ETOOBIG) before anything is allocated; the
+ * M -> ∞ limit costs O(T V²) whatever M. */
 
 /* Theorem 3 of 004_… by the recursion of SPEC §3:
  *   F_0 = init,
@@ -27,7 +28,7 @@
  *   E[N_rej] = Σ_n [Σ_a Q_{n-1}(a) TV_n(a) - Σ_a F_{n-1}(a) (TV_n(a) - R_n(a))],
  * with h = max(0, q-p), TV_n(a) = TV(p_n(.|a), q_n(.|a)),
  * R_n(a) = Π_{m=1..M} TV(q^m, p)(a).  M = 1 gives Theorem 1.
- * M >= 1 (else SD_EUSAGE); T·V²·M <= SD_EXACT_BATCH_MAX_WORK (else
+ * M >= 1 (else SD_EUSAGE); T·V²·M <= SD_EXACT_MAX_WORK (else
  * SD_ETOOBIG, before allocating).
  * *out receives E[N_rej].  Returns SD_OK, SD_EUSAGE, SD_ETOOBIG, SD_ENOMEM. */
 int sd_exact_batch_rejections(const sd_chain *c, size_t M, double *out, sd_error *err);

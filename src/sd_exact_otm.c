@@ -117,11 +117,11 @@ int sd_exact_rrs_acceptance(const double *p, const double *q, size_t V, size_t k
 {
     if (k < 1)
         return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", k);
-    if ((double)V * (double)k > SD_EXACT_BATCH_MAX_WORK)
+    if ((double)V * (double)k > SD_EXACT_MAX_WORK)
         return sd_error_set(err, SD_ETOOBIG,
                             "RRS acceptance at V = %zu, k = %zu needs %.3g operations, beyond the "
                             "limit %.3g (V·k)",
-                            V, k, (double)V * (double)k, SD_EXACT_BATCH_MAX_WORK);
+                            V, k, (double)V * (double)k, SD_EXACT_MAX_WORK);
     double *u = malloc(V * sizeof *u);
     if (!u)
         return sd_error_set(err, SD_ENOMEM, "out of memory (RRS acceptance, vocab %zu)", V);

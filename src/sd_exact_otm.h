@@ -39,7 +39,7 @@ int sd_exact_otm_acceptance_brute(const double *p, const double *q, size_t V, si
 /* Recursive rejection sampling (SpecInfer; 002_… App. B.3; SPEC §2 "rrs"):
  * drafts tried in turn against q^1 = q, q^{m+1} = [q^m - p]+; accepted with
  * probability 1 - Π_{m=1..k} TV(q^m, p).  SD_EUSAGE when k = 0;
- * SD_ETOOBIG when V·k > SD_EXACT_BATCH_MAX_WORK; SD_ENOMEM. */
+ * SD_ETOOBIG when V·k > SD_EXACT_MAX_WORK; SD_ENOMEM. */
 int sd_exact_rrs_acceptance(const double *p, const double *q, size_t V, size_t k,
                             double *out, sd_error *err);
 

@@ -18,11 +18,11 @@ int sd_exact_batch_improvement(const double *p, const double *q, size_t V, size_
             if (p[x] == 0.0)
                 R += q[x];
     } else {
-        if ((double)V * (double)M > SD_EXACT_BATCH_MAX_WORK)
+        if ((double)V * (double)M > SD_EXACT_MAX_WORK)
             return sd_error_set(err, SD_ETOOBIG,
                                 "batch improvement at V = %zu, M = %zu needs %.3g operations, beyond "
                                 "the limit %.3g (V·M); use M = inf",
-                                V, M, (double)V * (double)M, SD_EXACT_BATCH_MAX_WORK);
+                                V, M, (double)V * (double)M, SD_EXACT_MAX_WORK);
         double *u = malloc(V * sizeof *u);
         if (!u)
             return sd_error_set(err, SD_ENOMEM, "out of memory (batch improvement, vocab %zu)", V);

@@ -20,7 +20,7 @@
  * (BI -> TV - q({p = 0}); see sd_exact_batch.h).  Closed forms (tests):
  * BI(Unif(V'), Unif(V)) = (1-1/r) - (1-1/r)^M with r = V/V', and
  * BI(Ber(v), Ber(u)) = |u-v| (1 - u^{M-1}) for draft Ber(u), target Ber(v),
- * u >= v.  Returns SD_OK, SD_ETOOBIG (V·M > SD_EXACT_BATCH_MAX_WORK) or
+ * u >= v.  Returns SD_OK, SD_ETOOBIG (V·M > SD_EXACT_MAX_WORK) or
  * SD_ENOMEM. */
 int sd_exact_batch_improvement(const double *p, const double *q, size_t V, size_t M,
                                double *out, sd_error *err);
