@@ -72,11 +72,7 @@ int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
                    const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
                    sd_error *err)
 {
-    if (plan)
-        *plan = NULL;
-    memset(res, 0, sizeof *res);
-    res->optimum = NAN;
-    snprintf(res->status, sizeof res->status, "not solved");
+    sd_lp_result_reset(res, plan);
     size_t V = c->V;
     if (gamma < 1)
         return sd_error_set(err, SD_EUSAGE, "block-ot: --gamma must be >= 1");

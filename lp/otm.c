@@ -176,9 +176,7 @@ static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, siz
                        int ordered, const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
 {
     memset(o, 0, sizeof *o);
-    memset(res, 0, sizeof *res);
-    res->optimum = NAN;
-    snprintf(res->status, sizeof res->status, "not solved");
+    sd_lp_result_reset(res, NULL);
     if (V == 0)
         return sd_error_set(err, SD_EUSAGE, "otm: the vocabulary is empty");
     if (k < 1 || k > S_MAX_K)

@@ -74,11 +74,7 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
                  const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
                  sd_error *err)
 {
-    if (plan)
-        *plan = NULL;
-    memset(res, 0, sizeof *res);
-    res->optimum = NAN;
-    snprintf(res->status, sizeof res->status, "not solved");
+    sd_lp_result_reset(res, plan);
     if (V == 0)
         return sd_error_set(err, SD_EUSAGE, "pareto: the vocabulary is empty");
     if (!(rho >= 0.0 && rho <= 1.0))

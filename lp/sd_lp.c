@@ -485,6 +485,15 @@ static double S_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void sd_lp_result_reset(sd_lp_result *res, sd_lp_plan **plan)
+{
+    if (plan)
+        *plan = NULL;
+    memset(res, 0, sizeof *res);
+    res->optimum = NAN;
+    snprintf(res->status, sizeof res->status, "not solved");
+}
+
 int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
                 const sd_lp_opts *opts, sd_lp_build_fn build, sd_lp_read_fn read,
                 void *ctx, sd_lp_result *res, sd_error *err)
@@ -494,9 +503,7 @@ int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
         sd_lp_opts_default(&dflt);
         opts = &dflt;
     }
-    memset(res, 0, sizeof *res);
-    res->optimum = NAN;
-    snprintf(res->status, sizeof res->status, "not solved");
+    sd_lp_result_reset(res, NULL);
     const char *what = sz->what;
     int rc = sd_lp_check_size(sz, opts->max_vars, err);
     if (rc)

@@ -101,6 +101,11 @@ typedef struct sd_lp_plan {
     double *vals;        /* [rows][nvals] */
 } sd_lp_plan;
 
+/* Resets *res to "not solved" (optimum NaN) and, when plan is not NULL,
+ * *plan to NULL: what every problem's entry point does first, so that a
+ * refusal leaves well-defined outputs. */
+void sd_lp_result_reset(sd_lp_result *res, sd_lp_plan **plan);
+
 void sd_lp_plan_free(sd_lp_plan *plan);
 /* Writes the plan as described above; SD_EOUTPUT on a write error. */
 int sd_lp_plan_write(const sd_lp_plan *plan, FILE *f, sd_error *err);
