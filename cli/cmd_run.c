@@ -145,6 +145,7 @@ typedef struct {
     const sd_sim_result *r;
     double exact_rej, exact_calls, bias_tv;
     const char *exact_source;
+    double token_calls;     /* token-level SD at the same gamma, exact (NaN: n/a) */
     unsigned threads;
     double time_limit, target_stderr;
 } S_report;
@@ -200,6 +201,7 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "tokens_per_call", json_real(S_tokens_per_call(rp)));
     json_object_set_new(o, "exact_rejections", cli_json_real(rp->exact_rej));
     json_object_set_new(o, "exact_target_calls", cli_json_real(rp->exact_calls));
+    json_object_set_new(o, "token_exact_target_calls", cli_json_real(rp->token_calls));
     json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));
     json_t *h = json_array();
     size_t last = 0;
@@ -289,8 +291,10 @@ static int S_print_table(const S_report *rp)
     else if (rp->target_stderr > 0.0)
         printf("stopped   --trials reached before --target-stderr %g\n", rp->target_stderr);
     putchar('\n');
-    printf("  %-24s %12s %10s  %-22s  %12s  %6s\n", "per trial", "mean", "stderr", "95% CI",
-           isfinite(rp->exact_rej) ? "exact" : "", isfinite(rp->exact_rej) ? "z" : "");
+    printf("  %-24s %12s %10s  %s", "per trial", "mean", "stderr", "95% CI");
+    if (isfinite(rp->exact_rej))
+        printf("%-20s  %12s  %6s", "", "exact", "z");
+    putchar('\n');
     S_row("rejections", &r->rejections, rp->exact_rej);
     S_row("target calls", &r->target_calls, rp->exact_calls);
     S_row("accepted per iteration", &r->accepted, NAN);
@@ -313,6 +317,13 @@ static int S_print_table(const S_report *rp)
     printf("%s\n", shown == 8 ? "  ..." : "");
     if (rp->exact_source)
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->exact_source);
+    if (isfinite(rp->token_calls)) {
+        double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
+        printf("\n  token-level SD on the same model and draft length needs %.6f target calls (exact);\n"
+               "  %s needs %.6f +- %.6f: %.1f%% %s\n",
+               rp->token_calls, rp->vt->name, m, se, 100.0 * fabs(rp->token_calls - m) / rp->token_calls,
+               m <= rp->token_calls ? "fewer" : "more");
+    }
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
@@ -470,13 +481,19 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     if (rc) {
         status = cli_fail(&err);
     } else {
-        S_report rp = {vt, ch, lz, &mo, &cp, &res, NAN, NAN, NAN, NULL, 0, time_limit, target_se};
+        S_report rp = {vt, ch, lz, &mo, &cp, &res, NAN, NAN, NAN, NULL, NAN, 0, time_limit, target_se};
 #ifdef _OPENMP
         rp.threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
 #else
         rp.threads = 1;
 #endif
         S_exact(vt, ch, lz, &par, &rp.exact_rej, &rp.exact_calls, &rp.exact_source);
+        /* The question a user asks first: how many target calls does this
+         * verifier save over token-level SD on the same model and draft
+         * length?  Token's expectation is exact (sd_exact_token). */
+        if (ch && strcmp(vt->name, "token") != 0 &&
+            sd_exact_token(ch, sd_verifier_uses(vt, "gamma") ? par.gamma : 0, NULL, &rp.token_calls, NULL))
+            rp.token_calls = NAN;
         if (res.pos_counts && ch)
             rp.bias_tv = sd_sim_position_tv(&res, ch);
         status = fmt == CLI_FMT_JSON ? S_print_json(&rp)

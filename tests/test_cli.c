@@ -169,6 +169,28 @@ Test(cli_run, token_within_4_se_of_theorem1)
     json_decref(e);
 }
 
+Test(cli_run, block_reports_its_saving_over_token)
+{
+    /* The token baseline printed beside another verifier is token's exact
+     * expected target calls at the same draft length; block verification
+     * needs fewer (001_ Thm 2 implies it never needs more; here by many
+     * standard errors). */
+    json_t *b = S_json("run --algo block --gamma 6 --trials 4000 --json");
+    json_t *t = S_json("run --algo token --gamma 6 --trials 10 --json");
+    double base = json_real_value(json_object_get(b, "token_exact_target_calls"));
+    cr_expect_eq(base, json_real_value(json_object_get(t, "exact_target_calls")));
+    cr_expect(json_is_null(json_object_get(t, "token_exact_target_calls")));
+    json_t *calls = json_object_get(b, "target_calls");
+    double m = json_real_value(json_object_get(calls, "mean")), se = json_real_value(json_object_get(calls, "stderr"));
+    cr_expect(m + 4 * se < base, "block %.4f (se %.4f) vs token %.4f", m, se, base);
+    char *out;
+    cr_assert_eq(tu_run("run --algo block --gamma 6 --trials 4000", &out, NULL), 0);
+    cr_expect(tu_contains(out, "token-level SD on the same model and draft length needs"), "%s", out);
+    free(out);
+    json_decref(b);
+    json_decref(t);
+}
+
 Test(cli_run, csv_and_table)
 {
     char *out;
