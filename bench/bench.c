@@ -205,10 +205,20 @@ int main(int argc, char **argv)
     printf("%-30s %6s %4s %10s %12s %9s %4s %6s %10s %9s  %s\n", "configuration", "V", "T", "trials",
            "tokens/s", "ns/token", "thr", "u/tok", "vs numpy", "vs token", "kernel");
 
-    S_meas tok7, tok256, m;
+    /* The V=7 token run and its random-number floor are measured in
+     * alternation (best of each), so that both see the same load. */
+    S_meas tok7 = {0}, tok256, m;
+    double floor_best = 1e300;
     sd_sim_job job = {sd_verifier_find("token"), c7, NULL, &par};
-    if (S_measure(&job, 200000 * scale, threads, reps, &tok7))
-        return 70;
+    for (int r = 0; r < reps; r++) {
+        if (S_measure(&job, 200000 * scale, threads, 1, &m))
+            return 70;
+        if (m.tps > tok7.tps)
+            tok7 = m;
+        double dt = S_rng_floor(tok7.trials, 50, threads);
+        if (dt < floor_best)
+            floor_best = dt;
+    }
     S_row("token, gamma = horizon", 7, 50, &tok7, threads, bl.v7, 0);
     job.chain = c256;
     if (S_measure(&job, 40000 * scale, threads, reps, &tok256))
@@ -252,12 +262,7 @@ int main(int argc, char **argv)
     printf("\ntoken kernel tables (built on %u threads, included above): V=7 %.3g ms (%zu bytes), "
            "V=256 %.3g ms (%zu bytes)\n", threads, 1e3 * b7, sd_token_plan_bytes(c7), 1e3 * b256,
            sd_token_plan_bytes(c256));
-    double best = 1e300;
-    for (int r = 0; r < reps; r++) {
-        double dt = S_rng_floor(tok7.trials, 50, threads);
-        if (dt < best)
-            best = dt;
-    }
+    double best = floor_best;
     double per_trial = 2.0 * (double)(50 / 2 + 1); /* uniforms computed: Philox blocks 0..25 */
     double floor_tps = (double)tok7.trials * 50.0 / best;
     printf("random-number floor: the kernel uses %.3g uniforms per token (x_0, then one per position; "

@@ -202,6 +202,7 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "exact_rejections", cli_json_real(rp->exact_rej));
     json_object_set_new(o, "exact_target_calls", cli_json_real(rp->exact_calls));
     json_object_set_new(o, "token_exact_target_calls", cli_json_real(rp->token_calls));
+    json_object_set_new(o, "kernel", json_string(rp->r->kernel ? rp->r->kernel : "generic"));
     json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));
     json_t *h = json_array();
     size_t last = 0;
@@ -281,9 +282,10 @@ static int S_print_table(const S_report *rp)
     if (sd_verifier_uses(rp->vt, "tp")) printf(", tp %g", p->tp);
     if (sd_verifier_uses(rp->vt, "fp")) printf(", fp %g", p->fp);
     if (sd_verifier_uses(rp->vt, "plan")) printf(", plan %s", p->plan == SD_PLAN_OTM ? "otm" : "kseq");
-    printf("\ntrials    %llu   seed %llu   threads %u   %.3g s (%.3g tokens/s)\n",
+    printf("\ntrials    %llu   seed %llu   threads %u   %.3g s (%.3g tokens/s, kernel %s)\n",
            (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, r->seconds,
-           r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0);
+           r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
+           r->kernel ? r->kernel : "generic");
     if (r->stop != SD_SIM_STOP_DONE)
         printf("stopped   %s after %llu of %llu trials (the output of --trials %llu)\n",
                S_stop_name(r->stop), (unsigned long long)r->trials,

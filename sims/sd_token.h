@@ -16,7 +16,8 @@
  *
  * Alias tables (sd_token_alias_build).  K = 2^lgK columns (K >= number of
  * outcomes), C = 2^(53-lgK) = 2^53/K.  The outcome weights are rounded to
- * integer masses m_o summing to exactly 2^53 (m_o = 0 whenever w_o = 0)
+ * integer masses m_o summing to exactly 2^53 (m_o = 0 whenever w_o = 0,
+ * and when w_o < 2^-53·Σw, which a 53-bit uniform cannot resolve either)
  * and split into columns by Vose's method in exact integer arithmetic.
  * Entry k is thr·K + alias (thr in 0..C, alias < K): a 53-bit uniform
  * integer U draws column k = U >> (53-lgK) and returns k if
@@ -37,7 +38,7 @@ extern const sd_verifier_type sd_verifier_token;
 
 /* Builds the table of n outcomes with weights w[0..n) (finite, >= 0, not
  * all 0; they need not sum to 1) into tab[0..2^lgK).  SD_EUSAGE when
- * n > 2^lgK or lgK is not in 1..30, SD_EDATA for bad weights, SD_ENOMEM. */
+ * n > 2^lgK or lgK is not in 1..24, SD_EDATA for bad weights, SD_ENOMEM. */
 int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab, sd_error *err);
 
 /* The outcome of the 53-bit uniform integer U (see above). */

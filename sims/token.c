@@ -25,6 +25,7 @@
 #include "../src/sd_rng.h"
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
+#include "sd_tokenwise.h"
 #include "sd_verifier.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -34,43 +35,15 @@
 #define S_HAVE_X86 0
 #endif
 
-/* The accept test, shared by every verifier that uses the standard
- * token-level rule: with u uniform in [0,1), P(accept) = min(1, q/p)
- * exactly (u < q/p written without the division; p > 0 because x was drawn
- * from p).  `<`, not `<=`: see sd_rng.h. */
-static int S_accept(double u, double p, double q)
-{
-    return u * p < q;
-}
-
+/* The mechanistic reference: sd_tokenwise_verify with the standard rule
+ * (accept with u·p < q, i.e. probability min(1, q/p); residual [q-p]+). */
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
                   sd_iter *it, sd_error *err)
 {
     (void)state;
     (void)err;
-    size_t V = c->V, G = sd_draft_len(c, par, n);
-    for (size_t i = 0; i < G; i++) {
-        size_t t = n + i;
-        const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
-        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        if (!S_accept(sd_stream_uniform(rng), p[x], q[x])) {
-            double mass = sd_dist_tv(p, q, V);
-            out[i] = sd_dist_sample_residual(p, q, V, mass, sd_stream_uniform(rng));
-            it->accepted = i;
-            it->emitted = i + 1;
-            it->rejected = 1;
-            return SD_OK;
-        }
-        out[i] = x;
-        prev = x;
-    }
-    it->accepted = G;
-    it->emitted = G;
-    if (n + G <= c->T) { /* bonus token from q */
-        out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
-        it->emitted = G + 1;
-    }
+    sd_tokenwise_verify(&sd_token_rule_standard, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }
 
@@ -328,9 +301,11 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
         sd_token_plan_free(pl);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel (%zu bytes)", bytes);
     }
+    /* Small tables on one thread: waking a team costs more than the build
+     * (and up to a scheduler slice on a loaded machine). */
     int bad = 0, nth = 1;
 #ifdef _OPENMP
-    nth = threads ? (int)threads : omp_get_num_procs();
+    nth = rows * K < ((size_t)1 << 18) ? 1 : threads ? (int)threads : omp_get_num_procs();
 #else
     (void)threads;
 #endif

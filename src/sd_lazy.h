@@ -59,7 +59,7 @@ typedef struct sd_lazy {
     double tv;               /* τ = TV(z_d, z_q) */
     double *zd, *zq;         /* [V] rank laws */
     double *cd, *cq, *cr;    /* [V] running sums: z_d, z_q, max(0, z_q - z_d) */
-    uint32_t *gd, *gq, *gr;  /* [G] guide tables (sims/sd_token.h) */
+    uint32_t *gd, *gq, *gr;  /* [G] guide tables (Chen & Asau; sims/token_lazy.c) */
     uint32_t lastd, lastq, lastr;
 } sd_lazy;
 
