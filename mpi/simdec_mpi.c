@@ -38,6 +38,7 @@ static int S_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts, sd_s
     uint64_t lo = nb * (uint64_t)mp->rank / (uint64_t)mp->size;
     uint64_t hi = nb * (uint64_t)(mp->rank + 1) / (uint64_t)mp->size;
     int rc = sd_sim_result_alloc(job, opts, res, err);
+    const char *kernel = res->kernel;
     size_t T = rc ? 0 : res->T, V = rc ? 0 : res->V;
     sd_sim_block *mine = rc ? NULL : calloc(hi > lo ? (size_t)(hi - lo) : 1, sizeof *mine);
     double *hist = rc ? NULL : calloc(T + 1, sizeof *hist);
@@ -45,7 +46,7 @@ static int S_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts, sd_s
     if (!rc && (!mine || !hist || (opts->want_positions && !pos)))
         rc = sd_error_set(err, SD_ENOMEM, "out of memory on rank %d", mp->rank);
     if (!rc)
-        rc = sd_sim_run_blocks(job, opts, lo, hi, mine, hist, pos, err);
+        rc = sd_sim_run_blocks(job, opts, lo, hi, mine, hist, pos, &kernel, err);
     int all = S_agree(rc);
     if (all && !rc)
         sd_error_set(err, (sd_status)all, "another MPI rank failed (status %d)", all);
@@ -72,7 +73,7 @@ static int S_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts, sd_s
             MPI_Reduce(pos, res->pos_counts, (int)(T * V), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (mp->rank == 0) {
             sd_sim_result_merge(res, blocks, nb);
-            res->kernel = "mpi";
+            res->kernel = kernel; /* rank 0's; every rank chooses alike */
         }
     }
     free(blocks);

@@ -453,7 +453,8 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
 }
 
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
-                      sd_sim_block *blocks, double *hist, double *pos, sd_error *err)
+                      sd_sim_block *blocks, double *hist, double *pos, const char **kernel_out,
+                      sd_error *err)
 {
     if (lo > hi || hi > sd_sim_block_count(opts->trials))
         return sd_error_set(err, SD_EUSAGE, "block range [%llu, %llu) outside 0..%llu",
@@ -465,6 +466,8 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
     int rc = S_run_init(&run, job, opts, &plan, &kernel, err);
     if (rc)
         return rc;
+    if (kernel_out)
+        *kernel_out = kernel;
     uint64_t nrun, nclaimed;
     int why;
     if (hi > lo)

@@ -132,9 +132,11 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
 /* Runs blocks [lo, hi) of the run (opts->seed, opts->trials; early
  * stopping ignored) and writes blocks[b - lo].  Adds accepted counts to
  * hist (T+1) and, when opts->want_positions, trials with x_n = b to pos
- * (T·V).  SD_EUSAGE on a bad range. */
+ * (T·V).  *kernel (when not NULL) names the kernel that ran, as
+ * sd_sim_result.kernel.  SD_EUSAGE on a bad range. */
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
-                      sd_sim_block *blocks, double *hist, double *pos, sd_error *err);
+                      sd_sim_block *blocks, double *hist, double *pos, const char **kernel,
+                      sd_error *err);
 
 /* Prepares *res for a run of opts (allocates accept_hist, and pos_counts
  * when opts->want_positions, zeroed) — the counts sd_sim_run_blocks adds

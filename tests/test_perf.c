@@ -121,13 +121,15 @@ Test(perf7_sim, block_ranges_merge_to_the_single_run)
     sd_sim_block *blocks = calloc(nb, sizeof *blocks);
     cr_assert_eq(sd_sim_result_alloc(&job, &so, &split, NULL), SD_OK);
     const uint64_t cut[] = {0, 1, 4, 6};
+    const char *kernel = NULL;
     for (int i = 0; i < 3; i++)
         cr_assert_eq(sd_sim_run_blocks(&job, &so, cut[i], cut[i + 1], blocks + cut[i], split.accept_hist,
-                                       NULL, NULL),
+                                       NULL, &kernel, NULL),
                      SD_OK);
     sd_sim_result_merge(&split, blocks, nb);
+    cr_assert_str_eq(kernel, whole.kernel);
     S_same(&whole, &split, "split");
-    cr_assert_eq(sd_sim_run_blocks(&job, &so, 5, 7, blocks, split.accept_hist, NULL, NULL), SD_EUSAGE);
+    cr_assert_eq(sd_sim_run_blocks(&job, &so, 5, 7, blocks, split.accept_hist, NULL, NULL, NULL), SD_EUSAGE);
     so.generic = 1;
     cr_assert_eq(sd_sim_run_job(&job, &so, &gen, NULL), SD_OK);
     cr_assert_str_eq(gen.kernel, "generic");
