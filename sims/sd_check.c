@@ -113,19 +113,6 @@ static int S_prepare(const sd_chain *c, const sd_check_opts *opts, sd_check_resu
     return SD_OK;
 }
 
-static int S_threads(const sd_check_opts *opts, uint64_t nblocks)
-{
-    int threads = 1;
-#ifdef _OPENMP
-    threads = opts->threads ? (int)opts->threads : omp_get_num_procs();
-    if ((uint64_t)threads > nblocks)
-        threads = (int)nblocks;
-#else
-    (void)opts;
-    (void)nblocks;
-#endif
-    return threads;
-}
 
 /* The table from vt->step (S_trial_cell), into res->observed. */
 static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
@@ -133,7 +120,7 @@ static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, con
                               sd_error *err)
 {
     uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
-    int threads = S_threads(opts, nblocks);
+    int threads = sd_sim_threads(opts->threads, nblocks);
     volatile int failed = 0;
     sd_error first_err;
     sd_error_clear(&first_err);
@@ -197,7 +184,7 @@ static int S_tabulate_kernel(const sd_token_plan *plan, const sd_check_opts *opt
                              size_t cells, sd_check_result *res, sd_error *err)
 {
     uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
-    int threads = S_threads(opts, nblocks);
+    int threads = sd_sim_threads(opts->threads, nblocks);
     volatile int failed = 0;
     sd_error first_err;
     sd_error_clear(&first_err);

@@ -7,22 +7,6 @@
 #include "../src/sd_dist.h"
 #include "sd_tokenwise.h"
 
-/* w <- max(0, w - p) normalised; returns the mass before normalising
- * (r_m = TV(q^m, p) when w = q^m).  w is left unnormalised (all zero) when
- * the mass is 0. */
-static double S_residual_step(double *w, const double *p, size_t V)
-{
-    double mass = 0.0;
-    for (size_t x = 0; x < V; x++) {
-        double d = w[x] - p[x];
-        w[x] = d > 0.0 ? d : 0.0;
-        mass += w[x];
-    }
-    if (mass > 0.0)
-        for (size_t x = 0; x < V; x++)
-            w[x] /= mass;
-    return mass;
-}
 
 size_t sd_multidraft_rrs(const double *p, const double *q, size_t V,
                          const size_t *x, size_t k, int extra_step,
@@ -37,7 +21,8 @@ size_t sd_multidraft_rrs(const double *p, const double *q, size_t V,
             return xm;
         }
         /* a rejection: q^{m+1} = [q^m - p]+, of mass r_m */
-        if (S_residual_step(w, p, V) <= 0.0) {
+        /* w <- [w - p]+ in place; its mass is r_m = TV(q^m, p) when w = q^m */
+        if (sd_dist_residual(p, w, V, w) <= 0.0) {
             /* r_m = 0: q^m = p up to rounding, the rejection had
              * probability 0; keep the draft */
             *accepted = m + 1;

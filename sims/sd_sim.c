@@ -203,15 +203,15 @@ static void S_scratch_free(const S_run *run, S_scratch *sc)
     free(sc->pos);
 }
 
-static int S_threads(const sd_sim_opts *opts, uint64_t nblocks)
+int sd_sim_threads(unsigned requested, uint64_t nblocks)
 {
     int threads = 1;
 #ifdef _OPENMP
-    threads = opts->threads ? (int)opts->threads : omp_get_num_procs();
+    threads = requested ? (int)requested : omp_get_num_procs();
     if ((uint64_t)threads > nblocks)
         threads = (int)nblocks;
 #else
-    (void)opts;
+    (void)requested;
     (void)nblocks;
 #endif
     return threads < 1 ? 1 : threads;
@@ -267,7 +267,7 @@ static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable,
     if (stoppable && o->target_stderr > 0.0 && !(ps.finished = calloc(hi - lo, 1)))
         return sd_error_set(err, SD_ENOMEM, "out of memory for %llu blocks", (unsigned long long)(hi - lo));
     S_pass *pp = &ps;
-    int threads = S_threads(o, hi - lo);
+    int threads = sd_sim_threads(o->threads, hi - lo);
 
 #pragma omp parallel num_threads(threads)
     {

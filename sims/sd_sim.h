@@ -125,6 +125,10 @@ typedef struct sd_sim_block {
 
 uint64_t sd_sim_block_count(uint64_t trials);
 
+/* Worker threads for nblocks blocks: `requested` (0: all cores), at most
+ * one per block, at least 1 (1 without OpenMP). */
+int sd_sim_threads(unsigned requested, uint64_t nblocks);
+
 /* Like sd_sim_run for a job (sd_sim_run is this with a stored chain). */
 int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
                    sd_error *err);

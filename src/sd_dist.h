@@ -13,7 +13,8 @@ double sd_dist_tv(const double *p, const double *q, size_t V);
 /* The residual [q-p]+ : out(x) = max(0, q(x)-p(x)) / Σ max(0, q-p).
  * Returns the mass Σ max(0,q-p) (= TV).  When the mass is 0 (p >= q
  * everywhere, e.g. p = q) out is left all zero and 0 is returned: there is
- * nothing to sample, and callers must not sample it. */
+ * nothing to sample, and callers must not sample it.  out may be q itself
+ * (the recursion q^{m+1} = [q^m - p]+ in place). */
 double sd_dist_residual(const double *p, const double *q, size_t V, double *out);
 
 /* Samples an index from non-negative weights w (not necessarily summing to
