@@ -570,6 +570,17 @@ static double S_uno_tv(const double *p, const double *q, size_t V, double eps, d
     return sd_exact_output_tv(p, q, b, q, V);
 }
 
+/* The header of the two figures on the single-token pair of S_pareto_pair. */
+static void S_pareto_head(FILE *f, const char *name, const char *title, const double *p, const double *q,
+                          size_t V, double tv)
+{
+    S_head(f, name, title);
+    fprintf(f, "# pair: p = p_1(.|0), q = q_1(.|0) of the chain below; TV(p,q) = %.10g\n", tv);
+    S_paper_desc(f, 50);
+    S_vec(f, "p", p, V);
+    S_vec(f, "q", q, V);
+}
+
 static int S_fig4(FILE *f, const sd_figure_opts *o, sd_error *err)
 {
     double *p, *q;
@@ -578,11 +589,8 @@ static int S_fig4(FILE *f, const sd_figure_opts *o, sd_error *err)
     if (rc)
         return rc;
     double tv = sd_dist_tv(p, q, V), emax = S_eps_max(p, q, V);
-    S_head(f, "yin-fig4-pareto", "004_ Fig. 4: Pareto front of rejection probability vs output bias TV (Theorems 4, 5)");
-    fprintf(f, "# pair: p = p_1(.|0), q = q_1(.|0) of the chain below; TV(p,q) = %.10g\n", tv);
-    S_paper_desc(f, 50);
-    S_vec(f, "p", p, V);
-    S_vec(f, "q", q, V);
+    S_pareto_head(f, "yin-fig4-pareto",
+                  "004_ Fig. 4: Pareto front of rejection probability vs output bias TV (Theorems 4, 5)", p, q, V, tv);
     S_block(f, "front", "P_reject least_TV_bias (Theorem 5: TV - P_reject, then 0)");
     fprintf(f, "0 %.10g\n%.10g 0\n1 0\n", tv, tv);
     /* The LP referee of the whole lower boundary: least bias at each ρ. */
@@ -643,11 +651,8 @@ static int S_extra_biased(FILE *f, const sd_figure_opts *o, sd_error *err)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     }
     double tv = sd_dist_tv(p, q, V), emax = S_eps_max(p, q, V);
-    S_head(f, "simdec-biased-pareto", "output bias of the biased verifier (opt vs uno residual) against its rejection rate");
-    fprintf(f, "# pair: p = p_1(.|0), q = q_1(.|0) of the chain below; TV(p,q) = %.10g\n", tv);
-    S_paper_desc(f, 50);
-    S_vec(f, "p", p, V);
-    S_vec(f, "q", q, V);
+    S_pareto_head(f, "simdec-biased-pareto",
+                  "output bias of the biased verifier (opt vs uno residual) against its rejection rate", p, q, V, tv);
     S_block(f, "front", "P_reject least_TV_bias (Theorem 5)");
     fprintf(f, "0 %.10g\n%.10g 0\n", tv, tv);
     S_block(f, "exact", "eps P_reject TV_bias_opt TV_bias_uno");
