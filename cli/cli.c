@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../sims/sd_sim.h"
@@ -563,4 +564,24 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
 int cli_stderr_is_tty(void)
 {
     return isatty(fileno(stderr));
+}
+
+void cli_progress_show(void *ctx, uint64_t done, uint64_t total)
+{
+    cli_progress *pr = ctx;
+    long now = (long)time(NULL);
+    if (pr->shown && now == pr->last && done < total)
+        return;
+    pr->last = now;
+    pr->shown = 1;
+    fprintf(stderr, "\rsimdec: %llu / %llu trials (%.0f%%)", (unsigned long long)done,
+            (unsigned long long)total, 100.0 * (double)done / (double)total);
+    fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *pr)
+{
+    if (pr->shown)
+        fputs("\r\033[K", stderr);
+    pr->shown = 0;
 }

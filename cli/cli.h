@@ -156,4 +156,14 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
 /* 1 if stderr is a terminal (progress lines go there only then). */
 int cli_stderr_is_tty(void);
 
+/* A progress line "simdec: done / total trials (x%)" on stderr, redrawn at
+ * most once a second; an sd_progress_fn (sims/sd_sim.h) with ctx a
+ * cli_progress.  cli_progress_end() erases the line if one was drawn. */
+typedef struct cli_progress {
+    long last;
+    int shown;
+} cli_progress;
+void cli_progress_show(void *ctx, uint64_t done, uint64_t total);
+void cli_progress_end(cli_progress *pr);
+
 #endif

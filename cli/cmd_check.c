@@ -306,8 +306,15 @@ int cmd_check(int argc, char **argv)
         return status;
     }
     co.threads = (unsigned)threads;
+    cli_progress pr = {0, 0};
+    if (cli_stderr_is_tty()) {
+        co.progress = cli_progress_show;
+        co.progress_ctx = &pr;
+    }
     sd_check_result res;
-    if (sd_check_run(vt, ch, &par, &co, &res, &err)) {
+    int crc = sd_check_run(vt, ch, &par, &co, &res, &err);
+    cli_progress_end(&pr);
+    if (crc) {
         sd_check_result_free(&res);
         sd_chain_free(ch);
         cli_model_release(&mo);

@@ -74,25 +74,6 @@ static void S_list(void)
     }
 }
 
-typedef struct {
-    time_t last;
-    int shown;
-} S_progress_state;
-
-static void S_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    S_progress_state *ps = ctx;
-    time_t now = time(NULL);
-    if (now == ps->last && done < total)
-        return;
-    ps->last = now;
-    ps->shown = 1;
-    fprintf(stderr, "\rsimdec: %llu / %llu trials (%.0f%%)", (unsigned long long)done,
-            (unsigned long long)total, 100.0 * (double)done / (double)total);
-    fflush(stderr);
-}
-
-
 /* The on-demand model's options (sd_lazy.h). */
 typedef struct {
     int on;
@@ -465,12 +446,12 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     }
 
     int claims = !vt->claims_lossless || vt->claims_lossless(&par);
-    S_progress_state ps = {0, 0};
+    cli_progress ps = {0, 0};
     sd_sim_opts so = {.seed = seed,
                       .trials = trials,
                       .threads = (unsigned)threads,
                       .want_positions = !claims && ch && ch->T <= ((size_t)1 << 24) / ch->V,
-                      .progress = !hooks->quiet && cli_stderr_is_tty() ? S_progress : NULL,
+                      .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
                       .target_stderr = target_se};
@@ -478,8 +459,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     sd_sim_result res;
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &res, &err);
-    if (ps.shown)
-        fputs("\r\033[K", stderr);
+    cli_progress_end(&ps);
     if (rc) {
         status = cli_fail(&err);
     } else {

@@ -114,6 +114,22 @@ static int S_prepare(const sd_chain *c, const sd_check_opts *opts, sd_check_resu
 }
 
 
+/* Counts a finished block and, from thread 0, reports the trials done. */
+static void S_block_done(const sd_check_opts *opts, uint64_t *done_blocks)
+{
+    uint64_t d;
+#pragma omp atomic capture
+    d = ++*done_blocks;
+    if (!opts->progress)
+        return;
+#ifdef _OPENMP
+    if (omp_get_thread_num() != 0)
+        return;
+#endif
+    uint64_t t = d * SD_SIM_BLOCK;
+    opts->progress(opts->progress_ctx, t < opts->trials ? t : opts->trials, opts->trials);
+}
+
 /* The table from vt->step (S_trial_cell), into res->observed. */
 static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                               const sd_check_opts *opts, size_t L, size_t cells, sd_check_result *res,
@@ -122,6 +138,7 @@ static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, con
     uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
     int threads = sd_sim_threads(opts->threads, nblocks);
     volatile int failed = 0;
+    uint64_t done_blocks = 0;
     sd_error first_err;
     sd_error_clear(&first_err);
 #pragma omp parallel num_threads(threads)
@@ -158,6 +175,7 @@ static int S_tabulate_generic(const sd_verifier_type *vt, const sd_chain *c, con
                 }
                 counts[cell] += 1.0;
             }
+            S_block_done(opts, &done_blocks);
         }
         /* Integer-valued counts: their sums are exact in any order. */
         if (counts && !failed) {
@@ -186,6 +204,7 @@ static int S_tabulate_kernel(const sd_token_plan *plan, const sd_check_opts *opt
     uint64_t nblocks = (opts->trials + SD_SIM_BLOCK - 1) / SD_SIM_BLOCK;
     int threads = sd_sim_threads(opts->threads, nblocks);
     volatile int failed = 0;
+    uint64_t done_blocks = 0;
     sd_error first_err;
     sd_error_clear(&first_err);
 #pragma omp parallel num_threads(threads)
@@ -211,6 +230,7 @@ static int S_tabulate_kernel(const sd_token_plan *plan, const sd_check_opts *opt
                 hi = opts->trials;
             if (!lrc)
                 sd_token_plan_run(plan, work, opts->seed, lo, hi, &out);
+            S_block_done(opts, &done_blocks);
         }
         if (counts && !failed) {
 #pragma omp critical(sd_check_merge)

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "sd_sim.h"
 #include "sd_verifier.h"
 #include "../src/sd_stats.h"
 
@@ -42,6 +43,8 @@ typedef struct sd_check_opts {
     unsigned threads;     /* 0: all available cores */
     size_t max_cells;     /* V^L limit; 0: SD_CHECK_MAX_CELLS */
     int generic;          /* 1: tabulate vt->step even where `run` uses a kernel */
+    sd_progress_fn progress; /* called now and then from one thread; may be NULL */
+    void *progress_ctx;
 } sd_check_opts;
 
 /* The defaults above, L = 0 (automatic), threads 0. */
