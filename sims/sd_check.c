@@ -44,28 +44,16 @@ size_t sd_check_default_L(const sd_chain *c, size_t max_cells)
     return L;
 }
 
-/* Trial `trial` of sd_sim_trial(), stopped once x_1..x_L are out; returns
- * the cell of x_1..x_L.  tokens has capacity T+1. */
+/* Trial `trial`, stopped once x_1..x_L are out (sd_sim_trial_until);
+ * returns the cell of x_1..x_L.  tokens has capacity T+1. */
 static int S_trial_cell(const sd_verifier_type *vt, void *state, const sd_chain *c,
                         const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
                         size_t *tokens, size_t *cell, sd_error *err)
 {
-    sd_stream rng;
-    sd_stream_init(&rng, seed, trial);
-    tokens[0] = sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
-    if (vt->begin)
-        vt->begin(state);
-    for (size_t n = 1; n <= L;) {
-        sd_iter it = {0, 0, 0, 1};
-        int rc = vt->step(state, c, par, &rng, n, tokens[n - 1], tokens + n, &it, err);
-        if (rc)
-            return rc;
-        if (it.emitted < 1 || it.emitted > c->T - n + 1 || it.accepted > it.emitted)
-            return sd_error_set(err, SD_EINTERNAL,
-                                "verifier %s emitted %zu tokens (accepted %zu) at position %zu of %zu",
-                                vt->name, it.emitted, it.accepted, n, c->T);
-        n += it.emitted;
-    }
+    sd_trial tr;
+    int rc = sd_sim_trial_until(vt, state, c, par, seed, trial, L, tokens, &tr, NULL, NULL, err);
+    if (rc)
+        return rc;
     size_t k = 0;
     for (size_t i = 1; i <= L; i++)
         k = k * c->V + tokens[i];

@@ -33,6 +33,14 @@ int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
                  size_t *tokens, sd_trial *out, double *hist,
                  sd_welford *acc, sd_error *err)
 {
+    return sd_sim_trial_until(vt, state, c, par, seed, trial, c->T, tokens, out, hist, acc, err);
+}
+
+int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                       const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
+                       size_t *tokens, sd_trial *out, double *hist,
+                       sd_welford *acc, sd_error *err)
+{
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
     sd_trial tr = {0, 0, 0};
@@ -40,7 +48,7 @@ int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
     tokens[0] = sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
     if (vt->begin)
         vt->begin(state);
-    for (size_t n = 1; n <= c->T;) {
+    for (size_t n = 1; n <= L;) {
         sd_iter it = {0, 0, 0, 1};
         int rc = vt->step(state, c, par, &rng, n, tokens[n - 1], tokens + n, &it, err);
         if (rc)

@@ -36,6 +36,15 @@ int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
                  size_t *tokens, sd_trial *out, double *hist,
                  sd_welford *acc, sd_error *err);
 
+/* The same trial, stopped after the iteration that emits x_L (1 <= L <= T):
+ * tokens[0..L] are those sd_sim_trial gives (later iterations draw later
+ * numbers of the stream), and *out, hist, acc count the iterations run.
+ * `check` tabulates x_1..x_L this way. */
+int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                       const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
+                       size_t *tokens, sd_trial *out, double *hist,
+                       sd_welford *acc, sd_error *err);
+
 /* Called from the driver's master thread now and then; may be NULL. */
 typedef void (*sd_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 

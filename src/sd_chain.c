@@ -69,18 +69,6 @@ void sd_chain_free(sd_chain *c)
     free(c);
 }
 
-sd_chain *sd_chain_clone(const sd_chain *c, sd_error *err)
-{
-    sd_chain *d = sd_chain_alloc(c->V, c->T, c->draft_steps, c->target_steps, err);
-    if (!d)
-        return NULL;
-    size_t vv = c->V * c->V;
-    memcpy(d->init, c->init, c->V * sizeof *d->init);
-    memcpy(d->draft, c->draft, c->draft_steps * vv * sizeof *d->draft);
-    memcpy(d->target, c->target, c->target_steps * vv * sizeof *d->target);
-    return d;
-}
-
 /* Validates and renormalises one row; `what` and `step`/`row` name it. */
 static int S_check_row(double *x, size_t V, const char *source, const char *what,
                        size_t step, long row, sd_error *err)

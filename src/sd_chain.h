@@ -44,9 +44,6 @@ sd_chain *sd_chain_alloc(size_t V, size_t T, size_t draft_steps,
 
 void sd_chain_free(sd_chain *c);
 
-/* A deep copy; NULL on allocation failure. */
-sd_chain *sd_chain_clone(const sd_chain *c, sd_error *err);
-
 /* p_t(.|a) and q_t(.|a) for t in 1..T, a in 0..V-1: pointers to V doubles
  * owned by the chain. */
 static inline const double *sd_chain_p(const sd_chain *c, size_t t, size_t a)
