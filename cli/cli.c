@@ -408,6 +408,15 @@ sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
     return sd_chain_generate(&mo->gen, err);
 }
 
+int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *err)
+{
+    if (step < 1 || step > c->T)
+        return sd_error_set(err, SD_EUSAGE, "--step %zu: expected a step in 1..%zu (the horizon)", step, c->T);
+    if (state >= c->V)
+        return sd_error_set(err, SD_EUSAGE, "--state %zu: expected a token in 0..%zu", state, c->V - 1);
+    return SD_OK;
+}
+
 void cli_model_describe(const cli_model_opts *mo, const sd_chain *c, json_t *o)
 {
     json_t *m = json_object();

@@ -104,6 +104,9 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
  * are i.i.d., horizon --T or 1) builds the chain, applying --T.  NULL with
  * err set. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
+/* SD_EUSAGE unless --step t --state a name a row of c: 1 <= t <= T,
+ * 0 <= a < V. */
+int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *err);
 /* Adds "model": {"file"|"generated": ..., "vocab", "horizon", ...} to o. */
 void cli_model_describe(const cli_model_opts *mo, const sd_chain *c, json_t *o);
 

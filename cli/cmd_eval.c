@@ -228,12 +228,8 @@ static int S_rows(const S_args *a, const double **p, const double **q, size_t *V
     sd_chain *c = cli_model_build(&a->mo, err);
     if (!c)
         return err->code;
-    if (a->step > c->T || a->state >= c->V) {
-        int st = a->step > c->T
-                     ? sd_error_set(err, SD_EUSAGE, "--step %zu: expected a step in 1..%zu (the horizon)",
-                                    a->step, c->T)
-                     : sd_error_set(err, SD_EUSAGE, "--state %zu: expected a token in 0..%zu", a->state,
-                                    c->V - 1);
+    int st = cli_context_check(c, a->step, a->state, err);
+    if (st) {
         sd_chain_free(c);
         return st;
     }

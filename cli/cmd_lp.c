@@ -393,10 +393,8 @@ int cmd_lp(int argc, char **argv)
         }
         if (!(ch = cli_model_build(&mo, &err)))
             status = cli_fail(&err);
-        else if (o.t > ch->T)
-            status = cli_usage_error("lp", "--step %zu exceeds the model's horizon %zu", o.t, ch->T);
-        else if (o.a >= ch->V)
-            status = cli_usage_error("lp", "--state %zu is not a token; expected 0 to %zu", o.a, ch->V - 1);
+        else if (cli_context_check(ch, o.t, o.a, &err))
+            status = cli_fail(&err);
         else if (!S_size_ok(&o, ch->V, &lo, &err))
             status = cli_fail(&err);
     }
