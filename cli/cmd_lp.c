@@ -92,22 +92,18 @@ static int S_measure(const sd_verifier_type *vt, const sd_chain *c, size_t t, si
     sd_params_defaults(&par);
     par.gamma = gamma;
     void *state = NULL;
-    size_t *out = malloc((h + 1) * sizeof *out);
-    int rc = out ? vt->alloc(&state, s, &par, err) : sd_error_set(err, SD_ENOMEM, "out of memory");
+    size_t *tokens = malloc((h + 1) * sizeof *tokens);
+    int rc = tokens ? vt->alloc(&state, s, &par, err) : sd_error_set(err, SD_ENOMEM, "out of memory");
     sd_welford_init(acc);
+    /* The driver's trial, stopped after its first iteration (the one that
+     * emits x_1; x_0 = a surely): acc receives its accepted count. */
     for (uint64_t i = 0; !rc && i < trials; i++) {
-        sd_stream rng;
-        sd_stream_init(&rng, seed, i);
-        if (vt->begin)
-            vt->begin(state);
-        sd_iter it = {0, 0, 0, 1};
-        rc = vt->step(state, s, &par, &rng, 1, a, out, &it, err);
-        if (!rc)
-            sd_welford_add(acc, (double)it.accepted);
+        sd_trial tr;
+        rc = sd_sim_trial_until(vt, state, s, &par, seed, i, 1, tokens, &tr, NULL, acc, err);
     }
     if (state && vt->free)
         vt->free(state);
-    free(out);
+    free(tokens);
     sd_chain_free(s);
     return rc;
 }
