@@ -4,6 +4,7 @@
 #   make demo       install missing Debian packages, build, run the demo
 #   make check      install missing Debian packages, build, run all tests
 #   make test       build and run the test suite (no install step)
+#   make examples   the example plugins, examples/*.c -> build/examples/*.so
 #   make bench      throughput benchmarks (see bench/)
 #   make figures    regenerate the papers' figures under plots/out/
 #
@@ -26,9 +27,16 @@ PKG_CFLAGS := $(shell pkg-config --cflags gsl jansson 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs gsl jansson 2>/dev/null || echo -lgsl -lgslcblas -ljansson)
 CFLAGS   ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(OPENMP) $(PKG_CFLAGS) -MMD -MP
-# GLPK ships no pkg-config file.
-LDLIBS   = $(PKG_LIBS) -lglpk -lm
+# GLPK ships no pkg-config file.  -ldl: dlopen for plugins (in libc since
+# glibc 2.34; harmless there).
+LDLIBS   = $(PKG_LIBS) -lglpk -lm -ldl
 LDFLAGS += $(OPENMP)
+# The executables that load plugins (sims/sd_plugin.h) export the whole
+# library to them: every object of the archive is linked (not only those
+# the program itself references) and every global is made visible to the
+# dynamic linker, so a plugin's sd_dist_sample, sd_error_set, ... resolve.
+PLUGIN_HOST = -rdynamic
+WHOLE_LIB   = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
 
 LIB_SRC  := $(wildcard src/*.c sims/*.c lp/*.c plots/*.c)
 CLI_SRC  := $(wildcard cli/*.c)
@@ -60,14 +68,15 @@ $(LIB): $(LIB_OBJ)
 	$(say) AR $@
 	$(Q)ar rcs $@ $^
 
-# The CLI's objects go in as objects (not the archive) so every command links.
+# The CLI's objects go in as objects (not the archive) so every command links;
+# the archive goes in whole, for plugins (PLUGIN_HOST above).
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(say) LINK $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) $(PLUGIN_HOST) -o $@ $(CLI_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 $(TESTBIN): $(TEST_OBJ) $(LIB)
 	$(say) LINK $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LDLIBS) -lcriterion
+	$(Q)$(CC) $(LDFLAGS) $(PLUGIN_HOST) -o $@ $(TEST_OBJ) $(WHOLE_LIB) $(LDLIBS) -lcriterion
 
 tests: $(TESTBIN)
 

@@ -22,9 +22,10 @@
 #include <omp.h>
 #endif
 
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../sims/sd_token.h"
-#include "../src/sd_lazy.h"
+#include "../src/sd_zipf.h"
 #include "../src/sd_rngbuf.h"
 
 static double S_now(void)
@@ -197,7 +198,7 @@ int main(int argc, char **argv)
         return 70;
     }
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
 
     printf("simdec-bench: verified tokens x_1..x_T per second (trials*T / wall time), best of %d; "
            "threads %u; Philox %s\n\n",
@@ -209,7 +210,8 @@ int main(int argc, char **argv)
      * alternation (best of each), so that both see the same load. */
     S_meas tok7 = {0}, tok256, m;
     double floor_best = 1e300;
-    sd_sim_job job = {sd_verifier_find("token"), c7, NULL, &par};
+    sd_model m7 = sd_model_of_chain(c7), m256 = sd_model_of_chain(c256);
+    sd_sim_job job = {sd_verifier_find("token"), &m7, &par};
     for (int r = 0; r < reps; r++) {
         if (S_measure(&job, 200000 * scale, threads, 1, &m))
             return 70;
@@ -220,7 +222,7 @@ int main(int argc, char **argv)
             floor_best = dt;
     }
     S_row("token, gamma = horizon", 7, 50, &tok7, threads, bl.v7, 0);
-    job.chain = c256;
+    job.model = &m256;
     if (S_measure(&job, 40000 * scale, threads, reps, &tok256))
         return 70;
     S_row("token, gamma = horizon", 256, 50, &tok256, threads, bl.v256, 0);
@@ -233,11 +235,12 @@ int main(int argc, char **argv)
                  {"batch", "batch M=4, gamma = horizon", 4, 2},
                  {"spectr", "spectr k=4 (k-Seq)", 2, 4}};
     for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
+        const sd_verifier_type *vt = sd_verifier_find(multi[i].algo);
         sd_params mp;
-        sd_params_defaults(&mp);
-        mp.M = multi[i].M;
-        mp.k = multi[i].k;
-        sd_sim_job mj = {sd_verifier_find(multi[i].algo), c7, NULL, &mp};
+        sd_params_defaults(&mp, vt);
+        /* one field for the number of drafts: M of batch, k of spectr */
+        mp.k = vt && sd_params_decl(vt, "M", NULL) ? multi[i].M : multi[i].k;
+        sd_sim_job mj = {vt, &m7, &mp};
         if (!mj.vt)
             continue;
         if (S_measure(&mj, 20000 * scale, threads, reps, &m))
@@ -246,15 +249,16 @@ int main(int argc, char **argv)
     }
 
     /* The on-demand model at a GPT-2 vocabulary. */
-    sd_lazy_params lp = {50257, 128, 10, SD_LAZY_DEFAULT_S_DRAFT, SD_LAZY_DEFAULT_S_TARGET};
-    sd_lazy *lz = NULL;
-    if (sd_lazy_new(&lp, &lz, NULL) == SD_OK) {
-        sd_sim_job lj = {sd_verifier_find("token"), NULL, lz, &par};
+    sd_zipf_params lp = {50257, 128, 10, SD_ZIPF_DEFAULT_S_DRAFT, SD_ZIPF_DEFAULT_S_TARGET};
+    sd_zipf *lz = NULL;
+    if (sd_zipf_new(&lp, &lz, NULL) == SD_OK) {
+        sd_model mz = sd_model_of_zipf(lz);
+        sd_sim_job lj = {sd_verifier_find("token"), &mz, &par};
         if (S_measure(&lj, 5000 * scale, threads, reps, &m))
             return 70;
         S_row("token, on-demand Zipf", 50257, 128, &m, threads, 0, 0);
-        printf("  (model tables %zu bytes = 64 bytes x V; no T*V^2 storage)\n", sd_lazy_bytes(50257));
-        sd_lazy_free(lz);
+        printf("  (model tables %zu bytes = 64 bytes x V; no T*V^2 storage)\n", sd_zipf_bytes(50257));
+        sd_zipf_free(lz);
     }
 
     /* The table build alone, and the random-number floor of the token runs. */

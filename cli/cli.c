@@ -12,8 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sims/sd_params.h"
+#include "../sims/sd_plugin.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
+#include "../src/sd_parse.h"
 
 int cli_exit_code(sd_status code)
 {
@@ -75,85 +78,14 @@ int cli_option_error(const char *cmd, int c, char **argv)
 
 /* --- numbers ------------------------------------------------------------ */
 
-/* 1 if [s, end) holds only the characters of a decimal number: strtod also
- * reads hexadecimal ("0x10"), "inf" and "nan", which simdec refuses. */
-static int S_decimal(const char *s, const char *end)
-{
-    for (; s < end; s++)
-        if (!strchr("0123456789+-.eE", *s) || !*s)
-            return 0;
-    return 1;
-}
-
-/* 2^53: every whole number up to here is exact as a double. */
-#define S_EXACT_INT 9007199254740992.0
-
-int cli_parse_u64(const char *opt, const char *s, uint64_t *out, sd_error *err)
-{
-    if (!s || !*s)
-        return sd_error_set(err, SD_EUSAGE, "%s: expected a whole number, got an empty value", opt);
-    int digits = 1;
-    for (const char *c = s; *c; c++)
-        if (!isdigit((unsigned char)*c))
-            digits = 0;
-    if (digits) {
-        errno = 0;
-        unsigned long long v = strtoull(s, NULL, 10);
-        if (errno == ERANGE)
-            return sd_error_set(err, SD_EUSAGE, "%s: '%s' is too large (at most %llu)", opt, s, ULLONG_MAX);
-        *out = (uint64_t)v;
-        return SD_OK;
-    }
-    /* Also accept a whole number in scientific notation ("1e6"). */
-    char *end;
-    double d = strtod(s, &end);
-    if (end != s && *end == '\0' && S_decimal(s, end) && isfinite(d) && d >= 0.0 && d == floor(d) &&
-        d <= S_EXACT_INT &&
-        !isspace((unsigned char)s[0]) && s[0] != '-' && s[0] != '+') {
-        *out = (uint64_t)d;
-        return SD_OK;
-    }
-    return sd_error_set(err, SD_EUSAGE, "%s: expected a whole number >= 0, got '%s'", opt, s);
-}
-
 int cli_parse_trials(const char *s, uint64_t *out, sd_error *err)
 {
     const uint64_t max = SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK;
     uint64_t v = 0;
-    if (cli_parse_u64("--trials", s, &v, NULL) || v == 0 || v > max)
+    if (sd_parse_u64("--trials", s, &v, NULL) || v == 0 || v > max)
         return sd_error_set(err, SD_EUSAGE, "--trials: expected a whole number from 1 to %llu, got '%s'",
                             (unsigned long long)max, s ? s : "");
     *out = v;
-    return SD_OK;
-}
-
-int cli_parse_size(const char *opt, const char *s, size_t min, size_t max,
-                   size_t *out, sd_error *err)
-{
-    uint64_t v = 0;
-    if (cli_parse_u64(opt, s, &v, NULL) || v < min || v > max)
-        return sd_error_set(err, SD_EUSAGE, "%s: expected a whole number from %zu to %zu, got '%s'",
-                            opt, min, max, s ? s : "");
-    *out = (size_t)v;
-    return SD_OK;
-}
-
-int cli_parse_double(const char *opt, const char *s, double min, double max,
-                     double *out, sd_error *err)
-{
-    char *end = NULL;
-    errno = 0;
-    double d = (s && *s && !isspace((unsigned char)s[0])) ? strtod(s, &end) : NAN;
-    if (!end || end == s || *end != '\0' || !S_decimal(s, end))
-        return sd_error_set(err, SD_EUSAGE, "%s: expected a finite decimal number, got '%s'", opt, s ? s : "");
-    if (!isfinite(d) || (errno == ERANGE && fabs(d) > 1.0))
-        return sd_error_set(err, SD_EUSAGE, "%s: '%s' overflows a double", opt, s);
-    if (errno == ERANGE)
-        return sd_error_set(err, SD_EUSAGE, "%s: '%s' is too small to represent (it underflows to %g)",
-                            opt, s, d);
-    if (d < min || d > max)
-        return sd_error_set(err, SD_EUSAGE, "%s: %s is out of range; expected %g to %g", opt, s, min, max);
-    *out = d;
     return SD_OK;
 }
 
@@ -244,7 +176,7 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
         char *end;
         errno = 0;
         double d = strtod(c, &end);
-        if (end == c || !S_decimal(c, end) || (*end && *end != ',' && !isspace((unsigned char)*end))) {
+        if (end == c || !sd_parse_is_decimal(c, end) || (*end && *end != ',' && !isspace((unsigned char)*end))) {
             const char *e = c;
             while (*e && *e != ',' && !isspace((unsigned char)*e))
                 e++;
@@ -321,12 +253,21 @@ const char cli_model_help[] =
     "  --mix M             target = (1-M) draft + M fresh row (default 0.5)\n"
     "  --p LIST --q LIST   a single-token problem: draft p and target q, i.i.d. over\n"
     "                      the horizon (--T, default 1); LIST is comma-separated\n"
-    "                      numbers or @FILE\n";
+    "                      numbers or @FILE\n"
+    "  --zipf              the on-demand Zipf model for large vocabularies: rows\n"
+    "                      p_t(.|a), q_t(.|a) are Zipf laws over a pseudo-random\n"
+    "                      ranking of the V tokens per context, computed from\n"
+    "                      (model-seed, t, a), 64 bytes per token; with --V, --T,\n"
+    "                      --model-seed (verifiers with a Zipf kernel: run --list)\n"
+    "  --zipf-draft S      its draft exponent (default 1.0)\n"
+    "  --zipf-target S     its target exponent (default 1.2)\n";
 
 void cli_model_init(cli_model_opts *mo)
 {
     memset(mo, 0, sizeof *mo);
     sd_gen_defaults(&mo->gen);
+    mo->s_draft = SD_ZIPF_DEFAULT_S_DRAFT;
+    mo->s_target = SD_ZIPF_DEFAULT_S_TARGET;
 }
 
 void cli_model_release(cli_model_opts *mo)
@@ -354,6 +295,15 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     }
     case CLI_OPT_ALPHA: rc = cli_parse_double("--alpha", arg, 1e-300, 1e300, &mo->gen.alpha, err); mo->gen_given = 1; break;
     case CLI_OPT_MIX: rc = cli_parse_double("--mix", arg, 0.0, 1.0, &mo->gen.mix, err); mo->gen_given = 1; break;
+    case CLI_OPT_ZIPF: mo->zipf = 1; break;
+    case CLI_OPT_ZIPF_DRAFT:
+        mo->zipf_given = 1;
+        rc = cli_parse_double("--zipf-draft", arg, 0.0, 100.0, &mo->s_draft, err);
+        break;
+    case CLI_OPT_ZIPF_TARGET:
+        mo->zipf_given = 1;
+        rc = cli_parse_double("--zipf-target", arg, 0.0, 100.0, &mo->s_target, err);
+        break;
     case CLI_OPT_P:
         free(mo->p);
         mo->p = NULL;
@@ -369,9 +319,45 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     return rc ? -1 : 1;
 }
 
+int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
+{
+    memset(m, 0, sizeof *m);
+    if (mo->zipf_given && !mo->zipf)
+        return sd_error_set(err, SD_EUSAGE, "--zipf-draft/--zipf-target need --zipf");
+    if (mo->zipf) {
+        if (mo->file || mo->p || mo->q)
+            return sd_error_set(err, SD_EUSAGE, "--zipf is a model of its own: drop --model/--p/--q");
+        if (mo->gen.alpha != SD_GEN_DEFAULT_ALPHA || mo->gen.mix != SD_GEN_DEFAULT_MIX)
+            return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --zipf (use --zipf-draft/--zipf-target)");
+        sd_zipf_params zp = {mo->gen.V, mo->gen.T, mo->gen.seed, mo->s_draft, mo->s_target};
+        int rc = sd_zipf_new(&zp, &m->zipf, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_zipf(m->zipf);
+        return SD_OK;
+    }
+    if (!(m->chain = cli_model_build(mo, err)))
+        return err ? (int)err->code : SD_EINTERNAL;
+    m->view = sd_model_of_chain(m->chain);
+    return SD_OK;
+}
+
+void cli_model_close(cli_model *m)
+{
+    sd_chain_free(m->chain);
+    sd_zipf_free(m->zipf);
+    m->chain = NULL;
+    m->zipf = NULL;
+}
+
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
     sd_chain *c = NULL;
+    if (mo->zipf || mo->zipf_given) {
+        sd_error_set(err, SD_EUSAGE, "--zipf: this command needs a model with stored rows "
+                                     "(--model, --p/--q or a generated chain)");
+        return NULL;
+    }
     if ((mo->p || mo->q) && mo->file) {
         sd_error_set(err, SD_EUSAGE, "--p/--q and --model are alternatives; give one");
         return NULL;
@@ -417,10 +403,18 @@ int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *er
     return SD_OK;
 }
 
-void cli_model_describe(const cli_model_opts *mo, const sd_chain *c, json_t *o)
+void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
 {
     json_t *m = json_object();
-    if (mo->p) {
+    if (md->zipf) {
+        const sd_zipf *z = md->zipf;
+        json_object_set_new(m, "source", json_string("zipf"));
+        json_object_set_new(m, "model_seed", json_integer((json_int_t)z->seed));
+        json_object_set_new(m, "zipf_draft", json_real(z->s_draft));
+        json_object_set_new(m, "zipf_target", json_real(z->s_target));
+        json_object_set_new(m, "tv_per_row", json_real(z->tv));
+        json_object_set_new(m, "table_bytes", json_integer((json_int_t)sd_zipf_bytes(z->V)));
+    } else if (mo->p) {
         json_object_set_new(m, "source", json_string("pq"));
     } else if (mo->file) {
         json_object_set_new(m, "source", json_string("file"));
@@ -431,97 +425,202 @@ void cli_model_describe(const cli_model_opts *mo, const sd_chain *c, json_t *o)
         json_object_set_new(m, "alpha", json_real(mo->gen.alpha));
         json_object_set_new(m, "mix", json_real(mo->gen.mix));
     }
-    json_object_set_new(m, "vocab", json_integer((json_int_t)c->V));
-    json_object_set_new(m, "horizon", json_integer((json_int_t)c->T));
+    json_object_set_new(m, "vocab", json_integer((json_int_t)md->V));
+    json_object_set_new(m, "horizon", json_integer((json_int_t)md->T));
     json_object_set_new(o, "model", m);
 }
 
-/* --- verifier parameters ------------------------------------------------ */
-
-const char cli_param_help[] =
-    "Verifier parameters (each verifier reads only its own; see 'simdec run --list'):\n"
-    "  --gamma G           draft tokens per iteration (default: the rest of the horizon)\n"
-    "  --M m               batch: number of drafts (default 2)\n"
-    "  --k k               rrs, spectr: number of drafts (default 2)\n"
-    "  --eps E             biased: acceptance b = min(1, (q+E)/p) (default 0)\n"
-    "  --residual opt|uno  biased: residual after a rejection (default opt)\n"
-    "  --tp E, --fp E      sprinter: cheap verifier's true/false positive rates\n"
-    "                      (defaults 0.5, 0)\n"
-    "  --plan kseq|otm     spectr: k-Seq selection or the OTM LP plan (default kseq)\n";
-
-static const char *const S_param_names[] = {"gamma", "M", "k", "eps", "residual", "tp", "fp", "plan"};
-
-int cli_param_option(cli_params *cp, int c, const char *arg, sd_error *err)
+void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, const sd_model *md)
 {
-    sd_params *p = cp->par;
-    int rc = SD_OK;
-    switch (c) {
-    case CLI_OPT_GAMMA: rc = cli_parse_size("--gamma", arg, 1, 1u << 24, &p->gamma, err); break;
-    case CLI_OPT_M: rc = cli_parse_size("--M", arg, 1, 1u << 20, &p->M, err); break;
-    case CLI_OPT_K: rc = cli_parse_size("--k", arg, 1, 1u << 20, &p->k, err); break;
-    case CLI_OPT_EPS: rc = cli_parse_double("--eps", arg, 0.0, 1e300, &p->eps, err); break;
-    case CLI_OPT_TP: rc = cli_parse_double("--tp", arg, 0.0, 1.0, &p->tp, err); break;
-    case CLI_OPT_FP: rc = cli_parse_double("--fp", arg, 0.0, 1.0, &p->fp, err); break;
-    case CLI_OPT_RESIDUAL:
-        if (strcmp(arg, "opt") == 0)
-            p->residual = SD_RESIDUAL_OPT;
-        else if (strcmp(arg, "uno") == 0)
-            p->residual = SD_RESIDUAL_UNO;
-        else
-            rc = sd_error_set(err, SD_EUSAGE, "--residual: expected 'opt' or 'uno', got '%s'", arg);
-        break;
-    case CLI_OPT_PLAN:
-        if (strcmp(arg, "kseq") == 0)
-            p->plan = SD_PLAN_KSEQ;
-        else if (strcmp(arg, "otm") == 0)
-            p->plan = SD_PLAN_OTM;
-        else
-            rc = sd_error_set(err, SD_EUSAGE, "--plan: expected 'kseq' or 'otm', got '%s'", arg);
-        break;
-    default: return 0;
+    fprintf(f, "%-9s ", label);
+    if (md->zipf)
+        fprintf(f, "on-demand Zipf rows (--zipf), V=%zu, T=%zu, model-seed %llu, draft exponent %g, "
+                   "target exponent %g\n          (TV per row %.6f; tables %zu bytes, no T*V^2 storage)\n",
+                md->V, md->T, (unsigned long long)md->zipf->seed, md->zipf->s_draft, md->zipf->s_target,
+                md->zipf->tv, sd_zipf_bytes(md->V));
+    else if (mo->p)
+        fprintf(f, "single-token problem (--p/--q), V=%zu, T=%zu\n", md->V, md->T);
+    else if (mo->file)
+        fprintf(f, "%s, V=%zu, T=%zu\n", mo->file, md->V, md->T);
+    else
+        fprintf(f, "generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", md->V, md->T, mo->gen.seed,
+                mo->gen.alpha, mo->gen.mix);
+}
+
+/* --- verifiers and their parameters -------------------------------------- */
+
+/* The value of option `name` in argv (--name VALUE or --name=VALUE) at
+ * *at, or NULL; *at moves past it. */
+static const char *S_scan(int argc, char **argv, const char *name, int *at)
+{
+    size_t len = strlen(name);
+    for (int i = *at; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
+            continue;
+        if (a[2 + len] == '=') {
+            *at = i + 1;
+            return a + 3 + len;
+        }
+        if (a[2 + len] == '\0' && i + 1 < argc) {
+            *at = i + 2;
+            return argv[i + 1];
+        }
     }
-    cp->given |= 1u << (c - CLI_OPT_GAMMA);
-    return rc ? -1 : 1;
+    *at = argc;
+    return NULL;
 }
 
-int cli_shared_option(cli_model_opts *mo, cli_params *cp, int c, const char *arg, sd_error *err)
+int cli_plugins_load(int argc, char **argv, sd_error *err)
 {
-    int r = cli_model_option(mo, c, arg, err);
-    if (r == 0 && cp)
-        r = cli_param_option(cp, c, arg, err);
-    return r;
-}
-
-int cli_param_check(const cli_params *cp, const sd_verifier_type *vt, sd_error *err)
-{
-    for (unsigned i = 0; i < sizeof S_param_names / sizeof *S_param_names; i++)
-        if ((cp->given & (1u << i)) && !sd_verifier_uses(vt, S_param_names[i]))
-            return sd_error_set(err, SD_EUSAGE, "--%s does not apply to --algo %s (it reads: %s)",
-                                S_param_names[i], vt->name, vt->params[0] ? vt->params : "nothing");
+    int at = 1;
+    const char *path;
+    while ((path = S_scan(argc, argv, "plugin", &at)) != NULL) {
+        int rc = sd_plugin_load(path, err);
+        if (rc)
+            return rc;
+    }
     return SD_OK;
 }
 
-void cli_param_describe(const cli_params *cp, const sd_verifier_type *vt, json_t *o)
+int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
+                         const char *def, cli_verifier *cv)
 {
-    const sd_params *p = cp->par;
-    json_t *j = json_object();
-    if (sd_verifier_uses(vt, "gamma"))
-        json_object_set_new(j, "gamma", p->gamma ? json_integer((json_int_t)p->gamma) : json_null());
-    if (sd_verifier_uses(vt, "M"))
-        json_object_set_new(j, "M", json_integer((json_int_t)p->M));
-    if (sd_verifier_uses(vt, "k"))
-        json_object_set_new(j, "k", json_integer((json_int_t)p->k));
-    if (sd_verifier_uses(vt, "eps"))
-        json_object_set_new(j, "eps", json_real(p->eps));
-    if (sd_verifier_uses(vt, "residual"))
-        json_object_set_new(j, "residual", json_string(p->residual == SD_RESIDUAL_OPT ? "opt" : "uno"));
-    if (sd_verifier_uses(vt, "tp"))
-        json_object_set_new(j, "tp", json_real(p->tp));
-    if (sd_verifier_uses(vt, "fp"))
-        json_object_set_new(j, "fp", json_real(p->fp));
-    if (sd_verifier_uses(vt, "plan"))
-        json_object_set_new(j, "plan", json_string(p->plan == SD_PLAN_OTM ? "otm" : "kseq"));
-    json_object_set_new(o, "params", j);
+    sd_error err;
+    memset(cv, 0, sizeof *cv);
+    if (cli_plugins_load(argc, argv, &err))
+        return cli_fail(&err);
+    int at = 1;
+    const char *name = S_scan(argc, argv, algo_opt, &at), *again;
+    while ((again = S_scan(argc, argv, algo_opt, &at)) != NULL)
+        name = again; /* the last one wins, as getopt does */
+    cv->named = name != NULL;
+    if (!name)
+        name = def;
+    if (!name)
+        return -1;
+    if (!(cv->vt = sd_verifier_find(name)))
+        return cli_usage_error(cmd, "unknown verifier '%s' (see 'simdec run --list')", name);
+    sd_params_defaults(&cv->par, cv->vt);
+    return -1;
+}
+
+struct option *cli_options_with_params(const struct option *base, const sd_verifier_type *vt,
+                                       const char *const *skip)
+{
+    size_t nb = 0, np = sd_params_count(vt), k;
+    while (base[nb].name)
+        nb++;
+    struct option *o = calloc(nb + np + 1, sizeof *o);
+    if (!o)
+        return NULL;
+    /* The command's own options first: getopt_long takes the first exact
+     * match, so a parameter can never take a command's option away. */
+    memcpy(o, base, nb * sizeof *o);
+    k = nb;
+    for (size_t i = 0; i < np; i++) {
+        int skipped = 0;
+        for (size_t s = 0; skip && skip[s]; s++)
+            skipped |= strcmp(skip[s], vt->params[i].name) == 0;
+        if (skipped)
+            continue;
+        o[k].name = vt->params[i].name;
+        o[k].has_arg = required_argument;
+        o[k].val = CLI_OPT_PARAM + (int)i;
+        k++;
+    }
+    return o;
+}
+
+int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err)
+{
+    if (c == CLI_OPT_PLUGIN)
+        return 1; /* loaded by cli_verifier_prescan */
+    size_t np = sd_params_count(cv->vt);
+    if (!cv->vt || c < CLI_OPT_PARAM || c >= CLI_OPT_PARAM + (int)np)
+        return 0;
+    return sd_params_parse(&cv->par, cv->vt, cv->vt->params[c - CLI_OPT_PARAM].name, arg, err) ? -1 : 1;
+}
+
+int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt)
+{
+    /* A parameter of another verifier: say whose it is. */
+    if (c != ':' && vt && optind > 0 && strncmp(argv[optind - 1], "--", 2) == 0) {
+        char name[64];
+        const char *a = argv[optind - 1] + 2;
+        size_t len = strcspn(a, "=");
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a);
+        const sd_verifier_type *v;
+        for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+            if (sd_params_decl(v, name, NULL)) {
+                char names[256];
+                sd_params_names(vt, names, sizeof names);
+                return cli_usage_error(cmd, "--%s does not apply to --algo %s (it reads: %s)", name,
+                                       vt->name, names);
+            }
+    }
+    return cli_option_error(cmd, c, argv);
+}
+
+void cli_params_help(FILE *f, const sd_verifier_type *vt)
+{
+    const sd_verifier_type *v;
+    if (vt) {
+        fprintf(f, "Parameters of --algo %s:\n", vt->name);
+        if (sd_params_count(vt) == 0)
+            fprintf(f, "  (none)\n");
+    } else {
+        fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
+                   "shows that verifier's; 'simdec run --list' lists them all):\n");
+    }
+    /* Each parameter name once, with the verifiers that read it. */
+    for (size_t i = 0; (v = vt ? (i == 0 ? vt : NULL) : sd_verifier_at(i)) != NULL; i++) {
+        size_t np = sd_params_count(v);
+        for (size_t j = 0; j < np; j++) {
+            const sd_param_decl *d = &v->params[j];
+            int seen = 0;
+            for (size_t e = 0; e < i && !vt && !seen; e++)
+                seen = sd_params_decl(sd_verifier_at(e), d->name, NULL) != NULL;
+            if (seen)
+                continue;
+            char arg[96];
+            if (d->kind == SD_PARAM_CHOICE)
+                snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+            else if (d->kind == SD_PARAM_COUNT)
+                snprintf(arg, sizeof arg, "--%s N", d->name);
+            else
+                snprintf(arg, sizeof arg, "--%s X", d->name);
+            fprintf(f, "  %-20s %s", arg, d->help);
+            if (d->kind != SD_PARAM_CHOICE)
+                fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
+            if (!vt) {
+                fprintf(f, " [");
+                const sd_verifier_type *w;
+                int first = 1;
+                for (size_t e = i; (w = sd_verifier_at(e)) != NULL; e++)
+                    if (sd_params_decl(w, d->name, NULL)) {
+                        fprintf(f, "%s%s", first ? "" : " ", w->name);
+                        first = 0;
+                    }
+                fprintf(f, "]");
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+void cli_verifier_list(FILE *f)
+{
+    const sd_verifier_type *v;
+    fprintf(f, "%-22s %-20s %s\n", "verifier", "parameters", "description");
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        char names[256];
+        sd_params_names(v, names, sizeof names);
+        fprintf(f, "%-22s %-20s %s%s\n", v->name, sd_params_count(v) ? names : "-", v->summary,
+                (v->flags & SD_VERIFIER_CONTROL) ? " [deliberately broken control]" : "");
+    }
 }
 
 /* --- output ------------------------------------------------------------- */

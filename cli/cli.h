@@ -13,7 +13,10 @@
 #include <stdio.h>
 
 #include "../src/sd_chain.h"
+#include "../src/sd_model.h"
+#include "../sims/sd_verifier.h"
 #include "../src/sd_error.h"
+#include "../src/sd_parse.h"
 
 enum {
     EX_OK_ = 0,
@@ -41,18 +44,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * else (an unknown option, named from argv).  Returns 64. */
 int cli_option_error(const char *cmd, int c, char **argv);
 
-/* Strict number parsing: the whole string must be the number; "opt" names
- * the option in the message ("--trials: expected a whole number >= 1, got
- * '12x'").  Return SD_OK or SD_EUSAGE. */
-int cli_parse_size(const char *opt, const char *s, size_t min, size_t max,
-                   size_t *out, sd_error *err);
-int cli_parse_u64(const char *opt, const char *s, uint64_t *out, sd_error *err);
-/* --trials: a whole number from 1 to the driver's limit
- * (SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK, sims/sd_sim.h). */
+/* Strict number parsing (src/sd_parse.h, whose functions the commands call
+ * under these names). */
+#define cli_parse_size sd_parse_size
+#define cli_parse_u64 sd_parse_u64
+#define cli_parse_double sd_parse_double
 int cli_parse_trials(const char *s, uint64_t *out, sd_error *err);
-/* A finite double in [min, max]. */
-int cli_parse_double(const char *opt, const char *s, double min, double max,
-                     double *out, sd_error *err);
 /* A probability list: comma- or space-separated numbers, or @FILE (numbers
  * separated by commas or white space).  Validated like a model row
  * (finite, >= 0, Σ within 1e-9 of 1, then renormalised).  *out is malloc'd
@@ -70,7 +67,17 @@ typedef struct cli_model_opts {
     int gen_given;      /* --V/--model-seed/--alpha/--mix seen */
     double *p, *q;      /* --p/--q single-token problem (malloc'd), or NULL */
     size_t pV, qV;
+    int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
+    double s_draft, s_target;
 } cli_model_opts;
+
+/* A model built from the options: its owner and the view the library
+ * takes (src/sd_model.h). */
+typedef struct cli_model {
+    sd_chain *chain;
+    sd_zipf *zipf;
+    sd_model view;
+} cli_model;
 
 void cli_model_init(cli_model_opts *mo);
 /* Frees --p/--q lists. */
@@ -81,9 +88,9 @@ void cli_model_release(cli_model_opts *mo);
 enum {
     CLI_OPT_MODEL = 1000, CLI_OPT_V, CLI_OPT_T, CLI_OPT_MODEL_SEED,
     CLI_OPT_ALPHA, CLI_OPT_MIX, CLI_OPT_P, CLI_OPT_Q,
-    CLI_OPT_GAMMA = 1050, CLI_OPT_M, CLI_OPT_K, CLI_OPT_EPS, CLI_OPT_RESIDUAL,
-    CLI_OPT_TP, CLI_OPT_FP, CLI_OPT_PLAN,
-    CLI_OPT_FIRST_FREE = 1100 /* commands number their own options from here */
+    CLI_OPT_ZIPF, CLI_OPT_ZIPF_DRAFT, CLI_OPT_ZIPF_TARGET, CLI_OPT_PLUGIN,
+    CLI_OPT_FIRST_FREE = 1100, /* commands number their own options from here */
+    CLI_OPT_PARAM = 1200       /* + index: a verifier's declared parameters */
 };
 #define CLI_MODEL_LONGOPTS \
     {"model", required_argument, 0, CLI_OPT_MODEL}, \
@@ -94,7 +101,12 @@ enum {
     {"model-alpha", required_argument, 0, CLI_OPT_ALPHA}, \
     {"mix", required_argument, 0, CLI_OPT_MIX}, \
     {"p", required_argument, 0, CLI_OPT_P}, \
-    {"q", required_argument, 0, CLI_OPT_Q}
+    {"q", required_argument, 0, CLI_OPT_Q}, \
+    {"zipf", no_argument, 0, CLI_OPT_ZIPF}, \
+    {"zipf-draft", required_argument, 0, CLI_OPT_ZIPF_DRAFT}, \
+    {"zipf-target", required_argument, 0, CLI_OPT_ZIPF_TARGET}
+/* --plugin FILE, for every command that takes a verifier. */
+#define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
 /* Help text lines for the model options. */
 extern const char cli_model_help[];
 /* Handles option c if it is a model option: 1 handled, 0 not a model
@@ -102,43 +114,70 @@ extern const char cli_model_help[];
 int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
 /* Loads, generates or (with --p/--q: a single-token problem whose tokens
  * are i.i.d., horizon --T or 1) builds the chain, applying --T.  NULL with
- * err set. */
+ * err set; --zipf is refused (SD_EUSAGE): the command needs stored rows. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
+/* Any model, the Zipf model included: fills *m (release with
+ * cli_model_close).  A library status with err set. */
+int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err);
+void cli_model_close(cli_model *m);
+/* "model     generated, V=7, T=50, ..." — the model's line in every table,
+ * after a label padded to 9 columns. */
+void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, const sd_model *md);
 /* SD_EUSAGE unless --step t --state a name a row of c: 1 <= t <= T,
  * 0 <= a < V. */
 int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *err);
 /* Adds "model": {"file"|"generated": ..., "vocab", "horizon", ...} to o. */
-void cli_model_describe(const cli_model_opts *mo, const sd_chain *c, json_t *o);
+void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o);
 
-/* Verifier parameters shared by `run` and `check`:
- *   --gamma G --M m --k k --eps e --residual opt|uno --tp η --fp η
- *   --plan kseq|otm
- * `given` has bit (c - CLI_OPT_GAMMA) set for each option seen. */
-#define CLI_PARAM_LONGOPTS \
-    {"gamma", required_argument, 0, CLI_OPT_GAMMA}, \
-    {"M", required_argument, 0, CLI_OPT_M}, \
-    {"k", required_argument, 0, CLI_OPT_K}, \
-    {"eps", required_argument, 0, CLI_OPT_EPS}, \
-    {"residual", required_argument, 0, CLI_OPT_RESIDUAL}, \
-    {"tp", required_argument, 0, CLI_OPT_TP}, \
-    {"fp", required_argument, 0, CLI_OPT_FP}, \
-    {"plan", required_argument, 0, CLI_OPT_PLAN}
-extern const char cli_param_help[];
-struct sd_params;
-struct sd_verifier_type;
-typedef struct cli_params {
-    struct sd_params *par;
-    unsigned given;
-} cli_params;
-/* 1 handled, 0 not a parameter option, -1 bad value (err set). */
-int cli_param_option(cli_params *cp, int c, const char *arg, sd_error *err);
-/* A model option, else (when cp is not NULL) a verifier parameter:
- * 1 handled, 0 neither, -1 bad value (err set). */
-int cli_shared_option(cli_model_opts *mo, cli_params *cp, int c, const char *arg, sd_error *err);
-/* SD_EUSAGE if an option was given that verifier vt does not read. */
-int cli_param_check(const cli_params *cp, const struct sd_verifier_type *vt, sd_error *err);
-/* Adds the parameters vt reads to JSON object o. */
-void cli_param_describe(const cli_params *cp, const struct sd_verifier_type *vt, json_t *o);
+/* --- verifiers ------------------------------------------------------------------
+ *
+ * A command that takes a verifier parses in two passes: cli_verifier_prescan
+ * loads every --plugin FILE and finds the verifier named by --algo (or
+ * another option, e.g. lp's --compare) before getopt runs, so the option
+ * table can hold that verifier's declared parameters
+ * (cli_options_with_params); cli_param_option then parses them through the
+ * library (sims/sd_params.h). */
+
+typedef struct cli_verifier {
+    const sd_verifier_type *vt; /* NULL when none was named and there is no default */
+    sd_params par;
+    int named;                  /* 1 if the command line named it */
+} cli_verifier;
+
+/* Loads the plugins named by --plugin FILE in argv (SD_EIO/SD_EDATA). */
+int cli_plugins_load(int argc, char **argv, sd_error *err);
+
+/* Loads the plugins, finds the verifier named by --ALGO_OPT (the last one
+ * given) or `def`, and sets its parameters to their defaults.  Returns -1
+ * to go on, or an exit status after printing the error (an unknown
+ * verifier: 64; a plugin that cannot be loaded: 65/66). */
+int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
+                         const char *def, cli_verifier *cv);
+
+/* A new option table: `base` (ending in a zero entry), then vt's
+ * parameters (val CLI_OPT_PARAM + index; names in `skip`, NULL-terminated,
+ * left out, and so is a name of `base`, which getopt_long finds first).
+ * NULL when out of memory; the caller frees it. */
+struct option;
+struct option *cli_options_with_params(const struct option *base, const sd_verifier_type *vt,
+                                       const char *const *skip);
+
+/* 1 handled (a parameter of cv->vt), 0 not a parameter, -1 bad value (err
+ * set). */
+int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err);
+
+/* Like cli_option_error, but an option that is a parameter of another
+ * verifier is named as such ("--eps does not apply to --algo token (it
+ * reads: gamma)"). */
+int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt);
+
+/* The parameter help generated from the declarations: vt's, or (vt NULL)
+ * every known verifier's, each name once with the verifiers reading it. */
+void cli_params_help(FILE *f, const sd_verifier_type *vt);
+
+/* `run --list`: every known verifier (plugins included), its parameters and
+ * summary, controls marked. */
+void cli_verifier_list(FILE *f);
 
 /* Output formats. */
 typedef enum { CLI_FMT_TABLE = 0, CLI_FMT_JSON, CLI_FMT_CSV } cli_format;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../sims/sd_check.h"
+#include "../sims/sd_params.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -17,7 +18,7 @@
 static const char S_help_head[] =
     "Usage: simdec check --algo NAME [verifier parameters] [model] [--L l]\n"
     "                    [--trials N] [--seed S] [--alpha a] [--threads N]\n"
-    "                    [--min-expected e] [--fail-biased] [--json]\n"
+    "                    [--min-expected e] [--fail-biased] [--json] [--plugin FILE]\n"
     "\n"
     "Runs the verifier N times, tabulates the joint law of its first l output\n"
     "tokens x_1..x_l (V^l cells) and compares it with the exact target joint of\n"
@@ -45,10 +46,10 @@ static const char S_help_head[] =
     "unbiased or biased, unless --fail-biased is given.\n"
     "\n";
 
-static void S_help(void)
+static void S_help(const sd_verifier_type *vt)
 {
     fputs(S_help_head, stdout);
-    fputs(cli_param_help, stdout);
+    cli_params_help(stdout, vt);
     fputc('\n', stdout);
     fputs(cli_model_help, stdout);
     fputs("\nIn 'check', --alpha is the significance level; give the generated model's\n"
@@ -110,7 +111,7 @@ typedef struct {
     const sd_verifier_type *vt;
     const sd_chain *c;
     const cli_model_opts *mo;
-    const cli_params *cp;
+    const sd_params *par;
     const sd_check_result *r;
 } S_report;
 
@@ -132,12 +133,13 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "cells_tested", json_integer((json_int_t)r->chi.cells_tested));
     json_object_set_new(o, "min_expected", json_real(r->min_expected));
     json_object_set_new(o, "zero_hits", json_integer((json_int_t)r->chi.zero_hits));
-    json_object_set_new(o, "lossless_claimed",
-                        json_boolean(!rp->vt->claims_lossless || rp->vt->claims_lossless(rp->cp->par)));
+    json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(rp->vt, rp->par)));
+    json_object_set_new(o, "kernel", json_string(r->kernel));
     json_object_set_new(o, "vocab", json_integer((json_int_t)rp->c->V));
     json_object_set_new(o, "horizon", json_integer((json_int_t)rp->c->T));
-    cli_param_describe(rp->cp, rp->vt, o);
-    cli_model_describe(rp->mo, rp->c, o);
+    json_object_set_new(o, "params", sd_params_json(rp->par, rp->vt));
+    sd_model md = sd_model_of_chain(rp->c);
+    cli_model_describe(rp->mo, &md, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -165,22 +167,14 @@ static int S_print_table(const S_report *rp)
     const sd_check_result *r = rp->r;
     const sd_chain *c = rp->c;
     printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
-    if (rp->mo->p)
-        printf("model      single-token problem (--p/--q), V=%zu, T=%zu\n", c->V, c->T);
-    else if (rp->mo->file)
-        printf("model      %s, V=%zu, T=%zu\n", rp->mo->file, c->V, c->T);
-    else
-        printf("model      generated, V=%zu, T=%zu, model-seed %lu, model-alpha %g, mix %g\n", c->V, c->T,
-               rp->mo->gen.seed, rp->mo->gen.alpha, rp->mo->gen.mix);
-    if (sd_verifier_uses(rp->vt, "gamma")) {
-        if (rp->cp->par->gamma)
-            printf("gamma      %zu\n", rp->cp->par->gamma);
-        else
-            printf("gamma      rest of horizon\n");
-    }
-    printf("trials     %llu   seed %llu\n", (unsigned long long)r->trials,
+    sd_model md = sd_model_of_chain(c);
+    cli_model_summary(stdout, "model", rp->mo, &md);
+    char pars[512];
+    sd_params_format(rp->par, rp->vt, pars, sizeof pars);
+    printf("verifier  %s%s (%s)\n", rp->vt->name, pars, r->kernel);
+    printf("trials    %llu   seed %llu\n", (unsigned long long)r->trials,
            (unsigned long long)r->seed);
-    printf("tested     joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
+    printf("tested    joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
            "expected count < %g\n\n",
            r->L, r->cells, r->chi.cells_tested, r->min_expected);
 
@@ -200,7 +194,7 @@ static int S_print_table(const S_report *rp)
     printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
     printf("  verdict    %s (p-value %s alpha %g)%s\n", r->unbiased ? "unbiased" : "BIASED",
            r->unbiased ? ">=" : "<", r->alpha,
-           rp->vt->claims_lossless && !rp->vt->claims_lossless(rp->cp->par)
+           !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
                : "");
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
@@ -215,11 +209,11 @@ int cmd_check(int argc, char **argv)
     /* {"alpha"} comes before the model options so that it wins over their
      * --alpha (the generator's Dirichlet concentration, here --model-alpha):
      * getopt_long takes the first exact match. */
-    static const struct option opts[] = {
+    static const struct option base[] = {
         {"alpha", required_argument, 0, O_ALPHA},
         {"model-alpha", required_argument, 0, CLI_OPT_ALPHA},
         CLI_MODEL_LONGOPTS,
-        CLI_PARAM_LONGOPTS,
+        CLI_PLUGIN_LONGOPT,
         {"algo", required_argument, 0, O_ALGO},
         {"L", required_argument, 0, O_L},
         {"trials", required_argument, 0, O_TRIALS},
@@ -231,21 +225,29 @@ int cmd_check(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
+    cli_verifier cv;
+    int status = cli_verifier_prescan("check", argc, argv, "algo", "token", &cv);
+    if (status >= 0)
+        return status;
+    struct option *opts = cli_options_with_params(base, cv.vt, NULL);
+    if (!opts) {
+        fprintf(stderr, "simdec: out of memory\n");
+        return EX_OSERR_;
+    }
+    const sd_verifier_type *vt = cv.vt;
     cli_model_opts mo;
     cli_model_init(&mo);
-    sd_params par;
-    sd_params_defaults(&par);
-    cli_params cp = {&par, 0};
     sd_check_opts co;
     sd_check_defaults(&co);
-    const char *algo = "token";
     size_t threads = 0;
-    int json = 0, fail_biased = 0, c, status = -1;
+    int json = 0, fail_biased = 0, c;
     sd_error err;
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_shared_option(&mo, &cp, c, optarg, &err);
+        int r = cli_model_option(&mo, c, optarg, &err);
+        if (r == 0)
+            r = cli_param_option(&cv, c, optarg, &err);
         if (r < 0) {
             status = cli_fail(&err);
             break;
@@ -254,8 +256,8 @@ int cmd_check(int argc, char **argv)
             continue;
         int rc = SD_OK;
         switch (c) {
-        case 'h': S_help(); status = 0; break;
-        case O_ALGO: algo = optarg; break;
+        case 'h': S_help(cv.named ? vt : NULL); status = 0; break;
+        case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:
             rc = cli_parse_trials(optarg, &co.trials, &err);
@@ -273,18 +275,14 @@ int cmd_check(int argc, char **argv)
         case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
         case O_JSON: json = 1; break;
         case O_FAIL: fail_biased = 1; break;
-        default: status = cli_option_error("check", c, argv); break;
+        default: status = cli_unknown_option("check", c, argv, vt); break;
         }
         if (rc)
             status = cli_fail(&err);
     }
+    free(opts);
     if (status < 0 && optind < argc)
         status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
-    const sd_verifier_type *vt = NULL;
-    if (status < 0 && !(vt = sd_verifier_find(algo)))
-        status = cli_usage_error("check", "unknown verifier '%s' (see 'simdec run --list')", algo);
-    if (status < 0 && cli_param_check(&cp, vt, &err))
-        status = cli_fail(&err);
     /* Refuse V^L before building a generated model of that vocabulary,
      * which may itself take minutes (a model file is only known once read). */
     if (status < 0 && co.L && !mo.file) {
@@ -312,7 +310,7 @@ int cmd_check(int argc, char **argv)
         co.progress_ctx = &pr;
     }
     sd_check_result res;
-    int crc = sd_check_run(vt, ch, &par, &co, &res, &err);
+    int crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);
     cli_progress_end(&pr);
     if (crc) {
         sd_check_result_free(&res);
@@ -320,7 +318,7 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cp, &res};
+    S_report rp = {vt, ch, &mo, &cv.par, &res};
     status = json ? S_print_json(&rp) : S_print_table(&rp);
     if (status == 0 && fail_biased && !res.unbiased)
         status = S_EXIT_BIASED;

@@ -62,17 +62,23 @@ enum {
     O_STEP,
     O_STATE,
     O_R,
-    O_TD
+    O_TD,
+    O_M,
+    O_EPS,
+    O_GAMMA,
+    O_K,
+    O_TP,
+    O_FP
 };
 
 static const struct option S_opts[] = {
     CLI_MODEL_LONGOPTS,
-    {"M", required_argument, 0, CLI_OPT_M},
-    {"eps", required_argument, 0, CLI_OPT_EPS},
-    {"gamma", required_argument, 0, CLI_OPT_GAMMA},
-    {"k", required_argument, 0, CLI_OPT_K},
-    {"tp", required_argument, 0, CLI_OPT_TP},
-    {"fp", required_argument, 0, CLI_OPT_FP},
+    {"M", required_argument, 0, O_M},
+    {"eps", required_argument, 0, O_EPS},
+    {"gamma", required_argument, 0, O_GAMMA},
+    {"k", required_argument, 0, O_K},
+    {"tp", required_argument, 0, O_TP},
+    {"fp", required_argument, 0, O_FP},
     {"algo", required_argument, 0, O_ALGO},
     {"step", required_argument, 0, O_STEP},
     {"state", required_argument, 0, O_STATE},
@@ -91,13 +97,13 @@ static unsigned S_needs(int c)
     case CLI_OPT_MIX: return A_MODEL;
     case CLI_OPT_T: return A_MODEL | A_PQ;
     case CLI_OPT_P: case CLI_OPT_Q: return A_PQ;
-    case CLI_OPT_M: return A_M;
-    case CLI_OPT_EPS: return A_EPS;
-    case CLI_OPT_GAMMA: return A_GAMMA;
-    case CLI_OPT_K: return A_K;
+    case O_M: return A_M;
+    case O_EPS: return A_EPS;
+    case O_GAMMA: return A_GAMMA;
+    case O_K: return A_K;
     case O_ALGO: return A_ALGO;
     case O_STEP: case O_STATE: return A_CTX;
-    case CLI_OPT_TP: case CLI_OPT_FP: case O_R: case O_TD: return A_SPRINTER;
+    case O_TP: case O_FP: case O_R: case O_TD: return A_SPRINTER;
     default: return 0;
     }
 }
@@ -118,7 +124,7 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
     if (r)
         return r < 0 ? SD_EUSAGE : SD_OK;
     switch (c) {
-    case CLI_OPT_M:
+    case O_M:
         a->M_given = 1;
         if (strcmp(arg, "inf") == 0) {
             a->M_inf = 1;
@@ -126,15 +132,15 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
         }
         a->M_inf = 0;
         return cli_parse_size("--M", arg, 1, (size_t)1 << 30, &a->M, err);
-    case CLI_OPT_EPS:
+    case O_EPS:
         a->eps_given = 1;
         return cli_parse_double("--eps", arg, 0.0, 1e300, &a->eps, err);
-    case CLI_OPT_GAMMA:
+    case O_GAMMA:
         a->gamma_given = 1;
         return cli_parse_size("--gamma", arg, 1, 1u << 24, &a->gamma, err);
-    case CLI_OPT_K: return cli_parse_size("--k", arg, 1, (size_t)1 << 30, &a->k, err);
-    case CLI_OPT_TP: a->sprinter_given |= 1; return cli_parse_double("--tp", arg, 0.0, 1.0, &a->tp, err);
-    case CLI_OPT_FP: a->sprinter_given |= 2; return cli_parse_double("--fp", arg, 0.0, 1.0, &a->fp, err);
+    case O_K: return cli_parse_size("--k", arg, 1, (size_t)1 << 30, &a->k, err);
+    case O_TP: a->sprinter_given |= 1; return cli_parse_double("--tp", arg, 0.0, 1.0, &a->tp, err);
+    case O_FP: a->sprinter_given |= 2; return cli_parse_double("--fp", arg, 0.0, 1.0, &a->fp, err);
     case O_R: a->sprinter_given |= 4; return cli_parse_size("--r", arg, 0, (size_t)1 << 40, &a->r, err);
     case O_TD: return cli_parse_double("--td", arg, 0.0, 1e300, &a->td, err);
     case O_ALGO: a->algo = arg; return SD_OK;
@@ -245,7 +251,8 @@ static int S_rows(const S_args *a, const double **p, const double **q, size_t *V
 static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 {
     if (c && !a->mo.p) {
-        cli_model_describe(&a->mo, c, o);
+        sd_model md = sd_model_of_chain(c);
+        cli_model_describe(&a->mo, &md, o);
     } else {
         json_t *m = json_object();
         json_object_set_new(m, "source", json_string("pq"));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lp/sd_lp.h"
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
@@ -51,7 +52,11 @@ static const char S_help_head[] =
     "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
     "                           expected accepted tokens in one iteration of draft\n"
     "                           length G from the same context (--trials, default\n"
-    "                           100000; --seed, default 1) and print the gap\n"
+    "                           100000; --seed, default 1) and print the gap; its\n"
+    "                           parameters are options too (its gamma is G), and a\n"
+    "                           verifier that is not lossless is refused: both LPs\n"
+    "                           bound lossless verifiers (use 'lp pareto')\n"
+    "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
     "\n";
 
 typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO } S_problem;
@@ -78,32 +83,29 @@ static sd_chain *S_subchain(const sd_chain *c, size_t t, size_t a, size_t h, sd_
     return s;
 }
 
-/* Accepted draft tokens in the first iteration of verifier vt (default
- * parameters, draft length gamma) from the context, over `trials` trials
- * with streams (seed, i). */
-static int S_measure(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t a,
-                     size_t gamma, uint64_t trials, uint64_t seed, sd_welford *acc, sd_error *err)
+/* Accepted draft tokens in the first iteration of verifier vt (parameters
+ * par, draft length gamma) from the context, over `trials` trials with
+ * streams (seed, i): the trial engine on the sub-chain that starts at the
+ * context, stopped after its first iteration. */
+static int S_measure(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, size_t t,
+                     size_t a, size_t gamma, uint64_t trials, uint64_t seed, sd_welford *acc,
+                     sd_error *err)
 {
     size_t h = c->T - t + 1 < gamma + 1 ? c->T - t + 1 : gamma + 1;
     sd_chain *s = S_subchain(c, t, a, h, err);
     if (!s)
         return err ? (int)err->code : SD_ENOMEM;
-    sd_params par;
-    sd_params_defaults(&par);
-    par.gamma = gamma;
-    void *state = NULL;
-    size_t *tokens = malloc((h + 1) * sizeof *tokens);
-    int rc = tokens ? vt->alloc(&state, s, &par, err) : sd_error_set(err, SD_ENOMEM, "out of memory");
-    sd_welford_init(acc);
-    /* The driver's trial, stopped after its first iteration (the one that
-     * emits x_1; x_0 = a surely): acc receives its accepted count. */
-    for (uint64_t i = 0; !rc && i < trials; i++) {
-        sd_trial tr;
-        rc = sd_sim_trial_until(vt, state, s, &par, seed, i, 1, tokens, &tr, NULL, acc, err);
+    sd_params p = *par;
+    p.gamma = gamma;
+    sd_model m = sd_model_of_chain(s);
+    sd_sim_job job = {vt, &m, &p};
+    sd_sim_opts so = {.seed = seed, .trials = trials, .stop = {.first_iteration = 1}};
+    sd_sim_result res;
+    int rc = sd_sim_run_job(&job, &so, &res, err);
+    if (!rc) {
+        *acc = res.accepted;
+        sd_sim_result_free(&res);
     }
-    if (state && vt->free)
-        vt->free(state);
-    free(tokens);
     sd_chain_free(s);
     return rc;
 }
@@ -120,6 +122,7 @@ typedef struct S_out {
     const char *ref_name;
     const char *plan_file;
     const sd_verifier_type *cmp;
+    const sd_params *cmp_par;
     sd_welford acc;
     uint64_t trials, seed;
 } S_out;
@@ -127,6 +130,14 @@ typedef struct S_out {
 static int S_write_plan(FILE *f, void *ctx, sd_error *err)
 {
     return sd_lp_plan_write(ctx, f, err);
+}
+
+/* The gap in standard errors; with a zero standard error, 0 for no gap and
+ * NaN (null in JSON, "n/a" in the table) otherwise. */
+static double S_gap_se(const S_out *o)
+{
+    double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean;
+    return se > 0 ? gap / se : gap == 0.0 ? 0.0 : NAN;
 }
 
 static int S_print_json(const S_out *o)
@@ -144,7 +155,8 @@ static int S_print_json(const S_out *o)
     }
     json_object_set_new(j, "step", json_integer((json_int_t)o->t));
     json_object_set_new(j, "state", json_integer((json_int_t)o->a));
-    cli_model_describe(o->mo, o->c, j);
+    sd_model md = sd_model_of_chain(o->c);
+    cli_model_describe(o->mo, &md, j);
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
@@ -165,12 +177,14 @@ static int S_print_json(const S_out *o)
         json_t *m = json_object();
         double se = sd_welford_stderr(&o->acc);
         json_object_set_new(m, "verifier", json_string(o->cmp->name));
+        json_object_set_new(m, "params", sd_params_json(o->cmp_par, o->cmp));
+        json_object_set_new(m, "reads_gamma", json_boolean(sd_params_decl(o->cmp, "gamma", NULL) != NULL));
         json_object_set_new(m, "trials", json_integer((json_int_t)o->trials));
         json_object_set_new(m, "seed", json_integer((json_int_t)o->seed));
         json_object_set_new(m, "mean", json_real(o->acc.mean));
         json_object_set_new(m, "stderr", json_real(se));
         json_object_set_new(m, "gap", cli_json_real(o->res.optimum - o->acc.mean));
-        json_object_set_new(m, "gap_in_se", cli_json_real(se > 0 ? (o->res.optimum - o->acc.mean) / se : NAN));
+        json_object_set_new(m, "gap_in_se", cli_json_real(S_gap_se(o)));
         json_object_set_new(j, "compare", m);
     }
     return cli_print_json(j);
@@ -207,10 +221,18 @@ static int S_print_table(const S_out *o)
     if (o->plan_file)
         printf("  plan         %s\n", o->plan_file);
     if (o->cmp) {
-        double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean;
-        printf("  compare      %s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name,
+        double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean, z = S_gap_se(o);
+        char pars[512];
+        sd_params_format(o->cmp_par, o->cmp, pars, sizeof pars);
+        printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name, pars,
                o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        printf("  gap          optimum - measured = %+.6f (%+.2f se)\n", gap, se > 0 ? gap / se : 0.0);
+        if (!sd_params_decl(o->cmp, "gamma", NULL))
+            printf("  note         %s does not read gamma: it drafts up to the %zu positions of the\n"
+                   "               sub-problem (gamma + 1), not gamma\n", o->cmp->name, o->gamma + 1);
+        if (isfinite(z))
+            printf("  gap          optimum - measured = %+.6f (%+.2f se)\n", gap, z);
+        else
+            printf("  gap          optimum - measured = %+.6f (n/a se: the standard error is 0)\n", gap);
     }
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
@@ -264,8 +286,9 @@ int cmd_lp(int argc, char **argv)
         O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
         O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED
     };
-    static const struct option opts[] = {
+    static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
+        CLI_PLUGIN_LONGOPT,
         {"k", required_argument, 0, O_K},
         {"gamma", required_argument, 0, O_GAMMA},
         {"reject", required_argument, 0, O_REJECT},
@@ -283,6 +306,21 @@ int cmd_lp(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
+    /* The compared verifier's parameters are options too, but for those lp
+     * owns: gamma (the LP's draft length, which the verifier gets), k (otm's
+     * drafts; passed to the verifier with the other problems) and plan (the
+     * output file). */
+    static const char *const owned[] = {"gamma", "k", "plan", NULL};
+    cli_verifier cv;
+    int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, &cv);
+    if (status >= 0)
+        return status;
+    struct option *opts = cli_options_with_params(base, cv.vt, owned);
+    if (!opts) {
+        fprintf(stderr, "simdec: out of memory\n");
+        return EX_OSERR_;
+    }
+    const char *k_text = NULL;
     cli_model_opts mo;
     cli_model_init(&mo);
     sd_lp_opts lo;
@@ -293,13 +331,16 @@ int cmd_lp(int argc, char **argv)
     o.trials = S_DEFAULT_TRIALS;
     o.seed = S_DEFAULT_SEED;
     int json = 0, have_k = 0, have_gamma = 0, have_rho = 0, have_ctx = 0, have_mc = 0;
-    const char *cmp_name = NULL;
     sd_error err;
-    int c, status = -1;
+    int c;
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int r = cli_model_option(&mo, c, optarg, &err);
+        if (r == 0 && cv.vt)
+            r = cli_param_option(&cv, c, optarg, &err);
+        else if (r == 0 && c == CLI_OPT_PLUGIN)
+            r = 1;
         if (r < 0) {
             status = cli_fail(&err);
             break;
@@ -310,10 +351,14 @@ int cmd_lp(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(S_help_head, stdout);
+            if (cv.vt) {
+                cli_params_help(stdout, cv.vt);
+                fputc('\n', stdout);
+            }
             fputs(cli_model_help, stdout);
             status = 0;
             break;
-        case O_K: r = cli_parse_size("--k", optarg, 1, 64, &o.k, &err); have_k = 1; break;
+        case O_K: k_text = optarg; have_k = 1; break;
         case O_GAMMA: r = cli_parse_size("--gamma", optarg, 1, 64, &o.gamma, &err); have_gamma = 1; break;
         case O_REJECT: r = cli_parse_double("--reject", optarg, 0.0, 1.0, &o.rho, &err); have_rho = 1; break;
         case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
@@ -324,17 +369,18 @@ int cmd_lp(int argc, char **argv)
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
         case O_ORDERED: o.ordered = 1; break;
-        case O_COMPARE: cmp_name = optarg; break;
+        case O_COMPARE: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
             r = cli_parse_trials(optarg, &o.trials, &err);
             have_mc = 1;
             break;
         case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
-        default: status = cli_option_error("lp", c, argv); break;
+        default: status = cli_unknown_option("lp", c, argv, cv.vt); break;
         }
         if (r && status < 0)
             status = cli_fail(&err);
     }
+    free(opts);
     /* the problem name */
     if (status < 0 && optind >= argc)
         status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify or pareto");
@@ -352,28 +398,41 @@ int cmd_lp(int argc, char **argv)
     /* which options go with which problem */
     if (status < 0) {
         S_problem pb = o.prob;
-        if (pb == S_OTM && !have_k)
+        const sd_verifier_type *cmp = cv.vt;
+        if (pb == S_OTM && have_k && cli_parse_size("--k", k_text, 1, 64, &o.k, &err))
+            status = cli_fail(&err);
+        else if (pb != S_OTM && have_k && cmp && sd_params_decl(cmp, "k", NULL) &&
+                 sd_params_parse(&cv.par, cmp, "k", k_text, &err))
+            status = cli_fail(&err);
+        else if (pb == S_OTM && !have_k)
             status = cli_usage_error("lp", "otm needs --k K (the number of drafts)");
         else if ((pb == S_BLOCK_OT || pb == S_VALID) && !have_gamma)
             status = cli_usage_error("lp", "%s needs --gamma G (the draft length)", S_names[pb]);
         else if (pb == S_PARETO && !have_rho)
             status = cli_usage_error("lp", "pareto needs --reject RHO (the rejection probability)");
-        else if (have_k && pb != S_OTM)
-            status = cli_usage_error("lp", "--k applies to otm only");
+        else if (have_k && pb != S_OTM && !(cmp && sd_params_decl(cmp, "k", NULL)))
+            status = cli_usage_error("lp", "--k applies to otm (or to a --compare verifier that reads k)");
         else if (o.ordered && pb != S_OTM)
             status = cli_usage_error("lp", "--ordered applies to otm only");
         else if (have_gamma && pb != S_BLOCK_OT && pb != S_VALID)
             status = cli_usage_error("lp", "--gamma applies to block-ot and valid-verify only");
         else if (have_rho && pb != S_PARETO)
             status = cli_usage_error("lp", "--reject applies to pareto only");
-        else if (cmp_name && pb != S_BLOCK_OT && pb != S_VALID)
+        else if (cmp && pb != S_BLOCK_OT && pb != S_VALID)
             status = cli_usage_error("lp", "--compare applies to block-ot and valid-verify (expected accepted length)");
-        else if (have_mc && !cmp_name)
+        else if (have_mc && !cmp)
             status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
         else if (have_ctx && mo.p)
             status = cli_usage_error("lp", "--step/--state choose a context in a model; with --p/--q there is none");
-        else if (cmp_name && !(o.cmp = sd_verifier_find(cmp_name)))
-            status = cli_usage_error("lp", "unknown verifier '%s' (see 'simdec run --list')", cmp_name);
+        /* Both LPs bound verifiers whose output follows the target law:
+         * ranking a lossy one against them says nothing. */
+        else if (cmp && !sd_verifier_claims_lossless(cmp, &cv.par))
+            status = cli_usage_error("lp", "--compare %s: %s does not claim to be lossless at these parameters, "
+                                     "and the optimum of %s is over lossless verifiers only; compare a lossy "
+                                     "verifier with 'simdec lp pareto' (the rejection-TV trade-off)",
+                                     cmp->name, cmp->name, S_names[pb]);
+        o.cmp = cmp;
+        o.cmp_par = &cv.par;
     }
     /* Refuse an oversize LP before building (or generating) the model when
      * V is known from the options; a model file is refused once loaded. */
@@ -414,7 +473,7 @@ int cmd_lp(int argc, char **argv)
     if (!rc && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
     if (!rc && o.cmp)
-        rc = S_measure(o.cmp, ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc, &err);
+        rc = S_measure(o.cmp, &cv.par, ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc, &err);
     if (rc) {
         status = cli_fail(&err);
     } else {

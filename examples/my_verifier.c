@@ -1,9 +1,13 @@
-/* my_verifier.c — a worked example of a new verifier (README, "Adding a
- * verifier"): one draft token per iteration, accepted with probability
- * min(1, q/p); on rejection a token from the residual [q-p]+.  It is
- * token-level speculative decoding with gamma = 1, written from scratch. */
-#include "../src/sd_dist.h"
-#include "../sims/sd_verifier.h"
+/* my_verifier.c — a worked example of a new verifier, built as a plugin
+ * (README, "Adding a verifier"): one draft token per iteration, accepted
+ * with probability min(1, q/p); on rejection a token from the residual
+ * [q-p]+.  It is token-level speculative decoding with gamma = 1, written
+ * from scratch.  Build and run:
+ *     cc -std=c11 -O2 -fPIC -shared -I include examples/my_verifier.c -o my_verifier.so -lm
+ *     ./simdec check --plugin ./my_verifier.so --algo my-verifier */
+#include "../include/simdec.h"
+
+static const sd_param_decl S_params[] = {SD_PARAM_END}; /* it reads none */
 
 static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
@@ -38,7 +42,9 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 const sd_verifier_type sd_verifier_my_verifier = {
     .name = "my-verifier",
     .summary = "example: one draft token per iteration, standard acceptance",
-    .params = "",
+    .params = S_params,
     .alloc = S_alloc,
     .step = S_step,
 };
+
+SD_PLUGIN(&sd_verifier_my_verifier);

@@ -10,6 +10,9 @@
  * by 004_… Theorem 3 / Theorem 9; expected rejections in
  * src/sd_exact_batch.h.  One iteration = one target call.  The step itself
  * is sd_multidraft_batch_step (shared with broken-batch). */
+#include <math.h>
+
+#include "../src/sd_exact_batch.h"
 #include "sd_multidraft.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
@@ -23,16 +26,33 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
 
 static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
-    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->M, "M", err);
+    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "M", err);
+}
+
+/* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
+static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
+
+/* Exact E[N_rej]: Theorem 3 of Yin et al. 2024 (src/sd_exact_batch.h), at
+ * lookahead to the horizon on a stored chain; target calls have no closed
+ * form there. */
+static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
+{
+    if (!m->chain || par->gamma != 0)
+        return SD_EUSAGE;
+    int rc = sd_exact_batch_rejections(m->chain, par->k, &out->rejections, err);
+    out->target_calls = NAN;
+    out->method = "Theorem 3 of Yin et al. 2024, batch of M drafts, lookahead to the horizon";
+    return rc;
 }
 
 const sd_verifier_type sd_verifier_batch = {
     .name = "batch",
     .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (004_ Alg. 4)",
-    .params = "M gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .exact = S_exact,
 };

@@ -15,6 +15,8 @@
 #include "sd_biased.h"
 #include "sd_tokenwise.h"
 
+enum { P_EPS, P_RESIDUAL }; /* slots of the parameters */
+
 void sd_biased_token_law(const double *p, const double *q, size_t V, double eps,
                          sd_residual_kind residual, double *out)
 {
@@ -56,7 +58,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 {
     (void)state;
     (void)err;
-    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->eps, par->residual};
+    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS], (sd_residual_kind)par->v[P_RESIDUAL]};
     it->target_calls = 1;
     it->rejected = 0;
     sd_tokenwise_verify(&rule, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
@@ -67,22 +69,31 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 {
     (void)c;
     *state = NULL;
-    if (!(isfinite(par->eps) && par->eps >= 0.0))
-        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a finite number >= 0", par->eps);
-    if (par->residual != SD_RESIDUAL_OPT && par->residual != SD_RESIDUAL_UNO)
+    if (!(isfinite(par->v[P_EPS]) && par->v[P_EPS] >= 0.0))
+        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a finite number >= 0", par->v[P_EPS]);
+    if ((sd_residual_kind)par->v[P_RESIDUAL] != SD_RESIDUAL_OPT && (sd_residual_kind)par->v[P_RESIDUAL] != SD_RESIDUAL_UNO)
         return sd_error_set(err, SD_EUSAGE, "--residual: expected opt or uno");
     return SD_OK;
 }
 
 static int S_lossless(const sd_params *par)
 {
-    return par->eps == 0.0 && par->residual == SD_RESIDUAL_OPT;
+    return par->v[P_EPS] == 0.0 && (sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_OPT;
 }
+
+static const sd_param_decl S_params[] = {
+    [P_EPS] = {"eps", SD_PARAM_REAL, P_EPS, 0.0, 0.0, 1e300, NULL, NULL,
+               "acceptance b = min(1, (q+eps)/p) (default 0)"},
+    [P_RESIDUAL] = {"residual", SD_PARAM_CHOICE, P_RESIDUAL, SD_RESIDUAL_OPT, 0, 0, "opt|uno", NULL,
+                    "residual after a rejection: [q-p]+ (opt) or q (uno) (default opt)"},
+    SD_PARAM_GAMMA,
+    SD_PARAM_END,
+};
 
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
     .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (004_ Sec. 4, App. G)",
-    .params = "eps residual gamma",
+    .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,
     .free = NULL,

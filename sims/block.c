@@ -136,10 +136,12 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     return sd_block_step(state, c, par, rng, n, prev, out, it, SD_BLOCK_RESIDUAL_EQ4);
 }
 
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
 const sd_verifier_type sd_verifier_block = {
     .name = "block",
     .summary = "block verification (001_ Alg. 2, eqs. 3-5)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = sd_block_alloc,
     .free = sd_block_free,

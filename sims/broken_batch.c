@@ -23,13 +23,17 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
 
 static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
-    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->M, "M", err);
+    return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "M", err);
 }
+
+/* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
+static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
 
 const sd_verifier_type sd_verifier_broken_batch = {
     .name = "broken-batch",
+    .flags = SD_VERIFIER_CONTROL,
     .summary = "batch SD with the literal extra residual step of 004_ Alg. 4 line 28 (samples q^{M+2})",
-    .params = "M gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = sd_multidraft_scratch_free,

@@ -63,10 +63,13 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     return SD_OK;
 }
 
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
 const sd_verifier_type sd_verifier_broken_coin = {
     .name = "broken-coin",
+    .flags = SD_VERIFIER_CONTROL,
     .summary = "token verification accepting when coin <= q/p, 10-bit coin (sglang 35771)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = NULL,

@@ -319,10 +319,12 @@ static int S_alloc_tokenwise(void **state, const sd_chain *c, const sd_params *p
     return S_alloc_mode(state, c, par, S_TOKENWISE, err);
 }
 
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (001_ App. C, 000_ Alg. 3)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = S_free,
@@ -333,7 +335,7 @@ const sd_verifier_type sd_verifier_greedy_block = {
 const sd_verifier_type sd_verifier_greedy_block_after_y = {
     .name = "greedy-block-after-y",
     .summary = "greedy block, eq. 31 read with the joint law from after Y (test only)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_after_y,
     .free = S_free,
@@ -344,7 +346,7 @@ const sd_verifier_type sd_verifier_greedy_block_after_y = {
 const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
     .name = "greedy-block-tokenwise",
     .summary = "greedy block, eq. 31 read per token (test only)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_tokenwise,
     .free = S_free,
@@ -355,7 +357,7 @@ const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
 const sd_verifier_type sd_verifier_greedy_block_unmodified = {
     .name = "greedy-block-unmodified",
     .summary = "greedy block (001_ Alg. 4) without the distribution modification (test only)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_unmodified,
     .free = S_free,

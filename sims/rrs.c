@@ -41,10 +41,12 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "k", err);
 }
 
+static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
+
 const sd_verifier_type sd_verifier_rrs = {
     .name = "rrs",
     .summary = "k-draft tree, recursive rejection sampling per position (002_ Alg. 3 + B.3, SpecInfer)",
-    .params = "k gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = sd_multidraft_scratch_free,

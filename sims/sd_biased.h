@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "sd_verifier.h"
+#include "sd_tokenwise.h"
 
 /* Writes P_A above to out (V doubles, the caller's) for draft p and target
  * q (valid distributions), eps >= 0 and the residual kind. */

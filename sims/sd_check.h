@@ -7,18 +7,17 @@
  * observation in a probability-0 cell gives p-value 0).  The verdict is
  * `unbiased` when p-value >= alpha.
  *
- * Trial i uses the stream (seed, i) exactly as sd_sim_trial() does, but
- * stops as soon as x_1..x_L are out: later iterations draw later numbers of
- * the same stream and cannot change x_1..x_L, so the table is the one a
- * full sd_sim_trial() would give, at a fraction of the cost when L << T.
- * Trials run in blocks of SD_SIM_BLOCK over OpenMP threads; the counts are
+ * Trial i uses the stream (seed, i) exactly as `run` does, but stops as
+ * soon as x_1..x_L are out: later iterations draw later numbers of the same
+ * stream and cannot change x_1..x_L, so the table is the one a whole trial
+ * would give, at a fraction of the cost when L << T.  The counts are
  * integers, so the result is bit-identical for any thread count.
  *
- * For the verifier `token` the table comes, by default, from the kernel
- * that `run` uses (sims/sd_token.h: alias tables, lockstep over trials,
- * positions 1..L only), so a bug in that kernel is caught here; opts.generic
- * tabulates the mechanistic step instead.  sd_check_run_kernel checks any
- * plan, e.g. the deliberately broken SD_TOKEN_BROKEN_RESIDUAL. */
+ * The table comes from the trial engine (sims/sd_sim.h) with the stop rule
+ * "after x_L": it runs what `run` runs, the verifier's kernel included
+ * where one applies (res.kernel names it), so a bug in a kernel is caught
+ * here (the control broken-token-kernel); opts.generic tabulates the
+ * mechanistic step instead. */
 #ifndef SD_CHECK_H
 #define SD_CHECK_H
 
@@ -28,7 +27,7 @@
 #include "sd_verifier.h"
 #include "../src/sd_stats.h"
 
-#define SD_CHECK_MAX_CELLS ((size_t)1 << 20) /* V^L limit: 8 MiB per table */
+#define SD_CHECK_MAX_CELLS SD_SIM_MAX_CELLS /* V^L limit: 8 MiB per table */
 #define SD_CHECK_DEFAULT_TRIALS 200000u
 #define SD_CHECK_DEFAULT_SEED 1u
 #define SD_CHECK_DEFAULT_ALPHA 1e-3
@@ -62,7 +61,7 @@ typedef struct sd_check_result {
     double *observed;     /* [cells]: trials whose x_1..x_L fell in the cell */
     double *expected;     /* [cells]: exact target probability of the cell */
     const char *kernel;   /* what produced the tokens: "generic" (vt->step) or
-                             SD_SIM_KERNEL_TOKEN (sims/sd_sim.h) */
+                             a kernel's name (sd_sim_result.kernel) */
 } sd_check_result;
 
 /* Runs the check.  SD_EUSAGE for a bad option (naming it), SD_ETOOBIG when
@@ -71,12 +70,6 @@ typedef struct sd_check_result {
  * with sd_check_result_free() (also safe after a failure). */
 int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  const sd_check_opts *opts, sd_check_result *res, sd_error *err);
-
-/* The check of a token-kernel plan built for c (sims/sd_token.h), with its
- * own draft length; errors as sd_check_run. */
-struct sd_token_plan;
-int sd_check_run_kernel(const struct sd_token_plan *plan, const sd_chain *c,
-                        const sd_check_opts *opts, sd_check_result *res, sd_error *err);
 
 void sd_check_result_free(sd_check_result *res);
 

@@ -84,7 +84,7 @@ int sd_multidraft_batch_step(const sd_chain *c, const sd_params *par,
                              int extra_step, size_t *drafts, double *w,
                              size_t *out, sd_iter *it)
 {
-    size_t V = c->V, G = sd_draft_len(c, par, n), M = par->M, acc;
+    size_t V = c->V, G = sd_draft_len(c, par, n), M = par->k, acc;
     it->target_calls = 1;
     it->rejected = 0;
     /* first tokens of the M drafts, all from the same prefix */

@@ -12,6 +12,9 @@
 
 #include "sd_verifier.h"
 
+/* spectr --plan: the k-Seq selection or the OTM LP plan (Sun et al. 2023). */
+typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
+
 /* Recursive rejection sampling at one position (SpecInfer, 002_… B.3;
  * 004_… Alg. 4 lines 12–19; SPEC §2 "rrs"): draft tokens x[0..k-1]
  * (i.i.d. from p) are tried in turn, x[m-1] against q^m with
@@ -66,7 +69,7 @@ int sd_multidraft_tree_step(const sd_chain *c, const sd_params *par,
                             sd_error *err);
 
 /* One iteration of batch speculative decoding (004_… Alg. 4, the unbiased
- * reading of SPEC §2), M = par->M drafts of length G = sd_draft_len: the M
+ * reading of SPEC §2), M = par->k drafts (the --M option) of length G = sd_draft_len: the M
  * first tokens go through sd_multidraft_rrs (extra_step as there); if one
  * is accepted only its draft continues, its later tokens verified
  * token by token against the original q_t with min(1, q/p) and a rejection

@@ -1,8 +1,10 @@
 /* sd_registry.c — the table of verifiers (sd_verifier.h).  Adding a
- * verifier: write sims/NAME.c ending in `const sd_verifier_type
- * sd_verifier_NAME = {...};`, declare it below and add it to the table. */
+ * verifier to simdec itself: write sims/NAME.c ending in `const
+ * sd_verifier_type sd_verifier_NAME = {...};`, declare it below and add it
+ * to the table.  Plugins add theirs at run time (sd_verifier_add). */
 #include <string.h>
 
+#include "sd_params.h"
 #include "sd_verifier.h"
 
 extern const sd_verifier_type sd_verifier_token;
@@ -16,6 +18,7 @@ extern const sd_verifier_type sd_verifier_sprinter;
 extern const sd_verifier_type sd_verifier_broken_block_residual;
 extern const sd_verifier_type sd_verifier_broken_coin;
 extern const sd_verifier_type sd_verifier_broken_batch;
+extern const sd_verifier_type sd_verifier_broken_token_kernel;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -29,22 +32,52 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
+    &sd_verifier_broken_token_kernel,
     NULL,
 };
 
+/* Verifiers added at run time (plugins).  Added once at start-up, before
+ * any thread runs; read-only afterwards. */
+#define S_ADDED_MAX 256
+static const sd_verifier_type *S_added[S_ADDED_MAX];
+static size_t S_nadded;
+
+const sd_verifier_type *sd_verifier_at(size_t n)
+{
+    size_t nb = sizeof sd_verifiers / sizeof *sd_verifiers - 1;
+    if (n < nb)
+        return sd_verifiers[n];
+    return n - nb < S_nadded ? S_added[n - nb] : NULL;
+}
+
 const sd_verifier_type *sd_verifier_find(const char *name)
 {
-    for (size_t i = 0; sd_verifiers[i]; i++)
-        if (strcmp(sd_verifiers[i]->name, name) == 0)
-            return sd_verifiers[i];
+    const sd_verifier_type *vt;
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL; i++)
+        if (strcmp(vt->name, name) == 0)
+            return vt;
     return NULL;
 }
 
-int sd_verifier_uses(const sd_verifier_type *vt, const char *field)
+int sd_verifier_add(const sd_verifier_type *vt, const char *source, sd_error *err)
 {
-    size_t len = strlen(field);
-    for (const char *s = vt->params; (s = strstr(s, field)) != NULL; s += len)
-        if ((s == vt->params || s[-1] == ' ') && (s[len] == '\0' || s[len] == ' '))
-            return 1;
-    return 0;
+    int rc = sd_params_check_decls(vt, err);
+    if (rc) {
+        sd_error_prefix(err, "%s", source);
+        return rc;
+    }
+    const sd_verifier_type *old = sd_verifier_find(vt->name);
+    if (old == vt)
+        return SD_OK; /* the same plugin named twice */
+    if (old)
+        return sd_error_set(err, SD_EDATA, "%s: verifier '%s' is already defined", source, vt->name);
+    if (S_nadded == S_ADDED_MAX)
+        return sd_error_set(err, SD_ETOOBIG, "%s: more than %d plugin verifiers", source, S_ADDED_MAX);
+    S_added[S_nadded++] = vt;
+    return SD_OK;
+}
+
+const sd_verifier_type *sd_verifier_baseline(void)
+{
+    return &sd_verifier_token;
 }

@@ -11,41 +11,20 @@
 #include <time.h>
 
 #include "../src/sd_dist.h"
+#include "sd_params.h"
 #include "../src/sd_exact.h"
-#include "../src/sd_lazy.h"
-#include "sd_token.h"
 
-void sd_params_defaults(sd_params *par)
-{
-    memset(par, 0, sizeof *par);
-    par->gamma = 0;
-    par->M = 2;
-    par->k = 2;
-    par->eps = 0.0;
-    par->residual = SD_RESIDUAL_OPT;
-    par->tp = 0.5;
-    par->fp = 0.0;
-    par->plan = SD_PLAN_KSEQ;
-}
-
-int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
-                 const sd_params *par, uint64_t seed, uint64_t trial,
-                 size_t *tokens, sd_trial *out, double *hist,
-                 sd_welford *acc, sd_error *err)
-{
-    return sd_sim_trial_until(vt, state, c, par, seed, trial, c->T, tokens, out, hist, acc, err);
-}
-
-int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *c,
-                       const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
-                       size_t *tokens, sd_trial *out, double *hist,
-                       sd_welford *acc, sd_error *err)
+int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                      const sd_params *par, uint64_t seed, uint64_t trial, const sd_sim_stop *stop,
+                      size_t *tokens, sd_trial *out, double *hist, sd_welford *acc, sd_error *err)
 {
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
-    sd_trial tr = {0, 0, 0};
+    sd_trial tr = {0, 0, 0, 0, 0};
+    size_t L = stop && stop->L ? stop->L : c->T;
     /* The prompt token x_0 ~ init is the stream's first uniform. */
-    tokens[0] = sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
+    tokens[0] = stop && stop->fixed_prev ? stop->prev
+                                         : sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
     if (vt->begin)
         vt->begin(state);
     for (size_t n = 1; n <= L;) {
@@ -60,14 +39,35 @@ int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *
         tr.rejections += it.rejected ? 1u : 0u;
         tr.target_calls += it.target_calls;
         tr.iterations++;
+        tr.accepted += it.accepted;
+        tr.emitted += it.emitted;
         if (hist)
             hist[it.accepted] += 1.0;
         if (acc)
             sd_welford_add(acc, (double)it.accepted);
         n += it.emitted;
+        if (stop && stop->first_iteration)
+            break;
     }
     *out = tr;
     return SD_OK;
+}
+
+int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                 const sd_params *par, uint64_t seed, uint64_t trial,
+                 size_t *tokens, sd_trial *out, double *hist,
+                 sd_welford *acc, sd_error *err)
+{
+    return sd_sim_trial_stop(vt, state, c, par, seed, trial, NULL, tokens, out, hist, acc, err);
+}
+
+int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                       const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
+                       size_t *tokens, sd_trial *out, double *hist,
+                       sd_welford *acc, sd_error *err)
+{
+    sd_sim_stop st = {L, 0, 0, 0};
+    return sd_sim_trial_stop(vt, state, c, par, seed, trial, &st, tokens, out, hist, acc, err);
 }
 
 /* --- the engine --------------------------------------------------------
@@ -76,31 +76,16 @@ int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *
  * blocks started always form a prefix; every block started is finished.
  * Each block's statistics are Welford accumulators over its trials in trial
  * order; they are merged in block order at the end (Chan et al.), and the
- * integer-valued counts (histogram, positions) are summed exactly. */
+ * integer-valued counts (histogram, positions, cells) are summed exactly. */
 
 typedef struct {
     const sd_sim_job *job;
     const sd_sim_opts *opts;
-    const sd_token_plan *plan; /* token on a stored chain, or NULL */
-    size_t V, T;
+    const sd_kernel_type *kt; /* the kernel that runs, or NULL (generic step) */
+    void *plan;
+    size_t V, T, ncells;
+    sd_trial *per_trial;    /* the result's records, or NULL */
 } S_run;
-
-static int S_trial(const S_run *run, void *state, size_t *tokens, uint64_t trial, sd_trial *tr,
-                   double *hist, sd_welford *acc, sd_error *err)
-{
-    const sd_sim_job *job = run->job;
-    if (job->lazy) {
-        size_t rej, its;
-        sd_token_lazy_trial(job->lazy, job->par->gamma, run->opts->seed, trial, tokens, &rej, &its,
-                            hist, acc);
-        tr->rejections = rej;
-        tr->iterations = its;
-        tr->target_calls = its;
-        return SD_OK;
-    }
-    return sd_sim_trial(job->vt, state, job->chain, job->par, run->opts->seed, trial, tokens, tr,
-                        hist, acc, err);
-}
 
 static double S_now(void)
 {
@@ -142,44 +127,53 @@ static void S_fail(S_pass *ps, const sd_error *e)
     ps->stop = 1;
 }
 
-/* Per-thread scratch: verifier state or kernel work, tokens, histogram,
- * positions. */
+/* Per-thread scratch: verifier state or kernel work, tokens, and the
+ * thread's integer-valued counts. */
 typedef struct {
-    void *state;
-    sd_token_work *work;
+    void *state, *work;
     size_t *tokens;
-    double *hist, *pos;
+    double *hist, *pos, *cells;
 } S_scratch;
 
-/* Runs one block b into *blk, adding counts to hist and pos. */
+/* Runs one block b into *blk, adding counts to the scratch's arrays. */
 static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim_block *blk,
-                       double *hist, double *pos, sd_error *err)
+                       sd_error *err)
 {
-    const size_t V = run->V, T = run->T;
+    const sd_sim_opts *o = run->opts;
+    const size_t V = run->V, T = run->T, L = o->stop.L;
     sd_welford_init(&blk->rej);
     sd_welford_init(&blk->calls);
     sd_welford_init(&blk->acc);
     uint64_t lo = b * SD_SIM_BLOCK, hi = lo + SD_SIM_BLOCK;
-    if (hi > run->opts->trials)
-        hi = run->opts->trials;
-    if (run->plan) { /* the lockstep kernel: same statistics, in trial order */
-        sd_token_out o = {.rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc, .hist = hist,
-                          .pos = pos};
-        sd_token_plan_run(run->plan, sc->work, run->opts->seed, lo, hi, &o);
+    if (hi > o->trials)
+        hi = o->trials;
+    if (run->kt) { /* a kernel: the same observations, in trial order */
+        sd_observe obs = {.L = L, .rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc,
+                          .hist = sc->hist, .pos = sc->pos, .cells = sc->cells};
+        run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
         return SD_OK;
     }
-    void *state = sc->state;
-    size_t *tokens = sc->tokens;
+    const sd_sim_job *job = run->job;
+    const sd_chain *c = job->model->chain;
     for (uint64_t t = lo; t < hi; t++) {
         sd_trial tr;
-        int rc = S_trial(run, state, tokens, t, &tr, hist, &blk->acc, err);
+        int rc = sd_sim_trial_stop(job->vt, sc->state, c, job->par, o->seed, t, &o->stop, sc->tokens,
+                                   &tr, sc->hist, &blk->acc, err);
         if (rc)
             return rc;
         sd_welford_add(&blk->rej, (double)tr.rejections);
         sd_welford_add(&blk->calls, (double)tr.target_calls);
-        if (pos)
+        if (run->per_trial)
+            run->per_trial[t] = tr;
+        if (sc->pos)
             for (size_t n = 1; n <= T; n++)
-                pos[(n - 1) * V + tokens[n]] += 1.0;
+                sc->pos[(n - 1) * V + sc->tokens[n]] += 1.0;
+        if (sc->cells) {
+            size_t k = 0;
+            for (size_t i = 1; i <= L; i++)
+                k = k * V + sc->tokens[i];
+            sc->cells[k] += 1.0;
+        }
     }
     return SD_OK;
 }
@@ -187,28 +181,45 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
 static int S_scratch_alloc(const S_run *run, S_scratch *sc, sd_error *err)
 {
     const size_t V = run->V, T = run->T;
+    const sd_sim_opts *o = run->opts;
     memset(sc, 0, sizeof *sc);
     sc->tokens = malloc((T + 1) * sizeof *sc->tokens);
     sc->hist = calloc(T + 1, sizeof *sc->hist);
-    if (run->opts->want_positions)
+    if (o->want_positions)
         sc->pos = calloc(T * V, sizeof *sc->pos);
-    if (!sc->tokens || !sc->hist || (run->opts->want_positions && !sc->pos))
+    if (o->want_cells)
+        sc->cells = calloc(run->ncells, sizeof *sc->cells);
+    if (!sc->tokens || !sc->hist || (o->want_positions && !sc->pos) || (o->want_cells && !sc->cells))
         return sd_error_set(err, SD_ENOMEM, "out of memory for a worker thread");
-    if (run->plan)
-        return sd_token_work_new(run->plan, &sc->work, err);
-    if (!run->job->lazy)
-        return run->job->vt->alloc(&sc->state, run->job->chain, run->job->par, err);
-    return SD_OK;
+    if (run->kt)
+        return run->kt->work_new(run->plan, &sc->work, err);
+    return run->job->vt->alloc(&sc->state, run->job->model->chain, run->job->par, err);
 }
 
 static void S_scratch_free(const S_run *run, S_scratch *sc)
 {
     if (sc->state && run->job->vt->free)
         run->job->vt->free(sc->state);
-    sd_token_work_free(sc->work);
+    if (sc->work)
+        run->kt->work_free(sc->work);
     free(sc->tokens);
     free(sc->hist);
     free(sc->pos);
+    free(sc->cells);
+}
+
+/* Adds (sign +1) or takes back (-1) a thread's counts. */
+static void S_counts_add(const S_run *run, const S_scratch *sc, double sign, double *hist,
+                         double *pos, double *cells)
+{
+    for (size_t j = 0; j <= run->T && hist; j++)
+        hist[j] += sign * sc->hist[j];
+    if (pos && sc->pos)
+        for (size_t i = 0; i < run->T * run->V; i++)
+            pos[i] += sign * sc->pos[i];
+    if (cells && sc->cells)
+        for (size_t i = 0; i < run->ncells; i++)
+            cells[i] += sign * sc->cells[i];
 }
 
 int sd_sim_threads(unsigned requested, uint64_t nblocks)
@@ -256,13 +267,12 @@ static void S_after_block(S_pass *ps, const S_run *run, const sd_sim_block *bloc
 }
 
 /* The parallel pass: blocks [lo, hi) into blocks[b - lo]; counts into
- * hist/pos.  With early stopping (stoppable), *nrun receives the number of
- * blocks (from lo) whose results count. */
+ * hist/pos/cells.  With early stopping (stoppable), *nrun receives the
+ * number of blocks (from lo) whose results count. */
 static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable, sd_sim_block *blocks,
-                      double *hist, double *pos, uint64_t *nrun, uint64_t *nclaimed, int *why,
-                      sd_error *err)
+                      double *hist, double *pos, double *cells, uint64_t *nrun, uint64_t *nclaimed,
+                      int *why, sd_error *err)
 {
-    const size_t V = run->V, T = run->T;
     const sd_sim_opts *o = run->opts;
     S_pass ps;
     memset(&ps, 0, sizeof ps);
@@ -295,7 +305,7 @@ static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable,
             b = pp->next++;
             if (b >= hi)
                 break;
-            if (S_block_run(run, &sc, b, &blocks[b - lo], sc.hist, sc.pos, &lerr)) {
+            if (S_block_run(run, &sc, b, &blocks[b - lo], &lerr)) {
                 S_fail(pp, &lerr);
                 break;
             }
@@ -316,13 +326,8 @@ static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable,
         }
         /* Integer-valued counts: their sums are exact in any order. */
 #pragma omp critical(sd_sim_merge)
-        {
-            for (size_t j = 0; j <= T && sc.hist; j++)
-                hist[j] += sc.hist[j];
-            if (sc.pos)
-                for (size_t i = 0; i < T * V; i++)
-                    pos[i] += sc.pos[i];
-        }
+        if (sc.hist)
+            S_counts_add(run, &sc, 1.0, hist, pos, cells);
         S_scratch_free(run, &sc);
     }
     free(ps.finished);
@@ -343,24 +348,18 @@ static int S_pass_run(const S_run *run, uint64_t lo, uint64_t hi, int stoppable,
     return SD_OK;
 }
 
-/* The counts of blocks [lo, hi) are taken back out of hist/pos: they were
- * run past the stopping point (integers: exact). */
+/* The counts of blocks [lo, hi) are taken back out of hist/pos/cells: they
+ * were run past the stopping point (integers: exact). */
 static int S_discard(const S_run *run, uint64_t lo, uint64_t hi, double *hist, double *pos,
-                     sd_error *err)
+                     double *cells, sd_error *err)
 {
-    const size_t V = run->V, T = run->T;
     S_scratch sc;
     int rc = S_scratch_alloc(run, &sc, err);
     sd_sim_block blk;
     for (uint64_t b = lo; b < hi && !rc; b++)
-        rc = S_block_run(run, &sc, b, &blk, sc.hist, sc.pos, err);
-    if (!rc) {
-        for (size_t j = 0; j <= T; j++)
-            hist[j] -= sc.hist[j];
-        if (pos)
-            for (size_t i = 0; i < T * V; i++)
-                pos[i] -= sc.pos[i];
-    }
+        rc = S_block_run(run, &sc, b, &blk, err);
+    if (!rc)
+        S_counts_add(run, &sc, -1.0, hist, pos, cells);
     S_scratch_free(run, &sc);
     return rc;
 }
@@ -370,23 +369,40 @@ uint64_t sd_sim_block_count(uint64_t trials)
     return trials / SD_SIM_BLOCK + (trials % SD_SIM_BLOCK != 0);
 }
 
-static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V, size_t *T,
-                       sd_error *err)
+/* V^L, or 0 when it exceeds max. */
+static size_t S_cells(size_t V, size_t L, size_t max)
 {
-    if (job->lazy) {
-        if (job->vt && strcmp(job->vt->name, "token") != 0)
-            return sd_error_set(err, SD_EUSAGE,
-                                "the on-demand model supports --algo token only, not '%s'", job->vt->name);
-        *V = job->lazy->V;
-        *T = job->lazy->T;
-    } else {
-        *V = job->chain->V;
-        *T = job->chain->T;
+    size_t cells = 1;
+    for (size_t i = 0; i < L; i++) {
+        if (cells > max / V)
+            return 0;
+        cells *= V;
     }
+    return cells;
+}
+
+static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V, size_t *T,
+                       size_t *ncells, sd_error *err)
+{
+    *V = job->model->V;
+    *T = job->model->T;
+    *ncells = 0;
     if (opts->trials == 0)
         return sd_error_set(err, SD_EUSAGE, "--trials must be >= 1");
+    if (opts->stop.L > *T)
+        return sd_error_set(err, SD_EUSAGE, "--L %zu: expected 1..%zu (the horizon)", opts->stop.L, *T);
+    if (opts->stop.fixed_prev && opts->stop.prev >= *V)
+        return sd_error_set(err, SD_EUSAGE, "start token %zu: expected 0..%zu", opts->stop.prev, *V - 1);
     if (opts->want_positions && (*T > ((size_t)1 << 24) / *V))
         return sd_error_set(err, SD_ETOOBIG, "per-position counts need T*V = %zu*%zu cells; limit 2^24", *T, *V);
+    if (opts->want_cells) {
+        if (opts->stop.L == 0)
+            return sd_error_set(err, SD_EUSAGE, "a table of cells needs a stop after x_L (L >= 1)");
+        if (!(*ncells = S_cells(*V, opts->stop.L, SD_SIM_MAX_CELLS)))
+            return sd_error_set(err, SD_ETOOBIG,
+                                "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",
+                                opts->stop.L, opts->stop.L, *V, opts->stop.L, (size_t)SD_SIM_MAX_CELLS);
+    }
     if (sd_sim_block_count(opts->trials) > SD_SIM_MAX_BLOCKS)
         return sd_error_set(err, SD_ETOOBIG,
                             "--trials %llu needs %llu blocks of statistics (%zu bytes each); limit %llu "
@@ -395,29 +411,38 @@ static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V
                             (unsigned long long)sd_sim_block_count(opts->trials), sizeof(sd_sim_block),
                             (unsigned long long)SD_SIM_MAX_BLOCKS,
                             (unsigned long long)SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK);
+    if (opts->want_per_trial && opts->trials > ((size_t)1 << 26))
+        return sd_error_set(err, SD_ETOOBIG, "per-trial records for %llu trials; limit 2^26",
+                            (unsigned long long)opts->trials);
     return SD_OK;
 }
 
 int sd_sim_result_alloc(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
                         sd_error *err)
 {
-    size_t V, T;
+    size_t V, T, ncells;
     memset(res, 0, sizeof *res);
-    int rc = S_check_job(job, opts, &V, &T, err);
+    int rc = S_check_job(job, opts, &V, &T, &ncells, err);
     if (rc)
         return rc;
     res->accept_hist = calloc(T + 1, sizeof *res->accept_hist);
     if (opts->want_positions)
         res->pos_counts = calloc(T * V, sizeof *res->pos_counts);
-    if (!res->accept_hist || (opts->want_positions && !res->pos_counts)) {
+    if (opts->want_cells)
+        res->cells = calloc(ncells, sizeof *res->cells);
+    if (opts->want_per_trial)
+        res->per_trial = calloc((size_t)opts->trials, sizeof *res->per_trial);
+    if (!res->accept_hist || (opts->want_positions && !res->pos_counts) ||
+        (opts->want_cells && !res->cells) || (opts->want_per_trial && !res->per_trial)) {
         sd_sim_result_free(res);
         return sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
     }
+    res->ncells = ncells;
     res->trials = res->trials_requested = opts->trials;
     res->seed = opts->seed;
     res->V = V;
     res->T = T;
-    res->kernel = job->lazy ? "token-lazy" : "generic";
+    res->kernel = "generic";
     return SD_OK;
 }
 
@@ -435,29 +460,97 @@ void sd_sim_result_merge(sd_sim_result *res, const sd_sim_block *blocks, uint64_
     res->trials = (uint64_t)res->rejections.n;
 }
 
-/* The kernel for a job: the lockstep alias-table kernel for token-level SD
- * on a stored chain (when its tables fit), else the generic verifier loop;
- * *kernel names the choice. */
-static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts, sd_token_plan **plan,
-                      const char **kernel, sd_error *err)
+/* The observers a run asks for, as SD_OBS_* bits a kernel must support. */
+static unsigned S_needs(const sd_sim_opts *o)
+{
+    unsigned need = o->stop.L ? 0u : SD_OBS_STATS;
+    if (o->want_positions)
+        need |= SD_OBS_POS;
+    if (o->want_cells)
+        need |= SD_OBS_CELLS;
+    if (o->want_per_trial)
+        need |= SD_OBS_PER_TRIAL;
+    if (o->stop.first_iteration)
+        need |= SD_OBS_FIRST;
+    if (o->stop.fixed_prev)
+        need |= 1u << 31; /* no kernel starts from a given x_0 */
+    return need;
+}
+
+/* The names of the verifiers with a kernel that applies to model m at their
+ * default parameters, space-separated, into buf. */
+static void S_kernel_owners(const sd_model *m, char *buf, size_t len)
+{
+    const sd_verifier_type *vt;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++) {
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        int ok = 0;
+        for (size_t k = 0; vt->kernels && vt->kernels[k] && !ok; k++) {
+            void *plan = NULL;
+            if (vt->kernels[k]->plan_new(&plan, m, &par, 0, 1, NULL) == SD_OK) {
+                vt->kernels[k]->plan_free(plan);
+                ok = 1;
+            }
+        }
+        if (ok && !(vt->flags & SD_VERIFIER_CONTROL)) {
+            int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", vt->name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+}
+
+/* Chooses what runs: the first of the verifier's kernels that applies to
+ * the model and feeds what is asked, else the generic step (which needs
+ * stored rows).  run->kernel names the choice. */
+static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts, const char **kernel,
+                      sd_error *err)
 {
     memset(run, 0, sizeof *run);
     run->job = job;
     run->opts = opts;
-    *plan = NULL;
-    *kernel = job->lazy ? "token-lazy" : "generic";
-    int rc = S_check_job(job, opts, &run->V, &run->T, err);
+    *kernel = "generic";
+    size_t ncells;
+    int rc = S_check_job(job, opts, &run->V, &run->T, &ncells, err);
     if (rc)
         return rc;
-    if (!job->lazy && !opts->generic && job->vt == &sd_verifier_token) {
-        rc = sd_token_plan_new(job->chain, job->par, SD_TOKEN_EXACT, opts->kernel_max_bytes,
-                               opts->threads, plan, NULL);
-        run->plan = rc ? NULL : *plan;
-        *kernel = rc == SD_ETOOBIG ? SD_SIM_KERNEL_TOO_BIG
-                  : rc             ? "generic (no memory for the token kernel)"
-                                   : SD_SIM_KERNEL_TOKEN;
+    run->ncells = ncells;
+    unsigned need = S_needs(opts);
+    const sd_kernel_type *const *ks = job->vt->kernels;
+    for (size_t i = 0; ks && ks[i] && !opts->generic && !run->kt; i++) {
+        if ((ks[i]->supports & need) != need)
+            continue;
+        void *plan = NULL;
+        rc = ks[i]->plan_new(&plan, job->model, job->par, opts->kernel_max_bytes, opts->threads, NULL);
+        if (rc == SD_OK) {
+            run->kt = ks[i];
+            run->plan = plan;
+            *kernel = ks[i]->name;
+        } else if (rc == SD_ETOOBIG) {
+            *kernel = SD_SIM_KERNEL_TOO_BIG;
+        } else if (rc == SD_ENOMEM) {
+            *kernel = "generic (no memory for the kernel)";
+        }
+    }
+    if (!run->kt && !job->model->chain) {
+        char names[256];
+        S_kernel_owners(job->model, names, sizeof names);
+        return sd_error_set(err, SD_EUSAGE,
+                            "--algo %s cannot run on the Zipf model as asked: its step reads stored rows, "
+                            "and only a verifier's own kernel runs there, for run's statistics "
+                            "(verifiers with one: %s)",
+                            job->vt->name, names[0] ? names : "none");
     }
     return SD_OK;
+}
+
+static void S_run_free(S_run *run)
+{
+    if (run->kt && run->plan)
+        run->kt->plan_free(run->plan);
+    run->plan = NULL;
 }
 
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
@@ -468,10 +561,11 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
         return sd_error_set(err, SD_EUSAGE, "block range [%llu, %llu) outside 0..%llu",
                             (unsigned long long)lo, (unsigned long long)hi,
                             (unsigned long long)sd_sim_block_count(opts->trials));
+    if (opts->want_cells || opts->want_per_trial)
+        return sd_error_set(err, SD_EUSAGE, "a block range runs with histogram and positions only");
     S_run run;
-    sd_token_plan *plan;
     const char *kernel;
-    int rc = S_run_init(&run, job, opts, &plan, &kernel, err);
+    int rc = S_run_init(&run, job, opts, &kernel, err);
     if (rc)
         return rc;
     if (kernel_out)
@@ -479,9 +573,9 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
     uint64_t nrun, nclaimed;
     int why;
     if (hi > lo)
-        rc = S_pass_run(&run, lo, hi, 0, blocks, hist, opts->want_positions ? pos : NULL, &nrun,
+        rc = S_pass_run(&run, lo, hi, 0, blocks, hist, opts->want_positions ? pos : NULL, NULL, &nrun,
                         &nclaimed, &why, err);
-    sd_token_plan_free(plan);
+    S_run_free(&run);
     return rc;
 }
 
@@ -494,29 +588,32 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     uint64_t nblocks = sd_sim_block_count(opts->trials);
     sd_sim_block *blocks = calloc((size_t)nblocks, sizeof *blocks);
     S_run run;
-    sd_token_plan *plan = NULL;
     const char *kernel = res->kernel;
+    int have_run = 0;
     if (!blocks)
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
-    if (!rc)
-        rc = S_run_init(&run, job, opts, &plan, &kernel, err);
+    if (!rc && !(rc = S_run_init(&run, job, opts, &kernel, err))) {
+        have_run = 1;
+        run.per_trial = res->per_trial;
+    }
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
     int why = SD_SIM_STOP_DONE;
     int stoppable = opts->time_limit > 0.0 || opts->target_stderr > 0.0;
     if (!rc)
-        rc = S_pass_run(&run, 0, nblocks, stoppable, blocks, res->accept_hist, res->pos_counts,
+        rc = S_pass_run(&run, 0, nblocks, stoppable, blocks, res->accept_hist, res->pos_counts, res->cells,
                         &nrun, &nclaimed, &why, err);
     /* Blocks finished past the stopping prefix: take their counts out. */
     if (!rc && nclaimed > nrun)
-        rc = S_discard(&run, nrun, nclaimed, res->accept_hist, res->pos_counts, err);
+        rc = S_discard(&run, nrun, nclaimed, res->accept_hist, res->pos_counts, res->cells, err);
     if (!rc) {
         res->kernel = kernel;
         sd_sim_result_merge(res, blocks, nrun);
         res->stop = why;
         res->seconds = S_now() - t0;
     }
-    sd_token_plan_free(plan);
+    if (have_run)
+        S_run_free(&run);
     free(blocks);
     if (rc)
         sd_sim_result_free(res);
@@ -526,7 +623,8 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
 int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                const sd_sim_opts *opts, sd_sim_result *res, sd_error *err)
 {
-    sd_sim_job job = {vt, c, NULL, par};
+    sd_model m = sd_model_of_chain(c);
+    sd_sim_job job = {vt, &m, par};
     return sd_sim_run_job(&job, opts, res, err);
 }
 
@@ -534,8 +632,12 @@ void sd_sim_result_free(sd_sim_result *res)
 {
     free(res->accept_hist);
     free(res->pos_counts);
+    free(res->cells);
+    free(res->per_trial);
     res->accept_hist = NULL;
     res->pos_counts = NULL;
+    res->cells = NULL;
+    res->per_trial = NULL;
 }
 
 double sd_sim_position_tv(const sd_sim_result *res, const sd_chain *c)

@@ -1,16 +1,26 @@
-/* sd_sim.h — the Monte-Carlo driver shared by every verifier.
+/* sd_sim.h — the trial engine: the one loop over (seed, trial) that every
+ * consumer drives (run, check, lp --compare, the figures, simdec-mpi, make
+ * bench).
  *
- * A trial generates x_0 ~ init and then x_1..x_T by repeated iterations of
- * one verifier, drawing every random number from the stream of
- * (seed, trial) (src/sd_rng.h).  Trials are grouped in blocks of
- * SD_SIM_BLOCK; each block keeps its own statistics and the blocks are
- * merged in block order, so the result is bit-identical for any number of
- * threads. */
+ * A trial generates x_0 ~ init (or starts from a given x_0) and then
+ * x_1..x_T by repeated iterations of one verifier, drawing every random
+ * number from the stream of (seed, trial) (src/sd_rng.h), until its stop
+ * rule (the horizon, token x_L, or the first iteration).  Trials run in
+ * blocks of SD_SIM_BLOCK over OpenMP threads and feed observers
+ * (sd_observe, sims/sd_verifier.h): Welford statistics per block, merged in
+ * block order, and integer-valued counts (histogram, positions, the cells
+ * of check's table), so a result is bit-identical for any number of threads.
+ *
+ * Where the verifier has a fast kernel that applies to the model and can
+ * feed the observers asked for, the engine runs the kernel instead of the
+ * generic loop over step(); result.kernel names what ran, and `check`
+ * therefore tests exactly what `run` executes. */
 #ifndef SD_SIM_H
 #define SD_SIM_H
 
 #include <stdint.h>
 
+#include "../src/sd_model.h"
 #include "../src/sd_stats.h"
 #include "sd_verifier.h"
 
@@ -20,39 +30,47 @@
  * SD_ETOOBIG before anything is allocated. */
 #define SD_SIM_MAX_BLOCKS ((uint64_t)1 << 23)
 
-/* Per-trial outcome. */
-typedef struct sd_trial {
-    size_t rejections;    /* N_rej: iterations that ended in a residual */
-    size_t target_calls;  /* iterations' target calls */
-    size_t iterations;
-} sd_trial;
+/* A trial's stop rule and start. */
+typedef struct sd_sim_stop {
+    size_t L;            /* stop after the iteration that emits x_L; 0: the horizon */
+    int first_iteration; /* stop after the first iteration */
+    int fixed_prev;      /* 1: x_0 = prev without drawing it (no uniform is used) */
+    size_t prev;
+} sd_sim_stop;
 
-/* Runs one trial.  tokens (capacity T+1) receives x_0..x_T.  When hist is
- * not NULL, hist[j] += 1 for each iteration that accepted j draft tokens
- * (capacity T+1) and *acc (if not NULL) gets every iteration's accepted
- * count.  state must come from vt->alloc for this chain. */
+/* Runs one trial of the generic loop.  tokens (capacity T+1) receives
+ * x_0..x_T (as far as the trial ran).  When hist is not NULL, hist[j] += 1
+ * for each iteration that accepted j draft tokens (capacity T+1), and *acc
+ * (if not NULL) gets every iteration's accepted count.  stop may be NULL
+ * (the whole horizon from x_0 ~ init).  state must come from vt->alloc for
+ * this chain. */
+int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c,
+                      const sd_params *par, uint64_t seed, uint64_t trial, const sd_sim_stop *stop,
+                      size_t *tokens, sd_trial *out, double *hist, sd_welford *acc, sd_error *err);
+
+/* The whole horizon, and the trial stopped after x_L (1 <= L <= T):
+ * tokens[0..L] are those the whole trial gives (later iterations draw later
+ * numbers of the stream). */
 int sd_sim_trial(const sd_verifier_type *vt, void *state, const sd_chain *c,
                  const sd_params *par, uint64_t seed, uint64_t trial,
                  size_t *tokens, sd_trial *out, double *hist,
                  sd_welford *acc, sd_error *err);
-
-/* The same trial, stopped after the iteration that emits x_L (1 <= L <= T):
- * tokens[0..L] are those sd_sim_trial gives (later iterations draw later
- * numbers of the stream), and *out, hist, acc count the iterations run.
- * `check` tabulates x_1..x_L this way. */
 int sd_sim_trial_until(const sd_verifier_type *vt, void *state, const sd_chain *c,
                        const sd_params *par, uint64_t seed, uint64_t trial, size_t L,
                        size_t *tokens, sd_trial *out, double *hist,
                        sd_welford *acc, sd_error *err);
 
-/* Called from the driver's master thread now and then; may be NULL. */
+/* Called from the engine's master thread now and then; may be NULL. */
 typedef void (*sd_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 typedef struct sd_sim_opts {
     uint64_t seed;
     uint64_t trials;         /* >= 1 */
     unsigned threads;        /* 0: all available cores */
-    int want_positions;      /* 1: fill pos_counts (needs T*V small) */
+    sd_sim_stop stop;        /* the trials' stop rule and start (zero: the horizon) */
+    int want_positions;      /* 1: fill pos_counts (needs T*V <= 2^24; horizon runs) */
+    int want_cells;          /* 1: fill cells, the joint law of x_1..x_L (stop.L > 0) */
+    int want_per_trial;      /* 1: fill per_trial (one record per trial) */
     sd_progress_fn progress;
     void *progress_ctx;
     /* Early stopping (0 = off); the run always stops at whole blocks.
@@ -66,16 +84,14 @@ typedef struct sd_sim_opts {
      *   beyond k are discarded. */
     double time_limit;
     double target_stderr;
-    int generic;             /* 1: never use a specialised kernel (tests) */
-    size_t kernel_max_bytes; /* memory bound of the token kernel's tables;
-                                0: SD_TOKEN_PLAN_MAX_BYTES (sims/sd_token.h) */
+    int generic;             /* 1: never use a kernel (tests) */
+    size_t kernel_max_bytes; /* memory bound of a kernel's tables; 0: its default */
 } sd_sim_opts;
 
-/* sd_sim_result.kernel: the lockstep alias-table kernel of sims/sd_token.h
- * (token-level SD on a stored chain), or the generic verifier because the
- * kernel's tables would exceed the memory bound. */
+/* sd_sim_result.kernel: a kernel's name (sd_kernel_type.name), "generic",
+ * or SD_SIM_KERNEL_TOO_BIG when a kernel's tables would exceed the bound. */
 #define SD_SIM_KERNEL_TOKEN "token-alias"
-#define SD_SIM_KERNEL_TOO_BIG "generic (token kernel tables over the memory limit)"
+#define SD_SIM_KERNEL_TOO_BIG "generic (kernel tables over the memory limit)"
 
 typedef struct sd_sim_result {
     uint64_t trials, seed;
@@ -85,28 +101,44 @@ typedef struct sd_sim_result {
     sd_welford accepted;     /* over iterations: draft tokens accepted */
     double *accept_hist;     /* [T+1]: iterations accepting exactly j tokens */
     double *pos_counts;      /* [T][V] (or NULL): trials with x_n = b */
+    double *cells;           /* [V^L] (or NULL): trials with x_1..x_L in the cell */
+    size_t ncells;
+    sd_trial *per_trial;     /* [trials] (or NULL) */
     double iterations;       /* total iterations */
     uint64_t trials_requested; /* opts->trials; trials < it after an early stop */
-    int stop;                /* why the run ended: sd_sim_stop */
+    int stop;                /* why the run ended: sd_sim_stop_why */
     double seconds;          /* wall time of the simulation */
-    const char *kernel;      /* "generic", SD_SIM_KERNEL_TOKEN, SD_SIM_KERNEL_TOO_BIG,
-                                "token-lazy" */
+    const char *kernel;      /* what ran (see above) */
 } sd_sim_result;
 
 typedef enum {
     SD_SIM_STOP_DONE = 0,    /* every requested trial ran */
     SD_SIM_STOP_TIME = 1,    /* time_limit reached */
     SD_SIM_STOP_STDERR = 2   /* target_stderr reached */
-} sd_sim_stop;
+} sd_sim_stop_why;
 
-/* Runs opts->trials trials.  On success *res owns accept_hist and
- * pos_counts; release with sd_sim_result_free().  Refuses (SD_ETOOBIG)
- * want_positions when T*V > 2^24. */
-int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c,
-               const sd_params *par, const sd_sim_opts *opts,
-               sd_sim_result *res, sd_error *err);
+/* What to simulate: a verifier with its parameters on a model. */
+typedef struct sd_sim_job {
+    const sd_verifier_type *vt;
+    const sd_model *model;
+    const sd_params *par;
+} sd_sim_job;
+
+/* Runs opts->trials trials.  On success *res owns its arrays; release with
+ * sd_sim_result_free() (also safe after a failure).  Refuses (SD_ETOOBIG)
+ * want_positions when T*V > 2^24 and want_cells beyond SD_SIM_MAX_CELLS,
+ * before allocating; SD_EUSAGE when the verifier cannot run on the model
+ * (a Zipf model and no kernel of the verifier for it). */
+int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
+                   sd_error *err);
+
+/* sd_sim_run_job on a stored chain. */
+int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+               const sd_sim_opts *opts, sd_sim_result *res, sd_error *err);
 
 void sd_sim_result_free(sd_sim_result *res);
+
+#define SD_SIM_MAX_CELLS ((size_t)1 << 20) /* V^L limit of want_cells: 8 MiB */
 
 /* --- runs split over processes (MPI, mpi/simdec_mpi.c) ------------------
  *
@@ -114,17 +146,7 @@ void sd_sim_result_free(sd_sim_result *res);
  * holding trials b·SD_SIM_BLOCK .. min((b+1)·SD_SIM_BLOCK, trials)-1.  Any
  * set of processes may compute disjoint block ranges; merging the per-block
  * statistics in block order and adding the integer-valued counts (exact in
- * any order below 2^53) gives the bits of sd_sim_run. */
-struct sd_lazy;
-
-/* What to simulate: a verifier on a stored chain, or (vt = token) the
- * on-demand model `lazy` (src/sd_lazy.h), when lazy is not NULL. */
-typedef struct sd_sim_job {
-    const sd_verifier_type *vt;
-    const sd_chain *chain;       /* NULL when lazy is set */
-    const struct sd_lazy *lazy;  /* NULL for a stored chain */
-    const sd_params *par;
-} sd_sim_job;
+ * any order below 2^53) gives the bits of sd_sim_run_job. */
 
 /* One block's statistics. */
 typedef struct sd_sim_block {
@@ -138,15 +160,11 @@ uint64_t sd_sim_block_count(uint64_t trials);
  * one per block, at least 1 (1 without OpenMP). */
 int sd_sim_threads(unsigned requested, uint64_t nblocks);
 
-/* Like sd_sim_run for a job (sd_sim_run is this with a stored chain). */
-int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
-                   sd_error *err);
-
 /* Runs blocks [lo, hi) of the run (opts->seed, opts->trials; early
  * stopping ignored) and writes blocks[b - lo].  Adds accepted counts to
  * hist (T+1) and, when opts->want_positions, trials with x_n = b to pos
- * (T·V).  *kernel (when not NULL) names the kernel that ran, as
- * sd_sim_result.kernel.  SD_EUSAGE on a bad range. */
+ * (T·V).  *kernel (when not NULL) names what ran, as sd_sim_result.kernel.
+ * SD_EUSAGE on a bad range. */
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
                       sd_sim_block *blocks, double *hist, double *pos, const char **kernel,
                       sd_error *err);

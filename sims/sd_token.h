@@ -34,6 +34,11 @@
 
 extern const sd_verifier_type sd_verifier_token;
 
+/* Token-level SD's mechanistic step (sd_verifier_type.step), shared with
+ * the control broken-token-kernel. */
+int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                  size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
 /* --- alias tables ---------------------------------------------------------- */
 
 /* Builds the table of n outcomes with weights w[0..n) (finite, >= 0, not
@@ -86,48 +91,48 @@ typedef struct sd_token_work sd_token_work;
 int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *err);
 void sd_token_work_free(sd_token_work *w);
 
-/* What sd_token_plan_run reports; every pointer may be NULL. */
-typedef struct sd_token_out {
-    sd_welford *rej;    /* += each trial's rejections, in trial order */
-    sd_welford *calls;  /* += each trial's target calls (= iterations), in trial order */
-    sd_welford *acc;    /* each trial's iterations' accepted drafts, merged in trial order
-                           as one summary per trial (exact integer sums → n, mean,
-                           Σ(a-mean)²; Chan's merge) */
-    double *hist;       /* [T+1]: += 1 per iteration at its accepted count */
-    double *pos;        /* [T][V]: += 1 at (n-1)·V + x_n for every trial */
-    size_t *tokens;     /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
-    /* L > 0: only positions 1..L are run, and each trial adds 1 to
-     * cells[x_1·V^{L-1} + ... + x_L] (`check`); rej, calls, acc, hist are
-     * then not touched.  L = 0: the whole horizon. */
-    size_t L;
-    double *cells;
-} sd_token_out;
+/* What sd_token_plan_run reports: an sd_observe (sd_verifier.h) with
+ * rej, calls, acc, hist, pos, tokens and the stop rule L (with cells); acc
+ * receives each trial's iterations merged as one summary per trial (exact
+ * integer sums -> n, mean, sum of squared deviations; Chan's merge).  With
+ * L > 0 only positions 1..L are run and rej, calls, acc, hist are not
+ * touched. */
 
 /* Runs trials lo..hi-1 of run `seed` in lockstep, in groups of trials
  * taken in trial order.  Safe on one plan from many threads, each with its
  * own work. */
 void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
-                       uint64_t hi, const sd_token_out *out);
+                       uint64_t hi, const sd_observe *out);
 
 /* The same computation for one trial, position by position, with the
  * scalar sd_stream: the reference the tests hold the lockstep code to (same
  * tokens and counts).  tokens (capacity T+1) receives x_0..x_T; hist as in
  * sd_sim_trial; acc (if not NULL) gets the trial's summary as in
- * sd_token_out.acc. */
+ * sd_token_plan_run. */
 void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t trial,
                          size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
                          sd_welford *acc);
 
+/* --- the kernels (sd_verifier.h) -------------------------------------------------
+ *
+ * token-alias: the plan above on a stored chain (SD_TOKEN_EXACT);
+ * token-alias-broken: the same with SD_TOKEN_BROKEN_RESIDUAL tables, the
+ *   kernel of the control broken-token-kernel, which check must flag;
+ * token-zipf: the on-demand Zipf model (below). */
+extern const sd_kernel_type sd_token_kernel_alias;
+extern const sd_kernel_type sd_token_kernel_broken;
+extern const sd_kernel_type sd_token_kernel_zipf;
+
 /* --- the on-demand model ------------------------------------------------------ */
 
-/* The algorithm on the on-demand model of src/sd_lazy.h with draft length
+/* The algorithm on the on-demand model of src/sd_zipf.h with draft length
  * gamma (0 = rest of the horizon), in O(1) expected work per token
- * (sims/token_lazy.c): draft a rank r ~ z_d and emit x = π⁻¹_{t,prev}(r);
+ * (sims/token_zipf.c): draft a rank r ~ z_d and emit x = π⁻¹_{t,prev}(r);
  * accept if u·z_d(r) < z_q(r); else draw a rank from max(0, z_q - z_d) and
  * map it; a bonus draws a rank from z_q.  Uniforms come from the stream
  * (seed, trial); x_0 = ⌊u·V⌋ (uniform init). */
-struct sd_lazy;
-void sd_token_lazy_trial(const struct sd_lazy *m, size_t gamma, uint64_t seed, uint64_t trial,
+struct sd_zipf;
+void sd_token_zipf_trial(const struct sd_zipf *m, size_t gamma, uint64_t seed, uint64_t trial,
                          size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
                          sd_welford *acc);
 

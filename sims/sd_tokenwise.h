@@ -14,6 +14,10 @@
 
 #include "sd_verifier.h"
 
+/* The residual after a rejection: [q-p]+ (speculative decoding; Yin et al.
+ * 2024, Theorem 4) or q itself (their Decoding-UNO). */
+typedef enum { SD_RESIDUAL_OPT = 0, SD_RESIDUAL_UNO = 1 } sd_residual_kind;
+
 typedef struct sd_token_rule {
     /* 1 to accept draft token x, given the coin u in [0,1) and
      * px = p(x) > 0, qx = q(x). */

@@ -1,15 +1,20 @@
-/* sd_verifier.h — the one interface every Monte-Carlo verifier implements.
+/* sd_verifier.h — the one interface every verifier implements.
  *
- * A verifier is one file in sims/ that ends in one
+ * A verifier is one file that ends in one
  *     const sd_verifier_type sd_verifier_NAME = { ... };
- * and one line in the table of sims/sd_registry.c.  The driver
- * (sims/sd_sim.h) then gives it `simdec run`, `simdec check` and the LP
- * comparison for free.  See README.md, "Adding a verifier".
+ * compiled into simdec (one line in the table of sims/sd_registry.c) or
+ * into a plugin (include/simdec.h, loaded with --plugin FILE.so).  The
+ * type is the only place that knows the verifier: its parameters (declared
+ * below, from which every command's options, help, range errors and output
+ * echo are generated), whether it claims losslessness at given parameters,
+ * its exact values and its fast kernels.  The trial engine (sims/sd_sim.h)
+ * then gives it `simdec run`, `simdec check`, `lp --compare` and the
+ * figures without naming it.  See README.md, "Adding a verifier".
  *
- * Conventions (SPEC §2): one call of step() is one iteration = one call of
- * the target model (unless the verifier says otherwise in it->target_calls,
- * as SPRINTER does).  Positions are 1-based: tokens x_1..x_T are generated,
- * x_0 ~ init is the prompt. */
+ * Conventions (docs/notation.md): one call of step() is one iteration = one
+ * call of the target model (unless the verifier says otherwise in
+ * it->target_calls, as SPRINTER does).  Positions are 1-based: tokens
+ * x_1..x_T are generated, x_0 ~ init is the prompt. */
 #ifndef SD_VERIFIER_H
 #define SD_VERIFIER_H
 
@@ -18,51 +23,162 @@
 
 #include "../src/sd_chain.h"
 #include "../src/sd_error.h"
+#include "../src/sd_model.h"
 #include "../src/sd_rng.h"
+#include "../src/sd_stats.h"
 
-/* Parameters of every verifier; each uses the fields it names in
- * sd_verifier_type.params and ignores the others. */
-typedef enum { SD_RESIDUAL_OPT = 0, SD_RESIDUAL_UNO = 1 } sd_residual_kind;
-typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
+/* --- parameters ------------------------------------------------------------
+ *
+ * A verifier declares the parameters it reads as an array of sd_param_decl
+ * ended by an entry whose name is NULL.  Each becomes the option --NAME of
+ * every command that takes the verifier.  Values live in sd_params:
+ *   - the shared parameters have one field and one meaning for every
+ *     verifier: par->gamma (SD_PARAM_GAMMA) and par->k, the number of drafts
+ *     (SD_PARAM_DRAFTS, named k or, after Yin et al., M);
+ *   - a verifier's own parameters live in par->v[slot], the slot it
+ *     declares (an enum in its file, e.g. enum { P_EPS, P_DELTA }).
+ * Every value is held as a double: counts up to 2^53 are exact, a choice is
+ * the index of the chosen word. */
+
+#define SD_PARAMS_MAX 16
+
+typedef enum {
+    SD_PARAM_COUNT = 0,  /* a whole number in [min, max] */
+    SD_PARAM_REAL = 1,   /* a finite decimal number in [min, max] */
+    SD_PARAM_CHOICE = 2  /* one word of `choices` ("opt|uno"); the value is its index */
+} sd_param_kind;
+
+enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2 };
+
+typedef struct sd_param_decl {
+    const char *name;    /* option --NAME and key in output; NULL ends a list */
+    sd_param_kind kind;
+    int slot;            /* SD_SLOT_GAMMA, SD_SLOT_K, or 0..SD_PARAMS_MAX-1 */
+    double def;          /* default (a choice: the index of the default word) */
+    double min, max;     /* the range a given value must lie in (COUNT, REAL) */
+    const char *choices; /* CHOICE: the words, separated by '|' */
+    const char *unset;   /* what the default means when it is not a value a
+                            user could give (gamma's 0: "rest of horizon");
+                            shown in tables, null in JSON.  NULL otherwise */
+    const char *help;    /* one line */
+} sd_param_decl;
+
+/* The shared parameters, declared once for every verifier that reads them. */
+#define SD_GAMMA_MAX ((size_t)1 << 24)
+#define SD_DRAFTS_MAX ((size_t)1 << 20)
+#define SD_PARAM_GAMMA                                                                             \
+    {"gamma", SD_PARAM_COUNT, SD_SLOT_GAMMA, 0, 1, (double)SD_GAMMA_MAX, NULL, "rest of horizon",  \
+     "draft tokens per iteration (default: the rest of the horizon)"}
+#define SD_PARAM_DRAFTS(NAME)                                                                      \
+    {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
+     "number of drafts (default 2)"}
+#define SD_PARAM_END {NULL, SD_PARAM_COUNT, 0, 0, 0, 0, NULL, NULL, NULL}
 
 typedef struct sd_params {
-    size_t gamma;          /* draft tokens per iteration; 0 = rest of horizon */
-    size_t M;              /* batch: number of drafts (>= 1) */
-    size_t k;              /* rrs, spectr: number of drafts (>= 1) */
-    double eps;            /* biased: ε >= 0 */
-    sd_residual_kind residual; /* biased: opt (Theorem 4) or uno (= q) */
-    double tp, fp;         /* sprinter: η_TP, η_FP in [0,1] */
-    sd_plan_kind plan;     /* spectr: k-Seq or the OTM LP plan */
+    size_t gamma;            /* draft tokens per iteration; 0 = rest of horizon */
+    size_t k;                /* number of drafts (multi-draft verifiers) */
+    double v[SD_PARAMS_MAX]; /* the verifier's own parameters, by slot */
+    uint32_t given;          /* bit i: parameter i of the declaration was given */
 } sd_params;
 
-/* Defaults: gamma 0 (rest of horizon), M 2, k 2, eps 0, residual opt,
- * tp 0.5, fp 0, plan kseq. */
-void sd_params_defaults(sd_params *par);
+/* --- what one iteration did ----------------------------------------------- */
 
-/* What one iteration did. */
 typedef struct sd_iter {
     size_t emitted;        /* tokens written to out[], 1 <= emitted <= T-n+1 */
     size_t accepted;       /* draft tokens accepted in this iteration */
     int rejected;          /* 1 if it ended with a token from a residual
-                              (a rejection, 004_… Theorem 1), else 0 */
+                              (a rejection, Yin et al. 2024, Theorem 1), else 0 */
     unsigned target_calls; /* target-model calls it made (usually 1) */
 } sd_iter;
 
+/* --- what a run observes (the trial engine's observers) -------------------
+ *
+ * The engine and every kernel feed the same record; every pointer may be
+ * NULL.  Statistics are Welford accumulators over trials in trial order;
+ * counts are sums of integers (exact in any order below 2^53). */
+typedef struct sd_trial {
+    size_t rejections;    /* N_rej: iterations that ended in a residual */
+    size_t target_calls;  /* target-model calls */
+    size_t iterations;
+    size_t accepted;      /* draft tokens accepted, over the iterations run */
+    size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
+} sd_trial;
+
+typedef struct sd_observe {
+    /* The stop rule of a trial: after the iteration that emits x_L
+     * (L = 0: the horizon), or after its first iteration. */
+    size_t L;
+    int first_iteration;
+    /* Observers. */
+    sd_welford *rej;     /* += each trial's rejections */
+    sd_welford *calls;   /* += each trial's target calls */
+    sd_welford *acc;     /* += each iteration's accepted draft tokens */
+    double *hist;        /* [T+1]: += 1 per iteration at its accepted count */
+    double *pos;         /* [T][V]: += 1 at (n-1)·V + x_n for every trial (L = 0) */
+    double *cells;       /* [V^L]: += 1 at x_1·V^{L-1} + ... + x_L (L > 0) */
+    sd_trial *per_trial; /* [hi-lo]: each trial's record, by trial - lo */
+    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
+} sd_observe;
+
+/* SD_OBS_* bits: what a kernel can feed (sd_kernel_type.supports). */
+enum {
+    SD_OBS_STATS = 1u << 0,  /* rej, calls, acc, hist */
+    SD_OBS_POS = 1u << 1,
+    SD_OBS_CELLS = 1u << 2,  /* L > 0 with cells */
+    SD_OBS_PER_TRIAL = 1u << 3,
+    SD_OBS_TOKENS = 1u << 4,
+    SD_OBS_FIRST = 1u << 5   /* the first-iteration stop rule */
+};
+
+/* --- fast kernels ------------------------------------------------------------
+ *
+ * A kernel runs whole trials of its verifier faster than the generic loop
+ * over step(), with the same law (not the same random numbers).  The engine
+ * tries a verifier's kernels in order; plan_new answers SD_EUSAGE without
+ * a message when the kernel does not apply to the model or parameters (the
+ * next one is tried, then the generic step) and SD_ETOOBIG when its tables
+ * would exceed max_bytes (the run falls back and says so). */
+typedef struct sd_kernel_type {
+    const char *name; /* reported by run and check, e.g. "token-alias" */
+    unsigned supports; /* SD_OBS_* it can feed; others make the engine use step() */
+    int (*plan_new)(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                    unsigned threads, sd_error *err);
+    void (*plan_free)(void *plan);
+    int (*work_new)(const void *plan, void **work, sd_error *err);
+    void (*work_free)(void *work);
+    /* Trials lo..hi-1 of run `seed`, in trial order, into *obs. */
+    void (*run)(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                const sd_observe *obs);
+} sd_kernel_type;
+
+/* --- exact values --------------------------------------------------------- */
+
+typedef struct sd_exact_values {
+    double rejections;   /* E[N_rej] over a whole generation, or NaN */
+    double target_calls; /* E[target calls], or NaN */
+    const char *method;  /* one line: which theorem or algorithm, citing it */
+} sd_exact_values;
+
+/* --- the type --------------------------------------------------------------- */
+
+enum {
+    SD_VERIFIER_CONTROL = 1u << 0 /* a deliberately broken control that check must flag */
+};
+
 typedef struct sd_verifier_type {
-    const char *name;     /* the --algo name, e.g. "block" */
-    const char *summary;  /* one line for --help, citing the source */
-    const char *params;   /* space-separated sd_params fields it reads,
-                             e.g. "gamma" or "k gamma"; "" for none */
+    const char *name;    /* the --algo name, e.g. "block" */
+    const char *summary; /* one line for --help and run --list, citing the source */
+    const sd_param_decl *params; /* the parameters it reads (ended by SD_PARAM_END),
+                                    or NULL for none */
     /* 1 if, at these parameters, it claims to preserve the target law
-     * (biased is lossless only at ε = 0, sprinter only at η_FP = 0).  NULL
-     * means "always".  The broken-* controls claim it and must be caught. */
+     * (biased is lossless only at eps = 0, sprinter only at fp = 0).  NULL
+     * means "always".  The controls claim it and must be caught. */
     int (*claims_lossless)(const sd_params *par);
 
     /* Allocates per-run scratch state for chain c (its V and T) and checks
      * the parameters (SD_EUSAGE naming the bad one).  *state may be left
      * NULL by verifiers that need none.  One state serves one thread. */
-    int (*alloc)(void **state, const sd_chain *c, const sd_params *par,
-                 sd_error *err);
+    int (*alloc)(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
     /* Frees what alloc made; accepts NULL. May be NULL itself. */
     void (*free)(void *state);
     /* Called at the start of every trial (for verifiers that carry state
@@ -72,29 +188,52 @@ typedef struct sd_verifier_type {
     /* One iteration at position n (1 <= n <= T) after token prev = x_{n-1}:
      * drafts, verifies, writes x_n..x_{n+emitted-1} to out[] (capacity
      * T-n+1) and fills *it.  Returns SD_OK or a status with err set. */
-    int (*step)(void *state, const sd_chain *c, const sd_params *par,
-                sd_stream *rng, size_t n, size_t prev, size_t *out,
-                sd_iter *it, sd_error *err);
+    int (*step)(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
+    /* Optional: exact expected rejections and target calls over a whole
+     * generation on model m.  SD_EUSAGE (any message) where it has none at
+     * these parameters, SD_ETOOBIG where the computation is refused. */
+    int (*exact)(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err);
+    /* Optional: its fast kernels, tried in order; NULL-terminated. */
+    const sd_kernel_type *const *kernels;
+    unsigned flags; /* SD_VERIFIER_* */
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon
  * T-n+1, or par->gamma when it is set and smaller. */
-static inline size_t sd_draft_len(const sd_chain *c, const sd_params *par,
-                                  size_t n)
+static inline size_t sd_draft_len(const sd_chain *c, const sd_params *par, size_t n)
 {
     size_t rest = c->T - n + 1;
     return (par->gamma && par->gamma < rest) ? par->gamma : rest;
 }
 
-/* The registry (sims/sd_registry.c): NULL-terminated, lossless verifiers
- * first, then the deliberately broken controls (whose names start with
- * "broken-"), which `run --algo` accepts but `--help` lists apart. */
+/* 1 if vt claims to preserve the target law at par. */
+static inline int sd_verifier_claims_lossless(const sd_verifier_type *vt, const sd_params *par)
+{
+    return !vt->claims_lossless || vt->claims_lossless(par);
+}
+
+/* --- the registry (sims/sd_registry.c) -------------------------------------- */
+
+/* The verifiers built into simdec, NULL-terminated: lossless verifiers
+ * first, then the controls. */
 extern const sd_verifier_type *const sd_verifiers[];
 
-/* Looks a verifier up by name; NULL if unknown. */
+/* The n-th known verifier, built-in first, then those added by
+ * sd_verifier_add (plugins), in order; NULL past the end. */
+const sd_verifier_type *sd_verifier_at(size_t n);
+
+/* Looks a verifier up by name among all known ones; NULL if unknown. */
 const sd_verifier_type *sd_verifier_find(const char *name);
 
-/* 1 if the verifier reads parameter `field` (a word of its params). */
-int sd_verifier_uses(const sd_verifier_type *vt, const char *field);
+/* Adds a verifier (from a plugin) after checking its declaration
+ * (sd_params_check_decls) and that its name is new.  SD_EDATA naming the
+ * problem; SD_ETOOBIG past 256 added verifiers. */
+int sd_verifier_add(const sd_verifier_type *vt, const char *source, sd_error *err);
+
+/* The reference against which run reports the saving of any verifier:
+ * token-level speculative decoding (Leviathan et al. 2023). */
+const sd_verifier_type *sd_verifier_baseline(void);
 
 #endif

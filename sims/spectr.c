@@ -29,6 +29,8 @@
 #include "../src/sd_kseq.h"
 #include "sd_multidraft.h"
 
+enum { P_PLAN }; /* slot of the parameter */
+
 #define S_CACHE_MAX ((size_t)1 << 22)
 
 typedef struct {
@@ -133,7 +135,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
         return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", par->k);
     if (par->k > ((size_t)1 << 24))
         return sd_error_set(err, SD_ETOOBIG, "--k %zu drafts exceed the limit 2^24", par->k);
-    if (par->plan == SD_PLAN_OTM) {
+    if ((int)par->v[P_PLAN] == SD_PLAN_OTM) {
         /* the largest LP: C(V+k-1, k) multisets times V tokens */
         double vars = (double)c->V;
         for (size_t i = 1; i <= par->k && vars <= (double)SD_LP_OTM_PLAN_MAX_VARS; i++)
@@ -153,7 +155,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     s->w = malloc(c->V * sizeof *s->w);
     s->drafts = malloc(par->k * sizeof *s->drafts);
     int cache = s->steps <= S_CACHE_MAX / c->V && s->steps * c->V <= S_CACHE_MAX / par->k;
-    if (par->plan == SD_PLAN_OTM) {
+    if ((int)par->v[P_PLAN] == SD_PLAN_OTM) {
         if (!cache) {
             S_free(s);
             return sd_error_set(err, SD_ETOOBIG,
@@ -183,10 +185,18 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     return SD_OK;
 }
 
+static const sd_param_decl S_params[] = {
+    SD_PARAM_DRAFTS("k"),
+    SD_PARAM_GAMMA,
+    [2] = {"plan", SD_PARAM_CHOICE, P_PLAN, SD_PLAN_KSEQ, 0, 0, "kseq|otm", NULL,
+           "k-Seq selection or the OTM LP plan (default kseq)"},
+    SD_PARAM_END,
+};
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
     .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (002_ Alg. 2, 3)",
-    .params = "k gamma plan",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = S_free,

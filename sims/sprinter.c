@@ -26,6 +26,8 @@
 #include "../src/sd_dist.h"
 #include "sd_verifier.h"
 
+enum { P_TP, P_FP }; /* slots of the parameters */
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
@@ -37,7 +39,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
         size_t t = n + i;
         const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
         size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        double yes = p[x] <= q[x] ? par->tp : par->fp;
+        double yes = p[x] <= q[x] ? par->v[P_TP] : par->v[P_FP];
         if (sd_stream_uniform(rng) < yes) { /* the cheap verifier keeps x */
             out[i] = x;
             prev = x;
@@ -68,22 +70,30 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 {
     (void)c;
     *state = NULL;
-    if (!(par->tp >= 0.0 && par->tp <= 1.0))
-        return sd_error_set(err, SD_EUSAGE, "--tp %g: expected a rate in [0, 1]", par->tp);
-    if (!(par->fp >= 0.0 && par->fp <= 1.0))
-        return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", par->fp);
+    if (!(par->v[P_TP] >= 0.0 && par->v[P_TP] <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--tp %g: expected a rate in [0, 1]", par->v[P_TP]);
+    if (!(par->v[P_FP] >= 0.0 && par->v[P_FP] <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", par->v[P_FP]);
     return SD_OK;
 }
 
 static int S_lossless(const sd_params *par)
 {
-    return par->fp == 0.0;
+    return par->v[P_FP] == 0.0;
 }
+
+static const sd_param_decl S_params[] = {
+    [P_TP] = {"tp", SD_PARAM_REAL, P_TP, 0.5, 0.0, 1.0, NULL, NULL,
+              "the cheap verifier's true-positive rate (default 0.5)"},
+    [P_FP] = {"fp", SD_PARAM_REAL, P_FP, 0.0, 0.0, 1.0, NULL, NULL,
+              "the cheap verifier's false-positive rate (default 0; lossy when > 0)"},
+    SD_PARAM_END,
+};
 
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
     .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (003_ Alg. 1-2)",
-    .params = "tp fp",
+    .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,
     .free = NULL,

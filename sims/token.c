@@ -22,6 +22,8 @@
 #endif
 
 #include "../src/sd_dist.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_zipf.h"
 #include "../src/sd_rng.h"
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
@@ -56,15 +58,44 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     return SD_OK;
 }
 
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
+/* The mechanistic step, shared with the control broken-token-kernel. */
+int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                  size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    return S_step(state, c, par, rng, n, prev, out, it, err);
+}
+
+/* Exact values: Theorem 1 of Yin et al. 2024 at lookahead to the horizon,
+ * else the DP over (x_{n-1}, tokens accepted in the iteration) (both in
+ * src/sd_exact.h); on the Zipf model its closed forms (src/sd_zipf.h). */
+static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
+{
+    int rc = m->zipf ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
+                     : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
+    if (rc)
+        return rc;
+    out->method = m->zipf ? (par->gamma ? "Zipf model: DP over the accepted-in-iteration counter, finite gamma"
+                                        : "Zipf model: Theorem 1 of Yin et al. 2024, E[N_rej] = T * TV(z_d, z_q)")
+                          : (par->gamma ? "exact DP over (x_{n-1}, accepted-in-iteration), finite gamma"
+                                        : "Theorem 1 of Yin et al. 2024, lookahead to the horizon");
+    return SD_OK;
+}
+
+static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias, NULL};
+
 const sd_verifier_type sd_verifier_token = {
     .name = "token",
     .summary = "token-level speculative decoding (004_ Alg. 1, 001_ Alg. 1)",
-    .params = "gamma",
+    .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .exact = S_exact,
+    .kernels = S_kernels,
 };
 
 
@@ -472,7 +503,7 @@ typedef struct {
     uint64_t s1, s2;
 } S_trial_acc;
 
-static void S_iteration(const sd_token_out *out, S_trial_acc *ta, size_t a)
+static void S_iteration(const sd_observe *out, S_trial_acc *ta, size_t a)
 {
     if (out->hist)
         out->hist[a] += 1.0;
@@ -497,7 +528,7 @@ static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
 }
 
 /* Trial i of the group: its iterations from its end bits, then its counts. */
-static void S_replay(const sd_token_work *w, size_t i, const sd_token_out *out)
+static void S_replay(const sd_token_work *w, size_t i, const sd_observe *out)
 {
     S_trial_acc ta = {0, 0, 0};
     size_t n0 = 1;
@@ -519,7 +550,7 @@ static void S_replay(const sd_token_work *w, size_t i, const sd_token_out *out)
 /* Trials g0..g0+s-1 (s <= w->S) over positions 1..N; tok: their token rows
  * or NULL. */
 static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, uint64_t g0, size_t s,
-                    size_t N, const sd_token_out *out, size_t *tok)
+                    size_t N, const sd_observe *out, size_t *tok)
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK, S = w->S;
     const unsigned lgK = pl->lgK;
@@ -577,7 +608,7 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
 }
 
 void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
-                       uint64_t hi, const sd_token_out *out)
+                       uint64_t hi, const sd_observe *out)
 {
     size_t N = out->L && out->L < plan->T ? out->L : plan->T;
     for (uint64_t g0 = lo; g0 < hi; g0 += w->S) {
@@ -598,7 +629,7 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
     const size_t gamma = pl->gamma < T ? pl->gamma : 0;
-    sd_token_out out = {.hist = hist};
+    sd_observe out = {.hist = hist};
     S_trial_acc ta = {0, 0, 0};
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
@@ -625,3 +656,62 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
     *rejections = rej;
     *iterations = ta.its;
 }
+
+/* --- the kernels as sd_kernel_type (sd_verifier.h) -------------------------- */
+
+static int S_kernel_new(void **plan, const sd_model *m, const sd_params *par, sd_token_kind kind,
+                        size_t max_bytes, unsigned threads, sd_error *err)
+{
+    if (!m->chain)
+        return SD_EUSAGE; /* not applicable: no stored rows */
+    sd_token_plan *pl = NULL;
+    int rc = sd_token_plan_new(m->chain, par, kind, max_bytes, threads, &pl, err);
+    *plan = pl;
+    return rc;
+}
+
+static int S_alias_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_error *err)
+{
+    return S_kernel_new(plan, m, par, SD_TOKEN_EXACT, max_bytes, threads, err);
+}
+
+static int S_broken_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                        unsigned threads, sd_error *err)
+{
+    return S_kernel_new(plan, m, par, SD_TOKEN_BROKEN_RESIDUAL, max_bytes, threads, err);
+}
+
+static void S_plan_free(void *plan)
+{
+    sd_token_plan_free(plan);
+}
+
+static int S_work_new(const void *plan, void **work, sd_error *err)
+{
+    sd_token_work *w = NULL;
+    int rc = sd_token_work_new(plan, &w, err);
+    *work = w;
+    return rc;
+}
+
+static void S_work_free(void *work)
+{
+    sd_token_work_free(work);
+}
+
+static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                  const sd_observe *obs)
+{
+    sd_token_plan_run(plan, work, seed, lo, hi, obs);
+}
+
+#define S_ALIAS_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS)
+
+const sd_kernel_type sd_token_kernel_alias = {
+    "token-alias", S_ALIAS_SUPPORTS, S_alias_new, S_plan_free, S_work_new, S_work_free, S_run,
+};
+
+const sd_kernel_type sd_token_kernel_broken = {
+    "token-alias-broken", S_ALIAS_SUPPORTS, S_broken_new, S_plan_free, S_work_new, S_work_free, S_run,
+};

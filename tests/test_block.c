@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../sims/sd_block.h"
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
@@ -81,7 +82,7 @@ static void S_check_first(const sd_chain *c, size_t gamma, uint64_t seed, uint64
     const sd_verifier_type *vts[SD_ACCEPT_NALGO] = {&sd_verifier_token, &sd_verifier_block,
                                                     &sd_verifier_greedy_block};
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = gamma;
     for (int a = 0; a < SD_ACCEPT_NALGO; a++) {
         sd_welford w;
@@ -132,7 +133,7 @@ static sd_welford S_calls(const sd_verifier_type *vt, const sd_chain *c, size_t 
                           uint64_t seed, uint64_t trials)
 {
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = gamma;
     sd_sim_opts so = {.seed = seed, .trials = trials, .threads = 1};
     sd_sim_result r;
@@ -192,7 +193,7 @@ Test(v3a_block, horizon_end_every_gamma)
         for (size_t g = 0; g <= 4; g++)
             for (size_t v = 0; v < sizeof vts / sizeof *vts; v++) {
                 sd_params par;
-                sd_params_defaults(&par);
+                sd_params_defaults(&par, NULL);
                 par.gamma = g;
                 sd_sim_opts so = {.seed = 3, .trials = 500, .threads = 1};
                 sd_sim_result r;
@@ -211,7 +212,7 @@ Test(v3a_block, greedy_refuses_huge_lookahead)
 {
     sd_chain *c = tx_toy_chain(5000);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     void *state = NULL;
     sd_error err;
     cr_assert_eq(sd_verifier_greedy_block.alloc(&state, c, &par, &err), SD_ETOOBIG);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_params.h"
+#include "test_util.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
@@ -230,7 +232,7 @@ Test(ex4_batch, theorem1_within_4_se_of_token_monte_carlo)
     sd_gen_defaults(&gp);
     sd_chain *c = sd_chain_generate(&gp, NULL);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_result res;
     S_sim(&sd_verifier_token, c, &par, 20000, 0, &res);
     double exact, b1;
@@ -253,8 +255,8 @@ Test(ex4_batch, theorem3_within_4_se_of_batch_verifier)
     for (int ci = 0; ci < 2; ci++)
         for (size_t i = 0; i < 3; i++) {
             sd_params par;
-            sd_params_defaults(&par);
-            par.M = Ms[i];
+            sd_params_defaults(&par, NULL);
+            par.k = Ms[i];
             sd_sim_result res;
             S_sim(&sd_verifier_batch, chains[ci], &par, 20000, 0, &res);
             double exact;
@@ -364,9 +366,9 @@ Test(ex4_single, pareto_within_4_se_of_biased_verifier)
     double p[4] = {0.4, 0.3, 0.2, 0.1}, q[4] = {0.1, 0.2, 0.3, 0.4}, eps = 0.05;
     sd_chain *c = sd_chain_from_pq(p, q, 4, 1, NULL);
     sd_params par;
-    sd_params_defaults(&par);
-    par.eps = eps;
-    par.residual = SD_RESIDUAL_OPT;
+    sd_params_defaults(&par, NULL);
+    tu_par(&par, "eps", eps);
+    tu_par(&par, "residual", 0);
     sd_sim_result res;
     S_sim(&sd_verifier_biased, c, &par, 40000, 1, &res);
     sd_pareto pr;
@@ -450,9 +452,9 @@ Test(ex4_single, sprinter_bias_against_verifier)
     cr_expect(fabs(sd_exact_sprinter_bias(p, q, 3, fp) - fp * 0.3) < 1e-15);
     sd_chain *c = sd_chain_from_pq(p, q, 3, 1, NULL);
     sd_params par;
-    sd_params_defaults(&par);
-    par.tp = 0.7;
-    par.fp = fp;
+    sd_params_defaults(&par, NULL);
+    tu_par(&par, "tp", 0.7);
+    tu_par(&par, "fp", fp);
     sd_sim_result res;
     S_sim(&sd_verifier_sprinter, c, &par, 40000, 1, &res);
     double law[3], tvl = 0.0;

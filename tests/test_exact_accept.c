@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_params.h"
 #include "../sims/sd_verifier.h"
+#include "../sims/sd_params.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_stats.h"
 #include "test_exact_util.h"
@@ -122,7 +124,7 @@ static void S_mc(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t
                  uint64_t trials, sd_welford *w)
 {
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = G;
     void *st = NULL;
     sd_error err;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../lp/sd_lp_otm.h"
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_otm.h"
@@ -202,7 +203,7 @@ static void S_mc_accept(const sd_verifier_type *vt, const double *p, const doubl
 {
     sd_chain *c = sd_chain_from_pq(p, q, V, 1, NULL);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.k = k;
     sd_sim_opts o = {.seed = 3, .trials = 40000, .threads = 1};
     sd_sim_result res;

@@ -1,34 +1,44 @@
 /* test_example.c — the README's worked example of a new verifier
- * (examples/my_verifier.c) builds, is lossless by `check`, and matches the
- * exact values of token-level decoding with gamma = 1, which it is.  The
- * README must show the file exactly as it is. */
+ * (examples/my_verifier.c) builds as a plugin (mk/examples.mk), loads, is
+ * lossless by `check`, and matches the exact values of token-level
+ * decoding with gamma = 1, which it is.  The README must show the file
+ * exactly as it is. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_sim.h"
 #include "../sims/sd_check.h"
+#include "../sims/sd_params.h"
+#include "../sims/sd_plugin.h"
+#include "../sims/sd_sim.h"
 #include "../src/sd_exact.h"
 
-/* The example is compiled right here, as a new sims/ file would be. */
-#include "../examples/my_verifier.c"
+#ifndef SD_EXAMPLES_DIR
+#define SD_EXAMPLES_DIR "build/examples"
+#endif
 
 Test(example, my_verifier_is_lossless_and_exact)
 {
+    /* The example is loaded as its README tells a user to. */
+    sd_error e;
+    cr_assert_eq(sd_plugin_load(SD_EXAMPLES_DIR "/my_verifier.so", &e), SD_OK, "%s (run `make examples`)",
+                 e.msg);
+    const sd_verifier_type *vt = sd_verifier_find("my-verifier");
+    cr_assert_not_null(vt);
+
     sd_gen_params gp;
     sd_gen_defaults(&gp);
     gp.T = 20;
     sd_chain *c = sd_chain_generate(&gp, NULL);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, vt);
     sd_check_opts co;
     sd_check_defaults(&co);
     co.trials = 100000;
     sd_check_result cr;
-    sd_error e;
-    cr_assert_eq(sd_check_run(&sd_verifier_my_verifier, c, &par, &co, &cr, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(sd_check_run(vt, c, &par, &co, &cr, &e), SD_OK, "%s", e.msg);
     cr_expect(cr.unbiased, "p-value %g", cr.chi.p_value);
     sd_check_result_free(&cr);
 
@@ -36,7 +46,7 @@ Test(example, my_verifier_is_lossless_and_exact)
      * at gamma = 1; 4 standard errors (false alarm ~6e-5 per check). */
     sd_sim_opts so = {.seed = 5, .trials = 20000};
     sd_sim_result r;
-    cr_assert_eq(sd_sim_run(&sd_verifier_my_verifier, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(sd_sim_run(vt, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
     double rej, calls;
     sd_exact_token(c, 1, &rej, &calls, NULL);
     cr_expect(fabs(r.rejections.mean - rej) < 4 * sd_welford_stderr(&r.rejections));

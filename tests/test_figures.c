@@ -1,5 +1,6 @@
 /* test_figures.c — `simdec plot` (cli/cmd_plot.c) and the figure data
- * (plots/sd_figures.c).  Figures run with --quick (a tenth of the trials) in
+ * (plots/fig_*.c, one file per paper, and the registry plots/sd_figures.c).
+ * Figures run with --quick (a tenth of the trials) in
  * temporary directories; the scripts come from ./plots (tests run from the
  * repository root, as `make test` does) or $SIMDEC_PLOTS_DIR. */
 #include <criterion/criterion.h>
@@ -10,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../plots/sd_fig_util.h"
 #include "../plots/sd_figures.h"
+#include "../sims/sd_params.h"
 #include "test_util.h"
 
 /* A fresh temporary directory (malloc'd path). */
@@ -113,6 +116,73 @@ Test(fig6_figures, every_figure_has_a_script)
     }
     cr_assert_eq(n, 15, "12 figures of the papers + 3 of simdec's own, got %zu", n);
     cr_assert_null(sd_figure_find("no-such-figure"));
+}
+
+/* The registry joins the papers' tables in the order of `simdec plot all`. */
+Test(fig6_figures, registry_order)
+{
+    static const char *const want[] = {
+        "yin-fig2a-sd", "yin-fig2b-batch", "yin-fig2c-batch-vs-M", "yin-fig3-batch-improvement",
+        "yin-fig4-pareto", "yin-fig5-T100", "block-fig3-ccdf", "spectr-fig4-bernoulli",
+        "spectr-fig5-uniform", "spectr-fig6-multiround", "sprinter-fig5-tokens",
+        "sprinter-fig6-stoptime", "simdec-multidraft-vs-k", "simdec-verify-vs-gamma",
+        "simdec-biased-pareto"};
+    size_t n = sizeof want / sizeof *want;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_not_null(sd_figures[i], "registry ends at %zu", i);
+        cr_assert_str_eq(sd_figures[i]->name, want[i]);
+    }
+    cr_assert_null(sd_figures[n]);
+}
+
+/* The figures' one-iteration runs go through the trial engine from a fixed
+ * x_0: trial i is exactly one step() at position 1 after x_0 = prev on the
+ * stream (seed, i), with no uniform spent on x_0 (the loop the figures
+ * used to have), and no kernel runs. */
+Test(fig6_figures, first_iteration_is_one_step_from_prev)
+{
+    const double p[2] = {2.0 / 3.0, 1.0 / 3.0}, q[2] = {1.0 / 3.0, 2.0 / 3.0};
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, 2, 6, &err);
+    cr_assert_not_null(c);
+    static const char *const algos[] = {"token", "block", "sprinter"};
+    for (size_t a = 0; a < 3; a++) {
+        const sd_verifier_type *vt = sd_verifier_find(algos[a]);
+        cr_assert_not_null(vt);
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        par.gamma = 4;
+        const uint64_t seed = 77, trials = 300;
+        const size_t prev = 1;
+        sd_sim_result res;
+        cr_assert_eq(sd_fig_first_iteration(vt, c, &par, prev, seed, trials, 1, &res, &err), SD_OK,
+                     "%s", err.msg);
+        cr_assert_str_eq(res.kernel, "generic");
+        void *state = NULL;
+        cr_assert_eq(vt->alloc(&state, c, &par, &err), SD_OK, "%s", err.msg);
+        size_t out[6];
+        double hist[7] = {0};
+        for (uint64_t i = 0; i < trials; i++) {
+            sd_stream rng;
+            sd_stream_init(&rng, seed, i);
+            if (vt->begin)
+                vt->begin(state);
+            sd_iter it = {0, 0, 0, 1};
+            cr_assert_eq(vt->step(state, c, &par, &rng, 1, prev, out, &it, &err), SD_OK);
+            const sd_trial *tr = &res.per_trial[i];
+            cr_assert(tr->iterations == 1 && tr->accepted == it.accepted &&
+                          tr->emitted == it.emitted && tr->target_calls == it.target_calls &&
+                          tr->rejections == (size_t)it.rejected,
+                      "%s, trial %llu differs from one step", algos[a], (unsigned long long)i);
+            hist[it.accepted] += 1.0;
+        }
+        for (size_t j = 0; j <= 6; j++)
+            cr_assert_eq(res.accept_hist[j], hist[j], "%s: histogram at %zu", algos[a], j);
+        if (vt->free)
+            vt->free(state);
+        sd_sim_result_free(&res);
+    }
+    sd_chain_free(c);
 }
 
 /* A few figures end to end: data, script and a real PNG of the size the
@@ -272,8 +342,8 @@ static size_t S_block_rows(const char *text, const char *name, double rows[][8],
     return n;
 }
 
-/* The figure data say what the figure claims: in the quick CCDF of 001_
- * Fig. 3, every Monte-Carlo point is within 4 standard errors of the exact
+/* The figure data say what the figure claims: in the quick CCDF of Fig. 3
+ * of Sun et al. 2024 (block verification), every Monte-Carlo point is within 4 standard errors of the exact
  * CCDF (22 points: a 4-se excursion has probability ~1e-3 overall), and
  * block >= token at every length. */
 Test(fig6_figures, ccdf_data_agree_with_exact)
@@ -304,7 +374,7 @@ Test(fig6_figures, ccdf_data_agree_with_exact)
                       a ? "block" : "token", m, e, se);
         }
     }
-    /* 001_ §2: E[tau] at gamma = 2 is 10/9 and 11/9; here the CCDF at l = 1, 2. */
+    /* Sun et al. 2024, §2: E[tau] at gamma = 2 is 10/9 and 11/9; here the CCDF at l = 1, 2. */
     cr_assert_float_eq(ex[1][1] + ex[2][1], 10.0 / 9.0, 1e-9); /* 10 digits in the file */
     cr_assert_float_eq(ex[1][2] + ex[2][2], 11.0 / 9.0, 1e-9);
     free(buf);

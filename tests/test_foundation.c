@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
@@ -326,7 +327,7 @@ Test(found_exact, token_dp_equals_theorem1_at_full_lookahead)
 static void S_mc_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
 {
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = gamma;
     sd_sim_opts so = {.seed = seed, .trials = trials};
     sd_sim_result r;
@@ -388,7 +389,7 @@ Test(found_sim, bit_identical_across_thread_counts)
     sd_gen_defaults(&gp);
     sd_chain *c = sd_chain_generate(&gp, NULL);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_result r1, r2;
     sd_sim_opts so = {.seed = 3, .trials = 3 * SD_SIM_BLOCK + 17, .threads = 1};
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r1, NULL), SD_OK);

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../sims/sd_check.h"
 #include "../src/sd_dist.h"
@@ -399,7 +400,7 @@ Test(rel8_edge, draft_zero_where_target_positive)
     const double p[] = {0.5, 0.5, 0.0}, q[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, q, 3, 3);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     S_lossless_all("p(2)=0<q(2)", c, &par);
     double rej;
     cr_assert_eq(sd_exact_rejections(c, &rej, NULL), SD_OK);
@@ -414,7 +415,7 @@ Test(rel8_edge, target_zero_where_draft_positive)
     const double p[] = {0.2, 0.3, 0.5}, q[] = {0.5, 0.5, 0.0};
     sd_chain *c = S_pq(p, q, 3, 3);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     S_lossless_all("q(2)=0<p(2)", c, &par);
     /* The check has the power to see it: broken-coin accepts when a 10-bit
      * coin is <= q/p, so it keeps a q = 0 token with probability 2^-10
@@ -444,7 +445,7 @@ Test(rel8_edge, p_equals_q_zero_residual_mass)
     const double p[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, p, 3, 4);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     for (size_t i = 0; sd_verifiers[i]; i++) {
         sd_sim_result r;
         if (S_sim(sd_verifiers[i], c, &par, 4000, 0, &r))
@@ -468,7 +469,7 @@ Test(rel8_edge, denormal_and_tiny_entries)
                  q[] = {1e-300, 4.9406564584124654e-324, 0.25, 0.75};
     sd_chain *c = S_pq(p, q, 4, 2);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     S_lossless_all("denormal", c, &par);
     sd_chain_free(c);
 }
@@ -479,8 +480,8 @@ Test(rel8_edge, vocabulary_of_one)
     const double one[] = {1.0};
     sd_chain *c = S_pq(one, one, 1, 5);
     sd_params par;
-    sd_params_defaults(&par);
-    par.M = par.k = 3;
+    sd_params_defaults(&par, NULL);
+    par.k = 3;
     for (size_t i = 0; sd_verifiers[i]; i++) {
         sd_sim_result r;
         if (S_sim(sd_verifiers[i], c, &par, 500, 0, &r))
@@ -499,7 +500,7 @@ Test(rel8_edge, horizon_of_one)
     const double p[] = {0.6, 0.3, 0.1}, q[] = {0.1, 0.3, 0.6};
     sd_chain *c = S_pq(p, q, 3, 1);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     S_lossless_all("T=1", c, &par);
     /* token: one iteration, rejected with probability TV(p,q) = 0.5 */
     sd_sim_result r;
@@ -518,9 +519,9 @@ Test(rel8_edge, parameters_larger_than_needed)
     const double p[] = {0.7, 0.3}, q[] = {0.4, 0.6};
     sd_chain *c = S_pq(p, q, 2, 3);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = 1000;
-    par.M = 64;
+    par.k = 64;
     par.k = 64;
     S_lossless_all("gamma=1000, M=k=64", c, &par);
     sd_chain_free(c);
@@ -534,8 +535,8 @@ Test(rel8_edge, eps_accepts_everything)
     const double p[] = {0.7, 0.2, 0.1}, q[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, q, 3, 3);
     sd_params par;
-    sd_params_defaults(&par);
-    par.eps = 1e300;
+    sd_params_defaults(&par, NULL);
+    tu_par(&par, "eps", 1e300);
     sd_sim_result r;
     if (!S_sim(sd_verifier_find("biased"), c, &par, S_TRIALS, 1, &r)) {
         cr_expect_eq(r.rejections.mean, 0.0);
@@ -563,23 +564,23 @@ Test(rel8_edge, sprinter_rates_at_0_and_1)
     const sd_verifier_type *vt = sd_verifier_find("sprinter");
     cr_assert_not_null(vt);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     for (int tp = 0; tp <= 1; tp++) {
-        par.tp = tp;
-        par.fp = 0.0;
+        tu_par(&par, "tp", tp);
+        tu_par(&par, "fp", 0.0);
         S_lossless_all(tp ? "sprinter tp=1 fp=0" : "sprinter tp=0 fp=0", c, &par);
     }
     sd_sim_result r;
-    par.tp = 0.0;
-    par.fp = 0.0;
+    tu_par(&par, "tp", 0.0);
+    tu_par(&par, "fp", 0.0);
     if (!S_sim(vt, c, &par, S_TRIALS, 0, &r)) {
         double se = sd_welford_stderr(&r.rejections), want = 3 * sd_dist_tv(p, q, 3);
         cr_expect(fabs(r.rejections.mean - want) < 4 * se, "%g vs %g (se %g)", r.rejections.mean, want, se);
         cr_expect_eq(r.target_calls.mean, 3.0);
         sd_sim_result_free(&r);
     }
-    par.tp = 1.0;
-    par.fp = 1.0;
+    tu_par(&par, "tp", 1.0);
+    tu_par(&par, "fp", 1.0);
     if (!S_sim(vt, c, &par, S_TRIALS, 1, &r)) {
         cr_expect_eq(r.rejections.mean, 0.0);
         cr_expect_eq(r.target_calls.mean, 0.0);
@@ -588,8 +589,8 @@ Test(rel8_edge, sprinter_rates_at_0_and_1)
                   sd_dist_tv(p, q, 3));
         sd_sim_result_free(&r);
     }
-    par.tp = 0.0;
-    par.fp = 1.0; /* unacceptable tokens kept, acceptable ones sent to the target */
+    tu_par(&par, "tp", 0.0);
+    tu_par(&par, "fp", 1.0); /* unacceptable tokens kept, acceptable ones sent to the target */
     if (!S_sim(vt, c, &par, 2000, 0, &r))
         sd_sim_result_free(&r);
     sd_chain_free(c);
@@ -643,7 +644,7 @@ Test(rel8_edge, seventeen_digit_rows)
         cr_expect(fabs(s - 1.0) < 4e-16, "row %zu sums to %.17g", a, s);
     }
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     S_lossless_all("17 digits", c, &par);
     sd_chain_free(c);
     unlink(path);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../sims/sd_biased.h"
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../sims/sd_check.h"
@@ -205,8 +206,8 @@ Test(v3b_kseq, special_cases_and_errors)
 static void S_batch_vs_theorem3(sd_chain *c, size_t M, uint64_t trials)
 {
     sd_params par;
-    sd_params_defaults(&par);
-    par.M = M;
+    sd_params_defaults(&par, NULL);
+    par.k = M;
     double exact;
     sd_error err;
     cr_assert_eq(sd_exact_batch_rejections(c, M, &exact, &err), SD_OK, "%s", err.msg);
@@ -239,8 +240,8 @@ Test(v3b_batch, rejections_match_theorem3_second_chain)
 Test(v3b_batch, finite_gamma_is_lossless)
 {
     sd_params par;
-    sd_params_defaults(&par);
-    par.M = 3;
+    sd_params_defaults(&par, NULL);
+    par.k = 3;
     par.gamma = 2;
     sd_chain *c = S_gen(3, 4, 21, 0.8);
     sd_chisq r = S_joint_test(S_vt("batch"), &par, c, 100000, 3);
@@ -260,29 +261,29 @@ Test(v3b_lossless, joint_law_is_target)
         const char *name;
         size_t M, k, gamma;
         double eps, tp, fp;
-        sd_plan_kind plan;
+        int plan; /* 0 kseq, 1 otm */
     } cases[] = {
-        {"batch", 2, 2, 0, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"batch", 5, 2, 0, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"rrs", 2, 3, 0, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"rrs", 2, 2, 2, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"spectr", 2, 3, 0, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"spectr", 2, 2, 2, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"spectr", 2, 3, 0, 0.0, 0.5, 0.0, SD_PLAN_OTM},
-        {"biased", 2, 2, 0, 0.0, 0.5, 0.0, SD_PLAN_KSEQ},
-        {"sprinter", 2, 2, 0, 0.0, 0.7, 0.0, SD_PLAN_KSEQ},
+        {"batch", 2, 2, 0, 0.0, 0.5, 0.0, 0},
+        {"batch", 5, 2, 0, 0.0, 0.5, 0.0, 0},
+        {"rrs", 2, 3, 0, 0.0, 0.5, 0.0, 0},
+        {"rrs", 2, 2, 2, 0.0, 0.5, 0.0, 0},
+        {"spectr", 2, 3, 0, 0.0, 0.5, 0.0, 0},
+        {"spectr", 2, 2, 2, 0.0, 0.5, 0.0, 0},
+        {"spectr", 2, 3, 0, 0.0, 0.5, 0.0, 1},
+        {"biased", 2, 2, 0, 0.0, 0.5, 0.0, 0},
+        {"sprinter", 2, 2, 0, 0.0, 0.7, 0.0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        sd_params par;
-        sd_params_defaults(&par);
-        par.M = cases[i].M;
-        par.k = cases[i].k;
-        par.gamma = cases[i].gamma;
-        par.eps = cases[i].eps;
-        par.tp = cases[i].tp;
-        par.fp = cases[i].fp;
-        par.plan = cases[i].plan;
         const sd_verifier_type *vt = S_vt(cases[i].name);
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        /* M (batch) and k (rrs, spectr) are one field, the number of drafts */
+        par.k = sd_params_decl(vt, "M", NULL) ? cases[i].M : cases[i].k;
+        par.gamma = cases[i].gamma;
+        tu_vpar(&par, vt, "eps", cases[i].eps);
+        tu_vpar(&par, vt, "tp", cases[i].tp);
+        tu_vpar(&par, vt, "fp", cases[i].fp);
+        tu_vpar(&par, vt, "plan", cases[i].plan);
         cr_assert(!vt->claims_lossless || vt->claims_lossless(&par));
         sd_chisq r = S_joint_test(vt, &par, c, 200000, 100 + i);
         cr_assert(r.p_value > 1e-4 && r.zero_hits == 0, "%s case %zu: chi2 %.2f dof %.0f p %.3g",
@@ -307,12 +308,12 @@ Test(v3b_lossless, lossy_and_broken_are_flagged)
                  {"biased", 0.0, 0.0, SD_RESIDUAL_UNO},
                  {"sprinter", 0.0, 0.5, SD_RESIDUAL_OPT}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        sd_params par;
-        sd_params_defaults(&par);
-        par.eps = cases[i].eps;
-        par.fp = cases[i].fp;
-        par.residual = cases[i].residual;
         const sd_verifier_type *vt = S_vt(cases[i].name);
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        tu_vpar(&par, vt, "eps", cases[i].eps);
+        tu_vpar(&par, vt, "fp", cases[i].fp);
+        tu_vpar(&par, vt, "residual", cases[i].residual);
         if (strcmp(cases[i].name, "broken-batch") != 0)
             cr_assert(!vt->claims_lossless(&par), "%s must not claim losslessness", vt->name);
         sd_chisq r = S_joint_test(vt, &par, c, 60000, 200 + i);
@@ -336,8 +337,8 @@ Test(v3b_lossless, broken_batch_first_token_law)
     for (size_t x = 0; x < V; x++)
         law[x] = Q3[x] - uM1[x] + R * uM2[x] / R2;
     sd_params par;
-    sd_params_defaults(&par);
-    par.M = M;
+    sd_params_defaults(&par, NULL);
+    par.k = M;
     sd_chisq r = S_token_test(S_vt("broken-batch"), &par, P3, Q3, V, law, 100000, 9);
     cr_assert(r.p_value > 1e-4, "chi2 %.2f dof %.0f p %.3g", r.chi2, r.dof, r.p_value);
     r = S_token_test(S_vt("broken-batch"), &par, P3, Q3, V, Q3, 100000, 9);
@@ -359,7 +360,7 @@ static void S_acceptance_grid(const char *name,
             double want, mean, se;
             cr_assert_eq(exact(ps[i], qs[i], Vs[i], k, &want, NULL), SD_OK);
             sd_params par;
-            sd_params_defaults(&par);
+            sd_params_defaults(&par, NULL);
             par.k = k;
             S_first_acceptance(S_vt(name), &par, ps[i], qs[i], Vs[i], 200000, &mean, &se);
             cr_assert(fabs(mean - want) < 4.0 * se,
@@ -392,9 +393,9 @@ Test(v3b_accept, spectr_otm_matches_optimum)
         cr_assert_eq(sd_exact_rrs_acceptance(P4, Q4, 4, k, &rrs, NULL), SD_OK);
         cr_assert(want >= kseq - 1e-12 && want >= rrs - 1e-12);
         sd_params par;
-        sd_params_defaults(&par);
+        sd_params_defaults(&par, NULL);
         par.k = k;
-        par.plan = SD_PLAN_OTM;
+        tu_par(&par, "plan", 1); /* otm */
         double mean, se;
         S_first_acceptance(S_vt("spectr"), &par, P4, Q4, 4, 100000, &mean, &se);
         cr_assert(fabs(mean - want) < 4.0 * se, "k=%zu: MC %.5f ± %.5f, OTM optimum %.5f", k,
@@ -408,8 +409,8 @@ Test(v3b_accept, batch_first_token_is_rrs)
     double u[4];
     double want = 1.0 - sd_exact_batch_row(P4, Q4, 4, 3, u);
     sd_params par;
-    sd_params_defaults(&par);
-    par.M = 3;
+    sd_params_defaults(&par, NULL);
+    par.k = 3;
     double mean, se;
     S_first_acceptance(S_vt("batch"), &par, P4, Q4, 4, 200000, &mean, &se);
     cr_assert(fabs(mean - want) < 4.0 * se, "MC %.5f ± %.5f, exact %.5f", mean, se, want);
@@ -423,13 +424,13 @@ Test(v3b_biased, token_law_matches_exact)
     for (int e = 0; e < 2; e++)
         for (int kind = 0; kind < 2; kind++) {
             sd_params par;
-            sd_params_defaults(&par);
-            par.eps = eps[e];
-            par.residual = kind ? SD_RESIDUAL_UNO : SD_RESIDUAL_OPT;
+            sd_params_defaults(&par, NULL);
+            tu_par(&par, "eps", eps[e]);
+            tu_par(&par, "residual", kind ? SD_RESIDUAL_UNO : SD_RESIDUAL_OPT);
             double law[4];
-            sd_biased_token_law(P4, Q4, 4, par.eps, par.residual, law);
+            sd_biased_token_law(P4, Q4, 4, eps[e], kind ? SD_RESIDUAL_UNO : SD_RESIDUAL_OPT, law);
             sd_chisq r = S_token_test(S_vt("biased"), &par, P4, Q4, 4, law, 60000, 30 + e);
-            cr_assert(r.p_value > 1e-4, "eps %g %s: chi2 %.2f p %.3g", par.eps,
+            cr_assert(r.p_value > 1e-4, "eps %g %s: chi2 %.2f p %.3g", eps[e],
                       kind ? "uno" : "opt", r.chi2, r.p_value);
         }
 }
@@ -471,14 +472,14 @@ Test(v3b_sprinter, token_law_matches_theorem_3_1)
     double fps[2] = {0.3, 0.8};
     for (int i = 0; i < 2; i++) {
         sd_params par;
-        sd_params_defaults(&par);
-        par.tp = 0.6;
-        par.fp = fps[i];
+        sd_params_defaults(&par, NULL);
+        tu_par(&par, "tp", 0.6);
+        tu_par(&par, "fp", fps[i]);
         double law[4];
         for (size_t x = 0; x < 4; x++)
-            law[x] = (1.0 - par.fp) * Q4[x] + par.fp * P4[x];
+            law[x] = (1.0 - tu_par_get(&par, "fp")) * Q4[x] + tu_par_get(&par, "fp") * P4[x];
         sd_chisq r = S_token_test(S_vt("sprinter"), &par, P4, Q4, 4, law, 60000, 40 + i);
-        cr_assert(r.p_value > 1e-4, "fp %g: chi2 %.2f p %.3g", par.fp, r.chi2, r.p_value);
+        cr_assert(r.p_value > 1e-4, "fp %g: chi2 %.2f p %.3g", tu_par_get(&par, "fp"), r.chi2, r.p_value);
     }
 }
 
@@ -512,12 +513,12 @@ Test(v3b_sprinter, expected_run_matches_theorem_3_3)
     double tps[2] = {0.5, 0.9}, fp = 0.5;
     for (int i = 0; i < 2; i++) {
         sd_params par;
-        sd_params_defaults(&par);
-        par.tp = tps[i];
-        par.fp = fp;
-        double tr = pow(par.tp, (double)r), lib, stop;
-        double want = (par.tp - tr) / (1.0 - par.tp) + tr / (1.0 - fp);
-        cr_assert_eq(sd_exact_sprinter(par.tp, fp, r, 0.1, &lib, &stop, NULL), SD_OK);
+        sd_params_defaults(&par, NULL);
+        tu_par(&par, "tp", tps[i]);
+        tu_par(&par, "fp", fp);
+        double tr = pow(tu_par_get(&par, "tp"), (double)r), lib, stop;
+        double want = (tu_par_get(&par, "tp") - tr) / (1.0 - tu_par_get(&par, "tp")) + tr / (1.0 - fp);
+        cr_assert_eq(sd_exact_sprinter(tu_par_get(&par, "tp"), fp, r, 0.1, &lib, &stop, NULL), SD_OK);
         cr_assert(fabs(lib - want) < 1e-12, "sd_exact_sprinter %.15g, formula %.15g", lib, want);
         size_t *out = malloc(T * sizeof *out);
         sd_welford w;
@@ -531,7 +532,7 @@ Test(v3b_sprinter, expected_run_matches_theorem_3_3)
             sd_welford_add(&w, (double)(it.emitted - 1));
         }
         double se = sd_welford_stderr(&w);
-        cr_assert(fabs(w.mean - want) < 4.0 * se, "tp %g: MC %.5f ± %.5f, Thm 3.3 %.5f", par.tp,
+        cr_assert(fabs(w.mean - want) < 4.0 * se, "tp %g: MC %.5f ± %.5f, Thm 3.3 %.5f", tu_par_get(&par, "tp"),
                   w.mean, se, want);
         free(out);
     }
@@ -546,20 +547,20 @@ Test(v3b_params, bad_parameters_are_usage_errors)
     sd_params par;
     sd_error err;
     void *state;
-    sd_params_defaults(&par);
-    par.M = 0;
+    sd_params_defaults(&par, NULL);
+    par.k = 0;
     cr_assert_eq(S_vt("batch")->alloc(&state, c, &par, &err), SD_EUSAGE);
     cr_assert(tu_contains(err.msg, "--M 0"), "%s", err.msg);
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.k = 0;
     cr_assert_eq(S_vt("rrs")->alloc(&state, c, &par, &err), SD_EUSAGE);
     cr_assert_eq(S_vt("spectr")->alloc(&state, c, &par, &err), SD_EUSAGE);
     cr_assert(tu_contains(err.msg, "--k 0"), "%s", err.msg);
-    sd_params_defaults(&par);
-    par.eps = -0.1;
+    sd_params_defaults(&par, NULL);
+    tu_par(&par, "eps", -0.1);
     cr_assert_eq(S_vt("biased")->alloc(&state, c, &par, &err), SD_EUSAGE);
-    sd_params_defaults(&par);
-    par.tp = 1.5;
+    sd_params_defaults(&par, NULL);
+    tu_par(&par, "tp", 1.5);
     cr_assert_eq(S_vt("sprinter")->alloc(&state, c, &par, &err), SD_EUSAGE);
     cr_assert(tu_contains(err.msg, "--tp"), "%s", err.msg);
     sd_chain_free(c);

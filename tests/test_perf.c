@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../sims/sd_token.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
-#include "../src/sd_lazy.h"
+#include "../src/sd_zipf.h"
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"
 
@@ -79,10 +80,10 @@ Test(perf7_sim, bit_identical_across_threads_for_several_verifiers)
         if (!vt)
             continue;
         sd_params par;
-        sd_params_defaults(&par);
-        par.M = 3;
+        sd_params_defaults(&par, NULL);
         par.k = 3;
-        par.eps = 0.05; /* biased: lossy, so positions are counted too */
+        par.k = 3;
+        tu_par(&par, "eps", 0.05); /* biased: lossy, so positions are counted too */
         sd_sim_opts so = {.seed = 5, .trials = 2 * SD_SIM_BLOCK + 77, .threads = 1,
                           .want_positions = 1};
         sd_sim_result r1, r;
@@ -110,9 +111,10 @@ Test(perf7_sim, block_ranges_merge_to_the_single_run)
      * (other random numbers: compared in law by perf9_law). */
     sd_chain *c = S_chain(7, 30, 11, 1.0);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 8, .trials = 5 * SD_SIM_BLOCK + 3, .threads = 2};
-    sd_sim_job job = {&sd_verifier_token, c, NULL, &par};
+    sd_model md = sd_model_of_chain(c);
+    sd_sim_job job = {&sd_verifier_token, &md, &par};
     sd_sim_result whole, split, gen;
     cr_assert_eq(sd_sim_run_job(&job, &so, &whole, NULL), SD_OK);
     cr_assert_str_eq(whole.kernel, SD_SIM_KERNEL_TOKEN);
@@ -146,7 +148,7 @@ Test(perf7_stop, target_stderr_is_reproducible_and_a_prefix)
 {
     sd_chain *c = S_chain(7, 20, 10, 1.0);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 2, .trials = 1000000, .threads = 1, .target_stderr = 0.03};
     sd_sim_result r1, r2, ref;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r1, NULL), SD_OK);
@@ -180,7 +182,7 @@ Test(perf7_stop, time_limit_stops_at_whole_blocks)
      * trials done. */
     sd_chain *c = S_chain(7, 20, 10, 1.0);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 4, .trials = 1000 * SD_SIM_BLOCK, .threads = 2, .time_limit = 1e-6};
     sd_sim_result r, ref;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
@@ -199,60 +201,60 @@ Test(perf7_stop, time_limit_stops_at_whole_blocks)
 
 /* --- the on-demand model ------------------------------------------------------ */
 
-static sd_lazy *S_lazy(size_t V, size_t T, uint64_t seed)
+static sd_zipf *S_lazy(size_t V, size_t T, uint64_t seed)
 {
-    sd_lazy_params lp = {V, T, seed, SD_LAZY_DEFAULT_S_DRAFT, SD_LAZY_DEFAULT_S_TARGET};
-    sd_lazy *m = NULL;
+    sd_zipf_params lp = {V, T, seed, SD_ZIPF_DEFAULT_S_DRAFT, SD_ZIPF_DEFAULT_S_TARGET};
+    sd_zipf *m = NULL;
     sd_error e;
-    cr_assert_eq(sd_lazy_new(&lp, &m, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(sd_zipf_new(&lp, &m, &e), SD_OK, "%s", e.msg);
     return m;
 }
 
 Test(perf7_lazy, rows_are_reproducible_distributions)
 {
-    sd_lazy *m = S_lazy(1000, 5, 77), *m2 = S_lazy(1000, 5, 77), *m3 = S_lazy(1000, 5, 78);
+    sd_zipf *m = S_lazy(1000, 5, 77), *m2 = S_lazy(1000, 5, 77), *m3 = S_lazy(1000, 5, 78);
     double *p = malloc(1000 * sizeof *p), *q = malloc(1000 * sizeof *q), *p2 = malloc(1000 * sizeof *p2);
     unsigned char *seen = calloc(1000, 1);
     for (size_t t = 1; t <= 5; t++)
         for (size_t a = 0; a < 1000; a += 333) {
-            sd_lazy_rows(m, t, a, p, q);
+            sd_zipf_rows(m, t, a, p, q);
             double sum = 0;
             cr_assert_eq(sd_dist_check(p, 1000, 1e-12, &sum), -1, "p_%zu(.|%zu) sums to %.17g", t, a, sum);
             cr_assert_eq(sd_dist_check(q, 1000, 1e-12, &sum), -1, "q_%zu(.|%zu) sums to %.17g", t, a, sum);
             cr_assert_float_eq(sd_dist_tv(p, q, 1000), m->tv, 1e-12);
-            sd_lazy_rows(m2, t, a, p2, NULL);
+            sd_zipf_rows(m2, t, a, p2, NULL);
             cr_assert_eq(memcmp(p, p2, 1000 * sizeof *p), 0, "same seed, same row");
-            sd_lazy_rows(m3, t, a, p2, NULL);
+            sd_zipf_rows(m3, t, a, p2, NULL);
             cr_assert_neq(memcmp(p, p2, 1000 * sizeof *p), 0, "another seed, another row");
             memset(seen, 0, 1000);
             for (size_t b = 0; b < 1000; b++) { /* π is a bijection, π⁻¹ its inverse */
-                size_t r = sd_lazy_rank(m, t, a, b);
+                size_t r = sd_zipf_rank(m, t, a, b);
                 cr_assert_lt(r, 1000);
                 cr_assert_eq(seen[r], 0);
                 seen[r] = 1;
-                cr_assert_eq(sd_lazy_token(m, t, a, r), b);
+                cr_assert_eq(sd_zipf_token(m, t, a, r), b);
             }
         }
     free(p);
     free(q);
     free(p2);
     free(seen);
-    sd_lazy_free(m);
-    sd_lazy_free(m2);
-    sd_lazy_free(m3);
+    sd_zipf_free(m);
+    sd_zipf_free(m2);
+    sd_zipf_free(m3);
 }
 
 Test(perf7_lazy, exact_formula_equals_theorem1_on_the_stored_chain)
 {
     /* At small V the model is stored as a chain: the collapsed formulas
      * must give Theorem 1 and the finite-gamma DP of sd_exact.h. */
-    sd_lazy *m = S_lazy(6, 9, 5);
-    sd_chain *c = sd_lazy_to_chain(m, NULL);
+    sd_zipf *m = S_lazy(6, 9, 5);
+    sd_chain *c = sd_zipf_to_chain(m, NULL);
     cr_assert_not_null(c);
     const size_t gammas[] = {0, 1, 3};
     for (size_t i = 0; i < 3; i++) {
         double a, ac, b, bc;
-        cr_assert_eq(sd_lazy_exact_token(m, gammas[i], &a, &ac, NULL), SD_OK);
+        cr_assert_eq(sd_zipf_exact_token(m, gammas[i], &a, &ac, NULL), SD_OK);
         cr_assert_eq(sd_exact_token(c, gammas[i], &b, &bc, NULL), SD_OK);
         cr_assert(fabs(a - b) <= 1e-12 * b, "gamma %zu: %.17g vs %.17g", gammas[i], a, b);
         cr_assert(fabs(ac - bc) <= 1e-12 * bc, "gamma %zu calls: %.17g vs %.17g", gammas[i], ac, bc);
@@ -261,27 +263,28 @@ Test(perf7_lazy, exact_formula_equals_theorem1_on_the_stored_chain)
     sd_exact_rejections(c, &t1, NULL);
     cr_assert(fabs(t1 - 9 * m->tv) <= 1e-12 * t1);
     sd_chain_free(c);
-    sd_lazy_free(m);
+    sd_zipf_free(m);
 }
 
 Test(perf7_lazy, monte_carlo_at_gpt2_vocabulary_matches_exact)
 {
     /* V = 50 257, T = 128 in O(V) memory.  Tolerance 4 standard errors
      * (failure probability ~6e-5 per check for a correct simulator). */
-    sd_lazy *m = S_lazy(50257, 128, 10);
+    sd_zipf *m = S_lazy(50257, 128, 10);
     const size_t gammas[] = {0, 5};
     for (size_t i = 0; i < 2; i++) {
         sd_params par;
-        sd_params_defaults(&par);
+        sd_params_defaults(&par, NULL);
         par.gamma = gammas[i];
-        sd_sim_job job = {&sd_verifier_token, NULL, m, &par};
+        sd_model md = sd_model_of_zipf(m);
+        sd_sim_job job = {&sd_verifier_token, &md, &par};
         sd_sim_opts so = {.seed = 3, .trials = 3000};
         sd_sim_result r;
         sd_error e;
         cr_assert_eq(sd_sim_run_job(&job, &so, &r, &e), SD_OK, "%s", e.msg);
-        cr_assert_str_eq(r.kernel, "token-lazy");
+        cr_assert_str_eq(r.kernel, "token-zipf");
         double rej, calls;
-        cr_assert_eq(sd_lazy_exact_token(m, gammas[i], &rej, &calls, NULL), SD_OK);
+        cr_assert_eq(sd_zipf_exact_token(m, gammas[i], &rej, &calls, NULL), SD_OK);
         double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
         cr_expect(fabs(r.rejections.mean - rej) < 4 * se, "gamma %zu: %.5f vs exact %.5f (se %.5f)",
                   gammas[i], r.rejections.mean, rej, se);
@@ -289,31 +292,32 @@ Test(perf7_lazy, monte_carlo_at_gpt2_vocabulary_matches_exact)
                   gammas[i], r.target_calls.mean, calls, sc);
         sd_sim_result_free(&r);
     }
-    sd_lazy_free(m);
+    sd_zipf_free(m);
 }
 
 Test(perf7_lazy, refuses_what_does_not_fit_and_other_verifiers)
 {
-    sd_lazy_params lp = {(size_t)1 << 26, 10, 1, 1.0, 1.2};
-    sd_lazy *m = NULL;
+    sd_zipf_params lp = {(size_t)1 << 26, 10, 1, 1.0, 1.2};
+    sd_zipf *m = NULL;
     sd_error e;
-    cr_assert_eq(sd_lazy_new(&lp, &m, &e), SD_ETOOBIG);
+    cr_assert_eq(sd_zipf_new(&lp, &m, &e), SD_ETOOBIG);
     cr_assert(strstr(e.msg, "limit") != NULL, "%s", e.msg);
     cr_assert_null(m);
     lp.V = 1;
-    cr_assert_eq(sd_lazy_new(&lp, &m, &e), SD_EUSAGE);
+    cr_assert_eq(sd_zipf_new(&lp, &m, &e), SD_EUSAGE);
     m = S_lazy(100, 4, 1);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     const sd_verifier_type *blk = sd_verifier_find("block");
     if (blk) {
-        sd_sim_job job = {blk, NULL, m, &par};
+        sd_model md = sd_model_of_zipf(m);
+        sd_sim_job job = {blk, &md, &par};
         sd_sim_opts so = {.seed = 1, .trials = 10};
         sd_sim_result r;
         cr_assert_eq(sd_sim_run_job(&job, &so, &r, &e), SD_EUSAGE);
         cr_assert(strstr(e.msg, "token") != NULL, "%s", e.msg);
     }
-    sd_lazy_free(m);
+    sd_zipf_free(m);
 }
 
 /* --- the command line ------------------------------------------------------ */
@@ -325,12 +329,12 @@ Test(perf7_cli, zipf_runs_and_json_is_thread_independent)
     free(err);
     cr_assert_eq(tu_run("run --zipf --V 50257 --T 128 --trials 600 --json --threads 2", &o2, NULL), 0);
     cr_assert_str_eq(o1, o2);
-    cr_assert(tu_contains(o1, "zipf-on-demand"));
+    cr_assert(tu_contains(o1, "\"source\": \"zipf\""), "%s", o1);
     cr_assert(tu_contains(o1, "\"exact_rejections\": 33.95"), "%s", o1);
     free(o1);
     free(o2);
     cr_assert_eq(tu_run("run --zipf --algo block --V 1000", NULL, &err), 64);
-    cr_assert(tu_contains(err, "token only"), "%s", err);
+    cr_assert(tu_contains(err, "verifiers with one: token)"), "%s", err);
     free(err);
     cr_assert_eq(tu_run("run --zipf-draft 2", NULL, &err), 64);
     free(err);
@@ -483,7 +487,7 @@ static sd_chain *S_zero_chain(void)
 static sd_token_plan *S_plan(const sd_chain *c, size_t gamma)
 {
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = gamma;
     sd_token_plan *plan = NULL;
     sd_error e;
@@ -509,7 +513,7 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
     sd_welford_init(&r2);
     sd_welford_init(&c2);
     sd_welford_init(&a2);
-    sd_token_out o = {.rej = &r1, .calls = &c1, .acc = &a1, .hist = h1, .tokens = tok};
+    sd_observe o = {.rej = &r1, .calls = &c1, .acc = &a1, .hist = h1, .tokens = tok};
     sd_token_plan_run(plan, w, 77, lo, hi, &o);
     for (size_t i = 0; i < n; i++) {
         size_t rej, its;
@@ -568,7 +572,7 @@ Test(perf9_kernel, driver_statistics_are_per_block_in_trial_order)
     sd_chain *c = S_chain(5, 30, 12, 1.0);
     for (size_t gamma = 0; gamma <= 2; gamma += 2) {
         sd_params par;
-        sd_params_defaults(&par);
+        sd_params_defaults(&par, NULL);
         par.gamma = gamma;
         sd_token_plan *plan = S_plan(c, gamma);
         uint64_t trials = 2 * SD_SIM_BLOCK + 77, nb = sd_sim_block_count(trials);
@@ -588,7 +592,8 @@ Test(perf9_kernel, driver_statistics_are_per_block_in_trial_order)
         }
         sd_sim_result ref, r;
         sd_sim_opts so = {.seed = 6, .trials = trials, .threads = 1};
-        sd_sim_job job = {&sd_verifier_token, c, NULL, &par};
+        sd_model md = sd_model_of_chain(c);
+    sd_sim_job job = {&sd_verifier_token, &md, &par};
         cr_assert_eq(sd_sim_result_alloc(&job, &so, &ref, NULL), SD_OK);
         memcpy(ref.accept_hist, hist, 31 * sizeof *hist);
         sd_sim_result_merge(&ref, blocks, nb);
@@ -617,7 +622,7 @@ Test(perf9_kernel, driver_statistics_are_per_block_in_trial_order)
 static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
 {
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     par.gamma = gamma;
     sd_sim_opts so = {.seed = seed, .trials = trials};
     sd_sim_result r;
@@ -701,7 +706,7 @@ Test(perf9_law, accepted_length_distribution_matches_the_generic_verifier)
     } cases[] = {{c, 0}, {c, 3}, {cz, 0}, {cz, 1}};
     for (size_t i = 0; i < 4; i++) {
         sd_params par;
-        sd_params_defaults(&par);
+        sd_params_defaults(&par, NULL);
         par.gamma = cases[i].gamma;
         sd_sim_opts so = {.seed = 40 + i, .trials = 30000};
         sd_sim_result k, g;
@@ -730,7 +735,7 @@ Test(perf9_numerics, p_equals_q_never_rejects)
     double p[5] = {0.1, 0.0, 0.4, 0.2, 0.3};
     sd_chain *c = sd_chain_from_pq(p, p, 5, 20, NULL);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 3, .trials = 20000};
     sd_sim_result r;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
@@ -756,7 +761,7 @@ Test(perf9_numerics, vocabulary_one_and_horizon_one)
         for (size_t gamma = 0; gamma <= 1; gamma++) {
             sd_chain *c = sd_chain_from_pq(one, one, 1, Ts[i], NULL);
             sd_params par;
-            sd_params_defaults(&par);
+            sd_params_defaults(&par, NULL);
             par.gamma = gamma;
             sd_sim_opts so = {.seed = 1, .trials = 100, .want_positions = 1};
             sd_sim_result r;
@@ -789,7 +794,7 @@ Test(perf9_numerics, tiny_entries_and_zero_target_cells)
     sd_exact_target_marginals(cz, Q);
     for (size_t gamma = 0; gamma <= 1; gamma++) {
         sd_params par;
-        sd_params_defaults(&par);
+        sd_params_defaults(&par, NULL);
         par.gamma = gamma;
         sd_sim_opts so = {.seed = 9, .trials = 30000, .want_positions = 1};
         sd_sim_result r;
@@ -811,7 +816,7 @@ Test(perf9_limits, tables_over_the_bound_are_refused_and_run_falls_back)
     sd_chain *c = S_chain(7, 50, 10, 1.0);
     cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8);
     sd_params par;
-    sd_params_defaults(&par);
+    sd_params_defaults(&par, NULL);
     sd_token_plan *plan = NULL;
     sd_error e;
     cr_assert_eq(sd_token_plan_new(c, &par, SD_TOKEN_EXACT, 4096, 1, &plan, &e), SD_ETOOBIG);

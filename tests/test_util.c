@@ -1,6 +1,8 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include "../sims/sd_params.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +82,34 @@ char *tu_tempfile(const char *text)
 int tu_contains(const char *hay, const char *needle)
 {
     return hay && needle && strstr(hay, needle) != NULL;
+}
+
+void tu_par(sd_params *par, const char *name, double x)
+{
+    const sd_verifier_type *vt;
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL; i++) {
+        const sd_param_decl *d = sd_params_decl(vt, name, NULL);
+        if (d) {
+            sd_params_store(par, d, x);
+            return;
+        }
+    }
+}
+
+double tu_par_get(const sd_params *par, const char *name)
+{
+    const sd_verifier_type *vt;
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL; i++) {
+        const sd_param_decl *d = sd_params_decl(vt, name, NULL);
+        if (d)
+            return sd_params_value(par, d);
+    }
+    return 0.0;
+}
+
+void tu_vpar(sd_params *par, const sd_verifier_type *vt, const char *name, double x)
+{
+    const sd_param_decl *d = sd_params_decl(vt, name, NULL);
+    if (d)
+        sd_params_store(par, d, x);
 }

@@ -18,4 +18,15 @@ char *tu_tempfile(const char *text);
 /* 1 if needle occurs in hay (NULL-safe). */
 int tu_contains(const char *hay, const char *needle);
 
+struct sd_params;
+/* Sets parameter `name` (a built-in verifier's own parameter: eps,
+ * residual, tp, fp, plan; or gamma, k, M) in par, unchecked: the slot is
+ * that of the first registered verifier declaring the name. */
+void tu_par(struct sd_params *par, const char *name, double x);
+/* Its value (as tu_par finds the slot). */
+double tu_par_get(const struct sd_params *par, const char *name);
+/* Sets parameter `name` of vt, unchecked, if vt declares it (else nothing). */
+struct sd_verifier_type;
+void tu_vpar(struct sd_params *par, const struct sd_verifier_type *vt, const char *name, double x);
+
 #endif

@@ -1,9 +1,11 @@
-/* token_lazy.c — token-level speculative decoding on the on-demand model
- * (src/sd_lazy.h; the algorithm of sims/token.c, 004_2700e131d6873633.txt
+/* token_zipf.c — token-level speculative decoding on the on-demand model
+ * (src/sd_zipf.h; the algorithm of sims/token.c, 004_2700e131d6873633.txt
  * Alg. 1).  Rows are never built: p_t(.|a) and q_t(.|a) are the rank laws
  * z_d and z_q seen through the permutation π_{t,a}, so every draw is a
  * draw of a rank followed by π⁻¹ (a Feistel network, O(1) expected). */
-#include "../src/sd_lazy.h"
+#include <stdlib.h>
+
+#include "../src/sd_zipf.h"
 #include "../src/sd_rngbuf.h"
 #include "sd_token.h"
 
@@ -22,7 +24,7 @@ static size_t S_rank(const double *cs, const uint32_t *g, size_t V, size_t G, do
     return i < V ? i : last;
 }
 
-void sd_token_lazy_trial(const sd_lazy *m, size_t gamma, uint64_t seed, uint64_t trial,
+void sd_token_zipf_trial(const sd_zipf *m, size_t gamma, uint64_t seed, uint64_t trial,
                          size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
                          sd_welford *acc)
 {
@@ -44,17 +46,17 @@ void sd_token_lazy_trial(const sd_lazy *m, size_t gamma, uint64_t seed, uint64_t
             size_t r = S_rank(m->cd, m->gd, V, G, sd_rngbuf_uniform(&rng), md, m->lastd);
             if (!(sd_rngbuf_uniform(&rng) * m->zd[r] < m->zq[r])) {
                 r = S_rank(m->cr, m->gr, V, G, sd_rngbuf_uniform(&rng), mr, m->lastr);
-                prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+                prev = tokens[t] = sd_zipf_token(m, t, prev, r);
                 rejected = 1;
                 break;
             }
-            prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+            prev = tokens[t] = sd_zipf_token(m, t, prev, r);
         }
         size_t accepted = i, emitted = rejected ? i + 1 : i;
         if (!rejected && n + len <= T) { /* bonus token from q */
             size_t t = n + len;
             size_t r = S_rank(m->cq, m->gq, V, G, sd_rngbuf_uniform(&rng), mq, m->lastq);
-            prev = tokens[t] = sd_lazy_token(m, t, prev, r);
+            prev = tokens[t] = sd_zipf_token(m, t, prev, r);
             emitted++;
         }
         rej += (size_t)rejected;
@@ -68,3 +70,51 @@ void sd_token_lazy_trial(const sd_lazy *m, size_t gamma, uint64_t seed, uint64_t
     *rejections = rej;
     *iterations = its;
 }
+
+/* --- the kernel (sd_verifier.h) --------------------------------------------- */
+
+typedef struct {
+    const sd_zipf *m;
+    size_t gamma;
+} S_plan;
+
+static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                 unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    if (!m->zipf)
+        return SD_EUSAGE; /* not applicable: stored rows have their own kernel */
+    S_plan *p = malloc(sizeof *p);
+    if (!p)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    p->m = m->zipf;
+    p->gamma = par->gamma;
+    *plan = p;
+    return SD_OK;
+}
+
+static int S_work_new(const void *plan, void **work, sd_error *err)
+{
+    const S_plan *p = plan;
+    *work = malloc((p->m->T + 1) * sizeof(size_t));
+    return *work ? SD_OK : sd_error_set(err, SD_ENOMEM, "out of memory");
+}
+
+static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                  const sd_observe *obs)
+{
+    const S_plan *p = plan;
+    size_t *tokens = work;
+    for (uint64_t t = lo; t < hi; t++) {
+        size_t rej, its;
+        sd_token_zipf_trial(p->m, p->gamma, seed, t, tokens, &rej, &its, obs->hist, obs->acc);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)rej);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)its);
+    }
+}
+
+const sd_kernel_type sd_token_kernel_zipf = {
+    "token-zipf", SD_OBS_STATS, S_new, free, S_work_new, free, S_run,
+};

@@ -1,15 +1,15 @@
-/* sd_lazy.c — the on-demand Zipf model (sd_lazy.h). */
-#include "sd_lazy.h"
+/* sd_zipf.c — the on-demand Zipf model (sd_zipf.h). */
+#include "sd_zipf.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-size_t sd_lazy_bytes(size_t V)
+size_t sd_zipf_bytes(size_t V)
 {
-    if (V > SIZE_MAX / (2 * SD_LAZY_BYTES_PER_TOKEN))
+    if (V > SIZE_MAX / (2 * SD_ZIPF_BYTES_PER_TOKEN))
         return SIZE_MAX;
-    return (size_t)SD_LAZY_BYTES_PER_TOKEN * V;
+    return (size_t)SD_ZIPF_BYTES_PER_TOKEN * V;
 }
 
 /* splitmix64's finaliser (Steele, Lea & Flood 2014): a bijective mixer. */
@@ -21,7 +21,7 @@ static uint64_t S_mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static uint64_t S_context_key(const sd_lazy *m, size_t t, size_t a)
+static uint64_t S_context_key(const sd_zipf *m, size_t t, size_t a)
 {
     return S_mix(m->seed ^ S_mix(((uint64_t)t << 32) ^ (uint64_t)a));
 }
@@ -54,7 +54,7 @@ static uint64_t S_feistel(uint64_t key, unsigned h, uint64_t x, int inverse)
 
 /* Cycle walking: apply the permutation of 0..2^(2h)-1 until the value
  * falls in 0..V-1; this is a permutation of 0..V-1 (Black & Rogaway). */
-static size_t S_walk(const sd_lazy *m, uint64_t key, size_t x, int inverse)
+static size_t S_walk(const sd_zipf *m, uint64_t key, size_t x, int inverse)
 {
     uint64_t y = x;
     do
@@ -63,17 +63,17 @@ static size_t S_walk(const sd_lazy *m, uint64_t key, size_t x, int inverse)
     return (size_t)y;
 }
 
-size_t sd_lazy_rank(const sd_lazy *m, size_t t, size_t a, size_t b)
+size_t sd_zipf_rank(const sd_zipf *m, size_t t, size_t a, size_t b)
 {
     return S_walk(m, S_context_key(m, t, a), b, 0);
 }
 
-size_t sd_lazy_token(const sd_lazy *m, size_t t, size_t a, size_t r)
+size_t sd_zipf_token(const sd_zipf *m, size_t t, size_t a, size_t r)
 {
     return S_walk(m, S_context_key(m, t, a), r, 1);
 }
 
-void sd_lazy_free(sd_lazy *m)
+void sd_zipf_free(sd_zipf *m)
 {
     if (!m)
         return;
@@ -91,7 +91,7 @@ void sd_lazy_free(sd_lazy *m)
 /* Running sums of w skipping zeros (as sd_dist_sample adds), the last index
  * of positive weight, and a guide table of G buckets (Chen & Asau): bucket
  * g holds the first index whose running sum exceeds (g/G)·total, where an inverse-CDF
- * search for u starts (sims/token_lazy.c). */
+ * search for u starts (sims/token_zipf.c). */
 static double S_cumulate(const double *w, size_t V, size_t G, double *cs, uint32_t *g,
                          uint32_t *last)
 {
@@ -114,23 +114,23 @@ static double S_cumulate(const double *w, size_t V, size_t G, double *cs, uint32
     return run;
 }
 
-int sd_lazy_new(const sd_lazy_params *lp, sd_lazy **out, sd_error *err)
+int sd_zipf_new(const sd_zipf_params *lp, sd_zipf **out, sd_error *err)
 {
     *out = NULL;
     if (lp->V < 2)
         return sd_error_set(err, SD_EUSAGE, "--V: the on-demand model needs V >= 2, got %zu", lp->V);
-    if (lp->T < 1 || lp->T > SD_LAZY_MAX_T)
-        return sd_error_set(err, SD_EUSAGE, "--T: expected 1 to %zu, got %zu", SD_LAZY_MAX_T, lp->T);
+    if (lp->T < 1 || lp->T > SD_ZIPF_MAX_T)
+        return sd_error_set(err, SD_EUSAGE, "--T: expected 1 to %zu, got %zu", SD_ZIPF_MAX_T, lp->T);
     if (!(lp->s_draft >= 0.0) || !isfinite(lp->s_draft))
         return sd_error_set(err, SD_EUSAGE, "--zipf-draft: expected a finite exponent >= 0, got %g", lp->s_draft);
     if (!(lp->s_target >= 0.0) || !isfinite(lp->s_target))
         return sd_error_set(err, SD_EUSAGE, "--zipf-target: expected a finite exponent >= 0, got %g", lp->s_target);
-    size_t bytes = sd_lazy_bytes(lp->V);
-    if (bytes > SD_LAZY_MAX_BYTES || lp->V > UINT32_MAX / 2)
+    size_t bytes = sd_zipf_bytes(lp->V);
+    if (bytes > SD_ZIPF_MAX_BYTES || lp->V > UINT32_MAX / 2)
         return sd_error_set(err, SD_ETOOBIG,
                             "the on-demand model at V=%zu needs %zu bytes (%u per token); limit %zu",
-                            lp->V, bytes, SD_LAZY_BYTES_PER_TOKEN, SD_LAZY_MAX_BYTES);
-    sd_lazy *m = calloc(1, sizeof *m);
+                            lp->V, bytes, SD_ZIPF_BYTES_PER_TOKEN, SD_ZIPF_MAX_BYTES);
+    sd_zipf *m = calloc(1, sizeof *m);
     if (!m)
         return sd_error_set(err, SD_ENOMEM, "out of memory for the on-demand model");
     size_t V = lp->V, G = 1;
@@ -155,7 +155,7 @@ int sd_lazy_new(const sd_lazy_params *lp, sd_lazy **out, sd_error *err)
     m->gq = malloc(G * sizeof *m->gq);
     m->gr = malloc(G * sizeof *m->gr);
     if (!m->zd || !m->zq || !m->cd || !m->cq || !m->cr || !m->gd || !m->gq || !m->gr) {
-        sd_lazy_free(m);
+        sd_zipf_free(m);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the on-demand model (%zu bytes)", bytes);
     }
     /* Normalising constants summed from the smallest term up. */
@@ -181,7 +181,7 @@ int sd_lazy_new(const sd_lazy_params *lp, sd_lazy **out, sd_error *err)
     return SD_OK;
 }
 
-void sd_lazy_rows(const sd_lazy *m, size_t t, size_t a, double *p, double *q)
+void sd_zipf_rows(const sd_zipf *m, size_t t, size_t a, double *p, double *q)
 {
     uint64_t key = S_context_key(m, t, a);
     for (size_t b = 0; b < m->V; b++) {
@@ -193,7 +193,7 @@ void sd_lazy_rows(const sd_lazy *m, size_t t, size_t a, double *p, double *q)
     }
 }
 
-sd_chain *sd_lazy_to_chain(const sd_lazy *m, sd_error *err)
+sd_chain *sd_zipf_to_chain(const sd_zipf *m, sd_error *err)
 {
     sd_chain *c = sd_chain_alloc(m->V, m->T, m->T, m->T, err);
     if (!c)
@@ -202,7 +202,7 @@ sd_chain *sd_lazy_to_chain(const sd_lazy *m, sd_error *err)
         c->init[a] = 1.0 / (double)m->V;
     for (size_t t = 1; t <= m->T; t++)
         for (size_t a = 0; a < m->V; a++)
-            sd_lazy_rows(m, t, a, c->draft + ((t - 1) * m->V + a) * m->V,
+            sd_zipf_rows(m, t, a, c->draft + ((t - 1) * m->V + a) * m->V,
                          c->target + ((t - 1) * m->V + a) * m->V);
     if (sd_chain_validate(c, "on-demand model", err)) {
         sd_chain_free(c);
@@ -211,7 +211,7 @@ sd_chain *sd_lazy_to_chain(const sd_lazy *m, sd_error *err)
     return c;
 }
 
-int sd_lazy_exact_token(const sd_lazy *m, size_t gamma, double *rejections,
+int sd_zipf_exact_token(const sd_zipf *m, size_t gamma, double *rejections,
                         double *target_calls, sd_error *err)
 {
     size_t T = m->T, g = (gamma == 0 || gamma > T) ? T : gamma;

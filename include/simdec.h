@@ -1,0 +1,70 @@
+/* simdec.h — the one header a simdec plugin is compiled against.
+ *
+ * A plugin is a shared object that adds verifiers to simdec at run time:
+ *     simdec run   --plugin my_verifier.so --algo my-verifier
+ *     simdec check --plugin my_verifier.so --algo my-verifier
+ * Each verifier is written exactly as one in sims/ (sims/sd_verifier.h: a
+ * name, a summary, its parameters, alloc and step; README.md, "Adding a
+ * verifier"), and the file ends with one line naming them:
+ *     SD_PLUGIN(&sd_verifier_mine, &sd_verifier_other);
+ * which defines the symbol simdec looks for (sims/sd_plugin.h).  Loading
+ * checks the interface version, then every declaration, and registers the
+ * verifiers under their names; every command then runs them like its own.
+ *
+ * Build from a clone of simdec (this header includes the library's
+ * headers by relative path), in its top directory:
+ *     cc -std=c11 -O2 -fPIC -shared -I include my_verifier.c -o my_verifier.so -lm
+ * with `#include "simdec.h"` in my_verifier.c (-lm for <math.h>; nothing
+ * else is needed; `make examples` builds the two in examples/ this way).  Random123, which src/sd_rng.h includes, is a
+ * header-only library in the system include path; GSL, jansson and GLPK are
+ * not used by these headers.  The functions the plugin calls
+ * (sd_dist_sample, sd_error_set, ...) are not linked into it: they resolve
+ * against the simdec executable when it loads the plugin, so a plugin runs
+ * in the simdec it was built with, and must be rebuilt when SD_PLUGIN_ABI
+ * changes (loading tells you).
+ *
+ * What a plugin may use:
+ *   - the verifier interface (sims/sd_verifier.h): sd_verifier_type,
+ *     sd_param_decl (SD_PARAM_GAMMA, SD_PARAM_DRAFTS, SD_PARAM_END),
+ *     sd_params, sd_iter, sd_draft_len, the kernel and exact-value hooks;
+ *   - the model (src/sd_chain.h): sd_chain, sd_chain_p, sd_chain_q;
+ *   - probability vectors (src/sd_dist.h): sd_dist_sample,
+ *     sd_dist_sample_residual, sd_dist_tv, sd_dist_residual, ...;
+ *   - random numbers (src/sd_rng.h): sd_stream_uniform, sd_stream_u32 —
+ *     the only source of randomness a verifier may use, so runs are
+ *     reproducible and independent of the thread count;
+ *   - errors (src/sd_error.h): sd_error_set.
+ *
+ * Names: every global the plugin defines is looked up in simdec first, so a
+ * global named like one of simdec's is simdec's (a copy of sims/token.c
+ * keeping `sd_verifier_token` would list the built-in verifier; loading
+ * refuses it).  Give the verifier types names of your own, as
+ * sd_verifier_my_verifier, and make everything else static. */
+#ifndef SIMDEC_H
+#define SIMDEC_H
+
+#include "../src/sd_chain.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_error.h"
+#include "../src/sd_rng.h"
+#include "../sims/sd_plugin.h"
+#include "../sims/sd_verifier.h"
+
+/* The symbol simdec looks for in a plugin (defined by SD_PLUGIN). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SD_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define SD_PLUGIN_EXPORT
+#endif
+extern SD_PLUGIN_EXPORT const sd_plugin simdec_plugin;
+
+/* SD_PLUGIN(&sd_verifier_a, &sd_verifier_b, ...);  — at file scope, once
+ * per plugin, after the verifiers: defines simdec_plugin with the interface
+ * version this header describes and the NULL-terminated list of the given
+ * verifiers (a compound literal, which at file scope has static storage).
+ * At least one verifier must be named. */
+#define SD_PLUGIN(...)                                                                             \
+    SD_PLUGIN_EXPORT const sd_plugin simdec_plugin = {                                             \
+        SD_PLUGIN_ABI, (const sd_verifier_type *const[]){__VA_ARGS__, NULL}}
+
+#endif

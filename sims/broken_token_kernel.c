@@ -1,0 +1,29 @@
+/* broken_token_kernel.c — a deliberately broken control: token-level
+ * speculative decoding whose fast kernel (the one `run` and `check` use on
+ * a stored chain) draws a rejected position's token from the target q
+ * instead of the residual [q-p]+ (SD_TOKEN_BROKEN_RESIDUAL, sims/sd_token.h):
+ * the law of x_n becomes min(p,q) + TV(p,q)·q ≠ q.  Its mechanistic step is
+ * token's, and correct: only a check of the kernel itself catches it, which
+ * is why `check` must test what `run` executes. */
+#include "sd_token.h"
+
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
+static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    (void)c, (void)par, (void)err;
+    *state = NULL;
+    return SD_OK;
+}
+
+static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_broken, NULL};
+
+const sd_verifier_type sd_verifier_broken_token_kernel = {
+    .name = "broken-token-kernel",
+    .summary = "token-level SD whose alias-table kernel samples q, not [q-p]+, after a rejection",
+    .params = S_params,
+    .alloc = S_alloc,
+    .step = sd_token_step,
+    .kernels = S_kernels,
+    .flags = SD_VERIFIER_CONTROL,
+};

@@ -1,0 +1,44 @@
+/* sd_plugin.h — verifiers loaded at run time from shared objects.
+ *
+ * A plugin is a shared object compiled against include/simdec.h that
+ * defines the symbol
+ *     const sd_plugin simdec_plugin = { SD_PLUGIN_ABI, verifiers };
+ * (the macro SD_PLUGIN(...) of include/simdec.h writes it).  Loading checks
+ * the ABI version, then every verifier's declaration
+ * (sd_params_check_decls), and registers them (sd_verifier_add) so that
+ * every command finds them by name. */
+#ifndef SD_PLUGIN_H
+#define SD_PLUGIN_H
+
+#include "sd_verifier.h"
+
+/* The version of the plugin interface: sd_verifier_type, sd_param_decl,
+ * sd_params, sd_iter, sd_chain and the inline helpers of include/simdec.h.
+ * Any change to their layout or meaning increments it. */
+#define SD_PLUGIN_ABI 1u
+
+typedef struct sd_plugin {
+    unsigned abi;                          /* SD_PLUGIN_ABI at compile time */
+    const sd_verifier_type *const *verifiers; /* NULL-terminated */
+} sd_plugin;
+
+/* Loads the plugin at path and registers its verifiers.
+ *   SD_EIO    the file cannot be opened (missing, unreadable, a
+ *             directory): exit 66;
+ *   SD_EDATA  it is not a shared object simdec can load (not ELF, another
+ *             machine, a symbol simdec does not export), has no data symbol
+ *             simdec_plugin, was built for another ABI version, lists no
+ *             verifier, lists one whose C name is also simdec's (the
+ *             dynamic linker would bind it to simdec's), or declares a bad
+ *             or already known verifier: exit 65;
+ *   SD_ETOOBIG  more than 256 plugin verifiers in all.
+ * The message is one line starting with "PATH: ".  A plugin is registered
+ * whole or not at all (SD_ETOOBIG aside).  A path without '/' is the file in
+ * the working directory (dlopen would search the system's libraries).
+ * Loading the same file twice is harmless.  Not thread-safe: load plugins
+ * before running anything.  Plugins stay loaded until the process ends.
+ * The executable must export the library to plugins (linked with
+ * -rdynamic and the whole of libsimdec.a, as the Makefile does). */
+int sd_plugin_load(const char *path, sd_error *err);
+
+#endif
