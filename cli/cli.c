@@ -596,7 +596,7 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
             if (d->kind != SD_PARAM_CHOICE)
                 fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
             if (!vt) {
-                fprintf(f, " [");
+                fprintf(f, "\n  %-20s [", "");
                 const sd_verifier_type *w;
                 int first = 1;
                 for (size_t e = i; (w = sd_verifier_at(e)) != NULL; e++)

@@ -226,7 +226,7 @@ int cmd_check(int argc, char **argv)
         {0, 0, 0, 0},
     };
     cli_verifier cv;
-    int status = cli_verifier_prescan("check", argc, argv, "algo", "token", &cv);
+    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, &cv);
     if (status >= 0)
         return status;
     struct option *opts = cli_options_with_params(base, cv.vt, NULL);

@@ -55,7 +55,7 @@ static const char S_help_text[] =
 static void S_list(void)
 {
     for (size_t i = 0; sd_figures[i]; i++)
-        printf("%-28s %-18s %s\n", sd_figures[i]->name, sd_figures[i]->source,
+        printf("%-28s %-22s %s\n", sd_figures[i]->name, sd_figures[i]->source,
                sd_figures[i]->summary);
 }
 

@@ -269,7 +269,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     };
     const char *name = hooks->name ? hooks->name : "run";
     cli_verifier cv;
-    int status = cli_verifier_prescan(name, argc, argv, "algo", "token", &cv);
+    int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, &cv);
     if (status >= 0)
         return status;
     struct option *opts = cli_options_with_params(base, cv.vt, NULL);

@@ -11,17 +11,18 @@
  * checks the interface version, then every declaration, and registers the
  * verifiers under their names; every command then runs them like its own.
  *
- * Build from a clone of simdec (this header includes the library's
- * headers by relative path), in its top directory:
+ * Build it from a clone of simdec (this header includes the library's
+ * headers by relative path), in the clone's top directory, with
+ * `#include "simdec.h"` in my_verifier.c:
  *     cc -std=c11 -O2 -fPIC -shared -I include my_verifier.c -o my_verifier.so -lm
- * with `#include "simdec.h"` in my_verifier.c (-lm for <math.h>; nothing
- * else is needed; `make examples` builds the two in examples/ this way).  Random123, which src/sd_rng.h includes, is a
- * header-only library in the system include path; GSL, jansson and GLPK are
- * not used by these headers.  The functions the plugin calls
- * (sd_dist_sample, sd_error_set, ...) are not linked into it: they resolve
- * against the simdec executable when it loads the plugin, so a plugin runs
- * in the simdec it was built with, and must be rebuilt when SD_PLUGIN_ABI
- * changes (loading tells you).
+ * (`make examples` builds the two in examples/ this way).  Nothing else is
+ * needed: Random123, which src/sd_rng.h includes, is header-only and in
+ * the system's include path, and GSL, jansson and GLPK are not used by
+ * these headers.  The library functions a plugin calls (sd_dist_sample,
+ * sd_error_set, ...) are not linked into it: they resolve against the
+ * simdec executable that loads it.  A plugin therefore loads into any
+ * simdec of the same SD_PLUGIN_ABI, and must be rebuilt when that changes
+ * (loading says so).
  *
  * What a plugin may use:
  *   - the verifier interface (sims/sd_verifier.h): sd_verifier_type,
@@ -35,11 +36,11 @@
  *     reproducible and independent of the thread count;
  *   - errors (src/sd_error.h): sd_error_set.
  *
- * Names: every global the plugin defines is looked up in simdec first, so a
- * global named like one of simdec's is simdec's (a copy of sims/token.c
- * keeping `sd_verifier_token` would list the built-in verifier; loading
- * refuses it).  Give the verifier types names of your own, as
- * sd_verifier_my_verifier, and make everything else static. */
+ * Names: the dynamic linker looks a plugin's globals up in simdec first,
+ * so a global named like one of simdec's is simdec's (a copy of
+ * sims/token.c keeping `sd_verifier_token` would list the built-in
+ * verifier; loading refuses it).  Give the verifier types names of your
+ * own, as sd_verifier_my_verifier, and make everything else static. */
 #ifndef SIMDEC_H
 #define SIMDEC_H
 

@@ -25,7 +25,7 @@ $(BUILD)/mpi/%.o: mpi/%.c
 	$(MPICC) $(CFLAGS) -c $< -o $@
 
 $(MPI_BIN): $(MPI_OBJ) $(MPI_CLI_OBJ) $(LIB)
-	$(MPICC) $(LDFLAGS) -o $@ $(MPI_OBJ) $(MPI_CLI_OBJ) $(LIB) $(LDLIBS)
+	$(MPICC) $(LDFLAGS) $(PLUGIN_HOST) -o $@ $(MPI_OBJ) $(MPI_CLI_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 # The 2-rank case against the single process, several verifiers' worth of
 # blocks (3 blocks + a partial one), with the JSON compared byte for byte.

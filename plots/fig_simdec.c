@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "../lp/sd_lp.h"
+#include "../sims/sd_biased.h"
 #include "../sims/sd_params.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
@@ -178,13 +179,13 @@ static int S_verify(FILE *f, const sd_figure_opts *o, sd_error *err)
 
 /* ---- the biased verifier: opt vs uno residual ----------------------------- */
 
-/* Output bias of the biased rule b = min(1,(q+ε)/p) (1 where p = 0, as
- * sd_exact_pareto) with the target q as its residual (uno); b is scratch. */
-static double S_uno_tv(const double *p, const double *q, size_t V, double eps, double *b)
+/* Output bias TV(law of the emitted token, q) of the biased verifier with
+ * the target q as its residual (uno), from its exact law (sd_biased.h);
+ * law is scratch. */
+static double S_uno_tv(const double *p, const double *q, size_t V, double eps, double *law)
 {
-    for (size_t x = 0; x < V; x++)
-        b[x] = p[x] > 0 ? fmin(1.0, (q[x] + eps) / p[x]) : 1.0;
-    return sd_exact_output_tv(p, q, b, q, V);
+    sd_biased_token_law(p, q, V, eps, SD_RESIDUAL_UNO, law);
+    return sd_dist_tv(law, q, V);
 }
 
 static int S_biased(FILE *f, const sd_figure_opts *o, sd_error *err)

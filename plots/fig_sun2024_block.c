@@ -1,5 +1,5 @@
 /* fig_sun2024_block.c — the figure of Sun, Mendlovic, Leviathan, Aharoni,
- * Beirami, Ro & Suresh 2024, "Block Verification Accelerates Speculative
+ * Ro, Beirami & Suresh 2024, "Block Verification Accelerates Speculative
  * Decoding": Fig. 3, the CCDF of the number of draft tokens accepted in one
  * iteration by token and by block verification, on the paper's toy model
  * (its eq. 2).

@@ -6,8 +6,9 @@
  * lists those tables in the order of `simdec plot all`.  The figure library
  * sits above the rest: it calls the exact evaluators (src/sd_exact*.h,
  * src/sd_kseq.h), the linear programs (lp/sd_lp.h) and the trial engine
- * (sims/sd_sim.h) directly, never the CLI, and it has no loop over trials
- * of its own: every Monte-Carlo estimate is one sd_sim_run. */
+ * (sims/sd_sim.h) directly, never the CLI.  It has no loop over trials of
+ * its own: every Monte-Carlo estimate is one sd_sim_run, whose statistics,
+ * histogram, position counts or per-trial records the figures read. */
 #include "sd_figures.h"
 
 #include <errno.h>

@@ -13,8 +13,11 @@
  * streams of sd_rng.h, so a data file is identical, byte for byte, from run
  * to run and whatever the number of threads.
  *
- * The plotting itself (gnuplot scripts plots/NAME.gp, PNG output) belongs
- * to the CLI (cli/cmd_plot.c). */
+ * The writers live one file per paper (plots/fig_*.c, listed in the
+ * private header plots/sd_fig_util.h), each ending in its table of figures;
+ * plots/sd_figures.c joins those tables into sd_figures[].  The plotting
+ * itself (gnuplot scripts plots/NAME.gp, PNG output) belongs to the CLI
+ * (cli/cmd_plot.c). */
 #ifndef SD_FIGURES_H
 #define SD_FIGURES_H
 

@@ -70,8 +70,8 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
     Dl_info base;
     void *entry = NULL;
     if (!dladdr1(sym, &base, &entry, RTLD_DL_SYMENT) || !base.dli_fbase)
-        return sd_error_set(err, SD_EDATA, "%s: not a simdec plugin (simdec_plugin is not in a loaded object)",
-                            path);
+        return sd_error_set(err, SD_EDATA, "%s: not a simdec plugin (simdec_plugin is not in a loaded "
+                            "object)", path);
     const ElfW(Sym) *es = entry;
     if (es) {
         unsigned type = ELF64_ST_TYPE(es->st_info); /* the same macro as ELF32_ST_TYPE */
@@ -84,11 +84,11 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
     }
     const sd_plugin *pl = sym;
     if (pl->abi != SD_PLUGIN_ABI)
-        return sd_error_set(err, SD_EDATA, "%s: built for plugin interface version %u; this simdec has version %u"
-                            " — rebuild it against include/simdec.h", path, pl->abi, SD_PLUGIN_ABI);
+        return sd_error_set(err, SD_EDATA, "%s: built for plugin interface version %u; this simdec has "
+                            "version %u — rebuild it against include/simdec.h", path, pl->abi, SD_PLUGIN_ABI);
     if (es && es->st_size != 0 && es->st_size < sizeof *pl)
-        return sd_error_set(err, SD_EDATA, "%s: not a simdec plugin (simdec_plugin has %zu bytes, expected %zu)",
-                            path, (size_t)es->st_size, sizeof *pl);
+        return sd_error_set(err, SD_EDATA, "%s: not a simdec plugin (simdec_plugin has %zu bytes, "
+                            "expected %zu)", path, (size_t)es->st_size, sizeof *pl);
 
     const sd_verifier_type *const *list = pl->verifiers;
     if (!list || !list[0])
@@ -102,9 +102,13 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
     for (size_t i = 0; i < n; i++) {
         const sd_verifier_type *vt = list[i];
         Dl_info in;
-        if (!dladdr(vt, &in) || in.dli_fbase != base.dli_fbase)
-            return sd_error_set(err, SD_EDATA, "%s: verifier %zu of simdec_plugin is not defined in the plugin: "
-                                "its symbol %s is simdec's own (rename it or make it static)", path, i + 1,
+        if (!dladdr(vt, &in))
+            return sd_error_set(err, SD_EDATA, "%s: verifier %zu of simdec_plugin points outside any loaded "
+                                "object", path, i + 1);
+        if (in.dli_fbase != base.dli_fbase)
+            return sd_error_set(err, SD_EDATA, "%s: verifier %zu of simdec_plugin is not the plugin's own: its "
+                                "C name %s is also a global of simdec, which the dynamic linker uses instead "
+                                "(rename it or make it static)", path, i + 1,
                                 in.dli_sname ? in.dli_sname : "(unknown)");
         int rc = sd_params_check_decls(vt, err);
         if (rc) {
