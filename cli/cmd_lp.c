@@ -433,6 +433,7 @@ int cmd_lp(int argc, char **argv)
                                      cmp->name, cmp->name, S_names[pb]);
         o.cmp = cmp;
         o.cmp_par = &cv.par;
+        cv.par.gamma = o.gamma; /* the LP's draft length is the verifier's */
     }
     /* Refuse an oversize LP before building (or generating) the model when
      * V is known from the options; a model file is refused once loaded. */
