@@ -5,7 +5,7 @@
 #   scripts/check-sanitize.sh SIMDEC_ASAN TESTS_ASAN      (make check-sanitize)
 #       1. every invocation of docs/errors.md with the ASan/UBSan binary:
 #          the documented exit status, no signal;
-#       2. the Criterion suites in $SANITIZE_FILTER (rel8_table runs the same
+#       2. the Criterion suites in $SANITIZE_FILTER (hostile_table runs the same
 #          rows again and compares the messages) with SIMDEC_BIN = the ASan
 #          binary, so the CLI runs they make are instrumented too.
 #       Every instrumented process — the CLI, the test runner and
@@ -131,7 +131,7 @@ note "$n hostile invocations run"
 # 2. The Criterion subset, with the CLI it runs instrumented as well.
 SIMDEC_BIN=$bin
 export SIMDEC_BIN
-filter=${SANITIZE_FILTER:-rel8_*}
+filter=${SANITIZE_FILTER:-hostile_*}
 timeout -s KILL 1200 "$tests" --jobs 2 --filter "$filter" 2>"$logs/criterion.out"
 st=$?
 grep -v '^\[----\]   *$' "$logs/criterion.out" | grep -E '^\[(FAIL|----)\]|Synthesis|CRASH' >&2

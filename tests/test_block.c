@@ -103,7 +103,7 @@ static void S_check_first(const sd_chain *c, size_t gamma, uint64_t seed, uint64
 
 /* The toy model of 001_ §2 at γ = 2: 10/9 (token), 11/9 (block), 12/9
  * (greedy block = full information).  T = 3 leaves room for the bonus. */
-Test(v3a_block, toy_model_10_11_12_ninths)
+Test(block, toy_model_10_11_12_ninths)
 {
     sd_chain *c = tx_toy_chain(3);
     const double want[SD_ACCEPT_NALGO] = {10.0 / 9.0, 11.0 / 9.0, 12.0 / 9.0};
@@ -117,7 +117,7 @@ Test(v3a_block, toy_model_10_11_12_ninths)
 
 /* A nonstationary random chain with zeros in both models: the first iteration's E[τ] and CCDF
  * against the enumeration of sd_exact_accept_length (eq. 9, Lemma 9). */
-Test(v3a_block, first_iteration_exact_random_chain)
+Test(block, first_iteration_exact_random_chain)
 {
     sd_chain *c = tx_random_chain(3, 8, 0, 0.25, 5);
     double exact[SD_ACCEPT_NALGO], ccdf[SD_ACCEPT_NALGO * 4];
@@ -147,7 +147,7 @@ static sd_welford S_calls(const sd_verifier_type *vt, const sd_chain *c, size_t 
 /* 001_ Theorem 2: block verification never needs more target calls than
  * token verification.  Independent runs: the difference has se
  * sqrt(se_b² + se_t²). */
-Test(v3a_block, block_never_more_calls_than_token)
+Test(block, block_never_more_calls_than_token)
 {
     struct { sd_chain *c; size_t gamma; } cases[3] = {
         {tx_toy_chain(20), 2}, {tx_random_chain(3, 20, 0, 0.25, 3), 3}, {tx_random_chain(5, 20, 0, 0.0, 4), 0}};
@@ -164,7 +164,7 @@ Test(v3a_block, block_never_more_calls_than_token)
 /* The issue's acceptance test: at γ = 6 on a random 7-token chain (the
  * default generated model, T = 50), block verification saves target calls
  * over token verification by more than S_TOL se. */
-Test(v3a_block, block_saves_calls_gamma6_v7)
+Test(block, block_saves_calls_gamma6_v7)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp); /* V = 7, T = 50 */
@@ -182,7 +182,7 @@ Test(v3a_block, block_saves_calls_gamma6_v7)
 /* Every emitted count is valid up to the horizon end (no bonus position
  * past T) for horizons shorter than, equal to and longer than γ; the
  * driver checks emitted <= T-n+1 and returns SD_EINTERNAL otherwise. */
-Test(v3a_block, horizon_end_every_gamma)
+Test(block, horizon_end_every_gamma)
 {
     const sd_verifier_type *vts[] = {&sd_verifier_block, &sd_verifier_greedy_block,
                                      &sd_verifier_greedy_block_after_y,
@@ -208,7 +208,7 @@ Test(v3a_block, horizon_end_every_gamma)
 
 /* greedy-block keeps (G+1)·G path ratios: a horizon of 5000 with the
  * default lookahead is refused before allocating, a finite --gamma is not. */
-Test(v3a_block, greedy_refuses_huge_lookahead)
+Test(block, greedy_refuses_huge_lookahead)
 {
     sd_chain *c = tx_toy_chain(5000);
     sd_params par;

@@ -119,7 +119,7 @@ static void S_expect_verdict(const sd_verifier_type *vt, const sd_chain *c, size
 /* token, block and greedy-block: unbiased at two seeds on each of two
  * generated chains (lookahead to the horizon and γ = 2) and on the chain
  * with zeros. */
-Test(v3a_check, lossless_verifiers_pass)
+Test(check, lossless_verifiers_pass)
 {
     const sd_verifier_type *vts[] = {&sd_verifier_token, &sd_verifier_block, &sd_verifier_greedy_block};
     sd_chain *c1 = S_generated(3, 4, 1), *c2 = S_generated(3, 4, 2), *cz = S_zero_chain(3, 4, 3);
@@ -142,7 +142,7 @@ Test(v3a_check, lossless_verifiers_pass)
  * 004_ (broken-batch) are flagged.  broken-batch differs from batch only
  * after all M first drafts fail and only where q^{M+2} ≠ q^{M+1}, which
  * needs a vocabulary larger than 3: it is tested at V = 5. */
-Test(v3a_check, multidraft_and_lossy_verifiers)
+Test(check, multidraft_and_lossy_verifiers)
 {
     sd_chain *c1 = S_generated(3, 4, 1), *c2 = S_generated(3, 4, 2), *c5 = S_generated(5, 2, 10);
     const sd_verifier_type *lossless[] = {&sd_verifier_batch, &sd_verifier_rrs, &sd_verifier_spectr};
@@ -173,7 +173,7 @@ Test(v3a_check, multidraft_and_lossy_verifiers)
 }
 
 /* vllm-ascend 7807: the token-wise residual in block verification. */
-Test(v3a_check, flags_broken_block_residual)
+Test(check, flags_broken_block_residual)
 {
     sd_chain *c1 = S_generated(3, 4, 1), *c2 = S_generated(3, 4, 2);
     S_expect_verdict(&sd_verifier_broken_block_residual, c1, 0, 101, 40000, 4, 0);
@@ -184,7 +184,7 @@ Test(v3a_check, flags_broken_block_residual)
 
 /* sglang 35771: `coin <= q/p` with a 10-bit coin accepts tokens of target
  * probability 0 (P = 2^-10 per proposal): zero-cell hits, p-value 0. */
-Test(v3a_check, flags_broken_coin)
+Test(check, flags_broken_coin)
 {
     sd_chain *cz = S_zero_chain(3, 4, 3);
     sd_check_result r = S_check(&sd_verifier_broken_coin, cz, 0, 105, 40000, 4);
@@ -198,7 +198,7 @@ Test(v3a_check, flags_broken_coin)
 /* Readings of 001_ Alg. 5 / eq. 31 other than the joint law from the
  * iteration's start (the one Lemma 8's proof needs), and Alg. 4 with no
  * modification at all, are all biased. */
-Test(v3a_check, greedy_block_other_readings_are_biased)
+Test(check, greedy_block_other_readings_are_biased)
 {
     const sd_verifier_type *vts[] = {&sd_verifier_greedy_block_after_y,
                                      &sd_verifier_greedy_block_tokenwise,
@@ -211,7 +211,7 @@ Test(v3a_check, greedy_block_other_readings_are_biased)
 
 /* 001_ App. C: without the modification, P(x_1 x_2 = BA) = 1/3 instead of
  * 2/9 on the toy model (A = token 0). */
-Test(v3a_check, greedy_unmodified_toy_ba_one_third)
+Test(check, greedy_unmodified_toy_ba_one_third)
 {
     const double p[2] = {2.0 / 3.0, 1.0 / 3.0}, q[2] = {1.0 / 3.0, 2.0 / 3.0};
     sd_error err;
@@ -232,7 +232,7 @@ Test(v3a_check, greedy_unmodified_toy_ba_one_third)
  * give (the check stops each trial early), and does not depend on the
  * thread count.  For token the tokens come from the kernel `run` uses:
  * its full-horizon scalar reference sd_token_plan_trial. */
-Test(v3a_check, table_matches_sim_trial_and_threads)
+Test(check, table_matches_sim_trial_and_threads)
 {
     sd_chain *c = S_generated(3, 6, 2);
     const sd_verifier_type *vts[] = {&sd_verifier_token, &sd_verifier_block, &sd_verifier_greedy_block};
@@ -284,12 +284,12 @@ Test(v3a_check, table_matches_sim_trial_and_threads)
     sd_chain_free(c);
 }
 
-/* --- perf9: `check` covers the token kernel ---------------------------------- */
+/* --- `check` covers the token kernel ---------------------------------- */
 
 /* The mechanistic token step (the generic option) still passes, and the
  * kernel (the default for token) passes on the chains of
  * lossless_verifiers_pass and at a longer prefix of a V = 4 chain. */
-Test(perf9_check, token_kernel_and_generic_step_pass)
+Test(kernel_check, token_kernel_and_generic_step_pass)
 {
     sd_chain *c1 = S_generated(3, 4, 1), *cz = S_zero_chain(3, 4, 3), *c4 = S_generated(4, 6, 7);
     const struct {
@@ -324,7 +324,7 @@ Test(perf9_check, token_kernel_and_generic_step_pass)
 
 /* A kernel whose tables take the rejected outcomes' mass from q instead of
  * [q - p]+ (SD_TOKEN_BROKEN_RESIDUAL: x_n ~ min(p,q) + TV·q) is flagged. */
-Test(perf9_check, flags_broken_token_kernel)
+Test(kernel_check, flags_broken_token_kernel)
 {
     sd_chain *c1 = S_generated(3, 4, 1), *c2 = S_generated(3, 4, 2);
     const sd_chain *cs[] = {c1, c2};
@@ -352,7 +352,7 @@ Test(perf9_check, flags_broken_token_kernel)
     sd_chain_free(c2);
 }
 
-Test(v3a_check, refuses_bad_options)
+Test(check, refuses_bad_options)
 {
     sd_chain *c = S_generated(7, 10, 1);
     sd_params par;
@@ -378,7 +378,7 @@ Test(v3a_check, refuses_bad_options)
     sd_chain_free(c);
 }
 
-Test(v3a_check, cli_json_keys)
+Test(check, cli_json_keys)
 {
     char *out = NULL, *errs = NULL;
     int rc = tu_run("check --algo block --V 3 --T 3 --L 3 --trials 20000 --seed 5 --json", &out, &errs);
@@ -411,7 +411,7 @@ Test(v3a_check, cli_json_keys)
 }
 
 /* The verdict is data: exit 0 either way, 1 with --fail-biased. */
-Test(v3a_check, cli_biased_verdict_and_exit_status)
+Test(check, cli_biased_verdict_and_exit_status)
 {
     const char *args = "check --algo broken-coin --p 0.5,0.3,0.2 --q 0.6,0.4,0 --T 3 --L 3 "
                        "--trials 20000";
@@ -431,7 +431,7 @@ Test(v3a_check, cli_biased_verdict_and_exit_status)
     free(out);
 }
 
-Test(v3a_check, cli_errors)
+Test(check, cli_errors)
 {
     char *errs = NULL;
     cr_expect_eq(tu_run("check --help", NULL, NULL), 0);

@@ -1,6 +1,6 @@
 /* test_exact.c — batch SD (004_ Theorem 3, Proposition 1), single-token
  * batch improvement, the Pareto front (Theorems 4, 5) and SPRINTER
- * (003_ Theorems 3.1, 3.3, 3.4): suites ex4_batch, ex4_single. */
+ * (003_ Theorems 3.1, 3.3, 3.4): suites exact_batch, exact_single. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -33,7 +33,7 @@ static void S_sim(const sd_verifier_type *vt, const sd_chain *c, const sd_params
 
 /* --- Theorem 3: recursion vs DP ------------------------------------------ */
 
-Test(ex4_batch, recursion_equals_dp_to_1e12)
+Test(exact_batch, recursion_equals_dp_to_1e12)
 {
     /* Homogeneous and not, with and without zeros (target mass where the
      * draft has none), M = 2, 4, 7 (and 1, 3, 25). */
@@ -58,7 +58,7 @@ Test(ex4_batch, recursion_equals_dp_to_1e12)
     cr_assert_eq(cases, 72);
 }
 
-Test(ex4_batch, m1_is_theorem1_and_decreasing_in_M)
+Test(exact_batch, m1_is_theorem1_and_decreasing_in_M)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);
@@ -80,7 +80,7 @@ Test(ex4_batch, m1_is_theorem1_and_decreasing_in_M)
     sd_chain_free(c);
 }
 
-Test(ex4_batch, limit_is_reached)
+Test(exact_batch, limit_is_reached)
 {
     /* When every draft row has a zero where the target has mass q(Z) > 0,
      * each token x with p(x) > 0 loses at least q(Z) p(x) of residual mass
@@ -125,7 +125,7 @@ Test(ex4_batch, limit_is_reached)
     }
 }
 
-Test(ex4_batch, proposition1_counterexample)
+Test(exact_batch, proposition1_counterexample)
 {
     /* Draft p = (1, 0), target q = (1/2, 1/2): token 1 is never drafted, so
      * a fresh position rejects with probability 1/2 whatever M.  The
@@ -140,7 +140,7 @@ Test(ex4_batch, proposition1_counterexample)
     sd_chain_free(c);
 }
 
-Test(ex4_batch, refuses_bad_sizes)
+Test(exact_batch, refuses_bad_sizes)
 {
     sd_chain *c = tx_random_chain(3, 5, 1, 0.0, 5);
     sd_error err;
@@ -194,7 +194,7 @@ static size_t S_batch_trial(const sd_chain *c, size_t M, gsl_rng *r, double *qm,
     return rej;
 }
 
-Test(ex4_batch, theorem3_within_4_se_of_monte_carlo)
+Test(exact_batch, theorem3_within_4_se_of_monte_carlo)
 {
     /* Tolerance 4 standard errors: a false alarm has probability ~6e-5 per
      * comparison (9 comparisons here), while a wrong residual step (e.g.
@@ -224,7 +224,7 @@ Test(ex4_batch, theorem3_within_4_se_of_monte_carlo)
     }
 }
 
-Test(ex4_batch, theorem1_within_4_se_of_token_monte_carlo)
+Test(exact_batch, theorem1_within_4_se_of_token_monte_carlo)
 {
     /* sd_sim_run with the token verifier (lookahead to the horizon) on the
      * default generated chain; 4 SE as above. */
@@ -246,7 +246,7 @@ Test(ex4_batch, theorem1_within_4_se_of_token_monte_carlo)
     sd_chain_free(c);
 }
 
-Test(ex4_batch, theorem3_within_4_se_of_batch_verifier)
+Test(exact_batch, theorem3_within_4_se_of_batch_verifier)
 {
     /* The batch verifier of sims/batch.c (another implementation of the
      * algorithm), lookahead to the horizon, M = 2, 4, 7; 4 SE as above. */
@@ -273,7 +273,7 @@ Test(ex4_batch, theorem3_within_4_se_of_batch_verifier)
 
 /* --- single-token batch improvement ---------------------------------------- */
 
-Test(ex4_single, batch_improvement_uniform_closed_form)
+Test(exact_single, batch_improvement_uniform_closed_form)
 {
     /* p = Unif(V), q = Unif(V') on a subset: BI = (1-1/r) - (1-1/r)^M. */
     enum { V = 12 };
@@ -297,7 +297,7 @@ Test(ex4_single, batch_improvement_uniform_closed_form)
     }
 }
 
-Test(ex4_single, batch_improvement_bernoulli_closed_form)
+Test(exact_single, batch_improvement_bernoulli_closed_form)
 {
     /* draft Ber(u), target Ber(v), u >= v: BI = |u-v| (1 - u^{M-1}). */
     for (int i = 0; i <= 10; i++)
@@ -315,7 +315,7 @@ Test(ex4_single, batch_improvement_bernoulli_closed_form)
 
 /* --- Pareto front ------------------------------------------------------------ */
 
-Test(ex4_single, pareto_sum_is_tv_and_pstar_attains)
+Test(exact_single, pareto_sum_is_tv_and_pstar_attains)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 31);
@@ -357,7 +357,7 @@ Test(ex4_single, pareto_sum_is_tv_and_pstar_attains)
     cr_expect(pr.reject_prob == 0.0 && fabs(pr.loss_tv - 0.4) < 1e-15); /* b = 1: all bias */
 }
 
-Test(ex4_single, pareto_within_4_se_of_biased_verifier)
+Test(exact_single, pareto_within_4_se_of_biased_verifier)
 {
     /* One token (T = 1) of the biased verifier with the opt residual: its
      * rejection rate is P(reject) and its output law b p + P(reject) P*,
@@ -394,7 +394,7 @@ Test(ex4_single, pareto_within_4_se_of_biased_verifier)
 
 /* --- SPRINTER ---------------------------------------------------------------- */
 
-Test(ex4_single, sprinter_matches_paper_forms)
+Test(exact_single, sprinter_matches_paper_forms)
 {
     for (int i = 0; i < 10; i++)
         for (int j = 0; j < 10; j++)
@@ -416,11 +416,11 @@ Test(ex4_single, sprinter_matches_paper_forms)
     cr_expect_eq(sd_exact_sprinter(1.5, 0.0, 3, 1.0, &en, &et, NULL), SD_EUSAGE);
 }
 
-Test(ex4_single, sprinter_within_4_se_of_monte_carlo)
+Test(exact_single, sprinter_within_4_se_of_monte_carlo)
 {
     /* The model of 003_ Fig. 4: r acceptable tokens, then unacceptable
      * ones; i.i.d. verifier decisions; N = consecutive yeses.  4 SE as in
-     * ex4_batch. */
+     * exact_batch. */
     gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(g, 5);
     static const double tps[] = {0.3, 0.8, 0.95}, fps[] = {0.0, 0.5};
@@ -444,7 +444,7 @@ Test(ex4_single, sprinter_within_4_se_of_monte_carlo)
     gsl_rng_free(g);
 }
 
-Test(ex4_single, sprinter_bias_against_verifier)
+Test(exact_single, sprinter_bias_against_verifier)
 {
     /* 003_ Theorem 3.1 (our letters): one token of SPRINTER has law
      * (1-fp) q + fp p, at TV fp·TV(p,q) from q.  Chi-square at p > 1e-4. */

@@ -1,5 +1,5 @@
 /* test_exact_accept.c — expected accepted length in one iteration
- * (SPEC §3; 001_ eq. 9, Lemma 3; 000_ Theorem 1): suite ex4_accept. */
+ * (SPEC §3; 001_ eq. 9, Lemma 3; 000_ Theorem 1): suite exact_accept. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,7 +54,7 @@ static void S_brute(const sd_chain *c, size_t t, size_t a, size_t G, double out[
     }
 }
 
-Test(ex4_accept, toy_model_gamma2_and_gamma3)
+Test(exact_accept, toy_model_gamma2_and_gamma3)
 {
     /* 001_ §2: 10/9, 11/9, 12/9 at γ = 2 (SPEC §3); at γ = 3 token
      * 2/3 + 4/9 + 8/27 = 38/27, block 5/3, full 50/27. */
@@ -76,7 +76,7 @@ Test(ex4_accept, toy_model_gamma2_and_gamma3)
     sd_chain_free(c);
 }
 
-Test(ex4_accept, gamma5_against_brute_force)
+Test(exact_accept, gamma5_against_brute_force)
 {
     /* The toy model, and contexts of random chains with zeros (V = 3, 4). */
     sd_chain *toy = tx_toy_chain(5);
@@ -102,7 +102,7 @@ Test(ex4_accept, gamma5_against_brute_force)
     }
 }
 
-Test(ex4_accept, refusals)
+Test(exact_accept, refusals)
 {
     sd_chain *c = tx_random_chain(10, 20, 0, 0.0, 3);
     double e[3];
@@ -145,7 +145,7 @@ static void S_mc(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t
         vt->free(st);
 }
 
-Test(ex4_accept, within_4_se_of_token_and_block_verifiers)
+Test(exact_accept, within_4_se_of_token_and_block_verifiers)
 {
     /* One iteration of sims/token.c, sims/block.c and sims/greedy-block
      * (the full-information rule) from the same contexts; tolerance 4 SE

@@ -1,6 +1,6 @@
 /* test_exact_otm.c — optimal k-draft acceptance by the sorted prefix,
  * recursive rejection sampling, k-Seq (SPEC §3; 002_ §5, App. B):
- * suite ex4_otm. */
+ * suite exact_otm. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -18,7 +18,7 @@
 extern const sd_verifier_type sd_verifier_rrs;
 extern const sd_verifier_type sd_verifier_spectr;
 
-Test(ex4_otm, prefix_equals_brute_force_over_all_subsets)
+Test(exact_otm, prefix_equals_brute_force_over_all_subsets)
 {
     /* 6000 random instances, V = 1..11, k = 1..8, with zeros in p and q
      * and (every third instance) integer weights so that q/p ties occur. */
@@ -42,7 +42,7 @@ Test(ex4_otm, prefix_equals_brute_force_over_all_subsets)
     gsl_rng_free(r);
 }
 
-Test(ex4_otm, prefix_equals_lp_optimum)
+Test(exact_otm, prefix_equals_lp_optimum)
 {
     /* The LP of lp/otm.c (SPEC §4, the referee): 40 random instances,
      * V <= 5, k <= 3; GLPK's optimum is accurate to ~1e-9. */
@@ -65,7 +65,7 @@ Test(ex4_otm, prefix_equals_lp_optimum)
     gsl_rng_free(r);
 }
 
-Test(ex4_otm, bernoulli_and_uniform_closed_forms)
+Test(exact_otm, bernoulli_and_uniform_closed_forms)
 {
     /* draft Ber(a), target Ber(b) (002_ App. B; SPEC §3) */
     for (int i = 0; i <= 20; i++)
@@ -100,7 +100,7 @@ static int S_cmp(const void *u, const void *v)
     return (a > b) - (a < b);
 }
 
-Test(ex4_otm, large_vocabulary_prefix_is_locally_optimal)
+Test(exact_otm, large_vocabulary_prefix_is_locally_optimal)
 {
     /* V = 50 000: no single token added to or removed from the maximising
      * prefix improves p(B)^k - q(B) (a necessary condition the brute force
@@ -166,7 +166,7 @@ Test(ex4_otm, large_vocabulary_prefix_is_locally_optimal)
     gsl_rng_free(r);
 }
 
-Test(ex4_otm, rrs_and_kseq_below_optimum)
+Test(exact_otm, rrs_and_kseq_below_optimum)
 {
     /* OTM-k is the optimum over valid k-draft verifiers, so RRS and k-Seq
      * never exceed it; RRS's closed forms: uniform 1 - (1-1/r)^k (equal to
@@ -215,7 +215,7 @@ static void S_mc_accept(const sd_verifier_type *vt, const double *p, const doubl
     sd_chain_free(c);
 }
 
-Test(ex4_otm, rrs_and_kseq_within_4_se_of_verifiers)
+Test(exact_otm, rrs_and_kseq_within_4_se_of_verifiers)
 {
     /* sims/rrs.c and sims/spectr.c (k-Seq plan) at one position; tolerance
      * 4 SE (false alarm ~6e-5 per comparison). */

@@ -1,5 +1,5 @@
 /* test_exact_util.h — random instances shared by the test_exact*.c suites
- * (ex4_*).  Everything is drawn from GSL's mt19937 with a fixed seed. */
+ * (exact_*).  Everything is drawn from GSL's mt19937 with a fixed seed. */
 #ifndef TEST_EXACT_UTIL_H
 #define TEST_EXACT_UTIL_H
 

@@ -92,7 +92,7 @@ static char *S_slurp(const char *path)
 /* Every figure has its script in the repository: pngcairo, the DejaVu Sans
  * font (fonts-dejavu-core, for byte-stable output), at least 1000x600, and
  * output to NAME.png from NAME.dat. */
-Test(fig6_figures, every_figure_has_a_script)
+Test(figures, every_figure_has_a_script)
 {
     size_t n = 0;
     for (size_t i = 0; sd_figures[i]; i++, n++) {
@@ -119,7 +119,7 @@ Test(fig6_figures, every_figure_has_a_script)
 }
 
 /* The registry joins the papers' tables in the order of `simdec plot all`. */
-Test(fig6_figures, registry_order)
+Test(figures, registry_order)
 {
     static const char *const want[] = {
         "yin-fig2a-sd", "yin-fig2b-batch", "yin-fig2c-batch-vs-M", "yin-fig3-batch-improvement",
@@ -139,7 +139,7 @@ Test(fig6_figures, registry_order)
  * x_0: trial i is exactly one step() at position 1 after x_0 = prev on the
  * stream (seed, i), with no uniform spent on x_0 (the loop the figures
  * used to have), and no kernel runs. */
-Test(fig6_figures, first_iteration_is_one_step_from_prev)
+Test(figures, first_iteration_is_one_step_from_prev)
 {
     const double p[2] = {2.0 / 3.0, 1.0 / 3.0}, q[2] = {1.0 / 3.0, 2.0 / 3.0};
     sd_error err;
@@ -187,7 +187,7 @@ Test(fig6_figures, first_iteration_is_one_step_from_prev)
 
 /* A few figures end to end: data, script and a real PNG of the size the
  * script states, beside each other in the output directory. */
-Test(fig6_figures, produces_png_data_and_script, .timeout = 120)
+Test(figures, produces_png_data_and_script, .timeout = 120)
 {
     static const char *const names[] = {"block-fig3-ccdf", "sprinter-fig5-tokens",
                                         "yin-fig2a-sd"};
@@ -218,7 +218,7 @@ Test(fig6_figures, produces_png_data_and_script, .timeout = 120)
 
 /* Same seed, same bytes: the data and the PNG are reproducible (pngcairo
  * embeds no time stamp). */
-Test(fig6_figures, output_is_byte_stable, .timeout = 120)
+Test(figures, output_is_byte_stable, .timeout = 120)
 {
     char *a = S_tmpdir(), *b = S_tmpdir(), args[512];
     snprintf(args, sizeof args, "plot sprinter-fig6-stoptime --quick --out %s", a);
@@ -264,7 +264,7 @@ static int S_run_with_script(const char *script, char **err, int *png_left)
 
 /* A script that fails: gnuplot exits non-zero and leaves an empty PNG
  * behind; plot must say which figure failed, exit 70 and remove the PNG. */
-Test(fig6_figures, failing_gnuplot_is_reported, .timeout = 60)
+Test(figures, failing_gnuplot_is_reported, .timeout = 60)
 {
     char *err = NULL;
     int left = 1;
@@ -280,7 +280,7 @@ Test(fig6_figures, failing_gnuplot_is_reported, .timeout = 60)
 }
 
 /* gnuplot succeeds but writes no PNG of that name, or one too small. */
-Test(fig6_figures, missing_or_small_png_is_reported, .timeout = 60)
+Test(figures, missing_or_small_png_is_reported, .timeout = 60)
 {
     char *err = NULL;
     int left = 1;
@@ -298,7 +298,7 @@ Test(fig6_figures, missing_or_small_png_is_reported, .timeout = 60)
     free(err);
 }
 
-Test(fig6_figures, usage_errors)
+Test(figures, usage_errors)
 {
     char *err = NULL;
     cr_assert_eq(tu_run("plot no-such-figure --data-only --out /tmp", NULL, &err), 64);
@@ -346,7 +346,7 @@ static size_t S_block_rows(const char *text, const char *name, double rows[][8],
  * of Sun et al. 2024 (block verification), every Monte-Carlo point is within 4 standard errors of the exact
  * CCDF (22 points: a 4-se excursion has probability ~1e-3 overall), and
  * block >= token at every length. */
-Test(fig6_figures, ccdf_data_agree_with_exact)
+Test(figures, ccdf_data_agree_with_exact)
 {
     sd_figure_opts o;
     sd_figure_opts_default(&o);

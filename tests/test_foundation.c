@@ -23,7 +23,7 @@ extern const sd_verifier_type sd_verifier_token;
 
 /* --- random stream: known answers -------------------------------------- */
 
-Test(found_rng, philox_known_answer)
+Test(rng, philox_known_answer)
 {
     /* Random123's published known-answer vector for Philox4x32-10 with
      * counter 0 and key 0 (kat_vectors): 6627e8d5 e169c58d bc57ac4c 9b00dbd8.
@@ -36,7 +36,7 @@ Test(found_rng, philox_known_answer)
     cr_assert_eq(sd_stream_u32(&s), 0x9b00dbd8u);
 }
 
-Test(found_rng, golden_10000th_uniform)
+Test(rng, golden_10000th_uniform)
 {
     /* Golden value (as GSL's rng/test.c checks the 10000th output): pins the
      * stream layout (key = seed, counter high words = trial) and the 53-bit
@@ -50,7 +50,7 @@ Test(found_rng, golden_10000th_uniform)
     cr_assert_eq(u, GOLDEN_U10000, "10000th uniform %.17g", u);
 }
 
-Test(found_rng, streams_differ_by_trial_and_are_uniform)
+Test(rng, streams_differ_by_trial_and_are_uniform)
 {
     /* The mean of 2^16 uniforms is 1/2 within 5 standard errors
      * (se = sqrt(1/12/n)); a stuck or biased stream fails. */
@@ -69,7 +69,7 @@ Test(found_rng, streams_differ_by_trial_and_are_uniform)
 
 /* --- statistics --------------------------------------------------------- */
 
-Test(found_stats, welford_merge_matches_one_pass)
+Test(stats, welford_merge_matches_one_pass)
 {
     sd_welford all, a, b;
     sd_welford_init(&all);
@@ -86,7 +86,7 @@ Test(found_stats, welford_merge_matches_one_pass)
     cr_assert(fabs(sd_welford_var(&a) - sd_welford_var(&all)) < 1e-10);
 }
 
-Test(found_stats, chisq_detects_and_accepts)
+Test(stats, chisq_detects_and_accepts)
 {
     double prob[4] = {0.1, 0.2, 0.3, 0.4};
     double good[4] = {1000, 2000, 3000, 4000}, bad[4] = {1300, 1700, 3000, 4000};
@@ -105,7 +105,7 @@ Test(found_stats, chisq_detects_and_accepts)
 
 /* --- distributions ------------------------------------------------------ */
 
-Test(found_dist, residual_and_sampling_never_pick_zero_weight)
+Test(dist, residual_and_sampling_never_pick_zero_weight)
 {
     double p[4] = {0.4, 0.1, 0.5, 0.0}, q[4] = {0.2, 0.3, 0.5, 0.0};
     cr_assert(fabs(sd_dist_tv(p, q, 4) - 0.2) < 1e-15);
@@ -123,7 +123,7 @@ Test(found_dist, residual_and_sampling_never_pick_zero_weight)
 
 /* --- generator golden values ------------------------------------------- */
 
-Test(found_gen, golden_default_chain)
+Test(gen, golden_default_chain)
 {
     /* The default model (V=7, T=50, model-seed 10, alpha 1, mix 0.5) is
      * pinned: published numbers in the README depend on it. */
@@ -141,7 +141,7 @@ Test(found_gen, golden_default_chain)
     sd_chain_free(c);
 }
 
-Test(found_gen, refuses_bad_parameters)
+Test(gen, refuses_bad_parameters)
 {
     sd_gen_params gp;
     sd_error e;
@@ -167,7 +167,7 @@ static char *S_write_chain(const sd_chain *c)
     return buf;
 }
 
-Test(found_io, write_then_load_is_exact)
+Test(model_io, write_then_load_is_exact)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);
@@ -186,7 +186,7 @@ Test(found_io, write_then_load_is_exact)
     sd_chain_free(d);
 }
 
-Test(found_io, homogeneous_and_renormalised)
+Test(model_io, homogeneous_and_renormalised)
 {
     /* [V][V] means the same matrix at every step; a row off by 5e-10 is
      * renormalised; an exact zero is kept. */
@@ -208,7 +208,7 @@ Test(found_io, homogeneous_and_renormalised)
     sd_chain_free(c);
 }
 
-Test(found_io, one_step_nested_equals_flat)
+Test(model_io, one_step_nested_equals_flat)
 {
     /* horizon 1 written as [T][V][V] = [[[...]]] must not be read as [V][V]
      * (a bug found by an independent implementation's random chains). */
@@ -263,7 +263,7 @@ static const S_bad S_bad_models[] = {
     {"", SD_EDATA, "mem:1:"},
 };
 
-Test(found_io, malformed_models_are_refused_with_a_precise_message)
+Test(model_io, malformed_models_are_refused_with_a_precise_message)
 {
     for (size_t i = 0; i < sizeof S_bad_models / sizeof *S_bad_models; i++) {
         sd_chain *c = NULL;
@@ -279,7 +279,7 @@ Test(found_io, malformed_models_are_refused_with_a_precise_message)
     }
 }
 
-Test(found_io, truncate_horizon)
+Test(model_io, truncate_horizon)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);
@@ -297,7 +297,7 @@ Test(found_io, truncate_horizon)
 
 /* --- Theorem 1 ---------------------------------------------------------- */
 
-Test(found_exact, token_dp_equals_theorem1_at_full_lookahead)
+Test(exact_token, token_dp_equals_theorem1_at_full_lookahead)
 {
     /* Two independent evaluations: Theorem 1's sum over marginals and the
      * DP over (x_{n-1}, accepted-so-far) at γ = rest of horizon. */
@@ -343,7 +343,7 @@ static void S_mc_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64
     sd_sim_result_free(&r);
 }
 
-Test(found_exact, theorem1_against_monte_carlo_several_chains)
+Test(exact_token, theorem1_against_monte_carlo_several_chains)
 {
     for (unsigned long seed = 10; seed < 13; seed++) {
         sd_gen_params gp;
@@ -356,7 +356,7 @@ Test(found_exact, theorem1_against_monte_carlo_several_chains)
     }
 }
 
-Test(found_exact, finite_gamma_dp_against_monte_carlo)
+Test(exact_token, finite_gamma_dp_against_monte_carlo)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);
@@ -367,7 +367,7 @@ Test(found_exact, finite_gamma_dp_against_monte_carlo)
     sd_chain_free(c);
 }
 
-Test(found_exact, zeros_and_nonuniform_init)
+Test(exact_token, zeros_and_nonuniform_init)
 {
     /* Exact zeros in rows, target mass where the draft has none and the
      * reverse, a non-uniform init, nonstationary steps. */
@@ -383,7 +383,7 @@ Test(found_exact, zeros_and_nonuniform_init)
     sd_chain_free(c);
 }
 
-Test(found_sim, bit_identical_across_thread_counts)
+Test(engine, bit_identical_across_thread_counts)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);

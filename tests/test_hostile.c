@@ -1,11 +1,11 @@
 /* test_hostile.c — reliability: hostile inputs and numerical edge cases.
  *
- *   rel8_table     every row of docs/errors.md: the invocation's exit status
+ *   hostile_table     every row of docs/errors.md: the invocation's exit status
  *                  and first line of stderr are exactly as documented
- *   rel8_output    a failing command leaves no output file (nor temporary)
- *   rel8_findings  regressions for bugs found by the audit that the table
+ *   hostile_output    a failing command leaves no output file (nor temporary)
+ *   hostile_findings  regressions for bugs found by the audit that the table
  *                  cannot express (docs/reliability-findings.md)
- *   rel8_edge      numerical edge cases of every verifier: zero cells on
+ *   hostile_edge      numerical edge cases of every verifier: zero cells on
  *                  either side, p = q, denormals, V = 1, T = 1, parameters
  *                  larger than needed, ε accepting everything, SPRINTER's
  *                  rates at 0 and 1, 17-digit rows summing to 1 by rounding
@@ -188,7 +188,7 @@ static size_t S_check_table(const char *path)
     return rows;
 }
 
-Test(rel8_table, every_documented_bad_input, .timeout = 600)
+Test(hostile_table, every_documented_bad_input, .timeout = 600)
 {
     S_timeout(60);
     /* The table is the list of cases: a parse that finds few rows is a bug. */
@@ -214,7 +214,7 @@ static size_t S_dir_entries(const char *dir)
     return n;
 }
 
-Test(rel8_output, failing_commands_leave_no_file)
+Test(hostile_output, failing_commands_leave_no_file)
 {
     S_timeout(60);
     char dir[] = "/tmp/simdec-rel8-XXXXXX";
@@ -262,7 +262,7 @@ Test(rel8_output, failing_commands_leave_no_file)
  * finite-γ DP in O(T² V²) even when γ covers the horizon (Theorem 1 is
  * O(T V²)): --V 2 --T 200000 --trials 1 took minutes; --T may be 2^24.
  * Expected: done in seconds, or a refusal before the work. */
-Test(rel8_findings, run_exact_value_time_bounded)
+Test(hostile_findings, run_exact_value_time_bounded)
 {
     S_timeout(20);
     const char *args = "run --V 2 --T 200000 --trials 1 --threads 1";
@@ -302,7 +302,7 @@ static void S_refused_in_1gib(const char *args, const char *fragment)
  * before "larger than 4294967296 bytes".  A list longer than the largest
  * vocabulary is useless anyway.  Expected: refused (65) early, in little
  * memory. */
-Test(rel8_findings, list_file_of_zeros_refused_in_little_memory)
+Test(hostile_findings, list_file_of_zeros_refused_in_little_memory)
 {
     S_refused_in_1gib("run --p @/dev/zero --q 0.5,0.5", "/dev/zero");
 }
@@ -311,7 +311,7 @@ Test(rel8_findings, list_file_of_zeros_refused_in_little_memory)
  * `check --V 3000 --L 2` generates a 7 GB chain for 51 s, then says V^L is
  * over the limit.  The generated model's V is known from --V.  Expected:
  * refused (65) before the model is built. */
-Test(rel8_findings, check_refuses_cells_before_building_the_model)
+Test(hostile_findings, check_refuses_cells_before_building_the_model)
 {
     S_refused_in_1gib("check --V 2000 --L 2", "--L");
 }
@@ -395,7 +395,7 @@ static void S_lossless_all(const char *label, const sd_chain *c, const sd_params
 
 /* p(x) = 0 where q(x) > 0: token 2 is never drafted and can only come
  * from the residual [q-p]+. */
-Test(rel8_edge, draft_zero_where_target_positive)
+Test(hostile_edge, draft_zero_where_target_positive)
 {
     const double p[] = {0.5, 0.5, 0.0}, q[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, q, 3, 3);
@@ -410,7 +410,7 @@ Test(rel8_edge, draft_zero_where_target_positive)
 
 /* q(x) = 0 where p(x) > 0: token 2 is drafted and must always be rejected
  * (u p < 0 never holds); no lossless verifier may emit it. */
-Test(rel8_edge, target_zero_where_draft_positive)
+Test(hostile_edge, target_zero_where_draft_positive)
 {
     const double p[] = {0.2, 0.3, 0.5}, q[] = {0.5, 0.5, 0.0};
     sd_chain *c = S_pq(p, q, 3, 3);
@@ -440,7 +440,7 @@ Test(rel8_edge, target_zero_where_draft_positive)
 /* p = q exactly: the residual has mass 0; nothing may be sampled from it.
  * Every verifier (the broken controls included) accepts everything:
  * zero rejections, exactly. */
-Test(rel8_edge, p_equals_q_zero_residual_mass)
+Test(hostile_edge, p_equals_q_zero_residual_mass)
 {
     const double p[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, p, 3, 4);
@@ -463,7 +463,7 @@ Test(rel8_edge, p_equals_q_zero_residual_mass)
 
 /* Rows with a denormal (5e-324) and a 1e-300 entry: ratios q/p reach 1e23
  * and 1e-300/0.5; nothing may overflow, divide by zero or lose the law. */
-Test(rel8_edge, denormal_and_tiny_entries)
+Test(hostile_edge, denormal_and_tiny_entries)
 {
     const double p[] = {4.9406564584124654e-324, 1e-300, 0.5, 0.5},
                  q[] = {1e-300, 4.9406564584124654e-324, 0.25, 0.75};
@@ -475,7 +475,7 @@ Test(rel8_edge, denormal_and_tiny_entries)
 }
 
 /* V = 1: one token, p = q = (1); nothing to reject, any parameter. */
-Test(rel8_edge, vocabulary_of_one)
+Test(hostile_edge, vocabulary_of_one)
 {
     const double one[] = {1.0};
     sd_chain *c = S_pq(one, one, 1, 5);
@@ -495,7 +495,7 @@ Test(rel8_edge, vocabulary_of_one)
 
 /* T = 1: a single position; the draft is one token and there is no room
  * for a bonus token. */
-Test(rel8_edge, horizon_of_one)
+Test(hostile_edge, horizon_of_one)
 {
     const double p[] = {0.6, 0.3, 0.1}, q[] = {0.1, 0.3, 0.6};
     sd_chain *c = S_pq(p, q, 3, 1);
@@ -514,7 +514,7 @@ Test(rel8_edge, horizon_of_one)
 }
 
 /* γ, M and k far beyond what the horizon and vocabulary need. */
-Test(rel8_edge, parameters_larger_than_needed)
+Test(hostile_edge, parameters_larger_than_needed)
 {
     const double p[] = {0.7, 0.3}, q[] = {0.4, 0.6};
     sd_chain *c = S_pq(p, q, 2, 3);
@@ -530,7 +530,7 @@ Test(rel8_edge, parameters_larger_than_needed)
 /* ε so large that b = min(1, (q+ε)/p) = 1: every draft is accepted
  * (zero rejections, one target call per trial with γ = the horizon) and the
  * output follows the draft: per-position TV to the target = TV(p,q). */
-Test(rel8_edge, eps_accepts_everything)
+Test(hostile_edge, eps_accepts_everything)
 {
     const double p[] = {0.7, 0.2, 0.1}, q[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, q, 3, 3);
@@ -557,7 +557,7 @@ Test(rel8_edge, eps_accepts_everything)
  *     probability TV(p,q): E[rejections] = T TV(p,q), target calls = T;
  *   tp = 1, fp = 1: the cheap verifier keeps everything: no target call,
  *     output law = draft. */
-Test(rel8_edge, sprinter_rates_at_0_and_1)
+Test(hostile_edge, sprinter_rates_at_0_and_1)
 {
     const double p[] = {0.5, 0.3, 0.2}, q[] = {0.2, 0.3, 0.5};
     sd_chain *c = S_pq(p, q, 3, 3);
@@ -599,7 +599,7 @@ Test(rel8_edge, sprinter_rates_at_0_and_1)
 /* Probabilities written with 17 significant digits sum to 1 only within
  * rounding (1/3 three times is 0.99999999999999989): accepted by the list
  * parser and the model loader, and exact values come out right. */
-Test(rel8_edge, seventeen_digit_rows)
+Test(hostile_edge, seventeen_digit_rows)
 {
     S_timeout(60);
     char *out, *err;
@@ -654,7 +654,7 @@ Test(rel8_edge, seventeen_digit_rows)
 /* The exact commands on degenerate problems: zero cells on either side,
  * p = q, V = 1, disjoint supports, ρ at 0 and 1.  Each value is known in
  * closed form; the LPs must also agree with their own reference. */
-Test(rel8_edge, commands_on_degenerate_problems)
+Test(hostile_edge, commands_on_degenerate_problems)
 {
     S_timeout(60);
     const struct {

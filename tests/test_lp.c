@@ -1,4 +1,4 @@
-/* test_lp.c — the GLPK linear programs (lp/sd_lp.h, SPEC §4): suites lp5_*.
+/* test_lp.c — the GLPK linear programs (lp/sd_lp.h, SPEC §4): suites lp_*.
  *
  * Every LP is checked against a value computed independently of GLPK on
  * random instances drawn here (fixed seeds): OTM-k against the brute-force
@@ -65,7 +65,7 @@ static const double S_toy_p[2] = {2.0 / 3.0, 1.0 / 3.0}, S_toy_q[2] = {1.0 / 3.0
 
 /* ---- sizes and refusal --------------------------------------------------- */
 
-Test(lp5_size, checked_arithmetic_saturates)
+Test(lp_size, checked_arithmetic_saturates)
 {
     cr_expect_eq(sd_lp_binom(9, 3), 84u);
     cr_expect_eq(sd_lp_binom(60, 30), 118264581564861424u);
@@ -82,7 +82,7 @@ Test(lp5_size, checked_arithmetic_saturates)
     cr_expect_eq(sd_lp_otm_size(50000, 40, 0).vars, SIZE_MAX);
 }
 
-Test(lp5_size, refusal_names_size_and_limit_before_allocating)
+Test(lp_size, refusal_names_size_and_limit_before_allocating)
 {
     sd_error err;
     sd_lp_result res;
@@ -96,7 +96,7 @@ Test(lp5_size, refusal_names_size_and_limit_before_allocating)
     cr_expect_str_eq(res.status, "not solved");
 }
 
-Test(lp5_cli, oversize_refused_fast_exit_65)
+Test(lp_cli, oversize_refused_fast_exit_65)
 {
     char *out = NULL, *errs = NULL;
     struct timespec a, b;
@@ -134,7 +134,7 @@ static int S_bad_build(sd_lp_builder *b, void *ctx, sd_error *err)
     return SD_OK;
 }
 
-Test(lp5_glpk, internal_error_is_a_status_not_an_abort)
+Test(lp_glpk, internal_error_is_a_status_not_an_abort)
 {
     sd_lp_size sz = {1, 1, 1, "broken LP"};
     sd_lp_result res;
@@ -152,7 +152,7 @@ Test(lp5_glpk, internal_error_is_a_status_not_an_abort)
     cr_expect(fabs(a - (1.0 / 3.0 - 0.1)) < TOL, "%.17g", a);
 }
 
-Test(lp5_cli, json_stdout_is_pure_json)
+Test(lp_cli, json_stdout_is_pure_json)
 {
     char *out = NULL, *errs = NULL;
     int st = tu_run("lp valid-verify --gamma 2 --p 0.6666666666666666,0.3333333333333334 "
@@ -173,7 +173,7 @@ Test(lp5_cli, json_stdout_is_pure_json)
     free(errs);
 }
 
-Test(lp5_cli, solver_stop_is_a_visible_status)
+Test(lp_cli, solver_stop_is_a_visible_status)
 {
     /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
      * so in the JSON, and the exit status is 70. */
@@ -192,7 +192,7 @@ Test(lp5_cli, solver_stop_is_a_visible_status)
 
 /* ---- otm ------------------------------------------------------------------ */
 
-Test(lp5_otm, equals_min_cut_closed_form_on_random_pairs)
+Test(lp_otm, equals_min_cut_closed_form_on_random_pairs)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 515);
@@ -214,7 +214,7 @@ Test(lp5_otm, equals_min_cut_closed_form_on_random_pairs)
     gsl_rng_free(r);
 }
 
-Test(lp5_otm, multiset_lp_equals_ordered_tuple_lp)
+Test(lp_otm, multiset_lp_equals_ordered_tuple_lp)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 99);
@@ -235,7 +235,7 @@ Test(lp5_otm, multiset_lp_equals_ordered_tuple_lp)
     gsl_rng_free(r);
 }
 
-Test(lp5_otm, bernoulli_closed_form)
+Test(lp_otm, bernoulli_closed_form)
 {
     for (double a = 0.1; a < 1.0; a += 0.2)
         for (double b = 0.05; b < 1.0; b += 0.3)
@@ -247,7 +247,7 @@ Test(lp5_otm, bernoulli_closed_form)
             }
 }
 
-Test(lp5_otm, plan_for_simulators_is_a_valid_coupling)
+Test(lp_otm, plan_for_simulators_is_a_valid_coupling)
 {
     double p[4] = {0.5, 0.3, 0.2, 0.0}, q[4] = {0.1, 0.2, 0.3, 0.4};
     size_t V = 4, k = 3;
@@ -287,7 +287,7 @@ Test(lp5_otm, plan_for_simulators_is_a_valid_coupling)
     sd_lp_otm_plan_free(pl);
 }
 
-Test(lp5_otm, plans_solve_concurrently_in_threads)
+Test(lp_otm, plans_solve_concurrently_in_threads)
 {
     /* GLPK 5 keeps its environment per thread: the spectr simulator solves
      * plans inside the driver's OpenMP region.  Each thread's plan must
@@ -308,7 +308,7 @@ Test(lp5_otm, plans_solve_concurrently_in_threads)
 
 /* ---- block-ot and valid-verify ------------------------------------------------ */
 
-Test(lp5_block, toy_model_full_information_12_9_and_50_27)
+Test(lp_block, toy_model_full_information_12_9_and_50_27)
 {
     sd_chain *c = sd_chain_from_pq(S_toy_p, S_toy_q, 2, 4, NULL);
     cr_assert_not_null(c);
@@ -320,7 +320,7 @@ Test(lp5_block, toy_model_full_information_12_9_and_50_27)
     sd_chain_free(c);
 }
 
-Test(lp5_valid, toy_model_block_verification_11_9_and_5_3)
+Test(lp_valid, toy_model_block_verification_11_9_and_5_3)
 {
     sd_chain *c = sd_chain_from_pq(S_toy_p, S_toy_q, 2, 4, NULL);
     cr_assert_not_null(c);
@@ -334,7 +334,7 @@ Test(lp5_valid, toy_model_block_verification_11_9_and_5_3)
 
 /* Random nonstationary chains (with zeros: the target may put mass where
  * the draft has none and vice versa), random context (t, a). */
-Test(lp5_valid, block_and_full_information_on_random_chains)
+Test(lp_valid, block_and_full_information_on_random_chains)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 2025);
@@ -359,7 +359,7 @@ Test(lp5_valid, block_and_full_information_on_random_chains)
     gsl_rng_free(r);
 }
 
-Test(lp5_valid, plan_is_a_verifier)
+Test(lp_valid, plan_is_a_verifier)
 {
     sd_chain *c = sd_chain_from_pq(S_toy_p, S_toy_q, 2, 3, NULL);
     sd_lp_result res;
@@ -391,7 +391,7 @@ Test(lp5_valid, plan_is_a_verifier)
 
 /* ---- pareto ---------------------------------------------------------------- */
 
-Test(lp5_pareto, lies_on_theorem_5_line)
+Test(lp_pareto, lies_on_theorem_5_line)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 4);
@@ -426,7 +426,7 @@ Test(lp5_pareto, lies_on_theorem_5_line)
 
 /* ---- CLI: plans, references, --compare ----------------------------------------- */
 
-Test(lp5_cli, plan_file_and_reference)
+Test(lp_cli, plan_file_and_reference)
 {
     char *path = tu_tempfile("");
     char args[512], *out = NULL, *errs = NULL;
@@ -456,7 +456,7 @@ Test(lp5_cli, plan_file_and_reference)
     free(errs);
 }
 
-Test(lp5_cli, compare_block_verification_with_the_optimum)
+Test(lp_cli, compare_block_verification_with_the_optimum)
 {
     /* Block verification attains the optimum (001_ Thm 2): the measured
      * mean must be within 4 se of it (a false alarm has probability
@@ -484,7 +484,7 @@ Test(lp5_cli, compare_block_verification_with_the_optimum)
     free(out);
 }
 
-Test(lp5_cli, usage_errors)
+Test(lp_cli, usage_errors)
 {
     char *errs = NULL;
     cr_expect_eq(tu_run("lp otm --p 0.5,0.5 --q 0.5,0.5", NULL, &errs), 64);

@@ -129,7 +129,7 @@ static const double P4[4] = {0.4, 0.3, 0.2, 0.1}, Q4[4] = {0.05, 0.15, 0.3, 0.5}
 
 /* --- k-Seq (src/sd_kseq.h) ---------------------------------------------- */
 
-Test(v3b_kseq, uniform_closed_form)
+Test(kseq, uniform_closed_form)
 {
     /* p = U(6), q = U(2) (r = 3): β(ρ) = min(1/r, 1/ρ), so
      * ρ* = r (1 - (1-1/r)^k) and the acceptance is 1 - (1-1/r)^k, the OTM
@@ -148,7 +148,7 @@ Test(v3b_kseq, uniform_closed_form)
     }
 }
 
-Test(v3b_kseq, root_is_valid_and_smallest)
+Test(kseq, root_is_valid_and_smallest)
 {
     /* On random rows: f(ρ) = 1-(1-β)^k - ρβ is <= 0 at the returned ρ
      * (residual of eq. 5 non-negative) and > 0 slightly below it (ρ is the
@@ -179,7 +179,7 @@ Test(v3b_kseq, root_is_valid_and_smallest)
     sd_chain_free(c);
 }
 
-Test(v3b_kseq, special_cases_and_errors)
+Test(kseq, special_cases_and_errors)
 {
     double p[3] = {0.2, 0.3, 0.5}, q[3] = {0.5, 0.5, 0.0}, d[3] = {0.0, 0.0, 1.0};
     double rho, beta, acc;
@@ -219,7 +219,7 @@ static void S_batch_vs_theorem3(sd_chain *c, size_t M, uint64_t trials)
     sd_sim_result_free(&res);
 }
 
-Test(v3b_batch, rejections_match_theorem3_default_chain)
+Test(batch, rejections_match_theorem3_default_chain)
 {
     /* The default chain of 004_… App. F style (V = 7, T = 50). */
     sd_chain *c = S_gen(7, 50, 10, 0.5);
@@ -228,7 +228,7 @@ Test(v3b_batch, rejections_match_theorem3_default_chain)
     sd_chain_free(c);
 }
 
-Test(v3b_batch, rejections_match_theorem3_second_chain)
+Test(batch, rejections_match_theorem3_second_chain)
 {
     /* A rougher chain: V = 5, T = 30, target far from the draft. */
     sd_chain *c = S_gen(5, 30, 3, 0.9);
@@ -237,7 +237,7 @@ Test(v3b_batch, rejections_match_theorem3_second_chain)
     sd_chain_free(c);
 }
 
-Test(v3b_batch, finite_gamma_is_lossless)
+Test(batch, finite_gamma_is_lossless)
 {
     sd_params par;
     sd_params_defaults(&par, NULL);
@@ -252,7 +252,7 @@ Test(v3b_batch, finite_gamma_is_lossless)
 
 /* --- unbiasedness (the in-library counterpart of `simdec check`) -------- */
 
-Test(v3b_lossless, joint_law_is_target)
+Test(lossless, joint_law_is_target)
 {
     /* Every lossless configuration reproduces the joint target law of
      * (x_1, x_2, x_3) on a chain with V = 3 (27 cells). */
@@ -292,7 +292,7 @@ Test(v3b_lossless, joint_law_is_target)
     sd_chain_free(c);
 }
 
-Test(v3b_lossless, lossy_and_broken_are_flagged)
+Test(lossless, lossy_and_broken_are_flagged)
 {
     /* broken-batch (extra residual step), biased with ε > 0, biased uno
      * even at ε = 0 (its residual is q, not [q-p]+) and sprinter with
@@ -323,7 +323,7 @@ Test(v3b_lossless, lossy_and_broken_are_flagged)
     sd_chain_free(c);
 }
 
-Test(v3b_lossless, broken_batch_first_token_law)
+Test(lossless, broken_batch_first_token_law)
 {
     /* Its first-token law is Σ_m (Π_{j<m} r_j) min(p, q^m) + R q^{M+2}:
      * the law of the unbiased batch with the last residual stepped once
@@ -369,19 +369,19 @@ static void S_acceptance_grid(const char *name,
         }
 }
 
-Test(v3b_accept, rrs_matches_product_of_tv)
+Test(multidraft_accept, rrs_matches_product_of_tv)
 {
     /* RRS acceptance 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3). */
     S_acceptance_grid("rrs", sd_exact_rrs_acceptance);
 }
 
-Test(v3b_accept, spectr_matches_kseq)
+Test(multidraft_accept, spectr_matches_kseq)
 {
     /* k-Seq acceptance 1 - (1 - β(ρ*))^k (002_… Theorem 1). */
     S_acceptance_grid("spectr", sd_kseq_acceptance);
 }
 
-Test(v3b_accept, spectr_otm_matches_optimum)
+Test(multidraft_accept, spectr_otm_matches_optimum)
 {
     /* With --plan otm the first-position acceptance is the OTM-k optimum
      * α_k = 1 - max_B [p(B)^k - q(B)] (002_… §5; src/sd_exact_otm.h), which
@@ -403,7 +403,7 @@ Test(v3b_accept, spectr_otm_matches_optimum)
     }
 }
 
-Test(v3b_accept, batch_first_token_is_rrs)
+Test(multidraft_accept, batch_first_token_is_rrs)
 {
     /* Batch's first position is RRS with M drafts: same acceptance. */
     double u[4];
@@ -418,7 +418,7 @@ Test(v3b_accept, batch_first_token_is_rrs)
 
 /* --- biased --------------------------------------------------------------- */
 
-Test(v3b_biased, token_law_matches_exact)
+Test(biased, token_law_matches_exact)
 {
     double eps[2] = {0.1, 0.3};
     for (int e = 0; e < 2; e++)
@@ -435,7 +435,7 @@ Test(v3b_biased, token_law_matches_exact)
         }
 }
 
-Test(v3b_biased, opt_attains_theorem4_loss)
+Test(biased, opt_attains_theorem4_loss)
 {
     /* TV(P_opt, q) = Loss*_TV(b) = ½Σ|q - min(p,q+ε)| - ½R (004_… Theorem 4),
      * P(reject) + Loss* = TV(p,q) (Theorem 5), uno is no better, and ε = 0
@@ -466,7 +466,7 @@ Test(v3b_biased, opt_attains_theorem4_loss)
 
 /* --- sprinter ------------------------------------------------------------- */
 
-Test(v3b_sprinter, token_law_matches_theorem_3_1)
+Test(sprinter, token_law_matches_theorem_3_1)
 {
     /* (1 - η_FP) q + η_FP p per token (003_… Thm 3.1 in our letters). */
     double fps[2] = {0.3, 0.8};
@@ -483,7 +483,7 @@ Test(v3b_sprinter, token_law_matches_theorem_3_1)
     }
 }
 
-Test(v3b_sprinter, expected_run_matches_theorem_3_3)
+Test(sprinter, expected_run_matches_theorem_3_3)
 {
     /* 003_… Thm 3.3: with r acceptable tokens followed by unacceptable ones,
      * the number N of cheap-verifier yeses before the first no has
@@ -541,7 +541,7 @@ Test(v3b_sprinter, expected_run_matches_theorem_3_3)
 
 /* --- parameter errors ------------------------------------------------------ */
 
-Test(v3b_params, bad_parameters_are_usage_errors)
+Test(params, bad_parameters_are_usage_errors)
 {
     sd_chain *c = S_gen(3, 4, 1, 0.5);
     sd_params par;
@@ -593,7 +593,7 @@ static int S_check(const char *args)
     return unbiased;
 }
 
-Test(v3b_check, cli_passes_lossless_and_flags_lossy)
+Test(multidraft_check, cli_passes_lossless_and_flags_lossy)
 {
     cr_assert(S_check("--algo batch --M 3"));
     cr_assert(S_check("--algo rrs --k 3"));

@@ -1,7 +1,7 @@
-/* test_perf.c — correctness of the performance work (issue 7); never
- * timing.  Suites perf7_*: the vectorised Philox refill, bit-identical
+/* test_kernels.c — correctness of the performance work (issue 7); never
+ * timing.  Suites rng_buffered, engine_*, zipf, scale_cli: the vectorised Philox refill, bit-identical
  * results across thread counts and block splits (the MPI path), early
- * stopping, the on-demand large-vocabulary model.  Suites perf9_*: the
+ * stopping, the on-demand large-vocabulary model.  Suites kernel*: the
  * lockstep alias-table token kernel (sims/sd_token.h) — its random numbers
  * and alias tables exactly, its lockstep code against its scalar
  * reference bit for bit, and its law against Theorem 1, the finite-γ DP,
@@ -23,7 +23,7 @@
 
 /* --- random streams ------------------------------------------------------ */
 
-Test(perf7_rng, rngbuf_is_the_sd_stream)
+Test(rng_buffered, rngbuf_is_the_sd_stream)
 {
     /* Same key/counter layout and word order: word for word identical,
      * across refills and for trials with high counter words set. */
@@ -71,7 +71,7 @@ static void S_same(const sd_sim_result *a, const sd_sim_result *b, const char *w
         cr_assert_eq(memcmp(a->pos_counts, b->pos_counts, a->T * a->V * sizeof *a->pos_counts), 0, "%s", what);
 }
 
-Test(perf7_sim, bit_identical_across_threads_for_several_verifiers)
+Test(engine_blocks, bit_identical_across_threads_for_several_verifiers)
 {
     sd_chain *c = S_chain(5, 12, 10, 1.0);
     const char *algos[] = {"token", "block", "batch", "spectr", "rrs", "greedy-block", "biased", "sprinter"};
@@ -104,11 +104,11 @@ Test(perf7_sim, bit_identical_across_threads_for_several_verifiers)
     sd_chain_free(c);
 }
 
-Test(perf7_sim, block_ranges_merge_to_the_single_run)
+Test(engine_blocks, block_ranges_merge_to_the_single_run)
 {
     /* The MPI path: any split of the blocks, merged in block order, is the
      * single run.  The generic option selects the mechanistic verifier
-     * (other random numbers: compared in law by perf9_law). */
+     * (other random numbers: compared in law by kernel_law). */
     sd_chain *c = S_chain(7, 30, 11, 1.0);
     sd_params par;
     sd_params_defaults(&par, NULL);
@@ -144,7 +144,7 @@ Test(perf7_sim, block_ranges_merge_to_the_single_run)
 
 /* --- early stopping --------------------------------------------------------- */
 
-Test(perf7_stop, target_stderr_is_reproducible_and_a_prefix)
+Test(engine_stop, target_stderr_is_reproducible_and_a_prefix)
 {
     sd_chain *c = S_chain(7, 20, 10, 1.0);
     sd_params par;
@@ -175,7 +175,7 @@ Test(perf7_stop, target_stderr_is_reproducible_and_a_prefix)
     sd_chain_free(c);
 }
 
-Test(perf7_stop, time_limit_stops_at_whole_blocks)
+Test(engine_stop, time_limit_stops_at_whole_blocks)
 {
     /* A limit shorter than one block: every thread finishes the block it
      * started and claims no more; the result is that of --trials = the
@@ -210,7 +210,7 @@ static sd_zipf *S_lazy(size_t V, size_t T, uint64_t seed)
     return m;
 }
 
-Test(perf7_lazy, rows_are_reproducible_distributions)
+Test(zipf, rows_are_reproducible_distributions)
 {
     sd_zipf *m = S_lazy(1000, 5, 77), *m2 = S_lazy(1000, 5, 77), *m3 = S_lazy(1000, 5, 78);
     double *p = malloc(1000 * sizeof *p), *q = malloc(1000 * sizeof *q), *p2 = malloc(1000 * sizeof *p2);
@@ -244,7 +244,7 @@ Test(perf7_lazy, rows_are_reproducible_distributions)
     sd_zipf_free(m3);
 }
 
-Test(perf7_lazy, exact_formula_equals_theorem1_on_the_stored_chain)
+Test(zipf, exact_formula_equals_theorem1_on_the_stored_chain)
 {
     /* At small V the model is stored as a chain: the collapsed formulas
      * must give Theorem 1 and the finite-gamma DP of sd_exact.h. */
@@ -266,7 +266,7 @@ Test(perf7_lazy, exact_formula_equals_theorem1_on_the_stored_chain)
     sd_zipf_free(m);
 }
 
-Test(perf7_lazy, monte_carlo_at_gpt2_vocabulary_matches_exact)
+Test(zipf, monte_carlo_at_gpt2_vocabulary_matches_exact)
 {
     /* V = 50 257, T = 128 in O(V) memory.  Tolerance 4 standard errors
      * (failure probability ~6e-5 per check for a correct simulator). */
@@ -295,7 +295,7 @@ Test(perf7_lazy, monte_carlo_at_gpt2_vocabulary_matches_exact)
     sd_zipf_free(m);
 }
 
-Test(perf7_lazy, refuses_what_does_not_fit_and_other_verifiers)
+Test(zipf, refuses_what_does_not_fit_and_other_verifiers)
 {
     sd_zipf_params lp = {(size_t)1 << 26, 10, 1, 1.0, 1.2};
     sd_zipf *m = NULL;
@@ -322,7 +322,7 @@ Test(perf7_lazy, refuses_what_does_not_fit_and_other_verifiers)
 
 /* --- the command line ------------------------------------------------------ */
 
-Test(perf7_cli, zipf_runs_and_json_is_thread_independent)
+Test(scale_cli, zipf_runs_and_json_is_thread_independent)
 {
     char *o1 = NULL, *o2 = NULL, *err = NULL;
     cr_assert_eq(tu_run("run --zipf --V 50257 --T 128 --trials 600 --json --threads 1", &o1, &err), 0, "%s", err);
@@ -340,7 +340,7 @@ Test(perf7_cli, zipf_runs_and_json_is_thread_independent)
     free(err);
 }
 
-Test(perf7_cli, early_stop_options)
+Test(scale_cli, early_stop_options)
 {
     char *o1 = NULL, *o2 = NULL, *err = NULL;
     cr_assert_eq(tu_run("run --trials 10000000 --target-stderr 0.02 --json --threads 1", &o1, &err), 0, "%s", err);
@@ -361,11 +361,11 @@ Test(perf7_cli, early_stop_options)
     free(o1);
 }
 
-/* === perf9: the lockstep alias-table token kernel ============================ */
+/* === the lockstep alias-table token kernel ============================ */
 
 /* --- its random numbers ------------------------------------------------------ */
 
-Test(perf9_rng, trials_are_the_sd_stream)
+Test(kernel_rng, trials_are_the_sd_stream)
 {
     /* Every lane count (AVX-512 sixteens, AVX2 eights, scalar tail), trial
      * counters crossing 2^32 and Philox blocks with the high word set:
@@ -438,7 +438,7 @@ static void S_alias_check(const double *w, size_t n, unsigned lgK)
     free(mass);
 }
 
-Test(perf9_alias, exact_masses_and_no_outcome_of_weight_zero)
+Test(kernel_alias, exact_masses_and_no_outcome_of_weight_zero)
 {
     const double one[1] = {1.0};
     const double two[2] = {0.0, 1.0};
@@ -536,7 +536,7 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
     sd_token_plan_free(plan);
 }
 
-Test(perf9_kernel, lockstep_equals_scalar_reference)
+Test(kernel, lockstep_equals_scalar_reference)
 {
     /* Groups of 1024 trials with a ragged tail (lo = 5), horizons across a
      * 64-bit word of end bits (T = 70), sparse rows, exact zeros, a
@@ -564,7 +564,7 @@ Test(perf9_kernel, lockstep_equals_scalar_reference)
     sd_chain_free(ch);
 }
 
-Test(perf9_kernel, driver_statistics_are_per_block_in_trial_order)
+Test(kernel, driver_statistics_are_per_block_in_trial_order)
 {
     /* sd_sim_run on the kernel = per-block Welford of the scalar reference
      * in trial order (accepted drafts: one summary per trial), blocks merged
@@ -641,7 +641,7 @@ static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t 
     sd_sim_result_free(&r);
 }
 
-Test(perf9_law, rejections_and_calls_match_theorem1_and_the_dp)
+Test(kernel_law, rejections_and_calls_match_theorem1_and_the_dp)
 {
     sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
     sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
@@ -693,7 +693,7 @@ static double S_homogeneity(const double *a, const double *b, size_t n)
     return cells < 2 ? 1.0 : gsl_cdf_chisq_Q(chi2, (double)(cells - 1));
 }
 
-Test(perf9_law, accepted_length_distribution_matches_the_generic_verifier)
+Test(kernel_law, accepted_length_distribution_matches_the_generic_verifier)
 {
     /* The per-iteration histogram of accepted drafts (and so the iteration
      * count) of the kernel and of the mechanistic verifier (the driver's
@@ -728,7 +728,7 @@ Test(perf9_law, accepted_length_distribution_matches_the_generic_verifier)
 
 /* --- numerics ---------------------------------------------------------------------- */
 
-Test(perf9_numerics, p_equals_q_never_rejects)
+Test(kernel_numerics, p_equals_q_never_rejects)
 {
     /* p = q: the rejection outcomes have weight exactly 0 and are never
      * drawn; every iteration accepts all of its drafts. */
@@ -753,7 +753,7 @@ Test(perf9_numerics, p_equals_q_never_rejects)
     sd_chain_free(c);
 }
 
-Test(perf9_numerics, vocabulary_one_and_horizon_one)
+Test(kernel_numerics, vocabulary_one_and_horizon_one)
 {
     double one[1] = {1.0};
     const size_t Ts[] = {1, 5};
@@ -779,7 +779,7 @@ Test(perf9_numerics, vocabulary_one_and_horizon_one)
         }
 }
 
-Test(perf9_numerics, tiny_entries_and_zero_target_cells)
+Test(kernel_numerics, tiny_entries_and_zero_target_cells)
 {
     /* 1e-300 entries: the law is still q (Theorem 1, 4 se); tokens of
      * target probability 0 (exact zeros) never appear at any position. */
@@ -811,7 +811,7 @@ Test(perf9_numerics, tiny_entries_and_zero_target_cells)
 
 /* --- memory bound ------------------------------------------------------------------ */
 
-Test(perf9_limits, tables_over_the_bound_are_refused_and_run_falls_back)
+Test(kernel_limits, tables_over_the_bound_are_refused_and_run_falls_back)
 {
     sd_chain *c = S_chain(7, 50, 10, 1.0);
     cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8);
