@@ -486,10 +486,12 @@ int cli_plugins_load(int argc, char **argv, sd_error *err)
 }
 
 int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
-                         const char *def, cli_verifier *cv)
+                         const char *def, const struct option *base, const char *const *skip,
+                         cli_verifier *cv, struct option **opts)
 {
     sd_error err;
     memset(cv, 0, sizeof *cv);
+    *opts = NULL;
     if (cli_plugins_load(argc, argv, &err))
         return cli_fail(&err);
     int at = 1;
@@ -499,11 +501,13 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
     cv->named = name != NULL;
     if (!name)
         name = def;
-    if (!name)
-        return -1;
-    if (!(cv->vt = sd_verifier_find(name)))
+    if (name && !(cv->vt = sd_verifier_find(name)))
         return cli_usage_error(cmd, "unknown verifier '%s' (see 'simdec run --list')", name);
     sd_params_defaults(&cv->par, cv->vt);
+    if (!(*opts = cli_options_with_params(base, cv->vt, skip))) {
+        fprintf(stderr, "simdec: out of memory\n");
+        return EX_OSERR_;
+    }
     return -1;
 }
 

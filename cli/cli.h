@@ -148,11 +148,15 @@ typedef struct cli_verifier {
 int cli_plugins_load(int argc, char **argv, sd_error *err);
 
 /* Loads the plugins, finds the verifier named by --ALGO_OPT (the last one
- * given) or `def`, and sets its parameters to their defaults.  Returns -1
- * to go on, or an exit status after printing the error (an unknown
- * verifier: 64; a plugin that cannot be loaded: 65/66). */
+ * given) or `def` (NULL: none), sets its parameters to their defaults, and
+ * makes *opts the option table cli_options_with_params(base, vt, skip)
+ * (the caller frees it).  Returns -1 to go on, or an exit status after
+ * printing the error (an unknown verifier: 64; a plugin that cannot be
+ * loaded: 65/66; out of memory: 71). */
+struct option;
 int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
-                         const char *def, cli_verifier *cv);
+                         const char *def, const struct option *base, const char *const *skip,
+                         cli_verifier *cv, struct option **opts);
 
 /* A new option table: `base` (ending in a zero entry), then vt's
  * parameters (val CLI_OPT_PARAM + index; names in `skip`, NULL-terminated,

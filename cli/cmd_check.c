@@ -226,14 +226,11 @@ int cmd_check(int argc, char **argv)
         {0, 0, 0, 0},
     };
     cli_verifier cv;
-    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, &cv);
+    struct option *opts;
+    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
+                                      &cv, &opts);
     if (status >= 0)
         return status;
-    struct option *opts = cli_options_with_params(base, cv.vt, NULL);
-    if (!opts) {
-        fprintf(stderr, "simdec: out of memory\n");
-        return EX_OSERR_;
-    }
     const sd_verifier_type *vt = cv.vt;
     cli_model_opts mo;
     cli_model_init(&mo);

@@ -312,14 +312,10 @@ int cmd_lp(int argc, char **argv)
      * output file). */
     static const char *const owned[] = {"gamma", "k", "plan", NULL};
     cli_verifier cv;
-    int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, &cv);
+    struct option *opts;
+    int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, base, owned, &cv, &opts);
     if (status >= 0)
         return status;
-    struct option *opts = cli_options_with_params(base, cv.vt, owned);
-    if (!opts) {
-        fprintf(stderr, "simdec: out of memory\n");
-        return EX_OSERR_;
-    }
     const char *k_text = NULL;
     cli_model_opts mo;
     cli_model_init(&mo);

@@ -269,14 +269,11 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     };
     const char *name = hooks->name ? hooks->name : "run";
     cli_verifier cv;
-    int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, &cv);
+    struct option *opts;
+    int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
+                                      &cv, &opts);
     if (status >= 0)
         return status;
-    struct option *opts = cli_options_with_params(base, cv.vt, NULL);
-    if (!opts) {
-        fprintf(stderr, "simdec: out of memory\n");
-        return EX_OSERR_;
-    }
     cli_model_opts mo;
     cli_model_init(&mo);
     uint64_t trials = S_DEFAULT_TRIALS, seed = S_DEFAULT_SEED;

@@ -20,22 +20,10 @@ void sd_check_defaults(sd_check_opts *o)
     o->max_cells = SD_CHECK_MAX_CELLS;
 }
 
-/* V^L, or 0 when it exceeds max_cells. */
-static size_t S_cells(size_t V, size_t L, size_t max_cells)
-{
-    size_t cells = 1;
-    for (size_t i = 0; i < L; i++) {
-        if (cells > max_cells / V)
-            return 0;
-        cells *= V;
-    }
-    return cells;
-}
-
 size_t sd_check_default_L(const sd_chain *c, size_t max_cells)
 {
     size_t L = c->T < 2 ? c->T : 2;
-    while (L > 0 && S_cells(c->V, L, max_cells) == 0)
+    while (L > 0 && sd_sim_cells(c->V, L, max_cells) == 0)
         L--;
     return L;
 }
@@ -59,7 +47,7 @@ static int S_prepare(const sd_chain *c, const sd_check_opts *opts, sd_check_resu
                             c->V, max_cells);
     if (L > c->T)
         return sd_error_set(err, SD_EUSAGE, "--L %zu: expected 1..%zu (the horizon)", L, c->T);
-    size_t cells = S_cells(c->V, L, max_cells);
+    size_t cells = sd_sim_cells(c->V, L, max_cells);
     if (cells == 0)
         return sd_error_set(err, SD_ETOOBIG,
                             "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",

@@ -369,8 +369,7 @@ uint64_t sd_sim_block_count(uint64_t trials)
     return trials / SD_SIM_BLOCK + (trials % SD_SIM_BLOCK != 0);
 }
 
-/* V^L, or 0 when it exceeds max. */
-static size_t S_cells(size_t V, size_t L, size_t max)
+size_t sd_sim_cells(size_t V, size_t L, size_t max)
 {
     size_t cells = 1;
     for (size_t i = 0; i < L; i++) {
@@ -398,7 +397,7 @@ static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V
     if (opts->want_cells) {
         if (opts->stop.L == 0)
             return sd_error_set(err, SD_EUSAGE, "a table of cells needs a stop after x_L (L >= 1)");
-        if (!(*ncells = S_cells(*V, opts->stop.L, SD_SIM_MAX_CELLS)))
+        if (!(*ncells = sd_sim_cells(*V, opts->stop.L, SD_SIM_MAX_CELLS)))
             return sd_error_set(err, SD_ETOOBIG,
                                 "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",
                                 opts->stop.L, opts->stop.L, *V, opts->stop.L, (size_t)SD_SIM_MAX_CELLS);

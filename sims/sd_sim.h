@@ -140,6 +140,9 @@ void sd_sim_result_free(sd_sim_result *res);
 
 #define SD_SIM_MAX_CELLS ((size_t)1 << 20) /* V^L limit of want_cells: 8 MiB */
 
+/* V^L, or 0 when it exceeds max. */
+size_t sd_sim_cells(size_t V, size_t L, size_t max);
+
 /* --- runs split over processes (MPI, mpi/simdec_mpi.c) ------------------
  *
  * A run of `trials` trials is the sequence of blocks 0..nblocks-1, block b

@@ -38,36 +38,16 @@ extern const sd_verifier_type sd_verifier_broken_batch;
 
 static sd_chain *S_generated(size_t V, size_t T, unsigned long seed)
 {
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    sd_error err;
-    sd_chain *c = sd_chain_generate(&gp, &err);
-    cr_assert_not_null(c, "%s", err.msg);
+    sd_chain *c = tu_chain(V, T, seed);
+    cr_assert_not_null(c);
     return c;
 }
 
-/* A generated chain whose every target row gives token V-1 probability 0
- * and every draft row gives token 0 probability 0 (both renormalised):
- * the draft proposes tokens the target forbids, and the target wants
- * tokens the draft never proposes (residual tokens with p = 0). */
+/* A chain with exact zeros (tu_zero_chain). */
 static sd_chain *S_zero_chain(size_t V, size_t T, unsigned long seed)
 {
-    sd_chain *c = S_generated(V, T, seed);
-    for (size_t r = 0; r < c->target_steps * V; r++) {
-        double *row = c->target + r * V;
-        row[V - 1] = 0.0;
-        sd_dist_normalise(row, V);
-    }
-    for (size_t r = 0; r < c->draft_steps * V; r++) {
-        double *row = c->draft + r * V;
-        row[0] = 0.0;
-        sd_dist_normalise(row, V);
-    }
-    sd_error err;
-    cr_assert_eq(sd_chain_validate(c, "zero chain", &err), SD_OK, "%s", err.msg);
+    sd_chain *c = tu_zero_chain(V, T, seed);
+    cr_assert_not_null(c);
     return c;
 }
 

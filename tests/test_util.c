@@ -2,6 +2,8 @@
 #include "test_util.h"
 
 #include "../sims/sd_params.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_dist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +114,34 @@ void tu_vpar(sd_params *par, const sd_verifier_type *vt, const char *name, doubl
     const sd_param_decl *d = sd_params_decl(vt, name, NULL);
     if (d)
         sd_params_store(par, d, x);
+}
+
+sd_chain *tu_chain(size_t V, size_t T, unsigned long seed)
+{
+    sd_gen_params gp;
+    sd_gen_defaults(&gp);
+    gp.V = V;
+    gp.T = T;
+    gp.seed = seed;
+    return sd_chain_generate(&gp, NULL);
+}
+
+sd_chain *tu_zero_chain(size_t V, size_t T, unsigned long seed)
+{
+    sd_chain *c = tu_chain(V, T, seed);
+    if (!c)
+        return NULL;
+    for (size_t r = 0; r < c->target_steps * V; r++) {
+        c->target[r * V + V - 1] = 0.0;
+        sd_dist_normalise(c->target + r * V, V);
+    }
+    for (size_t r = 0; r < c->draft_steps * V; r++) {
+        c->draft[r * V] = 0.0;
+        sd_dist_normalise(c->draft + r * V, V);
+    }
+    if (sd_chain_validate(c, "zero chain", NULL)) {
+        sd_chain_free(c);
+        return NULL;
+    }
+    return c;
 }

@@ -18,6 +18,16 @@ char *tu_tempfile(const char *text);
 /* 1 if needle occurs in hay (NULL-safe). */
 int tu_contains(const char *hay, const char *needle);
 
+struct sd_chain;
+/* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
+ * options at their defaults); NULL on failure. */
+struct sd_chain *tu_chain(size_t V, size_t T, unsigned long seed);
+/* The same with exact zeros: every target row gives token V-1 probability
+ * 0 and every draft row token 0 (both renormalised): the draft proposes
+ * tokens the target forbids, and the target wants tokens the draft never
+ * proposes.  NULL on failure. */
+struct sd_chain *tu_zero_chain(size_t V, size_t T, unsigned long seed);
+
 struct sd_params;
 /* Sets parameter `name` (a built-in verifier's own parameter: eps,
  * residual, tp, fp, plan; or gamma, k, M) in par, unchecked: the slot is

@@ -28,14 +28,8 @@ static void S_load_examples(void)
 
 static sd_chain *S_chain(size_t V, size_t T, unsigned long seed)
 {
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    sd_error err;
-    sd_chain *c = sd_chain_generate(&gp, &err);
-    cr_assert_not_null(c, "%s", err.msg);
+    sd_chain *c = tu_chain(V, T, seed);
+    cr_assert_not_null(c);
     return c;
 }
 
@@ -132,27 +126,6 @@ Test(verifiers, runs_are_reproducible_whatever_the_threads)
     sd_chain_free(c);
 }
 
-/* A chain with exact zeros: every target row gives token V-1 probability
- * 0 and every draft row gives token 0 probability 0 (renormalised), so
- * the draft proposes tokens the target forbids and the target wants tokens
- * the draft never proposes — where low-precision coins (broken-coin) and
- * wrong residuals show. */
-static sd_chain *S_zero_chain(size_t V, size_t T, unsigned long seed)
-{
-    sd_chain *c = S_chain(V, T, seed);
-    for (size_t r = 0; r < c->target_steps * V; r++) {
-        c->target[r * V + V - 1] = 0.0;
-        sd_dist_normalise(c->target + r * V, V);
-    }
-    for (size_t r = 0; r < c->draft_steps * V; r++) {
-        c->draft[r * V] = 0.0;
-        sd_dist_normalise(c->draft + r * V, V);
-    }
-    sd_error err;
-    cr_assert_eq(sd_chain_validate(c, "zero chain", &err), SD_OK, "%s", err.msg);
-    return c;
-}
-
 /* The verdict each verifier claims, on a V = 4, T = 4 chain with zeros,
  * L = 3 (64 cells), 200 000 trials at alpha 1e-3: a lossless verifier
  * fails with probability 1e-3 by construction (fixed seed: the outcome is
@@ -161,7 +134,8 @@ static sd_chain *S_zero_chain(size_t V, size_t T, unsigned long seed)
 Test(verifiers, check_gives_the_claimed_verdict)
 {
     S_load_examples();
-    sd_chain *c = S_zero_chain(4, 4, 7);
+    sd_chain *c = tu_zero_chain(4, 4, 7); /* zeros: see test_util.h */
+    cr_assert_not_null(c);
     const sd_verifier_type *vt;
     for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL; i++) {
         sd_params par;
