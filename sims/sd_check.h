@@ -1,4 +1,4 @@
-/* sd_check.h — is a verifier lossless?  (`simdec check`, issue 3)
+/* sd_check.h — is a verifier lossless?  (`simdec check`)
  *
  * Runs a verifier for N trials, tabulates the joint law of its first L
  * output tokens (x_1..x_L, V^L cells, index x_1 V^{L-1} + ... + x_L as in

@@ -1,4 +1,4 @@
-/* sd_zipf.h — an on-demand model for large vocabularies (issue 7).
+/* sd_zipf.h — an on-demand model for large vocabularies.
  *
  * A stored chain costs T·V² numbers: at V = 50 257 (GPT-2) one step alone
  * is 20 GB.  This model computes any row from (seed, t, a) instead:
