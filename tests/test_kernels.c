@@ -814,7 +814,7 @@ Test(kernel_numerics, tiny_entries_and_zero_target_cells)
 Test(kernel_limits, tables_over_the_bound_are_refused_and_run_falls_back)
 {
     sd_chain *c = S_chain(7, 50, 10, 1.0);
-    cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8);
+    cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8 + 50 * 7 * 8); /* tables + tv */
     sd_params par;
     sd_params_defaults(&par, NULL);
     sd_token_plan *plan = NULL;
