@@ -249,9 +249,9 @@ static int S_print_table(const S_report *rp)
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
     if (rp->rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
-        printf("  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
+        printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
                "      variance %.6g vs %.6g plain (%.3gx fewer trials for the same stderr)\n",
-               vr, vp, vr > 0 ? vp / vr : INFINITY);
+               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, vr > 0 ? vp / vr : INFINITY);
     }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
@@ -396,7 +396,8 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &res, &err);
     cli_progress_end(&ps);
-    if (!rc && estimator == 1 && !sd_sim_has_rb(&res)) {
+    /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
+    if (!rc && estimator == 1 && res.rejections.n > 0 && !sd_sim_has_rb(&res)) {
         sd_sim_result_free(&res);
         status = cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
                                        "estimate of its rejections; use --estimator plain",
