@@ -265,7 +265,9 @@ static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 
 static void S_describe_table(const S_args *a, const sd_chain *c, size_t V, int ctx)
 {
-    if (a->mo.p)
+    if (a->mo.p && a->mo.T_given)
+        printf("model        i.i.d. tokens (--p/--q), V=%zu, T=%zu\n", V, a->mo.gen.T);
+    else if (a->mo.p)
         printf("model        single-token problem (--p/--q), V=%zu\n", V);
     else if (a->mo.file)
         printf("model        %s, V=%zu, T=%zu\n", a->mo.file, c->V, c->T);
@@ -357,6 +359,15 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.p && !a->M_inf && a->M == 1) {
+        /* T i.i.d. tokens: every row is (p, q), so Theorem 1 of Yin et al.
+         * 2024, E[N_rej] = Σ_n E[TV(p_n, q_n)], is T·TV(p, q) — one row in
+         * memory and O(V) time instead of a V×V chain. */
+        if (S_pq(a, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = a->mo.pV;
+        rej = (double)a->mo.gen.T * sd_dist_tv(a->mo.p, a->mo.q, V);
+        method = "theorem1";
     } else {
         if (!(c = cli_model_build(&a->mo, &err)))
             return S_finish(a, NULL, NULL, cli_fail(&err));
@@ -372,6 +383,8 @@ static int S_rejections(const S_sub *sub, S_args *a)
         if (isfinite(dp))
             json_object_set_new(o, "rejections_dp", json_real(dp));
         S_describe(a, c, V, o);
+        if (!c && a->mo.p && a->mo.T_given) /* the closed form: no chain, same description */
+            json_object_set_new(json_object_get(o, "model"), "horizon", json_integer((json_int_t)a->mo.gen.T));
         return S_finish(a, c, o, 0);
     }
     S_describe_table(a, c, V, 0);

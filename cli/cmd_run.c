@@ -22,7 +22,7 @@
 static const char S_help_head[] =
     "Usage: simdec run [--algo NAME] [verifier parameters] [model] [--trials N]\n"
     "                  [--seed S] [--threads N] [--time-limit SEC] [--target-stderr X]\n"
-    "                  [--json|--csv]\n"
+    "                  [--estimator rb|plain] [--json|--csv]\n"
     "\n"
     "Simulates a verifier on the model and reports, per trial (one pass over the\n"
     "horizon): rejections (iterations ending in a residual sample), target calls,\n"
@@ -41,12 +41,25 @@ static const char S_help_head[] =
     "  --target-stderr X   stop at the first whole block where the standard\n"
     "                  error of the mean rejections is <= X (reproducible: the\n"
     "                  stopping point depends on the seed only); --trials caps it\n"
+    "  --estimator rb|plain  rb (default): also report the Rao-Blackwellised\n"
+    "                  estimate of rejections, the average over trials of the sum of\n"
+    "                  each iteration's rejection probability given what it drew\n"
+    "                  (token, biased: per position; block: 1 - p_G), same mean,\n"
+    "                  smaller variance; verifiers without one show the plain\n"
+    "                  estimate only (an explicit rb then fails); plain: no rb\n"
     "  --json, --csv   machine-readable output (default: a table)\n"
     "  --list          list the verifiers and their parameters\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n";
 
 _Static_assert(SD_SIM_BLOCK == 4096, "the help text states the block size");
+
+static double S_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void S_help(const sd_verifier_type *vt)
 {
@@ -91,6 +104,8 @@ typedef struct {
     double base_calls;      /* its exact target calls at the same draft length (NaN: n/a) */
     unsigned threads;
     double time_limit, target_stderr;
+    int rb;                 /* 1: report rejections_rb */
+    double setup_seconds;   /* model and kernel tables */
 } S_report;
 
 static double S_tokens_per_call(const S_report *rp)
@@ -124,6 +139,8 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "params", sd_params_json(&rp->cv->par, vt));
     cli_model_describe(rp->mo, rp->m, o);
     json_object_set_new(o, "rejections", S_stat_json(&r->rejections));
+    json_object_set_new(o, "estimator", json_string(rp->rb ? "rb" : "plain"));
+    json_object_set_new(o, "rejections_rb", rp->rb ? S_stat_json(&r->rejections_rb) : json_null());
     json_object_set_new(o, "target_calls", S_stat_json(&r->target_calls));
     json_object_set_new(o, "tokens_per_call", json_real(S_tokens_per_call(rp)));
     json_object_set_new(o, "exact_rejections", cli_json_real(rp->ex.rejections));
@@ -151,7 +168,8 @@ static int S_print_csv(const S_report *rp)
     sd_welford_ci95(&r->rejections, &lo, &hi);
     printf("algo,vocab,horizon,trials,seed,rejections_mean,rejections_stderr,rejections_ci95_lo,"
            "rejections_ci95_hi,target_calls_mean,target_calls_stderr,tokens_per_call,"
-           "accepted_per_iteration_mean,exact_rejections,exact_target_calls\n");
+           "accepted_per_iteration_mean,exact_rejections,exact_target_calls,rejections_rb_mean,"
+           "rejections_rb_stderr\n");
     printf("%s,%zu,%zu,%llu,%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,", rp->cv->vt->name,
            r->V, r->T, (unsigned long long)r->trials, (unsigned long long)r->seed,
            r->rejections.mean, sd_welford_stderr(&r->rejections), lo, hi, r->target_calls.mean,
@@ -161,9 +179,11 @@ static int S_print_csv(const S_report *rp)
     else
         printf(",");
     if (isfinite(rp->ex.target_calls))
-        printf("%.17g\n", rp->ex.target_calls);
+        printf("%.17g", rp->ex.target_calls);
+    if (rp->rb)
+        printf(",%.17g,%.17g\n", r->rejections_rb.mean, sd_welford_stderr(&r->rejections_rb));
     else
-        printf("\n");
+        printf(",,\n");
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
@@ -190,6 +210,8 @@ static int S_print_table(const S_report *rp)
            (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, r->seconds,
            r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
            r->kernel);
+    printf("setup     %.3g s (model %.3g s, kernel tables %.3g s)\n", rp->setup_seconds,
+           rp->setup_seconds - r->setup_seconds, r->setup_seconds);
     if (r->stop != SD_SIM_STOP_DONE)
         printf("stopped   %s after %llu of %llu trials (the output of --trials %llu)\n",
                S_stop_name(r->stop), (unsigned long long)r->trials,
@@ -202,6 +224,8 @@ static int S_print_table(const S_report *rp)
         printf("%-20s  %12s  %6s", "", "exact", "z");
     putchar('\n');
     S_row("rejections", &r->rejections, rp->ex.rejections);
+    if (rp->rb)
+        S_row("rejections (RB)", &r->rejections_rb, rp->ex.rejections);
     S_row("target calls", &r->target_calls, rp->ex.target_calls);
     S_row("accepted per iteration", &r->accepted, NAN);
     printf("  %-24s %12.6f\n", "tokens per target call", S_tokens_per_call(rp));
@@ -223,6 +247,12 @@ static int S_print_table(const S_report *rp)
     printf("%s\n", shown == 8 ? "  ..." : "");
     if (rp->ex.method && isfinite(rp->ex.rejections))
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
+    if (rp->rb) {
+        double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
+        printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
+               "      variance %.6g vs %.6g plain (%.3gx fewer trials for the same stderr)\n",
+               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, vr > 0 ? vp / vr : INFINITY);
+    }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
         printf("\n  %s-level SD on the same model and draft length needs %.6f target calls (exact);\n"
@@ -250,7 +280,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
-        O_TIME_LIMIT, O_TARGET_SE
+        O_TIME_LIMIT, O_TARGET_SE, O_ESTIMATOR
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -264,6 +294,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         {"list", no_argument, 0, O_LIST},
         {"time-limit", required_argument, 0, O_TIME_LIMIT},
         {"target-stderr", required_argument, 0, O_TARGET_SE},
+        {"estimator", required_argument, 0, O_ESTIMATOR},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -280,6 +311,8 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     size_t threads = 0;
     double time_limit = 0.0, target_se = 0.0;
     cli_format fmt = CLI_FMT_TABLE;
+    int estimator = -1; /* -1: rb where the verifier gives it; 0 plain; 1 rb */
+    double t_start = S_now();
     sd_error err;
     int c;
     optind = 0;
@@ -318,6 +351,12 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
             if (cli_parse_double("--target-stderr", optarg, 1e-300, 1e300, &target_se, &err))
                 status = cli_fail(&err);
             break;
+        case O_ESTIMATOR:
+            if (strcmp(optarg, "rb") == 0 || strcmp(optarg, "plain") == 0)
+                estimator = optarg[0] == 'r';
+            else
+                status = cli_usage_error(name, "--estimator: expected rb or plain, got '%s'", optarg);
+            break;
         case O_JSON: fmt = CLI_FMT_JSON; break;
         case O_CSV: fmt = CLI_FMT_CSV; break;
         default: status = cli_unknown_option(name, c, argv, cv.vt); break;
@@ -349,16 +388,25 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
                       .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
-                      .target_stderr = target_se};
+                      .target_stderr = target_se,
+                      .want_rb = estimator != 0};
+    double t_model = S_now();
     sd_sim_job job = {vt, m, &cv.par};
     sd_sim_result res;
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &res, &err);
     cli_progress_end(&ps);
-    if (rc) {
+    /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
+    if (!rc && estimator == 1 && res.rejections.n > 0 && !sd_sim_has_rb(&res)) {
+        sd_sim_result_free(&res);
+        status = cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
+                                       "estimate of its rejections; use --estimator plain",
+                                 vt->name, res.kernel);
+    } else if (rc) {
         status = cli_fail(&err);
     } else {
-        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se};
+        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se,
+                       sd_sim_has_rb(&res), t_model - t_start + res.setup_seconds};
 #ifdef _OPENMP
         rp.threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
 #else

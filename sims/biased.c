@@ -53,14 +53,28 @@ static size_t S_sample(const sd_token_rule *rule, const double *p, const double 
                                              : sd_dist_sample_residual(p, q, V, mass, u);
 }
 
+/* P(reject | tested) = Σ_x p(x)·(1 - min(1, (q(x)+ε)/p(x))) = Σ_x (p - q - ε)+:
+ * every failure samples the residual (its mass is > 0, see S_mass). */
+static double S_reject_prob(const sd_token_rule *rule, const double *p, const double *q, size_t V)
+{
+    double r = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        double d = p[x] - q[x] - rule->eps;
+        r += d > 0.0 ? d : 0.0;
+    }
+    return r;
+}
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)state;
     (void)err;
-    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS], (sd_residual_kind)par->v[P_RESIDUAL]};
+    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS],
+                                (sd_residual_kind)par->v[P_RESIDUAL], S_reject_prob};
     it->target_calls = 1;
     it->rejected = 0;
+    it->rb_rejected = 0.0; /* sd_tokenwise_verify adds each position's S_reject_prob */
     sd_tokenwise_verify(&rule, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }

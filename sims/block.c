@@ -106,6 +106,10 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     }
     it->accepted = tau;
     it->emitted = tau;
+    /* Rao-Blackwell (sd_verifier.h): given the drafts, τ = G iff η_G < h_G =
+     * p_G, independently of η_1..η_{G-1}; so P(rejected | drafts) = 1 - p_G
+     * (pi = 0 after an early stop: a rejection for sure). */
+    it->rb_rejected = 1.0 - pi;
     if (tau == G) {
         if (n + G <= c->T) { /* bonus token from q */
             out[G] = sd_dist_sample(sd_chain_q(c, n + G, tau_prev), V, 1.0, sd_stream_uniform(rng));

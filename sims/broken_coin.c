@@ -43,7 +43,7 @@ static size_t S_sample(const sd_token_rule *rule, const double *p, const double 
     return tv > 0.0 ? sd_dist_sample_residual(p, q, V, tv, u) : sd_dist_sample(q, V, 1.0, u);
 }
 
-static const sd_token_rule S_rule = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT};
+static const sd_token_rule S_rule = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT, NULL};
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)

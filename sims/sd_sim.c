@@ -20,7 +20,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
 {
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
-    sd_trial tr = {0, 0, 0, 0, 0};
+    sd_trial tr = {0, 0, 0, 0, 0, 0.0};
     size_t L = stop && stop->L ? stop->L : c->T;
     /* The prompt token x_0 ~ init is the stream's first uniform. */
     tokens[0] = stop && stop->fixed_prev ? stop->prev
@@ -28,7 +28,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
     if (vt->begin)
         vt->begin(state);
     for (size_t n = 1; n <= L;) {
-        sd_iter it = {0, 0, 0, 1};
+        sd_iter it = {0, 0, 0, 1, NAN};
         int rc = vt->step(state, c, par, &rng, n, tokens[n - 1], tokens + n, &it, err);
         if (rc)
             return rc;
@@ -41,6 +41,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
         tr.iterations++;
         tr.accepted += it.accepted;
         tr.emitted += it.emitted;
+        tr.rb_rejections += it.rb_rejected; /* NaN stays NaN: no estimate */
         if (hist)
             hist[it.accepted] += 1.0;
         if (acc)
@@ -144,13 +145,17 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
     sd_welford_init(&blk->rej);
     sd_welford_init(&blk->calls);
     sd_welford_init(&blk->acc);
+    sd_welford_init(&blk->rb);
     uint64_t lo = b * SD_SIM_BLOCK, hi = lo + SD_SIM_BLOCK;
     if (hi > o->trials)
         hi = o->trials;
     if (run->kt) { /* a kernel: the same observations, in trial order */
         sd_observe obs = {.L = L, .rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc,
-                          .hist = sc->hist, .pos = sc->pos, .cells = sc->cells};
+                          .hist = sc->hist, .pos = sc->pos, .cells = sc->cells,
+                          .rb = o->want_rb && (run->kt->supports & SD_OBS_RB) ? &blk->rb : NULL};
         run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
+        if (o->want_rb && !(run->kt->supports & SD_OBS_RB))
+            blk->rb = (sd_welford){(double)(hi - lo), NAN, NAN}; /* no estimate from this kernel */
         return SD_OK;
     }
     const sd_sim_job *job = run->job;
@@ -163,6 +168,8 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
             return rc;
         sd_welford_add(&blk->rej, (double)tr.rejections);
         sd_welford_add(&blk->calls, (double)tr.target_calls);
+        if (o->want_rb)
+            sd_welford_add(&blk->rb, tr.rb_rejections);
         if (run->per_trial)
             run->per_trial[t] = tr;
         if (sc->pos)
@@ -450,7 +457,9 @@ void sd_sim_result_merge(sd_sim_result *res, const sd_sim_block *blocks, uint64_
     sd_welford_init(&res->rejections);
     sd_welford_init(&res->target_calls);
     sd_welford_init(&res->accepted);
+    sd_welford_init(&res->rejections_rb);
     for (uint64_t b = 0; b < nblocks; b++) {
+        sd_welford_merge(&res->rejections_rb, &blocks[b].rb);
         sd_welford_merge(&res->rejections, &blocks[b].rej);
         sd_welford_merge(&res->target_calls, &blocks[b].calls);
         sd_welford_merge(&res->accepted, &blocks[b].acc);
@@ -589,6 +598,7 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     S_run run;
     const char *kernel = res->kernel;
     int have_run = 0;
+    double t_setup = S_now();
     if (!blocks)
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
     if (!rc && !(rc = S_run_init(&run, job, opts, &kernel, err))) {
@@ -597,6 +607,7 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     }
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
+    res->setup_seconds = t0 - t_setup;
     int why = SD_SIM_STOP_DONE;
     int stoppable = opts->time_limit > 0.0 || opts->target_stderr > 0.0;
     if (!rc)
@@ -625,6 +636,11 @@ int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *p
     sd_model m = sd_model_of_chain(c);
     sd_sim_job job = {vt, &m, par};
     return sd_sim_run_job(&job, opts, res, err);
+}
+
+int sd_sim_has_rb(const sd_sim_result *res)
+{
+    return res->rejections_rb.n > 0 && isfinite(res->rejections_rb.mean);
 }
 
 void sd_sim_result_free(sd_sim_result *res)

@@ -25,8 +25,8 @@
 #include "sd_verifier.h"
 
 #define SD_SIM_BLOCK 4096
-/* Runs keep one record of statistics per block (72 bytes); more blocks
- * than this (2^35 ≈ 3.4e10 trials, 600 MB of records) are refused with
+/* Runs keep one record of statistics per block (96 bytes); more blocks
+ * than this (2^35 ≈ 3.4e10 trials, 800 MB of records) are refused with
  * SD_ETOOBIG before anything is allocated. */
 #define SD_SIM_MAX_BLOCKS ((uint64_t)1 << 23)
 
@@ -86,6 +86,7 @@ typedef struct sd_sim_opts {
     double target_stderr;
     int generic;             /* 1: never use a kernel (tests) */
     size_t kernel_max_bytes; /* memory bound of a kernel's tables; 0: its default */
+    int want_rb;             /* 1: fill rejections_rb (sd_iter.rb_rejected) */
 } sd_sim_opts;
 
 /* sd_sim_result.kernel: a kernel's name (sd_kernel_type.name), "generic",
@@ -109,7 +110,16 @@ typedef struct sd_sim_result {
     int stop;                /* why the run ended: sd_sim_stop_why */
     double seconds;          /* wall time of the simulation */
     const char *kernel;      /* what ran (see above) */
+    /* The Rao-Blackwellised estimate of rejections (opts->want_rb): over
+     * trials, Σ of the iterations' sd_iter.rb_rejected; same expectation
+     * as `rejections`.  n = 0 or a NaN mean: the verifier (or the kernel
+     * that ran) gives none (sd_sim_has_rb). */
+    sd_welford rejections_rb;
+    double setup_seconds;    /* wall time of choosing and building the kernel's tables */
 } sd_sim_result;
+
+/* 1 if res holds a Rao-Blackwellised estimate of rejections. */
+int sd_sim_has_rb(const sd_sim_result *res);
 
 typedef enum {
     SD_SIM_STOP_DONE = 0,    /* every requested trial ran */
@@ -153,9 +163,9 @@ size_t sd_sim_cells(size_t V, size_t L, size_t max);
 
 /* One block's statistics. */
 typedef struct sd_sim_block {
-    sd_welford rej, calls, acc;
+    sd_welford rej, calls, acc, rb;
 } sd_sim_block;
-#define SD_SIM_BLOCK_DOUBLES 9   /* sizeof(sd_sim_block) / sizeof(double) */
+#define SD_SIM_BLOCK_DOUBLES 12  /* sizeof(sd_sim_block) / sizeof(double) */
 
 uint64_t sd_sim_block_count(uint64_t trials);
 

@@ -89,6 +89,19 @@ typedef struct sd_iter {
     int rejected;          /* 1 if it ended with a token from a residual
                               (a rejection, Yin et al. 2024, Theorem 1), else 0 */
     unsigned target_calls; /* target-model calls it made (usually 1) */
+    /* Rao-Blackwellised stand-in for `rejected` (run --estimator rb): a
+     * quantity whose conditional expectation, given everything drawn
+     * before this iteration, equals P(rejected = 1 | the same).  Token-wise
+     * verifiers give Σ over the positions they tested of that position's
+     * rejection probability given what came before it (TV(p_n, q_n) for
+     * the standard rule, Yin et al. 2024, Theorem 1); block verification
+     * gives 1 - p_G given its drafts (Sun et al. 2024, eq. 5: τ = G with
+     * probability h_G = p_G).  Summed over the iterations of a trial it is
+     * an unbiased estimate of E[N_rej]: each term minus `rejected` is a
+     * martingale difference and a trial has at most T iterations.  The
+     * engine sets it to NaN before step(); left NaN, the run reports no
+     * Rao-Blackwellised estimate. */
+    double rb_rejected;
 } sd_iter;
 
 /* --- what a run observes (the trial engine's observers) -------------------
@@ -102,6 +115,7 @@ typedef struct sd_trial {
     size_t iterations;
     size_t accepted;      /* draft tokens accepted, over the iterations run */
     size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
+    double rb_rejections; /* Σ of the iterations' rb_rejected (NaN: none given) */
 } sd_trial;
 
 typedef struct sd_observe {
@@ -118,6 +132,8 @@ typedef struct sd_observe {
     double *cells;       /* [V^L]: += 1 at x_1·V^{L-1} + ... + x_L (L > 0) */
     sd_trial *per_trial; /* [hi-lo]: each trial's record, by trial - lo */
     size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
+    sd_welford *rb;      /* += each trial's Rao-Blackwellised rejections
+                            (sd_iter.rb_rejected); fed by kernels with SD_OBS_RB */
 } sd_observe;
 
 /* SD_OBS_* bits: what a kernel can feed (sd_kernel_type.supports). */
@@ -127,7 +143,8 @@ enum {
     SD_OBS_CELLS = 1u << 2,  /* L > 0 with cells */
     SD_OBS_PER_TRIAL = 1u << 3,
     SD_OBS_TOKENS = 1u << 4,
-    SD_OBS_FIRST = 1u << 5   /* the first-iteration stop rule */
+    SD_OBS_FIRST = 1u << 5,  /* the first-iteration stop rule */
+    SD_OBS_RB = 1u << 6      /* rb: a kernel without it leaves the estimate out (NaN) */
 };
 
 /* --- fast kernels ------------------------------------------------------------

@@ -43,7 +43,7 @@ static void S_first_iteration(const sd_verifier_type *vt, const sd_chain *c, con
         size_t x0 = sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
         if (vt->begin)
             vt->begin(state);
-        sd_iter it = {0, 0, 0, 1};
+        sd_iter it = {0, 0, 0, 1, NAN};
         cr_assert_eq(vt->step(state, c, par, &rng, 1, x0, out, &it, &err), SD_OK, "%s", err.msg);
         sd_welford_add(w, (double)it.accepted);
         for (size_t l = 1; l <= it.accepted && l <= gamma; l++)

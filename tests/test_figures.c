@@ -167,7 +167,7 @@ Test(figures, first_iteration_is_one_step_from_prev)
             sd_stream_init(&rng, seed, i);
             if (vt->begin)
                 vt->begin(state);
-            sd_iter it = {0, 0, 0, 1};
+            sd_iter it = {0, 0, 0, 1, NAN};
             cr_assert_eq(vt->step(state, c, &par, &rng, 1, prev, out, &it, &err), SD_OK);
             const sd_trial *tr = &res.per_trial[i];
             cr_assert(tr->iterations == 1 && tr->accepted == it.accepted &&

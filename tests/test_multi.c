@@ -526,7 +526,7 @@ Test(sprinter, expected_run_matches_theorem_3_3)
         for (uint64_t t = 0; t < 40000; t++) {
             sd_stream s;
             sd_stream_init(&s, 12, t);
-            sd_iter it = {0, 0, 0, 1};
+            sd_iter it = {0, 0, 0, 1, NAN};
             cr_assert_eq(vt->step(NULL, c, &par, &s, 1, 0, out, &it, &err), SD_OK);
             cr_assert_eq(it.target_calls, 1u);
             sd_welford_add(&w, (double)(it.emitted - 1));
