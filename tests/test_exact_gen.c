@@ -5,6 +5,8 @@
  * not for the controls. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../sims/sd_exact_gen.h"
@@ -177,4 +179,34 @@ Test(exact_gen, refusals_name_the_reason)
     cr_expect_eq(sd_exact_gen(bl, c, &par, &r, &k, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "--gamma"), "%s", err.msg);
     sd_chain_free(c);
+}
+
+/* Every control is flagged where its exact bias is below 2e-3, with the
+ * trials `check --detect` chooses for that bias (power 0.9 against any
+ * bias of that TV, src/sd_power.h).  The configurations were found with
+ * `check --exact`; the test asserts their exact bias as well. */
+Test(exact_gen, controls_are_flagged_at_small_exact_bias_with_detect_trials, .timeout = 600)
+{
+    static const char *const confs[] = {
+        "--algo broken-block-residual --V 3 --T 3 --model-seed 2 --L 3 --detect 1.1e-3",
+        "--algo broken-coin --V 3 --T 3 --model-seed 2 --mix 0.1 --L 3 --detect 8.5e-4",
+        "--algo broken-batch --M 1 --V 3 --T 3 --model-seed 2 --mix 0.5 --L 3 --detect 1.9e-3",
+        "--algo broken-token-kernel --V 3 --T 3 --model-seed 2 --mix 0.002 --L 3 --detect 1.7e-3",
+    };
+    for (size_t i = 0; i < sizeof confs / sizeof *confs; i++) {
+        char args[512], *out = NULL, *err = NULL;
+        snprintf(args, sizeof args, "check %s --exact --json", confs[i]);
+        cr_assert_eq(tu_run(args, &out, &err), 0, "%s: %s", args, err);
+        json_error_t je;
+        json_t *o = json_loads(out, 0, &je);
+        cr_assert_not_null(o, "%s", out);
+        double tv = json_real_value(json_object_get(o, "exact_tv"));
+        cr_expect(tv > 0.0 && tv < 2e-3, "%s: exact bias %.3g", args, tv);
+        cr_expect(json_is_false(json_object_get(o, "unbiased")), "%s: not flagged (p = %g)", args,
+                  json_real_value(json_object_get(o, "p_value")));
+        cr_expect(json_real_value(json_object_get(o, "detectable_tv")) <= tv, "%s", args);
+        json_decref(o);
+        free(out);
+        free(err);
+    }
 }
