@@ -367,6 +367,12 @@ int sd_exact_gen_position_tv(const sd_verifier_type *vt, const sd_chain *c, cons
                              double *tv, sd_error *err)
 {
     size_t V = c->V, T = c->T;
+    /* laws keep every token: refuse V^(longest iteration) beyond the limit */
+    size_t G = par->gamma && par->gamma < T ? par->gamma + 1 : T;
+    if (pow((double)V, (double)G) > (double)SD_ITER_LAW_MAX)
+        return sd_error_set(err, SD_ETOOBIG, "%s: the exact per-token law needs V^%zu token "
+                                             "sequences per iteration (limit %zu)",
+                            vt->name, G, SD_ITER_LAW_MAX);
     double *marg = calloc(T * V, sizeof *marg), *Q = calloc((T + 1) * V, sizeof *Q);
     int rc = (!marg || !Q) ? sd_error_set(err, SD_ENOMEM, "out of memory") : SD_OK;
     if (!rc)
