@@ -8,6 +8,8 @@
 
 #include "../sims/sd_check.h"
 #include "../sims/sd_params.h"
+#include "../sims/sd_exact_gen.h"
+#include "../src/sd_power.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -40,6 +42,12 @@ static const char S_help_head[] =
     "  --json             one JSON object (keys: unbiased, p_value, chi2, dof,\n"
     "                     algo, seed, trials, L, max_abs_dev, cells, cells_tested,\n"
     "                     zero_hits, ...)\n"
+    "  --exact            also the exact law of x_1..x_L (enumerated from the\n"
+    "                     verifier's per-iteration law) and its TV to the target's\n"
+    "                     (JSON exact_tv): ~1e-15 when lossless, else the true bias\n"
+    "  --detect TV        choose the trials so that any bias of total variation TV\n"
+    "                     is detected with probability 0.9 at --alpha (the report's\n"
+    "                     detectable_tv is that TV for the trials run)\n"
     "  --fail-biased      exit with status 1 when the verdict is 'biased'\n"
     "\n"
     "The verdict is data: the exit status is 0 whether the verifier is found\n"
@@ -113,6 +121,9 @@ typedef struct {
     const cli_model_opts *mo;
     const sd_params *par;
     const sd_check_result *r;
+    double detectable_tv; /* smallest TV detected w.p. 0.9 (src/sd_power.h) */
+    double exact_tv;      /* --exact: TV of the exact law of x_1..x_L, or NaN */
+    const char *exact_why; /* --exact refused: the reason */
 } S_report;
 
 static int S_print_json(const S_report *rp)
@@ -138,6 +149,12 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "vocab", json_integer((json_int_t)rp->c->V));
     json_object_set_new(o, "horizon", json_integer((json_int_t)rp->c->T));
     json_object_set_new(o, "params", sd_params_json(rp->par, rp->vt));
+    json_object_set_new(o, "detectable_tv", cli_json_real(rp->detectable_tv));
+    json_object_set_new(o, "power", json_real(SD_POWER_DEFAULT));
+    if (rp->exact_why)
+        json_object_set_new(o, "exact_tv", cli_json_real(rp->exact_tv));
+    if (rp->exact_why && *rp->exact_why)
+        json_object_set_new(o, "exact_error", json_string(rp->exact_why));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
@@ -192,6 +209,12 @@ static int S_print_table(const S_report *rp)
     printf("\n  chi2 %.4f   dof %.0f   p-value %.4g\n", r->chi.chi2, r->chi.dof, r->chi.p_value);
     printf("  max |observed/N - expected| over cells %.3g\n", r->chi.max_abs_dev);
     printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
+    printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
+           SD_POWER_DEFAULT);
+    if (rp->exact_why && *rp->exact_why)
+        printf("  exact TV   not computed: %s\n", rp->exact_why);
+    if (rp->exact_why && !*rp->exact_why)
+        printf("  exact TV of the law of x_1..x_L to the target's: %.3g\n", rp->exact_tv);
     printf("  verdict    %s (p-value %s alpha %g)%s\n", r->unbiased ? "unbiased" : "BIASED",
            r->unbiased ? ">=" : "<", r->alpha,
            !sd_verifier_claims_lossless(rp->vt, rp->par)
@@ -204,7 +227,7 @@ int cmd_check(int argc, char **argv)
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_L, O_TRIALS, O_SEED, O_ALPHA, O_MINEXP, O_THREADS,
-        O_JSON, O_FAIL
+        O_JSON, O_FAIL, O_EXACT, O_DETECT
     };
     /* {"alpha"} comes before the model options so that it wins over their
      * --alpha (the generator's Dirichlet concentration, here --model-alpha):
@@ -222,6 +245,8 @@ int cmd_check(int argc, char **argv)
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
         {"fail-biased", no_argument, 0, O_FAIL},
+        {"exact", no_argument, 0, O_EXACT},
+        {"detect", required_argument, 0, O_DETECT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -237,7 +262,8 @@ int cmd_check(int argc, char **argv)
     sd_check_opts co;
     sd_check_defaults(&co);
     size_t threads = 0;
-    int json = 0, fail_biased = 0, c;
+    int json = 0, fail_biased = 0, exact = 0, c;
+    double detect = 0.0;
     sd_error err;
     optind = 0;
     opterr = 0;
@@ -272,6 +298,8 @@ int cmd_check(int argc, char **argv)
         case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
         case O_JSON: json = 1; break;
         case O_FAIL: fail_biased = 1; break;
+        case O_EXACT: exact = 1; break;
+        case O_DETECT: rc = cli_parse_double("--detect", optarg, 1e-9, 1.0, &detect, &err); break;
         default: status = cli_unknown_option("check", c, argv, vt); break;
         }
         if (rc)
@@ -306,6 +334,19 @@ int cmd_check(int argc, char **argv)
         co.progress = cli_progress_show;
         co.progress_ctx = &pr;
     }
+    if (detect > 0.0) {
+        /* --detect TV: the trials at which any bias of that TV is detected
+         * with probability 0.9; dof bounded by the cells of positive
+         * target probability minus one (more dof, more trials). */
+        size_t L = co.L ? co.L : sd_check_default_L(ch, SD_CHECK_MAX_CELLS);
+        size_t cells = sd_sim_cells(ch->V, L, SD_CHECK_MAX_CELLS);
+        double *tg = cells ? malloc(cells * sizeof *tg) : NULL, dof = 0.0;
+        if (tg && sd_chain_target_joint(ch, L, SD_CHECK_MAX_CELLS, tg, &err) == SD_OK)
+            for (size_t i = 0; i < cells; i++)
+                dof += tg[i] > 0.0;
+        free(tg);
+        co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
+    }
     sd_check_result res;
     int crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);
     cli_progress_end(&pr);
@@ -315,7 +356,14 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res};
+    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL};
+    rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
+    sd_error xerr;
+    if (exact) {
+        rp.exact_why = "";
+        if (sd_exact_gen_prefix_tv(vt, ch, &cv.par, res.L, SD_CHECK_MAX_CELLS, &rp.exact_tv, &xerr))
+            rp.exact_why = xerr.msg;
+    }
     status = json ? S_print_json(&rp) : S_print_table(&rp);
     if (status == 0 && fail_biased && !res.unbiased)
         status = S_EXIT_BIASED;

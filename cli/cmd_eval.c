@@ -791,6 +791,7 @@ static void S_help(FILE *f)
     fputs("Usage: simdec eval WHAT [OPTIONS]\n\nExact evaluators:\n", f);
     for (const S_sub *s = S_subs; s->name; s++)
         fprintf(f, "  %-20s %s\n", s->name, s->summary);
+    fprintf(f, "  %-20s %s\n", "generation", "whole-generation rejections and target calls, any verifier");
     fputs("\n  simdec eval WHAT --help   options of one evaluator\n", f);
 }
 
@@ -805,6 +806,8 @@ int cmd_eval(int argc, char **argv)
         S_help(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "generation") == 0)
+        return cmd_eval_generation(argc - 1, argv + 1);
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, argv[1]) == 0) {
             S_args a;

@@ -14,6 +14,7 @@
 #include "../src/sd_dist.h"
 #include "sd_biased.h"
 #include "sd_tokenwise.h"
+#include "sd_iter_laws.h"
 
 enum { P_EPS, P_RESIDUAL }; /* slots of the parameters */
 
@@ -104,6 +105,16 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
+                            par->v[P_EPS], c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_biased;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_biased)
+
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
     .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (004_ Sec. 4, App. G)",
@@ -113,4 +124,6 @@ const sd_verifier_type sd_verifier_biased = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

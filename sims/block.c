@@ -28,6 +28,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_block.h"
+#include "sd_iter_laws.h"
 
 typedef struct {
     size_t V;
@@ -142,6 +143,15 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_block;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_block)
+
 const sd_verifier_type sd_verifier_block = {
     .name = "block",
     .summary = "block verification (001_ Alg. 2, eqs. 3-5)",
@@ -151,4 +161,6 @@ const sd_verifier_type sd_verifier_block = {
     .free = sd_block_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

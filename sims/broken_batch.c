@@ -11,6 +11,7 @@
  *     Σ_m (Π_{j<m} r_j) min(p, q^m) + R q^{M+2}  ≠  q
  * whenever q^{M+2} ≠ q^{M+1}, R = Π_m r_m > 0. */
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
@@ -29,6 +30,15 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 /* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_batch(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_batch;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_batch)
+
 const sd_verifier_type sd_verifier_broken_batch = {
     .name = "broken-batch",
     .flags = SD_VERIFIER_CONTROL,
@@ -39,4 +49,6 @@ const sd_verifier_type sd_verifier_broken_batch = {
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

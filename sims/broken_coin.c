@@ -18,6 +18,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_tokenwise.h"
+#include "sd_iter_laws.h"
 
 #define S_COIN_GRID 1024.0 /* 2^10 coin values */
 
@@ -65,6 +66,15 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise(SD_LAW_COIN10, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_coin;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_coin)
+
 const sd_verifier_type sd_verifier_broken_coin = {
     .name = "broken-coin",
     .flags = SD_VERIFIER_CONTROL,
@@ -75,4 +85,6 @@ const sd_verifier_type sd_verifier_broken_coin = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

@@ -55,6 +55,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_block.h"
+#include "sd_iter_laws.h"
 
 /* The largest scratch greedy-block allocates, in doubles: (G+1)·G ratio
  * pairs for a draft length G.  2^24 doubles = 128 MiB. */
@@ -321,6 +322,19 @@ static int S_alloc_tokenwise(void **state, const sd_chain *c, const sd_params *p
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* No exact law of one iteration: the modified target (Alg. 5, eq. 31)
+ * carries state from one iteration to the next, so an iteration does not
+ * depend on (n, x_{n-1}) alone and the DP of sims/sd_exact_gen.h does not
+ * apply. */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    (void)c, (void)par, (void)n, (void)prev, (void)out;
+    return sd_error_set(err, SD_EUSAGE,
+                        "greedy-block: its modified target carries state across iterations "
+                        "(001_ Alg. 5), so no exact DP over (position, x_{n-1})");
+}
+
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (001_ App. C, 000_ Alg. 3)",
@@ -330,6 +344,7 @@ const sd_verifier_type sd_verifier_greedy_block = {
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .iteration_law = S_law,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_after_y = {

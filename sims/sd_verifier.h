@@ -176,6 +176,8 @@ typedef struct sd_exact_values {
     const char *method;  /* one line: which theorem or algorithm, citing it */
 } sd_exact_values;
 
+struct sd_iter_law;
+
 /* --- the type --------------------------------------------------------------- */
 
 enum {
@@ -215,6 +217,15 @@ typedef struct sd_verifier_type {
     /* Optional: its fast kernels, tried in order; NULL-terminated. */
     const sd_kernel_type *const *kernels;
     unsigned flags; /* SD_VERIFIER_* */
+    /* Optional: the exact law of what ONE iteration at position n after
+     * x_{n-1} = prev emits (sims/sd_exact_gen.h: its outcomes, each with
+     * its tokens, rejected flag and target calls), appended to *out whose
+     * `keep` the caller set.  From it the DP of sd_exact_gen gives the
+     * whole-generation expectations and the law of the first L tokens.
+     * SD_EUSAGE with the reason where the iteration does not depend on
+     * (n, prev) alone; SD_ETOOBIG where the law is too large. */
+    int (*iteration_law)(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                         struct sd_iter_law *out, sd_error *err);
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

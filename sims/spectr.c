@@ -28,6 +28,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_kseq.h"
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 enum { P_PLAN }; /* slot of the parameter */
 
@@ -193,6 +194,18 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h); k-Seq only. */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    if ((int)par->v[P_PLAN] == SD_PLAN_OTM)
+        return sd_error_set(err, SD_EUSAGE, "spectr --plan otm: no exact law of an iteration "
+                                            "(the LP plans are not enumerated)");
+    return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_spectr;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_spectr)
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
     .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (002_ Alg. 2, 3)",
@@ -202,4 +215,6 @@ const sd_verifier_type sd_verifier_spectr = {
     .free = S_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

@@ -25,6 +25,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_verifier.h"
+#include "sd_iter_laws.h"
 
 enum { P_TP, P_FP }; /* slots of the parameters */
 
@@ -90,6 +91,15 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_sprinter(c, par->v[P_TP], par->v[P_FP], n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_sprinter;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_sprinter)
+
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
     .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (003_ Alg. 1-2)",
@@ -99,4 +109,6 @@ const sd_verifier_type sd_verifier_sprinter = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

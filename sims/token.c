@@ -32,6 +32,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include "sd_iter_laws.h"
 #define S_HAVE_X86 1
 #else
 #define S_HAVE_X86 0
@@ -86,6 +87,13 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
 
 static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias, NULL};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise(SD_LAW_STANDARD, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+
 const sd_verifier_type sd_verifier_token = {
     .name = "token",
     .summary = "token-level speculative decoding (004_ Alg. 1, 001_ Alg. 1)",
@@ -97,6 +105,7 @@ const sd_verifier_type sd_verifier_token = {
     .step = S_step,
     .exact = S_exact,
     .kernels = S_kernels,
+    .iteration_law = S_law,
 };
 
 
