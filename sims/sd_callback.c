@@ -192,14 +192,10 @@ size_t sd_callback_horizon(const sd_chain *c)
     return c->T;
 }
 
-const double *sd_callback_p(const sd_chain *c, size_t t, size_t a)
+const double *sd_callback_rows(const sd_chain *c, int target, size_t *steps)
 {
-    return sd_chain_p(c, t, a);
-}
-
-const double *sd_callback_q(const sd_chain *c, size_t t, size_t a)
-{
-    return sd_chain_q(c, t, a);
+    *steps = target ? c->target_steps : c->draft_steps;
+    return target ? c->target : c->draft;
 }
 
 double sd_callback_uniform(sd_stream *rng)

@@ -59,13 +59,14 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
                     void *user, sd_error *err);
 
 /* Accessors for callers that do not compile against the C headers
- * (ctypes): the model's V and T, the rows p_t(.|a) and q_t(.|a) (V doubles
- * owned by the chain), the next uniform of the trial's stream, and the
- * value of a parameter by slot (SD_SLOT_GAMMA, SD_SLOT_K, or 0..). */
+ * (ctypes): the model's V and T, its draft or target rows, the next
+ * uniform of the trial's stream, and the value of a parameter by slot
+ * (SD_SLOT_GAMMA, SD_SLOT_K, or 0..). */
 size_t sd_callback_vocab(const sd_chain *c);
 size_t sd_callback_horizon(const sd_chain *c);
-const double *sd_callback_p(const sd_chain *c, size_t t, size_t a);
-const double *sd_callback_q(const sd_chain *c, size_t t, size_t a);
+/* The whole draft (target = 0) or target array, [*steps][V][V] (steps 1:
+ * the same matrix at every step), owned by the chain. */
+const double *sd_callback_rows(const sd_chain *c, int target, size_t *steps);
 double sd_callback_uniform(sd_stream *rng);
 double sd_callback_param_value(const sd_params *par, int slot);
 
