@@ -8,9 +8,9 @@
 #                      CHECK_EXTRA, so `make check` runs it)
 #
 # Debian's pytest and numpy are packages of /usr/bin/python3 (another python3
-# first on PATH may not see them): PYTHON picks it when it exists.
+# first on PATH may not see them): PYTEST_PYTHON is it when it exists.
 
-PYTHON      ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+PYTEST_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 PYLIB       := $(BUILD)/libsimdec.so
 PIC_SRC     := $(LIB_SRC) $(filter-out cli/main.c,$(CLI_SRC))
 PIC_OBJ     := $(PIC_SRC:%.c=$(BUILD)/pic/%.o)
@@ -34,9 +34,12 @@ $(PYLIB): $(PIC_OBJ)
 check-python: $(PYLIB) $(BIN) $(EXAMPLES_DIR)/my_verifier.so
 	@SIMDEC_LIB=$(abspath $(PYLIB)) SIMDEC_BIN=$(abspath $(BIN)) \
 	SIMDEC_EXAMPLES_DIR=$(abspath $(EXAMPLES_DIR)) PYTHONPATH=python \
-	$(PYTHON) -m pytest -q -p no:cacheprovider python/tests; \
+	$(PYTEST_PYTHON) -m pytest -q -p no:cacheprovider python/tests; \
 	st=$$?; if [ $$st -eq 5 ]; then echo "check-python: no test ran"; fi; exit $$st
 
 CHECK_EXTRA += check-python
 
 -include $(PIC_OBJ:.o=.d)
+
+# tests/test_callback.c loads the example plugin, as test_example.c does.
+$(BUILD)/tests/test_callback.o: CFLAGS += -DSD_EXAMPLES_DIR='"$(EXAMPLES_DIR)"'
