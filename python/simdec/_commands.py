@@ -3,33 +3,52 @@ returns the dictionary that `simdec COMMAND ... --json` prints."""
 import ctypes
 import json
 import os
+import threading
 
 from . import _lib
 from . import _model
 from . import _verifier
 
 
-def main(*argv):
-    """Runs `simdec ARGV...` in this process; returns (exit status, standard
-    output, standard error) as the command line would give them."""
+# One command at a time per process (sd_api_main captures C's stdout and
+# stderr for the call): other threads wait.
+_lock = threading.Lock()
+
+
+def _run(argv):
+    """(status, stdout, stderr, the exception a Python step raised or None)."""
+    if _verifier.in_step():
+        raise _lib.SimdecError("a verifier's step cannot run simdec commands (they do not nest)", 64)
     args = [os.fsencode(str(a)) for a in argv]
     arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
     L = _lib.lib()
-    _verifier.clear_pending()
-    status = L.sd_api_main(len(args), arr, ctypes.byref(out), ctypes.byref(err))
+    with _lock:
+        _verifier.clear_pending()
+        status = L.sd_api_main(len(args), arr, ctypes.byref(out), ctypes.byref(err))
+        pending = _verifier.take_pending()
     texts = []
     for p in (out, err):
         texts.append(ctypes.string_at(p).decode("utf-8", "replace") if p.value else "")
         L.sd_api_free(p)
-    return status, texts[0], texts[1]
+    return status, texts[0], texts[1], pending
+
+
+def main(*argv):
+    """Runs `simdec ARGV...` in this process; returns (exit status, standard
+    output, standard error) as the command line would give them (a Python
+    verifier's exception is raised)."""
+    status, out, err, pending = _run(argv)
+    if pending is not None:
+        raise pending
+    return status, out, err
 
 
 def _value(v):
     if isinstance(v, _verifier.Verifier):
         return v.name
     if isinstance(v, float):
-        return repr(v)
+        return repr(float(v))  # the shortest text that reads back as v
     if hasattr(v, "__iter__") and not isinstance(v, (str, bytes)):
         return ",".join(_value(x) for x in v)
     return str(v)
@@ -61,8 +80,7 @@ def command(*argv):
     """Runs a command with --json and returns its JSON as a dictionary;
     SimdecError (with the message and exit status the command line would
     give) when it fails, or the exception a Python verifier's step raised."""
-    status, out, err = main(*argv, "--json")
-    pending = _verifier.take_pending()
+    status, out, err, pending = _run(argv + ("--json",))
     if pending is not None:
         pending.add_note("while simdec ran: %s" % " ".join(str(a) for a in argv))
         raise pending

@@ -2,6 +2,7 @@
 calls for every iteration (sims/sd_callback.h), so that `run` and `check`
 (and `lp --compare`) accept it as they accept a verifier written in C."""
 import ctypes
+import threading
 
 from . import _lib
 
@@ -43,6 +44,14 @@ def _chain(chain):
             views.append(a)
         c = _chains[chain] = (V, T, views[0], views[1])
     return c
+
+
+# Set on the thread running a step (commands refuse to nest in one).
+_tls = threading.local()
+
+
+def in_step():
+    return getattr(_tls, "in_step", False)
 
 
 def is_python(name):
@@ -194,7 +203,11 @@ class Verifier:
             it.n, it.prev, it._rng = n, prev, rng
             it.V, it.T, it._P, it._Q = _chain(chain)
             it.params = self._params(par)
-            res = self.step(it)
+            _tls.in_step = True
+            try:
+                res = self.step(it)
+            finally:
+                _tls.in_step = False
             if not isinstance(res, tuple) or len(res) not in (3, 4):
                 raise TypeError("step returned %r; expected (tokens, accepted, rejected[, target_calls])" % (res,))
             tokens = [int(t) for t in res[0]]

@@ -71,16 +71,22 @@ def test_bit_identical_to_the_c_plugin(cli, examples):
     assert strip_timing(got) == strip_timing(want)
 
 
-def test_python_token_sd_matches_the_exact_value_and_passes_check():
+def test_python_token_sd_matches_the_exact_values_and_passes_check():
     v = simdec.verifier("py-token-sd", token_sd, params=["gamma"],
                         summary="token-level SD written in Python (Leviathan et al. 2023)")
-    r = simdec.run(None, v, trials=4000, seed=1, gamma=3, T=20)
+    # Monte-Carlo against exact values, each within 4 standard errors (a
+    # two-sided test that a correct implementation fails with probability
+    # 6e-5): rejections with lookahead to the horizon against Theorem 1 of
+    # Yin et al. 2024 (`eval rejections`) ...
+    r = simdec.run(None, v, trials=3000, seed=1, T=20)
+    rej, exact = r["rejections"], simdec.eval("rejections", T=20)["rejections"]
+    assert abs(rej["mean"] - exact) < 4 * rej["stderr"], (rej, exact)
+    # ... and target calls at gamma = 3 against the exact dynamic program of
+    # the C verifier token.
+    r = simdec.run(None, v, trials=3000, seed=1, gamma=3, T=20)
     assert r["params"] == {"gamma": 3}
-    # Its target calls against token-level SD's exact value at the same
-    # draft length (the exact DP run reports beside every verifier that
-    # reads gamma): within 4 standard errors (a two-sided test that a
-    # correct implementation fails with probability 6e-5).
-    calls, exact = r["target_calls"], r["token_exact_target_calls"]
+    calls = r["target_calls"]
+    exact = simdec.run(None, "token", trials=1, gamma=3, T=20)["exact_target_calls"]
     assert abs(calls["mean"] - exact) < 4 * calls["stderr"], (calls, exact)
     c = simdec.check(None, v, trials=20000, seed=2, gamma=3)
     assert c["unbiased"] is True, c
@@ -130,6 +136,12 @@ def test_step_errors_reach_the_caller():
     simdec.verifier("py-too-many", lambda it: ([0] * (it.T + 1), 0, 0))
     with pytest.raises(ValueError, match="expected 1 to 50"):
         simdec.run(None, "py-too-many", trials=10)
+
+
+def test_steps_cannot_nest_commands():
+    simdec.verifier("py-nested", lambda it: simdec.run(None, "token", trials=1))
+    with pytest.raises(simdec.SimdecError, match="do not nest"):
+        simdec.run(None, "py-nested", trials=1)
 
 
 def test_names():
