@@ -83,13 +83,15 @@ class Iteration:
     __slots__ = ("n", "prev", "V", "T", "params", "_P", "_Q", "_rng")
 
     def p(self, t, a):
-        return self._P[t - 1 if len(self._P) > 1 else 0, a] if 1 <= t <= self.T else self._bad(t)
+        return self._row(self._P, t, a)
 
     def q(self, t, a):
-        return self._Q[t - 1 if len(self._Q) > 1 else 0, a] if 1 <= t <= self.T else self._bad(t)
+        return self._row(self._Q, t, a)
 
-    def _bad(self, t):
-        raise IndexError("row at step t = %r: expected 1 <= t <= %d" % (t, self.T))
+    def _row(self, rows, t, a):
+        if not (1 <= t <= self.T and 0 <= a < self.V):
+            raise IndexError("row (t = %r, a = %r): expected 1 <= t <= %d and 0 <= a < %d" % (t, a, self.T, self.V))
+        return rows[t - 1 if len(rows) > 1 else 0, a]
 
     def uniform(self):
         return _lib.lib().sd_callback_uniform(self._rng)
@@ -114,14 +116,19 @@ class Iteration:
             raise ValueError("sample: the weights sum to %r; expected > 0" % run[-1])
         return self._draw(w, run, total)
 
+    @staticmethod
+    def _residual(p, q):
+        """[q - p]+ and its running sums (the last: TV(p, q))."""
+        d = _numpy().maximum(_numpy().subtract(q, p), 0.0)
+        return d, d.cumsum()
+
     def tv(self, p, q):
         """TV(p, q) = sum max(0, q - p) (summed in token order)."""
-        return float(_numpy().maximum(_numpy().subtract(q, p), 0.0).cumsum()[-1])
+        return float(self._residual(p, q)[1][-1])
 
     def sample_residual(self, p, q):
         """A token from the residual [q - p]+ / TV(p, q), with one uniform."""
-        d = _numpy().maximum(_numpy().subtract(q, p), 0.0)
-        run = d.cumsum()
+        d, run = self._residual(p, q)
         if not run[-1] > 0:
             raise ValueError("sample_residual: TV(p, q) = 0, the residual is empty")
         return self._draw(d, run, None)

@@ -133,6 +133,10 @@ def test_step_errors_reach_the_caller():
     with pytest.raises(ValueError, match="token 7 at position 1; expected 0..6"):
         simdec.check(None, "py-bad-token", trials=10)
 
+    simdec.verifier("py-bad-row", lambda it: ([int(it.p(it.n, -1).argmax())], 0, 0))
+    with pytest.raises(IndexError, match="expected 1 <= t <= 50 and 0 <= a < 7"):
+        simdec.run(None, "py-bad-row", trials=10)
+
     simdec.verifier("py-too-many", lambda it: ([0] * (it.T + 1), 0, 0))
     with pytest.raises(ValueError, match="expected 1 to 50"):
         simdec.run(None, "py-too-many", trials=10)
