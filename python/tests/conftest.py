@@ -12,14 +12,16 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BIN = os.environ.get("SIMDEC_BIN") or os.path.join(ROOT, "simdec")
 EXAMPLES = os.environ.get("SIMDEC_EXAMPLES_DIR") or os.path.join(ROOT, "build", "examples")
 
-# Keys whose values are measurements of the machine, not results: left out
-# when the package's dictionaries are compared with the command line's.
-TIMING_KEYS = {"seconds"}
+def is_timing(key):
+    """Keys whose values measure the machine (wall time, throughput), not the
+    result: left out when the package's dictionaries are compared with the
+    command line's."""
+    return key == "seconds" or key.endswith("_seconds") or "per_second" in key
 
 
 def strip_timing(v):
     if isinstance(v, dict):
-        return {k: strip_timing(x) for k, x in v.items() if k not in TIMING_KEYS}
+        return {k: strip_timing(x) for k, x in v.items() if not is_timing(k)}
     if isinstance(v, list):
         return [strip_timing(x) for x in v]
     return v

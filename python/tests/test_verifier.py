@@ -92,6 +92,20 @@ def test_python_token_sd_matches_the_exact_values_and_passes_check():
     assert c["unbiased"] is True, c
 
 
+def test_lp_compare_runs_a_python_verifier_on_every_core():
+    # lp --compare has no --threads: the engine calls the step from all its
+    # OpenMP threads (each takes the GIL in turn).  The accepted length from
+    # one context against its exact value (`eval accept-length`, token),
+    # within 4 standard errors.
+    v = simdec.verifier("py-token-sd", token_sd, params=["gamma"])
+    ctx = dict(gamma=3, V=5, step=7, state=1)
+    got = simdec.lp("valid-verify", compare=v, trials=20000, **ctx)["compare"]
+    exact = simdec.eval("accept-length", **ctx)["all"]["token"]
+    assert got["verifier"] == "py-token-sd" and got["trials"] == 20000
+    assert abs(got["mean"] - exact) < 4 * got["stderr"], (got, exact)
+    assert simdec.lp("valid-verify", compare=v, trials=20000, **ctx)["compare"] == got
+
+
 def test_broken_python_verifier_is_flagged():
     # TV(p, q) is about 0.4 per row on the default chain (mix 0.5): the
     # bias of x_1 is far beyond what 20000 trials resolve.
