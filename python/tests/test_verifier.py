@@ -170,3 +170,20 @@ def test_names():
     simdec.verifier("py-again", lambda it: ([0], 0, 0))
     simdec.verifier("py-again", one_draft)
     assert simdec.run(None, "py-again", trials=100)["algo"] == "py-again"
+
+
+def test_interrupt_inside_a_step_stops_the_run():
+    import signal
+
+    calls = [0]
+
+    def step(it):
+        calls[0] += 1
+        if calls[0] == 100:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in a notebook
+        return [0], 0, 0
+
+    simdec.verifier("py-interrupted", step)
+    with pytest.raises(KeyboardInterrupt):
+        simdec.run(None, "py-interrupted", trials=100000)
+    assert calls[0] == 100  # the engine stopped at the step that raised
