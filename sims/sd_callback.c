@@ -146,7 +146,7 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
         }
         if (strcmp(p->name, "gamma") == 0) {
             *d = (sd_param_decl)SD_PARAM_GAMMA;
-        } else if ((strcmp(p->name, "k") == 0 || strcmp(p->name, "M") == 0)) {
+        } else if (strcmp(p->name, "k") == 0 || strcmp(p->name, "M") == 0) {
             *d = (sd_param_decl)SD_PARAM_DRAFTS("k");
             d->name = S_keep(&fresh, p->name, &oom);
         } else {

@@ -93,10 +93,10 @@ def command(*argv):
 def _algo_args(algo, threads):
     """--algo NAME, and --threads 1 for a verifier written in Python (its
     step holds the GIL; the result is the same for any thread count)."""
-    name = algo.name if isinstance(algo, _verifier.Verifier) else str(algo)
-    if _verifier.is_python(name):
+    names = _value(algo).split(",")  # a list of verifiers: a sweep
+    if any(_verifier.is_python(n) for n in names):
         threads = 1
-    return ["--algo", name] + options(threads=threads)
+    return ["--algo", ",".join(names)] + options(threads=threads)
 
 
 def run(model=None, algo="token", trials=None, seed=None, threads=None, **params):

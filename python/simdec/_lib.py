@@ -113,6 +113,13 @@ def lib():
     return _lib
 
 
+def numpy():
+    """numpy, imported when arrays are first needed, so that `import simdec`
+    works without it."""
+    import numpy as np
+    return np
+
+
 def message(buf):
     """The text of a message buffer (ctypes.create_string_buffer)."""
     return buf.value.decode("utf-8", "replace")

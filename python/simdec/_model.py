@@ -8,16 +8,10 @@ import weakref
 from . import _lib
 
 
-def _numpy():
-    # numpy is imported when arrays are first needed, so that `import simdec`
-    # works without it.
-    import numpy
-    return numpy
-
 
 def _chain_arrays(chain):
     """(init, draft, target, T) copied out of a C chain."""
-    np = _numpy()
+    np = _lib.numpy()
     L = _lib.lib()
     shape = (ctypes.c_size_t * 4)()
     L.sd_api_model_shape(chain, shape)
@@ -52,7 +46,7 @@ class Model:
     FILE, or the generator's options), so their output is the same."""
 
     def __init__(self, init, draft, target, T=None):
-        np = _numpy()
+        np = _lib.numpy()
         init = np.ascontiguousarray(init, dtype=np.float64)
         draft = np.ascontiguousarray(draft, dtype=np.float64)
         target = np.ascontiguousarray(target, dtype=np.float64)
@@ -105,7 +99,7 @@ class Model:
 
     def save(self, path):
         """Writes the model as simdec-chain-1 JSON (a reload is exact)."""
-        np = _numpy()
+        np = _lib.numpy()
         L = _lib.lib()
         chain = ctypes.c_void_p()
         buf = ctypes.create_string_buffer(1024)

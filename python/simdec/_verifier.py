@@ -33,7 +33,7 @@ def take_pending():
 def _chain(chain):
     c = _chains.get(chain)
     if c is None:
-        np, L = _numpy(), _lib.lib()
+        np, L = _lib.numpy(), _lib.lib()
         V, T = L.sd_callback_vocab(chain), L.sd_callback_horizon(chain)
         views = []
         for which in (0, 1):
@@ -57,10 +57,6 @@ def in_step():
 def is_python(name):
     return name in _registry
 
-
-def _numpy():
-    import numpy
-    return numpy
 
 
 class Iteration:
@@ -103,14 +99,14 @@ class Iteration:
         t = self.uniform() * (run[-1] if total is None else total)
         x = int(run.searchsorted(t, side="right"))  # the first x with t < run[x]
         if x >= self.V:  # t at the total (rounding): the last token of positive weight
-            x = int(_numpy().flatnonzero(weights > 0)[-1])
+            x = int(_lib.numpy().flatnonzero(weights > 0)[-1])
         return x
 
     def sample(self, w, total=None):
         """A token drawn from the weights w >= 0 with one uniform: the first x
         with u * total < w[0] + ... + w[x] (total: their sum; give 1.0 for a
         row of the model to draw exactly as simdec's C verifiers do)."""
-        w = _numpy().asarray(w, dtype=float)
+        w = _lib.numpy().asarray(w, dtype=float)
         run = w.cumsum()
         if not run[-1] > 0:
             raise ValueError("sample: the weights sum to %r; expected > 0" % run[-1])
@@ -119,7 +115,7 @@ class Iteration:
     @staticmethod
     def _residual(p, q):
         """[q - p]+ and its running sums (the last: TV(p, q))."""
-        d = _numpy().maximum(_numpy().subtract(q, p), 0.0)
+        d = _lib.numpy().maximum(_lib.numpy().subtract(q, p), 0.0)
         return d, d.cumsum()
 
     def tv(self, p, q):
