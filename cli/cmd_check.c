@@ -241,7 +241,7 @@ int cmd_check(int argc, char **argv)
     sd_error err;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         int r = cli_model_option(&mo, c, optarg, &err);
         if (r == 0)
             r = cli_param_option(&cv, c, optarg, &err);

@@ -173,7 +173,7 @@ Test(cli_run, block_reports_its_saving_over_token)
 {
     /* The token baseline printed beside another verifier is token's exact
      * expected target calls at the same draft length; block verification
-     * needs fewer (001_ Thm 2 implies it never needs more; here by many
+     * needs fewer (Sun et al. 2025, Thm 2 implies it never needs more; here by many
      * standard errors). */
     json_t *b = S_json("run --algo block --gamma 6 --trials 4000 --json");
     json_t *t = S_json("run --algo token --gamma 6 --trials 10 --json");
