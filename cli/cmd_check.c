@@ -221,6 +221,7 @@ int cmd_check(int argc, char **argv)
         {"min-expected", required_argument, 0, O_MINEXP},
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
+        CLI_PROGRESS_LONGOPT,
         {"fail-biased", no_argument, 0, O_FAIL},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},

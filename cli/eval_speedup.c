@@ -48,29 +48,6 @@ typedef struct {
     double rate_limit, s_limit;       /* i.i.d. limit (NaN: n/a) */
 } S_point;
 
-/* E[target calls] of vt at par on m: exact, else Monte-Carlo. */
-static int S_eval(const sd_verifier_type *vt, const sd_params *par, const sd_model *m,
-                  uint64_t trials, uint64_t seed, S_point *pt, sd_error *err)
-{
-    sd_exact_values ex = {NAN, NAN, NULL};
-    if (vt->exact && vt->exact(m, par, &ex, NULL) == SD_OK && isfinite(ex.target_calls)) {
-        pt->calls = pt->calls_lo = pt->calls_hi = ex.target_calls;
-        pt->exact = 1;
-        return SD_OK;
-    }
-    sd_sim_opts so = {.seed = seed, .trials = trials};
-    sd_sim_job job = {vt, m, par};
-    sd_sim_result res;
-    int rc = sd_sim_run_job(&job, &so, &res, err);
-    if (!rc) {
-        pt->calls = res.target_calls.mean;
-        sd_welford_ci95(&res.target_calls, &pt->calls_lo, &pt->calls_hi);
-        pt->exact = 0;
-    }
-    sd_sim_result_free(&res);
-    return rc;
-}
-
 int cmd_eval_speedup(int argc, char **argv)
 {
     enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON };
@@ -194,7 +171,8 @@ int cmd_eval_speedup(int argc, char **argv)
         sd_params par = cv.par;
         par.gamma = g;
         pt->gamma = g;
-        if (S_eval(vt, &par, m, trials, seed, pt, &err)) {
+        if (sd_speedup_calls(vt, m, &par, trials, seed, &pt->calls, &pt->calls_lo, &pt->calls_hi, &pt->exact,
+                             &err)) {
             status = cli_fail(&err);
             break;
         }

@@ -7,10 +7,7 @@
  * Exact values come from sd_exact_accept_length (sd_exact_accept.h);
  * Monte-Carlo values from the token and block verifiers, one iteration per
  * trial through the trial engine (its accepted-count histogram).  The file
- * ends in its table of figures.
- *
- * The data file's header tags the paper "Sun et al. 2025" (an older naming); those
- * printed strings are kept so that the file stays byte for byte the same. */
+ * ends in its table of figures. */
 #include <math.h>
 #include <string.h>
 

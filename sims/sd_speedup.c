@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "sd_sim.h"
+
 double sd_speedup_draft_tokens(const sd_verifier_type *vt, const sd_params *par)
 {
     double d = 1.0;
@@ -53,5 +55,28 @@ int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const 
         rc = S_calls(vt, par, p, q, V, SD_SPEEDUP_LIMIT_T + 1, &b, err);
     if (!rc)
         *rate = b - a;
+    return rc;
+}
+
+int sd_speedup_calls(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                     uint64_t trials, uint64_t seed, double *calls, double *lo, double *hi, int *exact,
+                     sd_error *err)
+{
+    sd_exact_values ex = {NAN, NAN, NULL};
+    if (vt->exact && vt->exact(m, par, &ex, NULL) == SD_OK && isfinite(ex.target_calls)) {
+        *calls = *lo = *hi = ex.target_calls;
+        *exact = 1;
+        return SD_OK;
+    }
+    sd_sim_opts so = {.seed = seed, .trials = trials};
+    sd_sim_job job = {vt, m, par};
+    sd_sim_result res;
+    int rc = sd_sim_run_job(&job, &so, &res, err);
+    if (!rc) {
+        *calls = res.target_calls.mean;
+        sd_welford_ci95(&res.target_calls, lo, hi);
+        *exact = 0;
+    }
+    sd_sim_result_free(&res);
     return rc;
 }

@@ -21,6 +21,13 @@
 /* Draft tokens computed per iteration, d·γ (γ must be set). */
 double sd_speedup_draft_tokens(const sd_verifier_type *vt, const sd_params *par);
 
+/* E[target calls] of vt at par on m: exact (*exact = 1, lo = hi = the
+ * value) where vt has an exact evaluator with a value there, else the mean
+ * of `trials` trials of the engine (seed) with its 95% CI. */
+int sd_speedup_calls(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                     uint64_t trials, uint64_t seed, double *calls, double *lo, double *hi, int *exact,
+                     sd_error *err);
+
 /* T / (calls · (1 + c · draft_tokens)). */
 double sd_speedup(double T, double calls, double c, double draft_tokens);
 
