@@ -9,6 +9,8 @@
 #include "../sims/sd_check.h"
 #include "../sims/sd_params.h"
 #include "cli.h"
+#include "../src/sd_sha256.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_ALL_CELLS 64 /* tables up to this many cells are printed whole */
@@ -115,6 +117,15 @@ typedef struct {
     const sd_check_result *r;
 } S_report;
 
+/* The model file's SHA-256 (the identity run prints too). */
+static void S_identity(const cli_model_opts *mo, json_t *o)
+{
+    char hex[65];
+    json_t *m = json_object_get(o, "model");
+    if (mo->file && m && sd_sha256_file(mo->file, hex, NULL) == SD_OK)
+        json_object_set_new(m, "sha256", json_string(hex));
+}
+
 static int S_print_json(const S_report *rp)
 {
     const sd_check_result *r = rp->r;
@@ -138,8 +149,10 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "vocab", json_integer((json_int_t)rp->c->V));
     json_object_set_new(o, "horizon", json_integer((json_int_t)rp->c->T));
     json_object_set_new(o, "params", sd_params_json(rp->par, rp->vt));
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
+    S_identity(rp->mo, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -172,8 +185,8 @@ static int S_print_table(const S_report *rp)
     char pars[512];
     sd_params_format(rp->par, rp->vt, pars, sizeof pars);
     printf("verifier  %s%s (%s)\n", rp->vt->name, pars, r->kernel);
-    printf("trials    %llu   seed %llu\n", (unsigned long long)r->trials,
-           (unsigned long long)r->seed);
+    printf("trials    %llu   seed %llu   simdec %s\n", (unsigned long long)r->trials,
+           (unsigned long long)r->seed, SD_VERSION);
     printf("tested    joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
            "expected count < %g\n\n",
            r->L, r->cells, r->chi.cells_tested, r->min_expected);

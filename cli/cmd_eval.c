@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "suggest.h"
 #include "eval_speedup.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 /* Options a subcommand may read (bits of S_sub.accepts). */
@@ -252,6 +253,7 @@ static int S_rows(const S_args *a, const double **p, const double **q, size_t *V
  * plus the context row of a model. */
 static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 {
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     if (c && !a->mo.p) {
         sd_model md = sd_model_of_chain(c);
         cli_model_describe(&a->mo, &md, o);

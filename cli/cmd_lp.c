@@ -14,6 +14,7 @@
 #include "../src/sd_exact_otm.h"
 #include "cli.h"
 #include "suggest.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_DEFAULT_TRIALS 100000u
@@ -158,6 +159,7 @@ static int S_print_json(const S_out *o)
     json_object_set_new(j, "state", json_integer((json_int_t)o->a));
     sd_model md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
+    json_object_set_new(j, "version", json_string(SD_VERSION));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
