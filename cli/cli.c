@@ -656,6 +656,17 @@ int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err)
     return sd_params_parse(&cv->par, cv->vt, cv->vt->params[c - CLI_OPT_PARAM].name, arg, err) ? -1 : 1;
 }
 
+int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char *arg, int *status)
+{
+    sd_error err;
+    int r = cli_model_option(mo, c, arg, &err);
+    if (r == 0)
+        r = cli_param_option(cv, c, arg, &err);
+    if (r < 0)
+        *status = cli_fail(&err);
+    return r != 0;
+}
+
 int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt)
 {
     /* A parameter of another verifier: say whose it is. */

@@ -190,6 +190,12 @@ struct option *cli_options_with_params(const struct option *base, const sd_verif
  * set). */
 int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err);
 
+/* The options every command that takes a verifier shares: the model
+ * options (cli_model_option), --plugin, --progress and cv's parameters
+ * (cli_param_option).  1 if c was one of them (a bad value: the error is
+ * printed and *status set to its exit code), 0 otherwise. */
+int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char *arg, int *status);
+
 /* Like cli_option_error, but an option that is a parameter of another
  * verifier is named as such ("--eps does not apply to --algo token (it
  * reads: gamma)"). */

@@ -256,14 +256,7 @@ int cmd_check(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
             continue;
         int rc = SD_OK;
         switch (c) {

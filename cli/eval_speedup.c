@@ -98,14 +98,7 @@ int cmd_eval_speedup(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while (status < 0 && (c = cli_getopt(ac, av, ":h", opts)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
             continue;
         switch (c) {
         case 'h':
