@@ -249,7 +249,7 @@ static void S_reference(S_out *o, const double *p, const double *q)
     switch (o->prob) {
     case S_OTM:
         if (!sd_exact_otm_acceptance(p, q, o->c->V, o->k, &o->ref, NULL, NULL))
-            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (SPEC 3)";
+            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (docs/otm-prefix.md)";
         break;
     case S_BLOCK_OT:
         if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
