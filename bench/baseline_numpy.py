@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """baseline_numpy.py -- the numpy baseline of `make bench` (issue 7).
 
-What it implements: token-level speculative decoding (004_ Alg. 1) with
+What it implements: token-level speculative decoding (Yin et al. 2024, Alg. 1) with
 lookahead to the horizon on a nonstationary Markov chain, vectorised across
 N trajectories, the way a researcher would write it in numpy:
 

@@ -11,6 +11,8 @@
 #include "../sims/sd_exact_gen.h"
 #include "../src/sd_power.h"
 #include "cli.h"
+#include "../src/sd_sha256.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_ALL_CELLS 64 /* tables up to this many cells are printed whole */
@@ -126,6 +128,15 @@ typedef struct {
     const char *exact_why; /* --exact refused: the reason */
 } S_report;
 
+/* The model file's SHA-256 (the identity run prints too). */
+static void S_identity(const cli_model_opts *mo, json_t *o)
+{
+    char hex[65];
+    json_t *m = json_object_get(o, "model");
+    if (mo->file && m && sd_sha256_file(mo->file, hex, NULL) == SD_OK)
+        json_object_set_new(m, "sha256", json_string(hex));
+}
+
 static int S_print_json(const S_report *rp)
 {
     const sd_check_result *r = rp->r;
@@ -155,8 +166,10 @@ static int S_print_json(const S_report *rp)
         json_object_set_new(o, "exact_tv", cli_json_real(rp->exact_tv));
     if (rp->exact_why && *rp->exact_why)
         json_object_set_new(o, "exact_error", json_string(rp->exact_why));
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
+    S_identity(rp->mo, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -189,8 +202,8 @@ static int S_print_table(const S_report *rp)
     char pars[512];
     sd_params_format(rp->par, rp->vt, pars, sizeof pars);
     printf("verifier  %s%s (%s)\n", rp->vt->name, pars, r->kernel);
-    printf("trials    %llu   seed %llu\n", (unsigned long long)r->trials,
-           (unsigned long long)r->seed);
+    printf("trials    %llu   seed %llu   simdec %s\n", (unsigned long long)r->trials,
+           (unsigned long long)r->seed, SD_VERSION);
     printf("tested    joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
            "expected count < %g\n\n",
            r->L, r->cells, r->chi.cells_tested, r->min_expected);
@@ -244,6 +257,7 @@ int cmd_check(int argc, char **argv)
         {"min-expected", required_argument, 0, O_MINEXP},
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
+        CLI_PROGRESS_LONGOPT,
         {"fail-biased", no_argument, 0, O_FAIL},
         {"exact", no_argument, 0, O_EXACT},
         {"detect", required_argument, 0, O_DETECT},
@@ -267,15 +281,8 @@ int cmd_check(int argc, char **argv)
     sd_error err;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
             continue;
         int rc = SD_OK;
         switch (c) {

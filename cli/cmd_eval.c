@@ -15,6 +15,9 @@
 #include "../src/sd_exact_single.h"
 #include "../src/sd_kseq.h"
 #include "cli.h"
+#include "suggest.h"
+#include "eval_speedup.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 /* Options a subcommand may read (bits of S_sub.accepts). */
@@ -178,7 +181,7 @@ static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", S_opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":h", S_opts)) != -1) {
         if (c == 'h') {
             S_sub_help(sub);
             return 0;
@@ -250,6 +253,7 @@ static int S_rows(const S_args *a, const double **p, const double **q, size_t *V
  * plus the context row of a model. */
 static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 {
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     if (c && !a->mo.p) {
         sd_model md = sd_model_of_chain(c);
         cli_model_describe(&a->mo, &md, o);
@@ -301,13 +305,13 @@ static const char S_rej_help[] =
     "Usage: simdec eval rejections [model | --p LIST --q LIST] [--M m|inf] [--json]\n"
     "\n"
     "Expected number of rejections with lookahead to the horizon, exactly.\n"
-    "  M = 1 (default): token-level SD, Theorem 1 of Yin et al. (004_):\n"
+    "  M = 1 (default): token-level SD, Theorem 1 of Yin et al. 2024:\n"
     "      E[N_rej] = sum_n sum_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),  O(T V^2).\n"
-    "  M >= 2: batch SD, Theorem 3 of 004_, by the recursion of SPEC 3 over\n"
+    "  M >= 2: batch SD, Theorem 3 of Yin et al. 2024, by a recursion over\n"
     "      F_n(b) = P(x_n = b produced by a rejection), checked against an\n"
     "      independent dynamic program over (x_{n-1}, fresh or continuing);\n"
     "      O(T V^2 M), refused beyond T V^2 M = 2^36.\n"
-    "  M = inf: the limit M -> inf (Proposition 1 of 004_, corrected: where the\n"
+    "  M = inf: the limit M -> inf (Proposition 1 of Yin et al. 2024, corrected: where the\n"
     "      target puts mass q(Z) on tokens Z the draft never proposes, a fresh\n"
     "      position still rejects with probability q(Z)).\n"
     "With --p/--q (and no --T) the answer is the rejection probability of one\n"
@@ -389,7 +393,7 @@ static int S_rejections(const S_sub *sub, S_args *a)
     }
     S_describe_table(a, c, V, 0);
     if (a->M_inf)
-        printf("E[N_rej]     %.12f   (M -> inf, Proposition 1 of 004_, corrected)\n", rej);
+        printf("E[N_rej]     %.12f   (M -> inf, Proposition 1 of Yin et al. 2024, corrected)\n", rej);
     else if (a->M == 1)
         printf("E[N_rej]     %.12f   (Theorem 1, token-level SD, lookahead to the horizon)\n", rej);
     else
@@ -404,7 +408,7 @@ static int S_rejections(const S_sub *sub, S_args *a)
 static const char S_bi_help[] =
     "Usage: simdec eval batch-improvement --M m|inf [model | --p LIST --q LIST] [--json]\n"
     "\n"
-    "Batch improvement of M drafts over one (004_ section 3.2, SPEC 3).\n"
+    "Batch improvement of M drafts over one (Yin et al. 2024, section 3.2).\n"
     "  With --p/--q: the single-token BI = TV(q,p) - prod_{m=1..M} TV(q^m, p),\n"
     "      q^1 = q, q^{m+1} = [q^m - p]+.\n"
     "  With a model: E[N_rej](M=1) - E[N_rej](M) (Theorems 1 and 3).\n"
@@ -474,7 +478,7 @@ static const char S_pareto_help[] =
     "Usage: simdec eval pareto --eps E [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "The rejection / bias trade-off of the over-accepting rule\n"
-    "b(x) = min(1, (q(x)+E)/p(x)) (004_ Theorems 4 and 5):\n"
+    "b(x) = min(1, (q(x)+E)/p(x)) (Yin et al. 2024, Theorems 4 and 5):\n"
     "  reject_prob = sum (1-b) p,\n"
     "  loss_tv     = Loss*_TV(b) = 1/2 sum |q - b p| - 1/2 sum (1-b) p,\n"
     "  tv          = TV(p,q) = reject_prob + loss_tv (Theorem 5),\n"
@@ -548,11 +552,11 @@ static const char S_al_help[] =
     "                                 [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "Expected number of draft tokens accepted in one iteration of G draft tokens\n"
-    "from a context, exactly (SPEC 3):\n"
+    "from a context, exactly:\n"
     "  token  token-level verification:  sum_l sum_{x^l} p(x^l) prod_{i<=l} min(1, q/p)\n"
-    "  block  block verification (001_ Alg. 2), following the recursion of 001_ eq. 9,\n"
+    "  block  block verification (Sun et al. 2025, Alg. 2), following the recursion of Sun et al. 2025, eq. 9,\n"
     "         p_i = min(1, p_{i-1} q(x_i)/p(x_i)):  sum_l sum_{x^l} p(x^l) p_l(x^l)\n"
-    "  full   the full-information optimum (000_ Theorem 1; greedy-block):\n"
+    "  full   the full-information optimum (Sun et al. 2024, Theorem 1; greedy-block):\n"
     "         sum_l sum_{x^l} min(p(x^l), q(x^l))\n"
     "All three are computed; --algo (default block) picks the one reported as\n"
     "\"expected_accepted\".  The draft blocks are enumerated, so V^G may be at\n"
@@ -654,10 +658,10 @@ static const char S_acc_help[] =
     "                              [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "Probability that one of k i.i.d. drafts from p is accepted at one position:\n"
-    "  otm   the optimum over all valid verifiers (002_ section 5):\n"
+    "  otm   the optimum over all valid verifiers (Sun et al. 2023, section 5):\n"
     "        alpha_k = 1 - max_B [p(B)^k - q(B)], B a prefix of the tokens sorted by\n"
     "        q/p (proof: docs/otm-prefix.md), O(V log V) for any k\n"
-    "  kseq  SpecTr k-Seq (002_ Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
+    "  kseq  SpecTr k-Seq (Sun et al. 2023, Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
     "  rrs   recursive rejection sampling (SpecInfer): 1 - prod_{m<=k} TV(q^m, p)\n"
     "\n"
     "  --k k           number of drafts (default 2)\n"
@@ -720,7 +724,7 @@ static int S_acceptance(const S_sub *sub, S_args *a)
 static const char S_spr_help[] =
     "Usage: simdec eval sprinter --tp E --fp E --r R [--td T] [--p LIST --q LIST] [--json]\n"
     "\n"
-    "SPRINTER's cheap verifier (003_, letters reversed there; here p is the draft):\n"
+    "SPRINTER's cheap verifier (Zhong et al. 2025, letters reversed there; here p is the draft):\n"
     "with R acceptable draft tokens in a row and i.i.d. verifier decisions (yes with\n"
     "probability tp on acceptable tokens, fp on the others),\n"
     "  expected_tokens    E[N] = (tp - tp^R)/(1-tp) + tp^R/(1-fp)       (Theorem 3.3)\n"
@@ -773,15 +777,15 @@ static int S_sprinter(const S_sub *sub, S_args *a)
 static const S_sub S_subs[] = {
     {"rejections", S_rejections, "expected rejections: Theorem 1 (M=1), Theorem 3 (batch), M=inf",
      A_MODEL | A_PQ | A_M, S_rej_help},
-    {"batch-improvement", S_batch_improvement, "batch improvement of M drafts over one (004_ 3.2)",
+    {"batch-improvement", S_batch_improvement, "batch improvement of M drafts over one (Yin et al. 2024, 3.2)",
      A_MODEL | A_PQ | A_M, S_bi_help},
-    {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of 004_",
+    {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of Yin et al. 2024",
      A_MODEL | A_PQ | A_EPS | A_CTX, S_pareto_help},
     {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
      A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX, S_al_help},
     {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
      A_MODEL | A_PQ | A_K | A_ALGO | A_CTX, S_acc_help},
-    {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (003_ Thm 3.3, 3.4)",
+    {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (Zhong et al. 2025, Thm 3.3, 3.4)",
      A_PQ | A_SPRINTER, S_spr_help},
     {NULL, NULL, NULL, 0, NULL},
 };
@@ -792,6 +796,7 @@ static void S_help(FILE *f)
     for (const S_sub *s = S_subs; s->name; s++)
         fprintf(f, "  %-20s %s\n", s->name, s->summary);
     fprintf(f, "  %-20s %s\n", "generation", "whole-generation rejections and target calls, any verifier");
+    fprintf(f, "  %-20s %s\n", "speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)");
     fputs("\n  simdec eval WHAT --help   options of one evaluator\n", f);
 }
 
@@ -808,6 +813,8 @@ int cmd_eval(int argc, char **argv)
     }
     if (strcmp(argv[1], "generation") == 0)
         return cmd_eval_generation(argc - 1, argv + 1);
+    if (strcmp(argv[1], "speedup") == 0)
+        return cmd_eval_speedup(argc - 1, argv + 1);
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, argv[1]) == 0) {
             S_args a;
@@ -818,5 +825,11 @@ int cmd_eval(int argc, char **argv)
             }
             return s->fn(s, &a);
         }
-    return cli_usage_error("eval", "unknown evaluator '%s'", argv[1]);
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, argv[1]);
+    for (const S_sub *s = S_subs; s->name; s++)
+        cli_suggest_add(&sg, s->name);
+    cli_suggest_add(&sg, "speedup");
+    return cli_usage_error("eval", "unknown evaluator '%s'%s", argv[1], cli_suggest_text(&sg, "", hint, sizeof hint));
 }

@@ -13,6 +13,8 @@
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
 #include "cli.h"
+#include "suggest.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_DEFAULT_TRIALS 100000u
@@ -26,17 +28,17 @@ static const char S_help_head[] =
     "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
     "independent closed form (the 'reference').\n"
     "\n"
-    "  otm --k K                OTM-k (SpecTr 002_ eq. 4): couplings of p^{(x)k} and q\n"
+    "  otm --k K                OTM-k (SpecTr, Sun et al. 2023, eq. 4): couplings of p^{(x)k} and q\n"
     "                           with membership cost; optimum = acceptance probability.\n"
     "                           Solved on multisets of drafts (C(V+k-1,k) rows);\n"
     "                           --ordered uses ordered k-tuples (V^k rows) instead.\n"
-    "  block-ot --gamma G       block-level optimal transport (000_ Def. 1): couplings\n"
+    "  block-ot --gamma G       block-level optimal transport (Sun et al. 2024, Def. 1): couplings\n"
     "                           of the draft and target G-blocks maximising the expected\n"
     "                           common-prefix length; optimum = expected accepted length.\n"
-    "  valid-verify --gamma G   the best verifier among all valid ones (001_ Def. 1,\n"
+    "  valid-verify --gamma G   the best verifier among all valid ones (Sun et al. 2025, Def. 1,\n"
     "                           Lemma 2); optimum = expected accepted length E[tau].\n"
     "  pareto --reject RHO      least TV bias of a single-token verifier whose rejection\n"
-    "                           probability is RHO (004_ Thm 4-5); optimum = TV.\n"
+    "                           probability is RHO (Yin et al. 2024, Thm 4-5); optimum = TV.\n"
     "\n"
     "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
     "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
@@ -157,6 +159,7 @@ static int S_print_json(const S_out *o)
     json_object_set_new(j, "state", json_integer((json_int_t)o->a));
     sd_model md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
+    json_object_set_new(j, "version", json_string(SD_VERSION));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
@@ -246,18 +249,18 @@ static void S_reference(S_out *o, const double *p, const double *q)
     switch (o->prob) {
     case S_OTM:
         if (!sd_exact_otm_acceptance(p, q, o->c->V, o->k, &o->ref, NULL, NULL))
-            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (SPEC 3)";
+            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (docs/otm-prefix.md)";
         break;
     case S_BLOCK_OT:
         if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
             o->ref = e[SD_ACCEPT_FULL];
-            o->ref_name = "full information sum_l sum_x min(p,q) (000_ Thm 1)";
+            o->ref_name = "full information sum_l sum_x min(p,q) (Sun et al. 2024, Thm 1)";
         }
         break;
     case S_VALID:
         if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
             o->ref = e[SD_ACCEPT_BLOCK];
-            o->ref_name = "block verification (001_ Thm 2)";
+            o->ref_name = "block verification (Sun et al. 2025, Thm 2)";
         }
         break;
     case S_PARETO:
@@ -331,7 +334,7 @@ int cmd_lp(int argc, char **argv)
     int c;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         int r = cli_model_option(&mo, c, optarg, &err);
         if (r == 0 && cv.vt)
             r = cli_param_option(&cv, c, optarg, &err);
@@ -384,9 +387,15 @@ int cmd_lp(int argc, char **argv)
         size_t i = 0;
         while (i < 4 && strcmp(argv[optind], S_names[i]) != 0)
             i++;
-        if (i == 4)
-            status = cli_usage_error("lp", "unknown problem '%s'; expected otm, block-ot, valid-verify or pareto",
-                                     argv[optind]);
+        if (i == 4) {
+            char hint[160];
+            cli_suggest sg;
+            cli_suggest_init(&sg, argv[optind]);
+            for (size_t j = 0; j < 4; j++)
+                cli_suggest_add(&sg, S_names[j]);
+            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify or pareto",
+                                     argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
+        }
         else if (optind + 1 < argc)
             status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
         o.prob = (S_problem)i;

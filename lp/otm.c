@@ -1,4 +1,4 @@
-/* otm.c — the OTM-k linear program (002_2250ceed65bbc463.txt §4, eq. 4;
+/* otm.c — the OTM-k linear program (Sun et al. 2023, §4, eq. 4;
  * SPEC §4 "otm") and the optimal plan for simulators (sd_lp_otm.h).
  *
  *   max Σ_{x,y} π(x,y) 1{y ∈ S(x)}

@@ -1,14 +1,14 @@
 /* sd_lp.h — exact optima with GLPK (SPEC §4, §6): shared plumbing and the
  * four linear programs of `simdec lp`.
  *
- *   otm           002_2250ceed65bbc463.txt eq. 4: couplings of p^{⊗k} and q
+ *   otm           Sun et al. 2023, eq. 4: couplings of p^{⊗k} and q
  *                 with membership cost; optimum = max P(Y ∈ drafts) (α_k).
- *   block-ot      000_293a0a02159dd149.txt Def. 1 (001_… eqs. 40–42):
+ *   block-ot      Sun et al. 2024, Def. 1 (Sun et al. 2025, eqs. 40–42):
  *                 couplings of the draft and target γ-block laws maximising
  *                 the expected common-prefix length.
- *   valid-verify  001_b9258a43e636c550.txt Def. 1 / Lemma 2: the best valid
+ *   valid-verify  Sun et al. 2025, Def. 1 / Lemma 2: the best valid
  *                 verifier; optimum = max E[τ].
- *   pareto        004_2700e131d6873633.txt §4, Thm 4–5: least TV bias of a
+ *   pareto        Yin et al. 2024, §4, Thm 4–5: least TV bias of a
  *                 single-token verifier with rejection probability ρ.
  *
  * Every problem estimates its size from its parameters alone (checked
@@ -178,7 +178,7 @@ sd_lp_size sd_lp_pareto_size(size_t V);
 
 /* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on
  * multisets of drafts (C(V+k-1,k) rows); 1: on ordered k-tuples (V^k rows,
- * 002_… eq. 4 literally).  Optimum: α_k = max P(Y ∈ drafts).  With plan
+ * Sun et al. 2023, eq. 4 literally).  Optimum: α_k = max P(Y ∈ drafts).  With plan
  * not NULL, *plan receives "drafts,y,mass" rows (drafts as a sorted
  * multiset or a tuple; mass = π(drafts, y) jointly; entries > 1e-12). */
 int sd_lp_otm(const double *p, const double *q, size_t V, size_t k, int ordered,

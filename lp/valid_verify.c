@@ -1,13 +1,13 @@
-/* valid_verify.c — the best valid verifier (001_b9258a43e636c550.txt
+/* valid_verify.c — the best valid verifier (Sun et al. 2025
  * Def. 1 / Lemma 2, Theorem 2; SPEC §4 "valid-verify").
  *
  * A verifier sees the draft block x = x^γ ~ p and outputs (τ, y): it keeps
  * x^τ and appends y; the tokens after are then drawn from the target q.
  * Its law is w(x,τ,y) >= 0 with Σ_{τ,y} w(x,τ,y) = 1.  It is valid when the
- * first γ+1 output tokens o have law q (001_… Def. 1, Lemma 2), i.e. for
+ * first γ+1 output tokens o have law q (Sun et al. 2025, Def. 1, Lemma 2), i.e. for
  * every o ∈ V^{γ+1} (SPEC §4):
  *   Σ_x p(x) Σ_τ w(x,τ,o_{τ+1}) 1{x^τ = o^τ} q(o_{τ+2..γ+1} | o^{τ+1}) = q(o).
- * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); 001_… Theorem 2
+ * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); Sun et al. 2025, Theorem 2
  * says block verification attains the optimum
  * Σ_{l=1..γ} Σ_{x^l} p(x^l) p_l(x^l).
  *

@@ -129,5 +129,6 @@ extern const sd_figure sd_fig_sun2024_block_fig3;
 extern const sd_figure sd_fig_spectr_fig4, sd_fig_spectr_fig5, sd_fig_spectr_fig6;
 extern const sd_figure sd_fig_sprinter_fig5, sd_fig_sprinter_fig6;
 extern const sd_figure sd_fig_simdec_multidraft, sd_fig_simdec_verify, sd_fig_simdec_biased;
+extern const sd_figure sd_fig_simdec_speedup; /* fig_speedup.c */
 
 #endif

@@ -1,13 +1,13 @@
 /* batch.c — batch speculative decoding.
  *
- * 004_2700e131d6873633.txt §3.2 and Alg. 4, the unbiased reading of SPEC §2:
- * M drafts of length G (default: the rest of the horizon, 004_… Remark 1)
+ * Yin et al. 2024, §3.2 and Alg. 4, the unbiased reading of SPEC §2:
+ * M drafts of length G (default: the rest of the horizon, Yin et al. 2024, Remark 1)
  * from the same prefix.  Their first tokens are tried in turn against
  * q^1 = q, q^{m+1} = [q^m - p]+ (recursive rejection sampling); once one is
  * accepted only that draft continues, verified token by token with the
  * original q.  A rejection: all M first tokens fail (the token is drawn from
  * q^{M+1}) or a later token of the chosen draft fails ([q-p]+).  Lossless
- * by 004_… Theorem 3 / Theorem 9; expected rejections in
+ * by Yin et al. 2024, Theorem 3 / Theorem 9; expected rejections in
  * src/sd_exact_batch.h.  One iteration = one target call.  The step itself
  * is sd_multidraft_batch_step (shared with broken-batch). */
 #include <math.h>
@@ -58,7 +58,7 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
 
 const sd_verifier_type sd_verifier_batch = {
     .name = "batch",
-    .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (004_ Alg. 4)",
+    .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (Yin et al. 2024, Alg. 4)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,

@@ -1,6 +1,6 @@
 /* biased.c — biased speculative decoding, Decoding-OPT / Decoding-UNO.
  *
- * 004_2700e131d6873633.txt §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
+ * Yin et al. 2024, §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
  * "biased".  Token-level speculative decoding (as sims/token.c) with the
  * acceptance raised to b(x) = min(1, (q(x)+ε)/p(x)) and the rejection
  * distribution P = [q-p]+ (opt: the [A]+ of Theorem 4, see sd_biased.h) or
@@ -117,7 +117,7 @@ SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_biased)
 
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
-    .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (004_ Sec. 4, App. G)",
+    .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (Yin et al. 2024 Sec. 4, App. G)",
     .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,

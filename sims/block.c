@@ -1,4 +1,4 @@
-/* block.c — block verification (001_b9258a43e636c550.txt Alg. 2, eqs. 3–5;
+/* block.c — block verification (Sun et al. 2025, Alg. 2, eqs. 3–5;
  * the Python sketch of its Appendix A is the reference; SPEC §2).
  *
  * With the Markov chain, the draft block X_1..X_G starts at position n after
@@ -154,7 +154,7 @@ SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_block)
 
 const sd_verifier_type sd_verifier_block = {
     .name = "block",
-    .summary = "block verification (001_ Alg. 2, eqs. 3-5)",
+    .summary = "block verification (Sun et al. 2025, Alg. 2, eqs. 3-5)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = sd_block_alloc,

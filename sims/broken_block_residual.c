@@ -2,7 +2,7 @@
  * negative control of `simdec check` (issue: real bugs in production
  * verifiers).
  *
- * Identical to sims/block.c (001_ Alg. 2) except that on rejection it
+ * Identical to sims/block.c (Sun et al. 2025, Alg. 2) except that on rejection it
  * samples the token-wise residual [q(.|X^τ) - p(.|X^τ)]+ of eq. 3 instead of
  * eq. 4's max(p_τ q(.|X^τ) - p(.|X^τ), 0): the bug reported against
  * vllm-ascend (issue 7807).  Since p_τ < 1 after a draft token with q < p,

@@ -1,9 +1,9 @@
 /* rrs.c — multi-draft speculative decoding with recursive rejection
- * sampling (SpecInfer's multi-round sampling; 002_2250ceed65bbc463.txt
+ * sampling (SpecInfer's multi-round sampling; Sun et al. 2023
  * B.3 and Alg. 3; SPEC §2 "rrs").
  *
  * k i.i.d. draft sequences of length G (default: the rest of the horizon)
- * form a tree; 002_… Alg. 3 walks it with recursive rejection sampling as
+ * form a tree; Sun et al. 2023, Alg. 3 walks it with recursive rejection sampling as
  * the token-level selection: at each depth the surviving drafts' tokens
  * are tried in turn against q^1 = q, q^{m+1} = [q^m - p]+, and if all fail
  * the token is drawn from q^{k'+1} (k' = survivors).  The drafts that
@@ -55,7 +55,7 @@ SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_rrs)
 
 const sd_verifier_type sd_verifier_rrs = {
     .name = "rrs",
-    .summary = "k-draft tree, recursive rejection sampling per position (002_ Alg. 3 + B.3, SpecInfer)",
+    .summary = "k-draft tree, recursive rejection sampling per position (Sun et al. 2023, Alg. 3 + B.3, SpecInfer)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,

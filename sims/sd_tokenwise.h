@@ -1,7 +1,7 @@
 /* sd_tokenwise.h — token-by-token verification of a draft continuation,
- * the loop that token-level speculative decoding (004_ Alg. 1) shares with
- * its variants: biased acceptance (004_ §4), the broken-coin control, and
- * the continuation of the chosen draft in batch SD (004_ Alg. 4 lines
+ * the loop that token-level speculative decoding (Yin et al. 2024, Alg. 1) shares with
+ * its variants: biased acceptance (Yin et al. 2024, §4), the broken-coin control, and
+ * the continuation of the chosen draft in batch SD (Yin et al. 2024, Alg. 4 lines
  * 13–21).  Internal to sims/; verifiers are reached through sd_verifier.h.
  *
  * Positions n+from .. n+G-1 are drafted one at a time after prev: x ~ p,

@@ -1,6 +1,6 @@
 /* sprinter.c — SPRINTER: a cheap sequential verifier in front of the target.
  *
- * 003_aec09dca640a6ded.txt Alg. 1–2 (§3, App. A.5), letters reversed there
+ * Zhong et al. 2025, Alg. 1–2 (§3, App. A.5), letters reversed there
  * (their M_q / q is our draft p, their M_p / p our target q).  Tokens are
  * drafted one by one from p.  A draft token x is "acceptable" when
  * p(x) <= q(x) (their q(x)/p(x) <= 1).  The cheap verifier, i.i.d. across
@@ -102,7 +102,7 @@ SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_sprinter)
 
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
-    .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (003_ Alg. 1-2)",
+    .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (Zhong et al. 2025, Alg. 1-2)",
     .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,

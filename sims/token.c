@@ -1,6 +1,6 @@
 /* token.c — token-level speculative decoding.
  *
- * 004_2700e131d6873633.txt Alg. 1; 001_b9258a43e636c550.txt Alg. 1; SPEC §2.
+ * Yin et al. 2024, Alg. 1; Sun et al. 2025, Alg. 1; SPEC §2.
  * Draft x̃_n, x̃_{n+1}, ... from p; accept x̃_t with probability
  * min(1, q_t(x̃_t)/p_t(x̃_t)); at the first failure sample [q_t - p_t]+ and
  * stop (a rejection).  If all G draft tokens pass and the horizon is not
@@ -96,7 +96,7 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 
 const sd_verifier_type sd_verifier_token = {
     .name = "token",
-    .summary = "token-level speculative decoding (004_ Alg. 1, 001_ Alg. 1)",
+    .summary = "token-level speculative decoding (Yin et al. 2024, Alg. 1, Sun et al. 2025, Alg. 1)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
@@ -111,7 +111,7 @@ const sd_verifier_type sd_verifier_token = {
 
 /* --- the kernel (sd_token.h) ----------------------------------------------
  *
- * Why one draw per position has the law of Alg. 1 (004_2700e131d6873633.txt
+ * Why one draw per position has the law of Alg. 1 (Yin et al. 2024
  * Alg. 1 inside Alg. 2's loop; Theorem 1; SPEC §2).  Let p = p_n(.|x_{n-1}=a)
  * and q = q_n(.|a) at a position n where the current iteration still drafts
  * (fewer than γ of its drafts accepted, or lookahead to the horizon).

@@ -1,5 +1,5 @@
 /* test_block.c — block and greedy-block verification against exact values
- * (001_b9258a43e636c550.txt §2, eq. 9, Lemma 9; SPEC §3).
+ * (Sun et al. 2025, §2, eq. 9, Lemma 9; SPEC §3).
  *
  * Monte-Carlo tolerances are 4 standard errors: a correct simulator fails a
  * given comparison with probability ~6e-5, and the seeds are fixed, so a
@@ -101,7 +101,7 @@ static void S_check_first(const sd_chain *c, size_t gamma, uint64_t seed, uint64
     }
 }
 
-/* The toy model of 001_ §2 at γ = 2: 10/9 (token), 11/9 (block), 12/9
+/* The toy model of Sun et al. 2025, §2 at γ = 2: 10/9 (token), 11/9 (block), 12/9
  * (greedy block = full information).  T = 3 leaves room for the bonus. */
 Test(block, toy_model_10_11_12_ninths)
 {
@@ -144,7 +144,7 @@ static sd_welford S_calls(const sd_verifier_type *vt, const sd_chain *c, size_t 
     return w;
 }
 
-/* 001_ Theorem 2: block verification never needs more target calls than
+/* Sun et al. 2025, Theorem 2: block verification never needs more target calls than
  * token verification.  Independent runs: the difference has se
  * sqrt(se_b² + se_t²). */
 Test(block, block_never_more_calls_than_token)

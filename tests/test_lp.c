@@ -458,7 +458,7 @@ Test(lp_cli, plan_file_and_reference)
 
 Test(lp_cli, compare_block_verification_with_the_optimum)
 {
-    /* Block verification attains the optimum (001_ Thm 2): the measured
+    /* Block verification attains the optimum (Sun et al. 2025, Thm 2): the measured
      * mean must be within 4 se of it (a false alarm has probability
      * 6e-5); token verification is below it by many se on this context. */
     const char *ctx = "lp valid-verify --gamma 3 --V 5 --step 7 --state 1 --trials 20000 --json";
