@@ -142,6 +142,8 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, NULL};
+
 const sd_verifier_type sd_verifier_block = {
     .name = "block",
     .summary = "block verification (001_ Alg. 2, eqs. 3-5)",
@@ -151,4 +153,5 @@ const sd_verifier_type sd_verifier_block = {
     .free = sd_block_free,
     .begin = NULL,
     .step = S_step,
+    .kernels = S_kernels,
 };
