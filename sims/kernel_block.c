@@ -18,8 +18,9 @@
  * acceptance rule η < h_i, h_i = m_i / (m_i + 1 - p_i), h_G = p_G; the
  * horizon's dummy position; the early stop at p_i = 0) is sd_block_step's.
  *
- * Random numbers: one Philox stream per trial (sd_stream_init(seed,
- * trial)), so results do not depend on the thread count; the uniforms are
+ * Random numbers: one Philox stream per trial (seed, trial), computed
+ * eight counter blocks at a time (src/sd_rngbuf.h), so results do not
+ * depend on the thread count; the uniforms are
  * 32-bit, (k + 1/2) 2^-32: a decision's probability is off by at most
  * 2^-32 from the exact one, far below any Monte-Carlo resolution here.
  *
@@ -30,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sd_rng.h"
+#include "../src/sd_rngbuf.h"
 #include "sd_block.h"
 
 typedef struct S_row {
@@ -55,39 +56,42 @@ typedef struct S_work {
 
 static const double S_U32 = 1.0 / 4294967296.0;
 
-static inline double S_u(sd_stream *s)
+static inline double S_u(sd_rngbuf *s)
 {
-    return ((double)sd_stream_u32(s) + 0.5) * S_U32;
+    return ((double)sd_rngbuf_u32(s) + 0.5) * S_U32;
 }
+
+/* The searches below are branch-free binary searches (the loop runs
+ * ceil(log2 n) times whatever the data; the comparisons become
+ * conditional moves): each finds the length f of the prefix on which a
+ * monotone predicate holds.  Invariant: f is in [base, base + n]; a step
+ * moves base past a half known to hold, or keeps base with n - half >=
+ * half; at n = 1, f = base + pred(base). */
 
 /* The first index x with c[x] > u c[n-1] (a draw from the weights whose
  * cumulative sums are c; an entry of weight 0 is never returned). */
 static inline size_t S_search(const double *c, size_t n, double u)
 {
     double target = u * c[n - 1];
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c[mid] > target)
-            hi = mid;
-        else
-            lo = mid + 1;
+    size_t base = 0;
+    while (n > 1) {
+        size_t half = n / 2;
+        base = c[base + half - 1] <= target ? base + half : base;
+        n -= half;
     }
-    return lo;
+    return base + (c[base] <= target); /* the answer is base or base + 1 */
 }
 
 /* j*(π): the number of sorted tokens with π q > p. */
 static inline size_t S_jstar(const S_row *r, size_t V, double pi)
 {
-    size_t lo = 0, hi = V;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (pi * r->qs[mid] > r->ps[mid])
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t base = 0, n = V;
+    while (n > 1) {
+        size_t half = n / 2;
+        base = pi * r->qs[base + half - 1] > r->ps[base + half - 1] ? base + half : base;
+        n -= half;
     }
-    return lo;
+    return base + (pi * r->qs[base] > r->ps[base]);
 }
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
@@ -100,15 +104,13 @@ static inline double S_mass(const S_row *r, size_t j, double pi)
 static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, double u)
 {
     double target = u * m;
-    size_t lo = 0, hi = j - 1;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (pi * r->Q[mid + 1] - r->P[mid + 1] > target)
-            hi = mid;
-        else
-            lo = mid + 1;
+    size_t base = 0, n = j; /* the first of 0..j-1 with W_{base+1} > target; j-1 at the latest */
+    while (n > 1) {
+        size_t half = n / 2;
+        base = pi * r->Q[base + half] - r->P[base + half] <= target ? base + half : base;
+        n -= half;
     }
-    return r->ord[lo];
+    return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
 }
 
 typedef struct S_key {
@@ -207,7 +209,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
 /* One iteration from position n after prev: tokens into out, returns the
  * number emitted; *acc the accepted count, *rej 1 on a rejection, *rb the
  * conditional rejection probability 1 - p_G (sims/block.c). */
-static size_t S_iteration(const S_plan *pl, sd_stream *rng, size_t n, size_t prev, size_t *out,
+static size_t S_iteration(const S_plan *pl, sd_rngbuf *rng, size_t n, size_t prev, size_t *out,
                           size_t *acc, int *rej, double *rb)
 {
     const size_t V = pl->V, T = pl->T;
@@ -265,8 +267,8 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     size_t *tok = ((S_work *)work)->tok;
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T;
     for (uint64_t t = lo; t < hi; t++) {
-        sd_stream rng;
-        sd_stream_init(&rng, seed, t);
+        sd_rngbuf rng;
+        sd_rngbuf_init(&rng, seed, t);
         tok[0] = S_search(pl->init_c, V, S_u(&rng));
         size_t rejections = 0, calls = 0;
         double rb = 0.0;
