@@ -20,7 +20,7 @@
 
 static const char S_help_head[] =
     "Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
-    "                 [--json] [--plan FILE] [--max-vars N] [--exact] [--time-limit S]\n"
+    "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
     "                 [--compare NAME [--trials N] [--seed S]]\n"
     "\n"
     "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
