@@ -185,7 +185,9 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
             r->q = q;
             double sp = 0.0, sq = 0.0;
             for (size_t x = 0; x < V; x++) {
-                key[x].r = p[x] > 0.0 ? q[x] / p[x] : HUGE_VAL;
+                /* p = 0 < q first (π q > p for every π > 0), p = q = 0 last
+                 * (never): the predicate π q > p must hold on a prefix */
+                key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
                 key[x].x = (uint32_t)x;
                 r->cp[x] = (sp += p[x]);
                 r->cq[x] = (sq += q[x]);

@@ -62,6 +62,31 @@ Test(kernel_block, means_agree_with_the_generic_path)
     sd_chain_free(cz);
 }
 
+/* The first-iteration stop rule (lp --compare): the engine hands it to
+ * the kernel (sd_observe.first_iteration), which stops after one
+ * iteration; its mean accepted length is the generic path's. */
+Test(kernel_block, first_iteration_agrees_with_the_generic_path)
+{
+    sd_chain *c = tu_chain(5, 4, 10);
+    cr_assert_not_null(c);
+    sd_params par;
+    sd_params_defaults(&par, &sd_verifier_block);
+    par.gamma = 3;
+    sd_sim_opts so = {.seed = 21, .trials = 60000, .stop = {.first_iteration = 1}};
+    sd_sim_result k, g;
+    cr_assert_eq(sd_sim_run(&sd_verifier_block, c, &par, &so, &k, NULL), SD_OK);
+    so.generic = 1;
+    so.seed = 22;
+    cr_assert_eq(sd_sim_run(&sd_verifier_block, c, &par, &so, &g, NULL), SD_OK);
+    cr_assert_str_eq(k.kernel, "block-sorted");
+    cr_expect_eq(k.iterations, (double)so.trials);
+    S_close(&k.accepted, &g.accepted, "first iteration: accepted", 0);
+    S_close(&k.rejections, &g.rejections, "first iteration: rejections", 0);
+    sd_sim_result_free(&k);
+    sd_sim_result_free(&g);
+    sd_chain_free(c);
+}
+
 Test(kernel_block, bit_identical_across_threads)
 {
     sd_chain *c = tu_chain(6, 15, 4);
