@@ -6,7 +6,7 @@
  * The generic step spends two O(V) scans per drafted token on the residual
  * mass m(π) = Σ_x max(π q(x) - p(x), 0) and on the residual sample.  Per
  * row (position t, previous token a) this kernel stores the tokens sorted
- * by q/p decreasing (p = 0 first), with prefix sums Q_j, P_j of q and p in
+ * by q/p decreasing (p = 0 < q first, p = q = 0 last), with prefix sums Q_j, P_j in
  * that order.  π q(x) > p(x) holds exactly for the first j*(π) tokens of
  * that order (q/p > 1/π), so
  *     m(π) = π Q_{j*} - P_{j*},
@@ -146,6 +146,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
     size_t per_row = V * (sizeof(uint32_t) + 6 * sizeof(double)) + 2 * sizeof(double);
+    per_row = (per_row + sizeof(double) - 1) / sizeof(double) * sizeof(double); /* rows' doubles aligned */
     if (nrows && (max_bytes < V * sizeof(double) || per_row > (max_bytes - V * sizeof(double)) / nrows))
         return sd_error_set(err, SD_ETOOBIG, "block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
                             nrows, per_row, max_bytes);
