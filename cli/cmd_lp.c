@@ -22,7 +22,7 @@
 
 static const char S_help_head[] =
     "Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
-    "                 [--json] [--plan FILE] [--max-vars N] [--exact] [--time-limit S]\n"
+    "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
     "                 [--compare NAME [--trials N] [--seed S]]\n"
     "\n"
     "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
@@ -48,7 +48,12 @@ static const char S_help_head[] =
     "                           constraints, seconds, reference, ...\n"
     "  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
     "                           docs/lp.md)\n"
-    "  --max-vars N             refuse an LP with more than N variables (default 200000)\n"
+    "  --max-vars N             refuse an LP with more than N variables, or a flow\n"
+    "                           network with more than N arcs (default 200000\n"
+    "                           variables, 5000000 arcs)\n"
+    "  --method M               flow (default): otm as a maximum flow on GLPK's graph\n"
+    "                           API (glp_maxflow_ffalg, certified to 1e-13); simplex:\n"
+    "                           the LP on GLPK's simplex (always so for the others)\n"
     "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
     "  --time-limit S           stop the solver after S seconds (status says so)\n"
     "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
@@ -117,6 +122,7 @@ typedef struct S_out {
     size_t k, gamma, t, a;
     double rho, tv;
     int ordered;
+    int flow; /* otm solved as a maximum flow */
     const cli_model_opts *mo;
     const sd_chain *c;
     sd_lp_result res;
@@ -160,6 +166,7 @@ static int S_print_json(const S_out *o)
     sd_model md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
     json_object_set_new(j, "version", json_string(SD_VERSION));
+    json_object_set_new(j, "method", json_string(o->flow ? "flow" : "simplex"));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
@@ -212,8 +219,12 @@ static int S_print_table(const S_out *o)
     else
         printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
                o->mo->gen.seed, c->V, c->T, o->t, o->a);
-    printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
-           o->res.constraints, o->res.nonzeros);
+    if (o->flow)
+        printf("  flow         %zu arcs, %zu vertices (maximum flow, glp_maxflow_ffalg)\n", o->res.variables,
+               o->res.constraints);
+    else
+        printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
+               o->res.constraints, o->res.nonzeros);
     printf("  status       %s\n", o->res.status);
     printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
     if (o->ref_name)
@@ -275,7 +286,9 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
 {
     sd_lp_size sz;
     switch (o->prob) {
-    case S_OTM: sz = sd_lp_otm_size(V, o->k, o->ordered); break;
+    case S_OTM:
+        sz = sd_lp_otm_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
+        break;
     case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
     default: sz = sd_lp_pareto_size(V); break;
@@ -287,7 +300,7 @@ int cmd_lp(int argc, char **argv)
 {
     enum {
         O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
-        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED
+        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -303,6 +316,7 @@ int cmd_lp(int argc, char **argv)
         {"exact", no_argument, 0, O_EXACT},
         {"time-limit", required_argument, 0, O_TLIM},
         {"ordered", no_argument, 0, O_ORDERED},
+        {"method", required_argument, 0, O_METHOD},
         {"compare", required_argument, 0, O_COMPARE},
         {"trials", required_argument, 0, O_TRIALS},
         {"seed", required_argument, 0, O_SEED},
@@ -368,6 +382,14 @@ int cmd_lp(int argc, char **argv)
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
         case O_ORDERED: o.ordered = 1; break;
+        case O_METHOD:
+            if (!strcmp(optarg, "flow"))
+                lo.method = SD_LP_METHOD_FLOW;
+            else if (!strcmp(optarg, "simplex"))
+                lo.method = SD_LP_METHOD_SIMPLEX;
+            else
+                status = cli_usage_error("lp", "--method '%s': expected flow or simplex", optarg);
+            break;
         case O_COMPARE: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
             r = cli_parse_trials(optarg, &o.trials, &err);
@@ -421,6 +443,8 @@ int cmd_lp(int argc, char **argv)
             status = cli_usage_error("lp", "--ordered applies to otm only");
         else if (have_gamma && pb != S_BLOCK_OT && pb != S_VALID)
             status = cli_usage_error("lp", "--gamma applies to block-ot and valid-verify only");
+        else if (lo.exact && lo.method == SD_LP_METHOD_FLOW)
+            status = cli_usage_error("lp", "--exact certifies a simplex optimum; it does not go with --method flow");
         else if (have_rho && pb != S_PARETO)
             status = cli_usage_error("lp", "--reject applies to pareto only");
         else if (cmp && pb != S_BLOCK_OT && pb != S_VALID)
@@ -468,6 +492,7 @@ int cmd_lp(int argc, char **argv)
     o.c = ch;
     const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
     o.tv = sd_dist_tv(p, q, ch->V);
+    o.flow = o.prob == S_OTM && sd_lp_otm_uses_flow(&lo);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
     switch (o.prob) {

@@ -20,7 +20,7 @@
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma)
 {
     size_t n = sd_lp_pow(V, gamma);
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_mul(n, n);
     s.rows = sd_lp_mul(n, 2);
     s.nnz = sd_lp_mul(s.vars, 2);

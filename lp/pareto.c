@@ -21,7 +21,7 @@
 
 sd_lp_size sd_lp_pareto_size(size_t V)
 {
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_mul(V, 3);
     s.rows = sd_lp_add(sd_lp_mul(V, 2), 2);
     s.nnz = sd_lp_mul(V, 9);

@@ -46,15 +46,21 @@ size_t sd_lp_binom(size_t n, size_t r);
 typedef struct sd_lp_size {
     size_t vars, rows, nnz;
     char what[96]; /* the problem, for messages: "otm --k 3 at V = 7" */
+    int flow;      /* 1: a flow network (vars = arcs, rows = vertices) */
 } sd_lp_size;
 
 #define SD_LP_DEFAULT_MAX_VARS ((size_t)200000)
+/* The default limit on a flow network's arcs (about 0.2 KB each in GLPK's
+ * graph with its residual copy): 5·10^6 arcs, ~1 GB.  otm --k 3 at V = 30
+ * has 18940 arcs against 148800 LP variables. */
+#define SD_LP_DEFAULT_MAX_ARCS ((size_t)5000000)
 /* GLPK indexes with int; and the constraint matrix (≈ 40 bytes per nonzero
  * in GLPK) is capped at 2^26 nonzeros ≈ 2.7 GB. */
 #define SD_LP_MAX_NNZ ((size_t)1 << 26)
 
-/* SD_ETOOBIG when sz->vars > max_vars (0 = the default; message: "<what>
- * needs N LP variables; the limit (--max-vars) is M") or the rows/nonzeros
+/* SD_ETOOBIG when sz->vars > max_vars (0 = the default: SD_LP_DEFAULT_MAX_ARCS
+ * for a flow network, else SD_LP_DEFAULT_MAX_VARS; message: "<what> needs
+ * N LP variables (or flow arcs); the limit (--max-vars) is M") or the rows/nonzeros
  * exceed what GLPK can index or SD_LP_MAX_NNZ.  Pure arithmetic; allocates
  * nothing, so a front end can refuse before building a model. */
 int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err);
@@ -62,10 +68,19 @@ int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err);
 /* ---- options and results ------------------------------------------------ */
 
 typedef struct sd_lp_opts {
-    size_t max_vars;    /* refusal limit on variables; 0 = SD_LP_DEFAULT_MAX_VARS */
+    size_t max_vars;    /* refusal limit on variables (flow arcs); 0 = the
+                           default of the method (sd_lp_check_size) */
     int exact;          /* 1: certify the simplex optimum with glp_exact */
     double time_limit;  /* seconds for the solver; 0 = none */
+    int method;         /* SD_LP_METHOD_*: how problems with a network form
+                           (otm) are solved */
 } sd_lp_opts;
+
+/* sd_lp_opts.method.  AUTO: the network method where the problem has one
+ * (otm: a maximum flow, lp/sd_lp_flow.h) unless opts->exact asks for the
+ * certified simplex; SIMPLEX: always the LP on GLPK's simplex; FLOW: the
+ * network method (problems without one use the simplex). */
+enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
 
@@ -172,6 +187,11 @@ int sd_lp_prefix_laws(const sd_chain *c, size_t t, size_t a, size_t L,
  * from the parameters alone (pass them to sd_lp_check_size to refuse
  * early). */
 sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
+/* otm's flow network: vars = arcs (source -> draft rows, row -> each
+ * distinct token it contains, token -> sink), rows = vertices. */
+sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered);
+/* 1 if opts (NULL: defaults) solve otm as a flow. */
+int sd_lp_otm_uses_flow(const sd_lp_opts *opts);
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_pareto_size(size_t V);
@@ -226,6 +246,8 @@ int sd_lp_transport_build(sd_lp_builder *b, const double *a, size_t m, const dou
                           sd_error *err);
 /* out[i] = max(0, primal value of column col[i]), or 0 where col[i] = 0. */
 void sd_lp_read_cols(glp_prob *lp, const int *col, size_t count, double *out);
+/* Monotonic wall-clock seconds (for sd_lp_result.seconds). */
+double sd_lp_now(void);
 /* Digits of index u (base V, L digits, most significant first) into out. */
 void sd_lp_digits(size_t u, size_t V, size_t L, size_t *out);
 

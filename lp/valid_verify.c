@@ -54,7 +54,7 @@ sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
     size_t nw = sd_lp_mul(sd_lp_mul(nx, gamma + 1), V), nz = 0;
     for (size_t tau = 0; tau <= gamma; tau++)
         nz = sd_lp_add(nz, sd_lp_pow(V, tau + 1));
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_add(nw, nz);
     s.rows = sd_lp_add(sd_lp_add(nx, nz), nleaf);
     s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nw, 2), nz), sd_lp_mul(nleaf, gamma + 1));

@@ -332,7 +332,7 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     (void)c, (void)par, (void)n, (void)prev, (void)out;
     return sd_error_set(err, SD_EUSAGE,
                         "greedy-block: its modified target carries state across iterations "
-                        "(001_ Alg. 5), so no exact DP over (position, x_{n-1})");
+                        "(Sun et al. 2025, Alg. 5), so no exact DP over (position, x_{n-1})");
 }
 
 const sd_verifier_type sd_verifier_greedy_block = {

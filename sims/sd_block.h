@@ -23,6 +23,13 @@ void sd_block_free(void *state);
 int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_block_residual kind);
 
+/* The fast kernel of block verification (sims/kernel_block.c): per-row
+ * tables sorted by q/p with prefix sums, O(log V) per drafted token; and
+ * its broken variant (residual with π = 1), the control
+ * broken-block-kernel. */
+extern const sd_kernel_type sd_block_kernel;
+extern const sd_kernel_type sd_block_kernel_broken;
+
 /* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
  * (registered nowhere; the tests run `check` on them, see
  * sims/greedy_block.c):

@@ -19,6 +19,7 @@ extern const sd_verifier_type sd_verifier_broken_block_residual;
 extern const sd_verifier_type sd_verifier_broken_coin;
 extern const sd_verifier_type sd_verifier_broken_batch;
 extern const sd_verifier_type sd_verifier_broken_token_kernel;
+extern const sd_verifier_type sd_verifier_broken_block_kernel;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -33,6 +34,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
     &sd_verifier_broken_token_kernel,
+    &sd_verifier_broken_block_kernel,
     NULL,
 };
 

@@ -150,7 +150,7 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
     if (hi > o->trials)
         hi = o->trials;
     if (run->kt) { /* a kernel: the same observations, in trial order */
-        sd_observe obs = {.L = L, .rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc,
+        sd_observe obs = {.L = L, .first_iteration = o->stop.first_iteration, .rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc,
                           .hist = sc->hist, .pos = sc->pos, .cells = sc->cells,
                           .rb = o->want_rb && (run->kt->supports & SD_OBS_RB) ? &blk->rb : NULL};
         run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);

@@ -232,7 +232,12 @@ Test(check, table_matches_sim_trial_and_threads)
         cr_assert_eq(sd_check_run(vts[v], c, &par, &o, &r2, &err), SD_OK, "%s", err.msg);
         cr_expect(memcmp(r1.observed, r2.observed, r1.cells * sizeof *r1.observed) == 0);
         cr_expect_eq(r1.chi.chi2, r2.chi.chi2);
-        cr_expect_str_eq(r1.kernel, v == 0 ? SD_SIM_KERNEL_TOKEN : "generic");
+        cr_expect_str_eq(r1.kernel, v == 0 ? SD_SIM_KERNEL_TOKEN : v == 1 ? "block-sorted" : "generic");
+        if (v == 1) { /* block's kernel: other random numbers, its law in tests/test_kernel_block.c */
+            sd_check_result_free(&r1);
+            sd_check_result_free(&r2);
+            continue;
+        }
 
         double table[9] = {0};
         size_t tokens[7];
