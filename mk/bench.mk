@@ -23,3 +23,6 @@ bench: $(BENCH_BIN)
 	    echo "bench: no python3 with numpy; the baseline is skipped" >&2; : > $$tmp; \
 	fi; \
 	$(BENCH_BIN) --baseline $$tmp $(BENCH_ARGS); status=$$?; rm -f $$tmp; exit $$status
+
+# Header dependencies of the benchmark (compiled with -MMD).
+-include $(BUILD)/bench/bench.d

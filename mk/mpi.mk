@@ -43,3 +43,6 @@ check-mpi: $(MPI_BIN) $(BIN)
 	{ echo "check-mpi: FAILED (outputs in $$tmp)"; exit 1; }
 
 CHECK_EXTRA += check-mpi
+
+# Header dependencies of the MPI front end (its object is compiled with -MMD).
+-include $(MPI_OBJ:.o=.d)
