@@ -50,6 +50,20 @@
 
 #include "../src/sd_dist.h"
 
+extern const sd_tree_kind sd_tree_kind_rrs, sd_tree_kind_rrs_wor, sd_tree_kind_topk,
+    sd_tree_kind_traversal, sd_tree_kind_broken_residual, sd_tree_kind_broken_wor;
+
+const sd_tree_kind *sd_tree_kind_find(const char *algo)
+{
+    static const sd_tree_kind *const kinds[] = {&sd_tree_kind_rrs, &sd_tree_kind_rrs_wor, &sd_tree_kind_topk,
+                                                &sd_tree_kind_traversal, &sd_tree_kind_broken_residual,
+                                                &sd_tree_kind_broken_wor};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        if (algo && strcmp(kinds[i]->name, algo) == 0)
+            return kinds[i];
+    return NULL;
+}
+
 const char *sd_tree_draw_name(sd_tree_draw draw)
 {
     static const char *const names[] = {"iid", "wor", "topk"};
@@ -385,8 +399,9 @@ typedef struct S_state {
 } S_state;
 
 int sd_tree_verifier_alloc(void **state, const sd_chain *c, const sd_params *par,
-                           const sd_tree_kind *k, const char *name, sd_error *err)
+                           const sd_tree_kind *k, sd_error *err)
 {
+    const char *name = k->name;
     *state = NULL;
     int rc = sd_tree_check_draw(k, sd_tree_draw_of(par), name, err);
     if (rc)

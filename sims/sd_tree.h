@@ -66,6 +66,7 @@ enum {
 /* What a tree verifier is: its rule, the drafting rules it supports (bit
  * 1 << SD_DRAW_*), and its bugs (0 for a real verifier). */
 typedef struct sd_tree_kind {
+    const char *name; /* the verifier's --algo name */
     sd_tree_rule rule;
     unsigned draws;
     unsigned bugs;
@@ -125,25 +126,37 @@ void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_t
  * (SD_EUSAGE "--draw topk: <why_not>"), step is one iteration (draft the
  * tree at n after prev, verify, emit the accepted path and one token). */
 int sd_tree_verifier_alloc(void **state, const sd_chain *c, const sd_params *par,
-                           const sd_tree_kind *k, const char *name, sd_error *err);
+                           const sd_tree_kind *k, sd_error *err);
 void sd_tree_verifier_free(void *state);
 int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it);
 
-/* The alloc and step of a verifier file whose sd_tree_kind is KIND and
- * --algo name NAME: S_alloc and S_step. */
-#define SD_TREE_VERIFIER_FUNCTIONS(KIND, NAME)                                                     \
+/* The alloc and step of a verifier file whose sd_tree_kind is KIND:
+ * S_alloc, S_step and S_exact. */
+#define SD_TREE_VERIFIER_FUNCTIONS(KIND)                                                     \
     static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)       \
     {                                                                                              \
-        return sd_tree_verifier_alloc(state, c, par, &(KIND), NAME, err);                          \
+        return sd_tree_verifier_alloc(state, c, par, &(KIND), err);                          \
     }                                                                                              \
     static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,        \
                       size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)              \
     {                                                                                              \
         (void)err;                                                                                 \
         return sd_tree_verifier_step(state, c, par, &(KIND), rng, n, prev, out, it);               \
+    }                                                                                              \
+    static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err) \
+    {                                                                                              \
+        return sd_tree_verifier_exact(m, par, &(KIND), out, err);                                  \
     }
+
+/* The kind of the tree verifier named `algo` (each verifier file defines
+ * its kind, sd_tree_kind_NAME; sims/sd_tree.c lists them), or NULL. */
+const sd_tree_kind *sd_tree_kind_find(const char *algo);
+
+/* The exact slot: src/sd_exact_tree.h, sd_exact_tree_values. */
+int sd_tree_verifier_exact(const sd_model *m, const sd_params *par, const sd_tree_kind *k,
+                           sd_exact_values *out, sd_error *err);
 
 /* The drafting rule par asks for. */
 static inline sd_tree_draw sd_tree_draw_of(const sd_params *par)

@@ -7,10 +7,10 @@
  * repair the law.  check must flag it. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, SD_TREE_BUG_UNNORMALISED,
+const sd_tree_kind sd_tree_kind_broken_residual = {"broken-tree-residual", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, SD_TREE_BUG_UNNORMALISED,
                                     "broken-tree-residual drafts children i.i.d."};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "broken-tree-residual")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_residual)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("3,2"),
@@ -25,5 +25,6 @@ const sd_verifier_type sd_verifier_broken_tree_residual = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
     .flags = SD_VERIFIER_CONTROL,
 };

@@ -6,10 +6,10 @@
  * c_1..c_{j-1}), and the output is biased.  check must flag it. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, SD_TREE_BUG_STALE_DRAFT,
+const sd_tree_kind sd_tree_kind_broken_wor = {"broken-tree-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, SD_TREE_BUG_STALE_DRAFT,
                                     "broken-tree-wor drafts children without replacement"};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "broken-tree-wor")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_wor)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("3,2"),
@@ -24,5 +24,6 @@ const sd_verifier_type sd_verifier_broken_tree_wor = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
     .flags = SD_VERIFIER_CONTROL,
 };

@@ -12,10 +12,10 @@
  * of the outcome given the drafted tree. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, 0,
+const sd_tree_kind sd_tree_kind_rrs = {"tree-rrs", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, 0,
                                     "tree-rrs drafts children i.i.d. (use tree-rrs-wor or tree-topk)"};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "tree-rrs")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("2,2"),
@@ -30,4 +30,5 @@ const sd_verifier_type sd_verifier_tree_rrs = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
 };

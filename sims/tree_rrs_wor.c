@@ -13,10 +13,10 @@
  * children.  One target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, 0,
+const sd_tree_kind sd_tree_kind_rrs_wor = {"tree-rrs-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, 0,
                                     "tree-rrs-wor drafts children without replacement (use tree-rrs or tree-topk)"};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "tree-rrs-wor")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs_wor)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("2,2"),
@@ -31,4 +31,5 @@ const sd_verifier_type sd_verifier_tree_rrs_wor = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
 };

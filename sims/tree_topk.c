@@ -10,10 +10,10 @@
  * node has min(b, V) children.  One target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TOPDOWN, 1u << SD_DRAW_TOPK, 0,
+const sd_tree_kind sd_tree_kind_topk = {"tree-topk", SD_TREE_TOPDOWN, 1u << SD_DRAW_TOPK, 0,
                                     "tree-topk drafts the top-b tokens of p (use tree-rrs or tree-rrs-wor)"};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "tree-topk")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_topk)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("2,2"),
@@ -28,4 +28,5 @@ const sd_verifier_type sd_verifier_tree_topk = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
 };

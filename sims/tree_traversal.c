@@ -20,11 +20,11 @@
  * target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind S_kind = {SD_TREE_TRAVERSAL, (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID), 0,
+const sd_tree_kind sd_tree_kind_traversal = {"traversal", SD_TREE_TRAVERSAL, (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID), 0,
                                     "traversal verifies children drafted at random (wor, or iid); a "
                                     "deterministic top-b tree has no draft law to traverse"};
 
-SD_TREE_VERIFIER_FUNCTIONS(S_kind, "traversal")
+SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_traversal)
 
 static const sd_param_decl S_params[] = {
     SD_PARAM_TREE("2,2"),
@@ -39,4 +39,5 @@ const sd_verifier_type sd_verifier_traversal = {
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
     .step = S_step,
+    .exact = S_exact,
 };
