@@ -31,6 +31,7 @@
 
 #include "../src/sd_chain.h"
 #include "../src/sd_error.h"
+#include "../sims/sd_verifier.h"
 
 /* ---- sizes -------------------------------------------------------------- */
 
@@ -206,6 +207,43 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
 int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
                  const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
                  sd_error *err);
+
+/* ---- token trees (issue 15; lp/tree_valid.c, lp/tree_ot.c) ---------------- */
+
+/* The tree shape is par->tree (par->tree_depth >= 1), the drafting rule
+ * draw an sd_tree_draw (sims/sd_tree.h).  The context needs positions
+ * t..t+D (the tree and the token after it).  Sizes are upper bounds from
+ * the number of drafted trees (sd_exact_tree_count: V^nodes for iid); the
+ * LP solved has one block per distinct set of root paths. */
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw);
+sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw);
+
+/* tree-valid: the best valid (lossless) verifier for the drafted tree;
+ * optimum = max E[accepted path length]. */
+int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
+/* tree-ot: the full-information bound, max over couplings of the drafted
+ * tree and the target sequence of E[depth of the target path inside the
+ * tree]. */
+int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                  const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
+
+/* The drafted trees from a context grouped by their set of root paths:
+ * n sets, each `width` path ids sorted and padded with SIZE_MAX (the id of
+ * u ∈ V^l is Σ_{j<l} V^j + u; the root, id 0, is left out), and P(S). */
+typedef struct sd_lp_pathsets {
+    size_t V, D, n, width;
+    size_t *ids;  /* [n][width] */
+    double *prob; /* [n] */
+} sd_lp_pathsets;
+int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                        sd_lp_pathsets **out, sd_error *err);
+void sd_lp_pathsets_free(sd_lp_pathsets *ps);
+/* The length l and index u of path id. */
+int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
+/* SD_EUSAGE unless the context (t, a) has room for par's tree and one token. */
+int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par,
+                       sd_error *err);
 
 /* ---- internal helpers shared by the problem files ------------------------ */
 

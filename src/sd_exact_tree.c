@@ -11,7 +11,19 @@ double sd_exact_tree_count(size_t V, const sd_params *par, sd_tree_draw draw)
 {
     if (draw == SD_DRAW_TOPK)
         return 1.0;
-    return pow((double)V, (double)sd_params_tree_nodes(par));
+    if (draw == SD_DRAW_IID)
+        return pow((double)V, (double)sd_params_tree_nodes(par));
+    /* wor: each node's children are an ordered choice of min(b, V) distinct
+     * tokens, V (V-1) ... (V-b+1) ways */
+    double n = 1.0, parents = 1.0;
+    for (size_t l = 0; l < par->tree_depth; l++) {
+        double f = 1.0;
+        for (size_t j = 0; j < par->tree[l] && j < V; j++)
+            f *= (double)(V - j);
+        n *= pow(f, parents);
+        parents *= (double)par->tree[l];
+    }
+    return n;
 }
 
 typedef struct S_enum {

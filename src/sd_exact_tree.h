@@ -22,8 +22,9 @@
 #include "sd_chain.h"
 #include "sd_model.h"
 
-/* Largest number of drafted trees (V^nodes for iid and wor, 1 for topk)
- * one context's enumeration accepts. */
+/* Largest number of drafted trees (V^nodes for iid, Π over nodes of
+ * V (V-1)...(V-b+1) for wor, 1 for topk) one context's enumeration
+ * accepts. */
 #define SD_EXACT_TREE_MAX_TREES 4000000.0
 
 /* The number of trees one context's enumeration visits at most (a double:
