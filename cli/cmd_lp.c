@@ -328,8 +328,9 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
     case S_OTM: sz = sd_lp_otm_size(V, o->k, o->ordered); break;
     case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
-    case S_TREE_VALID: sz = sd_lp_tree_valid_size(V, &o->tree, o->draw); break;
-    case S_TREE_OT: sz = sd_lp_tree_ot_size(V, &o->tree, o->draw); break;
+    case S_TREE_VALID:
+    case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
+        return sd_lp_tree_enum_check(S_names[o->prob], V, &o->tree, o->draw, err) == SD_OK;
     default: sz = sd_lp_pareto_size(V); break;
     }
     return sd_lp_check_size(&sz, lo->max_vars, err) == SD_OK;

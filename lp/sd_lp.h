@@ -212,11 +212,17 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
 
 /* The tree shape is par->tree (par->tree_depth >= 1), the drafting rule
  * draw an sd_tree_draw (sims/sd_tree.h).  The context needs positions
- * t..t+D (the tree and the token after it).  Sizes are upper bounds from
- * the number of drafted trees (sd_exact_tree_count: V^nodes for iid); the
- * LP solved has one block per distinct set of root paths. */
-sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw);
-sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw);
+ * t..t+D (the tree and the token after it).  Both problems first enumerate
+ * the drafted trees (refused by sd_lp_tree_enum_check, before allocating,
+ * past SD_EXACT_TREE_MAX_TREES of them, src/sd_exact_tree.h) and group
+ * them by their set of root paths; the LP has one block per set, and its
+ * size (from the number of sets, nsets) is checked against --max-vars
+ * before it is built. */
+int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
+sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
+void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
 
 /* tree-valid: the best valid (lossless) verifier for the drafted tree;
  * optimum = max E[accepted path length]. */

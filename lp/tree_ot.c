@@ -18,20 +18,14 @@
 #include "../src/sd_exact_tree.h"
 #include "sd_lp.h"
 
-sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw)
+sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets)
 {
-    size_t D = par->tree_depth;
-    double tr = sd_exact_tree_count(V, par, (sd_tree_draw)draw);
-    size_t trees = tr < 1e18 ? (size_t)tr : SIZE_MAX, n = sd_lp_pow(V, D);
+    size_t n = sd_lp_pow(V, par->tree_depth);
     sd_lp_size s;
-    s.vars = sd_lp_mul(trees, n);
-    s.rows = sd_lp_add(trees, n);
+    s.vars = sd_lp_mul(nsets, n);
+    s.rows = sd_lp_add(nsets, n);
     s.nnz = sd_lp_mul(s.vars, 2);
-    char shape[64] = "";
-    for (size_t i = 0, used = 0; i < D && used < sizeof shape; i++)
-        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%zu", i ? "," : "", par->tree[i]);
-    snprintf(s.what, sizeof s.what, "tree-ot --tree %s --draw %s at V = %zu", shape,
-             sd_tree_draw_name((sd_tree_draw)draw), V);
+    sd_lp_tree_what("tree-ot", V, par, draw, s.what, sizeof s.what);
     return s;
 }
 
@@ -83,12 +77,16 @@ int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, i
     if (rc)
         return rc;
     size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    sd_lp_size sz = sd_lp_tree_ot_size(V, par, draw);
-    if ((rc = sd_lp_check_size(&sz, maxv, err)))
+    if ((rc = sd_lp_tree_enum_check("tree-ot", V, par, draw, err)))
         return rc;
     sd_lp_pathsets *ps = NULL;
     if ((rc = sd_lp_tree_pathsets(c, t, a, par, draw, &ps, err)))
         return rc;
+    sd_lp_size sz = sd_lp_tree_ot_size(V, par, draw, ps->n);
+    if ((rc = sd_lp_check_size(&sz, maxv, err))) {
+        sd_lp_pathsets_free(ps);
+        return rc;
+    }
     double **Q = NULL;
     if ((rc = sd_lp_prefix_laws(c, t, a, D, 1, &Q, err))) {
         sd_lp_pathsets_free(ps);
@@ -99,9 +97,6 @@ int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, i
     if (!o.col) {
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
     } else {
-        sz.vars = sd_lp_mul(ps->n, n);
-        sz.rows = sd_lp_add(ps->n, n);
-        sz.nnz = sd_lp_mul(sz.vars, 2);
         rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, NULL, &o, res, err);
     }
     free(o.col);

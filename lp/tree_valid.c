@@ -62,6 +62,51 @@ static int S_cmp_size(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+static _Thread_local size_t S_sort_width;
+static int S_cmp_set(const void *x, const void *y)
+{
+    const size_t *a = x, *b = y;
+    for (size_t i = 0; i < S_sort_width; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+/* Merges the rows with the same path set (summing their probabilities):
+ * sorts (ids, row) records, then keeps one row per set. */
+static void S_compact(S_enum *e)
+{
+    size_t rw = e->width + 1, n = e->n, m = 0;
+    size_t *rows = malloc((n ? n : 1) * rw * sizeof *rows);
+    double *prob = malloc((n ? n : 1) * sizeof *prob);
+    if (!rows || !prob) {
+        free(rows);
+        free(prob);
+        e->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(rows + i * rw, e->ids + i * e->width, e->width * sizeof *rows);
+        rows[i * rw + e->width] = i;
+    }
+    S_sort_width = e->width;
+    qsort(rows, n, rw * sizeof *rows, S_cmp_set);
+    for (size_t i = 0; i < n; i++) {
+        const size_t *r = rows + i * rw;
+        if (m > 0 && memcmp(e->ids + (m - 1) * e->width, r, e->width * sizeof *r) == 0) {
+            prob[m - 1] += e->prob[r[e->width]];
+            continue;
+        }
+        prob[m] = e->prob[r[e->width]];
+        memcpy(e->ids + m * e->width, r, e->width * sizeof *r);
+        m++;
+    }
+    memcpy(e->prob, prob, m * sizeof *prob);
+    e->n = m;
+    free(rows);
+    free(prob);
+}
+
 static void S_leaf(S_enum *e, double prob)
 {
     sd_tree *tr = e->tr;
@@ -81,7 +126,14 @@ static void S_leaf(S_enum *e, double prob)
             e->key[m++] = e->key[i];
     for (; m < e->width; m++)
         e->key[m] = SIZE_MAX;
-    if (e->n == e->cap) {
+    int compacted = 0;
+    if (e->n == e->cap && e->cap >= 65536) {
+        S_compact(e);
+        compacted = 1;
+    }
+    if (e->oom)
+        return;
+    if (e->n == e->cap || (compacted && e->n > e->cap / 2)) { /* grow */
         size_t cap = e->cap ? 2 * e->cap : 1024;
         size_t *ids = realloc(e->ids, cap * e->width * sizeof *ids);
         if (ids)
@@ -121,16 +173,6 @@ static void S_visit(S_enum *e, size_t u, double prob)
         }
 }
 
-static _Thread_local size_t S_sort_width;
-static int S_cmp_set(const void *x, const void *y)
-{
-    const size_t *a = x, *b = y;
-    for (size_t i = 0; i < S_sort_width; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i] ? -1 : 1;
-    return 0;
-}
-
 void sd_lp_pathsets_free(sd_lp_pathsets *ps)
 {
     if (ps) {
@@ -163,44 +205,18 @@ int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *
     if (!e.w || !e.pid || !e.key || !ps || e.oom) {
         rc = sd_error_set(err, SD_ENOMEM, "out of memory enumerating the drafted trees");
     } else {
-        /* merge the trees with the same path set: sort (key, prob) rows */
-        size_t rw = e.width + 1, n = e.n;
-        size_t *rows = malloc(n * rw * sizeof *rows);
-        if (!rows) {
+        S_compact(&e);
+        if (e.oom) {
             rc = sd_error_set(err, SD_ENOMEM, "out of memory merging the drafted trees");
         } else {
-            for (size_t i = 0; i < n; i++) {
-                memcpy(rows + i * rw, e.ids + i * e.width, e.width * sizeof *rows);
-                rows[i * rw + e.width] = i; /* the tree, for its probability */
-            }
-            S_sort_width = e.width;
-            qsort(rows, n, rw * sizeof *rows, S_cmp_set);
-            size_t m = 0;
-            for (size_t i = 0; i < n; i++) {
-                const size_t *r = rows + i * rw;
-                if (m > 0 && memcmp(e.ids + (m - 1) * e.width, r, e.width * sizeof *r) == 0) {
-                    ps->prob[m - 1] += e.prob[r[e.width]];
-                    continue;
-                }
-                if (m == 0) {
-                    ps->prob = malloc(n * sizeof *ps->prob);
-                    if (!ps->prob)
-                        break;
-                }
-                memmove(e.ids + m * e.width, r, e.width * sizeof *r);
-                ps->prob[m++] = e.prob[r[e.width]];
-            }
-            free(rows);
-            if (n > 0 && !ps->prob) {
-                rc = sd_error_set(err, SD_ENOMEM, "out of memory merging the drafted trees");
-            } else {
-                ps->V = V;
-                ps->D = par->tree_depth;
-                ps->width = e.width;
-                ps->n = m;
-                ps->ids = e.ids;
-                e.ids = NULL;
-            }
+            ps->V = V;
+            ps->D = par->tree_depth;
+            ps->width = e.width;
+            ps->n = e.n;
+            ps->ids = e.ids;
+            ps->prob = e.prob;
+            e.ids = NULL;
+            e.prob = NULL;
         }
     }
     if (rc)
@@ -231,28 +247,36 @@ int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u)
 
 /* --- sizes ---------------------------------------------------------------------- */
 
-static double S_trees(size_t V, const sd_params *par, int draw)
+void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len)
 {
-    return sd_exact_tree_count(V, par, (sd_tree_draw)draw);
+    char shape[64] = "";
+    for (size_t i = 0, used = 0; i < par->tree_depth && used < sizeof shape; i++)
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%zu", i ? "," : "", par->tree[i]);
+    snprintf(buf, len, "%s --tree %s --draw %s at V = %zu", problem, shape, sd_tree_draw_name((sd_tree_draw)draw), V);
 }
 
-sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw)
+int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err)
 {
-    size_t D = par->tree_depth, nodes = sd_params_tree_nodes(par);
-    double tr = S_trees(V, par, draw);
-    size_t trees = tr < 1e18 ? (size_t)tr : SIZE_MAX, nz = 0;
+    double n = sd_exact_tree_count(V, par, (sd_tree_draw)draw);
+    if (n <= SD_EXACT_TREE_MAX_TREES)
+        return SD_OK;
+    char what[96];
+    sd_lp_tree_what(problem, V, par, draw, what, sizeof what);
+    return sd_error_set(err, SD_ETOOBIG, "%s would enumerate %.3g drafted trees; the limit is %.0f", what, n,
+                        SD_EXACT_TREE_MAX_TREES);
+}
+
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets)
+{
+    size_t D = par->tree_depth, nodes = sd_params_tree_nodes(par), nz = 0;
     for (size_t l = 0; l <= D; l++)
         nz = sd_lp_add(nz, sd_lp_pow(V, l + 1));
-    size_t nv = sd_lp_mul(sd_lp_mul(trees, nodes + 1), V), nleaf = sd_lp_pow(V, D + 1);
+    size_t nv = sd_lp_mul(sd_lp_mul(nsets, nodes + 1), V), nleaf = sd_lp_pow(V, D + 1);
     sd_lp_size s;
     s.vars = sd_lp_add(nv, nz);
-    s.rows = sd_lp_add(sd_lp_add(trees, nz), nleaf);
+    s.rows = sd_lp_add(sd_lp_add(nsets, nz), nleaf);
     s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nv, 2), nz), sd_lp_mul(nleaf, D + 1));
-    char shape[64] = "";
-    for (size_t i = 0, used = 0; i < D && used < sizeof shape; i++)
-        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%zu", i ? "," : "", par->tree[i]);
-    snprintf(s.what, sizeof s.what, "tree-valid --tree %s --draw %s at V = %zu", shape,
-             sd_tree_draw_name((sd_tree_draw)draw), V);
+    sd_lp_tree_what("tree-valid", V, par, draw, s.what, sizeof s.what);
     return s;
 }
 
@@ -343,8 +367,7 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
     if (rc)
         return rc;
     size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw);
-    if ((rc = sd_lp_check_size(&sz, maxv, err)))
+    if ((rc = sd_lp_tree_enum_check("tree-valid", V, par, draw, err)))
         return rc;
     S_tv o;
     memset(&o, 0, sizeof o);
@@ -354,6 +377,12 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
     if ((rc = sd_lp_tree_pathsets(c, t, a, par, draw, &ps, err)))
         return rc;
     o.ps = ps;
+    /* the LP to build: one block per path set; refused before building */
+    sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw, ps->n);
+    if ((rc = sd_lp_check_size(&sz, maxv, err))) {
+        sd_lp_pathsets_free(ps);
+        return rc;
+    }
     if ((rc = sd_lp_prefix_laws(c, t, a, D + 1, 1, &o.Q, err))) {
         sd_lp_pathsets_free(ps);
         return rc;
@@ -369,11 +398,6 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
     if (!o.zoff || !o.zcol || !o.zrow) {
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
     } else {
-        /* the LP actually built: one block per path set */
-        size_t nv = sd_lp_mul(sd_lp_mul(ps->n, ps->width + 1), V);
-        sz.vars = sd_lp_add(nv, o.zoff[D + 1]);
-        sz.rows = sd_lp_add(sd_lp_add(ps->n, o.zoff[D + 1]), sd_lp_pow(V, D + 1));
-        sz.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nv, 2), o.zoff[D + 1]), sd_lp_mul(sd_lp_pow(V, D + 1), D + 1));
         rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, NULL, &o, res, err);
     }
     sd_lp_pathsets_free(ps);
