@@ -594,8 +594,8 @@ static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
     size_t V = a->mo.p ? a->mo.pV : a->mo.gen.V, d = par.tree_depth;
     double trees = sd_exact_tree_count(V, &par, sd_tree_draw_of(&par));
     if (!a->mo.file && trees > SD_EXACT_TREE_MAX_TREES) { /* refuse before building the chain */
-        sd_error_set(&err, SD_ETOOBIG, "accept-length of %s would enumerate %.3g drafted trees (V^nodes = %zu^%zu), "
-                     "beyond the limit %.0f", k->name, trees, V, sd_params_tree_nodes(&par), SD_EXACT_TREE_MAX_TREES);
+        sd_error_set(&err, SD_ETOOBIG, "accept-length of %s would enumerate %.3g drafted trees (%zu nodes at V = %zu), "
+                     "beyond the limit %.0f", k->name, trees, sd_params_tree_nodes(&par), V, SD_EXACT_TREE_MAX_TREES);
         return S_finish(a, NULL, NULL, cli_fail(&err));
     }
     sd_chain *c = NULL;

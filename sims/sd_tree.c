@@ -396,19 +396,31 @@ void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_t
 typedef struct S_state {
     sd_tree *tr;
     double *w;
+    sd_tree_draw draw;
 } S_state;
+
+const sd_params *sd_tree_params(const sd_tree_kind *k, const sd_params *par, sd_params *buf)
+{
+    if (par->tree_depth > 0)
+        return par;
+    sd_params_defaults(buf, sd_verifier_find(k->name));
+    return buf;
+}
 
 int sd_tree_verifier_alloc(void **state, const sd_chain *c, const sd_params *par,
                            const sd_tree_kind *k, sd_error *err)
 {
     const char *name = k->name;
     *state = NULL;
+    sd_params def;
+    par = sd_tree_params(k, par, &def);
     int rc = sd_tree_check_draw(k, sd_tree_draw_of(par), name, err);
     if (rc)
         return rc;
     S_state *s = calloc(1, sizeof *s);
     if (!s)
         return sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
+    s->draw = sd_tree_draw_of(par);
     rc = sd_tree_new(&s->tr, c->V, par, err);
     if (!rc && !(s->w = malloc(c->V * sizeof *s->w)))
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
@@ -437,7 +449,8 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
     S_state *s = state;
     sd_tree *tr = s->tr;
     size_t rest = c->T - n + 1, D = tr->d < rest ? tr->d : rest;
-    sd_tree_draw draw = sd_tree_draw_of(par);
+    sd_tree_draw draw = s->draw;
+    (void)par; /* read by alloc */
     sd_tree_cut(tr, D, n, prev);
     sd_tree_draft(tr, c, draw, rng, s->w);
     sd_tree_outcome(tr, c, k, draw);

@@ -158,6 +158,11 @@ const sd_tree_kind *sd_tree_kind_find(const char *algo);
 int sd_tree_verifier_exact(const sd_model *m, const sd_params *par, const sd_tree_kind *k,
                            sd_exact_values *out, sd_error *err);
 
+/* par, or, when it sets no tree (sd_params_defaults(par, NULL), as the
+ * generic tests pass to every verifier), k's verifier's declared defaults
+ * (shape and drafting rule both) in *buf. */
+const sd_params *sd_tree_params(const sd_tree_kind *k, const sd_params *par, sd_params *buf);
+
 /* The drafting rule par asks for. */
 static inline sd_tree_draw sd_tree_draw_of(const sd_params *par)
 {

@@ -99,8 +99,8 @@ static int S_open(S_enum *e, const sd_chain *c, const sd_params *par, const sd_t
     double n = sd_exact_tree_count(c->V, par, e->draw) * contexts;
     if (!(n <= limit))
         return sd_error_set(err, SD_ETOOBIG, "the exact value of %s would enumerate %.3g drafted trees "
-                            "(V^nodes = %zu^%zu%s), beyond the limit %.0f", k->name, n, c->V,
-                            sd_params_tree_nodes(par), contexts > 1 ? ", times T·V contexts" : "", limit);
+                            "(%zu nodes at V = %zu%s), beyond the limit %.0f", k->name, n,
+                            sd_params_tree_nodes(par), c->V, contexts > 1 ? ", times T·V contexts" : "", limit);
     rc = sd_tree_new(&e->tr, c->V, par, err);
     if (rc)
         return rc;
@@ -194,6 +194,8 @@ int sd_exact_tree_values(const sd_model *m, const sd_params *par, const sd_tree_
 {
     if (!m->chain)
         return sd_error_set(err, SD_EUSAGE, "%s: exact values need a stored chain", k->name);
+    sd_params def;
+    par = sd_tree_params(k, par, &def);
     int rc = sd_exact_tree_calls(m->chain, par, k, &out->target_calls, &out->rejections, err);
     out->method = "enumeration of every drafted tree per context, forward recursion over positions";
     return rc;
