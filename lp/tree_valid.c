@@ -1,5 +1,5 @@
 /* tree_valid.c — the best valid verifier for a draft token tree (issue 15):
- * the valid-verify LP (Sun et al. 2024, Def. 1 / Lemma 2; lp/valid_verify.c)
+ * the valid-verify LP (Sun et al. 2025, Def. 1 / Lemma 2; lp/valid_verify.c)
  * with the draft block replaced by a drafted tree.
  *
  * From the context (position t after x_{t-1} = a) a tree T of shape

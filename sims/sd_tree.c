@@ -5,7 +5,7 @@
  * laws of the next token.
  *
  * Top-down recursive rejection sampling (SD_TREE_TOPDOWN; SpecInfer, Miao
- * et al. 2024, §4 "multi-step speculative sampling"; Jeon et al. 2024 for
+ * et al. 2024, "multi-step speculative sampling"; Jeon et al. 2024 for
  * drafts without replacement).  From the root: at node v, R = q_v; its
  * children c_1..c_b are tested in turn, c_j against its own draft law D_j
  * (iid: p_v; wor: p_v with c_1..c_{j-1} removed, renormalised; topk: δ_{c_j}),
@@ -16,10 +16,10 @@
  * recursive rejection sampling, whose output law is q_v whatever the draft
  * laws D_j as long as c_j ~ D_j given the earlier siblings; the subtrees
  * are drafted independently of the tests above them, so the accepted path
- * and the emitted token follow q (Miao et al. 2024, Theorem 4.2).
+ * and the emitted token follow q (the losslessness Miao et al. 2024 prove).
  *
  * Traversal Verification (SD_TREE_TRAVERSAL; Weng et al. 2025, arXiv
- * 2505.12398, Alg. 2 and §3), as we read it:
+ * 2505.12398; the rules as published, in the order we read them):
  *   - every node carries a sequence-level acceptance α: α(root) = 1 and,
  *     for a child c of v not yet touched, α(c) = min(1, α(v) q_v(c)/p_v(c))
  *     with v's current q_v, p_v, α(v);
@@ -34,7 +34,7 @@
  *   - the iteration ends at the accepted node v with a token from q_v:
  *     a bonus token if v is a leaf of the drafted tree, a residual sample
  *     if v lost children.
- * On a chain (1,1,...,1) this is block verification (Sun et al. 2024,
+ * On a chain (1,1,...,1) this is block verification (Sun et al. 2025,
  * eqs. 3-5: α is p_i, the update is h_i); at depth 1 with wor it is
  * recursive rejection sampling without replacement.  With --draw iid
  * (our adaptation, not in the paper) the draft law p_v is left unchanged

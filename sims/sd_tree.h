@@ -13,7 +13,7 @@
  *
  * Drafting rules (--draw), the children of one node, in order:
  *   iid   i.i.d. from p(.|parent), with replacement (SpecInfer, Miao et
- *         al. 2024, §4);
+ *         al. 2024);
  *   wor   without replacement: child j from p with children 1..j-1 removed
  *         and renormalised (Jeon et al. 2024, "Recursive speculative
  *         decoding"); a node has fewer children when p's support is

@@ -1,7 +1,6 @@
 /* tree_rrs.c — token trees verified top-down by recursive rejection
  * sampling at every node, children drafted i.i.d. with replacement
- * (SpecInfer's multi-step speculative sampling; Miao et al. 2024, §4,
- * Alg. 2, Theorem 4.2).
+ * (SpecInfer's multi-step speculative sampling; Miao et al. 2024).
  *
  * At each node reached, its children c_1..c_b ~ p(.|node) i.i.d. are
  * tested in turn against R (R = q(.|node) first), c_j accepted with

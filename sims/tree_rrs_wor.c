@@ -1,7 +1,6 @@
 /* tree_rrs_wor.c — token trees verified top-down by recursive rejection
  * sampling without replacement (Jeon et al. 2024, "Recursive Speculative
- * Decoding: Accelerating LLM Inference via Sampling Without Replacement",
- * §3, Alg. 1).
+ * Decoding: Accelerating LLM Inference via Sampling Without Replacement").
  *
  * The children of a node are drafted without replacement: c_j from
  * p_j = p(.|node) with c_1..c_{j-1} removed and renormalised.  They are

@@ -1,6 +1,6 @@
 /* tree_traversal.c — Traversal Verification (Weng et al. 2025,
  * "Traversal Verification for Speculative Tree Decoding", NeurIPS 2025,
- * arXiv 2505.12398, Alg. 2, §3).
+ * arXiv 2505.12398).
  *
  * Leaves first, with sequence-level acceptance: every node carries
  * α(c) = min(1, α(v) q_v(c)/p_v(c)) from its parent v (α(root) = 1); the
