@@ -255,7 +255,7 @@ static int S_print_table(const S_out *o)
         sd_params_format(o->cmp_par, o->cmp, pars, sizeof pars);
         printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name, pars,
                o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        if (!sd_params_decl(o->cmp, "gamma", NULL))
+        if (!sd_params_decl(o->cmp, "gamma", NULL) && !(S_is_tree(o->prob) && sd_params_decl(o->cmp, "tree", NULL)))
             printf("  note         %s does not read gamma: it drafts up to the %zu positions of the\n"
                    "               sub-problem (gamma + 1), not gamma\n", o->cmp->name, o->gamma + 1);
         if (isfinite(z))
