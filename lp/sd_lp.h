@@ -247,9 +247,11 @@ int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *
 void sd_lp_pathsets_free(sd_lp_pathsets *ps);
 /* The length l and index u of path id. */
 int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
-/* SD_EUSAGE unless the context (t, a) has room for par's tree and one token. */
-int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par,
-                       sd_error *err);
+/* The start of both problems: SD_EUSAGE unless the context (t, a) has
+ * room for par's tree and one token, SD_ETOOBIG past the enumeration
+ * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */
+int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     sd_lp_pathsets **ps, sd_error *err);
 
 /* ---- internal helpers shared by the problem files ------------------------ */
 

@@ -73,15 +73,11 @@ int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, i
                   const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
 {
     sd_lp_result_reset(res, NULL);
-    int rc = sd_lp_tree_context("tree-ot", c, t, a, par, err);
+    sd_lp_pathsets *ps = NULL;
+    int rc = sd_lp_tree_begin("tree-ot", c, t, a, par, draw, &ps, err);
     if (rc)
         return rc;
     size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    if ((rc = sd_lp_tree_enum_check("tree-ot", V, par, draw, err)))
-        return rc;
-    sd_lp_pathsets *ps = NULL;
-    if ((rc = sd_lp_tree_pathsets(c, t, a, par, draw, &ps, err)))
-        return rc;
     sd_lp_size sz = sd_lp_tree_ot_size(V, par, draw, ps->n);
     if ((rc = sd_lp_check_size(&sz, maxv, err))) {
         sd_lp_pathsets_free(ps);

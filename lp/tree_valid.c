@@ -342,10 +342,10 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
     return SD_OK;
 }
 
-/* The context and size checks shared with tree-ot; SD_OK or a status. */
-int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par,
-                       sd_error *err)
+int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     sd_lp_pathsets **ps, sd_error *err)
 {
+    *ps = NULL;
     size_t D = par->tree_depth;
     if (D < 1)
         return sd_error_set(err, SD_EUSAGE, "%s: --tree is required", problem);
@@ -356,26 +356,23 @@ int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t 
     if (a >= c->V)
         return sd_error_set(err, SD_EUSAGE, "%s: --state %zu is not a token; expected 0 to %zu", problem, a,
                             c->V - 1);
-    return SD_OK;
+    int rc = sd_lp_tree_enum_check(problem, c->V, par, draw, err);
+    return rc ? rc : sd_lp_tree_pathsets(c, t, a, par, draw, ps, err);
 }
 
 int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
 {
     sd_lp_result_reset(res, NULL);
-    int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
+    sd_lp_pathsets *ps = NULL;
+    int rc = sd_lp_tree_begin("tree-valid", c, t, a, par, draw, &ps, err);
     if (rc)
         return rc;
     size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    if ((rc = sd_lp_tree_enum_check("tree-valid", V, par, draw, err)))
-        return rc;
     S_tv o;
     memset(&o, 0, sizeof o);
     o.V = V;
     o.D = D;
-    sd_lp_pathsets *ps = NULL;
-    if ((rc = sd_lp_tree_pathsets(c, t, a, par, draw, &ps, err)))
-        return rc;
     o.ps = ps;
     /* the LP to build: one block per path set; refused before building */
     sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw, ps->n);

@@ -237,6 +237,18 @@ static double S_residual(double *R, const double *D, size_t V, int raw)
     return mass;
 }
 
+/* P <- P without token x, renormalised (left all 0 when nothing remains). */
+static void S_drop(double *P, size_t V, size_t x)
+{
+    P[x] = 0.0;
+    double m = 0.0;
+    for (size_t y = 0; y < V; y++)
+        m += P[y];
+    if (m > 0.0)
+        for (size_t y = 0; y < V; y++)
+            P[y] /= m;
+}
+
 static void S_normalise_or_q(double *w, size_t V, const double *q)
 {
     double s = 0.0;
@@ -295,16 +307,8 @@ static void S_topdown(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_
                 rem = 0.0;
                 memcpy(R, q, V * sizeof *R);
             }
-            if (draw == SD_DRAW_WOR) {
-                /* the next sibling's draft law: p without the drafted ones */
-                pw[x] = 0.0;
-                double m = 0.0;
-                for (size_t y = 0; y < V; y++)
-                    m += pw[y];
-                if (m > 0.0)
-                    for (size_t y = 0; y < V; y++)
-                        pw[y] /= m;
-            }
+            if (draw == SD_DRAW_WOR)
+                S_drop(pw, V, x); /* the next sibling's draft law: p without the drafted ones */
         }
         tr->pi[v] = rem;
         S_normalise_or_q(R, V, q);
@@ -353,26 +357,14 @@ static void S_traversal(sd_tree *tr, const sd_chain *c, sd_tree_draw draw)
             break;
         /* delete v; update its parent w */
         size_t w = sd_tree_parent(tr, v), x = tr->tok[v];
-        double *Q = tr->Q + w * V, *P = tr->P + w * V, aw = tr->alpha[w], r = 0.0;
-        for (size_t y = 0; y < V; y++) {
-            double e = aw * Q[y] - P[y];
-            Q[y] = e > 0.0 ? e : 0.0;
-            r += Q[y];
-        }
-        if (r > 0.0)
-            for (size_t y = 0; y < V; y++)
-                Q[y] /= r;
+        double *Q = tr->Q + w * V, *P = tr->P + w * V, aw = tr->alpha[w];
+        for (size_t y = 0; y < V; y++)
+            Q[y] *= aw;
+        double r = S_residual(Q, P, V, 0); /* q_v <- [α q_v - p_v]+ / r */
         double den = r + 1.0 - aw;
         tr->alpha[w] = den > 0.0 ? r / den : 1.0;
-        if (draw == SD_DRAW_WOR) {
-            P[x] = 0.0;
-            double m = 0.0;
-            for (size_t y = 0; y < V; y++)
-                m += P[y];
-            if (m > 0.0)
-                for (size_t y = 0; y < V; y++)
-                    P[y] /= m;
-        }
+        if (draw == SD_DRAW_WOR)
+            S_drop(P, V, x);
         tr->mod[w] = 1;
         tr->next[w]++;
     }
