@@ -294,3 +294,29 @@ Test(trees, lp_refuses_too_large_trees_in_one_line)
     cr_expect(tu_contains(err.msg, "drafted trees"), "%s", err.msg);
     sd_chain_free(c);
 }
+
+/* Sharing the verifier's law among drafted trees with the same root paths:
+ * at V = 4 (every p row positive), --tree 2,2 with i.i.d. drafts has
+ * 4^6 = 4096 drafted trees and 660 distinct path sets (the root's children
+ * are 1 or 2 distinct tokens; under each, the union of the grandchildren's
+ * tokens), whose probabilities sum to 1. */
+Test(trees, path_sets_of_a_2_2_tree)
+{
+    sd_chain *c = tu_chain(4, 4, 3);
+    for (size_t x = 0; x < 4; x++)
+        for (size_t t = 1; t <= 4; t++)
+            for (size_t y = 0; y < 4; y++)
+                cr_assert(sd_chain_p(c, t, x)[y] > 0, "the count needs rows without zeros");
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_params par = S_par(vt, "2,2", NULL);
+    sd_lp_pathsets *ps;
+    sd_error err;
+    cr_assert_eq(sd_lp_tree_pathsets(c, 1, 0, &par, SD_DRAW_IID, &ps, &err), SD_OK, "%s", err.msg);
+    cr_expect_eq(ps->n, 660);
+    double total = 0.0;
+    for (size_t i = 0; i < ps->n; i++)
+        total += ps->prob[i];
+    cr_expect(fabs(total - 1.0) < 1e-12, "total %.17g", total);
+    sd_lp_pathsets_free(ps);
+    sd_chain_free(c);
+}
