@@ -20,7 +20,7 @@ static const sd_param_decl S_params[] = {
 
 const sd_verifier_type sd_verifier_broken_tree_residual = {
     .name = "broken-tree-residual",
-    .summary = "CONTROL: tree-rrs without renormalising the residual after a rejected sibling",
+    .summary = "tree-rrs without renormalising the residual after a rejected sibling",
     .params = S_params,
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,

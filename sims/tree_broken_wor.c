@@ -19,7 +19,7 @@ static const sd_param_decl S_params[] = {
 
 const sd_verifier_type sd_verifier_broken_tree_wor = {
     .name = "broken-tree-wor",
-    .summary = "CONTROL: tree-rrs-wor testing children against the unchanged draft law p",
+    .summary = "tree-rrs-wor testing children against the unchanged draft law p",
     .params = S_params,
     .alloc = S_alloc,
     .free = sd_tree_verifier_free,
