@@ -315,7 +315,7 @@ static void S_topdown(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_
     }
 }
 
-static void S_traversal(sd_tree *tr, const sd_chain *c, sd_tree_draw draw)
+static void S_traversal(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
 {
     size_t V = tr->V;
     for (size_t v = 0; v < tr->nodes; v++) {
@@ -358,12 +358,16 @@ static void S_traversal(sd_tree *tr, const sd_chain *c, sd_tree_draw draw)
         /* delete v; update its parent w */
         size_t w = sd_tree_parent(tr, v), x = tr->tok[v];
         double *Q = tr->Q + w * V, *P = tr->P + w * V, aw = tr->alpha[w];
-        for (size_t y = 0; y < V; y++)
-            Q[y] *= aw;
+        int early = draw == SD_DRAW_WOR && (k->bugs & SD_TREE_BUG_REMOVE_FIRST);
+        if (early)
+            S_drop(P, V, x);
+        if (!(k->bugs & SD_TREE_BUG_UNSCALED))
+            for (size_t y = 0; y < V; y++)
+                Q[y] *= aw;
         double r = S_residual(Q, P, V, 0); /* q_v <- [α q_v - p_v]+ / r */
         double den = r + 1.0 - aw;
         tr->alpha[w] = den > 0.0 ? r / den : 1.0;
-        if (draw == SD_DRAW_WOR)
+        if (draw == SD_DRAW_WOR && !early)
             S_drop(P, V, x);
         tr->mod[w] = 1;
         tr->next[w]++;
@@ -377,7 +381,7 @@ void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_t
     if (k->rule == SD_TREE_TRAVERSAL) {
         for (size_t v = 0; v < tr->nodes; v++)
             memset(tr->law + v * tr->V, 0, tr->V * sizeof(double));
-        S_traversal(tr, c, draw);
+        S_traversal(tr, c, k, draw);
     } else {
         S_topdown(tr, c, k, draw);
     }

@@ -59,8 +59,12 @@ typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1 } sd_tree_rule;
 enum {
     SD_TREE_BUG_UNNORMALISED = 1u << 0, /* the residual after a rejected sibling is not
                                            renormalised before the next test */
-    SD_TREE_BUG_STALE_DRAFT = 1u << 1   /* after drafting without replacement, children
+    SD_TREE_BUG_STALE_DRAFT = 1u << 1,  /* after drafting without replacement, children
                                            are tested against the unchanged p */
+    /* Two readings of traversal's update that look alike and are biased
+     * (docs/findings.md; tests/test_trees.c): */
+    SD_TREE_BUG_REMOVE_FIRST = 1u << 2, /* the rejected token leaves p_v before the residual */
+    SD_TREE_BUG_UNSCALED = 1u << 3      /* the residual [q_v - p_v]+ instead of [α q_v - p_v]+ */
 };
 
 /* What a tree verifier is: its rule, the drafting rules it supports (bit

@@ -320,3 +320,45 @@ Test(trees, path_sets_of_a_2_2_tree)
     sd_lp_pathsets_free(ps);
     sd_chain_free(c);
 }
+
+/* Two readings of traversal's parent update that look like the paper's
+ * and are biased (docs/findings.md): the rejected token removed from p
+ * before the residual is taken, and the residual taken against q instead
+ * of α q.  check must flag both where they differ from the kept reading
+ * (the first on every tree, the second below the root only). */
+static const sd_tree_kind S_remove_first = {"traversal-remove-first", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
+                                            SD_TREE_BUG_REMOVE_FIRST, NULL};
+static const sd_tree_kind S_unscaled = {"traversal-unscaled", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
+                                        SD_TREE_BUG_UNSCALED, NULL};
+
+/* A verifier type around one of them, for check (one at a time). */
+static const sd_tree_kind *S_reading;
+static int S_reading_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return sd_tree_verifier_alloc(state, c, par, S_reading, err);
+}
+static int S_reading_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                          size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)err;
+    return sd_tree_verifier_step(state, c, par, S_reading, rng, n, prev, out, it);
+}
+
+Test(trees, other_readings_of_traversal_are_biased)
+{
+    const sd_tree_kind *kinds[2] = {&S_remove_first, &S_unscaled};
+    const sd_verifier_type *trav = S_vt("traversal");
+    sd_verifier_type vt = *trav;
+    vt.alloc = S_reading_alloc;
+    vt.step = S_reading_step;
+    vt.exact = NULL;
+    sd_chain *c = tu_chain(4, 4, 5);
+    for (size_t i = 0; i < 2; i++) {
+        S_reading = kinds[i];
+        vt.name = kinds[i]->name;
+        sd_params par = S_par(trav, "2,2", "wor");
+        double pv;
+        cr_expect(!S_check(&vt, &par, c, 500 + i, 200000, 3, &pv), "%s not flagged (p-value %.3g)", vt.name, pv);
+    }
+    sd_chain_free(c);
+}
