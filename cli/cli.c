@@ -711,12 +711,17 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
             char arg[96];
             if (d->kind == SD_PARAM_CHOICE)
                 snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+            else if (d->kind == SD_PARAM_SHAPE)
+                snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
             else if (d->kind == SD_PARAM_COUNT)
                 snprintf(arg, sizeof arg, "--%s N", d->name);
             else
                 snprintf(arg, sizeof arg, "--%s X", d->name);
             fprintf(f, "  %-20s %s", arg, d->help);
-            if (d->kind != SD_PARAM_CHOICE)
+            if (d->kind == SD_PARAM_SHAPE)
+                fprintf(f, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max, SD_TREE_MAX_NODES,
+                        d->choices);
+            else if (d->kind != SD_PARAM_CHOICE)
                 fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
             if (!vt) {
                 fprintf(f, "\n  %-20s [", "");

@@ -14,6 +14,8 @@
 #include "../src/sd_exact_otm.h"
 #include "../src/sd_exact_single.h"
 #include "../src/sd_kseq.h"
+#include "../sims/sd_params.h"
+#include "../src/sd_exact_tree.h"
 #include "cli.h"
 #include "suggest.h"
 #include "eval_speedup.h"
@@ -30,7 +32,8 @@ enum {
     A_K = 1 << 5,
     A_ALGO = 1 << 6,
     A_CTX = 1 << 7,   /* --step t --state a */
-    A_SPRINTER = 1 << 8 /* --tp --fp --r --td */
+    A_SPRINTER = 1 << 8, /* --tp --fp --r --td */
+    A_TREE = 1 << 9      /* --tree --draw (accept-length of the tree verifiers) */
 };
 
 typedef struct {
@@ -49,6 +52,7 @@ typedef struct {
     double tp, fp, td;
     size_t r;
     unsigned sprinter_given; /* bits: 1 tp, 2 fp, 4 r */
+    const char *tree, *draw; /* --tree, --draw as given */
 } S_args;
 
 typedef struct S_sub {
@@ -71,7 +75,9 @@ enum {
     O_GAMMA,
     O_K,
     O_TP,
-    O_FP
+    O_FP,
+    O_TREE,
+    O_DRAW
 };
 
 static const struct option S_opts[] = {
@@ -88,6 +94,8 @@ static const struct option S_opts[] = {
     {"r", required_argument, 0, O_R},
     {"td", required_argument, 0, O_TD},
     {"json", no_argument, 0, O_JSON},
+    {"tree", required_argument, 0, O_TREE},
+    {"draw", required_argument, 0, O_DRAW},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -107,6 +115,7 @@ static unsigned S_needs(int c)
     case O_ALGO: return A_ALGO;
     case O_STEP: case O_STATE: return A_CTX;
     case O_TP: case O_FP: case O_R: case O_TD: return A_SPRINTER;
+    case O_TREE: case O_DRAW: return A_TREE;
     default: return 0;
     }
 }
@@ -150,6 +159,8 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
     case O_STEP: a->ctx_given = 1; return cli_parse_size("--step", arg, 1, (size_t)1 << 40, &a->step, err);
     case O_STATE: a->ctx_given = 1; return cli_parse_size("--state", arg, 0, (size_t)1 << 40, &a->state, err);
     case O_JSON: a->json = 1; return SD_OK;
+    case O_TREE: a->tree = arg; return SD_OK;
+    case O_DRAW: a->draw = arg; return SD_OK;
     default: return sd_error_set(err, SD_EINTERNAL, "unhandled option %d", c);
     }
 }
@@ -568,7 +579,12 @@ static const char S_al_help[] =
     "                  t+G-1 may not exceed the horizon\n"
     "  --state a       with a model: x_{t-1} (default 0)\n"
     "  --p/--q         a single-token problem (tokens i.i.d.)\n"
-    "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n";
+    "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n"
+    "\n"
+    "Token trees: --algo tree-rrs|tree-rrs-wor|tree-topk|traversal (or a broken-tree-*\n"
+    "control) --tree b1,...,bd [--draw iid|wor|topk] (no --gamma): the expected\n"
+    "accepted path length from the context, by enumerating every drafted tree\n"
+    "(at most 4e6 trees: V^nodes, 1 with topk; refused beyond), and its law P(l).\n";
 
 static int S_algo_index(const char *name, const char *const *names, int n)
 {
@@ -578,12 +594,93 @@ static int S_algo_index(const char *name, const char *const *names, int n)
     return -1;
 }
 
+/* accept-length of a tree verifier (src/sd_exact_tree.h). */
+static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
+{
+    sd_error err;
+    const sd_verifier_type *vt = sd_verifier_find(k->name);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    if (a->gamma_given)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma does not apply to --algo %s: "
+                                                       "the tree's depth is its draft length", k->name));
+    if ((a->tree && sd_params_parse(&par, vt, "tree", a->tree, &err)) ||
+        (a->draw && sd_params_parse(&par, vt, "draw", a->draw, &err)) ||
+        sd_tree_check_draw(k, sd_tree_draw_of(&par), k->name, &err))
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    size_t V = a->mo.p ? a->mo.pV : a->mo.gen.V, d = par.tree_depth;
+    double trees = sd_exact_tree_count(V, &par, sd_tree_draw_of(&par));
+    if (!a->mo.file && trees > SD_EXACT_TREE_MAX_TREES) { /* refuse before building the chain */
+        sd_error_set(&err, SD_ETOOBIG, "accept-length of %s would enumerate %.3g drafted trees (%zu nodes at V = %zu), "
+                     "beyond the limit %.0f", k->name, trees, sd_params_tree_nodes(&par), V, SD_EXACT_TREE_MAX_TREES);
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    }
+    sd_chain *c = NULL;
+    size_t t = a->step, st8 = a->state;
+    if (a->mo.p || a->mo.q) {
+        if (a->ctx_given || a->mo.T_given) {
+            sd_error_set(&err, SD_EUSAGE, "--step/--state/--T select a context of a model, not of --p/--q");
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        }
+        if (S_pq(a, &err) || !(c = sd_chain_from_pq(a->mo.p, a->mo.q, a->mo.pV, d, &err)))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        t = 1;
+        st8 = 0;
+    } else if (!(c = cli_model_build(&a->mo, &err)) || cli_context_check(c, t, st8, &err)) {
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    double ex, *joint = malloc((d + 1) * c->V * sizeof *joint), law[SD_TREE_MAX_DEPTH + 1] = {0};
+    if (!joint) {
+        sd_error_set(&err, SD_ENOMEM, "out of memory");
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (sd_exact_tree_accept(c, t, st8, &par, k, &ex, joint, &err)) {
+        free(joint);
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    for (size_t l = 0; l <= d; l++)
+        for (size_t y = 0; y < c->V; y++)
+            law[l] += joint[l * c->V + y];
+    free(joint);
+    if (a->json) {
+        json_t *o = json_object(), *lj = json_array();
+        json_object_set_new(o, "expected_accepted", json_real(ex));
+        json_object_set_new(o, "algo", json_string(k->name));
+        json_object_set_new(o, "params", sd_params_json(&par, vt));
+        json_object_set_new(o, "nodes", json_integer((json_int_t)sd_params_tree_nodes(&par)));
+        for (size_t l = 0; l <= d; l++)
+            json_array_append_new(lj, json_real(law[l]));
+        json_object_set_new(o, "accept_law", lj);
+        if (!a->mo.p) {
+            json_object_set_new(o, "step", json_integer((json_int_t)t));
+            json_object_set_new(o, "state", json_integer((json_int_t)st8));
+        }
+        S_describe(a, c, c->V, o);
+        return S_finish(a, c, o, 0);
+    }
+    char pars[256];
+    sd_params_format(&par, vt, pars, sizeof pars);
+    S_describe_table(a, c, c->V, 1);
+    printf("verifier     %s%s (%zu nodes)\n", k->name, pars, sd_params_tree_nodes(&par));
+    printf("E[accepted]  %.12f   (enumeration of every drafted tree)\n", ex);
+    printf("P(l)        ");
+    for (size_t l = 0; l <= d; l++)
+        printf(" P(%zu)=%.6f", l, law[l]);
+    printf("\n");
+    return S_finish(a, c, NULL, 0);
+}
+
 static int S_accept_length(const S_sub *sub, S_args *a)
 {
     (void)sub;
     sd_error err;
     static const char *const names[] = {"token", "block", "full"};
     int alg = SD_ACCEPT_BLOCK;
+    if (a->algo && sd_tree_kind_find(a->algo))
+        return S_accept_length_tree(a, sd_tree_kind_find(a->algo));
+    if (a->tree || a->draw)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--tree/--draw apply to the tree "
+                                                       "verifiers (--algo tree-rrs, tree-rrs-wor, tree-topk, traversal)"));
     if (!a->gamma_given)
         return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma is required"));
     if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
@@ -782,7 +879,7 @@ static const S_sub S_subs[] = {
     {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of Yin et al. 2024",
      A_MODEL | A_PQ | A_EPS | A_CTX, S_pareto_help},
     {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
-     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX, S_al_help},
+     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX | A_TREE, S_al_help},
     {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
      A_MODEL | A_PQ | A_K | A_ALGO | A_CTX, S_acc_help},
     {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (Zhong et al. 2025, Thm 3.3, 3.4)",

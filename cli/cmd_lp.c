@@ -12,6 +12,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
+#include "../sims/sd_tree.h"
 #include "cli.h"
 #include "suggest.h"
 #include "../src/sd_version.h"
@@ -39,6 +40,15 @@ static const char S_help_head[] =
     "                           Lemma 2); optimum = expected accepted length E[tau].\n"
     "  pareto --reject RHO      least TV bias of a single-token verifier whose rejection\n"
     "                           probability is RHO (Yin et al. 2024, Thm 4-5); optimum = TV.\n"
+    "  tree-valid --tree b1,..,bd [--draw iid|wor|topk]\n"
+    "                           the best valid verifier for a draft token tree drafted\n"
+    "                           by the rule (default iid, or the --compare verifier's);\n"
+    "                           optimum = expected accepted path length.  Drafted trees\n"
+    "                           with the same root paths share one block of variables.\n"
+    "  tree-ot --tree b1,..,bd [--draw iid|wor|topk]\n"
+    "                           the full-information bound: couplings of the drafted\n"
+    "                           tree with the target sequence, maximising the depth to\n"
+    "                           which the target path stays inside the tree.\n"
     "\n"
     "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
     "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
@@ -66,11 +76,17 @@ static const char S_help_head[] =
     "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
     "\n";
 
-typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO } S_problem;
+typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO, S_TREE_VALID, S_TREE_OT, S_NPROBLEMS } S_problem;
 
-static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto"};
+static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto", "tree-valid", "tree-ot"};
 static const char *const S_meaning[] = {"acceptance probability", "expected accepted length",
-                                        "expected accepted length", "minimal TV"};
+                                        "expected accepted length", "minimal TV",
+                                        "expected accepted path length", "expected accepted path length"};
+
+static int S_is_tree(S_problem pb)
+{
+    return pb == S_TREE_VALID || pb == S_TREE_OT;
+}
 
 /* The chain restricted to one iteration from the context: horizon h, steps
  * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
@@ -133,6 +149,8 @@ typedef struct S_out {
     const sd_params *cmp_par;
     sd_welford acc;
     uint64_t trials, seed;
+    sd_params tree;     /* tree-valid, tree-ot: the shape (tree, tree_depth) */
+    int draw;           /* and the drafting rule (sd_tree_draw) */
 } S_out;
 
 static int S_write_plan(FILE *f, void *ctx, sd_error *err)
@@ -158,6 +176,12 @@ static int S_print_json(const S_out *o)
     } else if (o->prob == S_PARETO) {
         json_object_set_new(j, "reject", json_real(o->rho));
         json_object_set_new(j, "tv", json_real(o->tv));
+    } else if (S_is_tree(o->prob)) {
+        json_t *tj = json_array();
+        for (size_t l = 0; l < o->tree.tree_depth; l++)
+            json_array_append_new(tj, json_integer((json_int_t)o->tree.tree[l]));
+        json_object_set_new(j, "tree", tj);
+        json_object_set_new(j, "draw", json_string(sd_tree_draw_name((sd_tree_draw)o->draw)));
     } else {
         json_object_set_new(j, "gamma", json_integer((json_int_t)o->gamma));
     }
@@ -208,7 +232,12 @@ static int S_print_table(const S_out *o)
         printf(" --k %zu%s", o->k, o->ordered ? " --ordered" : "");
     else if (o->prob == S_PARETO)
         printf(" --reject %g", o->rho);
-    else
+    else if (S_is_tree(o->prob)) {
+        printf(" --tree ");
+        for (size_t l = 0; l < o->tree.tree_depth; l++)
+            printf("%s%zu", l ? "," : "", o->tree.tree[l]);
+        printf(" --draw %s", sd_tree_draw_name((sd_tree_draw)o->draw));
+    } else
         printf(" --gamma %zu", o->gamma);
     putchar('\n');
     if (o->mo->p)
@@ -240,7 +269,7 @@ static int S_print_table(const S_out *o)
         sd_params_format(o->cmp_par, o->cmp, pars, sizeof pars);
         printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name, pars,
                o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        if (!sd_params_decl(o->cmp, "gamma", NULL))
+        if (!sd_params_decl(o->cmp, "gamma", NULL) && !(S_is_tree(o->prob) && sd_params_decl(o->cmp, "tree", NULL)))
             printf("  note         %s does not read gamma: it drafts up to the %zu positions of the\n"
                    "               sub-problem (gamma + 1), not gamma\n", o->cmp->name, o->gamma + 1);
         if (isfinite(z))
@@ -249,6 +278,27 @@ static int S_print_table(const S_out *o)
             printf("  gap          optimum - measured = %+.6f (n/a se: the standard error is 0)\n", gap);
     }
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+}
+
+/* The reductions of the tree LPs to what simdec computes otherwise: a
+ * chain (1,...,1) is a draft block (tree-valid: block verification, Sun et
+ * al. 2024 Thm 2; tree-ot: the full-information optimum), and depth 1 with
+ * i.i.d. drafts is OTM-k for both.  Other trees: no reference. */
+static void S_tree_reference(S_out *o, const double *p, const double *q)
+{
+    const sd_params *tp = &o->tree;
+    int chain = 1;
+    for (size_t l = 0; l < tp->tree_depth; l++)
+        chain &= tp->tree[l] == 1;
+    double e[SD_ACCEPT_NALGO];
+    if (chain && !sd_exact_accept_length(o->c, o->t, o->a, tp->tree_depth, e, NULL, NULL)) {
+        o->ref = e[o->prob == S_TREE_VALID ? SD_ACCEPT_BLOCK : SD_ACCEPT_FULL];
+        o->ref_name = o->prob == S_TREE_VALID ? "a chain: block verification (Sun et al. 2025, Thm 2)"
+                                              : "a chain: full information sum_l sum_x min(p,q) (Sun et al. 2024, Thm 1)";
+    } else if (tp->tree_depth == 1 && o->draw == SD_DRAW_IID &&
+               !sd_exact_otm_acceptance(p, q, o->c->V, tp->tree[0], &o->ref, NULL, NULL)) {
+        o->ref_name = "depth 1, iid: optimal k-draft acceptance (eval acceptance --algo otm)";
+    }
 }
 
 /* The independent value each LP must reproduce (NAN/NULL when unavailable). */
@@ -278,6 +328,9 @@ static void S_reference(S_out *o, const double *p, const double *q)
         o->ref = fmax(0.0, o->tv - o->rho);
         o->ref_name = "Theorem 5 line max(0, TV - rho)";
         break;
+    default:
+        S_tree_reference(o, p, q);
+        break;
     }
 }
 
@@ -291,16 +344,43 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
         break;
     case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
+    case S_TREE_VALID:
+    case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
+        return sd_lp_tree_enum_check(S_names[o->prob], V, &o->tree, o->draw, err) == SD_OK;
     default: sz = sd_lp_pareto_size(V); break;
     }
     return sd_lp_check_size(&sz, lo->max_vars, err) == SD_OK;
+}
+
+/* --tree and --draw of tree-valid/tree-ot into o->tree and o->draw, and
+ * into the compared verifier's parameters when it reads them.  The draw
+ * defaults to the compared verifier's, else iid. */
+static int S_tree_options(S_out *o, cli_verifier *cv, const char *tree_text, const char *draw_text,
+                          sd_error *err)
+{
+    const sd_verifier_type *cmp = cv->vt;
+    int reads_tree = cmp && sd_params_decl(cmp, "tree", NULL), reads_draw = cmp && sd_params_decl(cmp, "draw", NULL);
+    const sd_verifier_type *parser = reads_tree ? cmp : sd_verifier_find("tree-rrs");
+    sd_params_defaults(&o->tree, parser);
+    o->draw = reads_draw ? (int)sd_tree_draw_of(&cv->par) : SD_DRAW_IID;
+    int rc = sd_params_parse(&o->tree, parser, "tree", tree_text, err);
+    if (!rc && draw_text && !(rc = sd_params_parse(&o->tree, parser, "draw", draw_text, err)))
+        o->draw = (int)sd_tree_draw_of(&o->tree);
+    if (!rc && reads_tree)
+        rc = sd_params_parse(&cv->par, cmp, "tree", tree_text, err);
+    if (!rc && reads_draw)
+        rc = sd_params_parse(&cv->par, cmp, "draw", sd_tree_draw_name((sd_tree_draw)o->draw), err);
+    const sd_tree_kind *k = cmp ? sd_tree_kind_find(cmp->name) : NULL;
+    if (!rc && k)
+        rc = sd_tree_check_draw(k, (sd_tree_draw)o->draw, cmp->name, err);
+    return rc;
 }
 
 int cmd_lp(int argc, char **argv)
 {
     enum {
         O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
-        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD
+        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD, O_TREE, O_DRAW
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -320,6 +400,8 @@ int cmd_lp(int argc, char **argv)
         {"compare", required_argument, 0, O_COMPARE},
         {"trials", required_argument, 0, O_TRIALS},
         {"seed", required_argument, 0, O_SEED},
+        {"tree", required_argument, 0, O_TREE},
+        {"draw", required_argument, 0, O_DRAW},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -327,13 +409,13 @@ int cmd_lp(int argc, char **argv)
      * owns: gamma (the LP's draft length, which the verifier gets), k (otm's
      * drafts; passed to the verifier with the other problems) and plan (the
      * output file). */
-    static const char *const owned[] = {"gamma", "k", "plan", NULL};
+    static const char *const owned[] = {"gamma", "k", "plan", "tree", "draw", NULL};
     cli_verifier cv;
     struct option *opts;
     int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, base, owned, &cv, &opts);
     if (status >= 0)
         return status;
-    const char *k_text = NULL;
+    const char *k_text = NULL, *tree_text = NULL, *draw_text = NULL;
     cli_model_opts mo;
     cli_model_init(&mo);
     sd_lp_opts lo;
@@ -396,6 +478,8 @@ int cmd_lp(int argc, char **argv)
             have_mc = 1;
             break;
         case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
+        case O_TREE: tree_text = optarg; break;
+        case O_DRAW: draw_text = optarg; break;
         default: status = cli_unknown_option("lp", c, argv, cv.vt); break;
         }
         if (r && status < 0)
@@ -404,19 +488,20 @@ int cmd_lp(int argc, char **argv)
     free(opts);
     /* the problem name */
     if (status < 0 && optind >= argc)
-        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify or pareto");
+        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify, pareto, tree-valid "
+                                 "or tree-ot");
     if (status < 0) {
         size_t i = 0;
-        while (i < 4 && strcmp(argv[optind], S_names[i]) != 0)
+        while (i < S_NPROBLEMS && strcmp(argv[optind], S_names[i]) != 0)
             i++;
-        if (i == 4) {
+        if (i == S_NPROBLEMS) {
             char hint[160];
             cli_suggest sg;
             cli_suggest_init(&sg, argv[optind]);
-            for (size_t j = 0; j < 4; j++)
+            for (size_t j = 0; j < S_NPROBLEMS; j++)
                 cli_suggest_add(&sg, S_names[j]);
-            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify or pareto",
-                                     argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
+            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
+                                     "tree-valid or tree-ot", argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
         }
         else if (optind + 1 < argc)
             status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
@@ -447,8 +532,17 @@ int cmd_lp(int argc, char **argv)
             status = cli_usage_error("lp", "--exact certifies a simplex optimum; it does not go with --method flow");
         else if (have_rho && pb != S_PARETO)
             status = cli_usage_error("lp", "--reject applies to pareto only");
-        else if (cmp && pb != S_BLOCK_OT && pb != S_VALID)
-            status = cli_usage_error("lp", "--compare applies to block-ot and valid-verify (expected accepted length)");
+        else if (cmp && pb != S_BLOCK_OT && pb != S_VALID && !S_is_tree(pb))
+            status = cli_usage_error("lp", "--compare applies to block-ot, valid-verify, tree-valid and tree-ot "
+                                     "(expected accepted length)");
+        else if ((tree_text || draw_text) && !S_is_tree(pb))
+            status = cli_usage_error("lp", "--tree/--draw apply to tree-valid and tree-ot only");
+        else if (S_is_tree(pb) && !tree_text)
+            status = cli_usage_error("lp", "%s needs --tree b1,...,bd (the draft tree's shape)", S_names[pb]);
+        else if (S_is_tree(pb) && o.plan_file)
+            status = cli_usage_error("lp", "--plan is not written for %s", S_names[pb]);
+        else if (S_is_tree(pb) && S_tree_options(&o, &cv, tree_text, draw_text, &err))
+            status = cli_fail(&err);
         else if (have_mc && !cmp)
             status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
         else if (have_ctx && mo.p)
@@ -462,6 +556,8 @@ int cmd_lp(int argc, char **argv)
                                      cmp->name, cmp->name, S_names[pb]);
         o.cmp = cmp;
         o.cmp_par = &cv.par;
+        if (S_is_tree(pb))
+            o.gamma = o.tree.tree_depth; /* the draft length a compared chain verifier gets */
         cv.par.gamma = o.gamma; /* the LP's draft length is the verifier's */
     }
     /* Refuse an oversize LP before building (or generating) the model when
@@ -474,7 +570,7 @@ int cmd_lp(int argc, char **argv)
     if (status < 0) {
         if (mo.p && !mo.T_given) {
             mo.T_given = 1;
-            mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID) ? o.gamma + 1 : 1;
+            mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID || S_is_tree(o.prob)) ? o.gamma + 1 : 1;
         }
         if (!(ch = cli_model_build(&mo, &err)))
             status = cli_fail(&err);
@@ -500,6 +596,9 @@ int cmd_lp(int argc, char **argv)
     case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_VALID: rc = sd_lp_valid_verify(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_PARETO: rc = sd_lp_pareto(p, q, ch->V, o.rho, &lo, &o.res, want, &err); break;
+    case S_TREE_VALID: rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
+    case S_TREE_OT: rc = sd_lp_tree_ot(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
+    default: break;
     }
     if (!rc && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);

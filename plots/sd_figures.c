@@ -185,6 +185,8 @@ const sd_figure *const sd_figures[] = {
     /* simdec's own (fig_simdec.c) */
     &sd_fig_simdec_multidraft, &sd_fig_simdec_verify, &sd_fig_simdec_biased,
     &sd_fig_simdec_speedup,
+    /* token trees (fig_trees.c) */
+    &sd_fig_simdec_trees,
     NULL,
 };
 

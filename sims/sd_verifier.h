@@ -45,10 +45,15 @@
 typedef enum {
     SD_PARAM_COUNT = 0,  /* a whole number in [min, max] */
     SD_PARAM_REAL = 1,   /* a finite decimal number in [min, max] */
-    SD_PARAM_CHOICE = 2  /* one word of `choices` ("opt|uno"); the value is its index */
+    SD_PARAM_CHOICE = 2, /* one word of `choices` ("opt|uno"); the value is its index */
+    SD_PARAM_SHAPE = 3   /* a tree shape "b1,b2,...,bd" (slot SD_SLOT_TREE, stored in
+                            par->tree, par->tree_depth); `choices` holds the default
+                            shape's text, [min, max] bounds each b_i, and the node
+                            count b1 + b1 b2 + ... is at most SD_TREE_MAX_NODES.
+                            As a number (sd_params_set) x means the shape "x" */
 } sd_param_kind;
 
-enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2 };
+enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2, SD_SLOT_TREE = -3 };
 
 typedef struct sd_param_decl {
     const char *name;    /* option --NAME and key in output; NULL ends a list */
@@ -72,6 +77,14 @@ typedef struct sd_param_decl {
 #define SD_PARAM_DRAFTS(NAME)                                                                      \
     {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
      "number of drafts (default 2)"}
+/* A draft tree (token trees, issue 15): b1 children of the root, b2 of each
+ * depth-1 node, ...; "1,1,1" is a chain of 3 draft tokens, "4" four
+ * single-token drafts. */
+#define SD_TREE_MAX_DEPTH 16
+#define SD_TREE_MAX_NODES 4096
+#define SD_PARAM_TREE(DEF)                                                                         \
+    {"tree", SD_PARAM_SHAPE, SD_SLOT_TREE, 0, 1, (double)SD_TREE_MAX_NODES, DEF, NULL,             \
+     "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
 #define SD_PARAM_END {NULL, SD_PARAM_COUNT, 0, 0, 0, 0, NULL, NULL, NULL}
 
 typedef struct sd_params {
@@ -79,6 +92,8 @@ typedef struct sd_params {
     size_t k;                /* number of drafts (multi-draft verifiers) */
     double v[SD_PARAMS_MAX]; /* the verifier's own parameters, by slot */
     uint32_t given;          /* bit i: parameter i of the declaration was given */
+    size_t tree[SD_TREE_MAX_DEPTH]; /* draft tree shape b_1..b_d (SD_PARAM_TREE) */
+    size_t tree_depth;              /* d; 0 when the verifier reads no tree */
 } sd_params;
 
 /* --- what one iteration did ----------------------------------------------- */
