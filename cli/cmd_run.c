@@ -13,6 +13,7 @@
 #include "../sims/sd_sim.h"
 #include "../sims/sd_params.h"
 #include "../sims/sd_exact_gen.h"
+#include "../src/sd_samples.h"
 #include "cli.h"
 #include "cmd_run.h"
 #include "commands.h"
@@ -23,7 +24,7 @@
 static const char S_help_head[] =
     "Usage: simdec run [--algo NAME] [verifier parameters] [model] [--trials N]\n"
     "                  [--seed S] [--threads N] [--time-limit SEC] [--target-stderr X]\n"
-    "                  [--json|--csv]\n"
+    "                  [--samples FILE [--L l]] [--json|--csv]\n"
     "\n"
     "Simulates a verifier on the model and reports, per trial (one pass over the\n"
     "horizon): rejections (iterations ending in a residual sample), target calls,\n"
@@ -43,6 +44,10 @@ static const char S_help_head[] =
     "                  error of the mean rejections is <= X (reproducible: the\n"
     "                  stopping point depends on the seed only); --trials caps it\n"
     "  --json, --csv   machine-readable output (default: a table)\n"
+    "  --samples FILE  also write each trial's output tokens to FILE, one line per\n"
+    "                  trial, 0-based token ids separated by single spaces (the\n"
+    "                  format 'simdec check --samples' reads)\n"
+    "  --L l           with --samples: the first l tokens x_1..x_l (default all T)\n"
     "  --list          list the verifiers and their parameters\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n";
@@ -240,6 +245,12 @@ static int S_print_table(const S_report *rp)
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
+static int S_write_samples(FILE *f, void *ctx, sd_error *err)
+{
+    const sd_sim_result *r = ctx;
+    return sd_samples_write(f, r->tokens, r->trials, r->tokens_per_trial, err);
+}
+
 static int S_default_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
                          sd_sim_result *res, sd_error *err)
 {
@@ -257,7 +268,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
-        O_TIME_LIMIT, O_TARGET_SE
+        O_TIME_LIMIT, O_TARGET_SE, O_SAMPLES, O_L
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -271,6 +282,8 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         {"list", no_argument, 0, O_LIST},
         {"time-limit", required_argument, 0, O_TIME_LIMIT},
         {"target-stderr", required_argument, 0, O_TARGET_SE},
+        {"samples", required_argument, 0, O_SAMPLES},
+        {"L", required_argument, 0, O_L},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -286,6 +299,8 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     uint64_t trials = S_DEFAULT_TRIALS, seed = S_DEFAULT_SEED;
     size_t threads = 0;
     double time_limit = 0.0, target_se = 0.0;
+    const char *samples = NULL;
+    size_t samples_L = 0;
     cli_format fmt = CLI_FMT_TABLE;
     sd_error err;
     int c;
@@ -327,6 +342,11 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
             break;
         case O_JSON: fmt = CLI_FMT_JSON; break;
         case O_CSV: fmt = CLI_FMT_CSV; break;
+        case O_SAMPLES: samples = optarg; break;
+        case O_L:
+            if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
+                status = cli_fail(&err);
+            break;
         default: status = cli_unknown_option(name, c, argv, cv.vt); break;
         }
     }
@@ -335,6 +355,10 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
     if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0))
         status = cli_usage_error(name, "--time-limit and --target-stderr are not available here; give --trials");
+    if (status < 0 && samples_L && !samples)
+        status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
+    if (status < 0 && samples && hooks->sim)
+        status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
     cli_model model;
     memset(&model, 0, sizeof model);
     if (status < 0 && cli_model_open(&mo, &model, &err))
@@ -356,16 +380,19 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
                       .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
-                      .target_stderr = target_se};
+                      .target_stderr = target_se,
+                      .want_tokens = samples ? (samples_L ? samples_L : m->T) : 0};
     sd_sim_job job = {vt, m, &cv.par};
     sd_sim_result res;
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &res, &err);
     cli_progress_end(&ps);
+    if (!rc && samples && (rc = cli_write_atomic(samples, S_write_samples, &res, &err)))
+        sd_sim_result_free(&res);
     if (rc) {
         status = cli_fail(&err);
     } else {
-        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se};
+        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se, 0};
 #ifdef _OPENMP
         rp.threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
 #else
