@@ -375,6 +375,7 @@ int cmd_check(int argc, char **argv)
         co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
     }
     sd_check_result res;
+    memset(&res, 0, sizeof res);
     int crc;
     if (samples) {
         FILE *f = fopen(samples, "rb");

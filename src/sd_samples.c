@@ -32,6 +32,7 @@ typedef struct {
     size_t value;      /* its value, saturated at V */
     char text[24];     /* its first digits, for messages */
     size_t text_len;
+    size_t digits;     /* its length */
 } S_reader;
 
 /* c as a message shows it: itself when printable, else \xHH. */
@@ -40,7 +41,7 @@ static void S_show(int c, char *buf, size_t len)
     if (c >= 0x21 && c <= 0x7e)
         snprintf(buf, len, "'%c'", c);
     else
-        snprintf(buf, len, "byte \\x%02X", (unsigned)c & 0xffu);
+        snprintf(buf, len, "byte \\x%02x", (unsigned)c & 0xffu);
 }
 
 static int S_fail_at(const S_reader *r, size_t col, sd_error *err, const char *what)
@@ -56,7 +57,7 @@ static int S_token_end(S_reader *r, sd_error *err)
     if (r->value >= r->V) {
         char msg[128];
         snprintf(msg, sizeof msg, "token %s%s: expected a token id 0..%zu (V = %zu)", r->text,
-                 r->text_len >= sizeof r->text - 1 ? "..." : "", r->V - 1, r->V);
+                 r->digits > r->text_len ? "..." : "", r->V - 1, r->V);
         return S_fail_at(r, r->tok_col, err, msg);
     }
     if (r->ntok < r->L)
@@ -96,7 +97,9 @@ int sd_samples_count(FILE *f, const char *name, size_t V, size_t L, double *cell
                 r.tok_col = r.col;
                 r.value = 0;
                 r.text_len = 0;
+                r.digits = 0;
             }
+            r.digits++;
             if (r.text_len + 1 < sizeof r.text) {
                 r.text[r.text_len++] = (char)c;
                 r.text[r.text_len] = '\0';
