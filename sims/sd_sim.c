@@ -664,6 +664,8 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     if (!rc) {
         res->kernel = kernel;
         sd_sim_result_merge(res, blocks, nrun);
+        /* The trials run, also where a kernel fed no statistics (L > 0). */
+        res->trials = nrun * SD_SIM_BLOCK < opts->trials ? nrun * SD_SIM_BLOCK : opts->trials;
         res->stop = why;
         res->seconds = S_now() - t0;
     }
