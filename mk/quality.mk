@@ -20,7 +20,7 @@ SAN_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 # Criterion suites run under the sanitizers by check-sanitize: the hostile
 # inputs and edge cases, the CLI's error cases, the foundation, and the
 # lossless checks of every verifier (about a minute on 2 cores).
-SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*)
+SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*|samples_engine*|samples_format*)
 
 FUZZ_CC    ?= clang-14
 FUZZ_BUILD ?= build-fuzz

@@ -252,6 +252,29 @@ Test(samples_cli, check_samples_equals_check_algo, .timeout = 120)
     free(samples);
 }
 
+/* An early stop writes the trials run: as many lines as `trials`. */
+Test(samples_cli, early_stop_writes_the_trials_run, .timeout = 60)
+{
+    char *samples = tu_tempfile(""), cmd[512], *out = NULL;
+    snprintf(cmd, sizeof cmd, "run --V 3 --T 5 --trials 100000 --target-stderr 0.01 --samples %s --json",
+             samples);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0);
+    const char *t = strstr(out, "\"trials\": ");
+    cr_assert_not_null(t);
+    unsigned long long trials = strtoull(t + 10, NULL, 10), lines = 0;
+    cr_assert(tu_contains(out, "\"stopped\": \"target-stderr\""), "%s", out);
+    cr_assert_lt(trials, 100000ull);
+    FILE *f = fopen(samples, "r");
+    cr_assert_not_null(f);
+    for (int c; (c = getc(f)) != EOF;)
+        lines += c == '\n';
+    fclose(f);
+    cr_assert_eq(lines, trials);
+    free(out);
+    remove(samples);
+    free(samples);
+}
+
 /* A python3 with numpy: $PYTHON, python3 or /usr/bin/python3 (Debian's,
  * where scripts/install-deps.sh installs python3-numpy). */
 static const char *S_python(void)
