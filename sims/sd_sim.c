@@ -133,7 +133,7 @@ static void S_fail(S_pass *ps, const sd_error *e)
 typedef struct {
     void *state, *work;
     size_t *tokens;
-    size_t *ktok;           /* a kernel's x_0..x_T of S_KTOK_CHUNK trials (want_tokens) */
+    size_t *ktok;           /* a kernel's rows x_0..x_T of ktok_trials trials (want_tokens) */
     size_t ktok_trials;
     double *hist, *pos, *cells;
 } S_scratch;
