@@ -43,3 +43,7 @@ check-mpi: $(MPI_BIN) $(BIN)
 	{ echo "check-mpi: FAILED (outputs in $$tmp)"; exit 1; }
 
 CHECK_EXTRA += check-mpi
+
+# Header dependencies of the MPI objects (a changed sims/sd_sim.h layout
+# must rebuild simdec_mpi.o).
+-include $(MPI_OBJ:.o=.d)
