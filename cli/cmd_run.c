@@ -98,6 +98,7 @@ typedef struct {
     unsigned threads;
     double time_limit, target_stderr;
     int bias_exact;         /* 1: bias_tv is exact (sd_exact_gen_position_tv) */
+    const char *samples;    /* --samples FILE written, or NULL */
 } S_report;
 
 static double S_tokens_per_call(const S_report *rp)
@@ -128,6 +129,9 @@ static int S_print_json(const S_report *rp)
         if (rp->target_stderr > 0.0)
             json_object_set_new(o, "target_stderr", json_real(rp->target_stderr));
     }
+    if (rp->samples)
+        json_object_set_new(o, "samples", json_pack("{s:s, s:I}", "file", rp->samples, "tokens_per_line",
+                                                    (json_int_t)r->tokens_per_trial));
     json_object_set_new(o, "params", sd_params_json(&rp->cv->par, vt));
     cli_model_describe(rp->mo, rp->m, o);
     json_object_set_new(o, "rejections", S_stat_json(&r->rejections));
@@ -204,6 +208,9 @@ static int S_print_table(const S_report *rp)
                (unsigned long long)r->trials_requested, (unsigned long long)r->trials);
     else if (rp->target_stderr > 0.0)
         printf("stopped   --trials reached before --target-stderr %g\n", rp->target_stderr);
+    if (rp->samples)
+        printf("samples   %s: x_1..x_%zu of each trial, one line per trial\n", rp->samples,
+               r->tokens_per_trial);
     putchar('\n');
     printf("  %-24s %12s %10s  %s", "per trial", "mean", "stderr", "95% CI");
     if (isfinite(rp->ex.rejections))
@@ -392,7 +399,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     if (rc) {
         status = cli_fail(&err);
     } else {
-        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se, 0};
+        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se, 0, samples};
 #ifdef _OPENMP
         rp.threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
 #else

@@ -263,6 +263,7 @@ Test(samples_cli, early_stop_writes_the_trials_run, .timeout = 60)
     cr_assert_not_null(t);
     unsigned long long trials = strtoull(t + 10, NULL, 10), lines = 0;
     cr_assert(tu_contains(out, "\"stopped\": \"target-stderr\""), "%s", out);
+    cr_assert(tu_contains(out, "\"tokens_per_line\": 5"), "%s", out);
     cr_assert_lt(trials, 100000ull);
     FILE *f = fopen(samples, "r");
     cr_assert_not_null(f);
