@@ -55,7 +55,8 @@ static const char S_help_head[] =
     "                     verifier: one line per trial, 0-based token ids separated\n"
     "                     by single spaces (as 'simdec run --samples' writes), at\n"
     "                     least l per line; the same test, against the model's\n"
-    "                     exact law of x_1..x_l, with the lines as trials\n"
+    "                     exact law of x_1..x_l, with the lines as trials ('-':\n"
+    "                     standard input)\n"
     "\n"
     "The verdict is data: the exit status is 0 whether the verifier is found\n"
     "unbiased or biased, unless --fail-biased is given.\n"
@@ -378,10 +379,11 @@ int cmd_check(int argc, char **argv)
     memset(&res, 0, sizeof res);
     int crc;
     if (samples) {
-        FILE *f = fopen(samples, "rb");
-        crc = f ? sd_check_samples(ch, f, samples, &co, &res, &err)
+        int in = strcmp(samples, "-") == 0;
+        FILE *f = in ? stdin : fopen(samples, "rb");
+        crc = f ? sd_check_samples(ch, f, in ? "(stdin)" : samples, &co, &res, &err)
                 : sd_error_set(&err, SD_EIO, "--samples: cannot open '%s': %s", samples, strerror(errno));
-        if (f)
+        if (f && !in)
             fclose(f);
     } else {
         crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);

@@ -276,6 +276,18 @@ Test(samples_cli, early_stop_writes_the_trials_run, .timeout = 60)
     free(samples);
 }
 
+/* `--samples -` reads standard input, named (stdin) in messages. */
+Test(samples_cli, standard_input)
+{
+    char *bad = tu_tempfile("0 1\n1 0\n0 3\n"), cmd[512], *err = NULL;
+    snprintf(cmd, sizeof cmd, "check --samples - --V 3 --T 2 --L 2 < %s", bad);
+    cr_assert_eq(tu_run(cmd, NULL, &err), 65);
+    cr_assert(tu_contains(err, "simdec: (stdin): line 3, column 3: token 3"), "%s", err);
+    free(err);
+    remove(bad);
+    free(bad);
+}
+
 /* A python3 with numpy: $PYTHON, python3 or /usr/bin/python3 (Debian's,
  * where scripts/install-deps.sh installs python3-numpy). */
 static const char *S_python(void)
