@@ -76,7 +76,7 @@ int sd_samples_count(FILE *f, const char *name, size_t V, size_t L, double *cell
     r.L = L;
     r.line = 1;
     *lines = 0;
-    int c, cr = 0;
+    int c, cr = 0, rc;
     do {
         c = getc(f);
         if (c == EOF && ferror(f))
@@ -115,15 +115,15 @@ int sd_samples_count(FILE *f, const char *name, size_t V, size_t L, double *cell
                 return S_fail_at(&r, r.col, err,
                                  r.ntok ? "two spaces in a row; expected token ids separated by one space"
                                         : "a space before the first token; expected a token id");
-            if (S_token_end(&r, err))
-                return err ? (int)err->code : SD_EDATA;
+            if ((rc = S_token_end(&r, err)))
+                return rc;
             r.space = 1;
             continue;
         }
         if (c == '\r') {
             cr = 1;
-            if (r.in_tok && S_token_end(&r, err))
-                return err ? (int)err->code : SD_EDATA;
+            if (r.in_tok && (rc = S_token_end(&r, err)))
+                return rc;
             continue;
         }
         if (c != '\n' && c != EOF) {
@@ -135,8 +135,8 @@ int sd_samples_count(FILE *f, const char *name, size_t V, size_t L, double *cell
         /* The end of a line (or of the file). */
         if (c == EOF && r.col == 0 && !cr)
             break; /* after the last '\n' */
-        if (r.in_tok && S_token_end(&r, err))
-            return err ? (int)err->code : SD_EDATA;
+        if (r.in_tok && (rc = S_token_end(&r, err)))
+            return rc;
         if (r.space)
             return S_fail_at(&r, r.col - 1 - cr, err, "a space at the end of the line; expected a token id after it");
         if (r.ntok < L) {
