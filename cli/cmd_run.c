@@ -13,6 +13,7 @@
 #include "../sims/sd_sim.h"
 #include "../sims/sd_params.h"
 #include "../sims/sd_exact_gen.h"
+#include "../src/sd_samples.h"
 #include "cli.h"
 #include "cmd_run.h"
 #include "sweep.h"
@@ -56,6 +57,10 @@ static const char S_help_head[] =
     "                  smaller variance; verifiers without one show the plain\n"
     "                  estimate only (an explicit rb then fails); plain: no rb\n"
     "  --json, --csv   machine-readable output (default: a table); not both\n"
+    "  --samples FILE  also write each trial's output tokens to FILE, one line per\n"
+    "                  trial, 0-based token ids separated by single spaces (the\n"
+    "                  format 'simdec check --samples' reads); not with a sweep\n"
+    "  --L l           with --samples: the first l tokens x_1..x_l (default all T)\n"
     "  --progress      progress on stderr even when it is not a terminal\n"
     "  --list          list the verifiers and their parameters\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
@@ -128,6 +133,9 @@ static int S_print_table(const cli_run_point *rp)
            (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, r->seconds,
            r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
            r->kernel, SD_VERSION);
+    if (rp->samples)
+        printf("samples   %s: x_1..x_%zu of each trial, one line per trial\n", rp->samples,
+               r->tokens_per_trial);
     printf("setup     %.3g s (model %.3g s, kernel tables %.3g s)\n", rp->setup_seconds,
            rp->setup_seconds - r->setup_seconds, r->setup_seconds);
     if (r->stop != SD_SIM_STOP_DONE)
@@ -189,6 +197,12 @@ static int S_print_table(const cli_run_point *rp)
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
+static int S_write_samples(FILE *f, void *ctx, sd_error *err)
+{
+    const sd_sim_result *r = ctx;
+    return sd_samples_write(f, r->tokens, r->trials, r->tokens_per_trial, err);
+}
+
 static int S_default_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
                          sd_sim_result *res, sd_error *err)
 {
@@ -215,7 +229,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
-        O_TIME_LIMIT, O_TARGET_SE, O_PAIRED, O_ESTIMATOR
+        O_TIME_LIMIT, O_TARGET_SE, O_PAIRED, O_ESTIMATOR, O_SAMPLES, O_L
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -232,6 +246,8 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         {"target-stderr", required_argument, 0, O_TARGET_SE},
         {"paired", no_argument, 0, O_PAIRED},
         {"estimator", required_argument, 0, O_ESTIMATOR},
+        {"samples", required_argument, 0, O_SAMPLES},
+        {"L", required_argument, 0, O_L},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -250,6 +266,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     size_t threads = 0;
     double time_limit = 0.0, target_se = 0.0;
     int estimator = -1; /* -1: rb where the verifier gives it; 0 plain; 1 rb */
+    size_t samples_L = 0;
     double t_start = S_now();
     sd_error err;
     int c;
@@ -287,6 +304,11 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         case O_JSON: status = cli_set_format(name, &out->fmt, CLI_FMT_JSON); break;
         case O_CSV: status = cli_set_format(name, &out->fmt, CLI_FMT_CSV); break;
         case O_PAIRED: out->paired = 1; break;
+        case O_SAMPLES: pt->samples = optarg; break;
+        case O_L:
+            if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
+                status = cli_fail(&err);
+            break;
         case O_ESTIMATOR:
             if (strcmp(optarg, "rb") == 0 || strcmp(optarg, "plain") == 0)
                 estimator = optarg[0] == 'r';
@@ -305,6 +327,10 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     if (status < 0 && out->paired && (time_limit > 0.0 || target_se > 0.0))
         status = cli_usage_error(name, "--paired compares the same trials: give --trials, not "
                                        "--time-limit or --target-stderr");
+    if (status < 0 && samples_L && !pt->samples)
+        status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
+    if (status < 0 && pt->samples && hooks->sim)
+        status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
     if (status < 0 && cli_model_open(mo, &pt->model, &err))
         status = cli_fail(&err);
     if (status >= 0)
@@ -327,12 +353,15 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
                       .target_stderr = target_se,
-                      .want_rb = estimator != 0};
+                      .want_rb = estimator != 0,
+                      .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0};
     double t_model = S_now();
     sd_sim_job job = {vt, m, &cv->par};
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &pt->res, &err);
     cli_progress_end(&ps);
+    if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->res, &err)))
+        sd_sim_result_free(&pt->res);
     if (rc)
         return cli_fail(&err);
     /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
@@ -388,9 +417,16 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     if (status >= 0)
         return status;
     /* --paired needs the per-trial records of every point. */
-    int paired = 0;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    int paired = 0, samples = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         paired |= strcmp(argv[i], "--paired") == 0;
+        samples |= strncmp(argv[i], "--samples", 9) == 0;
+    }
+    if (samples && sw.n > 1) {
+        cli_sweep_free(&sw);
+        return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
+                                     "parameter list)");
+    }
     cli_run_point *pts = calloc(sw.n, sizeof *pts);
     S_out out = {CLI_FMT_TABLE, 0};
     size_t done = 0;

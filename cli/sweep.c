@@ -370,6 +370,9 @@ json_t *cli_point_json(const cli_run_point *pt)
         json_object_set_new(o, "target_reached",
                             json_boolean(sd_welford_stderr(&r->rejections) <= pt->target_stderr));
     }
+    if (pt->samples)
+        json_object_set_new(o, "samples", json_pack("{s:s, s:I}", "file", pt->samples, "tokens_per_line",
+                                                    (json_int_t)r->tokens_per_trial));
     cli_model_describe(&pt->mo, &pt->model.view, o);
     cli_model_identity(&pt->mo, &pt->model, o);
     json_object_set_new(o, "rejections", S_stat_json(&r->rejections));

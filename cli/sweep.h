@@ -35,6 +35,7 @@ typedef struct cli_run_point {
     int bias_exact;               /* 1: bias_tv is exact (sd_exact_gen_position_tv) */
     int rb;                       /* 1: res.rejections_rb holds the Rao-Blackwellised estimate */
     double setup_seconds;         /* model and kernel tables */
+    const char *samples;          /* --samples FILE written, or NULL */
     unsigned threads;
     double time_limit, target_stderr;
 } cli_run_point;

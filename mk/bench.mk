@@ -1,6 +1,6 @@
 # bench.mk — `make bench`: the throughput table of bench/bench.c, with the
 # numpy baseline (bench/baseline_numpy.py) run first when python3 has numpy
-# (scripts/install-deps.sh --extra installs python3-numpy).  Timings, not
+# (scripts/install-deps.sh installs python3-numpy).  Timings, not
 # tests: nothing here fails on a slow machine.
 #   make bench BENCH_ARGS="--threads 1 --quick"
 

@@ -306,6 +306,8 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
                 k = k * V + tok[i];
             obs->cells[k] += 1.0;
         }
+        if (obs->tokens)
+            memcpy(obs->tokens + (size_t)(t - lo) * (T + 1), tok, (L + 1) * sizeof *tok);
     }
 }
 
@@ -345,7 +347,7 @@ static void S_work_free(void *work)
     free(w);
 }
 
-#define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_RB)
+#define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_RB | SD_OBS_TOKENS)
 
 const sd_kernel_type sd_block_kernel = {
     "block-sorted", S_SUPPORTS, S_new_exact, S_plan_free, S_work_new, S_work_free, S_run,

@@ -146,7 +146,7 @@ typedef struct sd_observe {
     double *pos;         /* [T][V]: += 1 at (n-1)·V + x_n for every trial (L = 0) */
     double *cells;       /* [V^L]: += 1 at x_1·V^{L-1} + ... + x_L (L > 0) */
     sd_trial *per_trial; /* [hi-lo]: each trial's record, by trial - lo */
-    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
+    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (sd_sim_opts.want_tokens) */
     sd_welford *rb;      /* += each trial's Rao-Blackwellised rejections
                             (sd_iter.rb_rejected); fed by kernels with SD_OBS_RB */
 } sd_observe;
