@@ -13,10 +13,10 @@ BIN = os.environ.get("SIMDEC_BIN") or os.path.join(ROOT, "simdec")
 EXAMPLES = os.environ.get("SIMDEC_EXAMPLES_DIR") or os.path.join(ROOT, "build", "examples")
 
 def is_timing(key):
-    """Keys whose values measure the machine (wall time, throughput), not the
-    result: left out when the package's dictionaries are compared with the
-    command line's."""
-    return key == "seconds" or key.endswith("_seconds") or "per_second" in key
+    """Keys whose values measure the machine (wall time, throughput) or echo
+    the thread count, not the result: left out when dictionaries of runs that
+    must agree are compared (the same bytes whatever --threads)."""
+    return key == "seconds" or key.endswith("_seconds") or "per_second" in key or key == "threads"
 
 
 def strip_timing(v):
