@@ -269,6 +269,9 @@ static void S_describe_table(const S_args *a, const sd_chain *c, size_t V, int c
         printf("model        single-token problem (--p/--q), V=%zu\n", V);
     else if (a->mo.file)
         printf("model        %s, V=%zu, T=%zu\n", a->mo.file, c->V, c->T);
+    else if (a->mo.gen.rng == SD_GEN_NUMPY_MT19937)
+        printf("model        generated, V=%zu, T=%zu, model-seed %lu, rng numpy-mt19937 (Yin et al. App. F)\n",
+               c->V, c->T, a->mo.gen.seed);
     else
         printf("model        generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", c->V, c->T,
                a->mo.gen.seed, a->mo.gen.alpha, a->mo.gen.mix);
