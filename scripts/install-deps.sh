@@ -6,16 +6,14 @@
 #   scripts/install-deps.sh            build, test and figure dependencies
 #                                      (MPI, clang's fuzzing runtime and
 #                                      valgrind are part of the test command)
-#   scripts/install-deps.sh --extra    also the optional tools (numpy for
-#                                      the benchmark baseline)
+#   scripts/install-deps.sh --extra    also the optional tools (none
+#                                      beyond the above at present)
 set -eu
 
 pkgs="gcc make pkg-config libgsl-dev libjansson-dev libglpk-dev
 libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core
-libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev libomp-14-dev valgrind"
-if [ "${1:-}" = "--extra" ]; then
-    pkgs="$pkgs python3-numpy"
-fi
+libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev libomp-14-dev valgrind
+python3-numpy"
 
 missing=""
 for p in $pkgs; do
