@@ -146,23 +146,3 @@ Test(reductions, sprinter_without_a_cheap_yes_calls_the_target_per_token)
     S_sprinter_all_to_target(c, 400);
     sd_chain_free(c);
 }
-
-/* The engine refuses per-trial records beyond 2^26 trials (about 2.7 GB)
- * before allocating anything (sd_sim.h); one trial more is refused. */
-Test(reductions, per_trial_records_are_bounded)
-{
-    sd_chain *c = tu_chain(2, 2, 3);
-    cr_assert_not_null(c);
-    const sd_verifier_type *vt = sd_verifier_find("token");
-    sd_params par;
-    sd_params_defaults(&par, vt);
-    sd_model m = sd_model_of_chain(c);
-    sd_sim_job job = {vt, &m, &par};
-    sd_sim_opts o = {.seed = 1, .trials = ((uint64_t)1 << 26) + 1, .want_per_trial = 1};
-    sd_sim_result res = {0};
-    sd_error err;
-    cr_expect_eq(sd_sim_run_job(&job, &o, &res, &err), SD_ETOOBIG);
-    cr_expect(tu_contains(err.msg, "limit 2^26"), "%s", err.msg);
-    sd_sim_result_free(&res);
-    sd_chain_free(c);
-}
