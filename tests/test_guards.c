@@ -1,12 +1,15 @@
-/* test_guards.c — size guards that refuse a problem before allocating
- * (suite guards): the limits themselves, and arithmetic that would wrap
- * around size_t. */
+/* test_guards.c — guards that refuse a problem before using it (suite
+ * guards): size limits, arithmetic that would wrap around size_t, a bad
+ * first entry, and messages that must stay inside their buffer. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 
 #include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../sims/sd_verifier.h"
+#include <string.h>
+
+#include "../lp/sd_lp.h"
 #include "../src/sd_chain.h"
 #include "test_util.h"
 
@@ -41,4 +44,36 @@ Test(guards, chain_entries_overflow_is_refused)
     /* and one step type below: 2^63 entries, no wrap, still refused */
     cr_expect_null(sd_chain_alloc(V, T, 1, T, &err));
     cr_expect_eq(err.code, SD_ETOOBIG, "%d %s", err.code, err.msg);
+}
+
+/* sd_dist_check returns the index of the first bad entry, 0 included. */
+Test(guards, pareto_refuses_a_bad_first_entry)
+{
+    const double bad[2] = {-0.5, 1.5}, good[2] = {0.5, 0.5};
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    sd_lp_result res;
+    sd_error err;
+    cr_expect_eq(sd_lp_pareto(bad, good, 2, 0.1, &lo, &res, NULL, &err), SD_EDATA);
+    cr_expect_eq(sd_lp_pareto(good, bad, 2, 0.1, &lo, &res, NULL, &err), SD_EDATA);
+}
+
+/* A prefix and a message that together overflow the buffer are cut to
+ * fit, NUL-terminated inside it, and the bytes after it are untouched. */
+Test(guards, error_prefix_stays_in_its_buffer)
+{
+    struct {
+        sd_error e;
+        char canary[64];
+    } s;
+    memset(s.canary, 'C', sizeof s.canary);
+    char longer[sizeof s.e.msg];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    sd_error_set(&s.e, SD_EDATA, "%s", longer);
+    sd_error_prefix(&s.e, "prefix of %d characters", 24);
+    cr_expect_lt(strlen(s.e.msg), sizeof s.e.msg);
+    cr_expect_eq(strncmp(s.e.msg, "prefix of 24 characters: xx", 27), 0, "%.40s", s.e.msg);
+    for (size_t i = 0; i < sizeof s.canary; i++)
+        cr_assert_eq(s.canary[i], 'C', "byte %zu after the message was written", i);
 }
