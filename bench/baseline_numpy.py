@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """baseline_numpy.py -- the numpy baseline of `make bench` (issue 7).
 
-What it implements: token-level speculative decoding (004_ Alg. 1) with
+What it implements: token-level speculative decoding (Yin et al. 2024, Alg. 1) with
 lookahead to the horizon on a nonstationary Markov chain, vectorised across
 N trajectories, the way a researcher would write it in numpy:
 
@@ -23,8 +23,21 @@ throughput does not depend on the particular draw.  Only the trajectory loop
 is timed; the chain's CDFs are precomputed outside the clock, as simdec's
 kernel precomputes its tables.
 
+Two stronger baselines run in the same invocation:
+
+  alias  the same token-level law with simdec's own one-draw method: the
+         pair (x_n, rejected at n) is ONE categorical draw over 2V outcomes
+         (min(p,q) and [q-p]+), from a Walker/Vose alias table per row
+         (one uniform, one gather per token);
+  block  block verification (Sun et al. 2024, Alg. 2, eqs. 3-5) with draft
+         length gamma, vectorised across trajectories that sit at
+         different positions: per iteration, gamma drafts, p_i, the O(V)
+         residual masses m_i, the backward acceptance tau = max{i: eta_i <
+         h_i}, and one token from the residual (inverse CDF) or the bonus.
+
 Output: one line per configuration, "baseline V T tokens_per_second
-mean_rejections", read by bench/bench.c.
+mean_rejections", "alias V T tokens_per_second mean_rejections" and
+"block V T gamma tokens_per_second mean_rejections", read by bench/bench.c.
 """
 import sys
 import time
@@ -54,6 +67,93 @@ def simulate(rng, P, Q, cP, cR, N):
     return rej.mean()
 
 
+def alias_tables(W):
+    """Vose's alias method on the last axis of W (rows of weights)."""
+    shape, n = W.shape[:-1], W.shape[-1]
+    W = W.reshape(-1, n)
+    prob = np.ones_like(W)
+    alias = np.tile(np.arange(n), (W.shape[0], 1))
+    for r in range(W.shape[0]):
+        w = W[r] * n / W[r].sum()
+        small = [i for i in range(n) if w[i] < 1.0]
+        large = [i for i in range(n) if w[i] >= 1.0]
+        while small and large:
+            s_, l_ = small.pop(), large.pop()
+            prob[r, s_], alias[r, s_] = w[s_], l_
+            w[l_] -= 1.0 - w[s_]
+            (small if w[l_] < 1.0 else large).append(l_)
+    return prob.reshape(shape + (n,)), alias.reshape(shape + (n,))
+
+
+def simulate_alias(rng, prob, alias, N):
+    T, V, K = prob.shape
+    x = rng.integers(0, V, N)
+    rej = np.zeros(N, dtype=np.int64)
+    for t in range(T):
+        u = rng.random(N) * K
+        k = u.astype(np.int64)
+        o = np.where(u - k < prob[t, x, k], k, alias[t, x, k])
+        x = o >> 1
+        rej += o & 1
+    return rej.mean()
+
+
+def simulate_block(rng, P, Q, gamma, N):
+    T, V, _ = P.shape
+    cP = np.cumsum(P, axis=2)
+    cQ = np.cumsum(Q, axis=2)
+    n = np.ones(N, dtype=np.int64)           # next position (1-based)
+    prev = rng.integers(0, V, N)
+    rej = np.zeros(N)
+    idx = np.arange(N)
+    while True:
+        act = idx[n <= T]
+        if act.size == 0:
+            break
+        a_n, a_prev = n[act], prev[act]
+        G = np.minimum(gamma, T - a_n + 1)
+        A = act.size
+        drafts = np.zeros((A, gamma), dtype=np.int64)
+        pis = np.zeros((A, gamma + 1))
+        pis[:, 0] = 1.0
+        tau = np.zeros(A, dtype=np.int64)
+        y = a_prev.copy()
+        for i in range(1, gamma + 1):
+            live = i <= G
+            t = np.minimum(a_n + i - 2, T - 1)
+            u = rng.random(A)
+            x = np.minimum((cP[t, y] <= u[:, None]).sum(axis=1), V - 1)
+            px, qx = P[t, y, x], Q[t, y, x]
+            pi = np.minimum(1.0, pis[:, i - 1] * qx / px)
+            pis[:, i] = np.where(live, pi, 0.0)
+            drafts[:, i - 1] = x
+            t1 = np.minimum(t + 1, T - 1)
+            m = np.maximum(pi[:, None] * Q[t1, x] - P[t1, x], 0.0).sum(axis=1)
+            last = i == G
+            h = np.where(last, pi, m / np.maximum(m + 1.0 - pi, 1e-300))
+            eta = rng.random(A)
+            tau = np.where(live & (eta < h), i, tau)
+            y = x
+        full = tau == G
+        # the token after the accepted prefix: bonus from q, or the residual
+        ctx = np.where(tau > 0, drafts[np.arange(A), np.maximum(tau - 1, 0)], a_prev)
+        t = np.minimum(a_n + tau - 1, T - 1)
+        u = rng.random(A)
+        ptau = pis[np.arange(A), tau]
+        w = np.maximum(ptau[:, None] * Q[t, ctx] - P[t, ctx], 0.0)
+        cw = np.cumsum(w, axis=1)
+        tot = cw[:, -1]
+        r = np.minimum((cw <= (u * tot)[:, None]).sum(axis=1), V - 1)
+        b = np.minimum((cQ[t, ctx] <= u[:, None]).sum(axis=1), V - 1)
+        ytok = np.where(full | (tot <= 0), b, r)
+        rej[act] += ~full
+        emitted = tau + np.where(full & (a_n + G > T), 0, 1)
+        last_tok = np.where(a_n + tau <= T, ytok, ctx)
+        prev[act] = np.where(emitted > tau, last_tok, ctx)
+        n[act] = a_n + emitted
+    return rej.mean()
+
+
 def main():
     rng = np.random.default_rng(10)
     configs = [(7, 50, 200000, 3), (256, 50, 20000, 3)]
@@ -68,6 +168,24 @@ def main():
             dt = time.perf_counter() - t0
             best = max(best, N * T / dt)
         print(f"baseline {V} {T} {best:.6g} {mean_rej:.6g}", flush=True)
+        if V <= 7:  # the alias and block baselines at the bench's V=7
+            W = np.empty((T, V, 2 * V))
+            W[:, :, 0::2] = np.minimum(P, Q)
+            W[:, :, 1::2] = np.maximum(Q - P, 0.0)
+            prob, alias = alias_tables(W)
+            best = 0.0
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                mean_rej = simulate_alias(rng, prob, alias, N)
+                best = max(best, N * T / (time.perf_counter() - t0))
+            print(f"alias {V} {T} {best:.6g} {mean_rej:.6g}", flush=True)
+            gamma, NB = 4, N // 4
+            best = 0.0
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                mean_rej = simulate_block(rng, P, Q, gamma, NB)
+                best = max(best, NB * T / (time.perf_counter() - t0))
+            print(f"block {V} {T} {gamma} {best:.6g} {mean_rej:.6g}", flush=True)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ static double S_now(void)
 }
 
 typedef struct {
-    double v7, v256; /* baseline tokens/s, 0 if unknown */
+    double v7, v256;  /* baseline tokens/s (inverse-CDF token), 0 if unknown */
+    double alias7;    /* the alias-method token baseline at V=7 */
+    double block7;    /* the vectorised block-verification baseline, V=7, gamma 4 */
 } S_baseline;
 
 static void S_read_baseline(const char *path, S_baseline *b)
@@ -46,12 +48,24 @@ static void S_read_baseline(const char *path, S_baseline *b)
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    size_t V, T;
+    size_t V, T, g;
     double tps, rej;
-    while (fscanf(f, " baseline %zu %zu %lf %lf", &V, &T, &tps, &rej) == 4) {
-        if (V == 7)
+    char kind[16];
+    while (fscanf(f, " %15s %zu %zu", kind, &V, &T) == 3) {
+        if (strcmp(kind, "block") == 0) {
+            if (fscanf(f, " %zu %lf %lf", &g, &tps, &rej) != 3)
+                break;
+            if (V == 7 && g == 4)
+                b->block7 = tps;
+            continue;
+        }
+        if (fscanf(f, " %lf %lf", &tps, &rej) != 2)
+            break;
+        if (strcmp(kind, "alias") == 0 && V == 7)
+            b->alias7 = tps;
+        if (strcmp(kind, "baseline") == 0 && V == 7)
             b->v7 = tps;
-        if (V == 256)
+        if (strcmp(kind, "baseline") == 0 && V == 256)
             b->v256 = tps;
     }
     fclose(f);
@@ -183,7 +197,7 @@ int main(int argc, char **argv)
 #else
     threads = 1;
 #endif
-    S_baseline bl = {0, 0};
+    S_baseline bl = {0, 0, 0, 0};
     if (baseline_file)
         S_read_baseline(baseline_file, &bl);
     uint64_t scale = quick ? 1 : 8;
@@ -248,6 +262,37 @@ int main(int argc, char **argv)
         S_row(multi[i].label, 7, 50, &m, threads, 0, tok7.tps);
     }
 
+    /* Every verifier at V=7, gamma 4, as a ratio to the token kernel at the
+     * same gamma (the issue's table) and, for block, to its vectorised numpy
+     * baseline. */
+    printf("\nevery verifier at V=7, T=50, gamma 4 (vs token = ratio to the token kernel's tokens/s "
+           "at gamma 4):\n");
+    S_meas tokg;
+    sd_params pg;
+    sd_params_defaults(&pg, sd_verifier_find("token"));
+    pg.gamma = 4;
+    sd_sim_job tj = {sd_verifier_find("token"), &m7, &pg};
+    if (S_measure(&tj, 200000 * scale, threads, reps, &tokg))
+        return 70;
+    S_row("token, gamma 4", 7, 50, &tokg, threads, bl.alias7, 0);
+    static const char *const every[] = {"block", "greedy-block", "batch", "rrs", "spectr", "biased",
+                                        "sprinter"};
+    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+        const sd_verifier_type *vt = sd_verifier_find(every[i]);
+        if (!vt)
+            continue;
+        sd_params vp;
+        sd_params_defaults(&vp, vt);
+        if (sd_params_decl(vt, "gamma", NULL))
+            vp.gamma = 4;
+        sd_sim_job vj = {vt, &m7, &vp};
+        if (S_measure(&vj, 20000 * scale, threads, reps, &m))
+            return 70;
+        char label[64];
+        snprintf(label, sizeof label, "%s, gamma 4", every[i]);
+        S_row(label, 7, 50, &m, threads, strcmp(every[i], "block") == 0 ? bl.block7 : 0, tokg.tps);
+    }
+
     /* The on-demand model at a GPT-2 vocabulary. */
     sd_zipf_params lp = {50257, 128, 10, SD_ZIPF_DEFAULT_S_DRAFT, SD_ZIPF_DEFAULT_S_TARGET};
     sd_zipf *lz = NULL;
@@ -281,6 +326,12 @@ int main(int argc, char **argv)
         printf("goals: token >= 20x numpy at V=7: %.1fx, %s; >= 50x at V=256: %.1fx, %s.\n",
                tok7.tps / bl.v7, tok7.tps >= 20.0 * bl.v7 ? "met" : "NOT met", tok256.tps / bl.v256,
                tok256.tps >= 50.0 * bl.v256 ? "met" : "NOT met");
+        if (bl.alias7 > 0)
+            printf("alias-method numpy token baseline (one draw per token, as the kernel): %.4g tokens/s; "
+                   "token kernel %.1fx at gamma = horizon, %.1fx at gamma 4 (goal >= 10x on one thread).\n",
+                   bl.alias7, tok7.tps / bl.alias7, tokg.tps / bl.alias7);
+        if (bl.block7 > 0)
+            printf("vectorised numpy block verification (gamma 4): %.4g tokens/s.\n", bl.block7);
     } else
         printf("numpy baseline: not run (python3-numpy missing: scripts/install-deps.sh --extra).\n");
     sd_chain_free(c7);

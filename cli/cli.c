@@ -17,6 +17,8 @@
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_parse.h"
+#include "../src/sd_sha256.h"
+#include "suggest.h"
 
 int cli_exit_code(sd_status code)
 {
@@ -69,11 +71,44 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EX_USAGE_;
 }
 
+/* The option table of the getopt loop running now (cli_getopt), for "did
+ * you mean". */
+static const struct option *S_opts;
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts)
+{
+    S_opts = opts;
+    int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    if (c == -1)
+        S_opts = NULL;
+    return c;
+}
+
 int cli_option_error(const char *cmd, int c, char **argv)
 {
     if (c == ':')
         return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    const char *a = argv[optind - 1];
+    char name[64], hint[160] = "";
+    if (S_opts && strncmp(a, "--", 2) == 0) {
+        size_t len = strcspn(a + 2, "=");
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+        cli_suggest sg;
+        cli_suggest_init(&sg, name);
+        for (const struct option *o = S_opts; o->name; o++)
+            cli_suggest_add(&sg, o->name);
+        cli_suggest_text(&sg, "--", hint, sizeof hint);
+    }
+    return cli_usage_error(cmd, "unknown option '%s'%s", a, hint);
+}
+
+int cli_set_format(const char *cmd, cli_format *fmt, cli_format want)
+{
+    static const char *const names[] = {"table", "--json", "--csv"};
+    if (*fmt != CLI_FMT_TABLE && *fmt != want)
+        return cli_usage_error(cmd, "%s and %s are alternatives; give one", names[*fmt], names[want]);
+    *fmt = want;
+    return -1;
 }
 
 /* --- numbers ------------------------------------------------------------ */
@@ -264,7 +299,10 @@ const char cli_model_help[] =
     "                      (model-seed, t, a), 64 bytes per token; with --V, --T,\n"
     "                      --model-seed (verifiers with a Zipf kernel: run --list)\n"
     "  --zipf-draft S      its draft exponent (default 1.0)\n"
-    "  --zipf-target S     its target exponent (default 1.2)\n";
+    "  --zipf-target S     its target exponent (default 1.2)\n"
+    "  --tol X             accept --model rows whose sums are within X of 1 (default\n"
+    "                      1e-9; e.g. 1e-6 for a model exported in single precision);\n"
+    "                      rows are renormalised and the largest deviation reported\n";
 
 void cli_model_init(cli_model_opts *mo)
 {
@@ -305,6 +343,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
             rc = sd_error_set(err, SD_EUSAGE, "--rng '%s': expected dirichlet or numpy-mt19937", arg);
         break;
     case CLI_OPT_ZIPF: mo->zipf = 1; break;
+    case CLI_OPT_TOL: rc = cli_parse_double("--tol", arg, 1e-9, 0.01, &mo->tol, err); break;
     case CLI_OPT_ZIPF_DRAFT:
         mo->zipf_given = 1;
         rc = cli_parse_double("--zipf-draft", arg, 0.0, 100.0, &mo->s_draft, err);
@@ -328,6 +367,8 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     return rc ? -1 : 1;
 }
 
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err);
+
 int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -347,9 +388,16 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         m->view = sd_model_of_zipf(m->zipf);
         return SD_OK;
     }
-    if (!(m->chain = cli_model_build(mo, err)))
+    if (!(m->chain = S_build(mo, &m->row_dev, err)))
         return err ? (int)err->code : SD_EINTERNAL;
     m->view = sd_model_of_chain(m->chain);
+    if (mo->file) {
+        int rc = sd_sha256_file(mo->file, m->sha256, err);
+        if (rc) {
+            cli_model_close(m);
+            return rc;
+        }
+    }
     return SD_OK;
 }
 
@@ -363,7 +411,18 @@ void cli_model_close(cli_model *m)
 
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
+    double dev;
+    return S_build(mo, &dev, err);
+}
+
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err)
+{
     sd_chain *c = NULL;
+    *row_dev = 0.0;
+    if (mo->tol > 0.0 && !mo->file) {
+        sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
+        return NULL;
+    }
     if (mo->zipf || mo->zipf_given) {
         sd_error_set(err, SD_EUSAGE, "--zipf: this command needs a model with stored rows "
                                      "(--model, --p/--q or a generated chain)");
@@ -394,8 +453,11 @@ sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
             sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix apply to generated models, not to --model");
             return NULL;
         }
-        if (sd_chain_load(mo->file, &c, err))
+        if (sd_chain_load_tol(mo->file, mo->tol, &c, row_dev, err))
             return NULL;
+        if (mo->tol > 0.0 && *row_dev > 1e-9)
+            fprintf(stderr, "simdec: note: %s: rows renormalised (--tol %g); largest |row sum - 1| = %.3g\n",
+                    mo->file, mo->tol, *row_dev);
         if (mo->T_given && sd_chain_truncate(c, mo->gen.T, err)) {
             sd_chain_free(c);
             return NULL;
@@ -443,6 +505,29 @@ void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
     json_object_set_new(m, "vocab", json_integer((json_int_t)md->V));
     json_object_set_new(m, "horizon", json_integer((json_int_t)md->T));
     json_object_set_new(o, "model", m);
+}
+
+void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o)
+{
+    json_t *j = json_object_get(o, "model");
+    if (!j)
+        return;
+    if (mo->file && m->sha256[0])
+        json_object_set_new(j, "sha256", json_string(m->sha256));
+    if (mo->file) {
+        json_object_set_new(j, "row_tol", json_real(mo->tol > 0.0 ? mo->tol : 1e-9));
+        json_object_set_new(j, "row_max_deviation", json_real(m->row_dev));
+    }
+}
+
+void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model *m)
+{
+    if (mo->file && m->sha256[0])
+        fprintf(f, "          sha256 %s", m->sha256);
+    if (mo->file && mo->tol > 0.0)
+        fprintf(f, "; rows renormalised (--tol %g), largest |sum - 1| %.3g", mo->tol, m->row_dev);
+    if (mo->file && m->sha256[0])
+        fputc('\n', f);
 }
 
 void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, const sd_model *md)
@@ -493,12 +578,23 @@ static const char *S_scan(int argc, char **argv, const char *name, int *at)
 
 int cli_plugins_load(int argc, char **argv, sd_error *err)
 {
+    /* A sweep parses the command line once per point: a file loaded
+     * already is not loaded again (its names are registered). */
+    static char *loaded[64];
+    static size_t nloaded;
     int at = 1;
     const char *path;
     while ((path = S_scan(argc, argv, "plugin", &at)) != NULL) {
+        int seen = 0;
+        for (size_t i = 0; i < nloaded && !seen; i++)
+            seen = strcmp(loaded[i], path) == 0;
+        if (seen)
+            continue;
         int rc = sd_plugin_load(path, err);
         if (rc)
             return rc;
+        if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)
+            nloaded++;
     }
     return SD_OK;
 }
@@ -519,8 +615,16 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
     cv->named = name != NULL;
     if (!name)
         name = def;
-    if (name && !(cv->vt = sd_verifier_find(name)))
-        return cli_usage_error(cmd, "unknown verifier '%s' (see 'simdec run --list')", name);
+    if (name && !(cv->vt = sd_verifier_find(name))) {
+        char hint[160];
+        cli_suggest sg;
+        cli_suggest_init(&sg, name);
+        const sd_verifier_type *v;
+        for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+            cli_suggest_add(&sg, v->name);
+        return cli_usage_error(cmd, "unknown verifier '%s'%s (see 'simdec run --list')", name,
+                               cli_suggest_text(&sg, "", hint, sizeof hint));
+    }
     sd_params_defaults(&cv->par, cv->vt);
     if (!(*opts = cli_options_with_params(base, cv->vt, skip))) {
         fprintf(stderr, "simdec: out of memory\n");
@@ -560,10 +664,25 @@ int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err)
 {
     if (c == CLI_OPT_PLUGIN)
         return 1; /* loaded by cli_verifier_prescan */
+    if (c == CLI_OPT_PROGRESS) {
+        cli_progress_force = 1;
+        return 1;
+    }
     size_t np = sd_params_count(cv->vt);
     if (!cv->vt || c < CLI_OPT_PARAM || c >= CLI_OPT_PARAM + (int)np)
         return 0;
     return sd_params_parse(&cv->par, cv->vt, cv->vt->params[c - CLI_OPT_PARAM].name, arg, err) ? -1 : 1;
+}
+
+int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char *arg, int *status)
+{
+    sd_error err;
+    int r = cli_model_option(mo, c, arg, &err);
+    if (r == 0)
+        r = cli_param_option(cv, c, arg, &err);
+    if (r < 0)
+        *status = cli_fail(&err);
+    return r != 0;
 }
 
 int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt)
@@ -610,12 +729,17 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
             char arg[96];
             if (d->kind == SD_PARAM_CHOICE)
                 snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+            else if (d->kind == SD_PARAM_SHAPE)
+                snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
             else if (d->kind == SD_PARAM_COUNT)
                 snprintf(arg, sizeof arg, "--%s N", d->name);
             else
                 snprintf(arg, sizeof arg, "--%s X", d->name);
             fprintf(f, "  %-20s %s", arg, d->help);
-            if (d->kind != SD_PARAM_CHOICE)
+            if (d->kind == SD_PARAM_SHAPE)
+                fprintf(f, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max, SD_TREE_MAX_NODES,
+                        d->choices);
+            else if (d->kind != SD_PARAM_CHOICE)
                 fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
             if (!vt) {
                 fprintf(f, "\n  %-20s [", "");
@@ -691,9 +815,11 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
     return rc;
 }
 
+int cli_progress_force;
+
 int cli_stderr_is_tty(void)
 {
-    return isatty(fileno(stderr));
+    return cli_progress_force || isatty(fileno(stderr));
 }
 
 void cli_progress_show(void *ctx, uint64_t done, uint64_t total)

@@ -44,6 +44,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * else (an unknown option, named from argv).  Returns 64. */
 int cli_option_error(const char *cmd, int c, char **argv);
 
+/* getopt_long(argc, argv, shortopts, opts, NULL), remembering opts while
+ * the loop runs so that cli_option_error can suggest the nearest option
+ * ("unknown option '--gama'; did you mean '--gamma'?"). */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts);
+
 /* Strict number parsing (src/sd_parse.h, whose functions the commands call
  * under these names). */
 #define cli_parse_size sd_parse_size
@@ -69,6 +75,7 @@ typedef struct cli_model_opts {
     size_t pV, qV;
     int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
     double s_draft, s_target;
+    double tol;         /* --tol: row-sum tolerance of --model (0: 1e-9) */
 } cli_model_opts;
 
 /* A model built from the options: its owner and the view the library
@@ -77,6 +84,8 @@ typedef struct cli_model {
     sd_chain *chain;
     sd_zipf *zipf;
     sd_model view;
+    char sha256[65];    /* of --model FILE ("" otherwise) */
+    double row_dev;     /* largest |row sum - 1| of --model FILE before renormalising */
 } cli_model;
 
 void cli_model_init(cli_model_opts *mo);
@@ -89,6 +98,7 @@ enum {
     CLI_OPT_MODEL = 1000, CLI_OPT_V, CLI_OPT_T, CLI_OPT_MODEL_SEED,
     CLI_OPT_ALPHA, CLI_OPT_MIX, CLI_OPT_P, CLI_OPT_Q,
     CLI_OPT_ZIPF, CLI_OPT_ZIPF_DRAFT, CLI_OPT_ZIPF_TARGET, CLI_OPT_PLUGIN,
+    CLI_OPT_TOL, CLI_OPT_PROGRESS,
     CLI_OPT_FIRST_FREE = 1100, /* commands number their own options from here */
     CLI_OPT_PARAM = 1200       /* + index: a verifier's declared parameters */
 };
@@ -107,9 +117,14 @@ enum { CLI_OPT_RNG = CLI_OPT_FIRST_FREE - 1 };
     {"zipf", no_argument, 0, CLI_OPT_ZIPF}, \
     {"zipf-draft", required_argument, 0, CLI_OPT_ZIPF_DRAFT}, \
     {"zipf-target", required_argument, 0, CLI_OPT_ZIPF_TARGET}, \
+    {"tol", required_argument, 0, CLI_OPT_TOL}, \
     {"rng", required_argument, 0, CLI_OPT_RNG}
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
+/* --progress: progress lines on stderr even when it is not a terminal
+ * (handled by cli_param_option; sets cli_progress_force). */
+#define CLI_PROGRESS_LONGOPT {"progress", no_argument, 0, CLI_OPT_PROGRESS}
+extern int cli_progress_force;
 /* Help text lines for the model options. */
 extern const char cli_model_help[];
 /* Handles option c if it is a model option: 1 handled, 0 not a model
@@ -131,6 +146,11 @@ void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, con
 int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *err);
 /* Adds "model": {"file"|"generated": ..., "vocab", "horizon", ...} to o. */
 void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o);
+/* Adds to o's "model" the identity of a --model FILE that cli_model_open
+ * read: "sha256", "row_tol", "row_max_deviation". */
+void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o);
+/* The table line of the same ("          sha256 ..."), nothing for other models. */
+void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model *m);
 
 /* --- verifiers ------------------------------------------------------------------
  *
@@ -173,6 +193,12 @@ struct option *cli_options_with_params(const struct option *base, const sd_verif
  * set). */
 int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err);
 
+/* The options every command that takes a verifier shares: the model
+ * options (cli_model_option), --plugin, --progress and cv's parameters
+ * (cli_param_option).  1 if c was one of them (a bad value: the error is
+ * printed and *status set to its exit code), 0 otherwise. */
+int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char *arg, int *status);
+
 /* Like cli_option_error, but an option that is a parameter of another
  * verifier is named as such ("--eps does not apply to --algo token (it
  * reads: gamma)"). */
@@ -188,6 +214,9 @@ void cli_verifier_list(FILE *f);
 
 /* Output formats. */
 typedef enum { CLI_FMT_TABLE = 0, CLI_FMT_JSON, CLI_FMT_CSV } cli_format;
+/* Sets *fmt to want: -1 to go on, or 64 (printed) when another machine
+ * format was given already (--json with --csv). */
+int cli_set_format(const char *cmd, cli_format *fmt, cli_format want);
 
 /* Prints a JSON value to stdout (indented, 17 significant digits, a final
  * newline) and decrefs it.  Returns 0, or 73 on a write error. */

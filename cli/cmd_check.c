@@ -1,6 +1,7 @@
 /* cmd_check.c — `simdec check`: is a verifier lossless?  Chi-square test of
  * the joint law of its first L output tokens against the exact target
  * joint (sims/sd_check.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +9,11 @@
 
 #include "../sims/sd_check.h"
 #include "../sims/sd_params.h"
+#include "../sims/sd_exact_gen.h"
+#include "../src/sd_power.h"
 #include "cli.h"
+#include "../src/sd_sha256.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_ALL_CELLS 64 /* tables up to this many cells are printed whole */
@@ -19,6 +24,7 @@ static const char S_help_head[] =
     "Usage: simdec check --algo NAME [verifier parameters] [model] [--L l]\n"
     "                    [--trials N] [--seed S] [--alpha a] [--threads N]\n"
     "                    [--min-expected e] [--fail-biased] [--json] [--plugin FILE]\n"
+    "       simdec check --samples FILE [model] [--L l] [--alpha a] [--json] ...\n"
     "\n"
     "Runs the verifier N times, tabulates the joint law of its first l output\n"
     "tokens x_1..x_l (V^l cells) and compares it with the exact target joint of\n"
@@ -40,7 +46,19 @@ static const char S_help_head[] =
     "  --json             one JSON object (keys: unbiased, p_value, chi2, dof,\n"
     "                     algo, seed, trials, L, max_abs_dev, cells, cells_tested,\n"
     "                     zero_hits, ...)\n"
+    "  --exact            also the exact law of x_1..x_L (enumerated from the\n"
+    "                     verifier's per-iteration law) and its TV to the target's\n"
+    "                     (JSON exact_tv): ~1e-15 when lossless, else the true bias\n"
+    "  --detect TV        choose the trials so that any bias of total variation TV\n"
+    "                     is detected with probability 0.9 at --alpha (the report's\n"
+    "                     detectable_tv is that TV for the trials run)\n"
     "  --fail-biased      exit with status 1 when the verdict is 'biased'\n"
+    "  --samples FILE     test sequences another program produced instead of a\n"
+    "                     verifier: one line per trial, 0-based token ids separated\n"
+    "                     by single spaces (as 'simdec run --samples' writes), at\n"
+    "                     least l per line; the same test, against the model's\n"
+    "                     exact law of x_1..x_l, with the lines as trials ('-':\n"
+    "                     standard input)\n"
     "\n"
     "The verdict is data: the exit status is 0 whether the verifier is found\n"
     "unbiased or biased, unless --fail-biased is given.\n"
@@ -113,33 +131,58 @@ typedef struct {
     const cli_model_opts *mo;
     const sd_params *par;
     const sd_check_result *r;
+    double detectable_tv; /* smallest TV detected w.p. 0.9 (src/sd_power.h) */
+    double exact_tv;      /* --exact: TV of the exact law of x_1..x_L, or NaN */
+    const char *exact_why; /* --exact refused: the reason */
+    const char *samples;   /* --samples FILE, or NULL */
 } S_report;
+
+/* The model file's SHA-256 (the identity run prints too). */
+static void S_identity(const cli_model_opts *mo, json_t *o)
+{
+    char hex[65];
+    json_t *m = json_object_get(o, "model");
+    if (mo->file && m && sd_sha256_file(mo->file, hex, NULL) == SD_OK)
+        json_object_set_new(m, "sha256", json_string(hex));
+}
 
 static int S_print_json(const S_report *rp)
 {
     const sd_check_result *r = rp->r;
     json_t *o = json_object();
-    json_object_set_new(o, "algo", json_string(rp->vt->name));
+    json_object_set_new(o, "algo", rp->samples ? json_null() : json_string(rp->vt->name));
+    if (rp->samples)
+        json_object_set_new(o, "samples", json_string(rp->samples));
     json_object_set_new(o, "unbiased", json_boolean(r->unbiased));
     json_object_set_new(o, "p_value", cli_json_real(r->chi.p_value));
     json_object_set_new(o, "chi2", cli_json_real(r->chi.chi2));
     json_object_set_new(o, "dof", json_integer((json_int_t)r->chi.dof));
     json_object_set_new(o, "alpha", json_real(r->alpha));
     json_object_set_new(o, "max_abs_dev", json_real(r->chi.max_abs_dev));
-    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(o, "seed", rp->samples ? json_null() : json_integer((json_int_t)r->seed));
     json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
     json_object_set_new(o, "L", json_integer((json_int_t)r->L));
     json_object_set_new(o, "cells", json_integer((json_int_t)r->cells));
     json_object_set_new(o, "cells_tested", json_integer((json_int_t)r->chi.cells_tested));
     json_object_set_new(o, "min_expected", json_real(r->min_expected));
     json_object_set_new(o, "zero_hits", json_integer((json_int_t)r->chi.zero_hits));
-    json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(rp->vt, rp->par)));
+    if (!rp->samples)
+        json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(rp->vt, rp->par)));
     json_object_set_new(o, "kernel", json_string(r->kernel));
     json_object_set_new(o, "vocab", json_integer((json_int_t)rp->c->V));
     json_object_set_new(o, "horizon", json_integer((json_int_t)rp->c->T));
-    json_object_set_new(o, "params", sd_params_json(rp->par, rp->vt));
+    if (!rp->samples)
+        json_object_set_new(o, "params", sd_params_json(rp->par, rp->vt));
+    json_object_set_new(o, "detectable_tv", cli_json_real(rp->detectable_tv));
+    json_object_set_new(o, "power", json_real(SD_POWER_DEFAULT));
+    if (rp->exact_why)
+        json_object_set_new(o, "exact_tv", cli_json_real(rp->exact_tv));
+    if (rp->exact_why && *rp->exact_why)
+        json_object_set_new(o, "exact_error", json_string(rp->exact_why));
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
+    S_identity(rp->mo, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -166,14 +209,20 @@ static int S_print_table(const S_report *rp)
 {
     const sd_check_result *r = rp->r;
     const sd_chain *c = rp->c;
-    printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
+    if (rp->samples)
+        printf("simdec check --samples %s: sequences from a file\n", rp->samples);
+    else
+        printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
     sd_model md = sd_model_of_chain(c);
     cli_model_summary(stdout, "model", rp->mo, &md);
     char pars[512];
     sd_params_format(rp->par, rp->vt, pars, sizeof pars);
-    printf("verifier  %s%s (%s)\n", rp->vt->name, pars, r->kernel);
-    printf("trials    %llu   seed %llu\n", (unsigned long long)r->trials,
-           (unsigned long long)r->seed);
+    if (rp->samples)
+        printf("trials    %llu (the lines of the file)   simdec %s\n", (unsigned long long)r->trials,
+               SD_VERSION);
+    else
+        printf("verifier  %s%s (%s)\ntrials    %llu   seed %llu   simdec %s\n", rp->vt->name, pars,
+               r->kernel, (unsigned long long)r->trials, (unsigned long long)r->seed, SD_VERSION);
     printf("tested    joint law of x_1..x_%zu: %zu cells, %zu after pooling cells with "
            "expected count < %g\n\n",
            r->L, r->cells, r->chi.cells_tested, r->min_expected);
@@ -192,9 +241,15 @@ static int S_print_table(const S_report *rp)
     printf("\n  chi2 %.4f   dof %.0f   p-value %.4g\n", r->chi.chi2, r->chi.dof, r->chi.p_value);
     printf("  max |observed/N - expected| over cells %.3g\n", r->chi.max_abs_dev);
     printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
+    printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
+           SD_POWER_DEFAULT);
+    if (rp->exact_why && *rp->exact_why)
+        printf("  exact TV   not computed: %s\n", rp->exact_why);
+    if (rp->exact_why && !*rp->exact_why)
+        printf("  exact TV of the law of x_1..x_L to the target's: %.3g\n", rp->exact_tv);
     printf("  verdict    %s (p-value %s alpha %g)%s\n", r->unbiased ? "unbiased" : "BIASED",
            r->unbiased ? ">=" : "<", r->alpha,
-           !sd_verifier_claims_lossless(rp->vt, rp->par)
+           !rp->samples && !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
                : "");
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
@@ -204,7 +259,7 @@ int cmd_check(int argc, char **argv)
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_L, O_TRIALS, O_SEED, O_ALPHA, O_MINEXP, O_THREADS,
-        O_JSON, O_FAIL
+        O_JSON, O_FAIL, O_EXACT, O_DETECT, O_SAMPLES
     };
     /* {"alpha"} comes before the model options so that it wins over their
      * --alpha (the generator's Dirichlet concentration, here --model-alpha):
@@ -221,7 +276,11 @@ int cmd_check(int argc, char **argv)
         {"min-expected", required_argument, 0, O_MINEXP},
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
+        CLI_PROGRESS_LONGOPT,
         {"fail-biased", no_argument, 0, O_FAIL},
+        {"exact", no_argument, 0, O_EXACT},
+        {"detect", required_argument, 0, O_DETECT},
+        {"samples", required_argument, 0, O_SAMPLES},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -237,19 +296,14 @@ int cmd_check(int argc, char **argv)
     sd_check_opts co;
     sd_check_defaults(&co);
     size_t threads = 0;
-    int json = 0, fail_biased = 0, c;
+    int json = 0, fail_biased = 0, exact = 0, c;
+    double detect = 0.0;
+    const char *samples = NULL, *sim_opt = NULL; /* sim_opt: an option --samples excludes */
     sd_error err;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
             continue;
         int rc = SD_OK;
         switch (c) {
@@ -258,8 +312,9 @@ int cmd_check(int argc, char **argv)
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:
             rc = cli_parse_trials(optarg, &co.trials, &err);
+            sim_opt = "--trials";
             break;
-        case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); break;
+        case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); sim_opt = "--seed"; break;
         case O_ALPHA:
             rc = cli_parse_double("--alpha", optarg, 0.0, 1.0, &co.alpha, &err);
             if (!rc && (co.alpha <= 0.0 || co.alpha >= 1.0))
@@ -272,6 +327,12 @@ int cmd_check(int argc, char **argv)
         case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
         case O_JSON: json = 1; break;
         case O_FAIL: fail_biased = 1; break;
+        case O_EXACT: exact = 1; sim_opt = "--exact"; break;
+        case O_DETECT:
+            rc = cli_parse_double("--detect", optarg, 1e-9, 1.0, &detect, &err);
+            sim_opt = "--detect";
+            break;
+        case O_SAMPLES: samples = optarg; break;
         default: status = cli_unknown_option("check", c, argv, vt); break;
         }
         if (rc)
@@ -280,6 +341,9 @@ int cmd_check(int argc, char **argv)
     free(opts);
     if (status < 0 && optind < argc)
         status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    if (status < 0 && samples && (cv.named || sim_opt))
+        status = cli_usage_error("check", "%s: not with --samples (the file's lines are the trials)",
+                                 cv.named ? "--algo" : sim_opt);
     /* Refuse V^L before building a generated model of that vocabulary,
      * which may itself take minutes (a model file is only known once read). */
     if (status < 0 && co.L && !mo.file) {
@@ -306,8 +370,32 @@ int cmd_check(int argc, char **argv)
         co.progress = cli_progress_show;
         co.progress_ctx = &pr;
     }
+    if (detect > 0.0) {
+        /* --detect TV: the trials at which any bias of that TV is detected
+         * with probability 0.9; dof bounded by the cells of positive
+         * target probability minus one (more dof, more trials). */
+        size_t L = co.L ? co.L : sd_check_default_L(ch, SD_CHECK_MAX_CELLS);
+        size_t cells = sd_sim_cells(ch->V, L, SD_CHECK_MAX_CELLS);
+        double *tg = cells ? malloc(cells * sizeof *tg) : NULL, dof = 0.0;
+        if (tg && sd_chain_target_joint(ch, L, SD_CHECK_MAX_CELLS, tg, &err) == SD_OK)
+            for (size_t i = 0; i < cells; i++)
+                dof += tg[i] > 0.0;
+        free(tg);
+        co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
+    }
     sd_check_result res;
-    int crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);
+    memset(&res, 0, sizeof res);
+    int crc;
+    if (samples) {
+        int in = strcmp(samples, "-") == 0;
+        FILE *f = in ? stdin : fopen(samples, "rb");
+        crc = f ? sd_check_samples(ch, f, in ? "(stdin)" : samples, &co, &res, &err)
+                : sd_error_set(&err, SD_EIO, "--samples: cannot open '%s': %s", samples, strerror(errno));
+        if (f && !in)
+            fclose(f);
+    } else {
+        crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);
+    }
     cli_progress_end(&pr);
     if (crc) {
         sd_check_result_free(&res);
@@ -315,7 +403,14 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res};
+    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples};
+    rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
+    sd_error xerr;
+    if (exact) {
+        rp.exact_why = "";
+        if (sd_exact_gen_prefix_tv(vt, ch, &cv.par, res.L, SD_CHECK_MAX_CELLS, &rp.exact_tv, &xerr))
+            rp.exact_why = xerr.msg;
+    }
     status = json ? S_print_json(&rp) : S_print_table(&rp);
     if (status == 0 && fail_biased && !res.unbiased)
         status = S_EXIT_BIASED;

@@ -14,7 +14,12 @@
 #include "../src/sd_exact_otm.h"
 #include "../src/sd_exact_single.h"
 #include "../src/sd_kseq.h"
+#include "../sims/sd_params.h"
+#include "../src/sd_exact_tree.h"
 #include "cli.h"
+#include "suggest.h"
+#include "eval_speedup.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 /* Options a subcommand may read (bits of S_sub.accepts). */
@@ -27,7 +32,8 @@ enum {
     A_K = 1 << 5,
     A_ALGO = 1 << 6,
     A_CTX = 1 << 7,   /* --step t --state a */
-    A_SPRINTER = 1 << 8 /* --tp --fp --r --td */
+    A_SPRINTER = 1 << 8, /* --tp --fp --r --td */
+    A_TREE = 1 << 9      /* --tree --draw (accept-length of the tree verifiers) */
 };
 
 typedef struct {
@@ -46,6 +52,7 @@ typedef struct {
     double tp, fp, td;
     size_t r;
     unsigned sprinter_given; /* bits: 1 tp, 2 fp, 4 r */
+    const char *tree, *draw; /* --tree, --draw as given */
 } S_args;
 
 typedef struct S_sub {
@@ -68,7 +75,9 @@ enum {
     O_GAMMA,
     O_K,
     O_TP,
-    O_FP
+    O_FP,
+    O_TREE,
+    O_DRAW
 };
 
 static const struct option S_opts[] = {
@@ -85,6 +94,8 @@ static const struct option S_opts[] = {
     {"r", required_argument, 0, O_R},
     {"td", required_argument, 0, O_TD},
     {"json", no_argument, 0, O_JSON},
+    {"tree", required_argument, 0, O_TREE},
+    {"draw", required_argument, 0, O_DRAW},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -104,6 +115,7 @@ static unsigned S_needs(int c)
     case O_ALGO: return A_ALGO;
     case O_STEP: case O_STATE: return A_CTX;
     case O_TP: case O_FP: case O_R: case O_TD: return A_SPRINTER;
+    case O_TREE: case O_DRAW: return A_TREE;
     default: return 0;
     }
 }
@@ -147,6 +159,8 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
     case O_STEP: a->ctx_given = 1; return cli_parse_size("--step", arg, 1, (size_t)1 << 40, &a->step, err);
     case O_STATE: a->ctx_given = 1; return cli_parse_size("--state", arg, 0, (size_t)1 << 40, &a->state, err);
     case O_JSON: a->json = 1; return SD_OK;
+    case O_TREE: a->tree = arg; return SD_OK;
+    case O_DRAW: a->draw = arg; return SD_OK;
     default: return sd_error_set(err, SD_EINTERNAL, "unhandled option %d", c);
     }
 }
@@ -178,7 +192,7 @@ static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
     int c;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", S_opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":h", S_opts)) != -1) {
         if (c == 'h') {
             S_sub_help(sub);
             return 0;
@@ -250,6 +264,7 @@ static int S_rows(const S_args *a, const double **p, const double **q, size_t *V
  * plus the context row of a model. */
 static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 {
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     if (c && !a->mo.p) {
         sd_model md = sd_model_of_chain(c);
         cli_model_describe(&a->mo, &md, o);
@@ -265,7 +280,9 @@ static void S_describe(const S_args *a, const sd_chain *c, size_t V, json_t *o)
 
 static void S_describe_table(const S_args *a, const sd_chain *c, size_t V, int ctx)
 {
-    if (a->mo.p)
+    if (a->mo.p && a->mo.T_given)
+        printf("model        i.i.d. tokens (--p/--q), V=%zu, T=%zu\n", V, a->mo.gen.T);
+    else if (a->mo.p)
         printf("model        single-token problem (--p/--q), V=%zu\n", V);
     else if (a->mo.file)
         printf("model        %s, V=%zu, T=%zu\n", a->mo.file, c->V, c->T);
@@ -302,13 +319,13 @@ static const char S_rej_help[] =
     "Usage: simdec eval rejections [model | --p LIST --q LIST] [--M m|inf] [--json]\n"
     "\n"
     "Expected number of rejections with lookahead to the horizon, exactly.\n"
-    "  M = 1 (default): token-level SD, Theorem 1 of Yin et al. (004_):\n"
+    "  M = 1 (default): token-level SD, Theorem 1 of Yin et al. 2024:\n"
     "      E[N_rej] = sum_n sum_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),  O(T V^2).\n"
-    "  M >= 2: batch SD, Theorem 3 of 004_, by the recursion of SPEC 3 over\n"
+    "  M >= 2: batch SD, Theorem 3 of Yin et al. 2024, by a recursion over\n"
     "      F_n(b) = P(x_n = b produced by a rejection), checked against an\n"
     "      independent dynamic program over (x_{n-1}, fresh or continuing);\n"
     "      O(T V^2 M), refused beyond T V^2 M = 2^36.\n"
-    "  M = inf: the limit M -> inf (Proposition 1 of 004_, corrected: where the\n"
+    "  M = inf: the limit M -> inf (Proposition 1 of Yin et al. 2024, corrected: where the\n"
     "      target puts mass q(Z) on tokens Z the draft never proposes, a fresh\n"
     "      position still rejects with probability q(Z)).\n"
     "With --p/--q (and no --T) the answer is the rejection probability of one\n"
@@ -360,6 +377,15 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.p && !a->M_inf && a->M == 1) {
+        /* T i.i.d. tokens: every row is (p, q), so Theorem 1 of Yin et al.
+         * 2024, E[N_rej] = Σ_n E[TV(p_n, q_n)], is T·TV(p, q) — one row in
+         * memory and O(V) time instead of a V×V chain. */
+        if (S_pq(a, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = a->mo.pV;
+        rej = (double)a->mo.gen.T * sd_dist_tv(a->mo.p, a->mo.q, V);
+        method = "theorem1";
     } else {
         if (!(c = cli_model_build(&a->mo, &err)))
             return S_finish(a, NULL, NULL, cli_fail(&err));
@@ -375,11 +401,13 @@ static int S_rejections(const S_sub *sub, S_args *a)
         if (isfinite(dp))
             json_object_set_new(o, "rejections_dp", json_real(dp));
         S_describe(a, c, V, o);
+        if (!c && a->mo.p && a->mo.T_given) /* the closed form: no chain, same description */
+            json_object_set_new(json_object_get(o, "model"), "horizon", json_integer((json_int_t)a->mo.gen.T));
         return S_finish(a, c, o, 0);
     }
     S_describe_table(a, c, V, 0);
     if (a->M_inf)
-        printf("E[N_rej]     %.12f   (M -> inf, Proposition 1 of 004_, corrected)\n", rej);
+        printf("E[N_rej]     %.12f   (M -> inf, Proposition 1 of Yin et al. 2024, corrected)\n", rej);
     else if (a->M == 1)
         printf("E[N_rej]     %.12f   (Theorem 1, token-level SD, lookahead to the horizon)\n", rej);
     else
@@ -394,7 +422,7 @@ static int S_rejections(const S_sub *sub, S_args *a)
 static const char S_bi_help[] =
     "Usage: simdec eval batch-improvement --M m|inf [model | --p LIST --q LIST] [--json]\n"
     "\n"
-    "Batch improvement of M drafts over one (004_ section 3.2, SPEC 3).\n"
+    "Batch improvement of M drafts over one (Yin et al. 2024, section 3.2).\n"
     "  With --p/--q: the single-token BI = TV(q,p) - prod_{m=1..M} TV(q^m, p),\n"
     "      q^1 = q, q^{m+1} = [q^m - p]+.\n"
     "  With a model: E[N_rej](M=1) - E[N_rej](M) (Theorems 1 and 3).\n"
@@ -464,7 +492,7 @@ static const char S_pareto_help[] =
     "Usage: simdec eval pareto --eps E [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "The rejection / bias trade-off of the over-accepting rule\n"
-    "b(x) = min(1, (q(x)+E)/p(x)) (004_ Theorems 4 and 5):\n"
+    "b(x) = min(1, (q(x)+E)/p(x)) (Yin et al. 2024, Theorems 4 and 5):\n"
     "  reject_prob = sum (1-b) p,\n"
     "  loss_tv     = Loss*_TV(b) = 1/2 sum |q - b p| - 1/2 sum (1-b) p,\n"
     "  tv          = TV(p,q) = reject_prob + loss_tv (Theorem 5),\n"
@@ -538,11 +566,11 @@ static const char S_al_help[] =
     "                                 [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "Expected number of draft tokens accepted in one iteration of G draft tokens\n"
-    "from a context, exactly (SPEC 3):\n"
+    "from a context, exactly:\n"
     "  token  token-level verification:  sum_l sum_{x^l} p(x^l) prod_{i<=l} min(1, q/p)\n"
-    "  block  block verification (001_ Alg. 2), following the recursion of 001_ eq. 9,\n"
+    "  block  block verification (Sun et al. 2025, Alg. 2), following the recursion of Sun et al. 2025, eq. 9,\n"
     "         p_i = min(1, p_{i-1} q(x_i)/p(x_i)):  sum_l sum_{x^l} p(x^l) p_l(x^l)\n"
-    "  full   the full-information optimum (000_ Theorem 1; greedy-block):\n"
+    "  full   the full-information optimum (Sun et al. 2024, Theorem 1; greedy-block):\n"
     "         sum_l sum_{x^l} min(p(x^l), q(x^l))\n"
     "All three are computed; --algo (default block) picks the one reported as\n"
     "\"expected_accepted\".  The draft blocks are enumerated, so V^G may be at\n"
@@ -554,7 +582,12 @@ static const char S_al_help[] =
     "                  t+G-1 may not exceed the horizon\n"
     "  --state a       with a model: x_{t-1} (default 0)\n"
     "  --p/--q         a single-token problem (tokens i.i.d.)\n"
-    "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n";
+    "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n"
+    "\n"
+    "Token trees: --algo tree-rrs|tree-rrs-wor|tree-topk|traversal (or a broken-tree-*\n"
+    "control) --tree b1,...,bd [--draw iid|wor|topk] (no --gamma): the expected\n"
+    "accepted path length from the context, by enumerating every drafted tree\n"
+    "(at most 4e6 trees: V^nodes, 1 with topk; refused beyond), and its law P(l).\n";
 
 static int S_algo_index(const char *name, const char *const *names, int n)
 {
@@ -564,12 +597,93 @@ static int S_algo_index(const char *name, const char *const *names, int n)
     return -1;
 }
 
+/* accept-length of a tree verifier (src/sd_exact_tree.h). */
+static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
+{
+    sd_error err;
+    const sd_verifier_type *vt = sd_verifier_find(k->name);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    if (a->gamma_given)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma does not apply to --algo %s: "
+                                                       "the tree's depth is its draft length", k->name));
+    if ((a->tree && sd_params_parse(&par, vt, "tree", a->tree, &err)) ||
+        (a->draw && sd_params_parse(&par, vt, "draw", a->draw, &err)) ||
+        sd_tree_check_draw(k, sd_tree_draw_of(&par), k->name, &err))
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    size_t V = a->mo.p ? a->mo.pV : a->mo.gen.V, d = par.tree_depth;
+    double trees = sd_exact_tree_count(V, &par, sd_tree_draw_of(&par));
+    if (!a->mo.file && trees > SD_EXACT_TREE_MAX_TREES) { /* refuse before building the chain */
+        sd_error_set(&err, SD_ETOOBIG, "accept-length of %s would enumerate %.3g drafted trees (%zu nodes at V = %zu), "
+                     "beyond the limit %.0f", k->name, trees, sd_params_tree_nodes(&par), V, SD_EXACT_TREE_MAX_TREES);
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    }
+    sd_chain *c = NULL;
+    size_t t = a->step, st8 = a->state;
+    if (a->mo.p || a->mo.q) {
+        if (a->ctx_given || a->mo.T_given) {
+            sd_error_set(&err, SD_EUSAGE, "--step/--state/--T select a context of a model, not of --p/--q");
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        }
+        if (S_pq(a, &err) || !(c = sd_chain_from_pq(a->mo.p, a->mo.q, a->mo.pV, d, &err)))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        t = 1;
+        st8 = 0;
+    } else if (!(c = cli_model_build(&a->mo, &err)) || cli_context_check(c, t, st8, &err)) {
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    double ex, *joint = malloc((d + 1) * c->V * sizeof *joint), law[SD_TREE_MAX_DEPTH + 1] = {0};
+    if (!joint) {
+        sd_error_set(&err, SD_ENOMEM, "out of memory");
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    if (sd_exact_tree_accept(c, t, st8, &par, k, &ex, joint, &err)) {
+        free(joint);
+        return S_finish(a, c, NULL, cli_fail(&err));
+    }
+    for (size_t l = 0; l <= d; l++)
+        for (size_t y = 0; y < c->V; y++)
+            law[l] += joint[l * c->V + y];
+    free(joint);
+    if (a->json) {
+        json_t *o = json_object(), *lj = json_array();
+        json_object_set_new(o, "expected_accepted", json_real(ex));
+        json_object_set_new(o, "algo", json_string(k->name));
+        json_object_set_new(o, "params", sd_params_json(&par, vt));
+        json_object_set_new(o, "nodes", json_integer((json_int_t)sd_params_tree_nodes(&par)));
+        for (size_t l = 0; l <= d; l++)
+            json_array_append_new(lj, json_real(law[l]));
+        json_object_set_new(o, "accept_law", lj);
+        if (!a->mo.p) {
+            json_object_set_new(o, "step", json_integer((json_int_t)t));
+            json_object_set_new(o, "state", json_integer((json_int_t)st8));
+        }
+        S_describe(a, c, c->V, o);
+        return S_finish(a, c, o, 0);
+    }
+    char pars[256];
+    sd_params_format(&par, vt, pars, sizeof pars);
+    S_describe_table(a, c, c->V, 1);
+    printf("verifier     %s%s (%zu nodes)\n", k->name, pars, sd_params_tree_nodes(&par));
+    printf("E[accepted]  %.12f   (enumeration of every drafted tree)\n", ex);
+    printf("P(l)        ");
+    for (size_t l = 0; l <= d; l++)
+        printf(" P(%zu)=%.6f", l, law[l]);
+    printf("\n");
+    return S_finish(a, c, NULL, 0);
+}
+
 static int S_accept_length(const S_sub *sub, S_args *a)
 {
     (void)sub;
     sd_error err;
     static const char *const names[] = {"token", "block", "full"};
     int alg = SD_ACCEPT_BLOCK;
+    if (a->algo && sd_tree_kind_find(a->algo))
+        return S_accept_length_tree(a, sd_tree_kind_find(a->algo));
+    if (a->tree || a->draw)
+        return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--tree/--draw apply to the tree "
+                                                       "verifiers (--algo tree-rrs, tree-rrs-wor, tree-topk, traversal)"));
     if (!a->gamma_given)
         return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma is required"));
     if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
@@ -644,10 +758,10 @@ static const char S_acc_help[] =
     "                              [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
     "Probability that one of k i.i.d. drafts from p is accepted at one position:\n"
-    "  otm   the optimum over all valid verifiers (002_ section 5):\n"
+    "  otm   the optimum over all valid verifiers (Sun et al. 2023, section 5):\n"
     "        alpha_k = 1 - max_B [p(B)^k - q(B)], B a prefix of the tokens sorted by\n"
     "        q/p (proof: docs/otm-prefix.md), O(V log V) for any k\n"
-    "  kseq  SpecTr k-Seq (002_ Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
+    "  kseq  SpecTr k-Seq (Sun et al. 2023, Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
     "  rrs   recursive rejection sampling (SpecInfer): 1 - prod_{m<=k} TV(q^m, p)\n"
     "\n"
     "  --k k           number of drafts (default 2)\n"
@@ -710,7 +824,7 @@ static int S_acceptance(const S_sub *sub, S_args *a)
 static const char S_spr_help[] =
     "Usage: simdec eval sprinter --tp E --fp E --r R [--td T] [--p LIST --q LIST] [--json]\n"
     "\n"
-    "SPRINTER's cheap verifier (003_, letters reversed there; here p is the draft):\n"
+    "SPRINTER's cheap verifier (Zhong et al. 2025, letters reversed there; here p is the draft):\n"
     "with R acceptable draft tokens in a row and i.i.d. verifier decisions (yes with\n"
     "probability tp on acceptable tokens, fp on the others),\n"
     "  expected_tokens    E[N] = (tp - tp^R)/(1-tp) + tp^R/(1-fp)       (Theorem 3.3)\n"
@@ -764,15 +878,15 @@ static int S_sprinter(const S_sub *sub, S_args *a)
 static const S_sub S_subs[] = {
     {"rejections", S_rejections, "expected rejections: Theorem 1 (M=1), Theorem 3 (batch), M=inf",
      A_MODEL | A_PQ | A_M, S_rej_help},
-    {"batch-improvement", S_batch_improvement, "batch improvement of M drafts over one (004_ 3.2)",
+    {"batch-improvement", S_batch_improvement, "batch improvement of M drafts over one (Yin et al. 2024, 3.2)",
      A_MODEL | A_PQ | A_M, S_bi_help},
-    {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of 004_",
+    {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of Yin et al. 2024",
      A_MODEL | A_PQ | A_EPS | A_CTX, S_pareto_help},
     {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
-     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX, S_al_help},
+     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX | A_TREE, S_al_help},
     {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
      A_MODEL | A_PQ | A_K | A_ALGO | A_CTX, S_acc_help},
-    {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (003_ Thm 3.3, 3.4)",
+    {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (Zhong et al. 2025, Thm 3.3, 3.4)",
      A_PQ | A_SPRINTER, S_spr_help},
     {NULL, NULL, NULL, 0, NULL},
 };
@@ -782,6 +896,8 @@ static void S_help(FILE *f)
     fputs("Usage: simdec eval WHAT [OPTIONS]\n\nExact evaluators:\n", f);
     for (const S_sub *s = S_subs; s->name; s++)
         fprintf(f, "  %-20s %s\n", s->name, s->summary);
+    fprintf(f, "  %-20s %s\n", "generation", "whole-generation rejections and target calls, any verifier");
+    fprintf(f, "  %-20s %s\n", "speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)");
     fputs("\n  simdec eval WHAT --help   options of one evaluator\n", f);
 }
 
@@ -796,6 +912,10 @@ int cmd_eval(int argc, char **argv)
         S_help(stdout);
         return 0;
     }
+    if (strcmp(argv[1], "generation") == 0)
+        return cmd_eval_generation(argc - 1, argv + 1);
+    if (strcmp(argv[1], "speedup") == 0)
+        return cmd_eval_speedup(argc - 1, argv + 1);
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, argv[1]) == 0) {
             S_args a;
@@ -806,5 +926,11 @@ int cmd_eval(int argc, char **argv)
             }
             return s->fn(s, &a);
         }
-    return cli_usage_error("eval", "unknown evaluator '%s'", argv[1]);
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, argv[1]);
+    for (const S_sub *s = S_subs; s->name; s++)
+        cli_suggest_add(&sg, s->name);
+    cli_suggest_add(&sg, "speedup");
+    return cli_usage_error("eval", "unknown evaluator '%s'%s", argv[1], cli_suggest_text(&sg, "", hint, sizeof hint));
 }

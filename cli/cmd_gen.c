@@ -46,7 +46,7 @@ int cmd_gen(int argc, char **argv)
     int c, status = 0;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":ho:", opts)) != -1) {
         if (c == 'h') {
             fputs(S_help, stdout);
             cli_model_release(&mo);

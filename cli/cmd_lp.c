@@ -12,7 +12,10 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
+#include "../sims/sd_tree.h"
 #include "cli.h"
+#include "suggest.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_DEFAULT_TRIALS 100000u
@@ -20,23 +23,32 @@
 
 static const char S_help_head[] =
     "Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
-    "                 [--json] [--plan FILE] [--max-vars N] [--exact] [--time-limit S]\n"
+    "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
     "                 [--compare NAME [--trials N] [--seed S]]\n"
     "\n"
     "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
     "independent closed form (the 'reference').\n"
     "\n"
-    "  otm --k K                OTM-k (SpecTr 002_ eq. 4): couplings of p^{(x)k} and q\n"
+    "  otm --k K                OTM-k (SpecTr, Sun et al. 2023, eq. 4): couplings of p^{(x)k} and q\n"
     "                           with membership cost; optimum = acceptance probability.\n"
     "                           Solved on multisets of drafts (C(V+k-1,k) rows);\n"
     "                           --ordered uses ordered k-tuples (V^k rows) instead.\n"
-    "  block-ot --gamma G       block-level optimal transport (000_ Def. 1): couplings\n"
+    "  block-ot --gamma G       block-level optimal transport (Sun et al. 2024, Def. 1): couplings\n"
     "                           of the draft and target G-blocks maximising the expected\n"
     "                           common-prefix length; optimum = expected accepted length.\n"
-    "  valid-verify --gamma G   the best verifier among all valid ones (001_ Def. 1,\n"
+    "  valid-verify --gamma G   the best verifier among all valid ones (Sun et al. 2025, Def. 1,\n"
     "                           Lemma 2); optimum = expected accepted length E[tau].\n"
     "  pareto --reject RHO      least TV bias of a single-token verifier whose rejection\n"
-    "                           probability is RHO (004_ Thm 4-5); optimum = TV.\n"
+    "                           probability is RHO (Yin et al. 2024, Thm 4-5); optimum = TV.\n"
+    "  tree-valid --tree b1,..,bd [--draw iid|wor|topk]\n"
+    "                           the best valid verifier for a draft token tree drafted\n"
+    "                           by the rule (default iid, or the --compare verifier's);\n"
+    "                           optimum = expected accepted path length.  Drafted trees\n"
+    "                           with the same root paths share one block of variables.\n"
+    "  tree-ot --tree b1,..,bd [--draw iid|wor|topk]\n"
+    "                           the full-information bound: couplings of the drafted\n"
+    "                           tree with the target sequence, maximising the depth to\n"
+    "                           which the target path stays inside the tree.\n"
     "\n"
     "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
     "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
@@ -46,7 +58,12 @@ static const char S_help_head[] =
     "                           constraints, seconds, reference, ...\n"
     "  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
     "                           docs/lp.md)\n"
-    "  --max-vars N             refuse an LP with more than N variables (default 200000)\n"
+    "  --max-vars N             refuse an LP with more than N variables, or a flow\n"
+    "                           network with more than N arcs (default 200000\n"
+    "                           variables, 5000000 arcs)\n"
+    "  --method M               flow (default): otm as a maximum flow on GLPK's graph\n"
+    "                           API (glp_maxflow_ffalg, certified to 1e-13); simplex:\n"
+    "                           the LP on GLPK's simplex (always so for the others)\n"
     "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
     "  --time-limit S           stop the solver after S seconds (status says so)\n"
     "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
@@ -59,11 +76,17 @@ static const char S_help_head[] =
     "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
     "\n";
 
-typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO } S_problem;
+typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO, S_TREE_VALID, S_TREE_OT, S_NPROBLEMS } S_problem;
 
-static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto"};
+static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto", "tree-valid", "tree-ot"};
 static const char *const S_meaning[] = {"acceptance probability", "expected accepted length",
-                                        "expected accepted length", "minimal TV"};
+                                        "expected accepted length", "minimal TV",
+                                        "expected accepted path length", "expected accepted path length"};
+
+static int S_is_tree(S_problem pb)
+{
+    return pb == S_TREE_VALID || pb == S_TREE_OT;
+}
 
 /* The chain restricted to one iteration from the context: horizon h, steps
  * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
@@ -115,6 +138,7 @@ typedef struct S_out {
     size_t k, gamma, t, a;
     double rho, tv;
     int ordered;
+    int flow; /* otm solved as a maximum flow */
     const cli_model_opts *mo;
     const sd_chain *c;
     sd_lp_result res;
@@ -125,6 +149,8 @@ typedef struct S_out {
     const sd_params *cmp_par;
     sd_welford acc;
     uint64_t trials, seed;
+    sd_params tree;     /* tree-valid, tree-ot: the shape (tree, tree_depth) */
+    int draw;           /* and the drafting rule (sd_tree_draw) */
 } S_out;
 
 static int S_write_plan(FILE *f, void *ctx, sd_error *err)
@@ -150,6 +176,12 @@ static int S_print_json(const S_out *o)
     } else if (o->prob == S_PARETO) {
         json_object_set_new(j, "reject", json_real(o->rho));
         json_object_set_new(j, "tv", json_real(o->tv));
+    } else if (S_is_tree(o->prob)) {
+        json_t *tj = json_array();
+        for (size_t l = 0; l < o->tree.tree_depth; l++)
+            json_array_append_new(tj, json_integer((json_int_t)o->tree.tree[l]));
+        json_object_set_new(j, "tree", tj);
+        json_object_set_new(j, "draw", json_string(sd_tree_draw_name((sd_tree_draw)o->draw)));
     } else {
         json_object_set_new(j, "gamma", json_integer((json_int_t)o->gamma));
     }
@@ -157,6 +189,8 @@ static int S_print_json(const S_out *o)
     json_object_set_new(j, "state", json_integer((json_int_t)o->a));
     sd_model md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
+    json_object_set_new(j, "version", json_string(SD_VERSION));
+    json_object_set_new(j, "method", json_string(o->flow ? "flow" : "simplex"));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
@@ -198,7 +232,12 @@ static int S_print_table(const S_out *o)
         printf(" --k %zu%s", o->k, o->ordered ? " --ordered" : "");
     else if (o->prob == S_PARETO)
         printf(" --reject %g", o->rho);
-    else
+    else if (S_is_tree(o->prob)) {
+        printf(" --tree ");
+        for (size_t l = 0; l < o->tree.tree_depth; l++)
+            printf("%s%zu", l ? "," : "", o->tree.tree[l]);
+        printf(" --draw %s", sd_tree_draw_name((sd_tree_draw)o->draw));
+    } else
         printf(" --gamma %zu", o->gamma);
     putchar('\n');
     if (o->mo->p)
@@ -209,8 +248,12 @@ static int S_print_table(const S_out *o)
     else
         printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
                o->mo->gen.seed, c->V, c->T, o->t, o->a);
-    printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
-           o->res.constraints, o->res.nonzeros);
+    if (o->flow)
+        printf("  flow         %zu arcs, %zu vertices (maximum flow, glp_maxflow_ffalg)\n", o->res.variables,
+               o->res.constraints);
+    else
+        printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
+               o->res.constraints, o->res.nonzeros);
     printf("  status       %s\n", o->res.status);
     printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
     if (o->ref_name)
@@ -226,7 +269,7 @@ static int S_print_table(const S_out *o)
         sd_params_format(o->cmp_par, o->cmp, pars, sizeof pars);
         printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name, pars,
                o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        if (!sd_params_decl(o->cmp, "gamma", NULL))
+        if (!sd_params_decl(o->cmp, "gamma", NULL) && !(S_is_tree(o->prob) && sd_params_decl(o->cmp, "tree", NULL)))
             printf("  note         %s does not read gamma: it drafts up to the %zu positions of the\n"
                    "               sub-problem (gamma + 1), not gamma\n", o->cmp->name, o->gamma + 1);
         if (isfinite(z))
@@ -235,6 +278,27 @@ static int S_print_table(const S_out *o)
             printf("  gap          optimum - measured = %+.6f (n/a se: the standard error is 0)\n", gap);
     }
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+}
+
+/* The reductions of the tree LPs to what simdec computes otherwise: a
+ * chain (1,...,1) is a draft block (tree-valid: block verification, Sun et
+ * al. 2024 Thm 2; tree-ot: the full-information optimum), and depth 1 with
+ * i.i.d. drafts is OTM-k for both.  Other trees: no reference. */
+static void S_tree_reference(S_out *o, const double *p, const double *q)
+{
+    const sd_params *tp = &o->tree;
+    int chain = 1;
+    for (size_t l = 0; l < tp->tree_depth; l++)
+        chain &= tp->tree[l] == 1;
+    double e[SD_ACCEPT_NALGO];
+    if (chain && !sd_exact_accept_length(o->c, o->t, o->a, tp->tree_depth, e, NULL, NULL)) {
+        o->ref = e[o->prob == S_TREE_VALID ? SD_ACCEPT_BLOCK : SD_ACCEPT_FULL];
+        o->ref_name = o->prob == S_TREE_VALID ? "a chain: block verification (Sun et al. 2025, Thm 2)"
+                                              : "a chain: full information sum_l sum_x min(p,q) (Sun et al. 2024, Thm 1)";
+    } else if (tp->tree_depth == 1 && o->draw == SD_DRAW_IID &&
+               !sd_exact_otm_acceptance(p, q, o->c->V, tp->tree[0], &o->ref, NULL, NULL)) {
+        o->ref_name = "depth 1, iid: optimal k-draft acceptance (eval acceptance --algo otm)";
+    }
 }
 
 /* The independent value each LP must reproduce (NAN/NULL when unavailable). */
@@ -246,23 +310,26 @@ static void S_reference(S_out *o, const double *p, const double *q)
     switch (o->prob) {
     case S_OTM:
         if (!sd_exact_otm_acceptance(p, q, o->c->V, o->k, &o->ref, NULL, NULL))
-            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (SPEC 3)";
+            o->ref_name = "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (docs/otm-prefix.md)";
         break;
     case S_BLOCK_OT:
         if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
             o->ref = e[SD_ACCEPT_FULL];
-            o->ref_name = "full information sum_l sum_x min(p,q) (000_ Thm 1)";
+            o->ref_name = "full information sum_l sum_x min(p,q) (Sun et al. 2024, Thm 1)";
         }
         break;
     case S_VALID:
         if (!sd_exact_accept_length(o->c, o->t, o->a, o->gamma, e, NULL, NULL)) {
             o->ref = e[SD_ACCEPT_BLOCK];
-            o->ref_name = "block verification (001_ Thm 2)";
+            o->ref_name = "block verification (Sun et al. 2025, Thm 2)";
         }
         break;
     case S_PARETO:
         o->ref = fmax(0.0, o->tv - o->rho);
         o->ref_name = "Theorem 5 line max(0, TV - rho)";
+        break;
+    default:
+        S_tree_reference(o, p, q);
         break;
     }
 }
@@ -272,19 +339,48 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
 {
     sd_lp_size sz;
     switch (o->prob) {
-    case S_OTM: sz = sd_lp_otm_size(V, o->k, o->ordered); break;
+    case S_OTM:
+        sz = sd_lp_otm_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
+        break;
     case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
+    case S_TREE_VALID:
+    case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
+        return sd_lp_tree_enum_check(S_names[o->prob], V, &o->tree, o->draw, err) == SD_OK;
     default: sz = sd_lp_pareto_size(V); break;
     }
     return sd_lp_check_size(&sz, lo->max_vars, err) == SD_OK;
+}
+
+/* --tree and --draw of tree-valid/tree-ot into o->tree and o->draw, and
+ * into the compared verifier's parameters when it reads them.  The draw
+ * defaults to the compared verifier's, else iid. */
+static int S_tree_options(S_out *o, cli_verifier *cv, const char *tree_text, const char *draw_text,
+                          sd_error *err)
+{
+    const sd_verifier_type *cmp = cv->vt;
+    int reads_tree = cmp && sd_params_decl(cmp, "tree", NULL), reads_draw = cmp && sd_params_decl(cmp, "draw", NULL);
+    const sd_verifier_type *parser = reads_tree ? cmp : sd_verifier_find("tree-rrs");
+    sd_params_defaults(&o->tree, parser);
+    o->draw = reads_draw ? (int)sd_tree_draw_of(&cv->par) : SD_DRAW_IID;
+    int rc = sd_params_parse(&o->tree, parser, "tree", tree_text, err);
+    if (!rc && draw_text && !(rc = sd_params_parse(&o->tree, parser, "draw", draw_text, err)))
+        o->draw = (int)sd_tree_draw_of(&o->tree);
+    if (!rc && reads_tree)
+        rc = sd_params_parse(&cv->par, cmp, "tree", tree_text, err);
+    if (!rc && reads_draw)
+        rc = sd_params_parse(&cv->par, cmp, "draw", sd_tree_draw_name((sd_tree_draw)o->draw), err);
+    const sd_tree_kind *k = cmp ? sd_tree_kind_find(cmp->name) : NULL;
+    if (!rc && k)
+        rc = sd_tree_check_draw(k, (sd_tree_draw)o->draw, cmp->name, err);
+    return rc;
 }
 
 int cmd_lp(int argc, char **argv)
 {
     enum {
         O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
-        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED
+        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD, O_TREE, O_DRAW
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
@@ -300,9 +396,12 @@ int cmd_lp(int argc, char **argv)
         {"exact", no_argument, 0, O_EXACT},
         {"time-limit", required_argument, 0, O_TLIM},
         {"ordered", no_argument, 0, O_ORDERED},
+        {"method", required_argument, 0, O_METHOD},
         {"compare", required_argument, 0, O_COMPARE},
         {"trials", required_argument, 0, O_TRIALS},
         {"seed", required_argument, 0, O_SEED},
+        {"tree", required_argument, 0, O_TREE},
+        {"draw", required_argument, 0, O_DRAW},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -310,13 +409,13 @@ int cmd_lp(int argc, char **argv)
      * owns: gamma (the LP's draft length, which the verifier gets), k (otm's
      * drafts; passed to the verifier with the other problems) and plan (the
      * output file). */
-    static const char *const owned[] = {"gamma", "k", "plan", NULL};
+    static const char *const owned[] = {"gamma", "k", "plan", "tree", "draw", NULL};
     cli_verifier cv;
     struct option *opts;
     int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, base, owned, &cv, &opts);
     if (status >= 0)
         return status;
-    const char *k_text = NULL;
+    const char *k_text = NULL, *tree_text = NULL, *draw_text = NULL;
     cli_model_opts mo;
     cli_model_init(&mo);
     sd_lp_opts lo;
@@ -331,7 +430,7 @@ int cmd_lp(int argc, char **argv)
     int c;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         int r = cli_model_option(&mo, c, optarg, &err);
         if (r == 0 && cv.vt)
             r = cli_param_option(&cv, c, optarg, &err);
@@ -365,12 +464,22 @@ int cmd_lp(int argc, char **argv)
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
         case O_ORDERED: o.ordered = 1; break;
+        case O_METHOD:
+            if (!strcmp(optarg, "flow"))
+                lo.method = SD_LP_METHOD_FLOW;
+            else if (!strcmp(optarg, "simplex"))
+                lo.method = SD_LP_METHOD_SIMPLEX;
+            else
+                status = cli_usage_error("lp", "--method '%s': expected flow or simplex", optarg);
+            break;
         case O_COMPARE: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
             r = cli_parse_trials(optarg, &o.trials, &err);
             have_mc = 1;
             break;
         case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
+        case O_TREE: tree_text = optarg; break;
+        case O_DRAW: draw_text = optarg; break;
         default: status = cli_unknown_option("lp", c, argv, cv.vt); break;
         }
         if (r && status < 0)
@@ -379,14 +488,21 @@ int cmd_lp(int argc, char **argv)
     free(opts);
     /* the problem name */
     if (status < 0 && optind >= argc)
-        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify or pareto");
+        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify, pareto, tree-valid "
+                                 "or tree-ot");
     if (status < 0) {
         size_t i = 0;
-        while (i < 4 && strcmp(argv[optind], S_names[i]) != 0)
+        while (i < S_NPROBLEMS && strcmp(argv[optind], S_names[i]) != 0)
             i++;
-        if (i == 4)
-            status = cli_usage_error("lp", "unknown problem '%s'; expected otm, block-ot, valid-verify or pareto",
-                                     argv[optind]);
+        if (i == S_NPROBLEMS) {
+            char hint[160];
+            cli_suggest sg;
+            cli_suggest_init(&sg, argv[optind]);
+            for (size_t j = 0; j < S_NPROBLEMS; j++)
+                cli_suggest_add(&sg, S_names[j]);
+            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
+                                     "tree-valid or tree-ot", argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
+        }
         else if (optind + 1 < argc)
             status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
         o.prob = (S_problem)i;
@@ -412,10 +528,21 @@ int cmd_lp(int argc, char **argv)
             status = cli_usage_error("lp", "--ordered applies to otm only");
         else if (have_gamma && pb != S_BLOCK_OT && pb != S_VALID)
             status = cli_usage_error("lp", "--gamma applies to block-ot and valid-verify only");
+        else if (lo.exact && lo.method == SD_LP_METHOD_FLOW)
+            status = cli_usage_error("lp", "--exact certifies a simplex optimum; it does not go with --method flow");
         else if (have_rho && pb != S_PARETO)
             status = cli_usage_error("lp", "--reject applies to pareto only");
-        else if (cmp && pb != S_BLOCK_OT && pb != S_VALID)
-            status = cli_usage_error("lp", "--compare applies to block-ot and valid-verify (expected accepted length)");
+        else if (cmp && pb != S_BLOCK_OT && pb != S_VALID && !S_is_tree(pb))
+            status = cli_usage_error("lp", "--compare applies to block-ot, valid-verify, tree-valid and tree-ot "
+                                     "(expected accepted length)");
+        else if ((tree_text || draw_text) && !S_is_tree(pb))
+            status = cli_usage_error("lp", "--tree/--draw apply to tree-valid and tree-ot only");
+        else if (S_is_tree(pb) && !tree_text)
+            status = cli_usage_error("lp", "%s needs --tree b1,...,bd (the draft tree's shape)", S_names[pb]);
+        else if (S_is_tree(pb) && o.plan_file)
+            status = cli_usage_error("lp", "--plan is not written for %s", S_names[pb]);
+        else if (S_is_tree(pb) && S_tree_options(&o, &cv, tree_text, draw_text, &err))
+            status = cli_fail(&err);
         else if (have_mc && !cmp)
             status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
         else if (have_ctx && mo.p)
@@ -429,6 +556,8 @@ int cmd_lp(int argc, char **argv)
                                      cmp->name, cmp->name, S_names[pb]);
         o.cmp = cmp;
         o.cmp_par = &cv.par;
+        if (S_is_tree(pb))
+            o.gamma = o.tree.tree_depth; /* the draft length a compared chain verifier gets */
         cv.par.gamma = o.gamma; /* the LP's draft length is the verifier's */
     }
     /* Refuse an oversize LP before building (or generating) the model when
@@ -441,7 +570,7 @@ int cmd_lp(int argc, char **argv)
     if (status < 0) {
         if (mo.p && !mo.T_given) {
             mo.T_given = 1;
-            mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID) ? o.gamma + 1 : 1;
+            mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID || S_is_tree(o.prob)) ? o.gamma + 1 : 1;
         }
         if (!(ch = cli_model_build(&mo, &err)))
             status = cli_fail(&err);
@@ -459,6 +588,7 @@ int cmd_lp(int argc, char **argv)
     o.c = ch;
     const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
     o.tv = sd_dist_tv(p, q, ch->V);
+    o.flow = o.prob == S_OTM && sd_lp_otm_uses_flow(&lo);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
     switch (o.prob) {
@@ -466,6 +596,9 @@ int cmd_lp(int argc, char **argv)
     case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_VALID: rc = sd_lp_valid_verify(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_PARETO: rc = sd_lp_pareto(p, q, ch->V, o.rho, &lo, &o.res, want, &err); break;
+    case S_TREE_VALID: rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
+    case S_TREE_OT: rc = sd_lp_tree_ot(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
+    default: break;
     }
     if (!rc && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);

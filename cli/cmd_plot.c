@@ -21,6 +21,7 @@
 
 #include "../plots/sd_figures.h"
 #include "cli.h"
+#include "suggest.h"
 #include "commands.h"
 
 /* Every figure is at least this large (issue: pngcairo >= 1000x600). */
@@ -314,7 +315,7 @@ int cmd_plot(int argc, char **argv)
     sd_error err;
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         switch (c) {
         case 'h': fputs(S_help_text, stdout); return EX_OK_;
         case O_LIST: S_list(); return EX_OK_;
@@ -348,8 +349,14 @@ int cmd_plot(int argc, char **argv)
         } else if ((todo[nfig] = sd_figure_find(argv[a])) != NULL) {
             nfig++;
         } else {
+            char hint[160];
+            cli_suggest sg;
+            cli_suggest_init(&sg, argv[a]);
+            for (size_t i = 0; sd_figures[i]; i++)
+                cli_suggest_add(&sg, sd_figures[i]->name);
             free(todo);
-            return cli_usage_error("plot", "unknown figure '%s' (see 'simdec plot --list')", argv[a]);
+            return cli_usage_error("plot", "unknown figure '%s'%s (see 'simdec plot --list')", argv[a],
+                                   cli_suggest_text(&sg, "", hint, sizeof hint));
         }
     }
     if (S_mkdirs(out, &err)) {

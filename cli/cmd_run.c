@@ -12,16 +12,23 @@
 
 #include "../sims/sd_sim.h"
 #include "../sims/sd_params.h"
+#include "../sims/sd_exact_gen.h"
+#include "../src/sd_samples.h"
 #include "cli.h"
 #include "cmd_run.h"
+#include "sweep.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
 #define S_DEFAULT_TRIALS 10000u
 #define S_DEFAULT_SEED 1u
+/* The trial cap of --target-stderr without --trials: 10^8 (24 415 blocks). */
+#define S_TARGET_SE_TRIALS 100000000u
 
 static const char S_help_head[] =
-    "Usage: simdec run [--algo NAME] [verifier parameters] [model] [--trials N]\n"
-    "                  [--seed S] [--threads N] [--time-limit SEC] [--target-stderr X]\n"
+    "Usage: simdec run [--algo NAME[,NAME...]] [verifier parameters] [model]\n"
+    "                  [--trials N] [--seed S] [--threads N] [--time-limit SEC]\n"
+    "                  [--target-stderr X] [--paired] [--progress] [--estimator rb|plain]\n"
     "                  [--json|--csv]\n"
     "\n"
     "Simulates a verifier on the model and reports, per trial (one pass over the\n"
@@ -41,12 +48,40 @@ static const char S_help_head[] =
     "  --target-stderr X   stop at the first whole block where the standard\n"
     "                  error of the mean rejections is <= X (reproducible: the\n"
     "                  stopping point depends on the seed only); --trials caps it\n"
-    "  --json, --csv   machine-readable output (default: a table)\n"
+    "                  (default cap with --target-stderr: 10^8); a cap reached\n"
+    "                  first is reported (JSON \"stopped\": \"trials-cap\")\n"
+    "  --estimator rb|plain  rb (default): also report the Rao-Blackwellised\n"
+    "                  estimate of rejections, the average over trials of the sum of\n"
+    "                  each iteration's rejection probability given what it drew\n"
+    "                  (token, biased: per position; block: 1 - p_G), same mean,\n"
+    "                  smaller variance; verifiers without one show the plain\n"
+    "                  estimate only (an explicit rb then fails); plain: no rb\n"
+    "  --json, --csv   machine-readable output (default: a table); not both\n"
+    "  --samples FILE  also write each trial's output tokens to FILE, one line per\n"
+    "                  trial, 0-based token ids separated by single spaces (the\n"
+    "                  format 'simdec check --samples' reads); not with a sweep\n"
+    "  --L l           with --samples: the first l tokens x_1..x_l (default all T)\n"
+    "  --progress      progress on stderr even when it is not a terminal\n"
     "  --list          list the verifiers and their parameters\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
+    "\n"
+    "Sweeps: --algo a,b and a list or range on any numeric parameter (--gamma 1..8,\n"
+    "--k 2,4, --eps 0,0.1) run the cross product on the same --seed (common random\n"
+    "numbers: trial i of every point uses stream (S, i)) and print one long table,\n"
+    "CSV (one header, a column per parameter) or JSON array.\n"
+    "  --paired        also the difference of each point from the first: mean of\n"
+    "                  the per-trial differences, its paired stderr, and the stderr\n"
+    "                  two independent runs would give\n"
     "\n";
 
 _Static_assert(SD_SIM_BLOCK == 4096, "the help text states the block size");
+
+static double S_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void S_help(const sd_verifier_type *vt)
 {
@@ -69,102 +104,9 @@ static void S_exact(const sd_verifier_type *vt, const sd_model *m, const sd_para
     }
 }
 
-static json_t *S_stat_json(const sd_welford *w)
-{
-    double lo, hi;
-    sd_welford_ci95(w, &lo, &hi);
-    json_t *o = json_object();
-    json_object_set_new(o, "mean", json_real(w->mean));
-    json_object_set_new(o, "stderr", json_real(sd_welford_stderr(w)));
-    json_object_set_new(o, "ci95", json_pack("[f,f]", lo, hi));
-    return o;
-}
-
-typedef struct {
-    const cli_verifier *cv;
-    const sd_model *m;
-    const cli_model_opts *mo;
-    const sd_sim_result *r;
-    sd_exact_values ex;
-    double bias_tv;
-    const sd_verifier_type *base; /* the baseline verifier (token-level SD), or NULL */
-    double base_calls;      /* its exact target calls at the same draft length (NaN: n/a) */
-    unsigned threads;
-    double time_limit, target_stderr;
-} S_report;
-
-static double S_tokens_per_call(const S_report *rp)
-{
-    return (double)rp->r->T / rp->r->target_calls.mean;
-}
-
 static const char *S_stop_name(int stop)
 {
     return stop == SD_SIM_STOP_TIME ? "time-limit" : stop == SD_SIM_STOP_STDERR ? "target-stderr" : "done";
-}
-
-static int S_print_json(const S_report *rp)
-{
-    const sd_sim_result *r = rp->r;
-    json_t *o = json_object();
-    const sd_verifier_type *vt = rp->cv->vt;
-    json_object_set_new(o, "algo", json_string(vt->name));
-    json_object_set_new(o, "vocab", json_integer((json_int_t)r->V));
-    json_object_set_new(o, "horizon", json_integer((json_int_t)r->T));
-    json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
-    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
-    if (rp->time_limit > 0.0 || rp->target_stderr > 0.0) {
-        json_object_set_new(o, "trials_requested", json_integer((json_int_t)r->trials_requested));
-        json_object_set_new(o, "stopped", json_string(S_stop_name(r->stop)));
-        if (rp->time_limit > 0.0)
-            json_object_set_new(o, "time_limit", json_real(rp->time_limit));
-        if (rp->target_stderr > 0.0)
-            json_object_set_new(o, "target_stderr", json_real(rp->target_stderr));
-    }
-    json_object_set_new(o, "params", sd_params_json(&rp->cv->par, vt));
-    cli_model_describe(rp->mo, rp->m, o);
-    json_object_set_new(o, "rejections", S_stat_json(&r->rejections));
-    json_object_set_new(o, "target_calls", S_stat_json(&r->target_calls));
-    json_object_set_new(o, "tokens_per_call", json_real(S_tokens_per_call(rp)));
-    json_object_set_new(o, "exact_rejections", cli_json_real(rp->ex.rejections));
-    json_object_set_new(o, "exact_target_calls", cli_json_real(rp->ex.target_calls));
-    json_object_set_new(o, "token_exact_target_calls", cli_json_real(rp->base_calls));
-    json_object_set_new(o, "kernel", json_string(rp->r->kernel));
-    json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));
-    json_t *h = json_array();
-    size_t last = 0;
-    for (size_t j = 0; j <= r->T; j++)
-        if (r->accept_hist[j] > 0)
-            last = j;
-    for (size_t j = 0; j <= last; j++)
-        json_array_append_new(h, json_integer((json_int_t)r->accept_hist[j]));
-    json_object_set_new(o, "accepted_hist", h);
-    json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(vt, &rp->cv->par)));
-    json_object_set_new(o, "position_tv_max", cli_json_real(rp->bias_tv));
-    return cli_print_json(o);
-}
-
-static int S_print_csv(const S_report *rp)
-{
-    const sd_sim_result *r = rp->r;
-    double lo, hi;
-    sd_welford_ci95(&r->rejections, &lo, &hi);
-    printf("algo,vocab,horizon,trials,seed,rejections_mean,rejections_stderr,rejections_ci95_lo,"
-           "rejections_ci95_hi,target_calls_mean,target_calls_stderr,tokens_per_call,"
-           "accepted_per_iteration_mean,exact_rejections,exact_target_calls\n");
-    printf("%s,%zu,%zu,%llu,%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,", rp->cv->vt->name,
-           r->V, r->T, (unsigned long long)r->trials, (unsigned long long)r->seed,
-           r->rejections.mean, sd_welford_stderr(&r->rejections), lo, hi, r->target_calls.mean,
-           sd_welford_stderr(&r->target_calls), S_tokens_per_call(rp), r->accepted.mean);
-    if (isfinite(rp->ex.rejections))
-        printf("%.17g,", rp->ex.rejections);
-    else
-        printf(",");
-    if (isfinite(rp->ex.target_calls))
-        printf("%.17g\n", rp->ex.target_calls);
-    else
-        printf("\n");
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
 static void S_row(const char *name, const sd_welford *w, double exact)
@@ -177,39 +119,55 @@ static void S_row(const char *name, const sd_welford *w, double exact)
     putchar('\n');
 }
 
-static int S_print_table(const S_report *rp)
+static int S_print_table(const cli_run_point *rp)
 {
-    const sd_sim_result *r = rp->r;
-    const sd_verifier_type *vt = rp->cv->vt;
+    const sd_sim_result *r = &rp->res;
+    const sd_verifier_type *vt = rp->cv.vt;
     char pars[512];
-    sd_params_format(&rp->cv->par, vt, pars, sizeof pars);
+    sd_params_format(&rp->cv.par, vt, pars, sizeof pars);
     printf("simdec run --algo %s: %s\n", vt->name, vt->summary);
-    cli_model_summary(stdout, "model", rp->mo, rp->m);
+    cli_model_summary(stdout, "model", &rp->mo, &rp->model.view);
+    cli_model_identity_line(stdout, &rp->mo, &rp->model);
     printf("verifier  %s%s", vt->name, pars);
-    printf("\ntrials    %llu   seed %llu   threads %u   %.3g s (%.3g tokens/s, kernel %s)\n",
+    printf("\ntrials    %llu   seed %llu   threads %u   %.3g s (%.3g tokens/s, kernel %s)   simdec %s\n",
            (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, r->seconds,
            r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
-           r->kernel);
+           r->kernel, SD_VERSION);
+    if (rp->samples)
+        printf("samples   %s: x_1..x_%zu of each trial, one line per trial\n", rp->samples,
+               r->tokens_per_trial);
+    printf("setup     %.3g s (model %.3g s, kernel tables %.3g s)\n", rp->setup_seconds,
+           rp->setup_seconds - r->setup_seconds, r->setup_seconds);
     if (r->stop != SD_SIM_STOP_DONE)
         printf("stopped   %s after %llu of %llu trials (the output of --trials %llu)\n",
                S_stop_name(r->stop), (unsigned long long)r->trials,
                (unsigned long long)r->trials_requested, (unsigned long long)r->trials);
-    else if (rp->target_stderr > 0.0)
-        printf("stopped   --trials reached before --target-stderr %g\n", rp->target_stderr);
+    else if (rp->target_stderr > 0.0 && sd_welford_stderr(&r->rejections) > rp->target_stderr)
+        printf("stopped   --target-stderr %g NOT reached: the trial cap %llu came first (raise --trials)\n",
+               rp->target_stderr, (unsigned long long)r->trials);
     putchar('\n');
     printf("  %-24s %12s %10s  %s", "per trial", "mean", "stderr", "95% CI");
     if (isfinite(rp->ex.rejections))
         printf("%-20s  %12s  %6s", "", "exact", "z");
     putchar('\n');
     S_row("rejections", &r->rejections, rp->ex.rejections);
+    if (rp->rb)
+        S_row("rejections (RB)", &r->rejections_rb, rp->ex.rejections);
     S_row("target calls", &r->target_calls, rp->ex.target_calls);
     S_row("accepted per iteration", &r->accepted, NAN);
-    printf("  %-24s %12.6f\n", "tokens per target call", S_tokens_per_call(rp));
-    if (isfinite(rp->bias_tv))
-        printf("  %-24s %12.6f  (max over positions of TV(empirical x_n, target); lossy verifier)\n",
+    double tpc, tse, tlo, thi;
+    cli_tokens_per_call(r, &tpc, &tse, &tlo, &thi);
+    printf("  %-24s %12.6f %10.6f  [%.6f, %.6f]  (T / mean calls; the calls' CI mapped)\n",
+           "tokens per target call", tpc, tse, tlo, thi);
+    if (isfinite(rp->bias_tv) && rp->bias_exact)
+        printf("  %-24s %12.6g  (exact: max over positions of TV(law of x_n, target); lossy verifier)\n",
                "per-token bias", rp->bias_tv);
+    else if (isfinite(rp->bias_tv))
+        printf("  %-24s %12.6f  (Monte-Carlo max over positions of TV(empirical x_n, target); noise\n"
+               "  %-24s %12s   floor about sqrt(V/(2 pi trials)) = %.2g when unbiased)\n",
+               "per-token bias", rp->bias_tv, "", "", sqrt((double)r->V / (2.0 * M_PI * (double)r->trials)));
     /* The distribution of accepted draft tokens per iteration (its CCDF is
-     * 001_ Fig. 3): the first few values. */
+     * Sun et al. 2025, Fig. 3): the first few values. */
     printf("\n  accepted per iteration:");
     double tot = 0.0;
     for (size_t j = 0; j <= r->T; j++)
@@ -223,6 +181,12 @@ static int S_print_table(const S_report *rp)
     printf("%s\n", shown == 8 ? "  ..." : "");
     if (rp->ex.method && isfinite(rp->ex.rejections))
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
+    if (rp->rb) {
+        double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
+        printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
+               "      variance %.6g vs %.6g plain (%.3gx fewer trials for the same stderr)\n",
+               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, vr > 0 ? vp / vr : INFINITY);
+    }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
         printf("\n  %s-level SD on the same model and draft length needs %.6f target calls (exact);\n"
@@ -231,6 +195,12 @@ static int S_print_table(const S_report *rp)
                100.0 * fabs(rp->base_calls - m) / rp->base_calls, m <= rp->base_calls ? "fewer" : "more");
     }
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+}
+
+static int S_write_samples(FILE *f, void *ctx, sd_error *err)
+{
+    const sd_sim_result *r = ctx;
+    return sd_samples_write(f, r->tokens, r->trials, r->tokens_per_trial, err);
 }
 
 static int S_default_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
@@ -246,15 +216,25 @@ int cmd_run(int argc, char **argv)
     return cmd_run_with(argc, argv, &h);
 }
 
-int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
+/* What the command line asks for beyond one point's parameters. */
+typedef struct {
+    cli_format fmt;
+    int paired;
+} S_out;
+
+/* Parses one point's command line and runs it into *pt.  Returns -1 when it
+ * ran, or an exit status (0 after --help/--list). */
+static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_per_trial,
+                   cli_run_point *pt, S_out *out)
 {
     enum {
         O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
-        O_TIME_LIMIT, O_TARGET_SE
+        O_TIME_LIMIT, O_TARGET_SE, O_PAIRED, O_ESTIMATOR, O_SAMPLES, O_L
     };
     static const struct option base[] = {
         CLI_MODEL_LONGOPTS,
         CLI_PLUGIN_LONGOPT,
+        CLI_PROGRESS_LONGOPT,
         {"algo", required_argument, 0, O_ALGO},
         {"trials", required_argument, 0, O_TRIALS},
         {"seed", required_argument, 0, O_SEED},
@@ -264,41 +244,44 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         {"list", no_argument, 0, O_LIST},
         {"time-limit", required_argument, 0, O_TIME_LIMIT},
         {"target-stderr", required_argument, 0, O_TARGET_SE},
+        {"paired", no_argument, 0, O_PAIRED},
+        {"estimator", required_argument, 0, O_ESTIMATOR},
+        {"samples", required_argument, 0, O_SAMPLES},
+        {"L", required_argument, 0, O_L},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *name = hooks->name ? hooks->name : "run";
-    cli_verifier cv;
+    cli_verifier *cv = &pt->cv;
     struct option *opts;
+    memset(pt, 0, sizeof *pt);
+    cli_model_init(&pt->mo);
     int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
-                                      &cv, &opts);
+                                      cv, &opts);
     if (status >= 0)
         return status;
-    cli_model_opts mo;
-    cli_model_init(&mo);
+    cli_model_opts *mo = &pt->mo;
     uint64_t trials = S_DEFAULT_TRIALS, seed = S_DEFAULT_SEED;
+    int trials_given = 0;
     size_t threads = 0;
     double time_limit = 0.0, target_se = 0.0;
-    cli_format fmt = CLI_FMT_TABLE;
+    int estimator = -1; /* -1: rb where the verifier gives it; 0 plain; 1 rb */
+    size_t samples_L = 0;
+    double t_start = S_now();
     sd_error err;
     int c;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+    out->fmt = CLI_FMT_TABLE;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+        if (cli_verifier_option(mo, cv, c, optarg, &status))
             continue;
         switch (c) {
-        case 'h': S_help(cv.named ? cv.vt : NULL); status = 0; break;
+        case 'h': S_help(cv->named ? cv->vt : NULL); status = 0; break;
         case O_LIST: cli_verifier_list(stdout); status = 0; break;
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
+            trials_given = 1;
             if (cli_parse_trials(optarg, &trials, &err))
                 status = cli_fail(&err);
             break;
@@ -318,73 +301,155 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
             if (cli_parse_double("--target-stderr", optarg, 1e-300, 1e300, &target_se, &err))
                 status = cli_fail(&err);
             break;
-        case O_JSON: fmt = CLI_FMT_JSON; break;
-        case O_CSV: fmt = CLI_FMT_CSV; break;
-        default: status = cli_unknown_option(name, c, argv, cv.vt); break;
+        case O_JSON: status = cli_set_format(name, &out->fmt, CLI_FMT_JSON); break;
+        case O_CSV: status = cli_set_format(name, &out->fmt, CLI_FMT_CSV); break;
+        case O_PAIRED: out->paired = 1; break;
+        case O_SAMPLES: pt->samples = optarg; break;
+        case O_L:
+            if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
+                status = cli_fail(&err);
+            break;
+        case O_ESTIMATOR:
+            if (strcmp(optarg, "rb") == 0 || strcmp(optarg, "plain") == 0)
+                estimator = optarg[0] == 'r';
+            else
+                status = cli_usage_error(name, "--estimator: expected rb or plain, got '%s'", optarg);
+            break;
+        default: status = cli_unknown_option(name, c, argv, cv->vt); break;
         }
     }
     free(opts);
     if (status < 0 && optind < argc)
         status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
-    if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0))
-        status = cli_usage_error(name, "--time-limit and --target-stderr are not available here; give --trials");
-    cli_model model;
-    memset(&model, 0, sizeof model);
-    if (status < 0 && cli_model_open(&mo, &model, &err))
+    if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0 || out->paired))
+        status = cli_usage_error(name, "--time-limit, --target-stderr and --paired are not available here; "
+                                       "give --trials");
+    if (status < 0 && out->paired && (time_limit > 0.0 || target_se > 0.0))
+        status = cli_usage_error(name, "--paired compares the same trials: give --trials, not "
+                                       "--time-limit or --target-stderr");
+    if (status < 0 && samples_L && !pt->samples)
+        status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
+    if (status < 0 && pt->samples && hooks->sim)
+        status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
+    if (status < 0 && cli_model_open(mo, &pt->model, &err))
         status = cli_fail(&err);
-    if (status >= 0) {
-        cli_model_close(&model);
-        cli_model_release(&mo);
+    if (status >= 0)
         return status;
-    }
+    /* --target-stderr without --trials: the cap is S_TARGET_SE_TRIALS, so
+     * the target is what stops the run. */
+    if (target_se > 0.0 && !trials_given)
+        trials = S_TARGET_SE_TRIALS;
 
-    const sd_verifier_type *vt = cv.vt;
-    const sd_model *m = &model.view;
-    int claims = sd_verifier_claims_lossless(vt, &cv.par);
+    const sd_verifier_type *vt = cv->vt;
+    const sd_model *m = &pt->model.view;
+    int claims = sd_verifier_claims_lossless(vt, &cv->par);
     cli_progress ps = {0, 0};
     sd_sim_opts so = {.seed = seed,
                       .trials = trials,
                       .threads = (unsigned)threads,
                       .want_positions = !claims && m->chain && m->T <= ((size_t)1 << 24) / m->V,
+                      .want_per_trial = want_per_trial,
                       .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
-                      .target_stderr = target_se};
-    sd_sim_job job = {vt, m, &cv.par};
-    sd_sim_result res;
+                      .target_stderr = target_se,
+                      .want_rb = estimator != 0,
+                      .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0};
+    double t_model = S_now();
+    sd_sim_job job = {vt, m, &cv->par};
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
-    int rc = sim(hooks->ctx, &job, &so, &res, &err);
+    int rc = sim(hooks->ctx, &job, &so, &pt->res, &err);
     cli_progress_end(&ps);
-    if (rc) {
-        status = cli_fail(&err);
-    } else {
-        S_report rp = {&cv, m, &mo, &res, {NAN, NAN, NULL}, NAN, NULL, NAN, 0, time_limit, target_se};
+    if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->res, &err)))
+        sd_sim_result_free(&pt->res);
+    if (rc)
+        return cli_fail(&err);
+    /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
+    if (estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
+        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
+                                     "estimate of its rejections; use --estimator plain",
+                               vt->name, pt->res.kernel);
+    pt->rb = sd_sim_has_rb(&pt->res);
+    pt->setup_seconds = t_model - t_start + pt->res.setup_seconds;
+    pt->time_limit = time_limit;
+    pt->target_stderr = target_se;
+    pt->bias_tv = pt->base_calls = NAN;
 #ifdef _OPENMP
-        rp.threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
+    pt->threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
 #else
-        rp.threads = 1;
+    pt->threads = 1;
 #endif
-        S_exact(vt, m, &cv.par, &rp.ex);
-        /* The question a user asks first: how many target calls does this
-         * verifier save over token-level SD on the same model and draft
-         * length?  The baseline's expectation is exact. */
-        rp.base = sd_verifier_baseline();
-        if (m->chain && vt != rp.base) {
-            sd_params bp;
-            sd_params_defaults(&bp, rp.base);
-            bp.gamma = sd_params_decl(vt, "gamma", NULL) ? cv.par.gamma : 0;
-            sd_exact_values bx;
-            S_exact(rp.base, m, &bp, &bx);
-            rp.base_calls = bx.target_calls;
-        }
-        if (res.pos_counts && m->chain)
-            rp.bias_tv = sd_sim_position_tv(&res, m->chain);
-        status = fmt == CLI_FMT_JSON ? S_print_json(&rp)
-                 : fmt == CLI_FMT_CSV ? S_print_csv(&rp)
-                                      : S_print_table(&rp);
-        sd_sim_result_free(&res);
+    S_exact(vt, m, &cv->par, &pt->ex);
+    /* The question a user asks first: how many target calls does this
+     * verifier save over token-level SD on the same model and draft
+     * length?  The baseline's expectation is exact. */
+    pt->base = sd_verifier_baseline();
+    if (m->chain && vt != pt->base) {
+        sd_params bp;
+        sd_params_defaults(&bp, pt->base);
+        bp.gamma = sd_params_decl(vt, "gamma", NULL) ? cv->par.gamma : 0;
+        sd_exact_values bx;
+        S_exact(pt->base, m, &bp, &bx);
+        pt->base_calls = bx.target_calls;
     }
-    cli_model_close(&model);
-    cli_model_release(&mo);
+    if (pt->res.pos_counts && m->chain) {
+        /* Exact per-token bias where the laws can keep every token; else
+         * the Monte-Carlo maximum with its noise floor. */
+        pt->bias_exact = sd_exact_gen_position_tv(vt, m->chain, &cv->par, &pt->bias_tv, NULL) == SD_OK;
+        if (!pt->bias_exact)
+            pt->bias_tv = sd_sim_position_tv(&pt->res, m->chain);
+    }
+    return -1;
+}
+
+static void S_point_free(cli_run_point *pt)
+{
+    sd_sim_result_free(&pt->res);
+    cli_model_close(&pt->model);
+    cli_model_release(&pt->mo);
+}
+
+int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
+{
+    const char *name = hooks->name ? hooks->name : "run";
+    cli_sweep sw;
+    int status = cli_sweep_expand(name, argc, argv, &sw);
+    if (status >= 0)
+        return status;
+    /* --paired needs the per-trial records of every point. */
+    int paired = 0, samples = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        paired |= strcmp(argv[i], "--paired") == 0;
+        samples |= strncmp(argv[i], "--samples", 9) == 0;
+    }
+    if (samples && sw.n > 1) {
+        cli_sweep_free(&sw);
+        return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
+                                     "parameter list)");
+    }
+    cli_run_point *pts = calloc(sw.n, sizeof *pts);
+    S_out out = {CLI_FMT_TABLE, 0};
+    size_t done = 0;
+    if (!pts)
+        status = cli_usage_error(name, "out of memory");
+    for (size_t i = 0; status < 0 && i < sw.n; i++) {
+        status = S_point(sw.argc[i], sw.argv[i], hooks, paired, &pts[i], &out);
+        if (status < 0)
+            done++;
+        else
+            S_point_free(&pts[i]);
+    }
+    if (status < 0 && out.paired && sw.n < 2)
+        status = cli_usage_error(name, "--paired compares points of a sweep: give --algo A,B (or a "
+                                       "parameter list)");
+    if (status < 0)
+        status = out.fmt == CLI_FMT_JSON  ? cli_points_print_json(pts, done, out.paired)
+                 : out.fmt == CLI_FMT_CSV ? cli_points_print_csv(pts, done, out.paired)
+                 : done == 1              ? S_print_table(&pts[0])
+                                          : cli_points_print_table(pts, done, out.paired);
+    for (size_t i = 0; i < done; i++)
+        S_point_free(&pts[i]);
+    free(pts);
+    cli_sweep_free(&sw);
     return status;
 }

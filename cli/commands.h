@@ -8,6 +8,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
 int cmd_lp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 

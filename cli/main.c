@@ -5,11 +5,10 @@
 
 #include "../src/sd_error.h"
 #include "cli.h"
+#include "suggest.h"
+#include "../src/sd_version.h"
 #include "commands.h"
 
-#ifndef SIMDEC_VERSION
-#define SIMDEC_VERSION "0.1.0"
-#endif
 
 typedef struct {
     const char *name;
@@ -60,11 +59,16 @@ int main(int argc, char **argv)
         return EX_OK_;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("simdec %s\n", SIMDEC_VERSION);
+        printf("simdec %s\n", SD_VERSION);
         return EX_OK_;
     }
     for (const S_command *c = S_commands; c->name; c++)
         if (strcmp(c->name, cmd) == 0)
             return c->fn(argc - 1, argv + 1);
-    return cli_usage_error(NULL, "unknown command '%s'", cmd);
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, cmd);
+    for (const S_command *c = S_commands; c->name; c++)
+        cli_suggest_add(&sg, c->name);
+    return cli_usage_error(NULL, "unknown command '%s'%s", cmd, cli_suggest_text(&sg, "", hint, sizeof hint));
 }

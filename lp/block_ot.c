@@ -1,12 +1,12 @@
-/* block_ot.c — block-level optimal transport (000_293a0a02159dd149.txt
- * Def. 1; 001_b9258a43e636c550.txt App. C.3, eqs. 40–42; SPEC §4).
+/* block_ot.c — block-level optimal transport (Sun et al. 2024
+ * Def. 1; Sun et al. 2025, App. C.3, eqs. 40–42; SPEC §4).
  *
  *   max Σ_{x,y} π(x,y) β(x,y)
  *   s.t. Σ_y π(x,y) = p(x^γ),  Σ_x π(x,y) = q(y^γ),  π >= 0,
  * over draft blocks x and target blocks y in V^γ, where
  * β(x,y) = max{l : x^l = y^l} is the common-prefix length and p, q are the
- * γ-block laws of the chain from position t after state a.  000_… Thm 1
- * (001_… Lemma 10 and Theorem 3): the optimum is the full-information value
+ * γ-block laws of the chain from position t after state a.  Sun et al. 2024, Thm 1
+ * (Sun et al. 2025, Lemma 10 and Theorem 3): the optimum is the full-information value
  * Σ_{l=1..γ} Σ_{x^l} min(p(x^l), q(x^l)).
  *
  * Blocks of probability 0 are left out; the last target balance row is
@@ -20,7 +20,7 @@
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma)
 {
     size_t n = sd_lp_pow(V, gamma);
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_mul(n, n);
     s.rows = sd_lp_mul(n, 2);
     s.nnz = sd_lp_mul(s.vars, 2);

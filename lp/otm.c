@@ -1,4 +1,4 @@
-/* otm.c — the OTM-k linear program (002_2250ceed65bbc463.txt §4, eq. 4;
+/* otm.c — the OTM-k linear program (Sun et al. 2023, §4, eq. 4;
  * SPEC §4 "otm") and the optimal plan for simulators (sd_lp_otm.h).
  *
  *   max Σ_{x,y} π(x,y) 1{y ∈ S(x)}
@@ -22,6 +22,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_lp.h"
+#include "sd_lp_flow.h"
 #include "sd_lp_otm.h"
 
 #define S_MAX_K 64
@@ -29,12 +30,31 @@
 sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered)
 {
     size_t n = ordered ? sd_lp_pow(V, k) : sd_lp_binom(sd_lp_add(V, k - 1), k);
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_mul(n, V);
     s.rows = sd_lp_add(n, V);
     s.nnz = sd_lp_mul(s.vars, 2);
     snprintf(s.what, sizeof s.what, "otm --k %zu at V = %zu%s", k, V, ordered ? " (ordered tuples)" : "");
     return s;
+}
+
+sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered)
+{
+    size_t n = ordered ? sd_lp_pow(V, k) : sd_lp_binom(sd_lp_add(V, k - 1), k);
+    sd_lp_size s = {0};
+    s.vars = sd_lp_add(sd_lp_mul(n, 1 + (k < V ? k : V)), V); /* <= min(k, V) tokens a row */
+    s.rows = sd_lp_add(n, sd_lp_add(V, 2));
+    s.nnz = sd_lp_mul(s.vars, 2);
+    s.flow = 1;
+    snprintf(s.what, sizeof s.what, "otm --k %zu at V = %zu%s", k, V, ordered ? " (ordered tuples)" : "");
+    return s;
+}
+
+int sd_lp_otm_uses_flow(const sd_lp_opts *opts)
+{
+    if (!opts)
+        return 1;
+    return opts->method == SD_LP_METHOD_FLOW || (opts->method == SD_LP_METHOD_AUTO && !opts->exact);
 }
 
 /* Colex rank of a sorted tuple x_0 <= ... <= x_{k-1}: Σ_i C(x_i + i, i+1)
@@ -162,6 +182,140 @@ static int S_read(glp_prob *lp, void *ctx, sd_error *err)
     return SD_OK;
 }
 
+/* The LP as a maximum flow.  Network: source -> draft row r (capacity
+ * P(r)), r -> y for each distinct token y in r with q(y) > 0 (capacity
+ * P(r); any bound >= P(r) is equivalent, the inflow of r is at most P(r)),
+ * y -> sink (capacity q(y)).
+ *
+ * Equivalence with the LP.  A feasible plan π gives the flow f(r,y) =
+ * π(r,y) on the arcs r -> y (y ∈ S(r)): row and column sums of π bound
+ * the flow through r and y by P(r) and q(y), and the flow value is the
+ * LP objective Σ π(r,y) 1{y ∈ S(r)}.  Conversely, from a flow f of value
+ * F the leftover masses a(r) = P(r) - out(r) >= 0, b(y) = q(y) - in(y)
+ * >= 0 both sum to 1 - F, and π = f + a b^T / (1 - F) (0 when F = 1) has
+ * the marginals P and q and objective >= F.  So the LP optimum is the
+ * maximum flow, and the completed plan of a maximum flow is optimal.
+ * (By max-flow/min-cut this is also 1 - max_B [q(B) - p(B)^k], the
+ * closed form of src/sd_exact_otm.h.) */
+static int S_otm_flow(S_otm *o, const sd_lp_size *sz, sd_lp_result *res, sd_error *err)
+{
+    size_t n = o->n, V = o->V, k = o->k, na = 0;
+    size_t nv = n + V + 2, src = 0, snk = n + V + 1;
+    size_t cap_arcs = sz->vars;
+    size_t *tail = malloc(cap_arcs * sizeof *tail), *head = malloc(cap_arcs * sizeof *head);
+    double *cap = malloc(cap_arcs * sizeof *cap), *x = malloc(cap_arcs * sizeof *x);
+    if (!tail || !head || !cap || !x) {
+        free(tail);
+        free(head);
+        free(cap);
+        free(x);
+        return sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz->what);
+    }
+    for (size_t r = 0; r < n; r++) {
+        if (!(o->mass[r] > 0.0))
+            continue;
+        tail[na] = src, head[na] = 1 + r, cap[na++] = o->mass[r];
+        /* the row's distinct tokens, in decreasing q/p (the greedy start
+         * below fills the most abundant target mass first) */
+        size_t t[S_MAX_K], m = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t y = o->tok[r * k + i], j = m;
+            int dup = 0;
+            for (size_t l = 0; l < m; l++)
+                dup |= t[l] == y;
+            if (dup || !(o->q[y] > 0.0))
+                continue;
+            while (j > 0 && o->q[t[j - 1]] * o->p[y] < o->q[y] * o->p[t[j - 1]]) {
+                t[j] = t[j - 1];
+                j--;
+            }
+            t[j] = y;
+            m++;
+        }
+        for (size_t i = 0; i < m; i++)
+            tail[na] = 1 + r, head[na] = 1 + n + t[i], cap[na++] = o->mass[r];
+    }
+    for (size_t y = 0; y < V; y++)
+        if (o->q[y] > 0.0)
+            tail[na] = 1 + n + y, head[na] = snk, cap[na++] = o->q[y];
+    /* A greedy start (a blocking flow: each row fills its tokens in turn),
+     * so that GLPK's augmenting paths only repair its mistakes.  Arcs of a
+     * row follow its source arc; sink arcs come last. */
+    double *left = calloc(V, sizeof *left);
+    if (!left) {
+        free(tail);
+        free(head);
+        free(cap);
+        free(x);
+        return sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz->what);
+    }
+    memcpy(left, o->q, V * sizeof *left);
+    double *from = NULL;
+    for (size_t e = 0; e < na; e++) {
+        x[e] = 0.0;
+        if (tail[e] == src) {
+            from = x + e;
+        } else if (head[e] != snk) {
+            size_t y = head[e] - 1 - n;
+            double push = fmin(cap[e] - *from, left[y]);
+            if (push > 0.0) {
+                x[e] = push;
+                *from += push;
+                left[y] -= push;
+            }
+        }
+    }
+    for (size_t e = 0; e < na; e++)
+        if (head[e] == snk)
+            x[e] = o->q[tail[e] - 1 - n] - left[tail[e] - 1 - n];
+    free(left);
+    double value, gap;
+    int rc = sd_lp_flow_max(nv, na, tail, head, cap, src, snk, x, &value, &gap, err);
+    res->variables = na;
+    res->constraints = nv;
+    res->nonzeros = 2 * na;
+    if (!rc) {
+        res->optimal = gap <= SD_LP_FLOW_GAP;
+        res->optimum = res->optimal ? value : NAN;
+        snprintf(res->status, sizeof res->status, "%s", res->optimal ? "optimal" : "flow gap too large");
+    }
+    if (!rc && res->optimal && o->pi) {
+        /* the plan: f on the membership arcs, then a b^T / (1 - F) */
+        double *a = calloc(n + V, sizeof *a), *b;
+        if (!a) {
+            rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory for the plan", sz->what);
+        } else {
+            b = a + n;
+            memset(o->pi, 0, n * V * sizeof *o->pi);
+            for (size_t r = 0; r < n; r++)
+                a[r] = o->mass[r];
+            for (size_t y = 0; y < V; y++)
+                b[y] = o->q[y];
+            for (size_t e = 0; e < na; e++)
+                if (tail[e] != src && head[e] != snk) {
+                    size_t r = tail[e] - 1, y = head[e] - 1 - n;
+                    o->pi[r * V + y] = x[e];
+                    a[r] -= x[e];
+                    b[y] -= x[e];
+                }
+            double rest = 0.0;
+            for (size_t y = 0; y < V; y++)
+                rest += (b[y] = fmax(0.0, b[y]));
+            for (size_t r = 0; r < n && rest > 0.0; r++) {
+                double ar = fmax(0.0, a[r]) / rest;
+                for (size_t y = 0; ar > 0.0 && y < V; y++)
+                    o->pi[r * V + y] += ar * b[y];
+            }
+            free(a);
+        }
+    }
+    free(tail);
+    free(head);
+    free(cap);
+    free(x);
+    return rc;
+}
+
 static void S_otm_free(S_otm *o)
 {
     free(o->tok);
@@ -173,7 +327,8 @@ static void S_otm_free(S_otm *o)
 /* Validates, estimates, refuses, allocates, solves.  On SD_OK with an
  * optimal status o->pi holds the plan. */
 static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, size_t k,
-                       int ordered, const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
+                       int ordered, int want_plan, const sd_lp_opts *opts, sd_lp_result *res,
+                       sd_error *err)
 {
     memset(o, 0, sizeof *o);
     sd_lp_result_reset(res, NULL);
@@ -184,10 +339,10 @@ static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, siz
     double sum;
     if (sd_dist_check(p, V, 1e-9, &sum) >= 0 || sd_dist_check(q, V, 1e-9, &sum) >= 0)
         return sd_error_set(err, SD_EDATA, "otm: p and q must be probability vectors");
-    sd_lp_size sz = sd_lp_otm_size(V, k, ordered);
+    int flow = sd_lp_otm_uses_flow(opts);
+    sd_lp_size sz = flow ? sd_lp_otm_flow_size(V, k, ordered) : sd_lp_otm_size(V, k, ordered);
     const char *what = sz.what;
-    size_t max_vars = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    int rc = sd_lp_check_size(&sz, max_vars, err);
+    int rc = sd_lp_check_size(&sz, opts ? opts->max_vars : 0, err);
     if (rc)
         return rc;
     o->p = p;
@@ -195,17 +350,26 @@ static int S_otm_solve(S_otm *o, const double *p, const double *q, size_t V, siz
     o->V = V;
     o->k = k;
     o->ordered = ordered;
-    o->n = sz.vars / V;
+    o->n = ordered ? sd_lp_pow(V, k) : sd_lp_binom(V + k - 1, k);
+    if (flow && want_plan && sd_lp_mul(o->n, V) > SD_LP_MAX_NNZ)
+        return sd_error_set(err, SD_ETOOBIG, "%s: the plan needs %zu entries; the limit is %zu", what,
+                            sd_lp_mul(o->n, V), SD_LP_MAX_NNZ);
     o->tok = malloc(o->n * k * sizeof *o->tok);
     o->mass = malloc(o->n * sizeof *o->mass);
-    o->col = calloc(o->n * V, sizeof *o->col);
-    o->pi = calloc(o->n * V, sizeof *o->pi);
-    if (!o->tok || !o->mass || !o->col || !o->pi) {
+    o->col = flow ? NULL : calloc(o->n * V, sizeof *o->col);
+    o->pi = flow && !want_plan ? NULL : calloc(o->n * V, sizeof *o->pi);
+    if (!o->tok || !o->mass || (!flow && !o->col) || ((!flow || want_plan) && !o->pi)) {
         S_otm_free(o);
         return sd_error_set(err, SD_ENOMEM, "%s: out of memory", what);
     }
     S_enumerate(o);
-    rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_CPX_BASIS, opts, S_build, S_read, o, res, err);
+    if (flow) {
+        double t0 = sd_lp_now();
+        rc = S_otm_flow(o, &sz, res, err);
+        res->seconds = sd_lp_now() - t0;
+    } else {
+        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_CPX_BASIS, opts, S_build, S_read, o, res, err);
+    }
     if (rc)
         S_otm_free(o);
     return rc;
@@ -218,7 +382,7 @@ int sd_lp_otm(const double *p, const double *q, size_t V, size_t k, int ordered,
     S_otm o;
     if (plan)
         *plan = NULL;
-    int rc = S_otm_solve(&o, p, q, V, k, ordered, opts, res, err);
+    int rc = S_otm_solve(&o, p, q, V, k, ordered, plan != NULL, opts, res, err);
     if (rc)
         return rc;
     if (plan && res->optimal) {
@@ -255,7 +419,7 @@ int sd_lp_otm_plan_solve(const double *p, const double *q, size_t V, size_t k,
     opts.max_vars = max_vars ? max_vars : SD_LP_OTM_PLAN_MAX_VARS;
     sd_lp_result res;
     S_otm o;
-    int rc = S_otm_solve(&o, p, q, V, k, 0, &opts, &res, err);
+    int rc = S_otm_solve(&o, p, q, V, k, 0, 1, &opts, &res, err);
     if (rc)
         return rc;
     if (!res.optimal) {

@@ -1,5 +1,5 @@
 /* pareto.c — the rejection/bias Pareto LP of a single-token verifier
- * (004_2700e131d6873633.txt §4, Theorems 4–5; SPEC §4 "pareto").
+ * (Yin et al. 2024, §4, Theorems 4–5; SPEC §4 "pareto").
  *
  * A verifier accepts the draft token x ~ p with probability b(x) and
  * otherwise outputs a token from some law P.  With a(x) = b(x) p(x) in
@@ -21,7 +21,7 @@
 
 sd_lp_size sd_lp_pareto_size(size_t V)
 {
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_mul(V, 3);
     s.rows = sd_lp_add(sd_lp_mul(V, 2), 2);
     s.nnz = sd_lp_mul(V, 9);

@@ -81,16 +81,17 @@ size_t sd_lp_binom(size_t n, size_t r)
 int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err)
 {
     const char *what = sz->what;
+    const char *unit = sz->flow ? "flow arcs" : "LP variables";
     if (max_vars == 0)
-        max_vars = SD_LP_DEFAULT_MAX_VARS;
+        max_vars = sz->flow ? SD_LP_DEFAULT_MAX_ARCS : SD_LP_DEFAULT_MAX_VARS;
     if (sz->vars > max_vars) {
         if (sz->vars == SIZE_MAX)
             return sd_error_set(err, SD_ETOOBIG,
-                                "%s needs more than 2^%zu LP variables (the count overflows); the limit (--max-vars) is %zu",
-                                what, sizeof(size_t) * 8, max_vars);
+                                "%s needs more than 2^%zu %s (the count overflows); the limit (--max-vars) is %zu",
+                                what, sizeof(size_t) * 8, unit, max_vars);
         return sd_error_set(err, SD_ETOOBIG,
-                            "%s needs %zu LP variables; the limit (--max-vars) is %zu",
-                            what, sz->vars, max_vars);
+                            "%s needs %zu %s; the limit (--max-vars) is %zu",
+                            what, sz->vars, unit, max_vars);
     }
     if (sz->vars >= (size_t)INT_MAX || sz->rows >= (size_t)INT_MAX)
         return sd_error_set(err, SD_ETOOBIG,
@@ -105,9 +106,10 @@ int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err)
 
 void sd_lp_opts_default(sd_lp_opts *o)
 {
-    o->max_vars = SD_LP_DEFAULT_MAX_VARS;
+    o->max_vars = 0; /* the method's default */
     o->exact = 0;
     o->time_limit = 0.0;
+    o->method = SD_LP_METHOD_AUTO;
 }
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -478,7 +480,7 @@ static int S_guarded(S_job *job)
     return S_work(job);
 }
 
-static double S_now(void)
+double sd_lp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -508,7 +510,7 @@ int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
     int rc = sd_lp_check_size(sz, opts->max_vars, err);
     if (rc)
         return rc;
-    double t0 = S_now();
+    double t0 = sd_lp_now();
     S_job *job = calloc(1, sizeof *job);
     if (!job)
         return sd_error_set(err, SD_ENOMEM, "out of memory for %s", what);
@@ -548,6 +550,6 @@ int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
     free(job->b.ja);
     free(job->b.ar);
     free(job);
-    res->seconds = S_now() - t0;
+    res->seconds = sd_lp_now() - t0;
     return rc;
 }

@@ -1,14 +1,14 @@
 /* sd_lp.h — exact optima with GLPK (SPEC §4, §6): shared plumbing and the
  * four linear programs of `simdec lp`.
  *
- *   otm           002_2250ceed65bbc463.txt eq. 4: couplings of p^{⊗k} and q
+ *   otm           Sun et al. 2023, eq. 4: couplings of p^{⊗k} and q
  *                 with membership cost; optimum = max P(Y ∈ drafts) (α_k).
- *   block-ot      000_293a0a02159dd149.txt Def. 1 (001_… eqs. 40–42):
+ *   block-ot      Sun et al. 2024, Def. 1 (Sun et al. 2025, eqs. 40–42):
  *                 couplings of the draft and target γ-block laws maximising
  *                 the expected common-prefix length.
- *   valid-verify  001_b9258a43e636c550.txt Def. 1 / Lemma 2: the best valid
+ *   valid-verify  Sun et al. 2025, Def. 1 / Lemma 2: the best valid
  *                 verifier; optimum = max E[τ].
- *   pareto        004_2700e131d6873633.txt §4, Thm 4–5: least TV bias of a
+ *   pareto        Yin et al. 2024, §4, Thm 4–5: least TV bias of a
  *                 single-token verifier with rejection probability ρ.
  *
  * Every problem estimates its size from its parameters alone (checked
@@ -31,6 +31,7 @@
 
 #include "../src/sd_chain.h"
 #include "../src/sd_error.h"
+#include "../sims/sd_verifier.h"
 
 /* ---- sizes -------------------------------------------------------------- */
 
@@ -46,15 +47,21 @@ size_t sd_lp_binom(size_t n, size_t r);
 typedef struct sd_lp_size {
     size_t vars, rows, nnz;
     char what[96]; /* the problem, for messages: "otm --k 3 at V = 7" */
+    int flow;      /* 1: a flow network (vars = arcs, rows = vertices) */
 } sd_lp_size;
 
 #define SD_LP_DEFAULT_MAX_VARS ((size_t)200000)
+/* The default limit on a flow network's arcs (about 0.2 KB each in GLPK's
+ * graph with its residual copy): 5·10^6 arcs, ~1 GB.  otm --k 3 at V = 30
+ * has 18940 arcs against 148800 LP variables. */
+#define SD_LP_DEFAULT_MAX_ARCS ((size_t)5000000)
 /* GLPK indexes with int; and the constraint matrix (≈ 40 bytes per nonzero
  * in GLPK) is capped at 2^26 nonzeros ≈ 2.7 GB. */
 #define SD_LP_MAX_NNZ ((size_t)1 << 26)
 
-/* SD_ETOOBIG when sz->vars > max_vars (0 = the default; message: "<what>
- * needs N LP variables; the limit (--max-vars) is M") or the rows/nonzeros
+/* SD_ETOOBIG when sz->vars > max_vars (0 = the default: SD_LP_DEFAULT_MAX_ARCS
+ * for a flow network, else SD_LP_DEFAULT_MAX_VARS; message: "<what> needs
+ * N LP variables (or flow arcs); the limit (--max-vars) is M") or the rows/nonzeros
  * exceed what GLPK can index or SD_LP_MAX_NNZ.  Pure arithmetic; allocates
  * nothing, so a front end can refuse before building a model. */
 int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err);
@@ -62,10 +69,19 @@ int sd_lp_check_size(const sd_lp_size *sz, size_t max_vars, sd_error *err);
 /* ---- options and results ------------------------------------------------ */
 
 typedef struct sd_lp_opts {
-    size_t max_vars;    /* refusal limit on variables; 0 = SD_LP_DEFAULT_MAX_VARS */
+    size_t max_vars;    /* refusal limit on variables (flow arcs); 0 = the
+                           default of the method (sd_lp_check_size) */
     int exact;          /* 1: certify the simplex optimum with glp_exact */
     double time_limit;  /* seconds for the solver; 0 = none */
+    int method;         /* SD_LP_METHOD_*: how problems with a network form
+                           (otm) are solved */
 } sd_lp_opts;
+
+/* sd_lp_opts.method.  AUTO: the network method where the problem has one
+ * (otm: a maximum flow, lp/sd_lp_flow.h) unless opts->exact asks for the
+ * certified simplex; SIMPLEX: always the LP on GLPK's simplex; FLOW: the
+ * network method (problems without one use the simplex). */
+enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
 
@@ -172,13 +188,18 @@ int sd_lp_prefix_laws(const sd_chain *c, size_t t, size_t a, size_t L,
  * from the parameters alone (pass them to sd_lp_check_size to refuse
  * early). */
 sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
+/* otm's flow network: vars = arcs (source -> draft rows, row -> each
+ * distinct token it contains, token -> sink), rows = vertices. */
+sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered);
+/* 1 if opts (NULL: defaults) solve otm as a flow. */
+int sd_lp_otm_uses_flow(const sd_lp_opts *opts);
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_pareto_size(size_t V);
 
 /* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on
  * multisets of drafts (C(V+k-1,k) rows); 1: on ordered k-tuples (V^k rows,
- * 002_… eq. 4 literally).  Optimum: α_k = max P(Y ∈ drafts).  With plan
+ * Sun et al. 2023, eq. 4 literally).  Optimum: α_k = max P(Y ∈ drafts).  With plan
  * not NULL, *plan receives "drafts,y,mass" rows (drafts as a sorted
  * multiset or a tuple; mass = π(drafts, y) jointly; entries > 1e-12). */
 int sd_lp_otm(const double *p, const double *q, size_t V, size_t k, int ordered,
@@ -207,6 +228,51 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
                  const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
                  sd_error *err);
 
+/* ---- token trees (issue 15; lp/tree_valid.c, lp/tree_ot.c) ---------------- */
+
+/* The tree shape is par->tree (par->tree_depth >= 1), the drafting rule
+ * draw an sd_tree_draw (sims/sd_tree.h).  The context needs positions
+ * t..t+D (the tree and the token after it).  Both problems first enumerate
+ * the drafted trees (refused by sd_lp_tree_enum_check, before allocating,
+ * past SD_EXACT_TREE_MAX_TREES of them, src/sd_exact_tree.h) and group
+ * them by their set of root paths; the LP has one block per set, and its
+ * size (from the number of sets, nsets) is checked against --max-vars
+ * before it is built. */
+int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
+sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
+void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
+
+/* tree-valid: the best valid (lossless) verifier for the drafted tree;
+ * optimum = max E[accepted path length]. */
+int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
+/* tree-ot: the full-information bound, max over couplings of the drafted
+ * tree and the target sequence of E[depth of the target path inside the
+ * tree]. */
+int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                  const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
+
+/* The drafted trees from a context grouped by their set of root paths:
+ * n sets, each `width` path ids sorted and padded with SIZE_MAX (the id of
+ * u ∈ V^l is Σ_{j<l} V^j + u; the root, id 0, is left out), and P(S). */
+typedef struct sd_lp_pathsets {
+    size_t V, D, n, width;
+    size_t *ids;  /* [n][width] */
+    double *prob; /* [n] */
+} sd_lp_pathsets;
+int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                        sd_lp_pathsets **out, sd_error *err);
+void sd_lp_pathsets_free(sd_lp_pathsets *ps);
+/* The length l and index u of path id. */
+int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
+/* The start of both problems: SD_EUSAGE unless the context (t, a) has
+ * room for par's tree and one token, SD_ETOOBIG past the enumeration
+ * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */
+int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     sd_lp_pathsets **ps, sd_error *err);
+
 /* ---- internal helpers shared by the problem files ------------------------ */
 
 /* A plan with the given header and key groups, room for cap rows. */
@@ -226,6 +292,8 @@ int sd_lp_transport_build(sd_lp_builder *b, const double *a, size_t m, const dou
                           sd_error *err);
 /* out[i] = max(0, primal value of column col[i]), or 0 where col[i] = 0. */
 void sd_lp_read_cols(glp_prob *lp, const int *col, size_t count, double *out);
+/* Monotonic wall-clock seconds (for sd_lp_result.seconds). */
+double sd_lp_now(void);
 /* Digits of index u (base V, L digits, most significant first) into out. */
 void sd_lp_digits(size_t u, size_t V, size_t L, size_t *out);
 

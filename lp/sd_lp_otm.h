@@ -1,4 +1,4 @@
-/* sd_lp_otm.h — the optimal transport plan of OTM-k (002_2250ceed65bbc463.txt
+/* sd_lp_otm.h — the optimal transport plan of OTM-k (Sun et al. 2023
  * §4–5, eq. 4; SPEC §4 "otm") for simulators.
  *
  * Problem.  k drafts X_1..X_k are drawn i.i.d. from the draft p; the
@@ -9,7 +9,7 @@
  * V^k (a symmetrised optimal ordered plan is an optimal multiset plan and
  * vice versa, so nothing is lost).
  *
- * What a simulator does with a plan (002_… Alg. 3 with the OTM selection in
+ * What a simulator does with a plan (Sun et al. 2023, Alg. 3 with the OTM selection in
  * place of k-Seq):
  *     draw X_1..X_k ~ p i.i.d.;
  *     y = sd_lp_otm_plan_sample(plan, X, u)       (u uniform in [0,1));

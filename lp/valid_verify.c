@@ -1,13 +1,13 @@
-/* valid_verify.c — the best valid verifier (001_b9258a43e636c550.txt
+/* valid_verify.c — the best valid verifier (Sun et al. 2025
  * Def. 1 / Lemma 2, Theorem 2; SPEC §4 "valid-verify").
  *
  * A verifier sees the draft block x = x^γ ~ p and outputs (τ, y): it keeps
  * x^τ and appends y; the tokens after are then drawn from the target q.
  * Its law is w(x,τ,y) >= 0 with Σ_{τ,y} w(x,τ,y) = 1.  It is valid when the
- * first γ+1 output tokens o have law q (001_… Def. 1, Lemma 2), i.e. for
+ * first γ+1 output tokens o have law q (Sun et al. 2025, Def. 1, Lemma 2), i.e. for
  * every o ∈ V^{γ+1} (SPEC §4):
  *   Σ_x p(x) Σ_τ w(x,τ,o_{τ+1}) 1{x^τ = o^τ} q(o_{τ+2..γ+1} | o^{τ+1}) = q(o).
- * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); 001_… Theorem 2
+ * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); Sun et al. 2025, Theorem 2
  * says block verification attains the optimum
  * Σ_{l=1..γ} Σ_{x^l} p(x^l) p_l(x^l).
  *
@@ -54,7 +54,7 @@ sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
     size_t nw = sd_lp_mul(sd_lp_mul(nx, gamma + 1), V), nz = 0;
     for (size_t tau = 0; tau <= gamma; tau++)
         nz = sd_lp_add(nz, sd_lp_pow(V, tau + 1));
-    sd_lp_size s;
+    sd_lp_size s = {0};
     s.vars = sd_lp_add(nw, nz);
     s.rows = sd_lp_add(sd_lp_add(nx, nz), nleaf);
     s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nw, 2), nz), sd_lp_mul(nleaf, gamma + 1));

@@ -1,6 +1,6 @@
 # bench.mk — `make bench`: the throughput table of bench/bench.c, with the
 # numpy baseline (bench/baseline_numpy.py) run first when python3 has numpy
-# (scripts/install-deps.sh --extra installs python3-numpy).  Timings, not
+# (scripts/install-deps.sh installs python3-numpy).  Timings, not
 # tests: nothing here fails on a slow machine.
 #   make bench BENCH_ARGS="--threads 1 --quick"
 
@@ -23,3 +23,6 @@ bench: $(BENCH_BIN)
 	    echo "bench: no python3 with numpy; the baseline is skipped" >&2; : > $$tmp; \
 	fi; \
 	$(BENCH_BIN) --baseline $$tmp $(BENCH_ARGS); status=$$?; rm -f $$tmp; exit $$status
+
+# Header dependencies of the benchmark (compiled with -MMD).
+-include $(BUILD)/bench/bench.d

@@ -20,7 +20,7 @@ SAN_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 # Criterion suites run under the sanitizers by check-sanitize: the hostile
 # inputs and edge cases, the CLI's error cases, the foundation, and the
 # lossless checks of every verifier (about a minute on 2 cores).
-SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*)
+SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*|callback*|samples_engine*|samples_format*)
 
 FUZZ_CC    ?= clang-14
 FUZZ_BUILD ?= build-fuzz
@@ -30,7 +30,7 @@ FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 # OpenMP for the instrumented library when clang can link it (libomp);
 # without it the pragmas are ignored, which the parsers do not notice.
 FUZZ_OPENMP = $(shell echo 'int main(void){return 0;}' | $(FUZZ_CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo -fopenmp)
-FUZZ_HARNESSES = model list
+FUZZ_HARNESSES = model list samples
 # libFuzzer flags: fixed seed (a short run is reproducible in what it
 # tries), 10 s per input, 2 GB of memory and no single allocation above it.
 FUZZ_FLAGS = -seed=1 -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
@@ -55,12 +55,12 @@ leakcheck: $(BIN)
 fuzz-build:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPENMP='$(FUZZ_OPENMP)' \
 	    OPT='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' \
-	    $(FUZZ_BUILD)/libsimdec.a $(FUZZ_BUILD)/cli/cli.o
+	    $(FUZZ_BUILD)/libsimdec.a $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o
 	@for h in $(FUZZ_HARNESSES); do \
 	    echo "  LINK $(FUZZ_BUILD)/fuzz_$$h"; \
 	    $(FUZZ_CC) $(CSTD) $(WARN) -O1 -g $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 	        $(FUZZ_OPENMP) -o $(FUZZ_BUILD)/fuzz_$$h fuzz/fuzz_$$h.c \
-	        $$([ $$h = list ] && echo $(FUZZ_BUILD)/cli/cli.o) $(FUZZ_BUILD)/libsimdec.a \
+	        $$([ $$h = list ] && echo $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o) $(FUZZ_BUILD)/libsimdec.a \
 	        $(LDLIBS) || exit 1; \
 	done
 

@@ -1,4 +1,4 @@
-# block-fig3-ccdf.gp — 001_ (Sun et al., block verification) Fig. 3: the
+# block-fig3-ccdf.gp — Sun et al. 2025 (block verification), Fig. 3: the
 # complementary CDF of the number τ of accepted draft tokens in one
 # iteration, token vs block verification, γ = 10, on the toy model of eq. 2.
 # Data: block-fig3-ccdf.dat, written by `simdec plot block-fig3-ccdf`.

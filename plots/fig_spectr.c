@@ -9,7 +9,7 @@
  * from the spectr (k-Seq) and rrs verifiers through the trial engine.  The
  * file ends in its table of figures.
  *
- * The data files tag the paper "002_" (an older naming); those printed
+ * The data files tag the paper "Sun et al. 2023" (an older naming); those printed
  * strings are kept so that the files stay byte for byte the same. */
 #include <math.h>
 
@@ -51,7 +51,7 @@ static int S_spectr_bernoulli(FILE *f, const sd_figure_opts *o, const size_t *ks
     }
     if (rc)
         return rc;
-    fprintf(f, "# largest |OTM sorted-prefix - closed form of 002_ App. B| = %.3g\n", worst);
+    fprintf(f, "# largest |OTM sorted-prefix - closed form of Sun et al. 2023, App. B| = %.3g\n", worst);
     uint64_t trials = sd_fig_trials(o, 20000);
     sd_fig_block(f, "mc", with_rrs ? "b then for each k: kseq_mean lo hi rrs_mean lo hi"
                                    : "b then for each k: kseq_mean lo hi");
@@ -82,14 +82,14 @@ static int S_spectr_bernoulli(FILE *f, const sd_figure_opts *o, const size_t *ks
 static int S_spectr4(FILE *f, const sd_figure_opts *o, sd_error *err)
 {
     static const size_t ks[] = {2, 4, 8};
-    sd_fig_head(f, "spectr-fig4-bernoulli", "002_ Fig. 4: acceptance of OTM-k (optimal) vs k-Seq, p = Ber(0.25), q = Ber(b), k = 2 4 8");
+    sd_fig_head(f, "spectr-fig4-bernoulli", "Sun et al. 2023, Fig. 4: acceptance of OTM-k (optimal) vs k-Seq, p = Ber(0.25), q = Ber(b), k = 2 4 8");
     return sd_fig_done(f, S_spectr_bernoulli(f, o, ks, 3, 0, o->seed + 4000, err), err);
 }
 
 static int S_spectr6(FILE *f, const sd_figure_opts *o, sd_error *err)
 {
     static const size_t ks[] = {2, 4};
-    sd_fig_head(f, "spectr-fig6-multiround", "002_ Fig. 6: OTM-k vs k-Seq vs multi-round (recursive rejection sampling), p = Ber(0.25), q = Ber(b), k = 2 4");
+    sd_fig_head(f, "spectr-fig6-multiround", "Sun et al. 2023, Fig. 6: OTM-k vs k-Seq vs multi-round (recursive rejection sampling), p = Ber(0.25), q = Ber(b), k = 2 4");
     return sd_fig_done(f, S_spectr_bernoulli(f, o, ks, 2, 1, o->seed + 6000, err), err);
 }
 
@@ -104,7 +104,7 @@ static int S_spectr5(FILE *f, const sd_figure_opts *o, sd_error *err)
         for (size_t j = 0; j < ND; j++)
             q[j][x] = x < dqs[j] ? 1.0 / (double)dqs[j] : 0.0;
     }
-    sd_fig_head(f, "spectr-fig5-uniform", "002_ Fig. 5: optimal acceptance alpha_k vs k, p = U(120), q = U(d_q), d_q = 60 30 12 6");
+    sd_fig_head(f, "spectr-fig5-uniform", "Sun et al. 2023, Fig. 5: optimal acceptance alpha_k vs k, p = U(120), q = U(d_q), d_q = 60 30 12 6");
     sd_fig_block(f, "exact", "k then for each d_q: alpha_k(sorted prefix) closed_form 1-(1-1/r)^k");
     int rc = SD_OK;
     for (size_t k = 1; k <= KMAX && !rc; k++) {
@@ -118,7 +118,7 @@ static int S_spectr5(FILE *f, const sd_figure_opts *o, sd_error *err)
         fputc('\n', f);
     }
     uint64_t trials = sd_fig_trials(o, 20000);
-    sd_fig_block(f, "mc", "k then for each d_q: kseq_mean ci95_lo ci95_hi (k-Seq attains alpha_k here, 002_ B.2)");
+    sd_fig_block(f, "mc", "k then for each d_q: kseq_mean ci95_lo ci95_hi (k-Seq attains alpha_k here, Sun et al. 2023 B.2)");
     fprintf(f, "# spectr verifier at one position; seed %llu + 100 k + j, %llu trials per point\n",
             (unsigned long long)(o->seed + 5000), (unsigned long long)trials);
     for (size_t i = 0; i < sizeof kmc / sizeof *kmc && !rc; i++) {

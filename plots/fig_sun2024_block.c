@@ -7,10 +7,7 @@
  * Exact values come from sd_exact_accept_length (sd_exact_accept.h);
  * Monte-Carlo values from the token and block verifiers, one iteration per
  * trial through the trial engine (its accepted-count histogram).  The file
- * ends in its table of figures.
- *
- * The data file's header tags the paper "001_" (an older naming); those
- * printed strings are kept so that the file stays byte for byte the same. */
+ * ends in its table of figures. */
 #include <math.h>
 #include <string.h>
 
@@ -33,8 +30,8 @@ static int S_block_ccdf(FILE *f, const sd_figure_opts *o, sd_error *err)
     sd_chain *c = sd_chain_from_pq(p, q, 2, G, err);
     if (!c)
         return err ? (int)err->code : SD_EINTERNAL;
-    sd_fig_head(f, "block-fig3-ccdf", "001_ Fig. 3: P(tau >= l), accepted draft tokens in one iteration, token vs block verification");
-    fprintf(f, "# toy model of 001_ eq. 2: draft p(A) = 2/3, target q(A) = 1/3, context-free; gamma = %d\n", G);
+    sd_fig_head(f, "block-fig3-ccdf", "Sun et al. 2025, Fig. 3: P(tau >= l), accepted draft tokens in one iteration, token vs block verification");
+    fprintf(f, "# toy model of Sun et al. 2025, eq. 2: draft p(A) = 2/3, target q(A) = 1/3, context-free; gamma = %d\n", G);
     double ex[SD_ACCEPT_NALGO], ccdf[SD_ACCEPT_NALGO * G];
     int rc = sd_exact_accept_length(c, 1, 0, G, ex, ccdf, err);
     if (!rc) {

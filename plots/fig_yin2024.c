@@ -10,7 +10,7 @@
  * Monte-Carlo values from the token, batch and biased verifiers through the
  * trial engine.  The file ends in its table of figures.
  *
- * The data files' headers tag the paper "004_" (an older naming).  Where the
+ * The data files' headers name the paper "Yin et al. 2024".  Where the
  * paper states a number, the data file gives it beside simdec's ("# paper:"
  * lines; Figs. 2(a), 2(c): 16.41 rejections at T = 50, 50/16.41 = 3.05). */
 #include <math.h>
@@ -45,7 +45,7 @@ void sd_fig_yin_desc(FILE *f, size_t T)
     sd_gen_defaults(&gp);
     fprintf(f,
             "# model: simdec gen --V %zu --T %zu --model-seed %lu --rng numpy-mt19937"
-            " (004_ App. F: 7 tokens, seed 10, uniform prompt, drawn as numpy draws it)\n",
+            " (Yin et al. 2024, App. F: 7 tokens, seed 10, uniform prompt, drawn as numpy draws it)\n",
             gp.V, T, gp.seed);
 }
 
@@ -107,9 +107,9 @@ static int S_running_vs_exact(FILE *f, const sd_chain *c, size_t M, uint64_t see
     snprintf(name, sizeof name, "exact-M%zu", M);
     sd_fig_block(f, name, "trials E[N_rej]");
     if (M == 1)
-        fprintf(f, "# Theorem 1 of 004_: %.10g\n", ex);
+        fprintf(f, "# Theorem 1 of Yin et al. 2024: %.10g\n", ex);
     else
-        fprintf(f, "# Theorem 3 of 004_: %.10g (independent DP: %.10g)\n", ex, dp);
+        fprintf(f, "# Theorem 3 of Yin et al. 2024: %.10g (independent DP: %.10g)\n", ex, dp);
     fprintf(f, "1 %.10g\n%llu %.10g\n", ex, (unsigned long long)trials, ex);
     snprintf(name, sizeof name, "mc-M%zu", M);
     sd_params par;
@@ -158,9 +158,9 @@ static int S_fig2a(FILE *f, const sd_figure_opts *o, sd_error *err)
     sd_chain *c = sd_fig_yin_chain(50, err);
     if (!c)
         return err ? (int)err->code : SD_EINTERNAL;
-    sd_fig_head(f, "yin-fig2a-sd", "004_ Fig. 2(a): running mean of SD rejections over trials vs Theorem 1");
+    sd_fig_head(f, "yin-fig2a-sd", "Yin et al. 2024, Fig. 2(a): running mean of SD rejections over trials vs Theorem 1");
     sd_fig_yin_desc(f, 50);
-    fprintf(f, "# paper: E[N_rej] = 16.41 (Theorem 1), acceleration 50/16.41 = 3.05 (004_ Sec. 3)\n");
+    fprintf(f, "# paper: E[N_rej] = 16.41 (Theorem 1), acceleration 50/16.41 = 3.05 (Yin et al. 2024, Sec. 3)\n");
     int rc = S_running_vs_exact(f, c, 1, o->seed + 1, sd_fig_trials(o, 20000), err);
     sd_chain_free(c);
     return sd_fig_done(f, rc, err);
@@ -171,9 +171,9 @@ static int S_fig2b(FILE *f, const sd_figure_opts *o, sd_error *err)
     sd_chain *c = sd_fig_yin_chain(50, err);
     if (!c)
         return err ? (int)err->code : SD_EINTERNAL;
-    sd_fig_head(f, "yin-fig2b-batch", "004_ Fig. 2(b): running mean of batch-SD rejections, M = 4, 5, vs Theorem 3");
+    sd_fig_head(f, "yin-fig2b-batch", "Yin et al. 2024, Fig. 2(b): running mean of batch-SD rejections, M = 4, 5, vs Theorem 3");
     sd_fig_yin_desc(f, 50);
-    fprintf(f, "# paper: Theorem 3's values for M = 4, 5 are drawn, not stated (004_ Sec. 3.2)\n");
+    fprintf(f, "# paper: Theorem 3's values for M = 4, 5 are drawn, not stated (Yin et al. 2024, Sec. 3.2)\n");
     int rc = S_running_vs_exact(f, c, 4, o->seed + 4, sd_fig_trials(o, 20000), err);
     if (!rc)
         rc = S_running_vs_exact(f, c, 5, o->seed + 5, sd_fig_trials(o, 20000), err);
@@ -187,9 +187,9 @@ static int S_fig2c(FILE *f, const sd_figure_opts *o, sd_error *err)
     sd_chain *c = sd_fig_yin_chain(50, err);
     if (!c)
         return err ? (int)err->code : SD_EINTERNAL;
-    sd_fig_head(f, "yin-fig2c-batch-vs-M", "004_ Fig. 2(c): batch-SD rejections vs batch size M, Theorem 3 and its M -> infinity limit");
+    sd_fig_head(f, "yin-fig2c-batch-vs-M", "Yin et al. 2024, Fig. 2(c): batch-SD rejections vs batch size M, Theorem 3 and its M -> infinity limit");
     sd_fig_yin_desc(f, 50);
-    fprintf(f, "# paper: the point (M, E[N_rej]) = (1, 16.41); other values drawn, not stated (004_ Sec. 3.2)\n");
+    fprintf(f, "# paper: the point (M, E[N_rej]) = (1, 16.41); other values drawn, not stated (Yin et al. 2024, Sec. 3.2)\n");
     int rc = S_rej_vs_M(f, c, 30, Ms, sizeof Ms / sizeof *Ms, o->seed + 100, sd_fig_trials(o, 5000), err);
     sd_chain_free(c);
     return sd_fig_done(f, rc, err);
@@ -201,9 +201,9 @@ static int S_fig5(FILE *f, const sd_figure_opts *o, sd_error *err)
     sd_chain *c = sd_fig_yin_chain(100, err);
     if (!c)
         return err ? (int)err->code : SD_EINTERNAL;
-    sd_fig_head(f, "yin-fig5-T100", "004_ Fig. 5: SD and batch SD (M = 2) at horizon T = 100, and rejections vs M");
+    sd_fig_head(f, "yin-fig5-T100", "Yin et al. 2024, Fig. 5: SD and batch SD (M = 2) at horizon T = 100, and rejections vs M");
     sd_fig_yin_desc(f, 100);
-    fprintf(f, "# paper: values drawn, not stated (004_ App. F)\n");
+    fprintf(f, "# paper: values drawn, not stated (Yin et al. 2024, App. F)\n");
     int rc = S_running_vs_exact(f, c, 1, o->seed + 1, sd_fig_trials(o, 20000), err);
     if (!rc)
         rc = S_running_vs_exact(f, c, 2, o->seed + 2, sd_fig_trials(o, 20000), err);
@@ -266,7 +266,7 @@ static int S_fig3(FILE *f, const sd_figure_opts *o, sd_error *err)
     static const double us[] = {0.6, 0.75, 0.9};
     static const size_t Vps[] = {30, 15, 6};
     const size_t V = 60;
-    sd_fig_head(f, "yin-fig3-batch-improvement", "004_ Fig. 3 right: single-token batch improvement BI = TV(q,p) - prod_m TV(q^m,p) vs M");
+    sd_fig_head(f, "yin-fig3-batch-improvement", "Yin et al. 2024, Fig. 3 right: single-token batch improvement BI = TV(q,p) - prod_m TV(q^m,p) vs M");
     fprintf(f, "# Bernoulli: target q = Ber(0.5), draft p = Ber(u), u = 0.6 0.75 0.9 (blocks ber1..3)\n"
                "# uniform: draft p = Unif(%zu), target q = Unif(V') on its first V' tokens,"
                " V' = 30 15 6, r = V/V' = 2 4 10 (blocks uni1..3)\n", V);
@@ -393,7 +393,7 @@ static int S_fig4(FILE *f, const sd_figure_opts *o, sd_error *err)
         return rc;
     double tv = sd_dist_tv(p, q, V), emax = sd_fig_eps_max(p, q, V);
     sd_fig_yin_pair_head(f, "yin-fig4-pareto",
-                         "004_ Fig. 4: Pareto front of rejection probability vs output bias TV (Theorems 4, 5)", p, q, V, tv);
+                         "Yin et al. 2024, Fig. 4: Pareto front of rejection probability vs output bias TV (Theorems 4, 5)", p, q, V, tv);
     sd_fig_block(f, "front", "P_reject least_TV_bias (Theorem 5: TV - P_reject, then 0)");
     fprintf(f, "0 %.10g\n%.10g 0\n1 0\n", tv, tv);
     /* The LP referee of the whole lower boundary: least bias at each ρ. */

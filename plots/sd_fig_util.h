@@ -13,6 +13,7 @@
  *                        Decoding via Sequential Approximate Verification"
  *                        (SPRINTER)
  *   fig_simdec.c         simdec's own figures
+ *   fig_trees.c          token trees: tree verifiers against the LP optimum
  * and sd_figures.c holds the registry (sd_figures.h) and the helpers below:
  * the layout of a data file and its estimates, and the Monte-Carlo runs,
  * every one of which goes through the trial engine (sims/sd_sim.h).
@@ -130,5 +131,7 @@ extern const sd_figure sd_fig_sun2024_block_fig3;
 extern const sd_figure sd_fig_spectr_fig4, sd_fig_spectr_fig5, sd_fig_spectr_fig6;
 extern const sd_figure sd_fig_sprinter_fig5, sd_fig_sprinter_fig6;
 extern const sd_figure sd_fig_simdec_multidraft, sd_fig_simdec_verify, sd_fig_simdec_biased;
+extern const sd_figure sd_fig_simdec_speedup; /* fig_speedup.c */
+extern const sd_figure sd_fig_simdec_trees;
 
 #endif

@@ -184,6 +184,9 @@ const sd_figure *const sd_figures[] = {
     &sd_fig_sprinter_fig5, &sd_fig_sprinter_fig6,
     /* simdec's own (fig_simdec.c) */
     &sd_fig_simdec_multidraft, &sd_fig_simdec_verify, &sd_fig_simdec_biased,
+    &sd_fig_simdec_speedup,
+    /* token trees (fig_trees.c) */
+    &sd_fig_simdec_trees,
     NULL,
 };
 

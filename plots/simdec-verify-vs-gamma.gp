@@ -1,6 +1,6 @@
 # simdec-verify-vs-gamma.gp — simdec's own figure: expected accepted draft
 # tokens in one iteration against the draft length γ for token and block
-# verification, the best valid verifier (the LP of 001_ Def. 1 / Lemma 2)
+# verification, the best valid verifier (the LP of Sun et al. 2025, Def. 1 / Lemma 2)
 # and the full-information bound.
 # Data: simdec-verify-vs-gamma.dat.
 set terminal pngcairo size 1200,720 font "DejaVu Sans,13" enhanced

@@ -1,4 +1,4 @@
-# spectr-fig4-bernoulli.gp — 002_ (SpecTr) Fig. 4: acceptance probability of
+# spectr-fig4-bernoulli.gp — Sun et al. 2023 (SpecTr) Fig. 4: acceptance probability of
 # the optimal k-draft selection OTM-k vs SpecTr's k-Seq, for draft
 # p = Ber(0.25) and target q = Ber(b).
 # Data: spectr-fig4-bernoulli.dat (k = 2 4 8, as below).

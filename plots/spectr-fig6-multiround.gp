@@ -1,4 +1,4 @@
-# spectr-fig6-multiround.gp — 002_ (SpecTr) Fig. 6: acceptance probability of
+# spectr-fig6-multiround.gp — Sun et al. 2023 (SpecTr) Fig. 6: acceptance probability of
 # OTM-k vs k-Seq vs multi-round (recursive rejection sampling, SpecInfer), for
 # draft p = Ber(0.25) and target q = Ber(b), k = 2 and 4.
 # Data: spectr-fig6-multiround.dat.

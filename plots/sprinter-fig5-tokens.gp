@@ -1,4 +1,4 @@
-# sprinter-fig5-tokens.gp — 003_ (SPRINTER) Fig. 5: expected number of tokens
+# sprinter-fig5-tokens.gp — Zhong et al. 2025 (SPRINTER) Fig. 5: expected number of tokens
 # the cheap verifier lets through before it first calls the target, against
 # its true-positive rate η_TP, for η_FP = 0 and 0.5, with r = 5 acceptable
 # tokens ahead (Theorem 3.3).

@@ -1,4 +1,4 @@
-# yin-fig2a-sd.gp — 004_ (Yin et al.) Fig. 2(a): running mean of the rejections
+# yin-fig2a-sd.gp — Yin et al. 2024, Fig. 2(a): running mean of the rejections
 # of speculative decoding over trials, beside Theorem 1's exact value.
 # Data: yin-fig2a-sd.dat, written by `simdec plot yin-fig2a-sd`.
 # Restyle freely, then run `gnuplot yin-fig2a-sd.gp` in the directory of the data.

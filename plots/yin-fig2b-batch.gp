@@ -1,4 +1,4 @@
-# yin-fig2b-batch.gp — 004_ (Yin et al.) Fig. 2(b): running mean of the
+# yin-fig2b-batch.gp — Yin et al. 2024, Fig. 2(b): running mean of the
 # rejections of batch speculative decoding with M = 4 and M = 5 drafts,
 # beside Theorem 3's exact values.
 # Data: yin-fig2b-batch.dat, written by `simdec plot yin-fig2b-batch`.

@@ -1,4 +1,4 @@
-# yin-fig2c-batch-vs-M.gp — 004_ (Yin et al.) Fig. 2(c): expected rejections of
+# yin-fig2c-batch-vs-M.gp — Yin et al. 2024, Fig. 2(c): expected rejections of
 # batch speculative decoding against the batch size M, with the M -> infinity
 # limit (Proposition 1).
 # Data: yin-fig2c-batch-vs-M.dat, written by `simdec plot yin-fig2c-batch-vs-M`.

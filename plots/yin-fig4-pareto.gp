@@ -1,4 +1,4 @@
-# yin-fig4-pareto.gp — 004_ (Yin et al.) Fig. 4: the Pareto front between the
+# yin-fig4-pareto.gp — Yin et al. 2024, Fig. 4: the Pareto front between the
 # rejection probability and the output bias TV(P_A, q) of a one-token
 # verifier (Theorems 4, 5), on one token of the 7-token chain.
 # Data: yin-fig4-pareto.dat, written by `simdec plot yin-fig4-pareto`.

@@ -1,4 +1,4 @@
-# yin-fig5-T100.gp — 004_ (Yin et al.) Fig. 5: the experiment of Fig. 2 at
+# yin-fig5-T100.gp — Yin et al. 2024, Fig. 5: the experiment of Fig. 2 at
 # horizon T = 100: speculative decoding, batch SD with M = 2, and rejections
 # against M.
 # Data: yin-fig5-T100.dat, written by `simdec plot yin-fig5-T100`.

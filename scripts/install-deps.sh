@@ -5,15 +5,17 @@
 #
 #   scripts/install-deps.sh            build, test and figure dependencies
 #                                      (MPI, clang's fuzzing runtime and
-#                                      valgrind are part of the test command)
-#   scripts/install-deps.sh --extra    also the optional tools (none
-#                                      beyond the above at present)
+#                                      valgrind are part of the test command;
+#                                      numpy and pytest, of the Python tests
+#                                      and the README's samples example)
+#   scripts/install-deps.sh --extra    the same (numpy, once the only optional
+#                                      tool, is now installed always)
 set -eu
 
 pkgs="gcc make pkg-config libgsl-dev libjansson-dev libglpk-dev
 libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core
 libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev libomp-14-dev valgrind
-python3-numpy"
+python3-numpy python3-pytest"
 
 missing=""
 for p in $pkgs; do

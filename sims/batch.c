@@ -1,19 +1,20 @@
 /* batch.c — batch speculative decoding.
  *
- * 004_2700e131d6873633.txt §3.2 and Alg. 4, the unbiased reading of SPEC §2:
- * M drafts of length G (default: the rest of the horizon, 004_… Remark 1)
+ * Yin et al. 2024, §3.2 and Alg. 4, the unbiased reading of SPEC §2:
+ * M drafts of length G (default: the rest of the horizon, Yin et al. 2024, Remark 1)
  * from the same prefix.  Their first tokens are tried in turn against
  * q^1 = q, q^{m+1} = [q^m - p]+ (recursive rejection sampling); once one is
  * accepted only that draft continues, verified token by token with the
  * original q.  A rejection: all M first tokens fail (the token is drawn from
  * q^{M+1}) or a later token of the chosen draft fails ([q-p]+).  Lossless
- * by 004_… Theorem 3 / Theorem 9; expected rejections in
+ * by Yin et al. 2024, Theorem 3 / Theorem 9; expected rejections in
  * src/sd_exact_batch.h.  One iteration = one target call.  The step itself
  * is sd_multidraft_batch_step (shared with broken-batch). */
 #include <math.h>
 
 #include "../src/sd_exact_batch.h"
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
@@ -32,22 +33,32 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 /* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
 
-/* Exact E[N_rej]: Theorem 3 of Yin et al. 2024 (src/sd_exact_batch.h), at
- * lookahead to the horizon on a stored chain; target calls have no closed
- * form there. */
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_batch(c, sd_draft_len(c, par, n), par->k, 0, n, prev, out, err);
+}
+
+extern const sd_verifier_type sd_verifier_batch;
+
+/* Exact values: the DP of sims/sd_exact_gen.h over the law above (target
+ * calls, and rejections at finite gamma); at lookahead to the horizon the
+ * rejections come from Theorem 3 of Yin et al. 2024 (src/sd_exact_batch.h),
+ * which the tests compare with the DP. */
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
-    if (!m->chain || par->gamma != 0)
-        return SD_EUSAGE;
-    int rc = sd_exact_batch_rejections(m->chain, par->k, &out->rejections, err);
-    out->target_calls = NAN;
-    out->method = "Theorem 3 of Yin et al. 2024, batch of M drafts, lookahead to the horizon";
-    return rc;
+    int rc = sd_exact_gen_values(&sd_verifier_batch, m, par, out, err);
+    if (rc || par->gamma != 0)
+        return rc;
+    out->method = "Theorem 3 of Yin et al. 2024 (rejections), exact DP over (position, x_{n-1}) "
+                  "(target calls)";
+    return sd_exact_batch_rejections(m->chain, par->k, &out->rejections, err);
 }
 
 const sd_verifier_type sd_verifier_batch = {
     .name = "batch",
-    .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (004_ Alg. 4)",
+    .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (Yin et al. 2024, Alg. 4)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
@@ -55,4 +66,5 @@ const sd_verifier_type sd_verifier_batch = {
     .begin = NULL,
     .step = S_step,
     .exact = S_exact,
+    .iteration_law = S_law,
 };

@@ -1,6 +1,6 @@
 /* biased.c — biased speculative decoding, Decoding-OPT / Decoding-UNO.
  *
- * 004_2700e131d6873633.txt §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
+ * Yin et al. 2024, §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
  * "biased".  Token-level speculative decoding (as sims/token.c) with the
  * acceptance raised to b(x) = min(1, (q(x)+ε)/p(x)) and the rejection
  * distribution P = [q-p]+ (opt: the [A]+ of Theorem 4, see sd_biased.h) or
@@ -14,6 +14,7 @@
 #include "../src/sd_dist.h"
 #include "sd_biased.h"
 #include "sd_tokenwise.h"
+#include "sd_iter_laws.h"
 
 enum { P_EPS, P_RESIDUAL }; /* slots of the parameters */
 
@@ -53,14 +54,28 @@ static size_t S_sample(const sd_token_rule *rule, const double *p, const double 
                                              : sd_dist_sample_residual(p, q, V, mass, u);
 }
 
+/* P(reject | tested) = Σ_x p(x)·(1 - min(1, (q(x)+ε)/p(x))) = Σ_x (p - q - ε)+:
+ * every failure samples the residual (its mass is > 0, see S_mass). */
+static double S_reject_prob(const sd_token_rule *rule, const double *p, const double *q, size_t V)
+{
+    double r = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        double d = p[x] - q[x] - rule->eps;
+        r += d > 0.0 ? d : 0.0;
+    }
+    return r;
+}
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)state;
     (void)err;
-    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS], (sd_residual_kind)par->v[P_RESIDUAL]};
+    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS],
+                                (sd_residual_kind)par->v[P_RESIDUAL], S_reject_prob};
     it->target_calls = 1;
     it->rejected = 0;
+    it->rb_rejected = 0.0; /* sd_tokenwise_verify adds each position's S_reject_prob */
     sd_tokenwise_verify(&rule, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }
@@ -90,13 +105,25 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
+                            par->v[P_EPS], c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_biased;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_biased)
+
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
-    .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (004_ Sec. 4, App. G)",
+    .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (Yin et al. 2024 Sec. 4, App. G)",
     .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

@@ -1,4 +1,4 @@
-/* block.c — block verification (001_b9258a43e636c550.txt Alg. 2, eqs. 3–5;
+/* block.c — block verification (Sun et al. 2025, Alg. 2, eqs. 3–5;
  * the Python sketch of its Appendix A is the reference; SPEC §2).
  *
  * With the Markov chain, the draft block X_1..X_G starts at position n after
@@ -28,6 +28,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_block.h"
+#include "sd_iter_laws.h"
 
 typedef struct {
     size_t V;
@@ -106,6 +107,10 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     }
     it->accepted = tau;
     it->emitted = tau;
+    /* Rao-Blackwell (sd_verifier.h): given the drafts, τ = G iff η_G < h_G =
+     * p_G, independently of η_1..η_{G-1}; so P(rejected | drafts) = 1 - p_G
+     * (pi = 0 after an early stop: a rejection for sure). */
+    it->rb_rejected = 1.0 - pi;
     if (tau == G) {
         if (n + G <= c->T) { /* bonus token from q */
             out[G] = sd_dist_sample(sd_chain_q(c, n + G, tau_prev), V, 1.0, sd_stream_uniform(rng));
@@ -138,13 +143,26 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_block;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_block)
+static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, NULL};
+
 const sd_verifier_type sd_verifier_block = {
     .name = "block",
-    .summary = "block verification (001_ Alg. 2, eqs. 3-5)",
+    .summary = "block verification (Sun et al. 2025, Alg. 2, eqs. 3-5)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = sd_block_alloc,
     .free = sd_block_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
+    .kernels = S_kernels,
 };

@@ -1,16 +1,17 @@
 /* broken_batch.c — NEGATIVE CONTROL: batch speculative decoding with the
- * residual step of 004_2700e131d6873633.txt Alg. 4 line 28 taken
+ * residual step of Yin et al. 2024, Alg. 4 line 28 taken
  * literally.
  *
  * After all M first tokens fail, Alg. 4 has already replaced q_n by
  * q^{M+1} (line 19, once per failed draft) and line 28 then samples
  * [q_n - p_n]+, i.e. q^{M+2}: one residual step more than the unbiased
- * version (SPEC §2 "batch"), whose proof (004_… Theorem 9) needs q^{M+1}.
+ * version (SPEC §2 "batch"), whose proof (Yin et al. 2024, Theorem 9) needs q^{M+1}.
  * Everything else is batch.  It claims to be lossless, and `simdec check`
  * must catch it: its first-token law is
  *     Σ_m (Π_{j<m} r_j) min(p, q^m) + R q^{M+2}  ≠  q
  * whenever q^{M+2} ≠ q^{M+1}, R = Π_m r_m > 0. */
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
@@ -29,14 +30,25 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 /* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_batch(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_batch;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_batch)
+
 const sd_verifier_type sd_verifier_broken_batch = {
     .name = "broken-batch",
     .flags = SD_VERIFIER_CONTROL,
-    .summary = "batch SD with the literal extra residual step of 004_ Alg. 4 line 28 (samples q^{M+2})",
+    .summary = "batch SD with the literal extra residual step of Yin et al. 2024, Alg. 4 line 28 (samples q^{M+2})",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

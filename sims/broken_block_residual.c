@@ -2,13 +2,14 @@
  * negative control of `simdec check` (issue: real bugs in production
  * verifiers).
  *
- * Identical to sims/block.c (001_ Alg. 2) except that on rejection it
+ * Identical to sims/block.c (Sun et al. 2025, Alg. 2) except that on rejection it
  * samples the token-wise residual [q(.|X^τ) - p(.|X^τ)]+ of eq. 3 instead of
  * eq. 4's max(p_τ q(.|X^τ) - p(.|X^τ), 0): the bug reported against
  * vllm-ascend (issue 7807).  Since p_τ < 1 after a draft token with q < p,
  * eq. 4 puts less weight on tokens where q barely exceeds p; the token-wise
  * residual over-produces them, so the output law is not q. */
 #include "sd_block.h"
+#include "sd_iter_laws.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
@@ -18,6 +19,15 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 }
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_TOKENWISE, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_block_residual;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_block_residual)
 
 const sd_verifier_type sd_verifier_broken_block_residual = {
     .name = "broken-block-residual",
@@ -29,4 +39,6 @@ const sd_verifier_type sd_verifier_broken_block_residual = {
     .free = sd_block_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

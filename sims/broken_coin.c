@@ -18,6 +18,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_tokenwise.h"
+#include "sd_iter_laws.h"
 
 #define S_COIN_GRID 1024.0 /* 2^10 coin values */
 
@@ -43,7 +44,7 @@ static size_t S_sample(const sd_token_rule *rule, const double *p, const double 
     return tv > 0.0 ? sd_dist_sample_residual(p, q, V, tv, u) : sd_dist_sample(q, V, 1.0, u);
 }
 
-static const sd_token_rule S_rule = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT};
+static const sd_token_rule S_rule = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT, NULL};
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
@@ -65,6 +66,15 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise(SD_LAW_COIN10, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_coin;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_coin)
+
 const sd_verifier_type sd_verifier_broken_coin = {
     .name = "broken-coin",
     .flags = SD_VERIFIER_CONTROL,
@@ -75,4 +85,6 @@ const sd_verifier_type sd_verifier_broken_coin = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

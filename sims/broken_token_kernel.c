@@ -6,6 +6,7 @@
  * token's, and correct: only a check of the kernel itself catches it, which
  * is why `check` must test what `run` executes. */
 #include "sd_token.h"
+#include "sd_iter_laws.h"
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
@@ -18,6 +19,16 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_broken, NULL};
 
+/* The law of what run executes: the broken kernel (sd_token.h). */
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise(SD_LAW_KERNEL_Q, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_broken_token_kernel;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_token_kernel)
+
 const sd_verifier_type sd_verifier_broken_token_kernel = {
     .name = "broken-token-kernel",
     .summary = "token-level SD whose alias-table kernel samples q, not [q-p]+, after a rejection",
@@ -26,4 +37,6 @@ const sd_verifier_type sd_verifier_broken_token_kernel = {
     .step = sd_token_step,
     .kernels = S_kernels,
     .flags = SD_VERIFIER_CONTROL,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

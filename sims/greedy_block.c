@@ -1,6 +1,6 @@
 /* greedy_block.c — greedy block verification with the distribution
- * modification (001_b9258a43e636c550.txt Appendix C, Alg. 4–6 and eq. 31;
- * it is 000_293a0a02159dd149.txt Alg. 3; SPEC §2).
+ * modification (Sun et al. 2025, Appendix C, Alg. 4–6 and eq. 31;
+ * it is Sun et al. 2024, Alg. 3; SPEC §2).
  *
  * One iteration (Alg. 4), target Mb = the current (possibly modified)
  * target, draft Ms = p, block X_1..X_G from position n, X^0 = x_{n-1}:
@@ -14,7 +14,7 @@
  *     τ < G: Y ~ max(p_τ Mb(.|X^τ) - Ms(.|X^τ), 0) normalised   (eq. 30).
  * Lemma 9: P(X^l = x^l, τ >= l) = min(Mb(x^l), Ms(x^l)), so one iteration
  * accepts Σ_l Σ_{x^l} min(p(x^l), q(x^l)) tokens on average — the
- * full-information optimum (12/9 on the toy model of 001_ §2).
+ * full-information optimum (12/9 on the toy model of Sun et al. 2025, §2).
  *
  * The output X^τ, Y alone is not distributed as Mb.  Alg. 5 therefore
  * replaces the target of the rest of the block, positions n+τ+1..n+G-1
@@ -47,7 +47,7 @@
  * (sd_block.h): the joint taken from the context after Y (Alg. 6 updates c
  * on line 5 before modifying Mb on line 6), and a per-token residual
  * [Mb(x|.) - Ms(x|.)]+; and Alg. 4 without any modification, which
- * 001_ App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
+ * Sun et al. 2025, App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
  * the toy model).  `simdec check` flags all three; see tests/test_check.c. */
 #include <assert.h>
 #include <math.h>
@@ -55,6 +55,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_block.h"
+#include "sd_iter_laws.h"
 
 /* The largest scratch greedy-block allocates, in doubles: (G+1)·G ratio
  * pairs for a draft length G.  2^24 doubles = 128 MiB. */
@@ -321,15 +322,29 @@ static int S_alloc_tokenwise(void **state, const sd_chain *c, const sd_params *p
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* No exact law of one iteration: the modified target (Alg. 5, eq. 31)
+ * carries state from one iteration to the next, so an iteration does not
+ * depend on (n, x_{n-1}) alone and the DP of sims/sd_exact_gen.h does not
+ * apply. */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    (void)c, (void)par, (void)n, (void)prev, (void)out;
+    return sd_error_set(err, SD_EUSAGE,
+                        "greedy-block: its modified target carries state across iterations "
+                        "(Sun et al. 2025, Alg. 5), so no exact DP over (position, x_{n-1})");
+}
+
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
-    .summary = "greedy block verification with distribution modification (001_ App. C, 000_ Alg. 3)",
+    .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .iteration_law = S_law,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_after_y = {
@@ -356,7 +371,7 @@ const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
 
 const sd_verifier_type sd_verifier_greedy_block_unmodified = {
     .name = "greedy-block-unmodified",
-    .summary = "greedy block (001_ Alg. 4) without the distribution modification (test only)",
+    .summary = "greedy block (Sun et al. 2025, Alg. 4) without the distribution modification (test only)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_unmodified,

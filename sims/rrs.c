@@ -1,9 +1,9 @@
 /* rrs.c — multi-draft speculative decoding with recursive rejection
- * sampling (SpecInfer's multi-round sampling; 002_2250ceed65bbc463.txt
+ * sampling (SpecInfer's multi-round sampling; Sun et al. 2023
  * B.3 and Alg. 3; SPEC §2 "rrs").
  *
  * k i.i.d. draft sequences of length G (default: the rest of the horizon)
- * form a tree; 002_… Alg. 3 walks it with recursive rejection sampling as
+ * form a tree; Sun et al. 2023, Alg. 3 walks it with recursive rejection sampling as
  * the token-level selection: at each depth the surviving drafts' tokens
  * are tried in turn against q^1 = q, q^{m+1} = [q^m - p]+, and if all fail
  * the token is drawn from q^{k'+1} (k' = survivors).  The drafts that
@@ -14,6 +14,7 @@
  * exactly when all survivors fail: first-position acceptance is
  * 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3).  One target call per iteration. */
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
                     const size_t *x, size_t k, sd_stream *rng, size_t *y,
@@ -43,13 +44,24 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 0, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_rrs;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_rrs)
+
 const sd_verifier_type sd_verifier_rrs = {
     .name = "rrs",
-    .summary = "k-draft tree, recursive rejection sampling per position (002_ Alg. 3 + B.3, SpecInfer)",
+    .summary = "k-draft tree, recursive rejection sampling per position (Sun et al. 2023, Alg. 3 + B.3, SpecInfer)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

@@ -8,7 +8,7 @@
 
 /* Which residual a block-verification iteration samples on rejection. */
 typedef enum {
-    SD_BLOCK_RESIDUAL_EQ4 = 0,      /* max(p_τ q(.|X^τ) - p(.|X^τ), 0): 001_ eq. 4 */
+    SD_BLOCK_RESIDUAL_EQ4 = 0,      /* max(p_τ q(.|X^τ) - p(.|X^τ), 0): Sun et al. 2025, eq. 4 */
     SD_BLOCK_RESIDUAL_TOKENWISE = 1 /* [q - p]+ at X^τ: the vllm-ascend 7807 bug */
 } sd_block_residual;
 
@@ -18,12 +18,19 @@ typedef enum {
 int sd_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
 void sd_block_free(void *state);
 
-/* One iteration of block verification (001_ Alg. 2) with the given
+/* One iteration of block verification (Sun et al. 2025, Alg. 2) with the given
  * residual; the arguments are those of sd_verifier_type.step. */
 int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_block_residual kind);
 
-/* Greedy block verification with other readings of 001_ Alg. 5
+/* The fast kernel of block verification (sims/kernel_block.c): per-row
+ * tables sorted by q/p with prefix sums, O(log V) per drafted token; and
+ * its broken variant (residual with π = 1), the control
+ * broken-block-kernel. */
+extern const sd_kernel_type sd_block_kernel;
+extern const sd_kernel_type sd_block_kernel_broken;
+
+/* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
  * (registered nowhere; the tests run `check` on them, see
  * sims/greedy_block.c):
  *   _after_y:     the joint law in eq. 31 is taken from the context after

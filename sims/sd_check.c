@@ -7,6 +7,7 @@
 
 #include "sd_sim.h"
 #include "../src/sd_dist.h"
+#include "../src/sd_samples.h"
 
 void sd_check_defaults(sd_check_opts *o)
 {
@@ -112,6 +113,26 @@ int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
     res->kernel = sr.kernel;
     sd_sim_result_free(&sr);
     S_finish(c, opts, L, cells, res);
+    return SD_OK;
+}
+
+int sd_check_samples(const sd_chain *c, FILE *f, const char *name, const sd_check_opts *opts,
+                     sd_check_result *res, sd_error *err)
+{
+    sd_check_opts o = *opts;
+    o.trials = 1; /* the lines, once read */
+    o.seed = 0;
+    size_t L = 0, cells = 0;
+    int rc = S_prepare(c, &o, res, &L, &cells, err);
+    if (rc)
+        return rc;
+    rc = sd_samples_count(f, name, c->V, L, res->observed, &o.trials, err);
+    if (rc) {
+        sd_check_result_free(res);
+        return rc;
+    }
+    res->kernel = "samples";
+    S_finish(c, &o, L, cells, res);
     return SD_OK;
 }
 

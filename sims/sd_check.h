@@ -1,4 +1,4 @@
-/* sd_check.h — is a verifier lossless?  (`simdec check`, issue 3)
+/* sd_check.h — is a verifier lossless?  (`simdec check`)
  *
  * Runs a verifier for N trials, tabulates the joint law of its first L
  * output tokens (x_1..x_L, V^L cells, index x_1 V^{L-1} + ... + x_L as in
@@ -22,6 +22,7 @@
 #define SD_CHECK_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sd_sim.h"
 #include "sd_verifier.h"
@@ -70,6 +71,15 @@ typedef struct sd_check_result {
  * with sd_check_result_free() (also safe after a failure). */
 int sd_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  const sd_check_opts *opts, sd_check_result *res, sd_error *err);
+
+/* The same test of sequences another program produced: f (named `name`)
+ * in the format of src/sd_samples.h, one line per trial, tabulated over
+ * its first L tokens (opts->L; 0: the default).  opts->trials and seed
+ * are not read: res->trials is the number of lines, res->seed 0 and
+ * res->kernel "samples".  SD_EDATA for a malformed file (line and column),
+ * SD_EIO when it cannot be read, and the refusals of sd_check_run. */
+int sd_check_samples(const sd_chain *c, FILE *f, const char *name, const sd_check_opts *opts,
+                     sd_check_result *res, sd_error *err);
 
 void sd_check_result_free(sd_check_result *res);
 

@@ -72,7 +72,7 @@ int sd_multidraft_tree_step(const sd_chain *c, const sd_params *par,
     it->accepted = G;
     it->emitted = G;
     it->rejected = 0;
-    if (n + G <= c->T) { /* bonus token from q (002_… Alg. 3 line 5) */
+    if (n + G <= c->T) { /* bonus token from q (Sun et al. 2023, Alg. 3 line 5) */
         out[G] = sd_dist_sample(sd_chain_q(c, n + G, prev), V, 1.0, sd_stream_uniform(rng));
         it->emitted = G + 1;
     }

@@ -15,8 +15,8 @@
 /* spectr --plan: the k-Seq selection or the OTM LP plan (Sun et al. 2023). */
 typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
 
-/* Recursive rejection sampling at one position (SpecInfer, 002_… B.3;
- * 004_… Alg. 4 lines 12–19; SPEC §2 "rrs"): draft tokens x[0..k-1]
+/* Recursive rejection sampling at one position (SpecInfer, Sun et al. 2023 B.3;
+ * Yin et al. 2024, Alg. 4 lines 12–19; SPEC §2 "rrs"): draft tokens x[0..k-1]
  * (i.i.d. from p) are tried in turn, x[m-1] against q^m with
  *     q^1 = q,   q^{m+1} = [q^m - p]+,
  * accepted with probability min(1, q^m(x)/p(x)).  The first accepted one is
@@ -29,7 +29,7 @@ typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
  * happen anyway the draft is accepted.
  *
  * extra_step = 1 is the negative control broken-batch: after all k fail it
- * samples [q^{k+1} - p]+ = q^{k+2} (004_… Alg. 4 line 28 read literally,
+ * samples [q^{k+1} - p]+ = q^{k+2} (Yin et al. 2024, Alg. 4 line 28 read literally,
  * one residual step too many) instead of q^{k+1}; when q^{k+2} has no mass
  * it falls back to q^{k+1}.
  *
@@ -46,7 +46,7 @@ typedef int (*sd_multidraft_select_fn)(void *ctx, const sd_chain *c, size_t t,
                                        size_t prev, const size_t *x, size_t k,
                                        sd_stream *rng, size_t *y, sd_error *err);
 
-/* One iteration of 002_… Alg. 3 (DraftSelection) with k i.i.d. draft
+/* One iteration of Sun et al. 2023, Alg. 3 (DraftSelection) with k i.i.d. draft
  * sequences of length G = sd_draft_len(c, par, n) and the given
  * token-level selection.  Which drafts continue: at depth i the surviving
  * drafts are exactly those whose first i tokens equal the emitted
@@ -68,7 +68,7 @@ int sd_multidraft_tree_step(const sd_chain *c, const sd_params *par,
                             size_t *drafts, size_t *out, sd_iter *it,
                             sd_error *err);
 
-/* One iteration of batch speculative decoding (004_… Alg. 4, the unbiased
+/* One iteration of batch speculative decoding (Yin et al. 2024, Alg. 4, the unbiased
  * reading of SPEC §2), M = par->k drafts (the --M option) of length G = sd_draft_len: the M
  * first tokens go through sd_multidraft_rrs (extra_step as there); if one
  * is accepted only its draft continues, its later tokens verified

@@ -35,7 +35,10 @@ void sd_params_store(sd_params *par, const sd_param_decl *d, double x)
         par->gamma = (size_t)x;
     else if (d->slot == SD_SLOT_K)
         par->k = (size_t)x;
-    else if (d->slot >= 0 && d->slot < SD_PARAMS_MAX)
+    else if (d->slot == SD_SLOT_TREE) {
+        par->tree_depth = 1; /* the shape "x" */
+        par->tree[0] = (size_t)x;
+    } else if (d->slot >= 0 && d->slot < SD_PARAMS_MAX)
         par->v[d->slot] = x;
 }
 
@@ -45,7 +48,58 @@ double sd_params_value(const sd_params *par, const sd_param_decl *d)
         return (double)par->gamma;
     if (d->slot == SD_SLOT_K)
         return (double)par->k;
+    if (d->slot == SD_SLOT_TREE)
+        return (double)sd_params_tree_nodes(par);
     return (d->slot >= 0 && d->slot < SD_PARAMS_MAX) ? par->v[d->slot] : NAN;
+}
+
+size_t sd_params_tree_nodes(const sd_params *par)
+{
+    size_t nodes = 0, level = 1;
+    for (size_t i = 0; i < par->tree_depth; i++) {
+        level *= par->tree[i];
+        nodes += level;
+    }
+    return nodes;
+}
+
+/* Parses "b1,b2,...,bd" into par->tree: each b_i a whole number in
+ * [d->min, d->max], at most SD_TREE_MAX_DEPTH levels and SD_TREE_MAX_NODES
+ * nodes (checked as it goes, so no product overflows).  One-line SD_EUSAGE
+ * naming the option, the value and what was expected. */
+static int S_shape_parse(sd_params *par, const sd_param_decl *d, const char *text, sd_error *err)
+{
+    char opt[80];
+    snprintf(opt, sizeof opt, "--%s", d->name);
+    const char *s = text ? text : "";
+    size_t depth = 0, level = 1, nodes = 0, b[SD_TREE_MAX_DEPTH];
+    for (;;) {
+        size_t w = strcspn(s, ",");
+        char item[32];
+        if (w == 0 || w >= sizeof item)
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': expected branching factors b1,b2,...,bd "
+                                "(whole numbers from %.0f to %.0f separated by commas)", opt, text ? text : "",
+                                d->min, d->max);
+        if (depth == SD_TREE_MAX_DEPTH)
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': deeper than %d levels", opt, text, SD_TREE_MAX_DEPTH);
+        memcpy(item, s, w);
+        item[w] = '\0';
+        size_t v;
+        if (sd_parse_size(opt, item, (size_t)d->min, (size_t)d->max, &v, NULL))
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': level %zu is '%s'; expected a whole number from "
+                                "%.0f to %.0f", opt, text, depth + 1, item, d->min, d->max);
+        level *= v; /* level, v <= SD_TREE_MAX_NODES: no overflow */
+        nodes += level;
+        if (nodes > SD_TREE_MAX_NODES)
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': more than %d nodes", opt, text, SD_TREE_MAX_NODES);
+        b[depth++] = v;
+        if (s[w] == '\0')
+            break;
+        s += w + 1;
+    }
+    memcpy(par->tree, b, depth * sizeof *b);
+    par->tree_depth = depth;
+    return SD_OK;
 }
 
 void sd_params_defaults(sd_params *par, const sd_verifier_type *vt)
@@ -54,8 +108,13 @@ void sd_params_defaults(sd_params *par, const sd_verifier_type *vt)
     par->gamma = 0;
     par->k = 2;
     size_t n = sd_params_count(vt);
-    for (size_t i = 0; i < n; i++)
-        sd_params_store(par, &vt->params[i], vt->params[i].def);
+    for (size_t i = 0; i < n; i++) {
+        const sd_param_decl *d = &vt->params[i];
+        if (d->kind == SD_PARAM_SHAPE) /* checked by sd_params_check_decls */
+            S_shape_parse(par, d, d->choices, NULL);
+        else
+            sd_params_store(par, d, d->def);
+    }
 }
 
 void sd_params_names(const sd_verifier_type *vt, char *buf, size_t len)
@@ -119,6 +178,9 @@ static void S_choice_list(const char *choices, char *buf, size_t len)
 
 static int S_range(const sd_param_decl *d, double x, sd_error *err)
 {
+    if (d->kind == SD_PARAM_SHAPE && !(x >= 1 && x <= SD_TREE_MAX_NODES && x <= d->max && x == floor(x)))
+        return sd_error_set(err, SD_EUSAGE, "--%s: expected a number of children from 1 to %.0f, got '%g'",
+                            d->name, fmin(d->max, SD_TREE_MAX_NODES), x);
     if (d->kind == SD_PARAM_CHOICE) {
         char w[64];
         if (x == floor(x) && x >= 0 && S_word(d->choices, (size_t)x, w, sizeof w))
@@ -167,6 +229,11 @@ int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name
         x = (double)v;
     } else if (d->kind == SD_PARAM_REAL) {
         rc = sd_parse_double(opt, text, d->min, d->max, &x, err);
+    } else if (d->kind == SD_PARAM_SHAPE) {
+        rc = S_shape_parse(par, d, text, err);
+        if (!rc)
+            par->given |= (uint32_t)1 << i;
+        return rc;
     } else {
         char w[64];
         size_t k = 0;
@@ -198,7 +265,16 @@ static const char *S_text(const sd_params *par, const sd_param_decl *d, char *bu
     double x = sd_params_value(par, d);
     if (d->unset && x == d->def)
         return NULL;
-    if (d->kind == SD_PARAM_CHOICE) {
+    if (d->kind == SD_PARAM_SHAPE) {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < par->tree_depth && used < len; i++) {
+            int w = snprintf(buf + used, len - used, "%s%zu", i ? "," : "", par->tree[i]);
+            if (w < 0)
+                break;
+            used += (size_t)w;
+        }
+    } else if (d->kind == SD_PARAM_CHOICE) {
         if (!S_word(d->choices, (size_t)x, buf, len))
             snprintf(buf, len, "?");
     } else {
@@ -245,6 +321,11 @@ json_t *sd_params_json(const sd_params *par, const sd_verifier_type *vt)
             j = json_null();
         else if (d->kind == SD_PARAM_CHOICE)
             j = json_string(S_word(d->choices, (size_t)x, w, sizeof w) ? w : "?");
+        else if (d->kind == SD_PARAM_SHAPE) {
+            j = json_array();
+            for (size_t l = 0; l < par->tree_depth; l++)
+                json_array_append_new(j, json_integer((json_int_t)par->tree[l]));
+        }
         else if (d->kind == SD_PARAM_COUNT)
             j = json_integer((json_int_t)x);
         else
@@ -273,6 +354,15 @@ int sd_params_check_decls(const sd_verifier_type *vt, sd_error *err)
         for (size_t j = 0; j < i; j++)
             if (strcmp(vt->params[j].name, d->name) == 0)
                 return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s' declared twice", who, d->name);
+        if (d->kind == SD_PARAM_SHAPE || d->slot == SD_SLOT_TREE) {
+            sd_params tmp;
+            memset(&tmp, 0, sizeof tmp);
+            if (d->kind != SD_PARAM_SHAPE || d->slot != SD_SLOT_TREE || !(d->min >= 1 && d->min <= d->max) ||
+                !d->choices || S_shape_parse(&tmp, d, d->choices, NULL))
+                return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': a tree shape lives in "
+                                    "SD_SLOT_TREE with a range from 1 and a valid default shape", who, d->name);
+            continue;
+        }
         if (d->slot == SD_SLOT_GAMMA || d->slot == SD_SLOT_K) {
             if (d->kind != SD_PARAM_COUNT)
                 return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': the shared slots hold counts",

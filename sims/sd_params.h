@@ -11,6 +11,10 @@
 
 #include "sd_verifier.h"
 
+/* The number of nodes b1 + b1 b2 + ... + b1...bd of par's draft tree (0
+ * for none). */
+size_t sd_params_tree_nodes(const sd_params *par);
+
 /* Number of declared parameters of vt (0 for none). */
 size_t sd_params_count(const sd_verifier_type *vt);
 

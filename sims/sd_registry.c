@@ -19,6 +19,13 @@ extern const sd_verifier_type sd_verifier_broken_block_residual;
 extern const sd_verifier_type sd_verifier_broken_coin;
 extern const sd_verifier_type sd_verifier_broken_batch;
 extern const sd_verifier_type sd_verifier_broken_token_kernel;
+extern const sd_verifier_type sd_verifier_broken_block_kernel;
+extern const sd_verifier_type sd_verifier_tree_rrs;
+extern const sd_verifier_type sd_verifier_tree_rrs_wor;
+extern const sd_verifier_type sd_verifier_tree_topk;
+extern const sd_verifier_type sd_verifier_traversal;
+extern const sd_verifier_type sd_verifier_broken_tree_residual;
+extern const sd_verifier_type sd_verifier_broken_tree_wor;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -29,10 +36,17 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_spectr,
     &sd_verifier_biased,
     &sd_verifier_sprinter,
+    &sd_verifier_tree_rrs,
+    &sd_verifier_tree_rrs_wor,
+    &sd_verifier_tree_topk,
+    &sd_verifier_traversal,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
     &sd_verifier_broken_token_kernel,
+    &sd_verifier_broken_block_kernel,
+    &sd_verifier_broken_tree_residual,
+    &sd_verifier_broken_tree_wor,
     NULL,
 };
 

@@ -20,7 +20,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
 {
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
-    sd_trial tr = {0, 0, 0, 0, 0};
+    sd_trial tr = {0, 0, 0, 0, 0, 0.0};
     size_t L = stop && stop->L ? stop->L : c->T;
     /* The prompt token x_0 ~ init is the stream's first uniform. */
     tokens[0] = stop && stop->fixed_prev ? stop->prev
@@ -28,7 +28,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
     if (vt->begin)
         vt->begin(state);
     for (size_t n = 1; n <= L;) {
-        sd_iter it = {0, 0, 0, 1};
+        sd_iter it = {0, 0, 0, 1, NAN};
         int rc = vt->step(state, c, par, &rng, n, tokens[n - 1], tokens + n, &it, err);
         if (rc)
             return rc;
@@ -41,6 +41,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
         tr.iterations++;
         tr.accepted += it.accepted;
         tr.emitted += it.emitted;
+        tr.rb_rejections += it.rb_rejected; /* NaN stays NaN: no estimate */
         if (hist)
             hist[it.accepted] += 1.0;
         if (acc)
@@ -85,6 +86,7 @@ typedef struct {
     void *plan;
     size_t V, T, ncells;
     sd_trial *per_trial;    /* the result's records, or NULL */
+    uint32_t *tokens;       /* the result's [trials][want_tokens], or NULL */
 } S_run;
 
 static double S_now(void)
@@ -132,8 +134,23 @@ static void S_fail(S_pass *ps, const sd_error *e)
 typedef struct {
     void *state, *work;
     size_t *tokens;
+    size_t *ktok;           /* a kernel's rows x_0..x_T of ktok_trials trials (want_tokens) */
+    size_t ktok_trials;
     double *hist, *pos, *cells;
 } S_scratch;
+
+/* A kernel feeding want_tokens writes whole rows x_0..x_T of the trials it
+ * runs: it runs in chunks of at most this many tokens' worth of trials. */
+#define S_KTOK_MAX ((size_t)1 << 20)
+
+/* x_1..x_k of trial t from a row x_0..x_T into the result. */
+static void S_tokens_keep(const S_run *run, uint64_t t, const size_t *row)
+{
+    size_t k = run->opts->want_tokens;
+    uint32_t *dst = run->tokens + (size_t)t * k;
+    for (size_t n = 1; n <= k; n++)
+        dst[n - 1] = (uint32_t)row[n];
+}
 
 /* Runs one block b into *blk, adding counts to the scratch's arrays. */
 static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim_block *blk,
@@ -144,13 +161,28 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
     sd_welford_init(&blk->rej);
     sd_welford_init(&blk->calls);
     sd_welford_init(&blk->acc);
+    sd_welford_init(&blk->rb);
     uint64_t lo = b * SD_SIM_BLOCK, hi = lo + SD_SIM_BLOCK;
     if (hi > o->trials)
         hi = o->trials;
     if (run->kt) { /* a kernel: the same observations, in trial order */
-        sd_observe obs = {.L = L, .rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc,
-                          .hist = sc->hist, .pos = sc->pos, .cells = sc->cells};
-        run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
+        sd_observe obs = {.L = L, .first_iteration = o->stop.first_iteration, .rej = &blk->rej,
+                          .calls = &blk->calls, .acc = &blk->acc, .hist = sc->hist, .pos = sc->pos,
+                          .cells = sc->cells, .tokens = sc->ktok,
+                          .rb = o->want_rb && (run->kt->supports & SD_OBS_RB) ? &blk->rb : NULL};
+        if (!run->tokens) {
+            run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
+        } else {
+            /* Consecutive chunks: the same observations in the same trial order. */
+            for (uint64_t c0 = lo; c0 < hi; c0 += sc->ktok_trials) {
+                uint64_t c1 = hi - c0 < sc->ktok_trials ? hi : c0 + sc->ktok_trials;
+                run->kt->run(run->plan, sc->work, o->seed, c0, c1, &obs);
+                for (uint64_t t = c0; t < c1; t++)
+                    S_tokens_keep(run, t, sc->ktok + (size_t)(t - c0) * (T + 1));
+            }
+        }
+        if (o->want_rb && !(run->kt->supports & SD_OBS_RB))
+            blk->rb = (sd_welford){(double)(hi - lo), NAN, NAN}; /* no estimate from this kernel */
         return SD_OK;
     }
     const sd_sim_job *job = run->job;
@@ -163,8 +195,12 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
             return rc;
         sd_welford_add(&blk->rej, (double)tr.rejections);
         sd_welford_add(&blk->calls, (double)tr.target_calls);
+        if (o->want_rb)
+            sd_welford_add(&blk->rb, tr.rb_rejections);
         if (run->per_trial)
             run->per_trial[t] = tr;
+        if (run->tokens)
+            S_tokens_keep(run, t, sc->tokens);
         if (sc->pos)
             for (size_t n = 1; n <= T; n++)
                 sc->pos[(n - 1) * V + sc->tokens[n]] += 1.0;
@@ -191,6 +227,11 @@ static int S_scratch_alloc(const S_run *run, S_scratch *sc, sd_error *err)
         sc->cells = calloc(run->ncells, sizeof *sc->cells);
     if (!sc->tokens || !sc->hist || (o->want_positions && !sc->pos) || (o->want_cells && !sc->cells))
         return sd_error_set(err, SD_ENOMEM, "out of memory for a worker thread");
+    if (run->kt && o->want_tokens) {
+        sc->ktok_trials = S_KTOK_MAX / (T + 1) ? S_KTOK_MAX / (T + 1) : 1;
+        if (!(sc->ktok = malloc(sc->ktok_trials * (T + 1) * sizeof *sc->ktok)))
+            return sd_error_set(err, SD_ENOMEM, "out of memory for a worker thread's tokens");
+    }
     if (run->kt)
         return run->kt->work_new(run->plan, &sc->work, err);
     return run->job->vt->alloc(&sc->state, run->job->model->chain, run->job->par, err);
@@ -203,6 +244,7 @@ static void S_scratch_free(const S_run *run, S_scratch *sc)
     if (sc->work)
         run->kt->work_free(sc->work);
     free(sc->tokens);
+    free(sc->ktok);
     free(sc->hist);
     free(sc->pos);
     free(sc->cells);
@@ -410,6 +452,21 @@ static int S_check_job(const sd_sim_job *job, const sd_sim_opts *opts, size_t *V
                             (unsigned long long)sd_sim_block_count(opts->trials), sizeof(sd_sim_block),
                             (unsigned long long)SD_SIM_MAX_BLOCKS,
                             (unsigned long long)SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK);
+    if (opts->want_tokens) {
+        size_t horizon = opts->stop.L ? opts->stop.L : *T;
+        if (opts->want_tokens > horizon || opts->stop.first_iteration)
+            return sd_error_set(err, SD_EUSAGE, "--L %zu: expected 1..%zu (the tokens a trial emits)",
+                                opts->want_tokens, horizon);
+        if (*V > (size_t)UINT32_MAX + 1u)
+            return sd_error_set(err, SD_ETOOBIG, "a table of sampled tokens needs V <= 2^32; V = %zu", *V);
+        if (opts->trials > SD_SIM_MAX_TOKENS / opts->want_tokens)
+            return sd_error_set(err, SD_ETOOBIG,
+                                "sampled tokens: --trials %llu times %zu tokens each exceeds the limit "
+                                "%llu tokens (%llu MiB); lower --trials or --L",
+                                (unsigned long long)opts->trials, opts->want_tokens,
+                                (unsigned long long)SD_SIM_MAX_TOKENS,
+                                (unsigned long long)(SD_SIM_MAX_TOKENS * sizeof(uint32_t) >> 20));
+    }
     if (opts->want_per_trial && opts->trials > ((size_t)1 << 26))
         return sd_error_set(err, SD_ETOOBIG, "per-trial records for %llu trials; limit 2^26",
                             (unsigned long long)opts->trials);
@@ -431,8 +488,12 @@ int sd_sim_result_alloc(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_r
         res->cells = calloc(ncells, sizeof *res->cells);
     if (opts->want_per_trial)
         res->per_trial = calloc((size_t)opts->trials, sizeof *res->per_trial);
+    if (opts->want_tokens)
+        res->tokens = malloc((size_t)opts->trials * opts->want_tokens * sizeof *res->tokens);
+    res->tokens_per_trial = opts->want_tokens;
     if (!res->accept_hist || (opts->want_positions && !res->pos_counts) ||
-        (opts->want_cells && !res->cells) || (opts->want_per_trial && !res->per_trial)) {
+        (opts->want_cells && !res->cells) || (opts->want_per_trial && !res->per_trial) ||
+        (opts->want_tokens && !res->tokens)) {
         sd_sim_result_free(res);
         return sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
     }
@@ -450,7 +511,9 @@ void sd_sim_result_merge(sd_sim_result *res, const sd_sim_block *blocks, uint64_
     sd_welford_init(&res->rejections);
     sd_welford_init(&res->target_calls);
     sd_welford_init(&res->accepted);
+    sd_welford_init(&res->rejections_rb);
     for (uint64_t b = 0; b < nblocks; b++) {
+        sd_welford_merge(&res->rejections_rb, &blocks[b].rb);
         sd_welford_merge(&res->rejections, &blocks[b].rej);
         sd_welford_merge(&res->target_calls, &blocks[b].calls);
         sd_welford_merge(&res->accepted, &blocks[b].acc);
@@ -469,6 +532,8 @@ static unsigned S_needs(const sd_sim_opts *o)
         need |= SD_OBS_CELLS;
     if (o->want_per_trial)
         need |= SD_OBS_PER_TRIAL;
+    if (o->want_tokens)
+        need |= SD_OBS_TOKENS;
     if (o->stop.first_iteration)
         need |= SD_OBS_FIRST;
     if (o->stop.fixed_prev)
@@ -560,7 +625,7 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
         return sd_error_set(err, SD_EUSAGE, "block range [%llu, %llu) outside 0..%llu",
                             (unsigned long long)lo, (unsigned long long)hi,
                             (unsigned long long)sd_sim_block_count(opts->trials));
-    if (opts->want_cells || opts->want_per_trial)
+    if (opts->want_cells || opts->want_per_trial || opts->want_tokens)
         return sd_error_set(err, SD_EUSAGE, "a block range runs with histogram and positions only");
     S_run run;
     const char *kernel;
@@ -589,14 +654,17 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     S_run run;
     const char *kernel = res->kernel;
     int have_run = 0;
+    double t_setup = S_now();
     if (!blocks)
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for %llu trials", (unsigned long long)opts->trials);
     if (!rc && !(rc = S_run_init(&run, job, opts, &kernel, err))) {
         have_run = 1;
         run.per_trial = res->per_trial;
+        run.tokens = res->tokens;
     }
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
+    res->setup_seconds = t0 - t_setup;
     int why = SD_SIM_STOP_DONE;
     int stoppable = opts->time_limit > 0.0 || opts->target_stderr > 0.0;
     if (!rc)
@@ -608,6 +676,8 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
     if (!rc) {
         res->kernel = kernel;
         sd_sim_result_merge(res, blocks, nrun);
+        /* The trials run, also where a kernel fed no statistics (L > 0). */
+        res->trials = nrun * SD_SIM_BLOCK < opts->trials ? nrun * SD_SIM_BLOCK : opts->trials;
         res->stop = why;
         res->seconds = S_now() - t0;
     }
@@ -627,12 +697,19 @@ int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *p
     return sd_sim_run_job(&job, opts, res, err);
 }
 
+int sd_sim_has_rb(const sd_sim_result *res)
+{
+    return res->rejections_rb.n > 0 && isfinite(res->rejections_rb.mean);
+}
+
 void sd_sim_result_free(sd_sim_result *res)
 {
     free(res->accept_hist);
     free(res->pos_counts);
     free(res->cells);
     free(res->per_trial);
+    free(res->tokens);
+    res->tokens = NULL;
     res->accept_hist = NULL;
     res->pos_counts = NULL;
     res->cells = NULL;

@@ -25,8 +25,8 @@
 #include "sd_verifier.h"
 
 #define SD_SIM_BLOCK 4096
-/* Runs keep one record of statistics per block (72 bytes); more blocks
- * than this (2^35 ≈ 3.4e10 trials, 600 MB of records) are refused with
+/* Runs keep one record of statistics per block (96 bytes); more blocks
+ * than this (2^35 ≈ 3.4e10 trials, 800 MB of records) are refused with
  * SD_ETOOBIG before anything is allocated. */
 #define SD_SIM_MAX_BLOCKS ((uint64_t)1 << 23)
 
@@ -71,6 +71,9 @@ typedef struct sd_sim_opts {
     int want_positions;      /* 1: fill pos_counts (needs T*V <= 2^24; horizon runs) */
     int want_cells;          /* 1: fill cells, the joint law of x_1..x_L (stop.L > 0) */
     int want_per_trial;      /* 1: fill per_trial (one record per trial) */
+    size_t want_tokens;      /* k >= 1: fill tokens with x_1..x_k of every trial
+                                (k <= stop.L, or <= T for horizon runs; trials·k
+                                <= SD_SIM_MAX_TOKENS); 0: off */
     sd_progress_fn progress;
     void *progress_ctx;
     /* Early stopping (0 = off); the run always stops at whole blocks.
@@ -86,6 +89,7 @@ typedef struct sd_sim_opts {
     double target_stderr;
     int generic;             /* 1: never use a kernel (tests) */
     size_t kernel_max_bytes; /* memory bound of a kernel's tables; 0: its default */
+    int want_rb;             /* 1: fill rejections_rb (sd_iter.rb_rejected) */
 } sd_sim_opts;
 
 /* sd_sim_result.kernel: a kernel's name (sd_kernel_type.name), "generic",
@@ -104,12 +108,24 @@ typedef struct sd_sim_result {
     double *cells;           /* [V^L] (or NULL): trials with x_1..x_L in the cell */
     size_t ncells;
     sd_trial *per_trial;     /* [trials] (or NULL) */
+    uint32_t *tokens;        /* [trials][want_tokens] (or NULL): x_1..x_k of trial i
+                                at tokens[i·k .. i·k+k-1] (rows up to .trials count) */
+    size_t tokens_per_trial; /* k = opts->want_tokens */
     double iterations;       /* total iterations */
     uint64_t trials_requested; /* opts->trials; trials < it after an early stop */
     int stop;                /* why the run ended: sd_sim_stop_why */
     double seconds;          /* wall time of the simulation */
     const char *kernel;      /* what ran (see above) */
+    /* The Rao-Blackwellised estimate of rejections (opts->want_rb): over
+     * trials, Σ of the iterations' sd_iter.rb_rejected; same expectation
+     * as `rejections`.  n = 0 or a NaN mean: the verifier (or the kernel
+     * that ran) gives none (sd_sim_has_rb). */
+    sd_welford rejections_rb;
+    double setup_seconds;    /* wall time of choosing and building the kernel's tables */
 } sd_sim_result;
+
+/* 1 if res holds a Rao-Blackwellised estimate of rejections. */
+int sd_sim_has_rb(const sd_sim_result *res);
 
 typedef enum {
     SD_SIM_STOP_DONE = 0,    /* every requested trial ran */
@@ -126,8 +142,8 @@ typedef struct sd_sim_job {
 
 /* Runs opts->trials trials.  On success *res owns its arrays; release with
  * sd_sim_result_free() (also safe after a failure).  Refuses (SD_ETOOBIG)
- * want_positions when T*V > 2^24 and want_cells beyond SD_SIM_MAX_CELLS,
- * before allocating; SD_EUSAGE when the verifier cannot run on the model
+ * want_positions when T*V > 2^24, want_cells beyond SD_SIM_MAX_CELLS and
+ * want_tokens beyond SD_SIM_MAX_TOKENS, before allocating; SD_EUSAGE when the verifier cannot run on the model
  * (a Zipf model and no kernel of the verifier for it). */
 int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result *res,
                    sd_error *err);
@@ -139,6 +155,8 @@ int sd_sim_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *p
 void sd_sim_result_free(sd_sim_result *res);
 
 #define SD_SIM_MAX_CELLS ((size_t)1 << 20) /* V^L limit of want_cells: 8 MiB */
+/* trials·k limit of want_tokens (4-byte tokens: 256 MiB). */
+#define SD_SIM_MAX_TOKENS ((uint64_t)1 << 26)
 
 /* V^L, or 0 when it exceeds max. */
 size_t sd_sim_cells(size_t V, size_t L, size_t max);
@@ -153,9 +171,9 @@ size_t sd_sim_cells(size_t V, size_t L, size_t max);
 
 /* One block's statistics. */
 typedef struct sd_sim_block {
-    sd_welford rej, calls, acc;
+    sd_welford rej, calls, acc, rb;
 } sd_sim_block;
-#define SD_SIM_BLOCK_DOUBLES 9   /* sizeof(sd_sim_block) / sizeof(double) */
+#define SD_SIM_BLOCK_DOUBLES 12  /* sizeof(sd_sim_block) / sizeof(double) */
 
 uint64_t sd_sim_block_count(uint64_t trials);
 

@@ -70,7 +70,8 @@ typedef enum { SD_TOKEN_EXACT = 0, SD_TOKEN_BROKEN_RESIDUAL = 1 } sd_token_kind;
 
 /* Bytes of the plan of chain c: (steps·V + 1)·2^lgK·8 with 2^lgK the
  * smallest power of two >= 2V and steps = 1 for a time-homogeneous chain,
- * T otherwise (SIZE_MAX on overflow). */
+ * T otherwise, plus steps·V·8 for each row's TV (the Rao-Blackwellised
+ * estimate; SIZE_MAX on overflow). */
 size_t sd_token_plan_bytes(const sd_chain *c);
 
 /* Builds the tables for chain c and draft length par->gamma (0 = to the

@@ -1,6 +1,8 @@
 /* sd_tokenwise.c — see sd_tokenwise.h. */
 #include "sd_tokenwise.h"
 
+#include <math.h>
+
 #include "../src/sd_dist.h"
 
 static int S_accept(const sd_token_rule *rule, double u, double px, double qx)
@@ -22,7 +24,15 @@ static size_t S_sample(const sd_token_rule *rule, const double *p, const double 
     return sd_dist_sample_residual(p, q, V, mass, u);
 }
 
-const sd_token_rule sd_token_rule_standard = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT};
+/* P(u·p(x) >= q(x)) for x ~ p is Σ_x (p(x) - q(x))+ = TV(p, q) (Σ p = Σ q). */
+static double S_reject_prob(const sd_token_rule *rule, const double *p, const double *q, size_t V)
+{
+    (void)rule;
+    return sd_dist_tv(p, q, V);
+}
+
+const sd_token_rule sd_token_rule_standard = {S_accept, S_mass, S_sample, 0.0, SD_RESIDUAL_OPT,
+                                              S_reject_prob};
 
 void sd_tokenwise_verify(const sd_token_rule *rule, const sd_chain *c, sd_stream *rng, size_t n,
                          size_t from, size_t G, size_t prev, size_t *out, sd_iter *it)
@@ -30,6 +40,8 @@ void sd_tokenwise_verify(const sd_token_rule *rule, const sd_chain *c, sd_stream
     size_t V = c->V;
     for (size_t i = from; i < G; i++) {
         const double *p = sd_chain_p(c, n + i, prev), *q = sd_chain_q(c, n + i, prev);
+        /* Rao-Blackwell (sd_verifier.h): E[this position rejects | it is tested, past]. */
+        it->rb_rejected += rule->reject_prob ? rule->reject_prob(rule, p, q, V) : NAN;
         size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
         if (!rule->accept(rule, sd_stream_uniform(rng), p[x], q[x])) {
             double mass = rule->mass(rule, p, q, V);

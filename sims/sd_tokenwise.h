@@ -1,7 +1,7 @@
 /* sd_tokenwise.h — token-by-token verification of a draft continuation,
- * the loop that token-level speculative decoding (004_ Alg. 1) shares with
- * its variants: biased acceptance (004_ §4), the broken-coin control, and
- * the continuation of the chosen draft in batch SD (004_ Alg. 4 lines
+ * the loop that token-level speculative decoding (Yin et al. 2024, Alg. 1) shares with
+ * its variants: biased acceptance (Yin et al. 2024, §4), the broken-coin control, and
+ * the continuation of the chosen draft in batch SD (Yin et al. 2024, Alg. 4 lines
  * 13–21).  Internal to sims/; verifiers are reached through sd_verifier.h.
  *
  * Positions n+from .. n+G-1 are drafted one at a time after prev: x ~ p,
@@ -31,6 +31,11 @@ typedef struct sd_token_rule {
                      double mass, double u);
     double eps;               /* biased: ε */
     sd_residual_kind residual; /* biased: opt or uno */
+    /* The probability that a position with rows p, q ends in a rejection,
+     * given it is tested: Σ_x p(x)·P(accept fails | x), counting only
+     * failures that sample the residual.  NULL: not known (the iteration
+     * then gives no Rao-Blackwellised estimate, sd_iter.rb_rejected). */
+    double (*reject_prob)(const struct sd_token_rule *rule, const double *p, const double *q, size_t V);
 } sd_token_rule;
 
 /* The standard rule: accept with probability min(1, q/p) (u·p < q), then
@@ -39,7 +44,10 @@ extern const sd_token_rule sd_token_rule_standard;
 
 /* Verifies positions n+from .. n+G-1 (out[0..from-1] already hold the
  * iteration's accepted tokens, the last of them or the context being prev)
- * and fills out[from..] and *it (accepted, emitted, rejected). */
+ * and fills out[from..] and *it (accepted, emitted, rejected).  Adds each
+ * tested position's rule->reject_prob to it->rb_rejected (NaN without
+ * one): a caller that starts it at 0 gets the Rao-Blackwellised estimate
+ * of the positions verified here, one that leaves the engine's NaN none. */
 void sd_tokenwise_verify(const sd_token_rule *rule, const sd_chain *c, sd_stream *rng, size_t n,
                          size_t from, size_t G, size_t prev, size_t *out, sd_iter *it);
 

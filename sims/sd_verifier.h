@@ -45,10 +45,15 @@
 typedef enum {
     SD_PARAM_COUNT = 0,  /* a whole number in [min, max] */
     SD_PARAM_REAL = 1,   /* a finite decimal number in [min, max] */
-    SD_PARAM_CHOICE = 2  /* one word of `choices` ("opt|uno"); the value is its index */
+    SD_PARAM_CHOICE = 2, /* one word of `choices` ("opt|uno"); the value is its index */
+    SD_PARAM_SHAPE = 3   /* a tree shape "b1,b2,...,bd" (slot SD_SLOT_TREE, stored in
+                            par->tree, par->tree_depth); `choices` holds the default
+                            shape's text, [min, max] bounds each b_i, and the node
+                            count b1 + b1 b2 + ... is at most SD_TREE_MAX_NODES.
+                            As a number (sd_params_set) x means the shape "x" */
 } sd_param_kind;
 
-enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2 };
+enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2, SD_SLOT_TREE = -3 };
 
 typedef struct sd_param_decl {
     const char *name;    /* option --NAME and key in output; NULL ends a list */
@@ -72,6 +77,14 @@ typedef struct sd_param_decl {
 #define SD_PARAM_DRAFTS(NAME)                                                                      \
     {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
      "number of drafts (default 2)"}
+/* A draft tree (token trees, issue 15): b1 children of the root, b2 of each
+ * depth-1 node, ...; "1,1,1" is a chain of 3 draft tokens, "4" four
+ * single-token drafts. */
+#define SD_TREE_MAX_DEPTH 16
+#define SD_TREE_MAX_NODES 4096
+#define SD_PARAM_TREE(DEF)                                                                         \
+    {"tree", SD_PARAM_SHAPE, SD_SLOT_TREE, 0, 1, (double)SD_TREE_MAX_NODES, DEF, NULL,             \
+     "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
 #define SD_PARAM_END {NULL, SD_PARAM_COUNT, 0, 0, 0, 0, NULL, NULL, NULL}
 
 typedef struct sd_params {
@@ -79,6 +92,8 @@ typedef struct sd_params {
     size_t k;                /* number of drafts (multi-draft verifiers) */
     double v[SD_PARAMS_MAX]; /* the verifier's own parameters, by slot */
     uint32_t given;          /* bit i: parameter i of the declaration was given */
+    size_t tree[SD_TREE_MAX_DEPTH]; /* draft tree shape b_1..b_d (SD_PARAM_TREE) */
+    size_t tree_depth;              /* d; 0 when the verifier reads no tree */
 } sd_params;
 
 /* --- what one iteration did ----------------------------------------------- */
@@ -89,6 +104,19 @@ typedef struct sd_iter {
     int rejected;          /* 1 if it ended with a token from a residual
                               (a rejection, Yin et al. 2024, Theorem 1), else 0 */
     unsigned target_calls; /* target-model calls it made (usually 1) */
+    /* Rao-Blackwellised stand-in for `rejected` (run --estimator rb): a
+     * quantity whose conditional expectation, given everything drawn
+     * before this iteration, equals P(rejected = 1 | the same).  Token-wise
+     * verifiers give Σ over the positions they tested of that position's
+     * rejection probability given what came before it (TV(p_n, q_n) for
+     * the standard rule, Yin et al. 2024, Theorem 1); block verification
+     * gives 1 - p_G given its drafts (Sun et al. 2024, eq. 5: τ = G with
+     * probability h_G = p_G).  Summed over the iterations of a trial it is
+     * an unbiased estimate of E[N_rej]: each term minus `rejected` is a
+     * martingale difference and a trial has at most T iterations.  The
+     * engine sets it to NaN before step(); left NaN, the run reports no
+     * Rao-Blackwellised estimate. */
+    double rb_rejected;
 } sd_iter;
 
 /* --- what a run observes (the trial engine's observers) -------------------
@@ -102,6 +130,7 @@ typedef struct sd_trial {
     size_t iterations;
     size_t accepted;      /* draft tokens accepted, over the iterations run */
     size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
+    double rb_rejections; /* Σ of the iterations' rb_rejected (NaN: none given) */
 } sd_trial;
 
 typedef struct sd_observe {
@@ -117,7 +146,9 @@ typedef struct sd_observe {
     double *pos;         /* [T][V]: += 1 at (n-1)·V + x_n for every trial (L = 0) */
     double *cells;       /* [V^L]: += 1 at x_1·V^{L-1} + ... + x_L (L > 0) */
     sd_trial *per_trial; /* [hi-lo]: each trial's record, by trial - lo */
-    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (tests) */
+    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (sd_sim_opts.want_tokens) */
+    sd_welford *rb;      /* += each trial's Rao-Blackwellised rejections
+                            (sd_iter.rb_rejected); fed by kernels with SD_OBS_RB */
 } sd_observe;
 
 /* SD_OBS_* bits: what a kernel can feed (sd_kernel_type.supports). */
@@ -127,7 +158,8 @@ enum {
     SD_OBS_CELLS = 1u << 2,  /* L > 0 with cells */
     SD_OBS_PER_TRIAL = 1u << 3,
     SD_OBS_TOKENS = 1u << 4,
-    SD_OBS_FIRST = 1u << 5   /* the first-iteration stop rule */
+    SD_OBS_FIRST = 1u << 5,  /* the first-iteration stop rule */
+    SD_OBS_RB = 1u << 6      /* rb: a kernel without it leaves the estimate out (NaN) */
 };
 
 /* --- fast kernels ------------------------------------------------------------
@@ -158,6 +190,8 @@ typedef struct sd_exact_values {
     double target_calls; /* E[target calls], or NaN */
     const char *method;  /* one line: which theorem or algorithm, citing it */
 } sd_exact_values;
+
+struct sd_iter_law;
 
 /* --- the type --------------------------------------------------------------- */
 
@@ -198,6 +232,15 @@ typedef struct sd_verifier_type {
     /* Optional: its fast kernels, tried in order; NULL-terminated. */
     const sd_kernel_type *const *kernels;
     unsigned flags; /* SD_VERIFIER_* */
+    /* Optional: the exact law of what ONE iteration at position n after
+     * x_{n-1} = prev emits (sims/sd_exact_gen.h: its outcomes, each with
+     * its tokens, rejected flag and target calls), appended to *out whose
+     * `keep` the caller set.  From it the DP of sd_exact_gen gives the
+     * whole-generation expectations and the law of the first L tokens.
+     * SD_EUSAGE with the reason where the iteration does not depend on
+     * (n, prev) alone; SD_ETOOBIG where the law is too large. */
+    int (*iteration_law)(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                         struct sd_iter_law *out, sd_error *err);
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

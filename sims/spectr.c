@@ -1,6 +1,6 @@
 /* spectr.c — SpecTr: multi-draft speculative decoding with k-Seq selection.
  *
- * 002_2250ceed65bbc463.txt Alg. 3 (draft selection on a tree of k i.i.d.
+ * Sun et al. 2023, Alg. 3 (draft selection on a tree of k i.i.d.
  * draft sequences) with Alg. 2 (k-Seq) as the token-level selection; SPEC
  * §2 "spectr".  At a depth with k' surviving drafts X_1..X_k' ~ p, X_i is
  * accepted with probability min(1, q(X_i)/(ρ p(X_i))) for ρ = ρ*(k') of
@@ -16,7 +16,7 @@
  * cached per thread when steps·V·k <= 2^22, else solved at each use.
  *
  * --plan otm replaces k-Seq by the optimal transport plan of OTM-k'
- * (002_… §4–5, eq. 4; lp/sd_lp_otm.h): Y is drawn from the plan's
+ * (Sun et al. 2023, §4–5, eq. 4; lp/sd_lp_otm.h): Y is drawn from the plan's
  * conditional law given the multiset of the k' drafts, so P(Y ∈ drafts) is
  * the optimum α_k'.  One LP per row and k', solved when first needed and
  * cached per thread (steps·V·k <= 2^22 plans, each within
@@ -28,6 +28,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_kseq.h"
 #include "sd_multidraft.h"
+#include "sd_iter_laws.h"
 
 enum { P_PLAN }; /* slot of the parameter */
 
@@ -75,7 +76,7 @@ static int S_solve(S_state *s, const double *p, const double *q, size_t t, size_
     return SD_OK;
 }
 
-/* 002_… Alg. 2 at position t with the k drafts x[]. */
+/* Sun et al. 2023, Alg. 2 at position t with the k drafts x[]. */
 static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev, const size_t *x,
                     size_t k, sd_stream *rng, size_t *y, sd_error *err)
 {
@@ -100,7 +101,7 @@ static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev, const s
     return SD_OK;
 }
 
-/* The OTM-k plan (002_… eq. 4) at position t with the k drafts x[]. */
+/* The OTM-k plan (Sun et al. 2023, eq. 4) at position t with the k drafts x[]. */
 static int S_select_otm(void *ctx, const sd_chain *c, size_t t, size_t prev, const size_t *x,
                         size_t k, sd_stream *rng, size_t *y, sd_error *err)
 {
@@ -193,13 +194,27 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h); k-Seq only. */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    if ((int)par->v[P_PLAN] == SD_PLAN_OTM)
+        return sd_error_set(err, SD_EUSAGE, "spectr --plan otm: no exact law of an iteration "
+                                            "(the LP plans are not enumerated)");
+    return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_spectr;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_spectr)
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
-    .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (002_ Alg. 2, 3)",
+    .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (Sun et al. 2023, Alg. 2, 3)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
     .free = S_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

@@ -1,6 +1,6 @@
 /* sprinter.c — SPRINTER: a cheap sequential verifier in front of the target.
  *
- * 003_aec09dca640a6ded.txt Alg. 1–2 (§3, App. A.5), letters reversed there
+ * Zhong et al. 2025, Alg. 1–2 (§3, App. A.5), letters reversed there
  * (their M_q / q is our draft p, their M_p / p our target q).  Tokens are
  * drafted one by one from p.  A draft token x is "acceptable" when
  * p(x) <= q(x) (their q(x)/p(x) <= 1).  The cheap verifier, i.i.d. across
@@ -30,6 +30,7 @@
 
 #include "../src/sd_dist.h"
 #include "sd_verifier.h"
+#include "sd_iter_laws.h"
 
 enum { P_TP, P_FP }; /* slots of the parameters */
 
@@ -95,13 +96,24 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_sprinter(c, par->v[P_TP], par->v[P_FP], n, prev, out, err);
+}
+extern const sd_verifier_type sd_verifier_sprinter;
+SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_sprinter)
+
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
-    .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (003_ Alg. 1-2)",
+    .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (Zhong et al. 2025, Alg. 1-2)",
     .params = S_params,
     .claims_lossless = S_lossless,
     .alloc = S_alloc,
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
+    .exact = S_exact_gen,
 };

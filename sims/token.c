@@ -1,6 +1,6 @@
 /* token.c — token-level speculative decoding.
  *
- * 004_2700e131d6873633.txt Alg. 1; 001_b9258a43e636c550.txt Alg. 1; SPEC §2.
+ * Yin et al. 2024, Alg. 1; Sun et al. 2025, Alg. 1; SPEC §2.
  * Draft x̃_n, x̃_{n+1}, ... from p; accept x̃_t with probability
  * min(1, q_t(x̃_t)/p_t(x̃_t)); at the first failure sample [q_t - p_t]+ and
  * stop (a rejection).  If all G draft tokens pass and the horizon is not
@@ -32,6 +32,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include "sd_iter_laws.h"
 #define S_HAVE_X86 1
 #else
 #define S_HAVE_X86 0
@@ -45,6 +46,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
 {
     (void)state;
     (void)err;
+    it->rb_rejected = 0.0; /* + TV(p_n, q_n) per tested position (sd_tokenwise.h) */
     sd_tokenwise_verify(&sd_token_rule_standard, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
     return SD_OK;
 }
@@ -85,9 +87,16 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
 
 static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias, NULL};
 
+/* The exact law of one iteration (sims/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    return sd_law_tokenwise(SD_LAW_STANDARD, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+}
+
 const sd_verifier_type sd_verifier_token = {
     .name = "token",
-    .summary = "token-level speculative decoding (004_ Alg. 1, 001_ Alg. 1)",
+    .summary = "token-level speculative decoding (Yin et al. 2024, Alg. 1, Sun et al. 2025, Alg. 1)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc,
@@ -96,12 +105,13 @@ const sd_verifier_type sd_verifier_token = {
     .step = S_step,
     .exact = S_exact,
     .kernels = S_kernels,
+    .iteration_law = S_law,
 };
 
 
 /* --- the kernel (sd_token.h) ----------------------------------------------
  *
- * Why one draw per position has the law of Alg. 1 (004_2700e131d6873633.txt
+ * Why one draw per position has the law of Alg. 1 (Yin et al. 2024
  * Alg. 1 inside Alg. 2's loop; Theorem 1; SPEC §2).  Let p = p_n(.|x_{n-1}=a)
  * and q = q_n(.|a) at a position n where the current iteration still drafts
  * (fewer than γ of its drafts accepted, or lookahead to the horizon).
@@ -156,12 +166,14 @@ struct sd_token_plan {
     unsigned lgK;
     uint64_t *tab;  /* [steps][V][K] */
     uint64_t *init; /* [K]: x_0 = outcome / 2 */
+    double *tv;     /* [steps][V]: the rejected mass of each row, P(R_n = 1 | x_{n-1}) */
 };
 
 struct sd_token_work {
     size_t S, words, T;
     uint32_t *prev, *j, *rej;
     uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
+    double *rb;                      /* Σ of tv over each trial's drafting positions */
 };
 
 /* The smallest lgK with 2^lgK >= 2V. */
@@ -281,11 +293,12 @@ size_t sd_token_plan_bytes(const sd_chain *c)
     size_t K = (size_t)1 << S_lgK(V);
     if (steps > (SIZE_MAX / sizeof(uint64_t) / K - 1) / V)
         return SIZE_MAX;
-    return (steps * V + 1) * K * sizeof(uint64_t);
+    return (steps * V + 1) * K * sizeof(uint64_t) + steps * V * sizeof(double); /* + tv */
 }
 
-/* The 2V outcome weights of row (p, q) (see the comment above). */
-static void S_weights(const double *p, const double *q, size_t V, sd_token_kind kind, double *w)
+/* The 2V outcome weights of row (p, q) (see the comment above); returns
+ * their rejected mass Σ w[2b+1] (TV(p, q) for both kinds). */
+static double S_weights(const double *p, const double *q, size_t V, sd_token_kind kind, double *w)
 {
     double tv = 0.0;
     for (size_t b = 0; b < V; b++)
@@ -294,6 +307,7 @@ static void S_weights(const double *p, const double *q, size_t V, sd_token_kind 
         w[2 * b] = p[b] < q[b] ? p[b] : q[b];
         w[2 * b + 1] = kind == SD_TOKEN_BROKEN_RESIDUAL ? tv * q[b] : (q[b] > p[b] ? q[b] - p[b] : 0.0);
     }
+    return tv;
 }
 
 void sd_token_plan_free(sd_token_plan *plan)
@@ -302,6 +316,7 @@ void sd_token_plan_free(sd_token_plan *plan)
         return;
     free(plan->tab);
     free(plan->init);
+    free(plan->tv);
     free(plan);
 }
 
@@ -328,7 +343,8 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
     pl->lgK = lgK;
     pl->tab = S_table_alloc(rows * K * sizeof *pl->tab);
     pl->init = malloc(K * sizeof *pl->init);
-    if (!pl->tab || !pl->init) {
+    pl->tv = malloc(rows * sizeof *pl->tv);
+    if (!pl->tab || !pl->init || !pl->tv) {
         sd_token_plan_free(pl);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel (%zu bytes)", bytes);
     }
@@ -351,7 +367,7 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
             if (!ok)
                 continue;
             size_t t = r / V + 1, a = r % V;
-            S_weights(sd_chain_p(c, t, a), sd_chain_q(c, t, a), V, kind, w);
+            pl->tv[r] = S_weights(sd_chain_p(c, t, a), sd_chain_q(c, t, a), V, kind, w);
             if (S_alias(w, 2 * V, lgK, pl->tab + r * K, m, stk))
                 ok = 0;
         }
@@ -391,6 +407,7 @@ void sd_token_work_free(sd_token_work *w)
     free(w->ub);
     free(w->ends);
     free(w->cell);
+    free(w->rb);
     free(w);
 }
 
@@ -413,7 +430,8 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     w->ub = malloc(S * sizeof *w->ub);
     w->ends = malloc(S * w->words * sizeof *w->ends);
     w->cell = malloc(S * sizeof *w->cell);
-    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell) {
+    w->rb = malloc(S * sizeof *w->rb);
+    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell || !w->rb) {
         sd_token_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
     }
@@ -496,6 +514,47 @@ __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *ta
 }
 #endif
 
+/* Rao-Blackwell (sd_verifier.h): before position n is drawn, each trial
+ * that drafts there (not a bonus) adds P(R_n = 1 | x_{n-1}) = tv[x_{n-1}]
+ * (Theorem 1's summand) to its estimate. */
+#if S_HAVE_X86
+/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: one gather of eight tv entries, the same
+ * additions (a bonus adds nothing). */
+__attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *tv, size_t s,
+                                                                  const uint32_t *prev,
+                                                                  const uint32_t *jv, uint32_t gamma,
+                                                                  double *rb)
+{
+    const __m512i g = _mm512_set1_epi64((long long)gamma);
+    size_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(prev + i));
+        __m512d t = _mm512_i32gather_pd(a, (const void *)tv, 8);
+        __mmask8 draft = 0xff;
+        if (gamma) {
+            __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
+            draft = _mm512_cmpneq_epi64_mask(j, g);
+        }
+        __m512d r = _mm512_loadu_pd(rb + i);
+        _mm512_storeu_pd(rb + i, _mm512_mask_add_pd(r, draft, r, t));
+    }
+    return i;
+}
+#endif
+
+static void S_pos_rb(const double *tv, size_t s, const uint32_t *prev, const uint32_t *jv,
+                     uint32_t gamma, double *rb)
+{
+    size_t i = 0;
+#if S_HAVE_X86
+    if (sd_rngbuf_avx512())
+        i = S_pos_rb_avx512(tv, s, prev, jv, gamma, rb);
+#endif
+    for (; i < s; i++)
+        if (gamma == 0 || jv[i] != gamma)
+            rb[i] += tv[prev[i]];
+}
+
 /* Accepted drafts of one trial's iterations: the histogram at once, the
  * moments as exact integer sums (Σ a <= T, Σ a² <= T²). */
 typedef struct {
@@ -543,6 +602,8 @@ static void S_replay(const sd_token_work *w, size_t i, const sd_observe *out)
     S_trial_merge(out->acc, &ta);
     if (out->rej)
         sd_welford_add(out->rej, (double)w->rej[i]);
+    if (out->rb)
+        sd_welford_add(out->rb, w->rb[i]);
     if (out->calls)
         sd_welford_add(out->calls, (double)ta.its);
 }
@@ -563,6 +624,8 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     memset(w->rej, 0, s * sizeof *w->rej);
     memset(w->j, 0, s * sizeof *w->j);
     memset(w->cell, 0, s * sizeof *w->cell);
+    for (size_t i = 0; out->rb && i < s; i++)
+        w->rb[i] = 0.0;
     for (size_t wd = 0; wd < w->words; wd++)
         memset(w->ends + wd * S, 0, s * sizeof *w->ends);
     if (tok)
@@ -579,6 +642,8 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         unsigned bit = (unsigned)((n - 1) % 64);
         uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
         size_t i0 = 0;
+        if (out->rb)
+            S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
 #if S_HAVE_X86
         if (wide)
             i0 = S_pos_avx512(tab, lgK, s, u, prev, w->rej, w->j, gamma, ends, bit);
@@ -706,7 +771,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     sd_token_plan_run(plan, work, seed, lo, hi, obs);
 }
 
-#define S_ALIAS_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS)
+#define S_ALIAS_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB)
 
 const sd_kernel_type sd_token_kernel_alias = {
     "token-alias", S_ALIAS_SUPPORTS, S_alias_new, S_plan_free, S_work_new, S_work_free, S_run,

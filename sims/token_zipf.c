@@ -1,5 +1,5 @@
 /* token_zipf.c — token-level speculative decoding on the on-demand model
- * (src/sd_zipf.h; the algorithm of sims/token.c, 004_2700e131d6873633.txt
+ * (src/sd_zipf.h; the algorithm of sims/token.c, Yin et al. 2024
  * Alg. 1).  Rows are never built: p_t(.|a) and q_t(.|a) are the rank laws
  * z_d and z_q seen through the permutation π_{t,a}, so every draw is a
  * draw of a rank followed by π⁻¹ (a Feistel network, O(1) expected). */

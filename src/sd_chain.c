@@ -71,10 +71,10 @@ void sd_chain_free(sd_chain *c)
 
 /* Validates and renormalises one row; `what` and `step`/`row` name it. */
 static int S_check_row(double *x, size_t V, const char *source, const char *what,
-                       size_t step, long row, sd_error *err)
+                       size_t step, long row, double tol, double *max_dev, sd_error *err)
 {
     double sum;
-    long bad = sd_dist_check(x, V, SD_ROW_TOL, &sum);
+    long bad = sd_dist_check(x, V, tol, &sum);
     char where[128];
     if (row < 0)
         snprintf(where, sizeof where, "%s", what);
@@ -88,8 +88,10 @@ static int S_check_row(double *x, size_t V, const char *source, const char *what
                             source, where, bad, x[bad]);
     if (bad >= 0)
         return sd_error_set(err, SD_EDATA,
-                            "%s: %s sums to %.12g; expected 1 (within %g)",
-                            source, where, sum, SD_ROW_TOL);
+                            "%s: %s sums to %.12g; expected 1 (within %g%s)",
+                            source, where, sum, tol, tol == SD_ROW_TOL ? "; --tol X accepts more" : "");
+    if (max_dev && fabs(sum - 1.0) > *max_dev)
+        *max_dev = fabs(sum - 1.0);
     /* Renormalise, unless the sum is already 1 up to rounding: dividing by
      * such a sum would only move last bits, and a written-then-read chain
      * must come back bit for bit. */
@@ -100,12 +102,12 @@ static int S_check_row(double *x, size_t V, const char *source, const char *what
 }
 
 static int S_check_matrices(double *m, size_t steps, size_t V, const char *source,
-                            const char *what, sd_error *err)
+                            const char *what, double tol, double *max_dev, sd_error *err)
 {
     for (size_t s = 0; s < steps; s++)
         for (size_t a = 0; a < V; a++) {
             int rc = S_check_row(m + (s * V + a) * V, V, source, what,
-                                 steps == 1 ? 0 : s + 1, (long)a, err);
+                                 steps == 1 ? 0 : s + 1, (long)a, tol, max_dev, err);
             if (rc)
                 return rc;
         }
@@ -114,11 +116,21 @@ static int S_check_matrices(double *m, size_t steps, size_t V, const char *sourc
 
 int sd_chain_validate(sd_chain *c, const char *source, sd_error *err)
 {
-    int rc = S_check_row(c->init, c->V, source, "init", 0, -1, err);
+    return sd_chain_validate_tol(c, source, SD_ROW_TOL, NULL, err);
+}
+
+int sd_chain_validate_tol(sd_chain *c, const char *source, double tol, double *max_dev,
+                          sd_error *err)
+{
+    if (max_dev)
+        *max_dev = 0.0;
+    if (!(tol >= SD_ROW_TOL))
+        tol = SD_ROW_TOL;
+    int rc = S_check_row(c->init, c->V, source, "init", 0, -1, tol, max_dev, err);
     if (!rc)
-        rc = S_check_matrices(c->draft, c->draft_steps, c->V, source, "draft", err);
+        rc = S_check_matrices(c->draft, c->draft_steps, c->V, source, "draft", tol, max_dev, err);
     if (!rc)
-        rc = S_check_matrices(c->target, c->target_steps, c->V, source, "target", err);
+        rc = S_check_matrices(c->target, c->target_steps, c->V, source, "target", tol, max_dev, err);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /* sd_chain.h — the model: a draft chain p and a target chain q.
  *
  * A model is a pair of nonstationary Markov chains on tokens 0..V-1 over a
- * horizon T (SPEC §0–1; 004_2700e131d6873633.txt Appendix F):
+ * horizon T (SPEC §0–1; Yin et al. 2024, Appendix F):
  *   x_0 ~ init,   x_t ~ p_t(.|x_{t-1}) (draft)   or   q_t(.|x_{t-1}) (target),
  * for t = 1..T.  Rows are stored as [steps][V][V] doubles with
  * steps = T (nonstationary) or 1 (the same matrix at every step).
@@ -63,6 +63,13 @@ static inline const double *sd_chain_q(const sd_chain *c, size_t t, size_t a)
  * returns SD_EDATA. */
 int sd_chain_validate(sd_chain *c, const char *source, sd_error *err);
 
+/* The same with row tolerance tol (values below 1e-9 mean 1e-9): rows whose
+ * sum is within tol of 1 are renormalised, e.g. a model exported in single
+ * precision (float32 sums are off by ~1e-7).  *max_dev (if not NULL) gets
+ * the largest |Σ row - 1| seen before renormalising. */
+int sd_chain_validate_tol(sd_chain *c, const char *source, double tol, double *max_dev,
+                          sd_error *err);
+
 /* Keeps the first T steps (1 <= T <= c->T), in place.  A larger T is
  * SD_EUSAGE ("--T 60 exceeds the model's horizon 50"). */
 int sd_chain_truncate(sd_chain *c, size_t T, sd_error *err);
@@ -73,6 +80,10 @@ int sd_chain_truncate(sd_chain *c, size_t T, sd_error *err);
  * SD_ETOOBIG when its declared size is refused.  On success *out owns a
  * validated chain. */
 int sd_chain_load(const char *path, sd_chain **out, sd_error *err);
+/* sd_chain_load with row tolerance tol and the largest deviation
+ * (sd_chain_validate_tol). */
+int sd_chain_load_tol(const char *path, double tol, sd_chain **out, double *max_dev,
+                      sd_error *err);
 
 /* The same from a NUL-terminated string; `source` names it in messages. */
 int sd_chain_load_string(const char *json, const char *source, sd_chain **out,
@@ -130,7 +141,7 @@ const char *sd_gen_rng_name(int rng);
 
 /* A single-token problem as a chain: every draft row is p, every target
  * row q, init uniform, horizon T (tokens are then i.i.d. under each model,
- * as in the toy model of 001_b9258a43e636c550.txt §2).  p and q must be
+ * as in the toy model of Sun et al. 2025, §2).  p and q must be
  * valid distributions (checked: SD_EDATA). */
 sd_chain *sd_chain_from_pq(const double *p, const double *q, size_t V,
                            size_t T, sd_error *err);

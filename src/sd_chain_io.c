@@ -120,7 +120,8 @@ static int S_matrices(json_t *root, const char *src, const char *key, size_t V,
     return SD_OK;
 }
 
-static int S_from_json(json_t *root, const char *src, sd_chain **out, sd_error *err)
+static int S_from_json(json_t *root, const char *src, double tol, double *max_dev, sd_chain **out,
+                       sd_error *err)
 {
     if (!json_is_object(root))
         return sd_error_set(err, SD_EDATA, "%s: expected a JSON object with format \"%s\"",
@@ -161,7 +162,7 @@ static int S_from_json(json_t *root, const char *src, sd_chain **out, sd_error *
     if ((rc = S_vector(init, V, c->init, src, "init", err)) ||
         (rc = S_matrices(root, src, "draft", V, ds, dn, c->draft, err)) ||
         (rc = S_matrices(root, src, "target", V, ts, tn, c->target, err)) ||
-        (rc = sd_chain_validate(c, src, err))) {
+        (rc = sd_chain_validate_tol(c, src, tol, max_dev, err))) {
         sd_chain_free(c);
         return rc;
     }
@@ -173,6 +174,12 @@ static int S_from_json(json_t *root, const char *src, sd_chain **out, sd_error *
 #define SD_JSON_FLAGS JSON_REJECT_DUPLICATES
 
 int sd_chain_load(const char *path, sd_chain **out, sd_error *err)
+{
+    return sd_chain_load_tol(path, 0.0, out, NULL, err);
+}
+
+int sd_chain_load_tol(const char *path, double tol, sd_chain **out, double *max_dev,
+                      sd_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -186,7 +193,7 @@ int sd_chain_load(const char *path, sd_chain **out, sd_error *err)
             return sd_error_set(err, SD_EIO, "%s: read error", path);
         return sd_error_set(err, SD_EDATA, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     }
-    int rc = S_from_json(root, path, out, err);
+    int rc = S_from_json(root, path, tol, max_dev, out, err);
     json_decref(root);
     return rc;
 }
@@ -198,7 +205,7 @@ int sd_chain_load_string(const char *json, const char *source, sd_chain **out,
     json_t *root = json_loads(json, SD_JSON_FLAGS, &je);
     if (!root)
         return sd_error_set(err, SD_EDATA, "%s:%d:%d: %s", source, je.line, je.column, je.text);
-    int rc = S_from_json(root, source, out, err);
+    int rc = S_from_json(root, source, 0.0, NULL, out, err);
     json_decref(root);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* sd_exact.c — Theorem 1 of 004_2700e131d6873633.txt (sd_exact.h). */
+/* sd_exact.c — Theorem 1 of Yin et al. 2024 (sd_exact.h). */
 #include "sd_exact.h"
 
 #include <stdlib.h>

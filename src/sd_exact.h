@@ -18,12 +18,12 @@ void sd_exact_target_step(const sd_chain *c, size_t n, const double *cur, double
  * out[n*V + b] = P_q(x_n = b), (T+1)*V doubles owned by the caller. */
 void sd_exact_target_marginals(const sd_chain *c, double *out);
 
-/* Theorem 1 of 004_2700e131d6873633.txt (SPEC §3): the expected number of
+/* Theorem 1 of Yin et al. 2024 (SPEC §3): the expected number of
  * rejections of token-level speculative decoding with lookahead to the
  * horizon,
  *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),
  * in O(T V²) time and O(V) memory.  This is the lookahead K = T of
- * 004_… Algorithm 2 / Remark 1: every position is drafted.  Returns SD_OK,
+ * Yin et al. 2024, Algorithm 2 / Remark 1: every position is drafted.  Returns SD_OK,
  * or SD_ENOMEM. */
 int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err);
 

@@ -2,7 +2,7 @@
  *
  * Depth-first walk over draft prefixes x^l, l = 1..γ.  Each node carries
  *   pp = p(x^l), pq = q(x^l), tok = Π_{i<=l} min(1, q/p), blk = p_l(x^l)
- * (001_… eq. 9), and adds pp·tok, pp·blk, min(pp, pq) to P(τ >= l) of the
+ * (Sun et al. 2025, eq. 9), and adds pp·tok, pp·blk, min(pp, pq) to P(τ >= l) of the
  * token, block and full-information rules.  A prefix with pp = 0 adds 0 to
  * all three (and so does its subtree), so it is skipped. */
 #include "sd_exact_accept.h"
@@ -73,7 +73,7 @@ int sd_exact_accept_length(const sd_chain *c, size_t t, size_t a, size_t gamma,
         pp[l] = pp[l - 1] * pd;
         pq[l] = pq[l - 1] * qd;
         tok[l] = tok[l - 1] * (ratio < 1.0 ? ratio : 1.0);
-        double b = blk[l - 1] * ratio; /* 001_… eq. 9 */
+        double b = blk[l - 1] * ratio; /* Sun et al. 2025, eq. 9 */
         blk[l] = b < 1.0 ? b : 1.0;
         tail[SD_ACCEPT_TOKEN * gamma + l - 1] += pp[l] * tok[l];
         tail[SD_ACCEPT_BLOCK * gamma + l - 1] += pp[l] * blk[l];

@@ -1,6 +1,6 @@
 /* sd_exact_accept.h — expected accepted draft tokens in one iteration
- * (SPEC §3; 001_b9258a43e636c550.txt eq. 9 and Lemma 3;
- * 000_293a0a02159dd149.txt Theorem 1).
+ * (SPEC §3; Sun et al. 2025, eq. 9 and Lemma 3;
+ * Sun et al. 2024, Theorem 1).
  *
  * Context: step t (1-based) with x_{t-1} = a.  The draft block
  * X^γ = (x_t, ..., x_{t+γ-1}) is drawn from the draft chain's rows
@@ -8,13 +8,13 @@
  * same prefix.  τ is the number of draft tokens accepted (the bonus or
  * residual token is not counted), and E[τ] = Σ_{l=1..γ} P(τ >= l) with
  *   token:  P(τ >= l) = Σ_{x^l} p(x^l) Π_{i<=l} min(1, q(x_i|x^{i-1})/p(x_i|x^{i-1}))
- *   block:  P(τ >= l) = Σ_{x^l} p(x^l) p_l(x^l), where (001_… eq. 9)
+ *   block:  P(τ >= l) = Σ_{x^l} p(x^l) p_l(x^l), where (Sun et al. 2025, eq. 9)
  *           p_0 = 1,  p_i(x^i) = min(1, p_{i-1}(x^{i-1}) q(x_i|x^{i-1}) / p(x_i|x^{i-1}))
  *           and Lemma 3 gives P(τ >= i | X^i = x^i) = p_i(x^i);
  *   full:   P(τ >= l) = Σ_{x^l} min(p(x^l), q(x^l)), the full-information
- *           optimum (block-level optimal transport, 000_… Theorem 1, and
+ *           optimum (block-level optimal transport, Sun et al. 2024, Theorem 1, and
  *           greedy-block verification).
- * For the toy model of 001_… §2 (p(A) = 2/3, q(A) = 1/3, i.i.d.) at γ = 2
+ * For the toy model of Sun et al. 2025, §2 (p(A) = 2/3, q(A) = 1/3, i.i.d.) at γ = 2
  * these are 10/9, 11/9, 12/9. */
 #ifndef SD_EXACT_ACCEPT_H
 #define SD_EXACT_ACCEPT_H

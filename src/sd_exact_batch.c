@@ -1,5 +1,5 @@
 /* sd_exact_batch.c — exact rejections of batch speculative decoding
- * (004_2700e131d6873633.txt Theorem 3, App. D.1 eq. 22; Proposition 1,
+ * (Yin et al. 2024, Theorem 3, App. D.1 eq. 22; Proposition 1,
  * App. D.2; SPEC §3).  See sd_exact_batch.h for the contracts.
  *
  * Two independent computations of E[N_rej]:

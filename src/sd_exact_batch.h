@@ -1,14 +1,14 @@
 /* sd_exact_batch.h — exact rejections of batch speculative decoding
- * (004_2700e131d6873633.txt §3.2, Theorem 3 and Proposition 1; SPEC §3).
+ * (Yin et al. 2024, §3.2, Theorem 3 and Proposition 1; SPEC §3).
  *
- * Batch SD (004_… Alg. 4, SPEC §2 "batch"): at the start of an iteration M
+ * Batch SD (Yin et al. 2024, Alg. 4, SPEC §2 "batch"): at the start of an iteration M
  * drafts are drawn from the same prefix; their first tokens are tried in
  * turn against q^1 = q, q^{m+1} = [q^m - p]+; the first accepted one's draft
  * continues alone, verified with the original q.  A rejection is an
  * iteration ending with a residual draw: all M first tokens fail (sample
  * q^{M+1}) or a later token of the chosen draft fails (sample [q-p]+).
  *
- * Lookahead is the rest of the horizon (004_… Remark 1). */
+ * Lookahead is the rest of the horizon (Yin et al. 2024, Remark 1). */
 #ifndef SD_EXACT_BATCH_H
 #define SD_EXACT_BATCH_H
 
@@ -22,7 +22,7 @@
  * problems are refused (SD_ETOOBIG) before anything is allocated; the
  * M -> ∞ limit costs O(T V²) whatever M. */
 
-/* Theorem 3 of 004_… by the recursion of SPEC §3:
+/* Theorem 3 of Yin et al. 2024 by the recursion of SPEC §3:
  *   F_0 = init,
  *   F_n(b) = Σ_a [h_n(b|a) Q_{n-1}(a) - (h_n(b|a) - R_n(a) q_n^{M+1}(b|a)) F_{n-1}(a)],
  *   E[N_rej] = Σ_n [Σ_a Q_{n-1}(a) TV_n(a) - Σ_a F_{n-1}(a) (TV_n(a) - R_n(a))],
@@ -40,7 +40,7 @@ int sd_exact_batch_rejections(const sd_chain *c, size_t M, double *out, sd_error
  * O(T V² M), memory O(V² + V M). Same contract as above. */
 int sd_exact_batch_rejections_dp(const sd_chain *c, size_t M, double *out, sd_error *err);
 
-/* The limit M -> ∞ (004_… Proposition 1, corrected).  The paper takes
+/* The limit M -> ∞ (Yin et al. 2024, Proposition 1, corrected).  The paper takes
  * R_n(a) = Π_m TV(q^m, p) -> 0, which holds only where supp q_n(.|a) ⊆
  * supp p_n(.|a).  In general, with Z = {b : p_n(b|a) = 0},
  *   R_n(a) q_n^{M+1}(b|a) -> q_n(b|a) 1{b ∈ Z}   and   R_n(a) -> q_n(Z|a),

@@ -40,7 +40,7 @@ int sd_exact_pareto_b(const double *p, const double *q, const double *b, size_t 
         if (!(b[x] >= 0.0 && b[x] <= 1.0))
             return sd_error_set(err, SD_EUSAGE,
                                 "acceptance b(%zu) = %g: expected a probability in [0, 1]", x, b[x]);
-    /* 004_… Theorem 4: Loss*_TV(b) = ½ Σ|q - b p| - ½ Σ(1-b) p. */
+    /* Yin et al. 2024, Theorem 4: Loss*_TV(b) = ½ Σ|q - b p| - ½ Σ(1-b) p. */
     double rej = 0.0, l1 = 0.0;
     for (size_t x = 0; x < V; x++) {
         rej += (1.0 - b[x]) * p[x];
@@ -98,12 +98,12 @@ int sd_exact_sprinter(double tp, double fp, size_t r, double td, double *expecte
         return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", fp);
     if (!(td >= 0.0 && isfinite(td)))
         return sd_error_set(err, SD_EUSAGE, "--td %g: expected a finite time >= 0", td);
-    /* E[N] = Σ_{i=1..r} tp^i + tp^r fp/(1-fp)  (003_… Theorem 3.3) */
+    /* E[N] = Σ_{i=1..r} tp^i + tp^r fp/(1-fp)  (Zhong et al. 2025, Theorem 3.3) */
     double pw = pow(tp, (double)r);
     double sum = tp >= 1.0 ? (double)r : tp * (1.0 - pw) / (1.0 - tp);
     double en = fp >= 1.0 ? (pw > 0.0 ? HUGE_VAL : sum) : sum + pw * fp / (1.0 - fp);
     *expected_tokens = en;
-    /* E[T_stop] = t_d (E[N] + 1)  (003_… Theorem 3.4) */
+    /* E[T_stop] = t_d (E[N] + 1)  (Zhong et al. 2025, Theorem 3.4) */
     *expected_stop_time = isinf(en) ? HUGE_VAL : td * (en + 1.0);
     return SD_OK;
 }

@@ -1,7 +1,7 @@
 /* sd_exact_single.h — single-token closed forms (SPEC §3):
- * batch improvement (004_2700e131d6873633.txt §3.2), the rejection–bias
- * Pareto front (004_… Theorems 4 and 5) and SPRINTER's counts
- * (003_aec09dca640a6ded.txt Theorems 3.1, 3.3, 3.4; letters reversed there:
+ * batch improvement (Yin et al. 2024, §3.2), the rejection–bias
+ * Pareto front (Yin et al. 2024, Theorems 4 and 5) and SPRINTER's counts
+ * (Zhong et al. 2025, Theorems 3.1, 3.3, 3.4; letters reversed there:
  * here p is the draft, q the target).
  *
  * Vectors p (draft) and q (target) have V entries and must be valid
@@ -13,7 +13,7 @@
 
 #include "sd_error.h"
 
-/* Single-token batch improvement of 004_… §3.2,
+/* Single-token batch improvement of Yin et al. 2024, §3.2,
  *   BI(q,p) = TV(q,p) - Π_{m=1..M} TV(q^m, p),   q^1 = q, q^{m+1} = [q^m - p]+,
  * the drop in the probability that a fresh position is rejected when M
  * first tokens are tried instead of one.  M = 0 means the limit M -> ∞
@@ -25,7 +25,7 @@
 int sd_exact_batch_improvement(const double *p, const double *q, size_t V, size_t M,
                                double *out, sd_error *err);
 
-/* The Pareto quantities of one acceptance rule b (004_… Theorems 4, 5). */
+/* The Pareto quantities of one acceptance rule b (Yin et al. 2024, Theorems 4, 5). */
 typedef struct sd_pareto {
     double reject_prob; /* P(reject) = Σ (1 - b) p */
     double loss_tv;     /* Loss*_TV(b) = ½ Σ |q - b p| - ½ Σ (1 - b) p */
@@ -43,7 +43,7 @@ int sd_exact_pareto_b(const double *p, const double *q, const double *b, size_t 
                       sd_pareto *out, double *pstar, sd_error *err);
 
 /* The same for b(x) = min(1, (q(x) + ε)/p(x)) (1 where p(x) = 0), the rule
- * of 004_… Fig. 4 and of the biased verifier (SPEC §2).  Then
+ * of Yin et al. 2024, Fig. 4 and of the biased verifier (SPEC §2).  Then
  * q - b p = max(q - p, -ε), so P* = [q - p]+ normalised: the SD residual.
  * SD_EUSAGE unless ε >= 0 is finite; SD_ENOMEM. */
 int sd_exact_pareto(const double *p, const double *q, size_t V, double eps,
@@ -55,7 +55,7 @@ int sd_exact_pareto(const double *p, const double *q, size_t V, double eps,
 double sd_exact_output_tv(const double *p, const double *q, const double *b,
                           const double *P, size_t V);
 
-/* SPRINTER (003_… Theorems 3.3, 3.4): with r acceptable draft tokens in a
+/* SPRINTER (Zhong et al. 2025, Theorems 3.3, 3.4): with r acceptable draft tokens in a
  * row and a cheap verifier that says yes with probability tp on them and fp
  * on the others (i.i.d. decisions), N = number of consecutive yeses has
  *   P(N = i) = tp^i (1-tp) (i < r),  tp^r fp^{i-r} (1-fp) (i >= r),
@@ -69,7 +69,7 @@ double sd_exact_output_tv(const double *p, const double *q, const double *b,
 int sd_exact_sprinter(double tp, double fp, size_t r, double td, double *expected_tokens,
                       double *expected_stop_time, sd_error *err);
 
-/* Theorem 3.1 of 003_…: the output law (1-fp) q + fp p is at TV distance
+/* Theorem 3.1 of Zhong et al. 2025: the output law (1-fp) q + fp p is at TV distance
  * fp · TV(p,q) from the target. */
 double sd_exact_sprinter_bias(const double *p, const double *q, size_t V, double fp);
 

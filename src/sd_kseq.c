@@ -1,4 +1,4 @@
-/* sd_kseq.c — k-Seq of 002_2250ceed65bbc463.txt Algorithm 2 (sd_kseq.h). */
+/* sd_kseq.c — k-Seq of Sun et al. 2023, Algorithm 2 (sd_kseq.h). */
 #include "sd_kseq.h"
 
 #include <gsl/gsl_errno.h>

@@ -1,6 +1,6 @@
 /* sd_kseq.h — SpecTr's k-sequential selection (k-Seq) for one token.
  *
- * 002_2250ceed65bbc463.txt §6, Algorithm 2 and Theorem 1 (SPEC §2
+ * Sun et al. 2023, §6, Algorithm 2 and Theorem 1 (SPEC §2
  * "spectr", §3 "k-Seq").  Letters as in SPEC: p is the draft, q the target.
  *
  * Drafts X_1..X_k ~ p i.i.d. are tried in turn; X_i is accepted with
@@ -8,7 +8,7 @@
  *     β(ρ) = Σ_x min(p(x), q(x)/ρ),     p_acc(ρ) = 1 - (1 - β(ρ))^k,
  * the probability that some draft is accepted is p_acc, and the output is x
  * with probability min(p(x), q(x)/ρ) p_acc/β through an acceptance.  For
- * the output to be q the residual (002_… eq. 5)
+ * the output to be q the residual (Sun et al. 2023, eq. 5)
  *     p_res(x) = [q(x) - min(p(x), q(x)/ρ) p_acc/β] / (1 - p_acc)
  * must be non-negative, which holds iff p_acc(ρ) <= ρ β(ρ).  The function
  *     f(ρ) = 1 - (1 - β(ρ))^k - ρ β(ρ)

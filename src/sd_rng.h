@@ -4,7 +4,7 @@
  * 64-bit run seed, with the 64-bit trial index in the upper half of the
  * counter: the numbers a trial sees depend on (seed, trial) only, never on
  * which thread, process or machine ran it, so results are bit-identical for
- * any parallel split of the trials (issue 7).
+ * any parallel split of the trials.
  *
  * Uniforms have 53 bits of resolution (two 32-bit outputs per double; SPEC
  * §6: gsl_rng_uniform has only 32), in [0, 1): 0 can occur (probability

@@ -30,7 +30,7 @@ double sd_welford_stderr(const sd_welford *w);
 void sd_welford_ci95(const sd_welford *w, double *lo, double *hi);
 
 /* Pearson's chi-square test of observed counts against expected
- * probabilities (SPEC / issue 3 `check`).  Cells with expected count below
+ * probabilities (`check`).  Cells with expected count below
  * `min_expected` are pooled, in index order, into one cell (and that pool,
  * if still below min_expected, into the last kept cell) so that every
  * tested cell has expected count >= min_expected; the degrees of freedom

@@ -1,5 +1,5 @@
 /* test_block.c — block and greedy-block verification against exact values
- * (001_b9258a43e636c550.txt §2, eq. 9, Lemma 9; SPEC §3).
+ * (Sun et al. 2025, §2, eq. 9, Lemma 9; SPEC §3).
  *
  * Monte-Carlo tolerances are 4 standard errors: a correct simulator fails a
  * given comparison with probability ~6e-5, and the seeds are fixed, so a
@@ -43,7 +43,7 @@ static void S_first_iteration(const sd_verifier_type *vt, const sd_chain *c, con
         size_t x0 = sd_dist_sample(c->init, c->V, 1.0, sd_stream_uniform(&rng));
         if (vt->begin)
             vt->begin(state);
-        sd_iter it = {0, 0, 0, 1};
+        sd_iter it = {0, 0, 0, 1, NAN};
         cr_assert_eq(vt->step(state, c, par, &rng, 1, x0, out, &it, &err), SD_OK, "%s", err.msg);
         sd_welford_add(w, (double)it.accepted);
         for (size_t l = 1; l <= it.accepted && l <= gamma; l++)
@@ -101,7 +101,7 @@ static void S_check_first(const sd_chain *c, size_t gamma, uint64_t seed, uint64
     }
 }
 
-/* The toy model of 001_ §2 at γ = 2: 10/9 (token), 11/9 (block), 12/9
+/* The toy model of Sun et al. 2025, §2 at γ = 2: 10/9 (token), 11/9 (block), 12/9
  * (greedy block = full information).  T = 3 leaves room for the bonus. */
 Test(block, toy_model_10_11_12_ninths)
 {
@@ -144,7 +144,7 @@ static sd_welford S_calls(const sd_verifier_type *vt, const sd_chain *c, size_t 
     return w;
 }
 
-/* 001_ Theorem 2: block verification never needs more target calls than
+/* Sun et al. 2025, Theorem 2: block verification never needs more target calls than
  * token verification.  Independent runs: the difference has se
  * sqrt(se_b² + se_t²). */
 Test(block, block_never_more_calls_than_token)

@@ -1,6 +1,6 @@
-/* test_exact.c — batch SD (004_ Theorem 3, Proposition 1), single-token
+/* test_exact.c — batch SD (Yin et al. 2024, Theorem 3, Proposition 1), single-token
  * batch improvement, the Pareto front (Theorems 4, 5) and SPRINTER
- * (003_ Theorems 3.1, 3.3, 3.4): suites exact_batch, exact_single. */
+ * (Zhong et al. 2025, Theorems 3.1, 3.3, 3.4): suites exact_batch, exact_single. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -152,7 +152,7 @@ Test(exact_batch, refuses_bad_sizes)
 }
 
 /* An independent Monte-Carlo of batch SD (SPEC §2 "batch", the unbiased
- * reading of 004_ Alg. 4) with lookahead to the horizon, drafting lazily
+ * reading of Yin et al. 2024, Alg. 4) with lookahead to the horizon, drafting lazily
  * (the chosen draft's next token given its prefix is p_n(.|x_{n-1})):
  * returns the rejections of one trial.  qm, nx: V doubles of scratch. */
 static size_t S_batch_trial(const sd_chain *c, size_t M, gsl_rng *r, double *qm, double *nx)
@@ -418,7 +418,7 @@ Test(exact_single, sprinter_matches_paper_forms)
 
 Test(exact_single, sprinter_within_4_se_of_monte_carlo)
 {
-    /* The model of 003_ Fig. 4: r acceptable tokens, then unacceptable
+    /* The model of Zhong et al. 2025, Fig. 4: r acceptable tokens, then unacceptable
      * ones; i.i.d. verifier decisions; N = consecutive yeses.  4 SE as in
      * exact_batch. */
     gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
@@ -446,7 +446,7 @@ Test(exact_single, sprinter_within_4_se_of_monte_carlo)
 
 Test(exact_single, sprinter_bias_against_verifier)
 {
-    /* 003_ Theorem 3.1 (our letters): one token of SPRINTER has law
+    /* Zhong et al. 2025, Theorem 3.1 (our letters): one token of SPRINTER has law
      * (1-fp) q + fp p, at TV fp·TV(p,q) from q.  Chi-square at p > 1e-4. */
     double p[3] = {0.5, 0.3, 0.2}, q[3] = {0.2, 0.3, 0.5}, fp = 0.25;
     cr_expect(fabs(sd_exact_sprinter_bias(p, q, 3, fp) - fp * 0.3) < 1e-15);

@@ -12,7 +12,7 @@
 #include "test_exact_util.h"
 #include "test_util.h"
 
-/* The toy model of 001_ §2 on the command line. */
+/* The toy model of Sun et al. 2025, §2 on the command line. */
 #define TOY "--p 0.66666666666666667,0.33333333333333333 --q 0.33333333333333333,0.66666666666666667"
 
 static void S_expect_fail(const char *args, int code, const char *fragment)

@@ -1,5 +1,5 @@
 /* test_exact_otm.c — optimal k-draft acceptance by the sorted prefix,
- * recursive rejection sampling, k-Seq (SPEC §3; 002_ §5, App. B):
+ * recursive rejection sampling, k-Seq (SPEC §3; Sun et al. 2023, §5, App. B):
  * suite exact_otm. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
@@ -67,7 +67,7 @@ Test(exact_otm, prefix_equals_lp_optimum)
 
 Test(exact_otm, bernoulli_and_uniform_closed_forms)
 {
-    /* draft Ber(a), target Ber(b) (002_ App. B; SPEC §3) */
+    /* draft Ber(a), target Ber(b) (Sun et al. 2023, App. B; SPEC §3) */
     for (int i = 0; i <= 20; i++)
         for (int j = 0; j <= 20; j++)
             for (size_t k = 1; k <= 10; k++) {
@@ -76,7 +76,7 @@ Test(exact_otm, bernoulli_and_uniform_closed_forms)
                 double cf = sd_exact_otm_bernoulli(a, b, k);
                 cr_expect(fabs(x - cf) < 1e-12, "a %g b %g k %zu: %.17g vs %.17g", a, b, k, x, cf);
             }
-    /* draft U(120), target U(120/r) (002_ Fig. 5) */
+    /* draft U(120), target U(120/r) (Sun et al. 2023, Fig. 5) */
     enum { D = 120 };
     static const size_t dq[] = {1, 2, 3, 5, 8, 10, 24, 60, 120};
     double p[D], q[D];

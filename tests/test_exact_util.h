@@ -20,7 +20,7 @@ void tx_random_dist(gsl_rng *r, double *x, size_t V, double zero_frac, unsigned 
 sd_chain *tx_random_chain(size_t V, size_t T, int homogeneous, double zero_frac,
                           unsigned long seed);
 
-/* The toy model of 001_b9258a43e636c550.txt §2 (tokens A = 0, B = 1):
+/* The toy model of Sun et al. 2025, §2 (tokens A = 0, B = 1):
  * draft p(A) = 2/3, target q(A) = 1/3, i.i.d., horizon T. */
 sd_chain *tx_toy_chain(size_t T);
 

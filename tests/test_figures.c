@@ -114,7 +114,7 @@ Test(figures, every_figure_has_a_script)
         cr_assert(sd_figures[i]->summary && strlen(sd_figures[i]->summary) > 20);
         free(text);
     }
-    cr_assert_eq(n, 15, "12 figures of the papers + 3 of simdec's own, got %zu", n);
+    cr_assert_eq(n, 17, "12 figures of the papers + 5 of simdec's own (speed-up, token trees), got %zu", n);
     cr_assert_null(sd_figure_find("no-such-figure"));
 }
 
@@ -126,7 +126,7 @@ Test(figures, registry_order)
         "yin-fig4-pareto", "yin-fig5-T100", "block-fig3-ccdf", "spectr-fig4-bernoulli",
         "spectr-fig5-uniform", "spectr-fig6-multiround", "sprinter-fig5-tokens",
         "sprinter-fig6-stoptime", "simdec-multidraft-vs-k", "simdec-verify-vs-gamma",
-        "simdec-biased-pareto"};
+        "simdec-biased-pareto", "simdec-speedup-vs-gamma", "simdec-trees"};
     size_t n = sizeof want / sizeof *want;
     for (size_t i = 0; i < n; i++) {
         cr_assert_not_null(sd_figures[i], "registry ends at %zu", i);
@@ -167,7 +167,7 @@ Test(figures, first_iteration_is_one_step_from_prev)
             sd_stream_init(&rng, seed, i);
             if (vt->begin)
                 vt->begin(state);
-            sd_iter it = {0, 0, 0, 1};
+            sd_iter it = {0, 0, 0, 1, NAN};
             cr_assert_eq(vt->step(state, c, &par, &rng, 1, prev, out, &it, &err), SD_OK);
             const sd_trial *tr = &res.per_trial[i];
             cr_assert(tr->iterations == 1 && tr->accepted == it.accepted &&

@@ -89,6 +89,7 @@ Test(lp_size, refusal_names_size_and_limit_before_allocating)
     sd_lp_opts o;
     sd_lp_opts_default(&o);
     o.max_vars = 100;
+    o.method = SD_LP_METHOD_SIMPLEX; /* the LP's count; the flow's is in test_lp_flow.c */
     double p[7] = {1, 0, 0, 0, 0, 0, 0}, q[7] = {0, 1, 0, 0, 0, 0, 0};
     cr_assert_eq(sd_lp_otm(p, q, 7, 3, 0, &o, &res, NULL, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "otm --k 3 at V = 7 needs 588 LP variables"), "%s", err.msg);
@@ -106,7 +107,7 @@ Test(lp_cli, oversize_refused_fast_exit_65)
     double secs = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
     cr_expect_eq(st, 65, "exit %d: %s", st, errs);
     cr_expect(tu_contains(errs, "otm --k 40 at V = 50000 needs more than 2^64"), "%s", errs);
-    cr_expect(tu_contains(errs, "limit (--max-vars) is 200000"), "%s", errs);
+    cr_expect(tu_contains(errs, "limit (--max-vars) is 5000000"), "%s", errs); /* a flow network: SD_LP_DEFAULT_MAX_ARCS */
     cr_expect(secs < 1.0, "refusal took %.3f s", secs);
     cr_expect_str_eq(out, "");
     free(out);
@@ -136,7 +137,7 @@ static int S_bad_build(sd_lp_builder *b, void *ctx, sd_error *err)
 
 Test(lp_glpk, internal_error_is_a_status_not_an_abort)
 {
-    sd_lp_size sz = {1, 1, 1, "broken LP"};
+    sd_lp_size sz = {1, 1, 1, "broken LP", 0};
     sd_lp_result res;
     sd_error err;
     int rc = sd_lp_solve(&sz, SD_LP_MAXIMISE, NULL, S_bad_build, NULL, NULL, &res, &err);
@@ -458,7 +459,7 @@ Test(lp_cli, plan_file_and_reference)
 
 Test(lp_cli, compare_block_verification_with_the_optimum)
 {
-    /* Block verification attains the optimum (001_ Thm 2): the measured
+    /* Block verification attains the optimum (Sun et al. 2025, Thm 2): the measured
      * mean must be within 4 se of it (a false alarm has probability
      * 6e-5); token verification is below it by many se on this context. */
     const char *ctx = "lp valid-verify --gamma 3 --V 5 --step 7 --state 1 --trials 20000 --json";

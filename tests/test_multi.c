@@ -221,7 +221,7 @@ static void S_batch_vs_theorem3(sd_chain *c, size_t M, uint64_t trials)
 
 Test(batch, rejections_match_theorem3_default_chain)
 {
-    /* The default chain of 004_… App. F style (V = 7, T = 50). */
+    /* The default chain of Yin et al. 2024, App. F style (V = 7, T = 50). */
     sd_chain *c = S_gen(7, 50, 10, 0.5);
     S_batch_vs_theorem3(c, 2, 100000);
     S_batch_vs_theorem3(c, 4, 100000);
@@ -377,14 +377,14 @@ Test(multidraft_accept, rrs_matches_product_of_tv)
 
 Test(multidraft_accept, spectr_matches_kseq)
 {
-    /* k-Seq acceptance 1 - (1 - β(ρ*))^k (002_… Theorem 1). */
+    /* k-Seq acceptance 1 - (1 - β(ρ*))^k (Sun et al. 2023, Theorem 1). */
     S_acceptance_grid("spectr", sd_kseq_acceptance);
 }
 
 Test(multidraft_accept, spectr_otm_matches_optimum)
 {
     /* With --plan otm the first-position acceptance is the OTM-k optimum
-     * α_k = 1 - max_B [p(B)^k - q(B)] (002_… §5; src/sd_exact_otm.h), which
+     * α_k = 1 - max_B [p(B)^k - q(B)] (Sun et al. 2023, §5; src/sd_exact_otm.h), which
      * is at least the k-Seq and RRS acceptances. */
     for (size_t k = 2; k <= 3; k++) {
         double want, kseq, rrs;
@@ -437,7 +437,7 @@ Test(biased, token_law_matches_exact)
 
 Test(biased, opt_attains_theorem4_loss)
 {
-    /* TV(P_opt, q) = Loss*_TV(b) = ½Σ|q - min(p,q+ε)| - ½R (004_… Theorem 4),
+    /* TV(P_opt, q) = Loss*_TV(b) = ½Σ|q - min(p,q+ε)| - ½R (Yin et al. 2024, Theorem 4),
      * P(reject) + Loss* = TV(p,q) (Theorem 5), uno is no better, and ε = 0
      * gives q exactly. */
     double eps[4] = {0.0, 0.05, 0.2, 1.0};
@@ -468,7 +468,7 @@ Test(biased, opt_attains_theorem4_loss)
 
 Test(sprinter, token_law_matches_theorem_3_1)
 {
-    /* (1 - η_FP) q + η_FP p per token (003_… Thm 3.1 in our letters). */
+    /* (1 - η_FP) q + η_FP p per token (Zhong et al. 2025, Thm 3.1 in our letters). */
     double fps[2] = {0.3, 0.8};
     for (int i = 0; i < 2; i++) {
         sd_params par;
@@ -485,7 +485,7 @@ Test(sprinter, token_law_matches_theorem_3_1)
 
 Test(sprinter, expected_run_matches_theorem_3_3)
 {
-    /* 003_… Thm 3.3: with r acceptable tokens followed by unacceptable ones,
+    /* Zhong et al. 2025, Thm 3.3: with r acceptable tokens followed by unacceptable ones,
      * the number N of cheap-verifier yeses before the first no has
      * E[N] = (η_TP - η_TP^r)/(1 - η_TP) + η_TP^r/(1 - η_FP).  Chain: V = 2;
      * steps 1..r have p = q (every token acceptable), later steps p = δ_0,
@@ -526,7 +526,7 @@ Test(sprinter, expected_run_matches_theorem_3_3)
         for (uint64_t t = 0; t < 40000; t++) {
             sd_stream s;
             sd_stream_init(&s, 12, t);
-            sd_iter it = {0, 0, 0, 1};
+            sd_iter it = {0, 0, 0, 1, NAN};
             cr_assert_eq(vt->step(NULL, c, &par, &s, 1, 0, out, &it, &err), SD_OK);
             cr_assert_eq(it.target_calls, 1u);
             sd_welford_add(&w, (double)(it.emitted - 1));

@@ -18,6 +18,10 @@ char *tu_tempfile(const char *text);
 /* 1 if needle occurs in hay (NULL-safe). */
 int tu_contains(const char *hay, const char *needle);
 
+/* 1 if two outputs are equal once the lines naming "seconds" and "threads"
+ * (which describe the machine, not the result) are left out. */
+int tu_same_results(const char *a, const char *b);
+
 struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
  * options at their defaults); NULL on failure. */

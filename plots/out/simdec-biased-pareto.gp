@@ -1,5 +1,5 @@
 # simdec-biased-pareto.gp — simdec's own figure: output bias of the biased
-# verifier (004_ §4) against its rejection rate, with the optimal residual
+# verifier (Yin et al. 2024, §4) against its rejection rate, with the optimal residual
 # (opt, Theorem 4) and with the target as residual (uno), beside the Pareto
 # line of Theorem 5.
 # Data: simdec-biased-pareto.dat.

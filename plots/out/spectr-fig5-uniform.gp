@@ -1,4 +1,4 @@
-# spectr-fig5-uniform.gp — 002_ (SpecTr) Fig. 5: the optimal acceptance
+# spectr-fig5-uniform.gp — Sun et al. 2023 (SpecTr) Fig. 5: the optimal acceptance
 # probability α_k against the number of drafts k, for draft p = U(120) and
 # target q = U(d_q).
 # Data: spectr-fig5-uniform.dat (d_q = 60 30 12 6, as below).

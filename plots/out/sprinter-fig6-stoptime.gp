@@ -1,4 +1,4 @@
-# sprinter-fig6-stoptime.gp — 003_ (SPRINTER) Fig. 6: expected stopping time
+# sprinter-fig6-stoptime.gp — Zhong et al. 2025 (SPRINTER) Fig. 6: expected stopping time
 # E[T_stop] = t_d (E[N] + 1) against the true-positive rate η_TP, for
 # η_FP = 0 and 0.5, r = 5, draft time per token t_d = 0.1 (Theorem 3.4).
 # Data: sprinter-fig6-stoptime.dat.

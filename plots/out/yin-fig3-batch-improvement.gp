@@ -1,4 +1,4 @@
-# yin-fig3-batch-improvement.gp — 004_ (Yin et al.) Fig. 3 right: single-token
+# yin-fig3-batch-improvement.gp — Yin et al. 2024, Fig. 3 right: single-token
 # batch improvement BI = TV(q,p) - prod_{m<=M} TV(q^m,p) against the batch size M.
 # Data: yin-fig3-batch-improvement.dat (blocks ber1..3 and uni1..3; the
 # parameters below must match the header of the data file).

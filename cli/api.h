@@ -1,0 +1,49 @@
+/* api.h — simdec as a library for other languages (the Python package in
+ * python/simdec calls these through ctypes from build/libsimdec.so).
+ *
+ * sd_api_main runs one command exactly as `simdec COMMAND ARGS...` would,
+ * in the calling process, and hands back what it printed: with --json, the
+ * very JSON the command line prints, so that a binding returns the same
+ * dictionaries as `simdec ... --json`.  The model functions give a binding
+ * the arrays of a chain (to load, generate, or build one from arrays with
+ * the library's own validation).
+ *
+ * Every function returns a process exit status (cli.h: 0 ok, 64 usage, 65
+ * bad data, 66 cannot open, 70 internal, 71 out of memory, 73 cannot write)
+ * and, on failure, a one-line message in msg (len bytes, NUL-terminated). */
+#ifndef API_H
+#define API_H
+
+#include <stddef.h>
+
+#include "../src/sd_chain.h"
+
+/* Runs argv[0] (run, check, eval, lp, gen, plot) with argv[1..argc-1].
+ * *out and *err receive what it wrote on standard output and standard
+ * error (NUL-terminated; free with sd_api_free).  Output is captured by
+ * pointing C's stdout and stderr at memory streams for the duration of the
+ * call (glibc lets a program assign them), so the caller's own output, and
+ * a Python callback's, still go where they went.  Not reentrant: one call
+ * at a time per process. */
+int sd_api_main(int argc, char **argv, char **out, char **err);
+void sd_api_free(void *p);
+
+/* A chain from a simdec-chain-1 file, from generator parameters (those of
+ * `simdec gen`), or from arrays laid out as in sd_chain (init [V], draft
+ * [draft_steps][V][V], target [target_steps][V][V]; steps 1 or T), checked
+ * and renormalised as a file's rows are.  Free with sd_chain_free. */
+int sd_api_model_load(const char *path, sd_chain **out, char *msg, size_t len);
+int sd_api_model_generate(size_t V, size_t T, unsigned long seed, double alpha, double mix,
+                          sd_chain **out, char *msg, size_t len);
+int sd_api_model_from_arrays(size_t V, size_t T, size_t draft_steps, size_t target_steps,
+                             const double *init, const double *draft, const double *target,
+                             sd_chain **out, char *msg, size_t len);
+/* shape[0..3] = V, T, draft_steps, target_steps. */
+void sd_api_model_shape(const sd_chain *c, size_t shape[4]);
+/* Copies the arrays out (capacities as shape says). */
+void sd_api_model_copy(const sd_chain *c, double *init, double *draft, double *target);
+/* Writes c as simdec-chain-1 JSON to path (atomically: a failure leaves no
+ * partial file). */
+int sd_api_model_save(const sd_chain *c, const char *path, char *msg, size_t len);
+
+#endif

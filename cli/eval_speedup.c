@@ -1,0 +1,246 @@
+/* eval_speedup.c — `simdec eval speedup`: the expected wall-clock speed-up
+ * of a verifier over target-only decoding (sims/sd_speedup.h), from its
+ * exact expected target calls where it has them and by Monte-Carlo (the
+ * trial engine) otherwise, at one draft length or the best one. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/sd_params.h"
+#include "../sims/sd_sim.h"
+#include "../sims/sd_speedup.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_version.h"
+#include "cli.h"
+#include "eval_speedup.h"
+
+static const char S_help_head[] =
+    "Usage: simdec eval speedup --algo NAME --gamma G|best [verifier parameters]\n"
+    "                           --c RATIO [model] [--gamma-max N] [--trials N]\n"
+    "                           [--seed S] [--json]\n"
+    "\n"
+    "Expected wall-clock speed-up over target-only decoding when one draft token\n"
+    "costs RATIO target calls.  Cost model: target-only decoding of T tokens costs\n"
+    "T; an iteration of speculative decoding costs 1 (one target call) + c*d*G\n"
+    "(d drafts of G tokens: d = k or M for multi-draft and tree verifiers, whose\n"
+    "every branch is drafted, else 1), so S = T / (E[target calls] (1 + c d G)).\n"
+    "E[target calls] is exact where the verifier has an exact evaluator, else a\n"
+    "Monte-Carlo estimate (--trials, --seed) with its 95% CI mapped into S.\n"
+    "For a single-token problem (--p/--q: tokens i.i.d.) the limit T -> infinity\n"
+    "is printed too; for token-level SD it is Leviathan et al. 2023's\n"
+    "(1 - a^(G+1)) / ((1 - a)(G c + 1)), a = sum min(p, q), printed beside it.\n"
+    "\n"
+    "  --algo NAME     verifier (default token)\n"
+    "  --gamma G|best  draft length; best: the G in 1..--gamma-max maximising S\n"
+    "  --gamma-max N   largest G tried by --gamma best (default 16, at most T)\n"
+    "  --c RATIO       cost of one draft token in target calls (default 0.05)\n"
+    "  --trials N      Monte-Carlo trials where there is no exact value (default 10000)\n"
+    "  --seed S        their seed (default 1)\n"
+    "  --json          one JSON object\n"
+    "\n";
+
+typedef struct {
+    size_t gamma;
+    double calls, calls_lo, calls_hi; /* E[target calls] and its CI (= calls when exact) */
+    int exact;
+    double s, s_lo, s_hi;
+    double rate_limit, s_limit;       /* i.i.d. limit (NaN: n/a) */
+} S_point;
+
+int cmd_eval_speedup(int argc, char **argv)
+{
+    enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON };
+    static const struct option base[] = {
+        CLI_MODEL_LONGOPTS,
+        CLI_PLUGIN_LONGOPT,
+        {"algo", required_argument, 0, O_ALGO},
+        {"c", required_argument, 0, O_C},
+        {"gamma-max", required_argument, 0, O_GMAX},
+        {"trials", required_argument, 0, O_TRIALS},
+        {"seed", required_argument, 0, O_SEED},
+        {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *cmd = "eval speedup";
+    /* --gamma best is taken out before the verifier's options parse. */
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    if (!av)
+        return EX_OSERR_;
+    int ac = 0, best = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--gamma=best") == 0) {
+            best = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--gamma") == 0 && i + 1 < argc && strcmp(argv[i + 1], "best") == 0) {
+            best = 1;
+            i++;
+            continue;
+        }
+        av[ac++] = argv[i];
+    }
+    cli_verifier cv;
+    struct option *opts;
+    int status = cli_verifier_prescan(cmd, ac, av, "algo", sd_verifier_baseline()->name, base, NULL, &cv, &opts);
+    if (status >= 0) {
+        free(av);
+        return status;
+    }
+    cli_model_opts mo;
+    cli_model_init(&mo);
+    double cr = 0.05;
+    size_t gmax = 16;
+    uint64_t trials = 10000, seed = 1;
+    int json = 0, c;
+    sd_error err;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(ac, av, ":h", opts)) != -1) {
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
+            continue;
+        switch (c) {
+        case 'h':
+            fputs(S_help_head, stdout);
+            cli_params_help(stdout, cv.named ? cv.vt : NULL);
+            fputc('\n', stdout);
+            fputs(cli_model_help, stdout);
+            status = 0;
+            break;
+        case O_ALGO: break;
+        case O_C:
+            if (cli_parse_double("--c", optarg, 0.0, 1e6, &cr, &err))
+                status = cli_fail(&err);
+            break;
+        case O_GMAX:
+            if (cli_parse_size("--gamma-max", optarg, 1, 4096, &gmax, &err))
+                status = cli_fail(&err);
+            break;
+        case O_TRIALS:
+            if (cli_parse_trials(optarg, &trials, &err))
+                status = cli_fail(&err);
+            break;
+        case O_SEED:
+            if (cli_parse_u64("--seed", optarg, &seed, &err))
+                status = cli_fail(&err);
+            break;
+        case O_JSON: json = 1; break;
+        default: status = cli_unknown_option(cmd, c, av, cv.vt); break;
+        }
+    }
+    free(opts);
+    if (status < 0 && optind < ac)
+        status = cli_usage_error(cmd, "unexpected argument '%s'", av[optind]);
+    const sd_verifier_type *vt = cv.vt;
+    if (status < 0 && !sd_params_decl(vt, "gamma", NULL))
+        status = cli_usage_error(cmd, "--algo %s has no draft length --gamma; the speed-up model needs one",
+                                 vt->name);
+    if (status < 0 && !best && cv.par.gamma == 0)
+        status = cli_usage_error(cmd, "give --gamma G or --gamma best (every iteration drafts G tokens)");
+    cli_model model;
+    memset(&model, 0, sizeof model);
+    if (status < 0 && cli_model_open(&mo, &model, &err))
+        status = cli_fail(&err);
+    free(av);
+    if (status >= 0) {
+        cli_model_close(&model);
+        cli_model_release(&mo);
+        return status;
+    }
+    const sd_model *m = &model.view;
+    size_t g0 = best ? 1 : cv.par.gamma, g1 = best ? (gmax < m->T ? gmax : m->T) : cv.par.gamma;
+    S_point *pts = calloc(g1 - g0 + 1, sizeof *pts);
+    size_t npt = 0, ibest = 0;
+    int iid = mo.p != NULL;
+    double alpha = NAN;
+    if (iid) {
+        alpha = 0.0;
+        for (size_t b = 0; b < mo.pV; b++)
+            alpha += fmin(mo.p[b], mo.q[b]);
+    }
+    for (size_t g = g0; pts && status < 0 && g <= g1; g++) {
+        S_point *pt = &pts[npt];
+        sd_params par = cv.par;
+        par.gamma = g;
+        pt->gamma = g;
+        if (sd_speedup_calls(vt, m, &par, trials, seed, &pt->calls, &pt->calls_lo, &pt->calls_hi, &pt->exact,
+                             &err)) {
+            status = cli_fail(&err);
+            break;
+        }
+        double dt = sd_speedup_draft_tokens(vt, &par);
+        pt->s = sd_speedup((double)m->T, pt->calls, cr, dt);
+        pt->s_lo = sd_speedup((double)m->T, pt->calls_hi, cr, dt);
+        pt->s_hi = sd_speedup((double)m->T, pt->calls_lo, cr, dt);
+        pt->rate_limit = pt->s_limit = NAN;
+        if (iid && vt->exact && sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL) == SD_OK)
+            pt->s_limit = sd_speedup(1.0, pt->rate_limit, cr, dt);
+        if (pt->s > pts[ibest].s)
+            ibest = npt;
+        npt++;
+    }
+    if (!pts)
+        status = cli_usage_error(cmd, "out of memory");
+    int is_token = vt == sd_verifier_baseline();
+    if (status < 0 && json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "version", json_string(SD_VERSION));
+        json_object_set_new(o, "algo", json_string(vt->name));
+        json_object_set_new(o, "params", sd_params_json(&cv.par, vt));
+        cli_model_describe(&mo, m, o);
+        cli_model_identity(&mo, &model, o);
+        json_object_set_new(o, "c", json_real(cr));
+        json_object_set_new(o, "cost_model", json_string("S = T / (E[target calls] (1 + c d gamma)), d drafts"));
+        json_object_set_new(o, "seed", json_integer((json_int_t)seed));
+        json_object_set_new(o, "trials", json_integer((json_int_t)trials));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < npt; i++) {
+            json_t *p = json_object();
+            json_object_set_new(p, "gamma", json_integer((json_int_t)pts[i].gamma));
+            json_object_set_new(p, "target_calls", json_real(pts[i].calls));
+            json_object_set_new(p, "exact", json_boolean(pts[i].exact));
+            json_object_set_new(p, "speedup", json_real(pts[i].s));
+            json_object_set_new(p, "speedup_ci95", json_pack("[f,f]", pts[i].s_lo, pts[i].s_hi));
+            json_object_set_new(p, "speedup_iid_limit", cli_json_real(pts[i].s_limit));
+            if (iid && is_token)
+                json_object_set_new(p, "leviathan", json_real(sd_speedup_leviathan(alpha, pts[i].gamma, cr)));
+            json_array_append_new(arr, p);
+        }
+        json_object_set_new(o, "points", arr);
+        json_object_set_new(o, "best_gamma", json_integer((json_int_t)pts[ibest].gamma));
+        json_object_set_new(o, "best_speedup", json_real(pts[ibest].s));
+        status = cli_print_json(o);
+    } else if (status < 0) {
+        printf("simdec %s eval speedup --algo %s, draft cost c = %g target calls per draft token\n", SD_VERSION,
+               vt->name, cr);
+        cli_model_summary(stdout, "model", &mo, m);
+        cli_model_identity_line(stdout, &mo, &model);
+        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts\n\n",
+               sd_speedup_draft_tokens(vt, &(sd_params){.gamma = 1, .k = cv.par.k}));
+        printf("  %5s %14s %6s %10s %22s", "G", "target calls", "", "speed-up", "95% CI");
+        if (iid)
+            printf(" %16s%s", "T->inf (i.i.d.)", is_token ? "   Leviathan et al." : "");
+        putchar('\n');
+        for (size_t i = 0; i < npt; i++) {
+            const S_point *pt = &pts[i];
+            printf("  %5zu %14.6f %6s %10.6f", pt->gamma, pt->calls, pt->exact ? "exact" : "MC", pt->s);
+            if (pt->exact)
+                printf(" %22s", "");
+            else
+                printf("   [%8.6f, %8.6f]", pt->s_lo, pt->s_hi);
+            if (iid)
+                printf(" %16.10f", pt->s_limit);
+            if (iid && is_token)
+                printf("   %.10f", sd_speedup_leviathan(alpha, pt->gamma, cr));
+            printf("%s\n", best && i == ibest ? "   <- best" : "");
+        }
+        status = fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    }
+    if (status < 0)
+        status = 0;
+    free(pts);
+    cli_model_close(&model);
+    cli_model_release(&mo);
+    return status;
+}

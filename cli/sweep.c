@@ -1,0 +1,664 @@
+/* sweep.c — sweeps, paired comparisons and the output of `simdec run`
+ * (sweep.h). */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/sd_params.h"
+#include "../src/sd_version.h"
+
+#define S_MAX_POINTS 10000
+#define S_MAX_ALGOS 64
+#define S_MAX_VALUES 10000
+
+/* --- expanding the command line -------------------------------------------- */
+
+/* Option i of argv as (name, value index): --name value or --name=value.
+ * Returns the index of the value's argument (the same as i for the '='
+ * form) or -1 when argv[i] is not a long option with a separate or joined
+ * value. */
+static int S_value_at(int argc, char **argv, int i, char *name, size_t len, const char **value)
+{
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+        return -1;
+    const char *eq = strchr(a, '=');
+    size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (nl >= len)
+        return -1;
+    memcpy(name, a + 2, nl);
+    name[nl] = '\0';
+    if (eq) {
+        *value = eq + 1;
+        return i;
+    }
+    if (i + 1 >= argc)
+        return -1;
+    *value = argv[i + 1];
+    return i + 1;
+}
+
+/* The parameter `name` of any verifier in vts[0..nv-1]. */
+static const sd_param_decl *S_decl_any(const sd_verifier_type *const *vts, size_t nv, const char *name)
+{
+    for (size_t i = 0; i < nv; i++) {
+        const sd_param_decl *d = vts[i] ? sd_params_decl(vts[i], name, NULL) : NULL;
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+static char *S_keep(cli_sweep *sw, const char *text, size_t len)
+{
+    char **ns = realloc(sw->strings, (sw->nstrings + 1) * sizeof *ns);
+    if (!ns)
+        return NULL;
+    sw->strings = ns;
+    char *c = malloc(len + 1);
+    if (!c)
+        return NULL;
+    memcpy(c, text, len);
+    c[len] = '\0';
+    sw->strings[sw->nstrings++] = c;
+    return c;
+}
+
+/* Splits a list "a,b,c" or a range of counts "a..b" into value strings. */
+static int S_split(const char *cmd, const char *opt, const char *text, int count, cli_sweep *sw,
+                   char ***vals, size_t *nv)
+{
+    *vals = NULL;
+    *nv = 0;
+    const char *dots = strstr(text, "..");
+    if (dots) {
+        char *e1, *e2;
+        long long lo = strtoll(text, &e1, 10), hi = strtoll(dots + 2, &e2, 10);
+        if (!count || e1 != dots || *e2 || dots == text || dots[2] == '\0' || lo > hi ||
+            hi - lo >= S_MAX_VALUES)
+            return cli_usage_error(cmd, "--%s %s: expected a range of whole numbers LO..HI (LO <= HI, "
+                                        "at most %d values)%s", opt, text, S_MAX_VALUES,
+                                   count ? "" : "; ranges apply to whole-number parameters, give a comma list");
+        *vals = calloc((size_t)(hi - lo + 1), sizeof **vals);
+        if (!*vals)
+            return cli_usage_error(cmd, "out of memory");
+        for (long long v = lo; v <= hi; v++) {
+            char b[32];
+            int n = snprintf(b, sizeof b, "%lld", v);
+            if (!((*vals)[(*nv)++] = S_keep(sw, b, (size_t)n)))
+                return cli_usage_error(cmd, "out of memory");
+        }
+        return -1;
+    }
+    size_t cap = 1;
+    for (const char *c = text; *c; c++)
+        cap += *c == ',';
+    if (cap > S_MAX_VALUES)
+        return cli_usage_error(cmd, "--%s: more than %d values", opt, S_MAX_VALUES);
+    *vals = calloc(cap, sizeof **vals);
+    if (!*vals)
+        return cli_usage_error(cmd, "out of memory");
+    for (const char *c = text;;) {
+        size_t len = strcspn(c, ",");
+        if (len == 0)
+            return cli_usage_error(cmd, "--%s %s: an empty entry in the list", opt, text);
+        if (!((*vals)[(*nv)++] = S_keep(sw, c, len)))
+            return cli_usage_error(cmd, "out of memory");
+        if (!c[len])
+            break;
+        c += len + 1;
+    }
+    return -1;
+}
+
+/* "--name=value", kept in sw. */
+static char *S_option_text(cli_sweep *sw, const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 3;
+    char *b = malloc(len + 1);
+    if (!b)
+        return NULL;
+    snprintf(b, len + 1, "--%s=%s", name, value);
+    char *k = S_keep(sw, b, len);
+    free(b);
+    return k;
+}
+
+typedef struct {
+    int at;           /* index of the option in argv */
+    int val_at;       /* index of its value (== at for --name=value) */
+    char name[64];
+    char **vals;
+    size_t nv;
+} S_list;
+
+int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
+{
+    memset(sw, 0, sizeof *sw);
+    /* The verifiers: the last --algo (getopt's rule), split at commas. */
+    const char *algo = NULL;
+    int algo_at = -1, algo_val = -1;
+    char name[64];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        const char *v;
+        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
+        if (j >= 0 && strcmp(name, "algo") == 0) {
+            algo = v;
+            algo_at = i;
+            algo_val = j;
+        }
+        if (j > i)
+            i = j;
+    }
+    int listed = algo && strchr(algo, ',');
+    char **algos = NULL;
+    size_t na = 1;
+    int rc = -1;
+    S_list lists[SD_PARAMS_MAX * 2];
+    size_t nl = 0;
+    const sd_verifier_type *vts[S_MAX_ALGOS];
+    sd_error err;
+    if (listed) {
+        rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
+        if (rc >= 0)
+            goto out;
+        if (na > S_MAX_ALGOS) {
+            rc = cli_usage_error(cmd, "--algo: more than %d verifiers", S_MAX_ALGOS);
+            goto out;
+        }
+    }
+    /* Verifiers' declarations: plugins first (loaded once, cli.c). */
+    if (cli_plugins_load(argc, argv, &err)) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    for (size_t a = 0; a < na; a++) {
+        const char *nm = listed ? algos[a] : algo ? algo : sd_verifier_baseline()->name;
+        /* NULL for an unknown name: the prescan of its point reports it,
+         * suggesting a spelling. */
+        vts[a] = sd_verifier_find(nm);
+    }
+    /* List-valued parameters. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        const char *v;
+        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
+        if (j < 0)
+            continue;
+        const sd_param_decl *d = S_decl_any(vts, na, name);
+        if (d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL) && (strchr(v, ',') || strstr(v, ".."))) {
+            if (nl == sizeof lists / sizeof lists[0]) {
+                rc = cli_usage_error(cmd, "too many swept parameters");
+                goto out;
+            }
+            S_list *l = &lists[nl++];
+            l->at = i;
+            l->val_at = j;
+            snprintf(l->name, sizeof l->name, "%s", name);
+            rc = S_split(cmd, name, v, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
+            if (rc >= 0)
+                goto out;
+        }
+        if (j > i)
+            i = j;
+    }
+    /* The points: algos × each list, the last list varying fastest; a
+     * verifier takes only the lists of parameters it declares. */
+    size_t total = 0;
+    for (size_t a = 0; a < na; a++) {
+        size_t pts = 1;
+        for (size_t l = 0; l < nl; l++)
+            if (!listed || !vts[a] || sd_params_decl(vts[a], lists[l].name, NULL))
+                pts *= lists[l].nv;
+        total += pts;
+        if (total > S_MAX_POINTS) {
+            rc = cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
+            goto out;
+        }
+    }
+    sw->argv = calloc(total, sizeof *sw->argv);
+    sw->argc = calloc(total, sizeof *sw->argc);
+    if (!sw->argv || !sw->argc) {
+        rc = cli_usage_error(cmd, "out of memory");
+        goto out;
+    }
+    for (size_t a = 0; a < na; a++) {
+        int uses[SD_PARAMS_MAX * 2];
+        size_t idx[SD_PARAMS_MAX * 2] = {0};
+        for (size_t l = 0; l < nl; l++)
+            uses[l] = !listed || !vts[a] || sd_params_decl(vts[a], lists[l].name, NULL);
+        size_t npts = 1;
+        for (size_t l = 0; l < nl; l++)
+            if (uses[l])
+                npts *= lists[l].nv;
+        for (size_t p = 0; p < npts; p++) {
+            /* the indices of point p, the last list varying fastest */
+            size_t rest = p;
+            for (size_t l = nl; l-- > 0;)
+                if (uses[l]) {
+                    idx[l] = rest % lists[l].nv;
+                    rest /= lists[l].nv;
+                }
+            char **av = calloc((size_t)argc + 1, sizeof *av);
+            if (!av) {
+                rc = cli_usage_error(cmd, "out of memory");
+                goto out;
+            }
+            int k = 0;
+            for (int i = 0; i < argc; i++) {
+                if (listed && i == algo_at) {
+                    char *s = S_option_text(sw, "algo", algos[a]);
+                    if (!s) {
+                        free(av);
+                        rc = cli_usage_error(cmd, "out of memory");
+                        goto out;
+                    }
+                    av[k++] = s;
+                    i = algo_val;
+                    continue;
+                }
+                int drop = 0;
+                for (size_t l = 0; l < nl && !drop; l++) {
+                    if (i != lists[l].at)
+                        continue;
+                    drop = 1;
+                    if (uses[l] && !(av[k++] = S_option_text(sw, lists[l].name, lists[l].vals[idx[l]]))) {
+                        free(av);
+                        rc = cli_usage_error(cmd, "out of memory");
+                        goto out;
+                    }
+                    i = lists[l].val_at;
+                }
+                if (!drop && listed) {
+                    /* another verifier's scalar parameter: left out */
+                    const char *v;
+                    int j = S_value_at(argc, argv, i, name, sizeof name, &v);
+                    if (j >= 0 && vts[a] && !sd_params_decl(vts[a], name, NULL) && S_decl_any(vts, na, name)) {
+                        i = j;
+                        continue;
+                    }
+                }
+                if (!drop)
+                    av[k++] = argv[i];
+            }
+            sw->argv[sw->n] = av;
+            sw->argc[sw->n] = k;
+            sw->n++;
+        }
+    }
+    rc = -1;
+out:
+    free(algos);
+    for (size_t l = 0; l < nl; l++)
+        free(lists[l].vals);
+    if (rc >= 0)
+        cli_sweep_free(sw);
+    return rc;
+}
+
+void cli_sweep_free(cli_sweep *sw)
+{
+    for (size_t i = 0; i < sw->n; i++)
+        free(sw->argv[i]);
+    free(sw->argv);
+    free(sw->argc);
+    for (size_t i = 0; i < sw->nstrings; i++)
+        free(sw->strings[i]);
+    free(sw->strings);
+    memset(sw, 0, sizeof *sw);
+}
+
+/* --- what a point reports ------------------------------------------------------ */
+
+void cli_tokens_per_call(const sd_sim_result *r, double *tpc, double *se, double *lo, double *hi)
+{
+    double m = r->target_calls.mean, s = sd_welford_stderr(&r->target_calls), clo, chi;
+    sd_welford_ci95(&r->target_calls, &clo, &chi);
+    *tpc = (double)r->T / m;
+    *se = (double)r->T * s / (m * m);
+    *lo = (double)r->T / chi;
+    *hi = clo > 0.0 ? (double)r->T / clo : INFINITY;
+}
+
+static const char *S_stop_name(const cli_run_point *pt)
+{
+    const sd_sim_result *r = &pt->res;
+    if (r->stop == SD_SIM_STOP_TIME)
+        return "time-limit";
+    if (r->stop == SD_SIM_STOP_STDERR)
+        return "target-stderr";
+    return pt->target_stderr > 0.0 && sd_welford_stderr(&r->rejections) > pt->target_stderr ? "trials-cap"
+                                                                                             : "done";
+}
+
+static json_t *S_stat_json(const sd_welford *w)
+{
+    double lo, hi;
+    sd_welford_ci95(w, &lo, &hi);
+    json_t *o = json_object();
+    json_object_set_new(o, "mean", json_real(w->mean));
+    json_object_set_new(o, "stderr", json_real(sd_welford_stderr(w)));
+    json_object_set_new(o, "ci95", json_pack("[f,f]", lo, hi));
+    return o;
+}
+
+json_t *cli_point_json(const cli_run_point *pt)
+{
+    const sd_sim_result *r = &pt->res;
+    const sd_verifier_type *vt = pt->cv.vt;
+    json_t *o = json_object();
+    json_object_set_new(o, "version", json_string(SD_VERSION));
+    json_object_set_new(o, "algo", json_string(vt->name));
+    json_object_set_new(o, "params", sd_params_json(&pt->cv.par, vt));
+    json_object_set_new(o, "vocab", json_integer((json_int_t)r->V));
+    json_object_set_new(o, "horizon", json_integer((json_int_t)r->T));
+    json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
+    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(o, "threads", json_integer((json_int_t)pt->threads));
+    json_object_set_new(o, "seconds", json_real(r->seconds));
+    json_object_set_new(o, "trials_requested", json_integer((json_int_t)r->trials_requested));
+    json_object_set_new(o, "stopped", json_string(S_stop_name(pt)));
+    if (pt->time_limit > 0.0)
+        json_object_set_new(o, "time_limit", json_real(pt->time_limit));
+    if (pt->target_stderr > 0.0) {
+        json_object_set_new(o, "target_stderr", json_real(pt->target_stderr));
+        json_object_set_new(o, "target_reached",
+                            json_boolean(sd_welford_stderr(&r->rejections) <= pt->target_stderr));
+    }
+    if (pt->samples)
+        json_object_set_new(o, "samples", json_pack("{s:s, s:I}", "file", pt->samples, "tokens_per_line",
+                                                    (json_int_t)r->tokens_per_trial));
+    cli_model_describe(&pt->mo, &pt->model.view, o);
+    cli_model_identity(&pt->mo, &pt->model, o);
+    json_object_set_new(o, "rejections", S_stat_json(&r->rejections));
+    json_object_set_new(o, "estimator", json_string(pt->rb ? "rb" : "plain"));
+    json_object_set_new(o, "rejections_rb", pt->rb ? S_stat_json(&r->rejections_rb) : json_null());
+    json_object_set_new(o, "target_calls", S_stat_json(&r->target_calls));
+    double tpc, se, lo, hi;
+    cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+    json_object_set_new(o, "tokens_per_call", cli_json_real(tpc));
+    json_object_set_new(o, "tokens_per_call_stderr", cli_json_real(se));
+    json_object_set_new(o, "tokens_per_call_ci95", json_pack("[o,o]", cli_json_real(lo), cli_json_real(hi)));
+    json_object_set_new(o, "exact_rejections", cli_json_real(pt->ex.rejections));
+    json_object_set_new(o, "exact_target_calls", cli_json_real(pt->ex.target_calls));
+    json_object_set_new(o, "exact_method", pt->ex.method && isfinite(pt->ex.rejections)
+                                               ? json_string(pt->ex.method) : json_null());
+    json_object_set_new(o, "baseline", json_string(pt->base ? pt->base->name : ""));
+    json_object_set_new(o, "baseline_exact_target_calls", cli_json_real(pt->base_calls));
+    /* The key before issue 13, kept as a documented alias. */
+    json_object_set_new(o, "token_exact_target_calls", cli_json_real(pt->base_calls));
+    json_object_set_new(o, "kernel", json_string(r->kernel));
+    json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));
+    json_t *h = json_array();
+    size_t last = 0;
+    for (size_t j = 0; j <= r->T; j++)
+        if (r->accept_hist[j] > 0)
+            last = j;
+    for (size_t j = 0; j <= last; j++)
+        json_array_append_new(h, json_integer((json_int_t)r->accept_hist[j]));
+    json_object_set_new(o, "accepted_hist", h);
+    json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(vt, &pt->cv.par)));
+    json_object_set_new(o, "position_tv_max", cli_json_real(pt->bias_tv));
+    json_object_set_new(o, "position_tv_exact", json_boolean(pt->bias_exact));
+    return o;
+}
+
+/* --- paired differences -------------------------------------------------------- */
+
+int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[2])
+{
+    if (!a->res.per_trial || !b->res.per_trial || a->res.trials != b->res.trials)
+        return -1;
+    sd_welford d[2];
+    sd_welford_init(&d[0]);
+    sd_welford_init(&d[1]);
+    for (uint64_t i = 0; i < a->res.trials; i++) {
+        const sd_trial *x = &a->res.per_trial[i], *y = &b->res.per_trial[i];
+        sd_welford_add(&d[0], (double)y->rejections - (double)x->rejections);
+        sd_welford_add(&d[1], (double)y->target_calls - (double)x->target_calls);
+    }
+    const sd_welford *wa[2] = {&a->res.rejections, &a->res.target_calls};
+    const sd_welford *wb[2] = {&b->res.rejections, &b->res.target_calls};
+    for (int q = 0; q < 2; q++) {
+        out[q].diff = d[q].mean;
+        out[q].se = sd_welford_stderr(&d[q]);
+        sd_welford_ci95(&d[q], &out[q].lo, &out[q].hi);
+        double sa = sd_welford_stderr(wa[q]), sb = sd_welford_stderr(wb[q]);
+        out[q].se_unpaired = sqrt(sa * sa + sb * sb);
+    }
+    return 0;
+}
+
+static json_t *S_paired_json(const cli_run_point *a, const cli_run_point *b)
+{
+    cli_paired pd[2];
+    if (cli_paired_diff(a, b, pd))
+        return json_null();
+    json_t *o = json_object();
+    char ref[600];
+    char pars[512];
+    sd_params_format(&a->cv.par, a->cv.vt, pars, sizeof pars);
+    snprintf(ref, sizeof ref, "%s%s", a->cv.vt->name, pars);
+    json_object_set_new(o, "reference", json_string(ref));
+    static const char *const keys[2] = {"rejections", "target_calls"};
+    for (int q = 0; q < 2; q++) {
+        json_t *d = json_object();
+        json_object_set_new(d, "difference", json_real(pd[q].diff));
+        json_object_set_new(d, "stderr", json_real(pd[q].se));
+        json_object_set_new(d, "ci95", json_pack("[f,f]", pd[q].lo, pd[q].hi));
+        json_object_set_new(d, "unpaired_stderr", json_real(pd[q].se_unpaired));
+        json_object_set_new(o, keys[q], d);
+    }
+    return o;
+}
+
+int cli_points_print_json(const cli_run_point *pts, size_t n, int paired)
+{
+    if (n == 1)
+        return cli_print_json(cli_point_json(&pts[0]));
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = cli_point_json(&pts[i]);
+        if (paired && i > 0)
+            json_object_set_new(o, "paired", S_paired_json(&pts[0], &pts[i]));
+        json_array_append_new(arr, o);
+    }
+    return cli_print_json(arr);
+}
+
+/* --- CSV ------------------------------------------------------------------------ */
+
+/* The parameter names of the points, each once, in order of first
+ * appearance. */
+static size_t S_param_columns(const cli_run_point *pts, size_t n, const char **names, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t np = sd_params_count(pts[i].cv.vt);
+        for (size_t j = 0; j < np; j++) {
+            const char *nm = pts[i].cv.vt->params[j].name;
+            int seen = 0;
+            for (size_t e = 0; e < k && !seen; e++)
+                seen = strcmp(names[e], nm) == 0;
+            if (!seen && k < cap)
+                names[k++] = nm;
+        }
+    }
+    return k;
+}
+
+static void S_csv_num(double x)
+{
+    if (isfinite(x))
+        printf(",%.17g", x);
+    else
+        printf(",");
+}
+
+/* A CSV field: quoted when it holds a comma, quote or newline. */
+static void S_csv_text(const char *s)
+{
+    putchar(',');
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void S_csv_stat(const sd_welford *w)
+{
+    double lo, hi;
+    sd_welford_ci95(w, &lo, &hi);
+    S_csv_num(w->mean);
+    S_csv_num(sd_welford_stderr(w));
+    S_csv_num(lo);
+    S_csv_num(hi);
+}
+
+int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
+{
+    const char *pn[SD_PARAMS_MAX * 8];
+    size_t np = S_param_columns(pts, n, pn, sizeof pn / sizeof pn[0]);
+    printf("algo");
+    for (size_t j = 0; j < np; j++)
+        printf(",%s", pn[j]);
+    printf(",vocab,horizon,trials,seed,threads,seconds,version,model_source,model_file,model_sha256,"
+           "model_seed,model_alpha,model_mix,kernel,stopped,"
+           "rejections_mean,rejections_stderr,rejections_ci95_lo,rejections_ci95_hi,"
+           "target_calls_mean,target_calls_stderr,target_calls_ci95_lo,target_calls_ci95_hi,"
+           "tokens_per_call,tokens_per_call_stderr,tokens_per_call_ci95_lo,tokens_per_call_ci95_hi,"
+           "accepted_per_iteration_mean,accepted_per_iteration_stderr,accepted_per_iteration_ci95_lo,"
+           "accepted_per_iteration_ci95_hi,exact_rejections,exact_target_calls,baseline_exact_target_calls,"
+           "rejections_rb_mean,rejections_rb_stderr");
+    if (paired)
+        printf(",diff_rejections,diff_rejections_stderr,diff_rejections_unpaired_stderr,"
+               "diff_target_calls,diff_target_calls_stderr,diff_target_calls_unpaired_stderr");
+    putchar('\n');
+    for (size_t i = 0; i < n; i++) {
+        const cli_run_point *pt = &pts[i];
+        const sd_sim_result *r = &pt->res;
+        json_t *pj = sd_params_json(&pt->cv.par, pt->cv.vt), *mj = json_object();
+        cli_model_describe(&pt->mo, &pt->model.view, mj);
+        json_t *m = json_object_get(mj, "model");
+        fputs(pt->cv.vt->name, stdout);
+        for (size_t j = 0; j < np; j++) {
+            json_t *v = json_object_get(pj, pn[j]);
+            if (json_is_integer(v))
+                printf(",%lld", (long long)json_integer_value(v));
+            else if (json_is_real(v))
+                printf(",%.17g", json_real_value(v));
+            else
+                S_csv_text(json_is_string(v) ? json_string_value(v) : NULL);
+        }
+        printf(",%zu,%zu,%llu,%llu,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
+               (unsigned long long)r->seed, pt->threads, r->seconds, SD_VERSION);
+        S_csv_text(json_string_value(json_object_get(m, "source")));
+        S_csv_text(pt->mo.file);
+        S_csv_text(pt->model.sha256[0] ? pt->model.sha256 : NULL);
+        json_t *ms = json_object_get(m, "model_seed");
+        if (ms)
+            printf(",%lld", (long long)json_integer_value(ms));
+        else
+            printf(",");
+        S_csv_num(json_is_real(json_object_get(m, "alpha")) ? json_real_value(json_object_get(m, "alpha")) : NAN);
+        S_csv_num(json_is_real(json_object_get(m, "mix")) ? json_real_value(json_object_get(m, "mix")) : NAN);
+        S_csv_text(r->kernel);
+        S_csv_text(S_stop_name(pt));
+        S_csv_stat(&r->rejections);
+        S_csv_stat(&r->target_calls);
+        double tpc, se, lo, hi;
+        cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+        S_csv_num(tpc);
+        S_csv_num(se);
+        S_csv_num(lo);
+        S_csv_num(hi);
+        S_csv_stat(&r->accepted);
+        S_csv_num(pt->ex.rejections);
+        S_csv_num(pt->ex.target_calls);
+        S_csv_num(pt->base_calls);
+        S_csv_num(pt->rb ? r->rejections_rb.mean : NAN);
+        S_csv_num(pt->rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
+        if (paired) {
+            cli_paired pd[2];
+            if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0)
+                for (int q = 0; q < 2; q++) {
+                    S_csv_num(pd[q].diff);
+                    S_csv_num(pd[q].se);
+                    S_csv_num(pd[q].se_unpaired);
+                }
+            else
+                printf(",,,,,,");
+        }
+        putchar('\n');
+        json_decref(pj);
+        json_decref(mj);
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+}
+
+/* --- the long table ---------------------------------------------------------- */
+
+int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
+{
+    const cli_run_point *p0 = &pts[0];
+    printf("simdec %s run: %zu points on common random numbers (the same seed: trial i uses stream "
+           "(seed, i) at every point)\n", SD_VERSION, n);
+    cli_model_summary(stdout, "model", &p0->mo, &p0->model.view);
+    cli_model_identity_line(stdout, &p0->mo, &p0->model);
+    double secs = 0.0;
+    for (size_t i = 0; i < n; i++)
+        secs += pts[i].res.seconds;
+    printf("trials    %llu   seed %llu   threads %u   %.3g s in all\n\n", (unsigned long long)p0->res.trials,
+           (unsigned long long)p0->res.seed, p0->threads, secs);
+    printf("  %-30s %22s %22s %26s %12s\n", "verifier", "rejections (se)", "target calls (se)",
+           "tokens/call [95% CI]", "exact calls");
+    for (size_t i = 0; i < n; i++) {
+        const cli_run_point *pt = &pts[i];
+        const sd_sim_result *r = &pt->res;
+        char pars[512], label[600], a[64], b[64], c[64];
+        sd_params_format(&pt->cv.par, pt->cv.vt, pars, sizeof pars);
+        snprintf(label, sizeof label, "%s%s", pt->cv.vt->name, pars);
+        double tpc, se, lo, hi;
+        cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+        snprintf(a, sizeof a, "%.5f (%.5f)", r->rejections.mean, sd_welford_stderr(&r->rejections));
+        snprintf(b, sizeof b, "%.5f (%.5f)", r->target_calls.mean, sd_welford_stderr(&r->target_calls));
+        snprintf(c, sizeof c, "%.4f [%.4f, %.4f]", tpc, lo, hi);
+        printf("  %-30s %22s %22s %26s", label, a, b, c);
+        if (isfinite(pt->ex.target_calls))
+            printf(" %12.6f", pt->ex.target_calls);
+        putchar('\n');
+    }
+    if (paired && n > 1) {
+        char pars[512];
+        sd_params_format(&p0->cv.par, p0->cv.vt, pars, sizeof pars);
+        printf("\n  paired differences against %s%s (same trials; se of the per-trial differences,\n"
+               "  and the se two independent runs would give):\n", p0->cv.vt->name, pars);
+        printf("  %-30s %14s %10s %10s %14s %10s %10s\n", "verifier", "d rejections", "paired se", "unpaired",
+               "d calls", "paired se", "unpaired");
+        for (size_t i = 1; i < n; i++) {
+            cli_paired pd[2];
+            char label[600];
+            sd_params_format(&pts[i].cv.par, pts[i].cv.vt, pars, sizeof pars);
+            snprintf(label, sizeof label, "%s%s", pts[i].cv.vt->name, pars);
+            if (cli_paired_diff(p0, &pts[i], pd))
+                continue;
+            printf("  %-30s %14.6f %10.6f %10.6f %14.6f %10.6f %10.6f\n", label, pd[0].diff, pd[0].se,
+                   pd[0].se_unpaired, pd[1].diff, pd[1].se, pd[1].se_unpaired);
+        }
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+}

@@ -1,0 +1,83 @@
+/* sweep.h — `simdec run` over a grid, and the output every run shares.
+ *
+ * A sweep is `--algo a,b,...` and/or a comma list or a range of counts
+ * (`--gamma 1..8`, `--k 2,4`, `--eps 0,0.05,0.1`) on any declared numeric
+ * parameter: run simulates the cross product, each point on the same
+ * --seed and hence the same per-trial streams (seed, trial) — common random
+ * numbers: every point starts from the same x_0 and draws from the same
+ * stream — and prints one long-format table, CSV (one header, one column
+ * per parameter of any verifier in the sweep) or JSON array.
+ *
+ * With --paired, each point is compared with the first: the difference of
+ * the per-trial rejections and target calls, with its paired standard
+ * error sd(d_i)/sqrt(n), beside the unpaired sqrt(se_a^2 + se_b^2) that
+ * independent runs would give.  Pairing removes the covariance the two runs
+ * share through their common random numbers:
+ *   Var(mean(a - b)) = (Var a + Var b - 2 Cov(a, b)) / n. */
+#ifndef CLI_SWEEP_H
+#define CLI_SWEEP_H
+
+#include <jansson.h>
+
+#include "../sims/sd_sim.h"
+#include "cli.h"
+
+/* One simulated point and everything its output echoes. */
+typedef struct cli_run_point {
+    cli_verifier cv;
+    cli_model_opts mo;
+    cli_model model;
+    sd_sim_result res;
+    sd_exact_values ex;
+    const sd_verifier_type *base; /* baseline verifier (token-level SD) */
+    double base_calls;            /* its exact target calls (NaN: n/a) */
+    double bias_tv;               /* per-token bias of a lossy verifier (NaN: n/a) */
+    int bias_exact;               /* 1: bias_tv is exact (sd_exact_gen_position_tv) */
+    int rb;                       /* 1: res.rejections_rb holds the Rao-Blackwellised estimate */
+    double setup_seconds;         /* model and kernel tables */
+    const char *samples;          /* --samples FILE written, or NULL */
+    unsigned threads;
+    double time_limit, target_stderr;
+} cli_run_point;
+
+/* The argument vectors of a sweep: argv expanded into the cross product of
+ * --algo's names and every list-valued parameter (options that a point's
+ * verifier does not declare are left out of that point when --algo names
+ * several).  *n = 1 and (*out)[0] a copy of argv when there is nothing to
+ * sweep.  Free with cli_sweep_free.  Returns -1 to go on, or an exit
+ * status after printing the error (64: a bad list or more than 10000
+ * points). */
+typedef struct cli_sweep {
+    size_t n;         /* points */
+    char ***argv;     /* [n]: each NULL-terminated, argc entries */
+    int *argc;
+    char **strings;   /* the value strings the vectors point into */
+    size_t nstrings;
+} cli_sweep;
+int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw);
+void cli_sweep_free(cli_sweep *sw);
+
+/* Tokens per target call T / mean(target calls), with the 95% CI of the
+ * mean target calls mapped through x -> T/x (monotone, so the coverage is
+ * that of the mean's CI) and the delta-method standard error T se / mean^2. */
+void cli_tokens_per_call(const sd_sim_result *r, double *tpc, double *se, double *lo, double *hi);
+
+/* Outputs of n points (n >= 1).  JSON: one object for one point, an array
+ * for more; CSV: one header and a row per point.  paired: add the
+ * comparisons of every point with the first (their per_trial records must
+ * be filled).  Return 0 or 73. */
+json_t *cli_point_json(const cli_run_point *pt);
+int cli_points_print_json(const cli_run_point *pts, size_t n, int paired);
+int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired);
+/* The long table of a sweep (more than one point). */
+int cli_points_print_table(const cli_run_point *pts, size_t n, int paired);
+
+/* The paired difference of point b minus point a (same trials, per_trial
+ * filled): mean, paired stderr and the unpaired stderr, for rejections
+ * ([0]) and target calls ([1]). */
+typedef struct cli_paired {
+    double diff, se, lo, hi, se_unpaired;
+} cli_paired;
+int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[2]);
+
+#endif

@@ -1,0 +1,102 @@
+/* tree_ot.c — the full-information bound for a draft token tree (issue
+ * 15): over every coupling of the drafted tree T with the target sequence
+ * Y = (y_t, ..., y_{t+D-1}) ~ q from the context, maximise the expected
+ * depth to which Y's path stays inside the tree,
+ *     E[ max{ l : Y^l is a root path of T } ].
+ * The tree block analogue of block-level optimal transport (Hu et al.,
+ * Def. 1; lp/block_ot.c): any valid verifier's accepted path is a root
+ * path of T and a prefix of an output that follows q, so
+ * tree-valid <= tree-ot.  T enters through its set of root paths
+ * (lp/tree_valid.c); the LP is the transport between path sets (mass
+ * P(S)) and target sequences (mass q(o)) with gain max{l : o^l ∈ S}.  At
+ * depth 1 the gain is 1{y ∈ drafts}: OTM-k (Sun et al. 2023, eq. 4). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/sd_params.h"
+#include "../sims/sd_tree.h"
+#include "../src/sd_exact_tree.h"
+#include "sd_lp.h"
+
+sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets)
+{
+    size_t n = sd_lp_pow(V, par->tree_depth);
+    sd_lp_size s = {0};
+    s.vars = sd_lp_mul(nsets, n);
+    s.rows = sd_lp_add(nsets, n);
+    s.nnz = sd_lp_mul(s.vars, 2);
+    sd_lp_tree_what("tree-ot", V, par, draw, s.what, sizeof s.what);
+    return s;
+}
+
+typedef struct S_ot {
+    const sd_lp_pathsets *ps;
+    size_t V, D;
+    const double *qD;
+    int *col;
+} S_ot;
+
+static int S_has(const size_t *ids, size_t width, size_t id)
+{
+    for (size_t i = 0; i < width && ids[i] != SIZE_MAX; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+static double S_gain(size_t s, size_t o, const void *ctx)
+{
+    const S_ot *x = ctx;
+    const size_t *ids = x->ps->ids + s * x->ps->width;
+    size_t V = x->V, D = x->D, l = 0, base = 0, p = 1, div = 1;
+    for (size_t i = 1; i < D; i++)
+        div *= V;
+    /* o^l has id base(l) + o / V^{D-l} */
+    for (size_t k = 1; k <= D; k++) {
+        base += p;
+        p *= V;
+        if (!S_has(ids, x->ps->width, base + o / div))
+            break;
+        l = k;
+        div = div > 1 ? div / V : 1;
+    }
+    return (double)l;
+}
+
+static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
+{
+    S_ot *o = ctx;
+    return sd_lp_transport_build(b, o->ps->prob, o->ps->n, o->qD, sd_lp_pow(o->V, o->D), S_gain, o, o->col, err);
+}
+
+int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                  const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
+{
+    sd_lp_result_reset(res, NULL);
+    sd_lp_pathsets *ps = NULL;
+    int rc = sd_lp_tree_begin("tree-ot", c, t, a, par, draw, &ps, err);
+    if (rc)
+        return rc;
+    size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
+    sd_lp_size sz = sd_lp_tree_ot_size(V, par, draw, ps->n);
+    if ((rc = sd_lp_check_size(&sz, maxv, err))) {
+        sd_lp_pathsets_free(ps);
+        return rc;
+    }
+    double **Q = NULL;
+    if ((rc = sd_lp_prefix_laws(c, t, a, D, 1, &Q, err))) {
+        sd_lp_pathsets_free(ps);
+        return rc;
+    }
+    size_t n = sd_lp_pow(V, D);
+    S_ot o = {ps, V, D, Q[D], calloc(ps->n * n, sizeof(int))};
+    if (!o.col) {
+        rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
+    } else {
+        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, NULL, &o, res, err);
+    }
+    free(o.col);
+    free(Q);
+    sd_lp_pathsets_free(ps);
+    return rc;
+}

@@ -1,0 +1,241 @@
+"""Verifiers written in Python: a step function that simdec's trial engine
+calls for every iteration (sims/sd_callback.h), so that `run` and `check`
+(and `lp --compare`) accept it as they accept a verifier written in C."""
+import ctypes
+import threading
+
+from . import _lib
+
+_KINDS = {"count": 0, "real": 1, "choice": 2}
+_SHARED = {"gamma": -1, "k": -2, "M": -2}  # SD_SLOT_GAMMA, SD_SLOT_K
+
+# name -> Verifier: kept alive (the C side holds their callbacks).
+_registry = {}
+# The first exception a step raised during the current command.
+_pending = [None]
+# The models seen during the current command: C chain address -> (V, T,
+# draft, target) as read-only numpy views (draft [steps][V][V]).
+_chains = {}
+
+
+def clear_pending():
+    """Called before every command: no exception pending, no model known."""
+    _pending[0] = None
+    _chains.clear()
+
+
+def take_pending():
+    e, _pending[0] = _pending[0], None
+    _chains.clear()
+    return e
+
+
+def _chain(chain):
+    c = _chains.get(chain)
+    if c is None:
+        np, L = _lib.numpy(), _lib.lib()
+        V, T = L.sd_callback_vocab(chain), L.sd_callback_horizon(chain)
+        views = []
+        for which in (0, 1):
+            steps = ctypes.c_size_t()
+            a = np.ctypeslib.as_array(L.sd_callback_rows(chain, which, ctypes.byref(steps)),
+                                      shape=(steps.value, V, V))
+            a.flags.writeable = False
+            views.append(a)
+        c = _chains[chain] = (V, T, views[0], views[1])
+    return c
+
+
+# Set on the thread running a step (commands refuse to nest in one).
+_tls = threading.local()
+
+
+def in_step():
+    return getattr(_tls, "in_step", False)
+
+
+def is_python(name):
+    return name in _registry
+
+
+
+class Iteration:
+    """What a step function is given: one iteration at position n (1-based:
+    x_n is the next token) after prev = x_{n-1}, on a model of vocabulary V
+    and horizon T.
+
+      p(t, a), q(t, a)   the rows p_t(.|a), q_t(.|a) (read-only numpy views)
+      uniform()          the next uniform in [0, 1) of this trial's stream
+                         (every random number must come from it)
+      sample(w)          a token drawn from weights w with one uniform
+                         (inverse CDF, as simdec's verifiers draw)
+      sample_residual(p, q)   a token from the residual [q - p]+
+      tv(p, q)           TV(p, q) = sum max(0, q - p)
+      params             the verifier's parameters by name (gamma 0: the rest
+                         of the horizon)
+      draft_len          this iteration's draft length: min(gamma, T - n + 1)
+    """
+
+    __slots__ = ("n", "prev", "V", "T", "params", "_P", "_Q", "_rng")
+
+    def p(self, t, a):
+        return self._row(self._P, t, a)
+
+    def q(self, t, a):
+        return self._row(self._Q, t, a)
+
+    def _row(self, rows, t, a):
+        if not (1 <= t <= self.T and 0 <= a < self.V):
+            raise IndexError("row (t = %r, a = %r): expected 1 <= t <= %d and 0 <= a < %d" % (t, a, self.T, self.V))
+        return rows[t - 1 if len(rows) > 1 else 0, a]
+
+    def uniform(self):
+        return _lib.lib().sd_callback_uniform(self._rng)
+
+    # The draws of simdec's C verifiers (src/sd_dist.c), in numpy: the
+    # running sums are sequential (np.cumsum), as the C loop's, so the same
+    # uniform gives the same token.
+    def _draw(self, weights, run, total):
+        t = self.uniform() * (run[-1] if total is None else total)
+        x = int(run.searchsorted(t, side="right"))  # the first x with t < run[x]
+        if x >= self.V:  # t at the total (rounding): the last token of positive weight
+            x = int(_lib.numpy().flatnonzero(weights > 0)[-1])
+        return x
+
+    def sample(self, w, total=None):
+        """A token drawn from the weights w >= 0 with one uniform: the first x
+        with u * total < w[0] + ... + w[x] (total: their sum; give 1.0 for a
+        row of the model to draw exactly as simdec's C verifiers do)."""
+        w = _lib.numpy().asarray(w, dtype=float)
+        run = w.cumsum()
+        if not run[-1] > 0:
+            raise ValueError("sample: the weights sum to %r; expected > 0" % run[-1])
+        return self._draw(w, run, total)
+
+    @staticmethod
+    def _residual(p, q):
+        """[q - p]+ and its running sums (the last: TV(p, q))."""
+        d = _lib.numpy().maximum(_lib.numpy().subtract(q, p), 0.0)
+        return d, d.cumsum()
+
+    def tv(self, p, q):
+        """TV(p, q) = sum max(0, q - p) (summed in token order)."""
+        return float(self._residual(p, q)[1][-1])
+
+    def sample_residual(self, p, q):
+        """A token from the residual [q - p]+ / TV(p, q), with one uniform."""
+        d, run = self._residual(p, q)
+        if not run[-1] > 0:
+            raise ValueError("sample_residual: TV(p, q) = 0, the residual is empty")
+        return self._draw(d, run, None)
+
+    @property
+    def draft_len(self):
+        rest = self.T - self.n + 1
+        g = self.params.get("gamma", 0)
+        return g if g and g < rest else rest
+
+
+class Verifier:
+    """A verifier whose iteration is the Python function step(it) -> (tokens,
+    accepted, rejected) or (tokens, accepted, rejected, target_calls):
+    tokens are x_n, x_{n+1}, ... (1 to T - n + 1 of them), accepted the draft
+    tokens kept, rejected 1 if the iteration ended with a token sampled from a
+    residual.  it is an Iteration.
+
+    params lists the parameters it reads: "gamma" and "k" (or "M") are the
+    shared ones; its own are dicts {"name", "kind": "real"|"count"|"choice",
+    "default", "min", "max", "choices": "a|b", "help"}, each an option
+    --NAME of run and check.  lossless: whether it claims to preserve the
+    target law (check then says "lossy by design" otherwise); control: a
+    deliberately broken control.
+
+    Registered under `name` at once; defining the same name again replaces
+    it.  Commands run it with --threads 1 (its step holds Python's GIL);
+    results are bit-identical for any thread count anyway, as every trial
+    draws from its own stream."""
+
+    def __init__(self, name, step, params=(), summary=None, lossless=True, control=False):
+        self.name, self.step = name, step
+        self._slots = {}
+        decls = []
+        own = 0
+        for p in params:
+            if isinstance(p, str):
+                if p not in _SHARED:
+                    raise ValueError("parameter %r: a shared parameter is gamma, k or M; "
+                                     "declare others as dicts" % p)
+                decls.append(_lib.CallbackParam(p.encode(), 0, 0, 0, 0, None, None))
+                self._slots[p] = (_SHARED[p], "count", None)
+                continue
+            kind = p.get("kind", "real")
+            if kind not in _KINDS:
+                raise ValueError("parameter %r: kind %r; expected real, count or choice" % (p.get("name"), kind))
+            choices = p.get("choices")
+            decls.append(_lib.CallbackParam(
+                str(p["name"]).encode(), _KINDS[kind], float(p.get("default", 0.0)),
+                float(p.get("min", 0.0)), float(p.get("max", 1e300)),
+                choices.encode() if choices else None, str(p.get("help", "")).encode()))
+            self._slots[p["name"]] = (own, kind, choices.split("|") if choices else None)
+            own += 1
+        self._decls = (_lib.CallbackParam * max(1, len(decls)))(*decls)
+        self._fn = _lib.STEP_FN(self._call)
+        err = _lib.Error()
+        st = _lib.lib().sd_callback_add(name.encode(), (summary or "Python verifier %s" % name).encode(),
+                                        self._decls, len(decls), 1 if lossless else 0, 1 if control else 0,
+                                        self._fn, None, ctypes.byref(err))
+        if st != 0:
+            raise _lib.SimdecError(err.msg.decode("utf-8", "replace"), _lib.exit_status(st))
+        _registry[name] = self
+
+    def __repr__(self):
+        return "simdec.Verifier(%r)" % self.name
+
+    def _params(self, par):
+        L = _lib.lib()
+        out = {}
+        for name, (slot, kind, choices) in self._slots.items():
+            v = L.sd_callback_param_value(par, slot)
+            out[name] = choices[int(v)] if choices else (int(v) if kind == "count" else v)
+        return out
+
+    def _call(self, user, chain, par, rng, n, prev, out, cap, accepted, rejected, calls):
+        try:
+            L = _lib.lib()
+            it = Iteration()
+            it.n, it.prev, it._rng = n, prev, rng
+            it.V, it.T, it._P, it._Q = _chain(chain)
+            it.params = self._params(par)
+            _tls.in_step = True
+            try:
+                res = self.step(it)
+            finally:
+                _tls.in_step = False
+            if not isinstance(res, tuple) or len(res) not in (3, 4):
+                raise TypeError("step returned %r; expected (tokens, accepted, rejected[, target_calls])" % (res,))
+            tokens = [int(t) for t in res[0]]
+            if not 1 <= len(tokens) <= cap:
+                raise ValueError("step returned %d tokens at position %d; expected 1 to %d (T - n + 1)"
+                                 % (len(tokens), n, cap))
+            for i, t in enumerate(tokens):
+                if not 0 <= t < it.V:
+                    raise ValueError("step returned token %d at position %d; expected 0..%d" % (t, n + i, it.V - 1))
+                out[i] = t
+            acc, rej = int(res[1]), int(res[2])
+            if not 0 <= acc <= len(tokens) or rej not in (0, 1):
+                raise ValueError("step returned accepted = %d, rejected = %d with %d tokens; expected "
+                                 "0 <= accepted <= tokens and rejected 0 or 1" % (acc, rej, len(tokens)))
+            accepted[0], rejected[0] = acc, rej
+            calls[0] = int(res[3]) if len(res) == 4 else 1
+            return len(tokens)
+        except BaseException as e:  # reported by the command that ran it
+            if _pending[0] is None:
+                _pending[0] = e
+            return -1
+
+
+def verifier(name, step=None, **kw):
+    """Verifier(name, step, ...), or a decorator: @simdec.verifier("name")."""
+    if step is not None:
+        return Verifier(name, step, **kw)
+    return lambda fn: Verifier(name, fn, **kw)

@@ -1,0 +1,126 @@
+/* sd_exact_gen.h — exact values of any verifier from its per-iteration law.
+ *
+ * A verifier whose iteration at position n depends only on (n, x_{n-1})
+ * (every built-in one except greedy-block, whose modified target carries
+ * state from one iteration to the next) describes what ONE iteration emits
+ * from that context by the law of its outcomes
+ *     (x_n..x_{n+e-1}, rejected?, target calls)
+ * (sd_verifier_type.iteration_law).  The generation is then a Markov chain
+ * on the contexts where iterations start: with D_1 = init and
+ *     D_{n+e}(y) += D_n(a) P_{n,a}(e tokens, the last one y),
+ *     E[N_rej]        = Σ_n Σ_a D_n(a) P_{n,a}(rejected),
+ *     E[target calls] = Σ_n Σ_a D_n(a) E_{n,a}[calls],
+ * and the law of the first L tokens is the sum over the paths of
+ * iterations that reach x_L (sd_exact_gen_prefix_law).  Cost: the law's
+ * size at each of the T·V contexts; laws are refused (SD_ETOOBIG, naming
+ * the limit) beyond SD_ITER_LAW_MAX outcomes.
+ *
+ * An outcome keeps its first `keep` tokens (the caller's choice: 0 for the
+ * expectations, L for the law of the first L tokens) and its last token;
+ * outcomes that agree on those may be listed separately or merged. */
+#ifndef SD_EXACT_GEN_H
+#define SD_EXACT_GEN_H
+
+#include <stddef.h>
+
+#include "sd_verifier.h"
+
+/* Outcomes one law may hold: 2^22 (about 200 MB with their tokens). */
+#define SD_ITER_LAW_MAX ((size_t)1 << 22)
+/* Outcomes the whole-generation DP may visit over all contexts: 2^30. */
+#define SD_EXACT_GEN_MAX_WORK ((double)((size_t)1 << 30))
+
+typedef struct sd_iter_outcome {
+    double prob;
+    size_t emitted;        /* e >= 1 tokens x_n..x_{n+e-1} (0 only with prob 0) */
+    size_t last;           /* x_{n+e-1} */
+    size_t tok;            /* offset in law->tokens of its first min(e, keep) tokens */
+    int rejected;          /* 1: the iteration ended with a residual draw */
+    unsigned target_calls; /* target calls of the iteration */
+} sd_iter_outcome;
+
+typedef struct sd_iter_law {
+    size_t keep;           /* tokens to keep per outcome (set by the caller) */
+    sd_iter_outcome *o;
+    size_t n, cap;
+    size_t *tokens;
+    size_t ntok, captok;
+} sd_iter_law;
+
+/* Empties the law (keeps its memory and keep). */
+void sd_iter_law_clear(sd_iter_law *law);
+void sd_iter_law_free(sd_iter_law *law);
+
+/* Appends an outcome of probability prob > 0 (prob <= 0 is ignored):
+ * tokens[0..min(e, keep)-1] are its first tokens.  SD_ETOOBIG past
+ * SD_ITER_LAW_MAX outcomes, SD_ENOMEM. */
+int sd_iter_law_add(sd_iter_law *law, double prob, const size_t *tokens, size_t emitted,
+                    size_t last, int rejected, unsigned target_calls, sd_error *err);
+
+/* --- laws of verifiers that verify token by token -------------------------
+ *
+ * Most verifiers are Markov inside an iteration: at depth i (the i-th
+ * position of the iteration, t = n+i) the next token and whether the
+ * iteration goes on depend only on (t, x_{t-1}, i) and a small internal
+ * state s < S (the number of surviving drafts of a draft tree).  Such a
+ * verifier gives, for each (t, a = x_{t-1}, i, s), the weights
+ *   cont[s'·V + y]: x_t = y and the iteration goes on in state s',
+ *   end_ok[y]:      x_t = y and the iteration ends without a rejection,
+ *   end_rej[y]:     x_t = y from a residual: the iteration ends, rejected,
+ * all zeroed by the caller, summing to 1.  After G positions that went on
+ * a bonus token follows when n+G <= T: the weights at depth i = G, all
+ * read as an ending without a rejection (q_{n+G}(.|a) for a correct
+ * verifier); at the horizon the iteration ends there with `horizon_calls`
+ * target calls (SPRINTER makes none when its cheap verifier said yes to
+ * the end).
+ * Every ending makes one target call otherwise. */
+typedef int (*sd_pos_law_fn)(void *ctx, const sd_chain *c, size_t t, size_t a, size_t i, size_t s,
+                             double *cont, double *end_ok, double *end_rej, sd_error *err);
+
+typedef struct sd_pos_law {
+    sd_pos_law_fn fn;
+    void *ctx;
+    size_t S;              /* internal states (1 for token-level rules) */
+    size_t s0;             /* the state at depth 0 */
+    size_t G;              /* positions drafted */
+    unsigned horizon_calls;
+} sd_pos_law;
+
+/* The iteration law at (n, prev) of a Markov-inside-the-iteration rule:
+ * explicit token prefixes up to depth law->keep, then a forward pass over
+ * (token, state) per depth.  O(G·S·V²) calls of the position weights per
+ * kept prefix. */
+int sd_iter_law_markov(const sd_pos_law *pl, const sd_chain *c, size_t n, size_t prev,
+                       sd_iter_law *law, sd_error *err);
+
+/* --- whole-generation values ----------------------------------------------- */
+
+/* E[N_rej] and E[target calls] of vt at par on chain c by the DP above.
+ * SD_EUSAGE (with the reason) when vt has no iteration law at par;
+ * SD_ETOOBIG when a law or the work would exceed the limits. */
+int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                 double *rejections, double *target_calls, sd_error *err);
+
+/* The same as an sd_verifier_type.exact answer on a model (a stored chain;
+ * the Zipf model is SD_EUSAGE), with its method line. */
+int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                        sd_exact_values *out, sd_error *err);
+
+/* The exact law of (x_1..x_L) under vt at par: out[x_1·V^{L-1}+...+x_L],
+ * V^L doubles (the caller's), x_0 ~ init.  SD_ETOOBIG when V^L exceeds
+ * max_cells or a law is too large. */
+int sd_exact_gen_prefix_law(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                            size_t L, size_t max_cells, double *out, sd_error *err);
+
+/* The same law's total-variation distance to the target's law of
+ * (x_1..x_L): ½ Σ |law - target|. */
+int sd_exact_gen_prefix_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                           size_t L, size_t max_cells, double *tv, sd_error *err);
+
+/* Per-token bias: max over n of TV(law of x_n, Q_n), exactly, from laws
+ * keeping every token of an iteration (feasible for short draft
+ * lengths). */
+int sd_exact_gen_position_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                             double *tv, sd_error *err);
+
+#endif

@@ -1,0 +1,82 @@
+/* sd_speedup.c — the speed-up model (sd_speedup.h). */
+#include "sd_speedup.h"
+
+#include <math.h>
+
+#include "sd_sim.h"
+
+double sd_speedup_draft_tokens(const sd_verifier_type *vt, const sd_params *par)
+{
+    double d = 1.0;
+    for (size_t i = 0; vt->params && vt->params[i].name; i++)
+        if (vt->params[i].slot == SD_SLOT_K)
+            d = (double)par->k;
+    return d * (double)par->gamma;
+}
+
+double sd_speedup(double T, double calls, double c, double draft_tokens)
+{
+    return T / (calls * (1.0 + c * draft_tokens));
+}
+
+double sd_speedup_leviathan(double alpha, size_t gamma, double c)
+{
+    double g = (double)gamma;
+    if (alpha >= 1.0)
+        return (g + 1.0) / (g * c + 1.0);
+    return (1.0 - pow(alpha, g + 1.0)) / ((1.0 - alpha) * (g * c + 1.0));
+}
+
+static int S_calls(const sd_verifier_type *vt, const sd_params *par, const double *p, const double *q,
+                   size_t V, size_t T, double *calls, sd_error *err)
+{
+    sd_chain *c = sd_chain_from_pq(p, q, V, T, err);
+    if (!c)
+        return err ? (int)err->code : SD_ENOMEM;
+    sd_model m = sd_model_of_chain(c);
+    sd_exact_values ex;
+    int rc = vt->exact(&m, par, &ex, err);
+    sd_chain_free(c);
+    if (!rc && !isfinite(ex.target_calls))
+        rc = sd_error_set(err, SD_EUSAGE, "--algo %s has no exact target calls here", vt->name);
+    *calls = ex.target_calls;
+    return rc;
+}
+
+int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const double *p,
+                        const double *q, size_t V, double *rate, sd_error *err)
+{
+    if (!vt->exact)
+        return sd_error_set(err, SD_EUSAGE, "--algo %s has no exact evaluator; the i.i.d. limit needs one",
+                            vt->name);
+    double a, b;
+    int rc = S_calls(vt, par, p, q, V, SD_SPEEDUP_LIMIT_T, &a, err);
+    if (!rc)
+        rc = S_calls(vt, par, p, q, V, SD_SPEEDUP_LIMIT_T + 1, &b, err);
+    if (!rc)
+        *rate = b - a;
+    return rc;
+}
+
+int sd_speedup_calls(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                     uint64_t trials, uint64_t seed, double *calls, double *lo, double *hi, int *exact,
+                     sd_error *err)
+{
+    sd_exact_values ex = {NAN, NAN, NULL};
+    if (vt->exact && vt->exact(m, par, &ex, NULL) == SD_OK && isfinite(ex.target_calls)) {
+        *calls = *lo = *hi = ex.target_calls;
+        *exact = 1;
+        return SD_OK;
+    }
+    sd_sim_opts so = {.seed = seed, .trials = trials};
+    sd_sim_job job = {vt, m, par};
+    sd_sim_result res;
+    int rc = sd_sim_run_job(&job, &so, &res, err);
+    if (!rc) {
+        *calls = res.target_calls.mean;
+        sd_welford_ci95(&res.target_calls, lo, hi);
+        *exact = 0;
+    }
+    sd_sim_result_free(&res);
+    return rc;
+}

@@ -1,0 +1,212 @@
+/* test_exact_gen.c — whole-generation exact values of every verifier from
+ * its per-iteration law (sims/sd_exact_gen.h): Monte-Carlo agrees with
+ * them, they agree with the closed forms where those exist, and the exact
+ * law of the first L tokens is the target's for the lossless verifiers and
+ * not for the controls. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/sd_exact_gen.h"
+#include "../sims/sd_params.h"
+#include "../sims/sd_sim.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_exact_batch.h"
+#include "test_util.h"
+
+typedef struct {
+    const char *algo;
+    const char *name[2];
+    double value[2];
+} S_conf;
+
+/* Every built-in verifier with a per-iteration law, at parameters where
+ * the law is small enough to enumerate (block: V^gamma blocks). */
+static const S_conf S_confs[] = {
+    {"token", {NULL, NULL}, {0, 0}},
+    {"token", {"gamma", NULL}, {3, 0}},
+    {"block", {"gamma", NULL}, {2, 0}},
+    {"broken-block-residual", {"gamma", NULL}, {2, 0}},
+    {"batch", {"M", NULL}, {3, 0}},
+    {"batch", {"M", "gamma"}, {2, 3}},
+    {"broken-batch", {"M", NULL}, {1, 0}},
+    {"rrs", {"k", "gamma"}, {2, 3}},
+    {"rrs", {"k", NULL}, {3, 0}},
+    {"spectr", {"k", "gamma"}, {2, 2}},
+    {"biased", {"eps", "residual"}, {0.05, 1}},
+    {"biased", {"eps", "gamma"}, {0.1, 2}},
+    {"sprinter", {"tp", "fp"}, {0.6, 0.3}},
+    {"broken-coin", {NULL, NULL}, {0, 0}},
+    {"broken-token-kernel", {"gamma", NULL}, {3, 0}},
+};
+#define S_NCONF (sizeof S_confs / sizeof *S_confs)
+
+static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
+{
+    const sd_verifier_type *vt = sd_verifier_find(cf->algo);
+    cr_assert_not_null(vt, "%s", cf->algo);
+    sd_params_defaults(par, vt);
+    for (int i = 0; i < 2; i++)
+        if (cf->name[i])
+            tu_vpar(par, vt, cf->name[i], cf->value[i]);
+    return vt;
+}
+
+/* Monte-Carlo (what run executes, kernels included) against the DP:
+ * |mean - exact| < 4 standard errors for rejections and target calls; at
+ * 4 se a correct pair fails with probability 6e-5 per comparison. */
+static void S_agree(const sd_chain *c, const char *what)
+{
+    for (size_t i = 0; i < S_NCONF; i++) {
+        sd_params par;
+        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        double rej, calls;
+        sd_error err;
+        cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s: %s", vt->name, err.msg);
+        sd_model m = sd_model_of_chain(c);
+        sd_sim_job job = {vt, &m, &par};
+        sd_sim_opts o = {0};
+        o.seed = 7;
+        o.trials = 40000;
+        sd_sim_result res = {0};
+        cr_assert_eq(sd_sim_run_job(&job, &o, &res, &err), SD_OK, "%s", err.msg);
+        double se_r = sd_welford_stderr(&res.rejections), se_c = sd_welford_stderr(&res.target_calls);
+        cr_expect(fabs(res.rejections.mean - rej) < 4 * se_r + 1e-12,
+                  "%s (conf %zu) on %s: rejections %.6f vs exact %.6f (se %.2g)", vt->name, i, what,
+                  res.rejections.mean, rej, se_r);
+        cr_expect(fabs(res.target_calls.mean - calls) < 4 * se_c + 1e-12,
+                  "%s (conf %zu) on %s: target calls %.6f vs exact %.6f (se %.2g)", vt->name, i, what,
+                  res.target_calls.mean, calls, se_c);
+        sd_sim_result_free(&res);
+    }
+}
+
+Test(exact_gen, monte_carlo_agrees_on_the_default_chain)
+{
+    sd_chain *c = tu_chain(7, 50, 10);
+    S_agree(c, "the default chain");
+    sd_chain_free(c);
+}
+
+Test(exact_gen, monte_carlo_agrees_with_zeros_in_p_and_q)
+{
+    sd_chain *c = tu_zero_chain(4, 8, 3);
+    /* zeros in the draft too: the first token of every draft row */
+    for (size_t r = 0; r < c->draft_steps * c->V; r++) {
+        double *p = c->draft + r * c->V;
+        p[0] = 0.0;
+        double s = 0.0;
+        for (size_t x = 0; x < c->V; x++)
+            s += p[x];
+        for (size_t x = 0; x < c->V; x++)
+            p[x] /= s;
+    }
+    S_agree(c, "the chain with zeros");
+    sd_chain_free(c);
+}
+
+/* The DP against the closed forms (Theorem 1, the token DP, Theorem 3):
+ * the same sums in another order, so agreement to 1e-12. */
+Test(exact_gen, dp_equals_the_closed_forms)
+{
+    sd_chain *c = tu_chain(7, 50, 10);
+    sd_error err;
+    sd_params par;
+    const sd_verifier_type *tok = sd_verifier_find("token"), *bat = sd_verifier_find("batch");
+    for (size_t g = 0; g <= 4; g++) {
+        sd_params_defaults(&par, tok);
+        par.gamma = g;
+        double rej, calls, r2, c2;
+        cr_assert_eq(sd_exact_gen(tok, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_exact_token(c, g, &r2, &c2, &err), SD_OK, "%s", err.msg);
+        cr_expect(fabs(rej - r2) < 1e-12 && fabs(calls - c2) < 1e-12, "token gamma %zu: %.17g %.17g vs %.17g %.17g",
+                  g, rej, calls, r2, c2);
+    }
+    for (size_t M = 1; M <= 4; M++) {
+        sd_params_defaults(&par, bat);
+        par.k = M;
+        double rej, calls, r2;
+        cr_assert_eq(sd_exact_gen(bat, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_exact_batch_rejections(c, M, &r2, &err), SD_OK, "%s", err.msg);
+        cr_expect(fabs(rej - r2) < 1e-12, "batch M %zu: %.17g vs Theorem 3 %.17g", M, rej, r2);
+    }
+    sd_chain_free(c);
+}
+
+/* The exact law of the first L tokens: the target's (to 1e-12) for every
+ * verifier that claims losslessness, not for the controls and the lossy
+ * settings. */
+Test(exact_gen, prefix_law_is_the_target_law_exactly_when_lossless)
+{
+    /* Two chains: a control's bias can vanish on one (broken-batch's
+     * q^{M+2} equals q^{M+1} when q^{M+1} sits on one token, as at V = 3
+     * with a zero in q), never on both here. */
+    sd_chain *cs[2] = {tu_zero_chain(3, 4, 2), tu_chain(4, 3, 5)};
+    for (size_t i = 0; i < S_NCONF; i++) {
+        sd_params par;
+        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        double tv[2];
+        sd_error err;
+        for (int j = 0; j < 2; j++)
+            cr_assert_eq(sd_exact_gen_prefix_tv(vt, cs[j], &par, 3, 1u << 20, &tv[j], &err), SD_OK,
+                         "%s", err.msg);
+        int lossless = sd_verifier_claims_lossless(vt, &par) && !(vt->flags & SD_VERIFIER_CONTROL);
+        if (lossless)
+            cr_expect(tv[0] <= 1e-12 && tv[1] <= 1e-12, "%s (conf %zu): exact TV %.3g, %.3g",
+                      vt->name, i, tv[0], tv[1]);
+        else
+            cr_expect(tv[0] > 1e-9 || tv[1] > 1e-9, "%s (conf %zu): exact TV %.3g, %.3g, expected a bias",
+                      vt->name, i, tv[0], tv[1]);
+    }
+    sd_chain_free(cs[0]);
+    sd_chain_free(cs[1]);
+}
+
+Test(exact_gen, refusals_name_the_reason)
+{
+    sd_chain *c = tu_chain(7, 50, 10);
+    sd_params par;
+    sd_error err;
+    double r, k;
+    const sd_verifier_type *gb = sd_verifier_find("greedy-block"), *bl = sd_verifier_find("block");
+    sd_params_defaults(&par, gb);
+    par.gamma = 2;
+    cr_expect_eq(sd_exact_gen(gb, c, &par, &r, &k, &err), SD_EUSAGE);
+    cr_expect(tu_contains(err.msg, "carries state"), "%s", err.msg);
+    sd_params_defaults(&par, bl);
+    cr_expect_eq(sd_exact_gen(bl, c, &par, &r, &k, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "--gamma"), "%s", err.msg);
+    sd_chain_free(c);
+}
+
+/* Every control is flagged where its exact bias is below 2e-3, with the
+ * trials `check --detect` chooses for that bias (power 0.9 against any
+ * bias of that TV, src/sd_power.h).  The configurations were found with
+ * `check --exact`; the test asserts their exact bias as well. */
+Test(exact_gen, controls_are_flagged_at_small_exact_bias_with_detect_trials, .timeout = 600)
+{
+    static const char *const confs[] = {
+        "--algo broken-block-residual --V 3 --T 3 --model-seed 2 --L 3 --detect 1.1e-3",
+        "--algo broken-coin --V 3 --T 3 --model-seed 2 --mix 0.1 --L 3 --detect 8.5e-4",
+        "--algo broken-batch --M 1 --V 3 --T 3 --model-seed 2 --mix 0.5 --L 3 --detect 1.9e-3",
+        "--algo broken-token-kernel --V 3 --T 3 --model-seed 2 --mix 0.002 --L 3 --detect 1.7e-3",
+    };
+    for (size_t i = 0; i < sizeof confs / sizeof *confs; i++) {
+        char args[512], *out = NULL, *err = NULL;
+        snprintf(args, sizeof args, "check %s --exact --json", confs[i]);
+        cr_assert_eq(tu_run(args, &out, &err), 0, "%s: %s", args, err);
+        json_error_t je;
+        json_t *o = json_loads(out, 0, &je);
+        cr_assert_not_null(o, "%s", out);
+        double tv = json_real_value(json_object_get(o, "exact_tv"));
+        cr_expect(tv > 0.0 && tv < 2e-3, "%s: exact bias %.3g", args, tv);
+        cr_expect(json_is_false(json_object_get(o, "unbiased")), "%s: not flagged (p = %g)", args,
+                  json_real_value(json_object_get(o, "p_value")));
+        cr_expect(json_real_value(json_object_get(o, "detectable_tv")) <= tv, "%s", args);
+        json_decref(o);
+        free(out);
+        free(err);
+    }
+}

@@ -1,0 +1,364 @@
+/* test_trees.c — token trees (issue 15): the --tree and --draw parameters,
+ * the tree verifiers' losslessness (check) and controls, their exact
+ * values against Monte-Carlo, traversal's two published claims, and the
+ * LPs tree-valid and tree-ot (their reductions and the ordering
+ * exact <= tree-valid <= tree-ot).
+ *
+ * Seeds are fixed.  A lossless verifier fails a check with probability
+ * alpha = 1e-3 per run, so a failure here is a finding, never a reason to
+ * change a seed.  Monte-Carlo means are compared with exact values within
+ * 4 standard errors (a false alarm about 6e-5 per comparison). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lp/sd_lp.h"
+#include "../sims/sd_check.h"
+#include "../sims/sd_params.h"
+#include "../sims/sd_sim.h"
+#include "../sims/sd_tree.h"
+#include "../src/sd_exact_accept.h"
+#include "../src/sd_exact_otm.h"
+#include "../src/sd_exact_tree.h"
+#include "test_util.h"
+
+static const char *const S_verifiers[] = {"tree-rrs", "tree-rrs-wor", "tree-topk", "traversal"};
+
+static sd_params S_par(const sd_verifier_type *vt, const char *tree, const char *draw)
+{
+    sd_params par;
+    sd_error err;
+    sd_params_defaults(&par, vt);
+    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
+    if (draw)
+        cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
+    return par;
+}
+
+static const sd_verifier_type *S_vt(const char *name)
+{
+    const sd_verifier_type *vt = sd_verifier_find(name);
+    cr_assert_not_null(vt, "%s", name);
+    return vt;
+}
+
+/* --- the parameters ----------------------------------------------------------- */
+
+Test(trees, tree_shape_parsed_echoed_and_refused_in_one_line)
+{
+    const sd_verifier_type *vt = S_vt("traversal");
+    sd_params par = S_par(vt, "3,2,1", NULL);
+    cr_expect_eq(par.tree_depth, 3);
+    cr_expect(par.tree[0] == 3 && par.tree[1] == 2 && par.tree[2] == 1);
+    cr_expect_eq(sd_params_tree_nodes(&par), 3 + 6 + 6);
+    char buf[256];
+    sd_params_format(&par, vt, buf, sizeof buf);
+    cr_expect_str_eq(buf, ", tree 3,2,1, draw wor");
+    static const char *const bad[] = {"0", "2,,1", ",2", "2,", "1.5", "-1", "", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+                                      "100,100", "2,0"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sd_error err;
+        sd_params p = par;
+        cr_expect_eq(sd_params_parse(&p, vt, "tree", bad[i], &err), SD_EUSAGE, "'%s' accepted", bad[i]);
+        cr_expect(tu_contains(err.msg, "--tree") && !strchr(err.msg, '\n'), "%s", err.msg);
+        cr_expect_eq(p.tree_depth, 3, "a refused shape must leave the old one");
+    }
+    /* a drafting rule the verifier does not support: one line, a reason */
+    sd_params p = S_par(vt, "2", "topk");
+    sd_chain *c = tu_chain(3, 3, 1);
+    void *st = NULL;
+    sd_error err;
+    cr_expect_eq(vt->alloc(&st, c, &p, &err), SD_EUSAGE);
+    cr_expect(tu_contains(err.msg, "--draw topk does not apply to --algo traversal"), "%s", err.msg);
+    sd_chain_free(c);
+}
+
+/* --- losslessness ------------------------------------------------------------------ */
+
+/* check on V = 4, T = D+1, L = D+1 (the tree, then the token after it, and
+ * for trees cut short by the horizon the next iteration). */
+static int S_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed,
+                   uint64_t trials, size_t L, double *pv)
+{
+    sd_check_opts o;
+    sd_check_defaults(&o);
+    o.seed = seed;
+    o.trials = trials;
+    o.L = L;
+    sd_check_result r;
+    sd_error err;
+    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
+    int ok = r.unbiased;
+    *pv = r.chi.p_value;
+    sd_check_result_free(&r);
+    return ok;
+}
+
+Test(trees, every_tree_verifier_passes_check_up_to_six_nodes, .timeout = 300)
+{
+    static const char *const shapes[] = {"6", "3,1", "1,2", "2,2", "1,2,1", "1,1,1,1,1,1"};
+    static const char *const rules[][2] = {{"tree-rrs", NULL}, {"tree-rrs-wor", NULL}, {"tree-topk", NULL},
+                                           {"traversal", "wor"}, {"traversal", "iid"}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        size_t D = 1;
+        for (const char *x = shapes[s]; *x; x++)
+            D += *x == ',';
+        sd_chain *c = tu_zero_chain(4, D + 1, 11 + s); /* zeros: a token of q = 0 is a certain failure */
+        cr_assert_not_null(c);
+        for (size_t v = 0; v < sizeof rules / sizeof *rules; v++) {
+            const sd_verifier_type *vt = S_vt(rules[v][0]);
+            sd_params par = S_par(vt, shapes[s], rules[v][1]);
+            double pv;
+            cr_expect(S_check(vt, &par, c, 100 + 10 * s + v, 60000, D + 1, &pv), "%s --tree %s --draw %s: p-value %.3g",
+                      vt->name, shapes[s], sd_tree_draw_name(sd_tree_draw_of(&par)), pv);
+        }
+        sd_chain_free(c);
+    }
+}
+
+Test(trees, check_flags_both_controls)
+{
+    static const char *const controls[] = {"broken-tree-residual", "broken-tree-wor"};
+    static const char *const shapes[] = {"3,2", "2,2", "3"};
+    sd_chain *c = tu_chain(4, 3, 5);
+    for (size_t i = 0; i < 2; i++)
+        for (size_t s = 0; s < 3; s++) {
+            const sd_verifier_type *vt = S_vt(controls[i]);
+            cr_expect(vt->flags & SD_VERIFIER_CONTROL);
+            sd_params par = S_par(vt, shapes[s], NULL);
+            double pv;
+            cr_expect(!S_check(vt, &par, c, 7 + s, 200000, 2, &pv), "%s --tree %s not flagged (p-value %.3g)",
+                      vt->name, shapes[s], pv);
+        }
+    sd_chain_free(c);
+}
+
+/* --- exact values ----------------------------------------------------------------- */
+
+/* The mean accepted path length of the first iteration from x_0 = a (the
+ * trial engine, fixed start), against the exact enumeration. */
+Test(trees, exact_accept_length_within_4_se_of_monte_carlo)
+{
+    static const char *const shapes[] = {"2,2", "3,1", "1,1,2"};
+    sd_chain *c = tu_chain(4, 4, 9);
+    for (size_t s = 0; s < 3; s++)
+        for (size_t v = 0; v < 4; v++) {
+            const sd_verifier_type *vt = S_vt(S_verifiers[v]);
+            sd_params par = S_par(vt, shapes[s], NULL);
+            for (size_t a = 0; a < 4; a += 3) {
+                double ex;
+                sd_error err;
+                cr_assert_eq(sd_exact_tree_accept(c, 1, a, &par, sd_tree_kind_find(vt->name), &ex, NULL, &err),
+                             SD_OK, "%s", err.msg);
+                sd_model m = sd_model_of_chain(c);
+                sd_sim_job job = {vt, &m, &par};
+                sd_sim_opts so = {.seed = 31 + a, .trials = 40000, .threads = 1,
+                                  .stop = {.first_iteration = 1, .fixed_prev = 1, .prev = a}};
+                sd_sim_result res;
+                cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+                double se = sd_welford_stderr(&res.accepted);
+                cr_expect(fabs(res.accepted.mean - ex) < 4 * se, "%s --tree %s from %zu: MC %.6f +- %.6f, exact %.6f",
+                          vt->name, shapes[s], a, res.accepted.mean, se, ex);
+                sd_sim_result_free(&res);
+            }
+        }
+    sd_chain_free(c);
+}
+
+Test(trees, exact_target_calls_within_4_se_of_run)
+{
+    sd_chain *c = tu_chain(3, 7, 4);
+    sd_model m = sd_model_of_chain(c);
+    for (size_t v = 0; v < 4; v++) {
+        const sd_verifier_type *vt = S_vt(S_verifiers[v]);
+        sd_params par = S_par(vt, "2,1", NULL);
+        sd_exact_values ev;
+        sd_error err;
+        cr_assert_eq(vt->exact(&m, &par, &ev, &err), SD_OK, "%s", err.msg);
+        sd_sim_job job = {vt, &m, &par};
+        sd_sim_opts so = {.seed = 77, .trials = 40000};
+        sd_sim_result res;
+        cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+        double sc = sd_welford_stderr(&res.target_calls), sr = sd_welford_stderr(&res.rejections);
+        cr_expect(fabs(res.target_calls.mean - ev.target_calls) < 4 * sc, "%s calls: %.5f +- %.5f vs %.5f",
+                  vt->name, res.target_calls.mean, sc, ev.target_calls);
+        cr_expect(fabs(res.rejections.mean - ev.rejections) < 4 * sr, "%s rejections: %.5f +- %.5f vs %.5f",
+                  vt->name, res.rejections.mean, sr, ev.rejections);
+        sd_sim_result_free(&res);
+    }
+    sd_chain_free(c);
+}
+
+/* Traversal's second claim (Weng et al. 2025): on a chain it is block
+ * verification; and every tree verifier at depth 1 with one child is
+ * token-level verification.  Exactly, from several contexts. */
+Test(trees, traversal_on_a_chain_is_block_verification)
+{
+    sd_chain *c = tu_chain(4, 6, 21);
+    const sd_verifier_type *vt = S_vt("traversal");
+    static const char *const chains[] = {"1", "1,1", "1,1,1", "1,1,1,1"};
+    for (size_t g = 1; g <= 4; g++)
+        for (size_t a = 0; a < 4; a++)
+            for (int iid = 0; iid < 2; iid++) {
+                sd_params par = S_par(vt, chains[g - 1], iid ? "iid" : "wor");
+                double ex, e[SD_ACCEPT_NALGO];
+                cr_assert_eq(sd_exact_tree_accept(c, 2, a, &par, sd_tree_kind_find("traversal"), &ex, NULL, NULL),
+                             SD_OK);
+                cr_assert_eq(sd_exact_accept_length(c, 2, a, g, e, NULL, NULL), SD_OK);
+                cr_expect(fabs(ex - e[SD_ACCEPT_BLOCK]) < 1e-12, "gamma %zu from %zu: traversal %.15f block %.15f", g,
+                          a, ex, e[SD_ACCEPT_BLOCK]);
+            }
+    sd_chain_free(c);
+}
+
+/* --- the LPs ---------------------------------------------------------------------- */
+
+Test(trees, tree_valid_reduces_to_valid_verify_and_otm)
+{
+    sd_chain *c = tu_chain(3, 5, 3);
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_error err;
+    static const char *const chains[] = {"1", "1,1", "1,1,1"};
+    for (size_t g = 1; g <= 3; g++) {
+        sd_params par = S_par(vt, chains[g - 1], NULL);
+        sd_lp_result tv, vv, ot;
+        cr_assert_eq(sd_lp_tree_valid(c, 2, 1, &par, SD_DRAW_IID, &lo, &tv, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_valid_verify(c, 2, 1, g, &lo, &vv, NULL, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_ot(c, 2, 1, &par, SD_DRAW_IID, &lo, &ot, &err), SD_OK, "%s", err.msg);
+        double e[SD_ACCEPT_NALGO];
+        cr_assert_eq(sd_exact_accept_length(c, 2, 1, g, e, NULL, NULL), SD_OK);
+        cr_expect(fabs(tv.optimum - vv.optimum) < 1e-9, "chain %zu: tree-valid %.12f valid-verify %.12f", g,
+                  tv.optimum, vv.optimum);
+        cr_expect(fabs(tv.optimum - e[SD_ACCEPT_BLOCK]) < 1e-9);
+        cr_expect(fabs(ot.optimum - e[SD_ACCEPT_FULL]) < 1e-9, "chain %zu: tree-ot %.12f full %.12f", g, ot.optimum,
+                  e[SD_ACCEPT_FULL]);
+    }
+    for (size_t k = 1; k <= 4; k++) {
+        char shape[8];
+        snprintf(shape, sizeof shape, "%zu", k);
+        sd_params par = S_par(vt, shape, NULL);
+        sd_lp_result tv, ot;
+        cr_assert_eq(sd_lp_tree_valid(c, 2, 1, &par, SD_DRAW_IID, &lo, &tv, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_ot(c, 2, 1, &par, SD_DRAW_IID, &lo, &ot, &err), SD_OK, "%s", err.msg);
+        double alpha;
+        cr_assert_eq(sd_exact_otm_acceptance(sd_chain_p(c, 2, 1), sd_chain_q(c, 2, 1), 3, k, &alpha, NULL, NULL),
+                     SD_OK);
+        cr_expect(fabs(tv.optimum - alpha) < 1e-9, "k %zu: tree-valid %.12f otm %.12f", k, tv.optimum, alpha);
+        cr_expect(fabs(ot.optimum - alpha) < 1e-9, "k %zu: tree-ot %.12f otm %.12f", k, ot.optimum, alpha);
+    }
+    sd_chain_free(c);
+}
+
+Test(trees, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
+{
+    sd_chain *c = tu_chain(3, 5, 8);
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    static const char *const shapes[] = {"2,2", "3,1", "1,2", "2,1,1"};
+    for (size_t s = 0; s < 4; s++)
+        for (size_t v = 0; v < 4; v++) {
+            const sd_verifier_type *vt = S_vt(S_verifiers[v]);
+            sd_params par = S_par(vt, shapes[s], NULL);
+            int draw = (int)sd_tree_draw_of(&par);
+            double ex;
+            sd_error err;
+            sd_lp_result tv, ot;
+            cr_assert_eq(sd_exact_tree_accept(c, 1, 2, &par, sd_tree_kind_find(vt->name), &ex, NULL, &err), SD_OK);
+            cr_assert_eq(sd_lp_tree_valid(c, 1, 2, &par, draw, &lo, &tv, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_ot(c, 1, 2, &par, draw, &lo, &ot, &err), SD_OK, "%s", err.msg);
+            cr_assert(tv.optimal && ot.optimal);
+            cr_expect(ex <= tv.optimum + 1e-9 && tv.optimum <= ot.optimum + 1e-9,
+                      "%s --tree %s: exact %.9f tree-valid %.9f tree-ot %.9f", vt->name, shapes[s], ex, tv.optimum,
+                      ot.optimum);
+        }
+    sd_chain_free(c);
+}
+
+Test(trees, lp_refuses_too_large_trees_in_one_line)
+{
+    sd_chain *c = tu_chain(4, 5, 3);
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    lo.max_vars = 1000;
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_params par = S_par(vt, "2,2", NULL);
+    sd_lp_result r;
+    sd_error err;
+    cr_expect_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, &lo, &r, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "--max-vars") && !strchr(err.msg, '\n'), "%s", err.msg);
+    par = S_par(vt, "4,4,4", NULL);
+    cr_expect_eq(sd_lp_tree_ot(c, 1, 0, &par, SD_DRAW_IID, &lo, &r, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "drafted trees"), "%s", err.msg);
+    sd_chain_free(c);
+}
+
+/* Sharing the verifier's law among drafted trees with the same root paths:
+ * at V = 4 (every p row positive), --tree 2,2 with i.i.d. drafts has
+ * 4^6 = 4096 drafted trees and 660 distinct path sets (the root's children
+ * are 1 or 2 distinct tokens; under each, the union of the grandchildren's
+ * tokens), whose probabilities sum to 1. */
+Test(trees, path_sets_of_a_2_2_tree)
+{
+    sd_chain *c = tu_chain(4, 4, 3);
+    for (size_t x = 0; x < 4; x++)
+        for (size_t t = 1; t <= 4; t++)
+            for (size_t y = 0; y < 4; y++)
+                cr_assert(sd_chain_p(c, t, x)[y] > 0, "the count needs rows without zeros");
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_params par = S_par(vt, "2,2", NULL);
+    sd_lp_pathsets *ps;
+    sd_error err;
+    cr_assert_eq(sd_lp_tree_pathsets(c, 1, 0, &par, SD_DRAW_IID, &ps, &err), SD_OK, "%s", err.msg);
+    cr_expect_eq(ps->n, 660);
+    double total = 0.0;
+    for (size_t i = 0; i < ps->n; i++)
+        total += ps->prob[i];
+    cr_expect(fabs(total - 1.0) < 1e-12, "total %.17g", total);
+    sd_lp_pathsets_free(ps);
+    sd_chain_free(c);
+}
+
+/* Two readings of traversal's parent update that look like the paper's
+ * and are biased (docs/findings.md): the rejected token removed from p
+ * before the residual is taken, and the residual taken against q instead
+ * of α q.  check must flag both where they differ from the kept reading
+ * (the first on every tree, the second below the root only). */
+static const sd_tree_kind S_remove_first = {"traversal-remove-first", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
+                                            SD_TREE_BUG_REMOVE_FIRST, NULL};
+static const sd_tree_kind S_unscaled = {"traversal-unscaled", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
+                                        SD_TREE_BUG_UNSCALED, NULL};
+
+/* A verifier type around one of them, for check (one at a time). */
+static const sd_tree_kind *S_reading;
+static int S_reading_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return sd_tree_verifier_alloc(state, c, par, S_reading, err);
+}
+static int S_reading_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                          size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)err;
+    return sd_tree_verifier_step(state, c, par, S_reading, rng, n, prev, out, it);
+}
+
+Test(trees, other_readings_of_traversal_are_biased)
+{
+    const sd_tree_kind *kinds[2] = {&S_remove_first, &S_unscaled};
+    const sd_verifier_type *trav = S_vt("traversal");
+    sd_verifier_type vt = *trav;
+    vt.alloc = S_reading_alloc;
+    vt.step = S_reading_step;
+    vt.exact = NULL;
+    sd_chain *c = tu_chain(4, 4, 5);
+    for (size_t i = 0; i < 2; i++) {
+        S_reading = kinds[i];
+        vt.name = kinds[i]->name;
+        sd_params par = S_par(trav, "2,2", "wor");
+        double pv;
+        cr_expect(!S_check(&vt, &par, c, 500 + i, 200000, 3, &pv), "%s not flagged (p-value %.3g)", vt.name, pv);
+    }
+    sd_chain_free(c);
+}
