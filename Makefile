@@ -7,6 +7,7 @@
 #   make examples   the example plugins, examples/*.c -> build/examples/*.so
 #   make bench      throughput benchmarks (see bench/)
 #   make figures    regenerate the papers' figures under plots/out/
+#   make mutation   single-line mutants against the fast suite (mk/mutation.mk)
 #
 # Parallel developers can build side by side with BUILD=dir BIN=path.
 # VERBOSE=1 shows the full compiler command lines.

@@ -91,7 +91,7 @@ int sd_api_model_generate(size_t V, size_t T, unsigned long seed, double alpha, 
                           sd_chain **out, char *msg, size_t len)
 {
     sd_error e;
-    sd_gen_params gp = {V, T, seed, alpha, mix};
+    sd_gen_params gp = {V, T, seed, alpha, mix, SD_GEN_DIRICHLET};
     return (*out = sd_chain_generate(&gp, &e)) ? EX_OK_ : S_status(&e, msg, len);
 }
 

@@ -286,6 +286,10 @@ const char cli_model_help[] =
     "  --alpha A           Dirichlet concentration of generated rows (default 1);\n"
     "                      also --model-alpha A (check uses --alpha for its level)\n"
     "  --mix M             target = (1-M) draft + M fresh row (default 0.5)\n"
+    "  --rng NAME          generator of the chain: dirichlet (default: the rows\n"
+    "                      above) or numpy-mt19937 (Yin et al. 2024, App. F: numpy's\n"
+    "                      np.random.seed(S), np.random.rand rows normalised by\n"
+    "                      their sums, draft then target; no --alpha/--mix)\n"
     "  --p LIST --q LIST   a single-token problem: draft p and target q, i.i.d. over\n"
     "                      the horizon (--T, default 1); LIST is comma-separated\n"
     "                      numbers or @FILE\n"
@@ -333,6 +337,11 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     }
     case CLI_OPT_ALPHA: rc = cli_parse_double("--alpha", arg, 1e-300, 1e300, &mo->gen.alpha, err); mo->gen_given = 1; break;
     case CLI_OPT_MIX: rc = cli_parse_double("--mix", arg, 0.0, 1.0, &mo->gen.mix, err); mo->gen_given = 1; break;
+    case CLI_OPT_RNG:
+        mo->gen_given = 1;
+        if ((mo->gen.rng = sd_gen_rng_parse(arg)) < 0)
+            rc = sd_error_set(err, SD_EUSAGE, "--rng '%s': expected dirichlet or numpy-mt19937", arg);
+        break;
     case CLI_OPT_ZIPF: mo->zipf = 1; break;
     case CLI_OPT_TOL: rc = cli_parse_double("--tol", arg, 1e-9, 0.01, &mo->tol, err); break;
     case CLI_OPT_ZIPF_DRAFT:
@@ -370,6 +379,8 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
             return sd_error_set(err, SD_EUSAGE, "--zipf is a model of its own: drop --model/--p/--q");
         if (mo->gen.alpha != SD_GEN_DEFAULT_ALPHA || mo->gen.mix != SD_GEN_DEFAULT_MIX)
             return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --zipf (use --zipf-draft/--zipf-target)");
+        if (mo->gen.rng != SD_GEN_DIRICHLET)
+            return sd_error_set(err, SD_EUSAGE, "--rng does not apply to --zipf (its rows are computed, not drawn)");
         sd_zipf_params zp = {mo->gen.V, mo->gen.T, mo->gen.seed, mo->s_draft, mo->s_target};
         int rc = sd_zipf_new(&zp, &m->zipf, err);
         if (rc)
@@ -484,8 +495,12 @@ void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
     } else {
         json_object_set_new(m, "source", json_string("generated"));
         json_object_set_new(m, "model_seed", json_integer((json_int_t)mo->gen.seed));
-        json_object_set_new(m, "alpha", json_real(mo->gen.alpha));
-        json_object_set_new(m, "mix", json_real(mo->gen.mix));
+        if (mo->gen.rng == SD_GEN_NUMPY_MT19937) {
+            json_object_set_new(m, "rng", json_string(sd_gen_rng_name(mo->gen.rng)));
+        } else {
+            json_object_set_new(m, "alpha", json_real(mo->gen.alpha));
+            json_object_set_new(m, "mix", json_real(mo->gen.mix));
+        }
     }
     json_object_set_new(m, "vocab", json_integer((json_int_t)md->V));
     json_object_set_new(m, "horizon", json_integer((json_int_t)md->T));
@@ -527,6 +542,9 @@ void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, con
         fprintf(f, "single-token problem (--p/--q), V=%zu, T=%zu\n", md->V, md->T);
     else if (mo->file)
         fprintf(f, "%s, V=%zu, T=%zu\n", mo->file, md->V, md->T);
+    else if (mo->gen.rng == SD_GEN_NUMPY_MT19937)
+        fprintf(f, "generated, V=%zu, T=%zu, model-seed %lu, rng numpy-mt19937 (Yin et al. App. F)\n", md->V,
+                md->T, mo->gen.seed);
     else
         fprintf(f, "generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", md->V, md->T, mo->gen.seed,
                 mo->gen.alpha, mo->gen.mix);

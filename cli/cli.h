@@ -102,6 +102,8 @@ enum {
     CLI_OPT_FIRST_FREE = 1100, /* commands number their own options from here */
     CLI_OPT_PARAM = 1200       /* + index: a verifier's declared parameters */
 };
+/* --rng NAME (generated chains: sd_gen_rng_parse), below the commands' own. */
+enum { CLI_OPT_RNG = CLI_OPT_FIRST_FREE - 1 };
 #define CLI_MODEL_LONGOPTS \
     {"model", required_argument, 0, CLI_OPT_MODEL}, \
     {"V", required_argument, 0, CLI_OPT_V}, \
@@ -115,7 +117,8 @@ enum {
     {"zipf", no_argument, 0, CLI_OPT_ZIPF}, \
     {"zipf-draft", required_argument, 0, CLI_OPT_ZIPF_DRAFT}, \
     {"zipf-target", required_argument, 0, CLI_OPT_ZIPF_TARGET}, \
-    {"tol", required_argument, 0, CLI_OPT_TOL}
+    {"tol", required_argument, 0, CLI_OPT_TOL}, \
+    {"rng", required_argument, 0, CLI_OPT_RNG}
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
 /* --progress: progress lines on stderr even when it is not a terminal

@@ -286,6 +286,9 @@ static void S_describe_table(const S_args *a, const sd_chain *c, size_t V, int c
         printf("model        single-token problem (--p/--q), V=%zu\n", V);
     else if (a->mo.file)
         printf("model        %s, V=%zu, T=%zu\n", a->mo.file, c->V, c->T);
+    else if (a->mo.gen.rng == SD_GEN_NUMPY_MT19937)
+        printf("model        generated, V=%zu, T=%zu, model-seed %lu, rng numpy-mt19937 (Yin et al. App. F)\n",
+               c->V, c->T, a->mo.gen.seed);
     else
         printf("model        generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", c->V, c->T,
                a->mo.gen.seed, a->mo.gen.alpha, a->mo.gen.mix);
@@ -827,7 +830,8 @@ static const char S_spr_help[] =
     "  expected_tokens    E[N] = (tp - tp^R)/(1-tp) + tp^R/(1-fp)       (Theorem 3.3)\n"
     "  expected_stop_time E[T_stop] = (1-tp^R) T/(1-tp) + tp^R T/(1-fp)  (Theorem 3.4)\n"
     "and, with --p/--q, the output bias TV = fp TV(p,q)                  (Theorem 3.1).\n"
-    "fp = 1 gives infinity (null in JSON).\n"
+    "fp = 1 gives infinity (null in JSON) when tp^R > 0; with tp = 0 and R >= 1 the\n"
+    "expectation is finite (E[N] = 0, E[T_stop] = T: the first token is refused).\n"
     "\n"
     "  --tp E, --fp E  true- and false-positive rates in [0,1] (required)\n"
     "  --r R           acceptable tokens in a row, R >= 0 (required)\n"

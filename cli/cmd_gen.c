@@ -6,17 +6,24 @@
 #include "commands.h"
 
 static const char S_help[] =
-    "Usage: simdec gen [--V 7] [--T 50] [--model-seed 10] [--alpha A] [--mix M] [-o FILE]\n"
+    "Usage: simdec gen [--V 7] [--T 50] [--model-seed 10] [--alpha A] [--mix M]\n"
+    "                  [--rng dirichlet|numpy-mt19937] [-o FILE]\n"
     "\n"
     "Writes a random nonstationary draft/target chain as simdec-chain-1 JSON:\n"
     "draft rows ~ Dirichlet(A), target rows (1-M)*draft + M*fresh Dirichlet(A) row,\n"
     "uniform init, drawn from GSL's mt19937 seeded with --model-seed.\n"
+    "With --rng numpy-mt19937, the chain of Yin et al. 2024, App. F, as numpy draws\n"
+    "it (same doubles): np.random.seed(S); draft = np.random.rand(T, V, V), then\n"
+    "target = np.random.rand(T, V, V); each row divided by its sum; uniform init\n"
+    "(--V 7 --T 50 --model-seed 10 is the paper's chain: Theorem 1 gives 16.405).\n"
     "\n"
     "  --V N            vocabulary (default 7)\n"
     "  --T N            horizon (default 50)\n"
     "  --model-seed S   generator seed (default 10)\n"
     "  --alpha A        Dirichlet concentration, > 0 (default 1)\n"
     "  --mix M          in [0,1] (default 0.5)\n"
+    "  --rng NAME       dirichlet (default) or numpy-mt19937 (seed 1 to 4294967295;\n"
+    "                   no --alpha/--mix)\n"
     "  -o, --output F   write to F (only on success); default standard output\n";
 
 static int S_write(FILE *f, void *ctx, sd_error *err)

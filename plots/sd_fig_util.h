@@ -102,8 +102,9 @@ int sd_fig_accept_mc(const char *algo, const double *p, const double *q, size_t 
 /* --- the model of Yin et al. 2024, App. F (fig_yin2024.c) ------------------
  * Also the model of simdec's biased-verifier figure (fig_simdec.c). */
 
-/* Two nonstationary Markov chains on 7 tokens, seed 10, uniform prompt
- * (`simdec gen` defaults), horizon T. */
+/* Two nonstationary Markov chains on 7 tokens, seed 10, uniform prompt,
+ * horizon T, drawn as the paper's numpy code draws them (`simdec gen
+ * --rng numpy-mt19937`). */
 sd_chain *sd_fig_yin_chain(size_t T, sd_error *err);
 /* "# model: simdec gen ..." for sd_fig_yin_chain(T). */
 void sd_fig_yin_desc(FILE *f, size_t T);

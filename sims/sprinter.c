@@ -20,7 +20,12 @@
  *
  * Law of each token given its predecessor (their Thm 3.1 in our letters):
  * (1 - η_FP) q + η_FP p, at TV distance η_FP TV(p,q) from q; η_TP does not
- * enter.  Lossless only at η_FP = 0. */
+ * enter.  Lossless only at η_FP = 0.
+ *
+ * Without a horizon, the yeses before the first no number N with E[N] =
+ * Σ_{i=1..r} η_TP^i + η_TP^r η_FP/(1-η_FP) (Theorem 3.3, r acceptable tokens
+ * first): at η_FP = 1 infinite when η_TP^r > 0, but finite (0) at η_TP = 0
+ * and r >= 1 (`eval sprinter`); here the horizon bounds every run. */
 #include <math.h>
 
 #include "../src/sd_dist.h"

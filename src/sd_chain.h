@@ -104,7 +104,11 @@ typedef struct sd_gen_params {
     unsigned long seed;
     double alpha;  /* > 0 */
     double mix;    /* in [0,1] */
+    int rng;       /* SD_GEN_DIRICHLET (the above) or SD_GEN_NUMPY_MT19937 */
 } sd_gen_params;
+
+/* The generators of `simdec gen --rng NAME` (sd_gen_rng_parse). */
+enum { SD_GEN_DIRICHLET = 0, SD_GEN_NUMPY_MT19937 = 1 };
 
 #define SD_GEN_DEFAULT_V 7
 #define SD_GEN_DEFAULT_T 50
@@ -118,6 +122,22 @@ void sd_gen_defaults(sd_gen_params *gp);
 /* Generates a validated random chain; NULL on failure (bad parameter:
  * SD_EUSAGE naming it; too large: SD_ETOOBIG). */
 sd_chain *sd_chain_generate(const sd_gen_params *gp, sd_error *err);
+
+/* --rng numpy-mt19937 (sd_gen_numpy.c): the chain of Yin, Chen, Huang &
+ * Wang 2024, App. F, as numpy's legacy generator draws it:
+ *   np.random.seed(seed); draft = np.random.rand(T, V, V);
+ *   target = np.random.rand(T, V, V); each row divided by its sum;
+ *   init uniform.
+ * np.random.seed(s) is MT19937 seeded by the reference init_genrand(s)
+ * (GSL's gsl_rng_mt19937 seeding and stream, except that GSL replaces
+ * s = 0 by 4357: seed 0 is refused, SD_EUSAGE); np.random.rand builds each
+ * double from two 32-bit outputs a, b as ((a >> 5) 2^26 + (b >> 6)) / 2^53.
+ * alpha and mix do not apply (SD_EUSAGE unless at their defaults). */
+sd_chain *sd_chain_generate_numpy(const sd_gen_params *gp, sd_error *err);
+/* "dirichlet" -> SD_GEN_DIRICHLET, "numpy-mt19937" -> SD_GEN_NUMPY_MT19937,
+ * else -1; sd_gen_rng_name is the inverse. */
+int sd_gen_rng_parse(const char *name);
+const char *sd_gen_rng_name(int rng);
 
 /* A single-token problem as a chain: every draft row is p, every target
  * row q, init uniform, horizon T (tokens are then i.i.d. under each model,

@@ -63,7 +63,8 @@ double sd_exact_output_tv(const double *p, const double *q, const double *b,
  * (the second form, used here, has no 0/0 at tp = 1), and the stopping
  * time with t_d per drafted token (the one the verifier refuses included)
  *   E[T_stop] = (1-tp^r) t_d/(1-tp) + tp^r t_d/(1-fp) = t_d (E[N] + 1).
- * fp = 1 gives +∞ (HUGE_VAL) for both.  SD_EUSAGE unless tp, fp ∈ [0,1]
+ * fp = 1 gives +∞ (HUGE_VAL) for both when tp^r > 0; with tp = 0 and
+ * r >= 1 they stay finite (E[N] = 0, E[T_stop] = t_d).  SD_EUSAGE unless tp, fp ∈ [0,1]
  * and t_d >= 0 finite. */
 int sd_exact_sprinter(double tp, double fp, size_t r, double td, double *expected_tokens,
                       double *expected_stop_time, sd_error *err);

@@ -13,10 +13,13 @@ void sd_gen_defaults(sd_gen_params *gp)
     gp->seed = SD_GEN_DEFAULT_SEED;
     gp->alpha = SD_GEN_DEFAULT_ALPHA;
     gp->mix = SD_GEN_DEFAULT_MIX;
+    gp->rng = SD_GEN_DIRICHLET;
 }
 
 sd_chain *sd_chain_generate(const sd_gen_params *gp, sd_error *err)
 {
+    if (gp->rng == SD_GEN_NUMPY_MT19937)
+        return sd_chain_generate_numpy(gp, err);
     sd_gsl_quiet();
     if (!(gp->alpha > 0.0) || !isfinite(gp->alpha)) {
         sd_error_set(err, SD_EUSAGE, "--alpha %g: expected a finite number > 0", gp->alpha);

@@ -10,7 +10,7 @@ ex4 = STATS_max
 stats dat index '[exact-M5]' using 2 nooutput
 ex5 = STATS_max
 
-set title "Batch speculative decoding (M drafts per iteration) on the 7-token chain, T = 50:\nrunning means of rejections converge to the exact values of Theorem 3"
+set title "Batch speculative decoding (M drafts per iteration) on Yin et al.'s 7-token chain, T = 50:\nrunning means of rejections converge to Theorem 3's exact values (the paper draws them without stating them)"
 set xlabel "number of trials (independent generations of T = 50 tokens)"
 set ylabel "rejections per generation, running mean of N_{rej}"
 set logscale x

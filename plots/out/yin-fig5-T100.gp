@@ -12,7 +12,7 @@ ex2 = STATS_max
 stats dat index '[vsM-limit]' using 2 nooutput
 lim = STATS_max
 
-set multiplot layout 1,3 title "(Batch) speculative decoding on the 7-token nonstationary Markov chain at horizon T = 100" font ",14"
+set multiplot layout 1,3 title "(Batch) speculative decoding on Yin et al.'s 7-token chain at horizon T = 100 (the paper states no value)" font ",14"
 set grid
 set key top right box opaque
 set logscale x
