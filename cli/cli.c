@@ -757,6 +757,14 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
     }
 }
 
+void cli_verifier_help(const char *head, const cli_verifier *cv)
+{
+    fputs(head, stdout);
+    cli_params_help(stdout, cv->named ? cv->vt : NULL);
+    fputc('\n', stdout);
+    fputs(cli_model_help, stdout);
+}
+
 void cli_verifier_list(FILE *f)
 {
     const sd_verifier_type *v;

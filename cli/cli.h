@@ -208,6 +208,11 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
  * every known verifier's, each name once with the verifiers reading it. */
 void cli_params_help(FILE *f, const sd_verifier_type *vt);
 
+/* A verifier command's --help: head, the parameters of cv's verifier when
+ * the command line named one (else every verifier's), then the model
+ * options; on stdout. */
+void cli_verifier_help(const char *head, const cli_verifier *cv);
+
 /* `run --list`: every known verifier (plugins included), its parameters and
  * summary, controls marked. */
 void cli_verifier_list(FILE *f);

@@ -64,12 +64,9 @@ static const char S_help_head[] =
     "unbiased or biased, unless --fail-biased is given.\n"
     "\n";
 
-static void S_help(const sd_verifier_type *vt)
+static void S_help(const cli_verifier *cv)
 {
-    fputs(S_help_head, stdout);
-    cli_params_help(stdout, vt);
-    fputc('\n', stdout);
-    fputs(cli_model_help, stdout);
+    cli_verifier_help(S_help_head, cv);
     fputs("\nIn 'check', --alpha is the significance level; give the generated model's\n"
           "Dirichlet concentration as --model-alpha A.\n", stdout);
 }
@@ -307,7 +304,7 @@ int cmd_check(int argc, char **argv)
             continue;
         int rc = SD_OK;
         switch (c) {
-        case 'h': S_help(cv.named ? vt : NULL); status = 0; break;
+        case 'h': S_help(&cv); status = 0; break;
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:

@@ -50,22 +50,12 @@ int cmd_eval_generation(int argc, char **argv)
     sd_error err;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_param_option(&cv, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
             continue;
         switch (c) {
         case 'h':
-            fputs(S_help_head, stdout);
-            cli_params_help(stdout, cv.named ? cv.vt : NULL);
-            fputc('\n', stdout);
-            fputs(cli_model_help, stdout);
+            cli_verifier_help(S_help_head, &cv);
             status = 0;
             break;
         case O_ALGO: break;

@@ -83,14 +83,6 @@ static double S_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void S_help(const sd_verifier_type *vt)
-{
-    fputs(S_help_head, stdout);
-    cli_params_help(stdout, vt);
-    fputc('\n', stdout);
-    fputs(cli_model_help, stdout);
-}
-
 /* Exact values from the verifier's own evaluator, where it has one; NAN
  * elsewhere (and where an evaluator refuses the size). */
 static void S_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
@@ -277,7 +269,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         if (cli_verifier_option(mo, cv, c, optarg, &status))
             continue;
         switch (c) {
-        case 'h': S_help(cv->named ? cv->vt : NULL); status = 0; break;
+        case 'h': cli_verifier_help(S_help_head, cv); status = 0; break;
         case O_LIST: cli_verifier_list(stdout); status = 0; break;
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_TRIALS:

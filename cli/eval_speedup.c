@@ -102,10 +102,7 @@ int cmd_eval_speedup(int argc, char **argv)
             continue;
         switch (c) {
         case 'h':
-            fputs(S_help_head, stdout);
-            cli_params_help(stdout, cv.named ? cv.vt : NULL);
-            fputc('\n', stdout);
-            fputs(cli_model_help, stdout);
+            cli_verifier_help(S_help_head, &cv);
             status = 0;
             break;
         case O_ALGO: break;
