@@ -390,7 +390,7 @@ json_t *cli_point_json(const cli_run_point *pt)
                                                ? json_string(pt->ex.method) : json_null());
     json_object_set_new(o, "baseline", json_string(pt->base ? pt->base->name : ""));
     json_object_set_new(o, "baseline_exact_target_calls", cli_json_real(pt->base_calls));
-    /* The key before issue 13, kept as a documented alias. */
+    /* The key of earlier versions, kept as a documented alias. */
     json_object_set_new(o, "token_exact_target_calls", cli_json_real(pt->base_calls));
     json_object_set_new(o, "kernel", json_string(r->kernel));
     json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));

@@ -1,4 +1,4 @@
-/* tree_valid.c — the best valid verifier for a draft token tree (issue 15):
+/* tree_valid.c — the best valid verifier for a draft token tree:
  * the valid-verify LP (Sun et al. 2025, Def. 1 / Lemma 2; lp/valid_verify.c)
  * with the draft block replaced by a drafted tree.
  *

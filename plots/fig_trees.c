@@ -1,4 +1,4 @@
-/* fig_trees.c — token trees (issue 15): the expected accepted path length
+/* fig_trees.c — token trees: the expected accepted path length
  * of one iteration against the tree's size (nodes), for the tree verifiers
  * (tree-rrs: SpecInfer, Miao et al. 2024; tree-rrs-wor: Jeon et al. 2024;
  * tree-topk; traversal: Weng et al. 2025), beside the best valid verifier

@@ -1,4 +1,4 @@
-/* sd_tree.h — draft token trees and their verification (issue 15): the
+/* sd_tree.h — draft token trees and their verification: the
  * pieces shared by the tree verifiers (tree-rrs, tree-rrs-wor, tree-topk,
  * traversal, the broken-tree-* controls), the exact enumerator
  * (src/sd_exact_tree.h) and the LPs over trees (lp/tree_valid.c,

@@ -77,7 +77,7 @@ typedef struct sd_param_decl {
 #define SD_PARAM_DRAFTS(NAME)                                                                      \
     {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
      "number of drafts (default 2)"}
-/* A draft tree (token trees, issue 15): b1 children of the root, b2 of each
+/* A draft tree (token trees): b1 children of the root, b2 of each
  * depth-1 node, ...; "1,1,1" is a chain of 3 draft tokens, "4" four
  * single-token drafts. */
 #define SD_TREE_MAX_DEPTH 16

@@ -94,7 +94,7 @@ int sd_chain_load_string(const char *json, const char *source, sd_chain **out,
  * write error. */
 int sd_chain_write(const sd_chain *c, FILE *f, sd_error *err);
 
-/* Generator parameters of `simdec gen` (issue 2):
+/* Generator parameters of `simdec gen`:
  *   draft row  ~ Dirichlet(alpha, ..., alpha),
  *   target row = (1-mix) draft row + mix fresh Dirichlet(alpha) row,
  *   init uniform; rows drawn step by step, state by state, from GSL's

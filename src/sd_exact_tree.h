@@ -1,5 +1,5 @@
 /* sd_exact_tree.h — exact values of the tree verifiers (sims/sd_tree.h) by
- * enumerating the draft randomness of the tree (issue 15).
+ * enumerating the draft randomness of the tree.
  *
  * From one context (position t after x_{t-1} = a) a tree verifier drafts
  * a tree T of the shape par->tree (cut at depth D = min(d, T-t+1)) and
