@@ -19,8 +19,8 @@ typedef struct {
 static const S_command S_commands[] = {
     {"run", cmd_run, "Monte-Carlo of one verifier on a model (rejections, target calls, accepted lengths)"},
     {"check", cmd_check, "is a verifier lossless? chi-square test of its output against the target"},
-    {"eval", cmd_eval, "exact evaluators: rejections (Theorems 1, 3), batch improvement, Pareto, ..."},
-    {"lp", cmd_lp, "exact optima by linear programming (GLPK): otm, block-ot, valid-verify, pareto"},
+    {"eval", cmd_eval, "exact evaluators: rejections, generation (any verifier), accept-length, speedup, ..."},
+    {"lp", cmd_lp, "exact optima by linear programming (GLPK): otm, block-ot, valid-verify, pareto, tree-valid, tree-ot"},
     {"plot", cmd_plot, "regenerate the papers' figures with gnuplot (PNG beside data and script)"},
     {"gen", cmd_gen, "write a random nonstationary draft/target chain (simdec-chain-1 JSON)"},
     {NULL, NULL, NULL},
