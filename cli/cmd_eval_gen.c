@@ -75,15 +75,8 @@ int cmd_eval_generation(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    sd_exact_values ex = {NAN, NAN, NULL};
-    int rc = SD_EUSAGE;
-    if (cv.vt->exact)
-        rc = cv.vt->exact(&m.view, &cv.par, &ex, &err);
-    if (rc && m.view.chain && cv.vt->iteration_law)
-        rc = sd_exact_gen_values(cv.vt, &m.view, &cv.par, &ex, &err);
-    else if (rc && !cv.vt->iteration_law)
-        rc = sd_error_set(&err, rc == SD_ETOOBIG ? SD_ETOOBIG : SD_EUSAGE,
-                          "%s has no exact whole-generation value at these parameters", cv.vt->name);
+    sd_exact_values ex;
+    int rc = sd_verifier_exact(cv.vt, &m.view, &cv.par, &ex, &err);
     if (rc) {
         status = cli_fail(&err);
     } else if (json) {

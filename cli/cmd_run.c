@@ -83,14 +83,12 @@ static double S_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Exact values from the verifier's own evaluator, where it has one; NAN
- * elsewhere (and where an evaluator refuses the size). */
+/* Exact values (sd_verifier_exact); NAN where there are none (and where an
+ * evaluator refuses the size). */
 static void S_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                     sd_exact_values *ex)
 {
-    ex->rejections = ex->target_calls = NAN;
-    ex->method = NULL;
-    if (!vt->exact || vt->exact(m, par, ex, NULL)) {
+    if (sd_verifier_exact(vt, m, par, ex, NULL)) {
         ex->rejections = ex->target_calls = NAN;
         ex->method = NULL;
     }

@@ -112,8 +112,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     return sd_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
                             par->v[P_EPS], c, sd_draft_len(c, par, n), n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_biased;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_biased)
 
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
@@ -125,5 +123,4 @@ const sd_verifier_type sd_verifier_biased = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

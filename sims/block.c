@@ -149,8 +149,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_block;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_block)
 static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, NULL};
 
 const sd_verifier_type sd_verifier_block = {
@@ -163,6 +161,5 @@ const sd_verifier_type sd_verifier_block = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
     .kernels = S_kernels,
 };

@@ -26,8 +26,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_TOKENWISE, n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_broken_block_residual;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_block_residual)
 
 const sd_verifier_type sd_verifier_broken_block_residual = {
     .name = "broken-block-residual",
@@ -40,5 +38,4 @@ const sd_verifier_type sd_verifier_broken_block_residual = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

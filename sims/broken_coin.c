@@ -72,8 +72,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_tokenwise(SD_LAW_COIN10, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_broken_coin;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_coin)
 
 const sd_verifier_type sd_verifier_broken_coin = {
     .name = "broken-coin",
@@ -86,5 +84,4 @@ const sd_verifier_type sd_verifier_broken_coin = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

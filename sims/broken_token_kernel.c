@@ -26,8 +26,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_tokenwise(SD_LAW_KERNEL_Q, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_broken_token_kernel;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_broken_token_kernel)
 
 const sd_verifier_type sd_verifier_broken_token_kernel = {
     .name = "broken-token-kernel",
@@ -38,5 +36,4 @@ const sd_verifier_type sd_verifier_broken_token_kernel = {
     .kernels = S_kernels,
     .flags = SD_VERIFIER_CONTROL,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

@@ -50,8 +50,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 0, n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_rrs;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_rrs)
 
 const sd_verifier_type sd_verifier_rrs = {
     .name = "rrs",
@@ -63,5 +61,4 @@ const sd_verifier_type sd_verifier_rrs = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

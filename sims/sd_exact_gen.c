@@ -363,6 +363,19 @@ int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_
     return rc;
 }
 
+int sd_verifier_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                      sd_exact_values *out, sd_error *err)
+{
+    out->rejections = out->target_calls = NAN;
+    out->method = NULL;
+    int rc = vt->exact ? vt->exact(m, par, out, err)
+                       : sd_error_set(err, SD_EUSAGE, "%s has no exact whole-generation value at these parameters",
+                                      vt->name);
+    if (rc && vt->iteration_law)
+        rc = sd_exact_gen_values(vt, m, par, out, err);
+    return rc;
+}
+
 int sd_exact_gen_position_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                              double *tv, sd_error *err)
 {

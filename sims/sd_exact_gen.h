@@ -106,6 +106,15 @@ int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
 int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                         sd_exact_values *out, sd_error *err);
 
+/* The exact whole-generation values of vt at par on model m: its `exact`
+ * slot (a closed form, or its own enumeration) where it has one and that
+ * answers, else the DP above over its iteration law.  SD_EUSAGE (with the
+ * reason) when it has neither, SD_ETOOBIG when the computation is refused.
+ * Every consumer (run's exact column, eval generation, eval speedup) asks
+ * this, so a verifier with an iteration law needs no `exact` of its own. */
+int sd_verifier_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
+                      sd_exact_values *out, sd_error *err);
+
 /* The exact law of (x_1..x_L) under vt at par: out[x_1·V^{L-1}+...+x_L],
  * V^L doubles (the caller's), x_0 ~ init.  SD_ETOOBIG when V^L exceeds
  * max_cells or a law is too large. */

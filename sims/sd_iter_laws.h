@@ -54,13 +54,4 @@ int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, 
                  sd_iter_law *law, sd_error *err);
 
 
-/* Defines `static int FN(model, par, out, err)`, an sd_verifier_type.exact
- * answering with the DP of sd_exact_gen for the verifier VT (declared
- * before: `extern const sd_verifier_type VT;`). */
-#define SD_EXACT_GEN_FN(FN, VT)                                                                    \
-    static int FN(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)   \
-    {                                                                                              \
-        return sd_exact_gen_values(&(VT), m, par, out, err);                                       \
-    }
-
 #endif

@@ -1,5 +1,6 @@
 /* sd_speedup.c — the speed-up model (sd_speedup.h). */
 #include "sd_speedup.h"
+#include "sd_exact_gen.h"
 
 #include <math.h>
 
@@ -35,7 +36,7 @@ static int S_calls(const sd_verifier_type *vt, const sd_params *par, const doubl
         return err ? (int)err->code : SD_ENOMEM;
     sd_model m = sd_model_of_chain(c);
     sd_exact_values ex;
-    int rc = vt->exact(&m, par, &ex, err);
+    int rc = sd_verifier_exact(vt, &m, par, &ex, err);
     sd_chain_free(c);
     if (!rc && !isfinite(ex.target_calls))
         rc = sd_error_set(err, SD_EUSAGE, "--algo %s has no exact target calls here", vt->name);
@@ -63,7 +64,7 @@ int sd_speedup_calls(const sd_verifier_type *vt, const sd_model *m, const sd_par
                      sd_error *err)
 {
     sd_exact_values ex = {NAN, NAN, NULL};
-    if (vt->exact && vt->exact(m, par, &ex, NULL) == SD_OK && isfinite(ex.target_calls)) {
+    if (sd_verifier_exact(vt, m, par, &ex, NULL) == SD_OK && isfinite(ex.target_calls)) {
         *calls = *lo = *hi = ex.target_calls;
         *exact = 1;
         return SD_OK;

@@ -203,8 +203,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                                             "(the LP plans are not enumerated)");
     return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_spectr;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_spectr)
 
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
@@ -216,5 +214,4 @@ const sd_verifier_type sd_verifier_spectr = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };

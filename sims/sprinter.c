@@ -102,8 +102,6 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_sprinter(c, par->v[P_TP], par->v[P_FP], n, prev, out, err);
 }
-extern const sd_verifier_type sd_verifier_sprinter;
-SD_EXACT_GEN_FN(S_exact_gen, sd_verifier_sprinter)
 
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
@@ -115,5 +113,4 @@ const sd_verifier_type sd_verifier_sprinter = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
-    .exact = S_exact_gen,
 };
