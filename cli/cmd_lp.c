@@ -360,11 +360,10 @@ static int S_tree_options(S_out *o, cli_verifier *cv, const char *tree_text, con
 {
     const sd_verifier_type *cmp = cv->vt;
     int reads_tree = cmp && sd_params_decl(cmp, "tree", NULL), reads_draw = cmp && sd_params_decl(cmp, "draw", NULL);
-    const sd_verifier_type *parser = reads_tree ? cmp : sd_verifier_find("tree-rrs");
-    sd_params_defaults(&o->tree, parser);
+    sd_params_defaults(&o->tree, NULL);
     o->draw = reads_draw ? (int)sd_tree_draw_of(&cv->par) : SD_DRAW_IID;
-    int rc = sd_params_parse(&o->tree, parser, "tree", tree_text, err);
-    if (!rc && draw_text && !(rc = sd_params_parse(&o->tree, parser, "draw", draw_text, err)))
+    int rc = sd_params_parse_decl(&o->tree, &sd_tree_decls[SD_TREE_DECL_SHAPE], tree_text, err);
+    if (!rc && draw_text && !(rc = sd_params_parse_decl(&o->tree, &sd_tree_decls[SD_TREE_DECL_DRAW], draw_text, err)))
         o->draw = (int)sd_tree_draw_of(&o->tree);
     if (!rc && reads_tree)
         rc = sd_params_parse(&cv->par, cmp, "tree", tree_text, err);

@@ -212,13 +212,8 @@ int sd_params_set(sd_params *par, const sd_verifier_type *vt, const char *name, 
     return SD_OK;
 }
 
-int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name,
-                    const char *text, sd_error *err)
+int sd_params_parse_decl(sd_params *par, const sd_param_decl *d, const char *text, sd_error *err)
 {
-    size_t i;
-    const sd_param_decl *d = sd_params_decl(vt, name, &i);
-    if (!d)
-        return S_unknown(vt, name, err);
     char opt[80];
     snprintf(opt, sizeof opt, "--%s", d->name);
     double x = 0.0;
@@ -230,10 +225,7 @@ int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name
     } else if (d->kind == SD_PARAM_REAL) {
         rc = sd_parse_double(opt, text, d->min, d->max, &x, err);
     } else if (d->kind == SD_PARAM_SHAPE) {
-        rc = S_shape_parse(par, d, text, err);
-        if (!rc)
-            par->given |= (uint32_t)1 << i;
-        return rc;
+        return S_shape_parse(par, d, text, err);
     } else {
         char w[64];
         size_t k = 0;
@@ -246,11 +238,22 @@ int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name
         }
         x = (double)k;
     }
-    if (rc)
-        return rc;
-    sd_params_store(par, d, x);
-    par->given |= (uint32_t)1 << i;
-    return SD_OK;
+    if (!rc)
+        sd_params_store(par, d, x);
+    return rc;
+}
+
+int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name,
+                    const char *text, sd_error *err)
+{
+    size_t i;
+    const sd_param_decl *d = sd_params_decl(vt, name, &i);
+    if (!d)
+        return S_unknown(vt, name, err);
+    int rc = sd_params_parse_decl(par, d, text, err);
+    if (!rc)
+        par->given |= (uint32_t)1 << i;
+    return rc;
 }
 
 int sd_params_given(const sd_params *par, const sd_verifier_type *vt, const char *name)

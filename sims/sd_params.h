@@ -41,6 +41,12 @@ double sd_params_value(const sd_params *par, const sd_param_decl *d);
 int sd_params_parse(sd_params *par, const sd_verifier_type *vt, const char *name,
                     const char *text, sd_error *err);
 
+/* Parses text as the value of declaration d into par (what
+ * sd_params_parse does once it has found d; the `given` bit is not set):
+ * for a parameter declared outside a verifier, e.g. the tree LPs' --tree
+ * and --draw (sims/sd_tree.h). */
+int sd_params_parse_decl(sd_params *par, const sd_param_decl *d, const char *text, sd_error *err);
+
 /* The same with a number (a choice: its index), range-checked. */
 int sd_params_set(sd_params *par, const sd_verifier_type *vt, const char *name, double value,
                   sd_error *err);

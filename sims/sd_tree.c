@@ -53,6 +53,12 @@
 extern const sd_tree_kind sd_tree_kind_rrs, sd_tree_kind_rrs_wor, sd_tree_kind_topk,
     sd_tree_kind_traversal, sd_tree_kind_broken_residual, sd_tree_kind_broken_wor;
 
+const sd_param_decl sd_tree_decls[] = {
+    [SD_TREE_DECL_SHAPE] = SD_PARAM_TREE("1"),
+    [SD_TREE_DECL_DRAW] = SD_PARAM_DRAW(SD_DRAW_IID, "drafting rule of the children: iid, wor or topk"),
+    SD_PARAM_END,
+};
+
 const sd_tree_kind *sd_tree_kind_find(const char *algo)
 {
     static const sd_tree_kind *const kinds[] = {&sd_tree_kind_rrs, &sd_tree_kind_rrs_wor, &sd_tree_kind_topk,

@@ -53,6 +53,12 @@ typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw
 #define SD_PARAM_DRAW(DEF, HELP)                                                                   \
     {"draw", SD_PARAM_CHOICE, SD_TREE_SLOT_DRAW, DEF, 0, 0, SD_TREE_DRAWS, NULL, HELP}
 
+/* The shape and drafting rule of the tree LPs (`lp tree-valid`,
+ * `lp tree-ot`), declared as the tree verifiers declare theirs:
+ * [SD_TREE_DECL_SHAPE] --tree, [SD_TREE_DECL_DRAW] --draw (any rule). */
+enum { SD_TREE_DECL_SHAPE = 0, SD_TREE_DECL_DRAW = 1 };
+extern const sd_param_decl sd_tree_decls[];
+
 typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1 } sd_tree_rule;
 
 /* Deliberate bugs, for the controls check must flag. */
