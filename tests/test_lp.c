@@ -29,22 +29,10 @@
 #define TOL 1e-7
 
 /* A random distribution on V tokens: Dirichlet(0.7) weights with each
- * entry zeroed with probability zf (at least one stays positive). */
+ * entry zeroed with probability zf (tu_dist). */
 static void S_dist(gsl_rng *r, double *x, size_t V, double zf)
 {
-    double alpha[16];
-    for (size_t i = 0; i < 16; i++)
-        alpha[i] = 0.7;
-    gsl_ran_dirichlet(r, V, alpha, x);
-    int any = 0;
-    for (size_t i = 0; i < V; i++) {
-        if (gsl_rng_uniform(r) < zf)
-            x[i] = 0.0;
-        any |= x[i] > 0;
-    }
-    if (!any)
-        x[gsl_rng_uniform_int(r, V)] = 1.0;
-    sd_dist_normalise(x, V);
+    tu_dist(r, x, V, 0.7, zf);
 }
 
 /* A chain with random rows (some zeros) over horizon T. */

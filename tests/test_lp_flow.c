@@ -26,23 +26,11 @@
 
 #define S_TOL 1e-9
 
-/* Dirichlet(0.6) on V tokens, each entry zeroed with probability zf (one
- * stays positive). */
+/* A random distribution on V tokens: Dirichlet(0.6) weights with each
+ * entry zeroed with probability zf (tu_dist). */
 static void S_dist(gsl_rng *r, double *x, size_t V, double zf)
 {
-    double alpha[16];
-    for (size_t i = 0; i < 16; i++)
-        alpha[i] = 0.6;
-    gsl_ran_dirichlet(r, V, alpha, x);
-    int any = 0;
-    for (size_t i = 0; i < V; i++) {
-        if (gsl_rng_uniform(r) < zf)
-            x[i] = 0.0;
-        any |= x[i] > 0;
-    }
-    if (!any)
-        x[gsl_rng_uniform_int(r, V)] = 1.0;
-    sd_dist_normalise(x, V);
+    tu_dist(r, x, V, 0.6, zf);
 }
 
 Test(lp_flow_otm, flow_equals_simplex_on_random_instances)

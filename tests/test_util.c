@@ -1,6 +1,9 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
 #include "../sims/sd_params.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
@@ -179,4 +182,21 @@ int tu_same_results(const char *a, const char *b)
         if (na == 0)
             return 1;
     }
+}
+
+void tu_dist(gsl_rng *r, double *x, size_t V, double alpha, double zf)
+{
+    double a[16];
+    for (size_t i = 0; i < 16; i++)
+        a[i] = alpha;
+    gsl_ran_dirichlet(r, V, a, x);
+    int any = 0;
+    for (size_t i = 0; i < V; i++) {
+        if (gsl_rng_uniform(r) < zf)
+            x[i] = 0.0;
+        any |= x[i] > 0;
+    }
+    if (!any)
+        x[gsl_rng_uniform_int(r, V)] = 1.0;
+    sd_dist_normalise(x, V);
 }

@@ -8,6 +8,7 @@
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
+#include <gsl/gsl_rng.h>
 #include <stddef.h>
 
 int tu_run(const char *args, char **out, char **err);
@@ -31,6 +32,11 @@ struct sd_chain *tu_chain(size_t V, size_t T, unsigned long seed);
  * tokens the target forbids, and the target wants tokens the draft never
  * proposes.  NULL on failure. */
 struct sd_chain *tu_zero_chain(size_t V, size_t T, unsigned long seed);
+
+/* A random distribution on V <= 16 tokens: Dirichlet(alpha) weights, each
+ * entry zeroed with probability zf (at least one stays positive),
+ * renormalised; every draw from r. */
+void tu_dist(gsl_rng *r, double *x, size_t V, double alpha, double zf);
 
 struct sd_params;
 /* Sets parameter `name` (a built-in verifier's own parameter: eps,
