@@ -241,6 +241,14 @@ typedef struct sd_verifier_type {
      * (n, prev) alone; SD_ETOOBIG where the law is too large. */
     int (*iteration_law)(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                          struct sd_iter_law *out, sd_error *err);
+    /* Optional, for a verifier whose iterations carry state (so that the
+     * DP over iteration_law does not apply; greedy-block): the exact law
+     * of its first L output tokens, out[x_1·V^{L-1}+...+x_L] for x_0 ~
+     * init, all V^L doubles written (the caller's array, V^L already
+     * checked against the caller's limit).  SD_ETOOBIG where the
+     * computation is refused (naming the size and the limit). */
+    int (*prefix_law)(const sd_chain *c, const sd_params *par, size_t L, double *out,
+                      sd_error *err);
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon
