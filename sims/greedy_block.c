@@ -137,21 +137,24 @@ size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t
     return st->nf - a0;
 }
 
-/* Extends every covering frame's ratio (R row `from`) by token x at a
- * position whose levels are D, into `to`. */
-static void S_advance(const sd_greedy *st, const double *D, size_t a0, const S_ratio *from,
-                      S_ratio *to, size_t x, double px)
+/* Frame a's ratio r extended by token x at a position whose levels are D:
+ * by the frame's own target there (level a - a0) when the frame covers
+ * the position (a >= a0), and not at all in the per-token reading. */
+static S_ratio S_advance(const sd_greedy *st, const double *D, size_t a0, size_t a, S_ratio r,
+                         size_t x, double px)
 {
-    for (size_t a = 0; a < st->nf; a++)
-        to[a] = (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
-                    ? S_extend(from[a], D[(a - a0) * st->V + x], px)
-                    : from[a];
+    return (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
+               ? S_extend(r, D[(a - a0) * st->V + x], px)
+               : r;
 }
 
 void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_t i, size_t x,
                       double px)
 {
-    S_advance(st, D, a0, st->R + i * st->cap, st->R + (i + 1) * st->cap, x, px);
+    const S_ratio *from = st->R + i * st->cap;
+    S_ratio *to = st->R + (i + 1) * st->cap;
+    for (size_t a = 0; a < st->nf; a++)
+        to[a] = S_advance(st, D, a0, a, from[a], x, px);
     st->K[i + 1] = S_extend(st->K[i], D[L * st->V + x], px);
 }
 
@@ -198,9 +201,7 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     const S_ratio *Rt = st->R + tau * st->cap;
     for (size_t a = 0; a < st->nf; a++) {
         out[a].e = st->fr[a].e;
-        out[a].r = (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
-                       ? S_extend(Rt[a], D[(a - a0) * st->V + y], py)
-                       : Rt[a];
+        out[a].r = S_advance(st, D, a0, a, Rt[a], y, py);
     }
     size_t nf = st->nf;
     if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
@@ -254,7 +255,8 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     const double *top = st->D + L * V, *p = sd_chain_p(c, pos, ytau);
     double m = sd_greedy_next_row(st, tau, tau == G, top, p, sd_chain_q(c, pos, ytau), st->w);
     size_t yv = sd_dist_sample(st->w, V, m, sd_stream_uniform(rng));
-    it->rejected = tau < G;
+    if (tau < G)
+        it->rejected = 1; /* Y from eq. 30's residual */
     out[tau] = yv;
     it->emitted = tau + 1;
     /* The emitted path X^τ, Y: the frames' ratios, and this iteration's

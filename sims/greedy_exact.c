@@ -49,13 +49,15 @@
 #include "sd_block.h"
 #include "sd_sim.h"
 
-/* Live states (those at the positions not yet expanded): 2^21, about
- * 200 MB with their frames at the largest draft lengths the other limit
- * allows. */
-#define S_MAX_STATES ((size_t)1 << 21)
-/* Draft prefixes enumerated over the whole computation: 2^27, about 10 s
- * at V = 7 (docs/findings.md). */
-#define S_MAX_PREFIXES ((double)((size_t)1 << 27))
+/* Live states (those at the positions not yet expanded): 2^20, about
+ * 100 MB with their frames. */
+#define S_MAX_STATES ((size_t)1 << 20)
+/* Draft prefixes enumerated over the whole computation: 2^24, about 2 s
+ * of one core (7.5 million prefixes a second at V = 7, gamma = 2;
+ * docs/findings.md).  `run` asks for the exact values on every run, so
+ * a refusal must come quickly. */
+#define S_MAX_PREFIXES_LOG2 24
+#define S_MAX_PREFIXES ((double)((size_t)1 << S_MAX_PREFIXES_LOG2))
 
 typedef struct {
     size_t prev, cell, nf, fo; /* fo: offset of its frames in the pool */
@@ -270,9 +272,9 @@ static int S_node(S_ex *ex, size_t i, size_t y, double P, double *ret)
     size_t V = ex->V, n = ex->n, G = ex->G;
     if (++ex->prefixes > S_MAX_PREFIXES)
         return sd_error_set(ex->err, SD_ETOOBIG,
-                            "greedy-block exact: more than 2^27 draft prefixes to enumerate (limit; "
+                            "greedy-block exact: more than 2^%d draft prefixes to enumerate (limit; "
                             "%zu states so far, at position %zu): give a smaller --gamma, V or T",
-                            ex->states, n);
+                            S_MAX_PREFIXES_LOG2, ex->states, n);
     if (i > 0 && st->K[i].la == -INFINITY) { /* a_j = 0 from here on */
         *ret = 1.0;
         return SD_OK;
@@ -343,8 +345,8 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
     if (blocks > S_MAX_PREFIXES)
         return sd_error_set(err, SD_ETOOBIG,
                             "greedy-block exact: one iteration enumerates up to V^G = %zu^%zu = %.3g "
-                            "draft blocks; limit 2^27 draft prefixes in all: give a smaller --gamma",
-                            V, G1, blocks);
+                            "draft blocks; limit 2^%d draft prefixes in all: give a smaller --gamma",
+                            V, G1, blocks, S_MAX_PREFIXES_LOG2);
     int rc = sd_greedy_alloc(&ex->st, c, par, mode, err);
     if (rc)
         return rc;
