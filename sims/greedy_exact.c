@@ -330,6 +330,15 @@ static void S_ex_free(S_ex *ex)
     sd_greedy_free(ex->st);
 }
 
+/* Draft prefixes of one iteration with draft length G: Σ_{i<=G} V^i. */
+static double S_tree(size_t V, size_t G)
+{
+    double s = 0.0, x = 1.0;
+    for (size_t i = 0; i <= G; i++, x *= (double)V)
+        s += x;
+    return s;
+}
+
 /* Runs the chain of states up to position last (T, or L for the law). */
 static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                  size_t last, sd_error *err)
@@ -356,8 +365,14 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
     ex->w = malloc(V * sizeof *ex->w);
     ex->tok = malloc((cap + 1) * sizeof *ex->tok);
     ex->nx = malloc(cap * sizeof *ex->nx);
-    if (!ex->tab || !ex->Dd || !ex->w || !ex->tok || !ex->nx)
+    /* rest[n] = Σ_{k=n..last} S_tree(V, G_k): the projection below */
+    double *rest = calloc(last + 2, sizeof *rest);
+    if (!ex->tab || !ex->Dd || !ex->w || !ex->tok || !ex->nx || !rest) {
+        free(rest);
         return sd_error_set(err, SD_ENOMEM, "greedy-block exact: out of memory");
+    }
+    for (size_t n = last; n >= 1; n--)
+        rest[n] = rest[n + 1] + S_tree(V, sd_draft_len(c, par, n));
     ex->n = 1;
     for (size_t a = 0; a < V && !rc; a++)
         if (c->init[a] > 0.0)
@@ -366,6 +381,7 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
         S_table *t = &ex->tab[n];
         ex->n = n;
         ex->G = sd_draft_len(c, par, n);
+        double before = ex->prefixes;
         for (size_t k = 0; k < t->n && !rc; k++) {
             const S_entry *s = &t->e[k];
             ex->st->nf = s->nf;
@@ -379,7 +395,17 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
         }
         ex->live -= t->n;
         S_table_free(t);
+        /* Refuse early: the positions left, each at this position's work
+         * scaled to its draft length (the states rarely become fewer). */
+        double proj = ex->prefixes + (ex->prefixes - before) * rest[n + 1] / S_tree(V, ex->G);
+        if (!rc && proj > S_MAX_PREFIXES)
+            rc = sd_error_set(err, SD_ETOOBIG,
+                              "greedy-block exact: about %.3g draft prefixes to enumerate, at the "
+                              "rate of position %zu (%zu states so far); limit 2^%d: give a smaller "
+                              "--gamma, V or T",
+                              proj, n, ex->states, S_MAX_PREFIXES_LOG2);
     }
+    free(rest);
     return rc;
 }
 
