@@ -330,6 +330,15 @@ static void S_ex_free(S_ex *ex)
     sd_greedy_free(ex->st);
 }
 
+static int S_refuse(S_ex *ex, double projected)
+{
+    return sd_error_set(ex->err, SD_ETOOBIG,
+                        "greedy-block exact: about %.3g draft prefixes to enumerate, at the rate "
+                        "of position %zu (%zu states so far); limit 2^%d: give a smaller --gamma, "
+                        "V or T",
+                        projected, ex->n, ex->states, S_MAX_PREFIXES_LOG2);
+}
+
 /* Draft prefixes of one iteration with draft length G: Σ_{i<=G} V^i. */
 static double S_tree(size_t V, size_t G)
 {
@@ -392,6 +401,10 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
             ex->cell = s->cell;
             double r;
             rc = S_node(ex, 0, s->prev, 1.0, &r);
+            /* the states left at this position, at the mean so far */
+            double here = (ex->prefixes - before) * (double)t->n / (double)(k + 1);
+            if (!rc && before + here > S_MAX_PREFIXES)
+                rc = S_refuse(ex, before + here);
         }
         ex->live -= t->n;
         S_table_free(t);
@@ -399,11 +412,7 @@ static int S_run(S_ex *ex, const sd_chain *c, const sd_params *par, sd_greedy_mo
          * scaled to its draft length (the states rarely become fewer). */
         double proj = ex->prefixes + (ex->prefixes - before) * rest[n + 1] / S_tree(V, ex->G);
         if (!rc && proj > S_MAX_PREFIXES)
-            rc = sd_error_set(err, SD_ETOOBIG,
-                              "greedy-block exact: about %.3g draft prefixes to enumerate, at the "
-                              "rate of position %zu (%zu states so far); limit 2^%d: give a smaller "
-                              "--gamma, V or T",
-                              proj, n, ex->states, S_MAX_PREFIXES_LOG2);
+            rc = S_refuse(ex, proj);
     }
     free(rest);
     return rc;
