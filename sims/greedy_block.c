@@ -48,7 +48,11 @@
  * on line 5 before modifying Mb on line 6), and a per-token residual
  * [Mb(x|.) - Ms(x|.)]+; and Alg. 4 without any modification, which
  * Sun et al. 2025, App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
- * the toy model).  `simdec check` flags all three; see tests/test_check.c. */
+ * the toy model).  `simdec check` flags all three; see tests/test_check.c.
+ *
+ * The iteration is cut into the sd_greedy_* pieces of sd_block.h, which
+ * the exact enumeration (sims/greedy_exact.c: the verifiers' exact and
+ * prefix_law slots) runs as well, so that both compute the same targets. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>

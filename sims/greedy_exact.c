@@ -35,12 +35,17 @@
  * the law of the first L tokens the state also carries x_1..x_{n-1} (as
  * the cell index) and the walk stops at position L.
  *
- * Cost.  Every state enumerates up to Σ_{i<=G} V^i draft prefixes, and the
- * states at a position number up to about V^(G-1) times the patterns of
- * frames (the ratios depend on the tokens emitted inside the zones).
- * Refused (SD_ETOOBIG, naming the count and the limit): V^G beyond
- * S_MAX_PREFIXES before anything is done, and then as soon as the live
- * states exceed S_MAX_STATES or the prefixes enumerated S_MAX_PREFIXES. */
+ * Cost.  Every state enumerates up to Σ_{i<=G} V^i draft prefixes.  The
+ * states do not stay few: a frame's ratio is computed with the target of
+ * its iteration, which the frames before it modified, so along a run of
+ * iterations that each leave a zone the ratios depend on the whole run,
+ * and the states grow geometrically with n (docs/findings.md: about T = 9
+ * at V = 7, gamma 2).  Refused (SD_ETOOBIG, naming the count and the
+ * limit): V^G beyond S_MAX_PREFIXES before anything is done; then as soon
+ * as the live states exceed S_MAX_STATES, or the prefixes enumerated, or
+ * projected (the states left at a position, and the positions left, each
+ * at the mean work so far at the current position), exceed
+ * S_MAX_PREFIXES. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -439,7 +444,10 @@ int sd_greedy_exact_prefix(const sd_chain *c, const sd_params *par, sd_greedy_mo
 {
     if (L < 1 || L > c->T)
         return sd_error_set(err, SD_EUSAGE, "--L %zu: expected 1..T = %zu", L, c->T);
-    size_t ncells = sd_sim_cells(c->V, L, (size_t)-1);
+    size_t ncells = sd_sim_cells(c->V, L, SD_SIM_MAX_CELLS);
+    if (!ncells)
+        return sd_error_set(err, SD_ETOOBIG, "V^L = %zu^%zu cells exceed the limit %zu", c->V, L,
+                            SD_SIM_MAX_CELLS);
     memset(out, 0, ncells * sizeof *out);
     S_ex ex = {0};
     ex.L = L;

@@ -143,8 +143,10 @@ typedef struct sd_greedy_exact_result {
 } sd_greedy_exact_result;
 
 /* Whole-generation values of greedy-block in `mode`, and the law of its
- * first L output tokens: see sims/greedy_exact.c.  SD_ETOOBIG (naming the
- * count and the limit) when the enumeration would be too large. */
+ * first L output tokens into out[x_1·V^{L-1}+...+x_L] (V^L <=
+ * SD_SIM_MAX_CELLS doubles, the caller's, all written): see
+ * sims/greedy_exact.c.  SD_ETOOBIG (naming the count and the limit) when
+ * the enumeration would be too large; SD_EUSAGE for L outside 1..T. */
 int sd_greedy_exact(const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_greedy_exact_result *out, sd_error *err);
 int sd_greedy_exact_prefix(const sd_chain *c, const sd_params *par, sd_greedy_mode mode, size_t L,
