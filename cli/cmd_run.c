@@ -339,6 +339,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                       .threads = (unsigned)threads,
                       .want_positions = !claims && m->chain && m->T <= ((size_t)1 << 24) / m->V,
                       .want_per_trial = want_per_trial,
+                      .coupled = out->paired,
                       .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
                       .time_limit = time_limit,
