@@ -691,8 +691,9 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         sd_params_format(&p0->cv.par, p0->cv.vt, pars, sizeof pars);
         printf("\n  paired differences against %s%s (same trials): the mean of the per-trial differences,\n"
                "  its se, the se two independent runs would give, and their ratio.  Coupling output-first:\n"
-               "  both verifiers output the same tokens and flip the same coins (RB: given those tokens);\n"
-               "  common-seed: the same stream per trial only.\n", p0->cv.vt->name, pars);
+               "  both verifiers output the same tokens, and their rejections are drawn from one uniform\n"
+               "  given them (RB: expectations given them); common-seed: the same stream per trial only.\n",
+               p0->cv.vt->name, pars);
         printf("  %-30s %-13s %-18s %12s %10s %10s %7s\n", "verifier", "coupling", "quantity", "difference",
                "paired se", "unpaired", "ratio");
         for (size_t i = 1; i < n; i++) {

@@ -34,16 +34,23 @@
  *     block:  a = min(1, s r),    s <- max(1, s r)   (s = ρ_l / M_l).
  *
  * The path.  Trial i of run `seed` reads its stream (seed, i) (src/sd_rng.h):
- * uniform 0 draws x_0 from init; then at every position t, uniform 2t-1
- * draws x_t from q_t(.|x_{t-1}) and uniform 2t is the coin v_t: an
- * iteration deciding at t accepts iff v_t < a.  Every verifier on this
- * path therefore outputs the SAME tokens x and flips the SAME coins in the
- * same trial — common random numbers that pair: v_t is used once per
- * verifier, at most one decision of each verifier sits at position t, and
- * it is independent of x and of every earlier decision, so each verifier's
- * iterations have the law above, i.e. its own law.  With the same coin,
- * block (s >= 1) accepts wherever token accepts: at full lookahead its
- * rejections are a subset of token's.
+ * uniform 0 draws x_0 from init and uniform t draws x_t from q_t(.|x_{t-1})
+ * (t = 1..T).  Given x, the iterations form a Markov chain over the
+ * states (s, drafts left) of the iterations open at each position; the
+ * forward pass computes alpha_t(state, k), the probability of each state
+ * entering t with k rejections before t.  Uniform T+1, U, then draws the
+ * trial's number of rejections N = F^{-1}(U | x) from its exact law given
+ * x, and uniforms T+2, ..., 2T+1 draw the states and events at T, T-1,
+ * ..., 1 given (x, N) backwards (each ∝ alpha_{t}(i, k) · P(i -> the state
+ * drawn after it)).  So (x, N, iterations) has the verifier's law exactly,
+ * for any U independent of x.  Every verifier on this path outputs the
+ * SAME x and uses the SAME U in a trial: their rejection counts are
+ * comonotone given x — the coupling that minimises the variance of their
+ * difference given x.  (A shared coin per position instead, v_t accepting
+ * iff v_t < a, gives the same laws but only 2.3x on the default chain:
+ * docs/findings.md.)  Cost: the forward pass is O(Σ_t |L_t| · t) per trial
+ * with |L_t| <= min(t, G+1) open iterations; plans whose tables would pass
+ * 2^23 cells (about T = 200 at full lookahead) are refused (SD_ETOOBIG).
  *
  * Rao-Blackwellisation given the output.  Given x the iteration structure
  * is a Markov chain over (s, drafts left) and can be filtered exactly:
@@ -65,12 +72,13 @@ sd_given_output_fn sd_paired_rule(const sd_verifier_type *vt);
 
 /* Deliberately broken variants, for tests: they must be caught. */
 enum {
-    SD_PAIRED_BUG_REUSE_DRAW = 1u << 0 /* the coin is the uniform that drew x_t */
+    SD_PAIRED_BUG_REUSE_DRAW = 1u << 0 /* U is the uniform that drew x_T */
 };
 
 /* The plan for vt with parameters par on model m: SD_EUSAGE (message set
  * when err is not NULL) when the path does not apply — no rule, a lossy
- * verifier at par, or a model without stored rows.  m and par must outlive
+ * verifier at par, or a model without stored rows; SD_ETOOBIG when the
+ * filter's tables would be too large.  m and par must outlive
  * the plan.  Free with sd_paired_kernel.plan_free. */
 int sd_paired_plan_new(void **plan, const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                        unsigned bugs, sd_error *err);

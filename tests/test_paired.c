@@ -258,8 +258,8 @@ Test(paired, each_verifier_keeps_its_law)
     }
 }
 
-/* The coin must be a fresh uniform: deciding with the uniform that drew x_t
- * (spent: given x_t it lies in x_t's interval of the CDF) is biased, and
+/* The count's uniform must be fresh: taking the one that drew x_T (spent:
+ * given x_T it lies in x_T's interval of the CDF) biases the count, and
  * the same test catches it for both verifiers. */
 Test(paired, reusing_a_spent_uniform_is_caught)
 {
@@ -324,8 +324,9 @@ Test(paired, engine_runs_the_path_and_bits_do_not_depend_on_threads)
         sd_sim_result_free(&a);
         sd_sim_result_free(&b);
     }
-    /* with a shared coin, block accepts wherever token does: at full
-     * lookahead it never rejects more often than token in the same trial */
+    /* given x, block's rejections are stochastically fewer than token's
+     * (with a shared coin per position block accepts wherever token does),
+     * so with comonotone counts it never rejects more in the same trial */
     sd_params pt = S_par(S_vt("token"), 0), pb = S_par(S_vt("block"), 0);
     sd_sim_result t = S_engine(S_vt("token"), c, &pt, 5000, 2), k = S_engine(S_vt("block"), c, &pb, 5000, 2);
     for (uint64_t i = 0; i < 5000; i++)
