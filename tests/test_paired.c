@@ -356,8 +356,9 @@ static double S_num(json_t *o, const char *a, const char *b)
 
 /* The printed differences against the exact ones, and the ratio the
  * issue asks for: the default chain (V 7, T 50, model-seed 10), token vs
- * block at full lookahead, 20000 trials, seed 1 (measured 2.32x plain,
- * 3.56x Rao-Blackwellised; docs/findings.md). */
+ * block at full lookahead, 20000 trials, seed 1 (measured 3.61x and 3.54x
+ * for rejections and target calls, 3.52x and 3.51x Rao-Blackwellised;
+ * docs/findings.md). */
 Test(paired, cli_differences_match_exact_and_the_gain_on_the_default_chain)
 {
     static const char *const q[] = {"rejections", "target_calls", "rejections_rb", "target_calls_rb"};
@@ -377,8 +378,8 @@ Test(paired, cli_differences_match_exact_and_the_gain_on_the_default_chain)
     pd = json_object_get(json_array_get(j, 1), "paired");
     cr_expect(S_num(pd, "rejections_rb", "stderr_ratio") >= 3.0);
     cr_expect(S_num(pd, "target_calls_rb", "stderr_ratio") >= 3.0);
-    cr_expect(S_num(pd, "rejections", "stderr_ratio") >= 2.0);
-    cr_expect(S_num(pd, "target_calls", "stderr_ratio") >= 2.0);
+    cr_expect(S_num(pd, "rejections", "stderr_ratio") >= 3.0);
+    cr_expect(S_num(pd, "target_calls", "stderr_ratio") >= 3.0);
     json_decref(j);
 
     /* a verifier without the path pairs by the common seed only */
