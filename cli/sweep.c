@@ -427,6 +427,10 @@ int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired o
     if (!a->res.per_trial || !b->res.per_trial || a->res.trials != b->res.trials)
         return -1;
     for (int q = 0; q < CLI_PAIRED_N; q++) {
+        if (q >= CLI_PAIRED_REJ_RB && !(a->rb && b->rb)) { /* --estimator plain, or none given */
+            out[q] = (cli_paired){NAN, NAN, NAN, NAN, NAN};
+            continue;
+        }
         sd_welford d, wa, wb;
         sd_welford_init(&d);
         sd_welford_init(&wa);

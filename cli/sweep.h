@@ -77,7 +77,7 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired);
  * stderr sqrt(se_a^2 + se_b^2) two independent runs would give, for the
  * quantities CLI_PAIRED_* — the plain counts and their Rao-Blackwellised
  * estimates (the trials' rb_rejections, rb_target_calls; NaN entries when
- * a point has none).  Returns -1 when the points cannot be paired. */
+ * a point has none or was run with --estimator plain).  Returns -1 when the points cannot be paired. */
 enum { CLI_PAIRED_REJ, CLI_PAIRED_CALLS, CLI_PAIRED_REJ_RB, CLI_PAIRED_CALLS_RB, CLI_PAIRED_N };
 typedef struct cli_paired {
     double diff, se, lo, hi, se_unpaired;

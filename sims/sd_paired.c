@@ -309,6 +309,9 @@ static void S_trial(const S_plan *p, S_work *w, uint64_t seed, uint64_t trial, c
             pick = last;
             ended = last_end;
         }
+        /* (cur, k) has positive weight, and the forward pass formed it from
+         * these very products: one of them is positive. */
+        assert(pick != SIZE_MAX);
         w->ev[t] = !ended ? S_EV_ACCEPT : w->rej[pick] ? S_EV_REJECT : S_EV_BONUS;
         if (ended)
             k -= w->rej[pick];
