@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../src/sd_dist.h"
+#include "sd_paired.h"
 #include "sd_params.h"
 #include "../src/sd_exact.h"
 
@@ -20,7 +21,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
 {
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
-    sd_trial tr = {0, 0, 0, 0, 0, 0.0};
+    sd_trial tr = {0, 0, 0, 0, 0, 0.0, NAN};
     size_t L = stop && stop->L ? stop->L : c->T;
     /* The prompt token x_0 ~ init is the stream's first uniform. */
     tokens[0] = stop && stop->fixed_prev ? stop->prev
@@ -169,6 +170,7 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
         sd_observe obs = {.L = L, .first_iteration = o->stop.first_iteration, .rej = &blk->rej,
                           .calls = &blk->calls, .acc = &blk->acc, .hist = sc->hist, .pos = sc->pos,
                           .cells = sc->cells, .tokens = sc->ktok,
+                          .per_trial = run->per_trial ? run->per_trial + lo : NULL,
                           .rb = o->want_rb && (run->kt->supports & SD_OBS_RB) ? &blk->rb : NULL};
         if (!run->tokens) {
             run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
@@ -176,6 +178,7 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
             /* Consecutive chunks: the same observations in the same trial order. */
             for (uint64_t c0 = lo; c0 < hi; c0 += sc->ktok_trials) {
                 uint64_t c1 = hi - c0 < sc->ktok_trials ? hi : c0 + sc->ktok_trials;
+                obs.per_trial = run->per_trial ? run->per_trial + c0 : NULL;
                 run->kt->run(run->plan, sc->work, o->seed, c0, c1, &obs);
                 for (uint64_t t = c0; t < c1; t++)
                     S_tokens_keep(run, t, sc->ktok + (size_t)(t - c0) * (T + 1));
@@ -582,6 +585,12 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
         return rc;
     run->ncells = ncells;
     unsigned need = S_needs(opts);
+    /* Paired runs: the output-first path where the verifier has one. */
+    if (opts->coupled && !opts->generic && (sd_paired_kernel.supports & need) == need &&
+        sd_paired_plan_new(&run->plan, job->vt, job->model, job->par, 0, NULL) == SD_OK) {
+        run->kt = &sd_paired_kernel;
+        *kernel = sd_paired_kernel.name;
+    }
     const sd_kernel_type *const *ks = job->vt->kernels;
     for (size_t i = 0; ks && ks[i] && !opts->generic && !run->kt; i++) {
         if ((ks[i]->supports & need) != need)

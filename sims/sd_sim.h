@@ -90,6 +90,12 @@ typedef struct sd_sim_opts {
     int generic;             /* 1: never use a kernel (tests) */
     size_t kernel_max_bytes; /* memory bound of a kernel's tables; 0: its default */
     int want_rb;             /* 1: fill rejections_rb (sd_iter.rb_rejected) */
+    /* 1: where the verifier has an output-first law (sims/sd_paired.h), run
+     * that path: every such verifier then outputs the same tokens in trial
+     * i and draws its rejections from the same uniform given them, so runs
+     * of different verifiers pair; their rejections_rb is E[N_rej | output].
+     * Others run as usual. */
+    int coupled;
 } sd_sim_opts;
 
 /* sd_sim_result.kernel: a kernel's name (sd_kernel_type.name), "generic",

@@ -131,6 +131,8 @@ typedef struct sd_trial {
     size_t accepted;      /* draft tokens accepted, over the iterations run */
     size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
     double rb_rejections; /* Σ of the iterations' rb_rejected (NaN: none given) */
+    double rb_target_calls; /* E[target calls | the trial's output] on the output-first
+                               path (sims/sd_paired.h); NaN elsewhere */
 } sd_trial;
 
 typedef struct sd_observe {
@@ -193,6 +195,13 @@ typedef struct sd_exact_values {
 
 struct sd_iter_law;
 
+/* The law of an iteration given the tokens it outputs (sims/sd_paired.h):
+ * having accepted its first l-1 drafts with state *s (1 at the start of
+ * the iteration), it accepts the l-th with the returned probability, where
+ * r = p(x)/q(x) at the token x it outputs there (q(x) > 0; r may be 0);
+ * *s is updated for the branch that accepts. */
+typedef double (*sd_given_output_fn)(double *s, double r);
+
 /* --- the type --------------------------------------------------------------- */
 
 enum {
@@ -249,6 +258,10 @@ typedef struct sd_verifier_type {
      * computation is refused (naming the size and the limit). */
     int (*prefix_law)(const sd_chain *c, const sd_params *par, size_t L, double *out,
                       sd_error *err);
+    /* Optional, lossless verifiers whose iteration, given its output, has
+     * the sequential law above (token-level SD and block verification; the
+     * output-first path of `run --paired`, sims/sd_paired.h).  NULL: none. */
+    sd_given_output_fn given_output;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon
