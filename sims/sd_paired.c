@@ -24,14 +24,6 @@ double sd_paired_block_rule(double *s, double r)
     return x < 1.0 ? x : 1.0;
 }
 
-sd_given_output_fn sd_paired_rule(const sd_verifier_type *vt)
-{
-    if (vt->given_output)
-        return vt->given_output;
-    /* sims/token.c does not set the slot yet (see docs/findings.md). */
-    return vt == &sd_verifier_token ? sd_paired_token_rule : NULL;
-}
-
 typedef struct {
     const sd_chain *c;
     const sd_params *par;
@@ -75,7 +67,7 @@ int sd_paired_plan_new(void **plan, const sd_verifier_type *vt, const sd_model *
                        unsigned bugs, sd_error *err)
 {
     *plan = NULL;
-    sd_given_output_fn rule = sd_paired_rule(vt);
+    sd_given_output_fn rule = vt->given_output;
     if (!rule || !m->chain || !sd_verifier_claims_lossless(vt, par))
         return sd_error_set(err, SD_EUSAGE,
                             "--algo %s: no output-first law (lossless token-level or block verification "

@@ -67,9 +67,6 @@
 double sd_paired_token_rule(double *s, double r);
 double sd_paired_block_rule(double *s, double r);
 
-/* The rule of vt, or NULL when it has none (the path does not apply). */
-sd_given_output_fn sd_paired_rule(const sd_verifier_type *vt);
-
 /* Deliberately broken variants, for tests: they must be caught. */
 enum {
     SD_PAIRED_BUG_REUSE_DRAW = 1u << 0 /* U is the uniform that drew x_T */

@@ -33,6 +33,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include "sd_iter_laws.h"
+#include "sd_paired.h"
 #define S_HAVE_X86 1
 #else
 #define S_HAVE_X86 0
@@ -106,6 +107,7 @@ const sd_verifier_type sd_verifier_token = {
     .exact = S_exact,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .given_output = sd_paired_token_rule,
 };
 
 
