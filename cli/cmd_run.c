@@ -187,6 +187,24 @@ static int S_print_table(const cli_run_point *rp)
     return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
 }
 
+/* 1 if a kernel of vt runs on a streamed chain (sd_kernel_all_type). */
+static int S_streams(const sd_verifier_type *vt)
+{
+    for (size_t k = 0; vt && vt->kernels && vt->kernels[k]; k++)
+        if (vt->kernels[k]->supports & SD_KERNEL_ALL)
+            return 1;
+    return 0;
+}
+
+/* The bound of a kernel's tables: the memory budget less the stored chain
+ * they are built beside. */
+static size_t S_kernel_budget(const cli_model *m)
+{
+    const sd_chain *c = m->chain;
+    size_t chain = c ? (c->V + (c->draft_steps + c->target_steps) * c->V * c->V) * sizeof(double) : 0;
+    return chain < m->budget ? m->budget - chain : 1;
+}
+
 static int S_write_samples(FILE *f, void *ctx, sd_error *err)
 {
     const sd_sim_result *r = ctx;
@@ -321,6 +339,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
     if (status < 0 && pt->samples && hooks->sim)
         status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
+    mo->may_stream = S_streams(cv->vt);
     if (status < 0 && cli_model_open(mo, &pt->model, &err))
         status = cli_fail(&err);
     if (status >= 0)
@@ -344,6 +363,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                       .time_limit = time_limit,
                       .target_stderr = target_se,
                       .want_rb = estimator != 0,
+                      .kernel_max_bytes = S_kernel_budget(&pt->model),
                       .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0};
     double t_model = S_now();
     sd_sim_job job = {vt, m, &cv->par};

@@ -163,6 +163,31 @@ extern const sd_kernel_type sd_token_kernel_alias;
 extern const sd_kernel_type sd_token_kernel_broken;
 extern const sd_kernel_type sd_token_kernel_zipf;
 
+/* --- the streamed model (sims/token_stream.c) ----------------------------------
+ *
+ * token-stream: the kernel on a generated chain streamed step by step
+ * (src/sd_model.h), an sd_kernel_all_type: step n's rows are generated, its
+ * tables built and every trial advanced through position n, then the next
+ * step; the statistics are the token-alias kernel's on the stored chain,
+ * bit for bit. */
+extern const sd_kernel_all_type sd_token_kernel_stream;
+
+/* Bytes of one step's rows and tables at vocabulary V (2·V²·8 +
+ * (V+1)·2^lgK·8 + V·8), SIZE_MAX when V is too large; and the bytes of state
+ * each trial keeps over horizon T. */
+size_t sd_token_stream_bytes(size_t V);
+size_t sd_token_stream_trial_bytes(size_t T);
+
+/* Exact E[N_rej] and E[target calls] of token-level SD with draft length
+ * gamma (0: the horizon) on a streamed chain: Theorem 1 of Yin et al. 2024
+ * or the DP of sd_exact_token_dp, run forward over the rows — the values of
+ * sd_exact_token on the stored chain, bit for bit.  Taken from ms's memo
+ * when a pass (a run's, or an earlier call's) computed them, else one pass
+ * over the generator (the cost of generating the chain).  SD_ETOOBIG where
+ * the DP exceeds SD_EXACT_MAX_WORK; the generator's errors. */
+int sd_token_stream_exact(sd_model_stream *ms, size_t gamma, double *rejections, double *target_calls,
+                          sd_error *err);
+
 /* --- the on-demand model ------------------------------------------------------ */
 
 /* The algorithm on the on-demand model of src/sd_zipf.h with draft length

@@ -71,11 +71,13 @@ int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 
 /* Exact values: Theorem 1 of Yin et al. 2024 at lookahead to the horizon,
  * else the DP over (x_{n-1}, tokens accepted in the iteration) (both in
- * src/sd_exact.h); on the Zipf model its closed forms (src/sd_zipf.h). */
+ * src/sd_exact.h); on the Zipf model its closed forms (src/sd_zipf.h); on a
+ * streamed chain the same two, forward over its rows (sims/token_stream.c). */
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
-    int rc = m->zipf ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
-                     : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
+    int rc = m->zipf     ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
+             : m->stream ? sd_token_stream_exact(m->stream, par->gamma, &out->rejections, &out->target_calls, err)
+                         : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
     if (rc)
         return rc;
     out->method = m->zipf ? (par->gamma ? "Zipf model: DP over the accepted-in-iteration counter, finite gamma"
@@ -85,7 +87,8 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
     return SD_OK;
 }
 
-static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias, NULL};
+static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias,
+                                                  &sd_token_kernel_stream.kernel, NULL};
 
 /* The exact law of one iteration (sims/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
