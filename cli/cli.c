@@ -473,6 +473,10 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
         sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
         return NULL;
     }
+    if (mo->stream) {
+        sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo token streams)");
+        return NULL;
+    }
     if (mo->zipf || mo->zipf_given) {
         sd_error_set(err, SD_EUSAGE, "--zipf: this command needs a model with stored rows "
                                      "(--model, --p/--q or a generated chain)");

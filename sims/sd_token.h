@@ -169,8 +169,10 @@ extern const sd_kernel_type sd_token_kernel_zipf;
  * (src/sd_model.h), an sd_kernel_all_type: step n's rows are generated, its
  * tables built and every trial advanced through position n, then the next
  * step; the statistics are the token-alias kernel's on the stored chain,
- * bit for bit. */
+ * bit for bit.  token-stream-broken: the same with SD_TOKEN_BROKEN_RESIDUAL
+ * tables (the streamed kernel of the control broken-token-kernel). */
 extern const sd_kernel_all_type sd_token_kernel_stream;
+extern const sd_kernel_all_type sd_token_kernel_stream_broken;
 
 /* Bytes of one step's rows and tables at vocabulary V (2·V²·8 +
  * (V+1)·2^lgK·8 + V·8), SIZE_MAX when V is too large; and the bytes of state

@@ -142,8 +142,8 @@ size_t sd_token_stream_trial_bytes(size_t T)
     return 3 * sizeof(uint32_t) + sizeof(double) + sizeof(uint64_t) + (T + 63) / 64 * sizeof(uint64_t);
 }
 
-static int S_plan_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
-                      unsigned threads, sd_error *err)
+static int S_plan_kind(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_token_kind kind, sd_error *err)
 {
     *plan = NULL;
     if (!m->stream)
@@ -163,9 +163,21 @@ static int S_plan_new(void **plan, const sd_model *m, const sd_params *par, size
     pl->max_bytes = max_bytes;
     pl->lgK = sd_token_lgK(m->V);
     pl->threads = threads;
-    pl->kind = SD_TOKEN_EXACT;
+    pl->kind = kind;
     *plan = pl;
     return SD_OK;
+}
+
+static int S_plan_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                      unsigned threads, sd_error *err)
+{
+    return S_plan_kind(plan, m, par, max_bytes, threads, SD_TOKEN_EXACT, err);
+}
+
+static int S_plan_broken(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                         unsigned threads, sd_error *err)
+{
+    return S_plan_kind(plan, m, par, max_bytes, threads, SD_TOKEN_BROKEN_RESIDUAL, err);
 }
 
 static void S_plan_free(void *plan)
@@ -392,8 +404,14 @@ int sd_token_stream_exact(sd_model_stream *ms, size_t gamma, double *rejections,
     return SD_OK;
 }
 
+#define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_ALL)
+
 const sd_kernel_all_type sd_token_kernel_stream = {
-    {"token-stream", SD_OBS_STATS | SD_OBS_POS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_ALL, S_plan_new,
-     S_plan_free, NULL, NULL, NULL},
+    {"token-stream", S_SUPPORTS, S_plan_new, S_plan_free, NULL, NULL, NULL},
+    S_run_all,
+};
+
+const sd_kernel_all_type sd_token_kernel_stream_broken = {
+    {"token-stream-broken", S_SUPPORTS, S_plan_broken, S_plan_free, NULL, NULL, NULL},
     S_run_all,
 };
