@@ -521,9 +521,9 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
     size_t bytes = sd_gen_chain_bytes(mo->gen.V, mo->gen.T), budget = sd_mem_budget(mo->max_memory);
     if (bytes > budget) {
         sd_error_set(err, SD_ETOOBIG,
-                     "a generated chain with V=%zu, T=%zu takes %.3g GB stored (2*T*V^2 doubles); memory "
-                     "budget %.3g GB (%s): lower --V or --T, raise --max-memory, or stream it (run with a "
-                     "verifier that has a kernel for streamed chains: run --list)",
+                     "a generated chain with V=%zu, T=%zu takes %.4g GB stored (2*T*V^2 doubles); memory "
+                     "budget %.3g GB (%s); refusing: lower --V or --T, raise --max-memory, or stream it "
+                     "(run with a verifier that has a kernel for streamed chains: run --list)",
                      mo->gen.V, mo->gen.T, (double)bytes / 1e9, (double)budget / 1e9,
                      mo->max_memory ? "--max-memory" : "half of the memory available");
         return NULL;

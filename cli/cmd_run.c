@@ -126,8 +126,12 @@ static int S_print_table(const cli_run_point *rp)
     if (rp->samples)
         printf("samples   %s: x_1..x_%zu of each trial, one line per trial\n", rp->samples,
                r->tokens_per_trial);
-    printf("setup     %.3g s (model %.3g s, kernel tables %.3g s)\n", rp->setup_seconds,
-           rp->setup_seconds - r->setup_seconds, r->setup_seconds);
+    if (rp->model.view.stream)
+        printf("setup     %.3g s (the streamed chain's rows and tables are built step by step, inside the "
+               "run's %.3g s)\n", rp->setup_seconds, r->seconds);
+    else
+        printf("setup     %.3g s (model %.3g s, kernel tables %.3g s)\n", rp->setup_seconds,
+               rp->setup_seconds - r->setup_seconds, r->setup_seconds);
     if (r->stop != SD_SIM_STOP_DONE)
         printf("stopped   %s after %llu of %llu trials (the output of --trials %llu)\n",
                S_stop_name(r->stop), (unsigned long long)r->trials,

@@ -327,12 +327,12 @@ Test(stream_cli, refusals_name_sizes_before_allocating)
     free(e);
     /* a verifier without a streamed kernel: the stored chain over the budget */
     cr_assert_eq(tu_run("run --algo block --V 2048 --T 50 --max-memory 1G", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "V=2048, T=50 takes 3.36 GB stored") && tu_contains(e, "1.07 GB (--max-memory)"),
+    cr_assert(tu_contains(e, "V=2048, T=50 takes 3.355 GB stored") && tu_contains(e, "1.07 GB (--max-memory)"),
               "%s", e);
     free(o);
     free(e);
     cr_assert_eq(tu_run("gen --V 4096 --T 50 --max-memory 4G", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "13.4 GB stored"), "%s", e);
+    cr_assert(tu_contains(e, "13.42 GB stored"), "%s", e);
     free(o);
     free(e);
     /* usage */
