@@ -695,6 +695,8 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
         run.per_trial = res->per_trial;
         run.tokens = res->tokens;
     }
+    if (!rc && run.kt && (run.kt->supports & SD_KERNEL_COPIES) && opts->kernel_ready)
+        opts->kernel_ready(opts->kernel_ready_ctx);
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
     res->setup_seconds = t0 - t_setup;

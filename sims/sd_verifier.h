@@ -193,6 +193,10 @@ typedef struct sd_kernel_type {
  * sd_kernel_all_type (work_new, work_free and run are NULL). */
 enum { SD_KERNEL_ALL = 1u << 30 };
 
+/* In supports: the plan holds copies of everything its runs read, so the
+ * model's stored rows may be freed once it is built (sd_sim_opts.kernel_ready). */
+enum { SD_KERNEL_COPIES = 1u << 29 };
+
 typedef struct sd_kernel_all_type {
     sd_kernel_type kernel;
     /* Runs trials 0..opts->trials-1 of run opts->seed (early stopping is

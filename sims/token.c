@@ -809,7 +809,8 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     sd_token_plan_run(plan, work, seed, lo, hi, obs);
 }
 
-#define S_ALIAS_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB)
+#define S_ALIAS_SUPPORTS \
+    (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_COPIES)
 
 const sd_kernel_type sd_token_kernel_alias = {
     "token-alias", S_ALIAS_SUPPORTS, S_alias_new, S_plan_free, S_work_new, S_work_free, S_run,

@@ -349,3 +349,49 @@ Test(stream_cli, refusals_name_sizes_before_allocating)
     free(o);
     free(e);
 }
+
+/* The stored chain may be freed once the token kernel's tables are built:
+ * the engine says so (kernel_ready) for token-alias, whose plan copies
+ * what it reads, and not for the generic step or the block kernel, which
+ * read the rows during the run; the run after the chain is freed gives
+ * the same bits. */
+static void S_ready(void *ctx)
+{
+    sd_chain **c = ctx;
+    sd_chain_free(*c);
+    *c = NULL;
+}
+
+Test(stream_limits, chain_freed_once_the_token_tables_are_built)
+{
+    const sd_verifier_type *vt = sd_verifier_find("token"), *bv = sd_verifier_find("block");
+    sd_gen_params gp = S_gen(9, 12, 3, SD_GEN_DIRICHLET);
+    sd_error err;
+    sd_chain *keep = sd_chain_generate(&gp, &err), *c = sd_chain_generate(&gp, &err);
+    cr_assert(keep && c);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    sd_sim_opts so = {.seed = 4, .trials = 5000, .threads = 2, .want_rb = 1};
+    sd_sim_result ref, r;
+    cr_assert_eq(sd_sim_run(vt, keep, &par, &so, &ref, &err), SD_OK, "%s", err.msg);
+    so.kernel_ready = S_ready;
+    so.kernel_ready_ctx = &c;
+    cr_assert_eq(sd_sim_run(vt, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+    cr_assert_null(c, "token-alias: the chain was released");
+    S_same_result(&ref, &r, "chain freed after the tables");
+    sd_sim_result_free(&ref);
+    sd_sim_result_free(&r);
+    /* the block kernel and the generic step keep reading the rows */
+    sd_params bpar;
+    sd_params_defaults(&bpar, bv);
+    sd_chain *c2 = keep;
+    so.kernel_ready_ctx = &c2;
+    cr_assert_eq(sd_sim_run(bv, keep, &bpar, &so, &r, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(c2, "kernel %s", r.kernel);
+    sd_sim_result_free(&r);
+    so.generic = 1;
+    cr_assert_eq(sd_sim_run(vt, keep, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(c2);
+    sd_sim_result_free(&r);
+    sd_chain_free(keep);
+}
