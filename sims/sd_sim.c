@@ -609,24 +609,23 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
             *kernel = "generic (no memory for the kernel)";
         }
     }
-    if (!run->kt && job->model->zipf) {
-        char names[256];
+    if (!run->kt && job->model->stream && kerr.code == SD_ETOOBIG) {
+        if (err)
+            *err = kerr;
+        return SD_ETOOBIG;
+    }
+    char names[256]; /* the verifiers that run on a model without stored rows */
+    if (!run->kt && !job->model->chain)
         S_kernel_owners(job->model, names, sizeof names);
+    if (!run->kt && job->model->zipf) {
         return sd_error_set(err, SD_EUSAGE,
                             "--algo %s cannot run on the Zipf model as asked: its step reads stored rows, "
                             "and only a verifier's own kernel runs there, for run's statistics "
                             "(verifiers with one: %s)",
                             job->vt->name, names[0] ? names : "none");
     }
-    if (!run->kt && job->model->stream && kerr.code == SD_ETOOBIG) {
-        if (err)
-            *err = kerr;
-        return SD_ETOOBIG;
-    }
     if (!run->kt && job->model->stream) {
         /* The stored chain was not kept because it exceeds the memory budget. */
-        char names[256];
-        S_kernel_owners(job->model, names, sizeof names);
         return sd_error_set(err, SD_ETOOBIG,
                             "--algo %s needs the stored chain, and this one is streamed step by step: stored "
                             "it would take %zu bytes (V=%zu, T=%zu), over the memory budget (--max-memory); "

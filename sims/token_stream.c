@@ -234,8 +234,10 @@ static void S_chunk(const S_plan *pl, S_trials *st, uint64_t seed, const uint64_
             tokens[(c0 + i) * k + n - 1] = st->prev[c0 + i];
 }
 
-/* Trials 0..N-1: x_0 from the init table and uniform 0, uniform 1 kept. */
-static void S_start(S_trials *st, uint64_t seed, const uint64_t *init, unsigned lgK, int threads)
+/* Position n of every trial, chunk by chunk over the threads; n = 0: x_0
+ * from the init table and uniform 0 (itab), uniform 1 kept. */
+static void S_position(const S_plan *pl, S_trials *st, uint64_t seed, const uint64_t *tab, const double *tv,
+                       const uint64_t *itab, size_t n, int threads, uint32_t *tokens, size_t k)
 {
     const uint64_t N = st->N, chunks = (N + S_CHUNK - 1) / S_CHUNK;
 #pragma omp parallel num_threads(threads)
@@ -245,9 +247,13 @@ static void S_start(S_trials *st, uint64_t seed, const uint64_t *init, unsigned 
         for (uint64_t c = 0; c < chunks; c++) {
             uint64_t c0 = c * S_CHUNK;
             size_t s = N - c0 < S_CHUNK ? (size_t)(N - c0) : S_CHUNK;
+            if (n > 0) {
+                S_chunk(pl, st, seed, tab, tv, n, c0, s, ua, tokens, k);
+                continue;
+            }
             sd_rngbuf_trials(seed, 0, c0, s, ua, st->ub + c0);
             for (size_t i = 0; i < s; i++)
-                st->prev[c0 + i] = (uint32_t)(sd_token_alias_draw(init, lgK, ua[i]) >> 1);
+                st->prev[c0 + i] = (uint32_t)(sd_token_alias_draw(itab, pl->lgK, ua[i]) >> 1);
         }
     }
 }
@@ -313,8 +319,8 @@ static int S_pass(const S_plan *pl, const sd_sim_opts *o, S_trials *st, sd_sim_b
         rc = sd_token_init_table(init, V, itab, err);
     }
     if (!rc && st)
-        S_start(st, o->seed, itab, pl->lgK, threads);
-    const uint64_t N = st ? st->N : 0, chunks = (N + S_CHUNK - 1) / S_CHUNK;
+        S_position(pl, st, o->seed, NULL, NULL, itab, 0, threads, NULL, 0);
+    const uint64_t N = st ? st->N : 0;
     const size_t k = o ? o->want_tokens : 0;
     for (size_t n = 1; n <= T && !rc; n++) {
         if ((rc = sd_gen_stream_next(g, p, q, NULL, err)))
@@ -324,16 +330,7 @@ static int S_pass(const S_plan *pl, const sd_sim_opts *o, S_trials *st, sd_sim_b
             continue;
         if ((rc = sd_token_step_tables(p, q, V, pl->kind, build_threads, tab, tv, err)))
             break;
-#pragma omp parallel num_threads(threads)
-        {
-            uint64_t ua[S_CHUNK];
-#pragma omp for schedule(static)
-            for (uint64_t c = 0; c < chunks; c++) {
-                uint64_t c0 = c * S_CHUNK;
-                size_t s = N - c0 < S_CHUNK ? (size_t)(N - c0) : S_CHUNK;
-                S_chunk(pl, st, o->seed, tab, tv, n, c0, s, ua, tokens, k);
-            }
-        }
+        S_position(pl, st, o->seed, tab, tv, itab, n, threads, tokens, k);
         if (pos)
             for (uint64_t i = 0; i < N; i++)
                 pos[(n - 1) * V + st->prev[i]] += 1.0;

@@ -307,47 +307,36 @@ Test(stream_cli, json_is_the_stored_runs)
     free(o);
 }
 
-Test(stream_cli, refusals_name_sizes_before_allocating)
+/* `simdec args` exits with code and its stderr holds both fragments. */
+static void S_refused(const char *args, int code, const char *frag1, const char *frag2)
 {
     char *o, *e;
-    /* streamed automatically (13.4 GB stored > half of 64 MiB), but one
-     * step's rows and tables need 537 MB */
+    cr_assert_eq(tu_run(args, &o, &e), code, "%s: %s", args, e);
+    cr_assert(tu_contains(e, frag1) && tu_contains(e, frag2), "%s: %s", args, e);
+    free(o);
+    free(e);
+}
+
+Test(stream_cli, refusals_name_sizes_before_allocating)
+{
     /* an address space of 400 MB: allocating the refused sizes would fail (exit 71) */
     struct rlimit lim = {(rlim_t)400 << 20, (rlim_t)400 << 20};
     cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
-    cr_assert_eq(tu_run("run --V 4096 --T 50 --max-memory 64M", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "V=4096 need 536969216 bytes; memory budget 67108864"), "%s", e);
-    free(o);
-    free(e);
+    /* streamed automatically (13.4 GB stored > half of 64 MiB), but one
+     * step's rows and tables need 537 MB */
+    S_refused("run --V 4096 --T 50 --max-memory 64M", 65, "V=4096 need 536969216 bytes",
+              "memory budget 67108864");
     /* the trials' state */
-    cr_assert_eq(tu_run("run --V 50 --T 50 --stream --trials 100000000 --max-memory 100M", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "--trials 100000000 keep 36 bytes of state each") && tu_contains(e, "104857600"),
-              "%s", e);
-    free(o);
-    free(e);
+    S_refused("run --V 50 --T 50 --stream --trials 100000000 --max-memory 100M", 65,
+              "--trials 100000000 keep 36 bytes of state each", "104857600");
     /* a verifier without a streamed kernel: the stored chain over the budget */
-    cr_assert_eq(tu_run("run --algo block --V 2048 --T 50 --max-memory 1G", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "V=2048, T=50 takes 3.355 GB stored") && tu_contains(e, "1.07 GB (--max-memory)"),
-              "%s", e);
-    free(o);
-    free(e);
-    cr_assert_eq(tu_run("gen --V 4096 --T 50 --max-memory 4G", &o, &e), 65, "%s", e);
-    cr_assert(tu_contains(e, "13.42 GB stored"), "%s", e);
-    free(o);
-    free(e);
+    S_refused("run --algo block --V 2048 --T 50 --max-memory 1G", 65, "V=2048, T=50 takes 3.355 GB stored",
+              "1.07 GB (--max-memory)");
+    S_refused("gen --V 4096 --T 50 --max-memory 4G", 65, "13.42 GB stored", "refusing");
     /* usage */
-    cr_assert_eq(tu_run("run --algo block --V 5 --stream", &o, &e), 64, "%s", e);
-    cr_assert(tu_contains(e, "--stream"), "%s", e);
-    free(o);
-    free(e);
-    cr_assert_eq(tu_run("run --V 5 --stream --time-limit 1", &o, &e), 64, "%s", e);
-    cr_assert(tu_contains(e, "give --trials"), "%s", e);
-    free(o);
-    free(e);
-    cr_assert_eq(tu_run("run --V 5 --max-memory 12", &o, &e), 64, "%s", e);
-    cr_assert(tu_contains(e, "--max-memory '12'"), "%s", e);
-    free(o);
-    free(e);
+    S_refused("run --algo block --V 5 --stream", 64, "--stream", "needs stored rows");
+    S_refused("run --V 5 --stream --time-limit 1", 64, "streamed chain", "give --trials");
+    S_refused("run --V 5 --max-memory 12", 64, "--max-memory '12'", "4G");
 }
 
 /* The stored chain may be freed once the token kernel's tables are built:
