@@ -307,8 +307,8 @@ const char cli_model_help[] =
     "  --max-memory BYTES  memory budget of the model and a kernel's tables, e.g. 4G,\n"
     "                      512M (default: half of the memory available, MemAvailable);\n"
     "                      a generated chain stored over it is refused, and run\n"
-    "                      streams one over half of it (verifiers with a kernel for\n"
-    "                      streamed chains: run --list)\n"
+    "                      streams one over half of it with a verifier that has a\n"
+    "                      kernel for streamed chains (token)\n"
     "  --stream            run: generate the chain's rows step by step while the\n"
     "                      trials advance (O(V^2) memory; same results as stored)\n";
 
@@ -398,6 +398,22 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err);
 
+/* The verifiers (controls aside) with a kernel for streamed chains
+ * (SD_KERNEL_ALL), separated by '|', into buf. */
+static void S_stream_verifiers(char *buf, size_t len)
+{
+    const sd_verifier_type *vt;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++)
+        for (size_t k = 0; vt->kernels && vt->kernels[k] && !(vt->flags & SD_VERIFIER_CONTROL); k++)
+            if (vt->kernels[k]->supports & SD_KERNEL_ALL) {
+                int w = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", vt->name);
+                used += w > 0 ? (size_t)w : 0;
+                break;
+            }
+}
+
 int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -419,15 +435,17 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
     }
     m->budget = sd_mem_budget(mo->max_memory);
     if (mo->stream && !mo->may_stream)
+    {
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
         return sd_error_set(err, SD_EUSAGE, "--stream: this command (or --algo) needs stored rows; "
-                                            "run --algo token streams");
+                                            "run --algo %s streams", names);
+    }
     int generated = !mo->file && !mo->p && !mo->q;
     if (mo->stream && !generated)
         return sd_error_set(err, SD_EUSAGE, "--stream applies to generated chains, not to --model/--p/--q");
     if (generated && mo->may_stream && (mo->stream || sd_gen_chain_bytes(mo->gen.V, mo->gen.T) > m->budget / 2)) {
-        sd_gen_stream *g = NULL; /* checks the generator's parameters now */
-        int rc = sd_gen_stream_new(&mo->gen, &g, err);
-        sd_gen_stream_free(g);
+        int rc = sd_gen_check(&mo->gen, err); /* the generator's parameters, now */
         if (rc)
             return rc;
         if (!(m->stream = calloc(1, sizeof *m->stream)))
@@ -474,7 +492,9 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
         return NULL;
     }
     if (mo->stream) {
-        sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo token streams)");
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
+        sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo %s streams)", names);
         return NULL;
     }
     if (mo->zipf || mo->zipf_given) {
@@ -520,12 +540,14 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
     }
     size_t bytes = sd_gen_chain_bytes(mo->gen.V, mo->gen.T), budget = sd_mem_budget(mo->max_memory);
     if (bytes > budget) {
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
         sd_error_set(err, SD_ETOOBIG,
                      "a generated chain with V=%zu, T=%zu takes %.4g GB stored (2*T*V^2 doubles); memory "
                      "budget %.3g GB (%s); refusing: lower --V or --T, raise --max-memory, or stream it "
-                     "(run with a verifier that has a kernel for streamed chains: run --list)",
+                     "(run --algo %s)",
                      mo->gen.V, mo->gen.T, (double)bytes / 1e9, (double)budget / 1e9,
-                     mo->max_memory ? "--max-memory" : "half of the memory available");
+                     mo->max_memory ? "--max-memory" : "half of the memory available", names);
         return NULL;
     }
     return sd_chain_generate(&mo->gen, err);

@@ -323,11 +323,14 @@ unsigned sd_token_lgK(size_t V)
     return S_lgK(V);
 }
 
-int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_kind kind, int threads,
-                         uint64_t *tab, double *tv, sd_error *err)
+/* The tables of `steps` steps of V rows, one parallel region: row a of
+ * step s is p + s·p_stride + a·V (a stride 0 repeats a time-homogeneous
+ * part), likewise q; into tab[(s·V + a)·K ..] and tv[s·V + a]. */
+static int S_tables(const double *p, size_t p_stride, const double *q, size_t q_stride, size_t steps,
+                    size_t V, sd_token_kind kind, int threads, uint64_t *tab, double *tv, sd_error *err)
 {
     const unsigned lgK = S_lgK(V);
-    const size_t K = (size_t)1 << lgK;
+    const size_t K = (size_t)1 << lgK, rows = steps * V;
     int bad = 0;
 #ifndef _OPENMP
     (void)threads;
@@ -339,11 +342,12 @@ int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_ki
         uint32_t *stk = malloc(K * sizeof *stk);
         int ok = w && m && stk;
 #pragma omp for schedule(static)
-        for (size_t a = 0; a < V; a++) {
+        for (size_t r = 0; r < rows; r++) {
             if (!ok)
                 continue;
-            tv[a] = S_weights(p + a * V, q + a * V, V, kind, w);
-            if (S_alias(w, 2 * V, lgK, tab + a * K, m, stk))
+            size_t st = r / V, a = r % V;
+            tv[r] = S_weights(p + st * p_stride + a * V, q + st * q_stride + a * V, V, kind, w);
+            if (S_alias(w, 2 * V, lgK, tab + r * K, m, stk))
                 ok = 0;
         }
         if (!ok) {
@@ -358,6 +362,12 @@ int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_ki
         return sd_error_set(err, SD_ENOMEM, "out of memory (or invalid rows) building the token "
                                             "kernel's tables");
     return SD_OK;
+}
+
+int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_kind kind, int threads,
+                         uint64_t *tab, double *tv, sd_error *err)
+{
+    return S_tables(p, 0, q, 0, 1, V, kind, threads, tab, tv, err);
 }
 
 int sd_token_init_table(const double *init, size_t V, uint64_t *tab, sd_error *err)
@@ -420,10 +430,8 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
 #else
     (void)threads;
 #endif
-    int rc = SD_OK;
-    for (size_t s = 0; s < steps && !rc; s++)
-        rc = sd_token_step_tables(sd_chain_p(c, s + 1, 0), sd_chain_q(c, s + 1, 0), V, kind, nth,
-                                  pl->tab + s * V * K, pl->tv + s * V, err);
+    int rc = S_tables(c->draft, c->draft_steps == 1 ? 0 : V * V, c->target, c->target_steps == 1 ? 0 : V * V,
+                      steps, V, kind, nth, pl->tab, pl->tv, err);
     if (!rc)
         rc = sd_token_init_table(c->init, V, pl->init, err);
     if (rc) {

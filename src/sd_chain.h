@@ -141,6 +141,10 @@ sd_chain *sd_chain_generate(const sd_gen_params *gp, sd_error *err);
  * time in O(V²) memory. */
 typedef struct sd_gen_stream sd_gen_stream;
 
+/* SD_OK if gp's generator parameters are valid (as sd_chain_generate
+ * checks them), else SD_EUSAGE naming the bad one. */
+int sd_gen_check(const sd_gen_params *gp, sd_error *err);
+
 /* Starts the generator of gp at step 1 (parameters checked as by
  * sd_chain_generate: SD_EUSAGE naming the bad one; SD_ENOMEM).  Memory
  * O(V).  Free with sd_gen_stream_free. */

@@ -59,10 +59,8 @@ static int S_check_dirichlet(const sd_gen_params *gp, sd_error *err)
     return SD_OK;
 }
 
-int sd_gen_stream_new(const sd_gen_params *gp, sd_gen_stream **out, sd_error *err)
+int sd_gen_check(const sd_gen_params *gp, sd_error *err)
 {
-    *out = NULL;
-    sd_gsl_quiet();
     int rc = gp->rng == SD_GEN_NUMPY_MT19937 ? sd_gen_numpy_check(gp, err) : S_check_dirichlet(gp, err);
     if (rc)
         return rc;
@@ -72,6 +70,16 @@ int sd_gen_stream_new(const sd_gen_params *gp, sd_gen_stream **out, sd_error *er
     if (sd_gen_chain_bytes(gp->V, gp->T) == SIZE_MAX)
         return sd_error_set(err, SD_ETOOBIG, "a chain with vocab %zu and horizon %zu overflows the address "
                                              "space", gp->V, gp->T);
+    return SD_OK;
+}
+
+int sd_gen_stream_new(const sd_gen_params *gp, sd_gen_stream **out, sd_error *err)
+{
+    *out = NULL;
+    sd_gsl_quiet();
+    int rc = sd_gen_check(gp, err);
+    if (rc)
+        return rc;
     sd_gen_stream *g = calloc(1, sizeof *g);
     if (!g)
         return sd_error_set(err, SD_ENOMEM, "out of memory for a chain generator");
