@@ -172,6 +172,9 @@ enum {
  * a message when the kernel does not apply to the model or parameters (the
  * next one is tried, then the generic step) and SD_ETOOBIG when its tables
  * would exceed max_bytes (the run falls back and says so). */
+struct sd_sim_opts;
+struct sd_sim_block;
+
 typedef struct sd_kernel_type {
     const char *name; /* reported by run and check, e.g. "token-alias" */
     unsigned supports; /* SD_OBS_* it can feed; others make the engine use step() */
@@ -184,6 +187,29 @@ typedef struct sd_kernel_type {
     void (*run)(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
                 const sd_observe *obs);
 } sd_kernel_type;
+
+/* A kernel for a model whose rows exist one step at a time (a streamed
+ * chain, src/sd_model.h) cannot run trials lo..hi-1 on their own: it runs
+ * ALL trials of the run at once, position by position.  Its supports has
+ * SD_KERNEL_ALL and its sd_kernel_type is the first member of an
+ * sd_kernel_all_type (work_new, work_free and run are NULL). */
+enum { SD_KERNEL_ALL = 1u << 30 };
+
+/* In supports: the plan holds copies of everything its runs read, so the
+ * model's stored rows may be freed once it is built (sd_sim_opts.kernel_ready). */
+enum { SD_KERNEL_COPIES = 1u << 29 };
+
+typedef struct sd_kernel_all_type {
+    sd_kernel_type kernel;
+    /* Runs trials 0..opts->trials-1 of run opts->seed (early stopping is
+     * not offered).  Writes blocks[b] for every block b (the statistics of
+     * its trials in trial order: the bits run would give), adds to hist
+     * [T+1] and pos [T·V] (if not NULL), writes tokens ([trials]
+     * [opts->want_tokens], if not NULL).  SD_ETOOBIG, before allocating,
+     * when the trials' state exceeds the plan's memory bound. */
+    int (*run_all)(const void *plan, const struct sd_sim_opts *opts, struct sd_sim_block *blocks,
+                   double *hist, double *pos, uint32_t *tokens, sd_error *err);
+} sd_kernel_all_type;
 
 /* --- exact values --------------------------------------------------------- */
 
