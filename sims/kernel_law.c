@@ -26,10 +26,6 @@ typedef struct {
     uint64_t *init;       /* [2^lgKi]: x_0 */
 } S_plan;
 
-typedef struct {
-    size_t *tok; /* [T+1] */
-} S_work;
-
 static unsigned S_lg(size_t n)
 {
     unsigned lg = 0;
@@ -197,109 +193,150 @@ int sd_kernel_law_plan_new(void **plan, const sd_model *m, const sd_params *par,
     return SD_OK;
 }
 
-int sd_kernel_law_work_new(const void *plan, void **work, sd_error *err)
-{
-    const S_plan *pl = plan;
-    S_work *w = malloc(sizeof *w);
-    if (w)
-        w->tok = malloc((pl->T + 1) * sizeof *w->tok);
-    if (!w || !w->tok) {
-        free(w);
-        return sd_error_set(err, SD_ENOMEM, "out of memory for a kernel's work");
-    }
-    *work = w;
-    return SD_OK;
-}
+/* Lockstep.  Every trial consumes one uniform per position, so a group of
+ * trials advances position by position (uniform n of trial i is Philox
+ * block n/2 of its stream, computed for many trials at once by
+ * sd_rngbuf_trials): the table lookups of different trials do not depend
+ * on each other and overlap, where one trial alone waits for each lookup
+ * before the next (its row is the last token).  Per-trial state: previous
+ * token, depth, state, and integer counts; a trial's accepted drafts enter
+ * the accumulator as one exact summary (sd_welford_merge_sums), and every
+ * statistic is added trial by trial in trial order: a function of
+ * (seed, lo, hi) only. */
+#define S_GROUP 512
+
+/* One trial's state, in one place (few live pointers in the loop). */
+typedef struct {
+    uint32_t prev, dep, st, rej, calls, its; /* last token, depth, state, counts */
+    uint64_t s1, s2, cell;                   /* Σ accepted, Σ accepted², cell index (L > 0) */
+    double rb;                               /* Σ rejected mass of the drafting positions */
+} S_tr;
+
+typedef struct {
+    S_tr *tr;
+    uint64_t *ua, *ub;
+} S_work;
 
 void sd_kernel_law_work_free(void *work)
 {
     S_work *w = work;
-    if (w)
-        free(w->tok);
+    if (!w)
+        return;
+    free(w->tr);
+    free(w->ua);
     free(w);
 }
 
-/* The next 53-bit uniform integer of the trial's stream (sd_stream_uniform·2^53). */
-static inline uint64_t S_u53(sd_rngbuf *r)
+int sd_kernel_law_work_new(const void *plan, void **work, sd_error *err)
 {
-    uint64_t a = sd_rngbuf_u32(r) >> 5;
-    return (a << 26) | (sd_rngbuf_u32(r) >> 6);
+    (void)plan;
+    S_work *w = calloc(1, sizeof *w);
+    if (w) {
+        w->tr = malloc(S_GROUP * sizeof *w->tr);
+        w->ua = malloc(2 * S_GROUP * sizeof *w->ua);
+    }
+    if (!w || !w->tr || !w->ua) {
+        sd_kernel_law_work_free(w);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for a kernel's work");
+    }
+    w->ub = w->ua + S_GROUP;
+    *work = w;
+    return SD_OK;
 }
 
-/* One iteration's end: accepted drafts a. */
-static inline void S_end(const sd_observe *obs, size_t a)
+/* Trials g0..g0+m-1 (m <= S_GROUP) over positions 1..N; tok: their rows
+ * x_0..x_T or NULL.  Statistics only when L = 0 (then N = T). */
+static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, size_t m, size_t N,
+                    const sd_observe *obs, size_t *tok)
 {
-    if (obs->hist)
-        obs->hist[a] += 1.0;
-    if (obs->acc)
-        sd_welford_add(obs->acc, (double)a);
-}
-
-/* Trial `trial` over positions 1..N into tok[0..N] and the observers
- * (statistics only when N = T, i.e. L = 0). */
-static void S_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t N, size_t *tok,
-                    const sd_observe *obs)
-{
-    const size_t V = pl->V, S = pl->S, NS = pl->NS, vmask = ((size_t)1 << pl->lgV) - 1;
+    const size_t V = pl->V, T = pl->T, NS = pl->NS;
+    const uint32_t S = (uint32_t)pl->S, s0 = (uint32_t)pl->s0, vmask = (1u << pl->lgV) - 1;
+    const uint32_t bon = pl->bonus < UINT32_MAX ? (uint32_t)pl->bonus : UINT32_MAX;
     const unsigned lgV = pl->lgV, lgK = pl->lgK;
-    const int stats = obs->L == 0, rb_on = obs->rb != NULL;
-    sd_rngbuf rng;
-    sd_rngbuf_init(&rng, seed, trial);
-    size_t prev = sd_token_alias_draw(pl->init, pl->lgKi, S_u53(&rng));
-    tok[0] = prev;
-    size_t i = 0, s = pl->s0, rej = 0, calls = 0;
-    double rb = 0.0;
+    const int stats = obs->L == 0, rb_on = stats && obs->rb;
+    const uint64_t *tab = pl->tab;
+    const double *rmass = pl->rmass;
+    double *hist = stats ? obs->hist : NULL, *pos = stats ? obs->pos : NULL;
+    S_tr *tr = w->tr;
+    sd_rngbuf_trials(seed, 0, g0, m, w->ua, w->ub);
+    for (size_t k = 0; k < m; k++) {
+        tr[k] = (S_tr){.prev = (uint32_t)sd_token_alias_draw(pl->init, pl->lgKi, w->ua[k]), .st = s0};
+        if (tok)
+            tok[k * (T + 1)] = tr[k].prev;
+    }
     for (size_t n = 1; n <= N; n++) {
-        const uint32_t *row = pl->idx + ((pl->steps == 1 ? 0 : (n - 1) * V) + prev) * NS;
-        int bonus = i == pl->bonus;
-        uint32_t tb = row[bonus ? NS - 1 : i == 0 ? 0 : 1 + s];
-        if (rb_on && !bonus)
-            rb += pl->rmass[tb];
-        size_t o = sd_token_alias_draw(pl->tab + ((size_t)tb << lgK), lgK, S_u53(&rng));
-        size_t kind = o >> lgV;
-        prev = tok[n] = o & vmask;
-        if (kind < S && !bonus) { /* the iteration goes on in state kind */
-            i++;
-            s = kind;
-            continue;
+        const uint64_t *u = w->ub; /* odd n: uniform 2b+1 of block b = (n-1)/2 */
+        if (n % 2 == 0) {
+            sd_rngbuf_trials(seed, n / 2, g0, m, w->ua, w->ub);
+            u = w->ua;
         }
-        rej += kind == S + 1;
-        calls++;
-        if (stats)
-            S_end(obs, i + (kind == S && !bonus));
-        i = 0;
-        s = pl->s0;
+        const uint32_t *rows = pl->idx + (pl->steps == 1 ? 0 : (n - 1) * V * NS);
+        double *posn = pos ? pos + (n - 1) * V : NULL;
+        for (size_t k = 0; k < m; k++) {
+            S_tr *x = tr + k;
+            uint32_t d = x->dep, bonus = d == bon;
+            uint32_t tb = rows[x->prev * NS + (bonus ? NS - 1 : d == 0 ? 0 : 1 + x->st)];
+            if (rb_on && !bonus)
+                x->rb += rmass[tb];
+            uint32_t o = (uint32_t)sd_token_alias_draw(tab + ((size_t)tb << lgK), lgK, u[k]);
+            uint32_t kind = o >> lgV, y = o & vmask;
+            x->prev = y;
+            if (tok)
+                tok[k * (T + 1) + n] = y;
+            if (posn)
+                posn[y] += 1.0;
+            x->cell = x->cell * V + y;
+            x->rej += kind == S + 1;
+            if (kind < S && !bonus) { /* the iteration goes on in state kind */
+                x->dep = d + 1;
+                x->st = kind;
+                continue;
+            }
+            /* it ends: accepted d drafts, + x for a kept ending before the bonus */
+            uint32_t a = d + (kind == S && !bonus);
+            x->calls++;
+            x->its++;
+            x->s1 += a;
+            x->s2 += (uint64_t)a * a;
+            if (hist)
+                hist[a] += 1.0;
+            x->dep = 0;
+            x->st = s0;
+        }
     }
-    if (!stats)
+    if (!stats) {
+        for (size_t k = 0; obs->cells && k < m; k++)
+            obs->cells[tr[k].cell] += 1.0;
         return;
-    if (i > 0) { /* the horizon ended an iteration that went on */
-        calls += pl->horizon_calls;
-        S_end(obs, i);
     }
-    if (obs->rej)
-        sd_welford_add(obs->rej, (double)rej);
-    if (obs->calls)
-        sd_welford_add(obs->calls, (double)calls);
-    if (obs->rb)
-        sd_welford_add(obs->rb, rb);
+    for (size_t k = 0; k < m; k++) {
+        S_tr *x = tr + k;
+        if (x->dep > 0) { /* the horizon ended an iteration that went on: dep accepted */
+            x->calls += pl->horizon_calls;
+            x->its++;
+            x->s1 += x->dep;
+            x->s2 += (uint64_t)x->dep * x->dep;
+            if (hist)
+                hist[x->dep] += 1.0;
+        }
+        if (obs->acc)
+            sd_welford_merge_sums(obs->acc, x->its, x->s1, x->s2);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)x->rej);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)x->calls);
+        if (obs->rb)
+            sd_welford_add(obs->rb, x->rb);
+    }
 }
 
 void sd_kernel_law_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
                        const sd_observe *obs)
 {
     const S_plan *pl = plan;
-    const size_t V = pl->V, T = pl->T, N = obs->L && obs->L < T ? obs->L : T;
-    for (uint64_t t = lo; t < hi; t++) {
-        size_t *tok = obs->tokens ? obs->tokens + (size_t)(t - lo) * (T + 1) : ((S_work *)work)->tok;
-        S_trial(pl, seed, t, N, tok, obs);
-        if (obs->pos && !obs->L)
-            for (size_t n = 1; n <= T; n++)
-                obs->pos[(n - 1) * V + tok[n]] += 1.0;
-        if (obs->cells && obs->L) {
-            size_t k = 0;
-            for (size_t n = 1; n <= N; n++)
-                k = k * V + tok[n];
-            obs->cells[k] += 1.0;
-        }
+    const size_t T = pl->T, N = obs->L && obs->L < T ? obs->L : T;
+    for (uint64_t g0 = lo; g0 < hi; g0 += S_GROUP) {
+        size_t m = hi - g0 < S_GROUP ? (size_t)(hi - g0) : S_GROUP;
+        S_group(pl, work, seed, g0, m, N, obs, obs->tokens ? obs->tokens + (size_t)(g0 - lo) * (T + 1) : NULL);
     }
 }
