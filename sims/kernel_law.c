@@ -43,7 +43,7 @@ size_t sd_kernel_law_bytes(const sd_chain *c, size_t S)
     if (lgK > S_LGK_MAX || steps > SIZE_MAX / V / (S + 2))
         return SIZE_MAX;
     size_t tables = steps * V * (S + 2), per = ((size_t)8 << lgK) + sizeof(double) + sizeof(uint32_t);
-    return tables > SIZE_MAX / per ? SIZE_MAX : tables * per;
+    return tables > UINT32_MAX || tables > SIZE_MAX / per ? SIZE_MAX : tables * per; /* uint32 indices */
 }
 
 void sd_kernel_law_plan_free(void *plan)
@@ -87,8 +87,10 @@ static int S_slot_used(const S_plan *pl, size_t j)
     return j == 0 || pl->bonus != 1;
 }
 
-/* Rows r0.. of the plan, on one thread with its own law. */
-static int S_build_rows(S_plan *pl, const sd_chain *c, const sd_params *par, sd_kernel_law_fn lawfn,
+/* The rows of the plan, shared out among the team (an orphaned omp for);
+ * each thread evaluates its own copy of the law (its scratch).  Sets *bad
+ * when the law or a table fails. */
+static void S_build_rows(S_plan *pl, const sd_chain *c, const sd_params *par, sd_kernel_law_fn lawfn,
                         int *bad)
 {
     const size_t V = pl->V, S = pl->S, NS = pl->NS, nout = (S + 2) << pl->lgV;
@@ -133,7 +135,6 @@ static int S_build_rows(S_plan *pl, const sd_chain *c, const sd_params *par, sd_
 #pragma omp atomic write
         *bad = 1;
     }
-    return SD_OK;
 }
 
 int sd_kernel_law_plan_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
