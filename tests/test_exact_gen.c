@@ -45,12 +45,8 @@ static const S_conf S_confs[] = {
 
 static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
 {
-    const sd_verifier_type *vt = sd_verifier_find(cf->algo);
+    const sd_verifier_type *vt = tu_setup(par, cf->algo, cf->name, cf->value);
     cr_assert_not_null(vt, "%s", cf->algo);
-    sd_params_defaults(par, vt);
-    for (int i = 0; i < 2; i++)
-        if (cf->name[i])
-            tu_vpar(par, vt, cf->name[i], cf->value[i]);
     return vt;
 }
 
