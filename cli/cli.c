@@ -434,8 +434,7 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         return SD_OK;
     }
     m->budget = sd_mem_budget(mo->max_memory);
-    if (mo->stream && !mo->may_stream)
-    {
+    if (mo->stream && !mo->may_stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);
         return sd_error_set(err, SD_EUSAGE, "--stream: this command (or --algo) needs stored rows; "

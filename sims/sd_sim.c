@@ -636,9 +636,9 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
     if (!run->kt && job->model->stream) {
         /* The stored chain was not kept because it exceeds the memory budget. */
         return sd_error_set(err, SD_ETOOBIG,
-                            "--algo %s needs the stored chain, and this one is streamed step by step: stored "
-                            "it would take %zu bytes (V=%zu, T=%zu), over the memory budget (--max-memory); "
-                            "on a streamed chain run computes statistics only (no per-trial records, "
+                            "--algo %s needs the stored chain, and this one is streamed step by step (stored "
+                            "it would take %zu bytes, V=%zu, T=%zu); on a streamed chain run computes "
+                            "statistics only (no per-trial records, "
                             "--time-limit or --target-stderr), with: %s",
                             job->vt->name, sd_gen_chain_bytes(run->V, run->T), run->V, run->T,
                             names[0] ? names : "none");
@@ -653,7 +653,6 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
     }
     return SD_OK;
 }
-
 
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
                       sd_sim_block *blocks, double *hist, double *pos, const char **kernel_out,
