@@ -88,6 +88,12 @@ static int S_is_tree(S_problem pb)
     return pb == S_TREE_VALID || pb == S_TREE_OT;
 }
 
+/* The problems with a network form (--method flow, the default). */
+static int S_has_network(S_problem pb)
+{
+    return pb == S_OTM || pb == S_BLOCK_OT || pb == S_TREE_OT;
+}
+
 /* The chain restricted to one iteration from the context: horizon h, steps
  * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
  * verifier on it (n = 1, prev = a) is the iteration from the context. */
@@ -249,8 +255,8 @@ static int S_print_table(const S_out *o)
         printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
                o->mo->gen.seed, c->V, c->T, o->t, o->a);
     if (o->flow)
-        printf("  flow         %zu arcs, %zu vertices (maximum flow, glp_maxflow_ffalg)\n", o->res.variables,
-               o->res.constraints);
+        printf("  flow         %zu arcs, %zu vertices (%s flow, glp_maxflow_ffalg)\n", o->res.variables,
+               o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");
     else
         printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
                o->res.constraints, o->res.nonzeros);
@@ -340,9 +346,11 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
     sd_lp_size sz;
     switch (o->prob) {
     case S_OTM:
-        sz = sd_lp_otm_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
+        sz = sd_lp_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
         break;
-    case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
+    case S_BLOCK_OT:
+        sz = sd_lp_uses_flow(lo) ? sd_lp_block_ot_flow_size(V, o->gamma) : sd_lp_block_ot_size(V, o->gamma);
+        break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
     case S_TREE_VALID:
     case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
@@ -587,7 +595,7 @@ int cmd_lp(int argc, char **argv)
     o.c = ch;
     const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
     o.tv = sd_dist_tv(p, q, ch->V);
-    o.flow = o.prob == S_OTM && sd_lp_otm_uses_flow(&lo);
+    o.flow = S_has_network(o.prob) && sd_lp_uses_flow(&lo);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
     switch (o.prob) {

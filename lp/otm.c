@@ -52,9 +52,7 @@ sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered)
 
 int sd_lp_otm_uses_flow(const sd_lp_opts *opts)
 {
-    if (!opts)
-        return 1;
-    return opts->method == SD_LP_METHOD_FLOW || (opts->method == SD_LP_METHOD_AUTO && !opts->exact);
+    return sd_lp_uses_flow(opts);
 }
 
 /* Colex rank of a sorted tuple x_0 <= ... <= x_{k-1}: Σ_i C(x_i + i, i+1)

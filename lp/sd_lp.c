@@ -112,6 +112,13 @@ void sd_lp_opts_default(sd_lp_opts *o)
     o->method = SD_LP_METHOD_AUTO;
 }
 
+int sd_lp_uses_flow(const sd_lp_opts *opts)
+{
+    if (!opts)
+        return 1;
+    return opts->method == SD_LP_METHOD_FLOW || (opts->method == SD_LP_METHOD_AUTO && !opts->exact);
+}
+
 /* ---- plans ------------------------------------------------------------------ */
 
 sd_lp_plan *sd_lp_plan_new(const char *header, size_t ngroups, const size_t *group,

@@ -74,16 +74,20 @@ typedef struct sd_lp_opts {
     int exact;          /* 1: certify the simplex optimum with glp_exact */
     double time_limit;  /* seconds for the solver; 0 = none */
     int method;         /* SD_LP_METHOD_*: how problems with a network form
-                           (otm) are solved */
+                           (otm, block-ot, tree-ot) are solved */
 } sd_lp_opts;
 
 /* sd_lp_opts.method.  AUTO: the network method where the problem has one
- * (otm: a maximum flow, lp/sd_lp_flow.h) unless opts->exact asks for the
- * certified simplex; SIMPLEX: always the LP on GLPK's simplex; FLOW: the
- * network method (problems without one use the simplex). */
+ * (otm: a maximum flow; block-ot, tree-ot: a minimum-cost flow;
+ * lp/sd_lp_flow.h) unless opts->exact asks for the certified simplex;
+ * SIMPLEX: always the LP on GLPK's simplex; FLOW: the network method
+ * (problems without one use the simplex). */
 enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
+/* 1 if opts (NULL: defaults) solve a problem that has a network form as a
+ * flow. */
+int sd_lp_uses_flow(const sd_lp_opts *opts);
 
 #define SD_LP_STATUS_MAX 48
 
@@ -191,9 +195,12 @@ sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
 /* otm's flow network: vars = arcs (source -> draft rows, row -> each
  * distinct token it contains, token -> sink), rows = vertices. */
 sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered);
-/* 1 if opts (NULL: defaults) solve otm as a flow. */
+/* 1 if opts (NULL: defaults) solve otm as a flow (sd_lp_uses_flow). */
 int sd_lp_otm_uses_flow(const sd_lp_opts *opts);
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
+/* block-ot's network (lp/block_ot.c): vars = arcs (up, across, down the
+ * two prefix tries), rows = vertices. */
+sd_lp_size sd_lp_block_ot_flow_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_pareto_size(size_t V);
 
