@@ -248,6 +248,8 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
 int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
 sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
 sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* tree-ot's network (lp/tree_ot.c): vars = arcs, rows = vertices. */
+sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, size_t nsets);
 /* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
 void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
 
