@@ -313,10 +313,10 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
     return rc;
 }
 
-/* The network of block_ot.c's header, solved; *plan when asked. */
-static int S_block_flow(size_t V, size_t G, double *const *P, double *const *Q, const sd_lp_size *sz,
-                        sd_lp_result *res, sd_lp_plan **plan, sd_error *err)
+int sd_lp_block_ot_net(size_t V, size_t G, double *const *P, double *const *Q, int extra,
+                       sd_lp_result *res, sd_lp_plan **plan, sd_error *err)
 {
+    sd_lp_size szv = sd_lp_block_ot_flow_size(V, G), *sz = &szv;
     size_t N = sd_lp_trie_id(V, G + 1, 0);
     sd_lp_net net;
     size_t *across = malloc(N * sizeof *across);
@@ -335,7 +335,7 @@ static int S_block_flow(size_t V, size_t G, double *const *P, double *const *Q, 
             if (l > 0)
                 sd_lp_net_arc(&net, id, sd_lp_trie_id(V, l - 1, u / V), 0);
             if (Q[l][u] > 0)
-                across[id] = sd_lp_net_arc(&net, id, N + id, -(int)l);
+                across[id] = sd_lp_net_arc(&net, id, N + id, -(int)l - extra);
             if (l == G)
                 net.b[id] = P[G][u];
         }
@@ -376,7 +376,7 @@ int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
     }
     if (flow) {
         double t0 = sd_lp_now();
-        rc = S_block_flow(V, gamma, lp_, lq, &sz, res, plan, err);
+        rc = sd_lp_block_ot_net(V, gamma, lp_, lq, 0, res, plan, err);
         res->seconds = sd_lp_now() - t0;
         free(lp_);
         free(lq);

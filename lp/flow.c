@@ -136,6 +136,8 @@ int sd_lp_flow_max_cut(size_t nv, size_t na, const size_t *tail, const size_t *h
         return sd_error_set(err, SD_ENOMEM, "flow network: out of memory (%zu arcs)", na);
     }
     in_s[s] = 1; /* the trivial cut {s} */
+    if (cut)
+        memcpy(cut, in_s, nv);
     double u = S_cut(na, tail, head, cap, in_s), f = S_value(na, tail, head, x, s);
     int rc = SD_OK;
     for (int r = 0; r < SD_LP_FLOW_ROUNDS && u - f > SD_LP_FLOW_GAP; r++) {
@@ -144,12 +146,15 @@ int sd_lp_flow_max_cut(size_t nv, size_t na, const size_t *tail, const size_t *h
             break;
         }
         f = S_value(na, tail, head, x, s);
-        u = fmin(u, S_cut(na, tail, head, cap, in_s));
+        double c = S_cut(na, tail, head, cap, in_s);
+        if (c < u) { /* the best cut so far: the one returned */
+            u = c;
+            if (cut)
+                memcpy(cut, in_s, nv);
+        }
     }
     *value = f;
     *gap = fmax(0.0, u - f);
-    if (cut)
-        memcpy(cut, in_s, nv);
     free(arcs);
     free(ref);
     free(in_s);
@@ -168,7 +173,8 @@ typedef struct S_mcf {
     double *x;
     long *pi;
     size_t *off, *out; /* out-arcs of v: out[off[v] .. off[v+1]-1] */
-    char *adm;         /* [na]: admissible this phase */
+    char *adm;         /* [na]: 1 admissible this phase (r = 0); 2 not, but
+                          carrying flow, which may only decrease; 0 */
 } S_mcf;
 
 static long S_rc(const S_mcf *m, size_t a)
@@ -261,7 +267,7 @@ static void S_greedy(S_mcf *m, double *net, size_t *cur, char *dead, size_t *sta
                 size_t a = SIZE_MAX;
                 while (cur[v] < m->off[v + 1]) {
                     size_t c = m->out[cur[v]];
-                    if (m->adm[c] && !dead[m->head[c]]) {
+                    if (m->adm[c] == 1 && !dead[m->head[c]]) {
                         a = c;
                         break;
                     }
@@ -346,13 +352,14 @@ int sd_lp_flow_mincost(size_t nv, size_t na, const size_t *tail, const size_t *h
             goto done;
         }
         for (size_t a = 0; a < na; a++)
-            m.adm[a] = (char)(S_rc(&m, a) == 0 || x[a] > 0.0);
+            m.adm[a] = (char)(S_rc(&m, a) == 0 ? 1 : x[a] > 0.0 ? 2 : 0);
         S_greedy(&m, net, cur, dead, stack);
         /* the phase's network: admissible arcs, source and sink arcs */
         size_t k = 0;
         for (size_t a = 0; a < na; a++)
             if (m.adm[a])
-                ftail[k] = tail[a], fhead[k] = head[a], fcap[k] = big, fx[k] = x[a], fref[k++] = a;
+                ftail[k] = tail[a], fhead[k] = head[a], fcap[k] = m.adm[a] == 1 ? big : x[a], fx[k] = x[a],
+                fref[k++] = a;
         size_t inner = k;
         for (size_t v = 0; v < nv; v++) {
             if (b[v] > 0)
@@ -379,7 +386,7 @@ int sd_lp_flow_mincost(size_t nv, size_t na, const size_t *tail, const size_t *h
         int usable = 1;
         for (size_t a = 0; a < na && usable; a++)
             if (cut[tail[a]] && !cut[head[a]]) {
-                if (m.adm[a]) /* uncapacitated: not at a minimal cut */
+                if (m.adm[a] == 1) /* uncapacitated: not at a minimal cut */
                     usable = 0;
                 else if (S_rc(&m, a) < theta)
                     theta = S_rc(&m, a);

@@ -35,13 +35,12 @@
 int sd_lp_flow_max(size_t nv, size_t na, const size_t *tail, const size_t *head,
                    const double *cap, size_t s, size_t t, double *x, double *value,
                    double *gap, sd_error *err);
-/* sd_lp_flow_max, and in_s (nv entries, not NULL) receives the source side
- * of the s-t cut of the last round (1 = source side; {s} when no round
- * ran).  Its real capacity is at least *value and at most *value + *gap
- * only for the round that set the bound; the caller checks what it needs. */
+/* sd_lp_flow_max, and cut (nv entries; NULL: not wanted) receives the
+ * source side (1) of the s-t cut of least real capacity among GLPK's (the
+ * bound U: its capacity is *value + *gap; {s} when no round ran). */
 int sd_lp_flow_max_cut(size_t nv, size_t na, const size_t *tail, const size_t *head,
                        const double *cap, size_t s, size_t t, double *x, double *value,
-                       double *gap, char *in_s, sd_error *err);
+                       double *gap, char *cut, sd_error *err);
 
 /* ---- minimum-cost transshipment by successive maximum flows -------------- */
 
@@ -112,5 +111,15 @@ size_t sd_lp_trie_id(size_t V, size_t l, size_t u);
  * caller's).  n->x receives the flow. */
 struct sd_lp_result;
 int sd_lp_net_solve_max(sd_lp_net *n, struct sd_lp_result *res, sd_error *err);
+
+/* block-ot's network (lp/block_ot.c) on the prefix laws P[l], Q[l] (l <=
+ * G, as sd_lp_prefix_laws gives them), solved, with the reward |u| + extra
+ * across u.  extra = 0 is block-ot (sd_lp_block_ot calls it so); the tests
+ * set 1, a deliberately wrong network, to check that they catch it.
+ * *plan (plan not NULL, status optimal): the coupling, "draft,target,mass"
+ * rows above 1e-12.  The size is not checked here (sd_lp_block_ot does). */
+struct sd_lp_plan;
+int sd_lp_block_ot_net(size_t V, size_t G, double *const *P, double *const *Q, int extra,
+                       struct sd_lp_result *res, struct sd_lp_plan **plan, sd_error *err);
 
 #endif

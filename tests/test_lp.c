@@ -100,9 +100,14 @@ Test(lp_cli, oversize_refused_fast_exit_65)
     cr_expect_str_eq(out, "");
     free(out);
     free(errs);
-    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000", &out, &errs);
+    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000 --method simplex", &out, &errs);
     cr_expect_eq(st, 65);
     cr_expect(tu_contains(errs, "needs 5764801 LP variables; the limit (--max-vars) is 5000"), "%s", errs);
+    free(out);
+    free(errs);
+    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000", &out, &errs); /* the flow: 3 (V^5-1)/(V-1) arcs */
+    cr_expect_eq(st, 65);
+    cr_expect(tu_contains(errs, "needs 8403 flow arcs; the limit (--max-vars) is 5000"), "%s", errs);
     free(out);
     free(errs);
     st = tu_run("lp valid-verify --gamma 30 --p 0.5,0.5 --q 0.2,0.8", &out, &errs);
@@ -167,7 +172,7 @@ Test(lp_cli, solver_stop_is_a_visible_status)
     /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
      * so in the JSON, and the exit status is 70. */
     char *out = NULL, *errs = NULL;
-    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json", &out, &errs);
+    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json --method simplex", &out, &errs);
     cr_expect_eq(st, 70, "exit %d: %s", st, errs);
     json_t *j = json_loads(out, 0, NULL);
     cr_assert_not_null(j, "%s", out);
