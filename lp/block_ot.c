@@ -368,6 +368,12 @@ int sd_lp_block_ot(const sd_chain *c, size_t t, size_t a, size_t gamma,
     int rc = sd_lp_check_size(&sz, opts ? opts->max_vars : 0, err);
     if (rc)
         return rc;
+    /* the flow's plan has at most one row per draft leaf and two per arc
+     * (S_flow_plan); refuse a plan that large before solving */
+    size_t plan_rows = sd_lp_add(sd_lp_pow(V, gamma), sd_lp_mul(sz.vars, 2));
+    if (flow && plan && plan_rows > SD_LP_MAX_NNZ)
+        return sd_error_set(err, SD_ETOOBIG, "%s: the plan (--plan) could have %zu rows; the limit is %zu", what,
+                            plan_rows, SD_LP_MAX_NNZ);
     double **lp_ = NULL, **lq = NULL;
     if ((rc = sd_lp_prefix_laws(c, t, a, gamma, 0, &lp_, err)) ||
         (rc = sd_lp_prefix_laws(c, t, a, gamma, 1, &lq, err))) {

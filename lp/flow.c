@@ -496,6 +496,7 @@ int sd_lp_net_solve_max(sd_lp_net *n, sd_lp_result *res, sd_error *err)
     res->variables = n->na;
     res->constraints = n->nv;
     res->nonzeros = 2 * n->na;
+    snprintf(res->method, sizeof res->method, "flow");
     int rc = sd_lp_flow_mincost(n->nv, n->na, n->tail, n->head, n->cost, n->b, n->x, &cost, &gap, &phases, err);
     if (rc) {
         snprintf(res->status, sizeof res->status, "solver failed");

@@ -272,6 +272,7 @@ static int S_otm_flow(S_otm *o, const sd_lp_size *sz, sd_lp_result *res, sd_erro
     res->variables = na;
     res->constraints = nv;
     res->nonzeros = 2 * na;
+    snprintf(res->method, sizeof res->method, "flow");
     if (!rc) {
         res->optimal = gap <= SD_LP_FLOW_GAP;
         res->optimum = res->optimal ? value : NAN;

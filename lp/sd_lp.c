@@ -416,6 +416,11 @@ static int S_work(S_job *job)
      * within 3e-8 (1e-10 stalled more often on such instances). */
     sm.tol_bnd = 1e-9;
     sm.tol_dj = 1e-9;
+    int dual = job->opts->method == SD_LP_METHOD_DUAL ||
+               (job->opts->method != SD_LP_METHOD_SIMPLEX && (job->flags & SD_LP_AUTO_DUAL));
+    if (dual)
+        sm.meth = GLP_DUALP;
+    snprintf(res->method, sizeof res->method, "%s", dual ? "dual" : "simplex");
     if (job->opts->time_limit > 0)
         sm.tm_lim = job->opts->time_limit * 1000 > INT_MAX ? INT_MAX
                                                             : (int)(job->opts->time_limit * 1000);

@@ -80,9 +80,12 @@ typedef struct sd_lp_opts {
 /* sd_lp_opts.method.  AUTO: the network method where the problem has one
  * (otm: a maximum flow; block-ot, tree-ot: a minimum-cost flow;
  * lp/sd_lp_flow.h) unless opts->exact asks for the certified simplex;
- * SIMPLEX: always the LP on GLPK's simplex; FLOW: the network method
- * (problems without one use the simplex). */
-enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2 };
+ * SIMPLEX: always the LP on GLPK's primal simplex; DUAL: on GLPK's dual
+ * simplex (GLP_DUALP); FLOW: the network method (problems without one use
+ * their default simplex).  AUTO for the LPs without a network form
+ * (valid-verify, tree-valid, pareto): the simplex each problem measured
+ * fastest (docs/lp.md). */
+enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2, SD_LP_METHOD_DUAL = 3 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
 /* 1 if opts (NULL: defaults) solve a problem that has a network form as a
@@ -102,6 +105,8 @@ typedef struct sd_lp_result {
     int optimal;        /* 1 iff status is "optimal" */
     size_t variables, constraints, nonzeros; /* of the LP actually solved */
     double seconds;     /* wall time to build and solve */
+    char method[16];    /* how it was solved: "flow", "simplex" (primal) or
+                           "dual" (dual simplex) */
 } sd_lp_result;
 
 /* ---- a generic plan (the optimal coupling or verifier) ------------------ */
@@ -160,12 +165,14 @@ typedef int (*sd_lp_read_fn)(glp_prob *lp, void *ctx, sd_error *err);
 enum {
     SD_LP_MAXIMISE = 1,  /* maximise (default: minimise) */
     SD_LP_ADV_BASIS = 2, /* start from glp_adv_basis (triangular crash) */
-    SD_LP_CPX_BASIS = 4  /* start from glp_cpx_basis (Bixby's crash) */
+    SD_LP_CPX_BASIS = 4, /* start from glp_cpx_basis (Bixby's crash) */
+    SD_LP_AUTO_DUAL = 8  /* SD_LP_METHOD_AUTO means the dual simplex */
 };
 
 /* Checks sz against opts, allocates the triplet buffer, runs build, loads
- * the matrix, solves (primal simplex, presolve off, GLPK output off; then
- * glp_exact when opts->exact), fills *res and, if optimal and read is not
+ * the matrix, solves (primal simplex, or the dual simplex when
+ * opts->method is SD_LP_METHOD_DUAL or AUTO with SD_LP_AUTO_DUAL; presolve
+ * off, GLPK output off; then glp_exact when opts->exact), fills *res and, if optimal and read is not
  * NULL, calls read.  flags: SD_LP_* above.  Returns
  * SD_OK when the solver ran (whatever the status), SD_ETOOBIG/SD_ENOMEM, a
  * build/read error, or SD_ESOLVER with res->status "glpk error" and GLPK's

@@ -180,7 +180,7 @@ Test(lp_flow_cli, method_is_echoed_and_both_agree)
     free(out);
     free(errs);
     cr_expect_eq(tu_run("lp otm --k 2 --V 9 --method network", &out, &errs), 64);
-    cr_expect(tu_contains(errs, "expected flow or simplex"), "%s", errs);
+    cr_expect(tu_contains(errs, "expected flow, simplex or dual"), "%s", errs);
     free(out);
     free(errs);
 }
