@@ -110,6 +110,7 @@ void sd_lp_opts_default(sd_lp_opts *o)
     o->exact = 0;
     o->time_limit = 0.0;
     o->method = SD_LP_METHOD_AUTO;
+    o->per_draft = 0;
 }
 
 int sd_lp_uses_flow(const sd_lp_opts *opts)

@@ -75,6 +75,10 @@ typedef struct sd_lp_opts {
     double time_limit;  /* seconds for the solver; 0 = none */
     int method;         /* SD_LP_METHOD_*: how problems with a network form
                            (otm, block-ot, tree-ot) are solved */
+    int per_draft;      /* valid-verify: 1 solves the form with one block of
+                           variables per draft block instead of the form
+                           aggregated over draft prefixes (lp/valid_verify.c;
+                           same optimum, for tests and measurements) */
 } sd_lp_opts;
 
 /* sd_lp_opts.method.  AUTO: the network method where the problem has one
@@ -209,6 +213,8 @@ sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
  * two prefix tries), rows = vertices. */
 sd_lp_size sd_lp_block_ot_flow_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
+/* valid-verify aggregated over draft prefixes (the default form). */
+sd_lp_size sd_lp_valid_verify_trie_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_pareto_size(size_t V);
 
 /* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on
