@@ -434,3 +434,70 @@ Test(lp_flow_cli, block_ot_method_plan_and_json)
     free(out);
     free(errs);
 }
+
+/* ---- valid-verify and tree-valid: forms and simplex routes ------------------ */
+
+/* The form aggregated over draft prefixes and the per-draft form are the
+ * same LP up to a path decomposition (lp/valid_verify.c); primal and dual
+ * simplex solve either.  All four agree to 1e-9, and with block
+ * verification (Sun et al. 2025, Thm 2). */
+Test(lp_methods, valid_verify_forms_and_simplex_routes_agree)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1717);
+    for (int it = 0; it < 24; it++) {
+        size_t V = 2 + gsl_rng_uniform_int(r, 3), G = 1 + gsl_rng_uniform_int(r, V == 4 ? 2 : 3);
+        size_t T = G + 2, t = 1 + gsl_rng_uniform_int(r, T - G), a = gsl_rng_uniform_int(r, V);
+        sd_chain *c = S_instance(r, it, V, T);
+        cr_assert_not_null(c);
+        double e[SD_ACCEPT_NALGO];
+        cr_assert_eq(sd_exact_accept_length(c, t, a, G, e, NULL, NULL), SD_OK);
+        double opt[4];
+        for (int k = 0; k < 4; k++) {
+            sd_lp_opts o;
+            sd_lp_opts_default(&o);
+            o.per_draft = k / 2;
+            o.method = k % 2 ? SD_LP_METHOD_DUAL : SD_LP_METHOD_SIMPLEX;
+            sd_lp_result res;
+            cr_assert_eq(sd_lp_valid_verify(c, t, a, G, &o, &res, NULL, NULL), SD_OK);
+            cr_assert(res.optimal, "it %d route %d: %s", it, k, res.status);
+            cr_expect_str_eq(res.method, k % 2 ? "dual" : "simplex");
+            opt[k] = res.optimum;
+            cr_expect(fabs(opt[k] - opt[0]) < S_TOL, "it %d route %d: %.17g vs %.17g", it, k, opt[k], opt[0]);
+        }
+        cr_expect(fabs(opt[0] - e[SD_ACCEPT_BLOCK]) < S_TOL, "it %d: %.17g vs block %.17g", it, opt[0],
+                  e[SD_ACCEPT_BLOCK]);
+        sd_chain_free(c);
+    }
+    gsl_rng_free(r);
+}
+
+Test(lp_methods, tree_valid_primal_equals_dual)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 808);
+    static const char *const shapes[] = {"2", "2,1", "1,2", "2,2", "1,1,1"};
+    for (int it = 0; it < 20; it++) {
+        size_t V = 2 + gsl_rng_uniform_int(r, 3);
+        const char *shape = shapes[gsl_rng_uniform_int(r, sizeof shapes / sizeof *shapes)];
+        sd_params par;
+        sd_params_defaults(&par, NULL);
+        cr_assert_eq(sd_params_parse_decl(&par, &sd_tree_decls[SD_TREE_DECL_SHAPE], shape, NULL), SD_OK);
+        sd_chain *c = S_instance(r, it, V, par.tree_depth + 2);
+        cr_assert_not_null(c);
+        sd_lp_opts p, d;
+        sd_lp_opts_default(&p);
+        sd_lp_opts_default(&d);
+        p.method = SD_LP_METHOD_SIMPLEX;
+        d.method = SD_LP_METHOD_DUAL;
+        sd_lp_result a, b;
+        int draw = it % 3;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, draw, &p, &a, NULL), SD_OK);
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, draw, &d, &b, NULL), SD_OK);
+        cr_assert(a.optimal && b.optimal, "it %d: %s / %s", it, a.status, b.status);
+        cr_expect(fabs(a.optimum - b.optimum) < S_TOL, "it %d V %zu tree %s: primal %.17g dual %.17g", it, V, shape,
+                  a.optimum, b.optimum);
+        sd_chain_free(c);
+    }
+    gsl_rng_free(r);
+}
