@@ -82,7 +82,7 @@ sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma)
 }
 
 /* The simplex each form measured fastest (docs/lp.md): SD_LP_AUTO_DUAL or 0. */
-#define S_AUTO 0
+#define S_AUTO SD_LP_AUTO_DUAL
 
 sd_lp_size sd_lp_valid_verify_trie_size(size_t V, size_t gamma)
 {
