@@ -103,44 +103,11 @@ static int S_read(glp_prob *lp, void *ctx, sd_error *err)
 
 /* ---- the network form ------------------------------------------------------ */
 
-typedef struct S_chunk {
-    size_t x;
-    double m;
-} S_chunk;
-
-typedef struct S_list {
-    S_chunk *c;
-    size_t n, cap;
-} S_list;
-
-static int S_put(S_list *l, size_t x, double m)
+/* Plan rows by key x n + y: (x, y) order. */
+static int S_cmp_key(const void *a, const void *b)
 {
-    if (!(m > 0.0))
-        return SD_OK;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        S_chunk *c = realloc(l->c, cap * sizeof *c);
-        if (!c)
-            return SD_ENOMEM;
-        l->c = c;
-        l->cap = cap;
-    }
-    l->c[l->n].x = x;
-    l->c[l->n++].m = m;
-    return SD_OK;
-}
-
-typedef struct S_row {
-    size_t x, y;
-    double m;
-} S_row;
-
-static int S_cmp_row(const void *a, const void *b)
-{
-    const S_row *r = a, *s = b;
-    if (r->x != s->x)
-        return r->x < s->x ? -1 : 1;
-    return r->y < s->y ? -1 : r->y > s->y;
+    size_t r = ((const sd_lp_chunk *)a)->x, t = ((const sd_lp_chunk *)b)->x;
+    return r < t ? -1 : r > t;
 }
 
 /* The plan of the flow (block_ot.c's header: a path decomposition).  Draft
@@ -161,12 +128,11 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
                        const double *flow, sd_lp_plan **out)
 {
     size_t N = sd_lp_trie_id(V, G + 1, 0), n = sd_lp_pow(V, G);
-    S_list *cross = calloc(G + 1, sizeof *cross), cur = {0}, up = {0};
+    sd_lp_chunks *cross = calloc(G + 1, sizeof *cross), cur = {0}, up = {0};
     size_t **cst = calloc(G + 1, sizeof *cst);
     size_t *start = malloc((n + 1) * sizeof *start), *ust = malloc((n + 1) * sizeof *ust);
     double *sub = calloc(N, sizeof *sub);
-    S_row *rows = NULL;
-    size_t nrows = 0, rcap = 0;
+    sd_lp_chunks rows = {0}; /* key x n + y */
     int rc = (!cross || !cst || !start || !ust || !sub) ? SD_ENOMEM : SD_OK;
     for (size_t l = 0; !rc && l <= G; l++)
         if (!(cst[l] = malloc((sd_lp_pow(V, l) + 1) * sizeof **cst)))
@@ -174,7 +140,7 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
     /* draft side */
     for (size_t x = 0; !rc && x < n; x++) {
         start[x] = cur.n;
-        rc = S_put(&cur, x, P[G][x]);
+        rc = sd_lp_chunks_put(&cur, x, P[G][x]);
     }
     start[n] = cur.n;
     for (size_t l = G + 1; !rc && l-- > 0;) {
@@ -187,19 +153,19 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
                 ust[w / V] = up.n;
             cst[l][w] = cross[l].n;
             for (size_t k = start[w]; !rc && k < start[w + 1]; k++) {
-                S_chunk ch = cur.c[k];
+                sd_lp_chunk ch = cur.c[k];
                 double take = fmin(ch.m, need);
                 need -= take;
                 sub[id] += take;
-                rc = S_put(&cross[l], ch.x, take);
+                rc = sd_lp_chunks_put(&cross[l], ch.x, take);
                 if (!rc && l > 0)
-                    rc = S_put(&up, ch.x, ch.m - take);
+                    rc = sd_lp_chunks_put(&up, ch.x, ch.m - take);
             }
         }
         cst[l][nl] = cross[l].n;
         if (l > 0) {
             ust[nl / V] = up.n;
-            S_list t = cur;
+            sd_lp_chunks t = cur;
             cur = up;
             up = t;
             memcpy(start, ust, (nl / V + 1) * sizeof *start);
@@ -219,29 +185,17 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
             /* the arriving chunks: from the parent, then across w */
             size_t k = start[w], kend = start[w + 1], j = cst[l][w], jend = cst[l][w + 1];
             if (l == G) {
-                size_t first = nrows;
-                for (; !rc && (k < kend || j < jend);) {
-                    S_chunk ch = k < kend ? cur.c[k++] : cross[l].c[j++];
-                    if (nrows == rcap) {
-                        size_t c2 = rcap ? 2 * rcap : 1024;
-                        S_row *r2 = realloc(rows, c2 * sizeof *r2);
-                        if (!r2) {
-                            rc = SD_ENOMEM;
-                            break;
-                        }
-                        rows = r2;
-                        rcap = c2;
-                    }
-                    rows[nrows++] = (S_row){ch.x, w, ch.m};
+                while (!rc && (k < kend || j < jend)) {
+                    sd_lp_chunk ch = k < kend ? cur.c[k++] : cross[l].c[j++];
+                    rc = sd_lp_chunks_put(&rows, ch.x * n + w, ch.m);
                 }
-                (void)first;
                 continue;
             }
             size_t lastc = V;
             for (size_t y = 0; y < V; y++)
                 if (Q[l + 1][w * V + y] > 0)
                     lastc = y;
-            S_chunk ch = {0, 0.0};
+            sd_lp_chunk ch = {0, 0.0};
             for (size_t y = 0; !rc && y < V; y++) {
                 size_t c = w * V + y;
                 ust[c] = up.n;
@@ -259,7 +213,7 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
                             break;
                     }
                     double take = fmin(ch.m, want);
-                    rc = S_put(&up, ch.x, take);
+                    rc = sd_lp_chunks_put(&up, ch.x, take);
                     ch.m -= take;
                     want -= take;
                 }
@@ -267,7 +221,7 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
         }
         if (l < G) {
             ust[nl * V] = up.n;
-            S_list t = cur;
+            sd_lp_chunks t = cur;
             cur = up;
             up = t;
             memcpy(start, ust, (nl * V + 1) * sizeof *start);
@@ -275,18 +229,18 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
     }
     sd_lp_plan *pl = NULL;
     if (!rc) {
-        qsort(rows, nrows, sizeof *rows, S_cmp_row);
+        qsort(rows.c, rows.n, sizeof *rows.c, S_cmp_key);
         size_t groups[2] = {G, G}, *keys = malloc(2 * G * sizeof *keys);
         pl = sd_lp_plan_new("draft,target,mass", 2, groups, 1, 64);
         rc = (!pl || !keys) ? SD_ENOMEM : SD_OK;
-        for (size_t i = 0; !rc && i < nrows;) {
+        for (size_t i = 0; !rc && i < rows.n;) {
             size_t e = i;
             double m = 0.0;
-            while (e < nrows && rows[e].x == rows[i].x && rows[e].y == rows[i].y)
-                m += rows[e++].m;
+            while (e < rows.n && rows.c[e].x == rows.c[i].x)
+                m += rows.c[e++].m;
             if (m > 1e-12) {
-                sd_lp_digits(rows[i].x, V, G, keys);
-                sd_lp_digits(rows[i].y, V, G, keys + G);
+                sd_lp_digits(rows.c[i].x / n, V, G, keys);
+                sd_lp_digits(rows.c[i].x % n, V, G, keys + G);
                 rc = sd_lp_plan_add(pl, keys, &m);
             }
             i = e;
@@ -309,7 +263,7 @@ static int S_flow_plan(size_t V, size_t G, double *const *P, double *const *Q, c
     free(start);
     free(ust);
     free(sub);
-    free(rows);
+    free(rows.c);
     return rc;
 }
 

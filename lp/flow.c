@@ -507,3 +507,20 @@ int sd_lp_net_solve_max(sd_lp_net *n, sd_lp_result *res, sd_error *err)
     snprintf(res->status, sizeof res->status, "%s", res->optimal ? "optimal" : "flow gap too large");
     return SD_OK;
 }
+
+int sd_lp_chunks_put(sd_lp_chunks *l, size_t x, double m)
+{
+    if (!(m > 0.0))
+        return SD_OK;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        sd_lp_chunk *c = realloc(l->c, cap * sizeof *c);
+        if (!c)
+            return SD_ENOMEM;
+        l->c = c;
+        l->cap = cap;
+    }
+    l->c[l->n].x = x;
+    l->c[l->n++].m = m;
+    return SD_OK;
+}

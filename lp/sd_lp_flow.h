@@ -112,6 +112,19 @@ size_t sd_lp_trie_id(size_t V, size_t l, size_t u);
 struct sd_lp_result;
 int sd_lp_net_solve_max(sd_lp_net *n, struct sd_lp_result *res, sd_error *err);
 
+/* A growing list of (key, mass) chunks: the path decompositions that read
+ * plans off flows (lp/block_ot.c, lp/valid_verify.c). */
+typedef struct sd_lp_chunk {
+    size_t x;
+    double m;
+} sd_lp_chunk;
+typedef struct sd_lp_chunks {
+    sd_lp_chunk *c;
+    size_t n, cap;
+} sd_lp_chunks;
+/* Appends (x, m) when m > 0 (nothing otherwise); SD_ENOMEM.  Free c. */
+int sd_lp_chunks_put(sd_lp_chunks *l, size_t x, double m);
+
 /* block-ot's network (lp/block_ot.c) on the prefix laws P[l], Q[l] (l <=
  * G, as sd_lp_prefix_laws gives them), solved, with the reward |u| + extra
  * across u.  extra = 0 is block-ot (sd_lp_block_ot calls it so); the tests

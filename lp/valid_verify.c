@@ -194,88 +194,57 @@ static int S_read_trie(glp_prob *lp, void *ctx, sd_error *err)
  * across (its last y with z > 0 takes the rounding remainder).  Each
  * draft's chunks sum to p(x) and each across amount is z: a verifier with
  * the LP's z, hence valid with the same E[τ]. */
-typedef struct S_piece {
-    size_t x;
-    double m;
-} S_piece;
-
 static int S_trie_plan(S_vv *o)
 {
     size_t V = o->V, G = o->G, n = sd_lp_pow(V, G);
-    S_piece *cur = malloc((n ? n : 1) * sizeof *cur), *up = NULL;
-    size_t ncur = 0, cap = n ? n : 1, nup = 0, ucap = 0;
+    sd_lp_chunks cur = {0}, up = {0};
     size_t *start = malloc((n + 1) * sizeof *start), *ust = malloc((n + 1) * sizeof *ust);
-    int rc = (!cur || !start || !ust) ? SD_ENOMEM : SD_OK;
+    int rc = (!start || !ust) ? SD_ENOMEM : SD_OK;
     for (size_t x = 0; !rc && x < n; x++) {
-        start[x] = ncur;
-        if (o->P[G][x] > 0)
-            cur[ncur++] = (S_piece){x, o->P[G][x]};
+        start[x] = cur.n;
+        rc = sd_lp_chunks_put(&cur, x, o->P[G][x]);
     }
     if (!rc)
-        start[n] = ncur;
+        start[n] = cur.n;
     for (size_t l = G + 1, m = n; !rc && l-- > 0; m /= V) {
-        nup = 0;
+        up.n = 0;
         for (size_t w = 0; !rc && w < m; w++) {
+            const double *z = o->z + o->zoff[l] + w * V; /* z_l(w y), y < V */
             if (l > 0 && w % V == 0)
-                ust[w / V] = nup;
-            size_t last = V;
-            for (size_t y = 0; y < V; y++)
-                if (o->z[o->zoff[l] + w * V + y] > 0)
-                    last = y;
-            size_t k = start[w], y = 0;
-            S_piece ch = {0, 0.0};
-            double want = last == V ? 0.0 : o->z[o->zoff[l] + w * V];
-            for (;;) {
-                if (!(ch.m > 0.0)) {
-                    if (k == start[w + 1])
+                ust[w / V] = up.n;
+            size_t last = V, y = 0;
+            for (size_t j = 0; j < V; j++)
+                if (z[j] > 0)
+                    last = j;
+            double want = last == V ? 0.0 : z[0];
+            for (size_t k = start[w]; !rc && k < start[w + 1]; k++) {
+                sd_lp_chunk ch = cur.c[k];
+                while (!rc && ch.m > 0.0) {
+                    while (y < last && !(want > 0.0))
+                        want = z[++y];
+                    if (last == V || (y == last && !(want > 0.0) && l > 0)) {
+                        rc = sd_lp_chunks_put(&up, ch.x, ch.m); /* the rest goes up */
                         break;
-                    ch = cur[k++];
-                }
-                while (y < V && !(want > 0.0) && !(l == 0 && y == last)) {
-                    y++;
-                    want = y < V ? o->z[o->zoff[l] + w * V + y] : 0.0;
-                }
-                if (y >= V || y > last) { /* the rest goes up */
-                    if (l == 0)
-                        break;
-                    if (nup == ucap) {
-                        size_t c2 = ucap ? 2 * ucap : 1024;
-                        S_piece *u2 = realloc(up, c2 * sizeof *u2);
-                        if (!u2) {
-                            rc = SD_ENOMEM;
-                            break;
-                        }
-                        up = u2;
-                        ucap = c2;
                     }
-                    up[nup++] = ch;
-                    ch.m = 0.0;
-                    continue;
+                    /* the root sends all it receives across: its last y
+                     * takes the rounding remainder */
+                    double take = (l == 0 && y == last) ? ch.m : fmin(ch.m, want);
+                    o->v[(ch.x * (G + 1) + l) * V + y] += take;
+                    ch.m -= take;
+                    want -= take;
                 }
-                double take = (l == 0 && y == last) ? ch.m : fmin(ch.m, want);
-                o->v[(ch.x * (G + 1) + l) * V + y] += take;
-                ch.m -= take;
-                want -= take;
             }
         }
-        if (l == 0 || rc)
+        if (l == 0)
             break;
-        ust[m / V] = nup;
-        if (nup > cap) {
-            S_piece *c2 = realloc(cur, nup * sizeof *c2);
-            if (!c2) {
-                rc = SD_ENOMEM;
-                break;
-            }
-            cur = c2;
-            cap = nup;
-        }
-        memcpy(cur, up, nup * sizeof *cur);
-        ncur = nup;
+        ust[m / V] = up.n;
+        sd_lp_chunks t = cur;
+        cur = up;
+        up = t;
         memcpy(start, ust, (m / V + 1) * sizeof *start);
     }
-    free(cur);
-    free(up);
+    free(cur.c);
+    free(up.c);
     free(start);
     free(ust);
     return rc;

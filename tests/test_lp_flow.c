@@ -501,3 +501,51 @@ Test(lp_methods, tree_valid_primal_equals_dual)
     }
     gsl_rng_free(r);
 }
+
+/* The plan read off the aggregated form is a valid verifier (Sun et al.
+ * 2025, Def. 1): per draft block the law of (τ, y) sums to 1, the first
+ * G+1 output tokens have law q, and E[τ] is the optimum. */
+Test(lp_methods, valid_verify_plan_is_a_valid_verifier)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 606);
+    for (int it = 0; it < 6; it++) {
+        size_t V = 3, G = 2, n = 9, nl = 27;
+        sd_chain *c = S_instance(r, it, V, G + 1);
+        cr_assert_not_null(c);
+        double **P = NULL, **Q = NULL;
+        cr_assert_eq(sd_lp_prefix_laws(c, 1, 0, G, 0, &P, NULL), SD_OK);
+        cr_assert_eq(sd_lp_prefix_laws(c, 1, 0, G + 1, 1, &Q, NULL), SD_OK);
+        sd_lp_result res;
+        sd_lp_plan *pl = NULL;
+        cr_assert_eq(sd_lp_valid_verify(c, 1, 0, G, NULL, &res, &pl, NULL), SD_OK);
+        cr_assert(res.optimal && pl);
+        double sum[9] = {0}, out[27] = {0}, etau = 0.0;
+        for (size_t i = 0; i < pl->rows; i++) {
+            const size_t *k = pl->keys + i * pl->nkeys;
+            size_t x = k[0] * V + k[1], tau = k[2], y = k[3];
+            double w = pl->vals[i], px = P[G][x];
+            sum[x] += w;
+            etau += px * w * (double)tau;
+            /* output o = x^τ y then q: spread over the leaves below x^τ y */
+            size_t pre = tau == 0 ? 0 : tau == 1 ? k[0] : x, u = pre * V + y, span = 1;
+            for (size_t l = tau + 1; l < G + 1; l++)
+                span *= V;
+            for (size_t o = u * span; o < (u + 1) * span; o++)
+                if (Q[tau + 1][u] > 0)
+                    out[o] += px * w * Q[G + 1][o] / Q[tau + 1][u];
+        }
+        for (size_t x = 0; x < n; x++)
+            if (P[G][x] > 0)
+                cr_expect(fabs(sum[x] - 1.0) < 1e-9, "it %d draft %zu: %.17g", it, x, sum[x]);
+        for (size_t o = 0; o < nl; o++)
+            cr_expect(fabs(out[o] - Q[G + 1][o]) < 1e-9, "it %d output %zu: %.17g vs q %.17g", it, o, out[o],
+                      Q[G + 1][o]);
+        cr_expect(fabs(etau - res.optimum) < 1e-9, "it %d: %.17g vs %.17g", it, etau, res.optimum);
+        sd_lp_plan_free(pl);
+        free(P);
+        free(Q);
+        sd_chain_free(c);
+    }
+    gsl_rng_free(r);
+}
