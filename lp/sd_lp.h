@@ -289,6 +289,10 @@ int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *
 void sd_lp_pathsets_free(sd_lp_pathsets *ps);
 /* The length l and index u of path id. */
 int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
+/* Walks the root and then the paths of set s: from *k = 0, each call
+ * gives the next one's id, length l and index u and returns 1; 0 when
+ * the set is exhausted. */
+int sd_lp_pathset_next(const sd_lp_pathsets *ps, size_t s, size_t *k, size_t *id, size_t *l, size_t *u);
 /* The start of both problems: SD_EUSAGE unless the context (t, a) has
  * room for par's tree and one token, SD_ETOOBIG past the enumeration
  * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */

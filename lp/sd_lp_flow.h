@@ -59,8 +59,8 @@ int sd_lp_flow_max_cut(size_t nv, size_t na, const size_t *tail, const size_t *h
  * Method (Ford and Fulkerson's primal-dual algorithm): potentials π with
  * reduced costs r_a = cost_a + π(tail) - π(head) >= 0 start as shortest
  * distances (the network is a DAG); each phase routes a maximum flow on
- * the admissible arcs (r_a = 0, or carrying flow) with sd_lp_flow_max_cut
- * after a greedy start, and, if supply is left over, raises π by
+ * the admissible arcs (r_a = 0; an arc still carrying flow with r_a > 0
+ * may only lose it) with sd_lp_flow_max_cut after a greedy start, and, if supply is left over, raises π by
  * θ = min{r_a : a leaves the cut's source side} on the sink side, which
  * raises the dual objective D = -Σ_v π(v) b(v) by θ (Σb - cut) > 0.
  * Weak duality: cost(x) = Σ r_a x_a - Σ π(v) b_x(v) >= D for every
@@ -68,9 +68,11 @@ int sd_lp_flow_max_cut(size_t nv, size_t na, const size_t *tail, const size_t *h
  * D <= optimum <= cost_x.
  *
  * x (na entries) receives the flow, *phases the number of maximum flows.
- * SD_EDATA on a cycle, a non-finite supply or |cost| > 2^20; SD_ENOMEM;
- * SD_ESOLVER when GLPK refuses a round or the phases stop improving
- * (more than SD_LP_MCF_PHASES). */
+ * When a phase cannot raise the dual (no usable cut: the leftover is
+ * within the rounds' tolerance), the phases stop and *gap tells how far
+ * from optimal the flow is.  SD_EDATA on a cycle, a non-finite supply or
+ * |cost| > 2^20; SD_ENOMEM; SD_ESOLVER when GLPK refuses a round or after
+ * SD_LP_MCF_PHASES phases. */
 #define SD_LP_MCF_PHASES 10000
 /* The certified gap under which a flow is reported optimal. */
 #define SD_LP_MCF_GAP 1e-11

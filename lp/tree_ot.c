@@ -98,15 +98,9 @@ static int S_flow(const sd_lp_pathsets *ps, double *const *Q, const sd_lp_size *
         if (!(ps->prob[s] > 0))
             continue;
         net.b[s] = ps->prob[s];
-        const size_t *ids = ps->ids + s * ps->width;
-        for (size_t k = 0; k <= ps->width; k++) {
-            size_t id = k == 0 ? 0 : ids[k - 1], l, u;
-            if (id == SIZE_MAX)
-                break;
-            sd_lp_path_of(V, id, &l, &u);
+        for (size_t k = 0, id, l, u; sd_lp_pathset_next(ps, s, &k, &id, &l, &u);)
             if (Q[l][u] > 0)
                 sd_lp_net_arc(&net, s, n + id, -(int)l);
-        }
     }
     sd_lp_net_target_trie(&net, n, V, D, Q);
     rc = sd_lp_net_solve_max(&net, res, err);

@@ -38,13 +38,8 @@ static void S_dist(gsl_rng *r, double *x, size_t V, double zf)
 /* A chain with random rows (some zeros) over horizon T. */
 static sd_chain *S_chain(gsl_rng *r, size_t V, size_t T, double zf)
 {
-    sd_chain *c = sd_chain_alloc(V, T, T, T, NULL);
+    sd_chain *c = tu_random_chain(r, V, T, 0.7, zf);
     cr_assert_not_null(c);
-    S_dist(r, c->init, V, 0.0);
-    for (size_t i = 0; i < T * V; i++) {
-        S_dist(r, c->draft + i * V, V, zf);
-        S_dist(r, c->target + i * V, V, zf);
-    }
     cr_assert_eq(sd_chain_validate(c, "test", NULL), SD_OK);
     return c;
 }

@@ -199,14 +199,7 @@ static sd_chain *S_instance(gsl_rng *r, int it, size_t V, size_t T)
         S_dist(r, q, V, zf);
         return sd_chain_from_pq(p, q, V, T, NULL);
     }
-    sd_chain *c = sd_chain_alloc(V, T, T, T, NULL);
-    cr_assert_not_null(c);
-    S_dist(r, c->init, V, 0.0);
-    for (size_t i = 0; i < T * V; i++) {
-        S_dist(r, c->draft + i * V, V, zf);
-        S_dist(r, c->target + i * V, V, zf);
-    }
-    return c;
+    return tu_random_chain(r, V, T, 0.6, zf);
 }
 
 static void S_methods(sd_lp_opts *simplex, sd_lp_opts *flow)
