@@ -220,7 +220,7 @@ static int S_trie_plan(S_vv *o)
             for (size_t k = start[w]; !rc && k < start[w + 1]; k++) {
                 sd_lp_chunk ch = cur.c[k];
                 while (!rc && ch.m > 0.0) {
-                    while (y < last && !(want > 0.0))
+                    while (last < V && y < last && !(want > 0.0))
                         want = z[++y];
                     if (last == V || (y == last && !(want > 0.0) && l > 0)) {
                         rc = sd_lp_chunks_put(&up, ch.x, ch.m); /* the rest goes up */
