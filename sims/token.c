@@ -571,19 +571,14 @@ static void S_iteration(const sd_observe *out, S_trial_acc *ta, size_t a)
     ta->s2 += (uint64_t)a * a;
 }
 
-/* Merges the trial's iterations into *acc as one summary (n, mean,
- * Σ (a - mean)²) — Chan's merge instead of one Welford division per
- * iteration, which cost a third of the kernel's time; in trial order, so
- * still a function of the block only. */
+/* Merges the trial's iterations into *acc as one summary (Chan's merge,
+ * sd_welford_merge_sums, instead of one Welford division per iteration,
+ * which cost a third of the kernel's time); in trial order, so still a
+ * function of the block only. */
 static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
 {
-    if (!acc || ta->its == 0)
-        return;
-    double n = (double)ta->its, s1 = (double)ta->s1, mean = s1 / n;
-    sd_welford one = {n, mean, fma(-s1, mean, (double)ta->s2)};
-    if (one.m2 < 0.0)
-        one.m2 = 0.0;
-    sd_welford_merge(acc, &one);
+    if (acc)
+        sd_welford_merge_sums(acc, ta->its, ta->s1, ta->s2);
 }
 
 /* Trial i of the group: its iterations from its end bits, then its counts. */
