@@ -58,36 +58,77 @@
 #include "sd_block.h"
 #include "sd_token.h"
 
-#define S_GROUP 512 /* trials per lockstep group */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#else
+#define S_HAVE_X86 0
+#endif
 
+#define S_GROUP 256    /* trials per lockstep group */
+#define S_COUNT_MAX 64 /* rows up to this size: j* by counting (vector code) */
+
+/* A row's tables, inside the plan's slab (S_row_at). */
 typedef struct S_row {
-    const uint32_t *ord; /* [V] tokens by q/p decreasing */
-    const double *rs;    /* [V] q/p in that order (+inf where p = 0 < q, -1 where p = q = 0) */
-    const double *Q, *P; /* [V+1] prefix sums of q, p in that order */
-    const double *rat;   /* [V] q/p in token order (0 where p = 0: never drafted) */
     const uint64_t *ap, *aq; /* [K] alias tables of p and q */
+    const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
+                                (+inf where p = 0 < q, -1 where p = q = 0) */
+    const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
+    const double *Q, *P;     /* [V+1] prefix sums of q, p in the sorted order */
+    const uint32_t *ord;     /* [V] tokens by q/p decreasing */
 } S_row;
+
+/* Byte offsets of a row's arrays from its start; rows are `stride` bytes
+ * apart (the vector code computes addresses from these). */
+typedef struct S_layout {
+    size_t ap, aq, rs, rat, Q, P, ord, stride;
+} S_layout;
 
 typedef struct S_plan {
     size_t V, T, gamma, gmax;
     unsigned lgK;
     int broken;
     uint64_t *init; /* [K] alias table of the initial law */
-    S_row *rows;    /* [T*V]: row (t, a) at (t-1)V + a */
-    void *mem;
+    S_layout lay;
+    char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
 typedef struct S_work {
     size_t S;
-    /* per trial of the group */
-    uint32_t *n, *prev, *G, *y, *tau, *tauprev, *rej, *its;
+    /* per trial of the group, by trial */
+    uint32_t *rej, *its;
     uint64_t *s1, *s2;
-    double *pi, *taup, *rb;
+    double *rb;
     size_t *tok; /* [S][T+1]: x_0..x_T when an observer needs them */
-    /* per step */
-    uint32_t *act, *live;
+    /* the trials running, by place in act (compacted after each round) */
+    uint32_t *act, *n, *prev;
+    /* the round's iteration, by place in act */
+    uint32_t *G, *y, *tau, *tauprev;
+    double *pi, *taup;
     uint64_t *ue, *uo;
+    /* the vector drafting step's passes (S_draft_avx512) */
+    uint32_t *x;
+    uint64_t *R, *jb;
+    double *m;
+    uint8_t *mk; /* [2·S/8] lane masks */
 } S_work;
+
+/* The row at byte offset off of the slab. */
+static inline S_row S_row_off(const S_plan *pl, size_t off)
+{
+    const char *r = pl->slab + off;
+    const S_layout *l = &pl->lay;
+    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
+                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
+                   (const double *)(const void *)(r + l->Q),    (const double *)(const void *)(r + l->P),
+                   (const uint32_t *)(const void *)(r + l->ord)};
+}
+
+/* Row ridx = (t - 1) V + a: position t after a. */
+static inline S_row S_row_at(const S_plan *pl, size_t ridx)
+{
+    return S_row_off(pl, ridx * pl->lay.stride);
+}
 
 static const double S_2M53 = 1.0 / 9007199254740992.0;
 
@@ -98,16 +139,45 @@ static const double S_2M53 = 1.0 / 9007199254740992.0;
  * moves base past a half known to hold, or keeps base with n - half >=
  * half; at n = 1, f = base + pred(base). */
 
-/* j*(π): the number of sorted tokens with π q > p, i.e. π r > 1 (π > 0). */
+/* j*(π): the number of sorted tokens with π q > p, i.e. π r > 1 (π > 0).
+ * Up to 16 tokens a branch-free count (the same number: the predicate holds
+ * on a prefix), else the binary search. */
 static inline size_t S_jstar(const S_row *r, size_t V, double pi)
 {
+    if (V <= 16) {
+        size_t j = 0;
+        for (size_t i = 0; i < V; i++)
+            j += pi * r->rs[i] > 1.0;
+        return j;
+    }
     size_t base = 0, n = V;
     while (n > 1) {
         size_t half = n / 2;
-        base = pi * r->rs[base + half - 1] > 1.0 ? base + half : base;
+        base += half & -(size_t)(pi * r->rs[base + half - 1] > 1.0);
         n -= half;
     }
     return base + (pi * r->rs[base] > 1.0);
+}
+
+/* min(v, 1) and c ? a : b without a branch (the compilers' branches on
+ * these coins mispredict half the time); same values as the comparisons. */
+static inline double S_min1(double v)
+{
+#if S_HAVE_X86
+    return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(v), _mm_set_sd(1.0))); /* v < 1 ? v : 1 */
+#else
+    return v < 1.0 ? v : 1.0;
+#endif
+}
+
+static inline double S_sel(int c, double a, double b)
+{
+    uint64_t ua, ub, m = -(uint64_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ub ^= (ua ^ ub) & m;
+    memcpy(&b, &ub, sizeof b);
+    return b;
 }
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
@@ -123,7 +193,7 @@ static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, d
     size_t base = 0, n = j; /* the first of 0..j-1 with W_{base+1} > target; j-1 at the latest */
     while (n > 1) {
         size_t half = n / 2;
-        base = pi * r->Q[base + half] - r->P[base + half] <= target ? base + half : base;
+        base += half & -(size_t)(pi * r->Q[base + half] - r->P[base + half] <= target);
         n -= half;
     }
     return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
@@ -145,20 +215,19 @@ static void S_plan_free(void *plan)
     S_plan *pl = plan;
     if (!pl)
         return;
-    free(pl->mem);
-    free(pl->rows);
+    free(pl->slab);
     free(pl->init);
     free(pl);
 }
 
-/* Row (t, a)'s tables into the slab at mem (S_new's layout); key: V of scratch. */
-static int S_row_build(S_row *r, char *mem, const double *p, const double *q, size_t V, unsigned lgK,
+/* Row (p, q)'s tables into the row at r (layout l); key: V of scratch. */
+static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
                        S_key *key, sd_error *err)
 {
-    const size_t K = (size_t)1 << lgK;
-    uint64_t *ap = (uint64_t *)(void *)mem, *aq = ap + K;
-    double *rs = (double *)(aq + K), *rat = rs + V, *Q = rat + V, *P = Q + V + 1;
-    uint32_t *ord = (uint32_t *)(P + V + 1);
+    uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
+    double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
+    double *Q = (double *)(void *)(r + l->Q), *P = (double *)(void *)(r + l->P);
+    uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
     int rc = sd_token_alias_build(p, V, lgK, ap, err);
     if (!rc)
         rc = sd_token_alias_build(q, V, lgK, aq, err);
@@ -172,6 +241,8 @@ static int S_row_build(S_row *r, char *mem, const double *p, const double *q, si
         rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
     }
     qsort(key, V, sizeof *key, S_cmp);
+    for (size_t j = V; j % 8; j++)
+        rs[j] = -1.0; /* never π r > 1 */
     Q[0] = P[0] = 0.0;
     for (size_t j = 0; j < V; j++) {
         ord[j] = key[j].x;
@@ -179,7 +250,6 @@ static int S_row_build(S_row *r, char *mem, const double *p, const double *q, si
         Q[j + 1] = Q[j] + q[ord[j]];
         P[j + 1] = P[j] + p[ord[j]];
     }
-    *r = (S_row){ord, rs, Q, P, rat, ap, aq};
     return SD_OK;
 }
 
@@ -197,21 +267,27 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
-    /* per row: two alias tables, rs and rat, Q and P, ord; 8-byte aligned */
-    size_t per_row = 2 * K * sizeof(uint64_t) + 2 * V * sizeof(double) + 2 * (V + 1) * sizeof(double) +
-                     V * sizeof(uint32_t);
-    per_row = (per_row + 7) / 8 * 8;
-    if (nrows && (max_bytes < K * sizeof(uint64_t) || per_row > (max_bytes - K * sizeof(uint64_t)) / nrows))
+    S_layout l;
+    l.ap = 0;
+    l.aq = l.ap + K * sizeof(uint64_t);
+    l.rs = l.aq + K * sizeof(uint64_t);
+    l.rat = l.rs + (V + 7) / 8 * 8 * sizeof(double); /* rs padded with -1 to whole 64-byte loads */
+    l.Q = l.rat + V * sizeof(double);
+    l.P = l.Q + (V + 1) * sizeof(double);
+    l.ord = l.P + (V + 1) * sizeof(double);
+    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    /* the vector code's byte offsets are products of 32-bit numbers */
+    if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
+                  nrows * l.stride > UINT32_MAX))
         return sd_error_set(err, SD_ETOOBIG, "block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
-                            nrows, per_row, max_bytes);
+                            nrows, l.stride, max_bytes < UINT32_MAX ? max_bytes : (size_t)UINT32_MAX);
     S_plan *pl = calloc(1, sizeof *pl);
     S_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->rows = malloc(nrows * sizeof *pl->rows);
-        pl->mem = malloc(nrows * per_row);
+        pl->slab = malloc(nrows * l.stride);
         pl->init = malloc(K * sizeof *pl->init);
     }
-    if (!pl || !key || !pl->rows || !pl->mem || !pl->init) {
+    if (!pl || !key || !pl->slab || !pl->init) {
         S_plan_free(pl);
         free(key);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory for %zu rows", nrows);
@@ -222,13 +298,12 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     pl->gmax = par->gamma && par->gamma < T ? par->gamma : T;
     pl->lgK = lgK;
     pl->broken = broken;
+    pl->lay = l;
     int rc = sd_token_alias_build(c->init, V, lgK, pl->init, err);
     for (size_t t = 1; t <= T && !rc; t++)
-        for (size_t a = 0; a < V && !rc; a++) {
-            size_t i = (t - 1) * V + a;
-            rc = S_row_build(pl->rows + i, (char *)pl->mem + i * per_row, sd_chain_p(c, t, a),
-                             sd_chain_q(c, t, a), V, lgK, key, err);
-        }
+        for (size_t a = 0; a < V && !rc; a++)
+            rc = S_row_build(pl->slab + ((t - 1) * V + a) * l.stride, &l, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
+                             V, lgK, key, err);
     free(key);
     if (rc) {
         S_plan_free(pl);
@@ -238,92 +313,220 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     return SD_OK;
 }
 
-/* Drafting step i of the round's iteration for the trials live[0..nl-1]
- * (block b + i - 1 of their streams); returns the trials that go on to
- * step i + 1, compacted in live. */
-static size_t S_draft_step(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, uint64_t blk, size_t i,
-                           size_t nl, size_t *tok)
+/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
+ * for the running trials at places b0..na-1 whose iteration still drafts
+ * (i <= G, p_{i-1} > 0); u: their uniforms of block b_k + i - 1.  The
+ * vector version below does the same arithmetic on eight places at once. */
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t *tok)
 {
     const size_t V = pl->V;
     const unsigned lgK = pl->lgK;
-    uint32_t *live = w->live;
-    sd_rngbuf_trials_at(seed, blk, g0, live, nl, w->ue, w->uo);
-    size_t keep = 0;
-    for (size_t b = 0; b < nl; b++) {
-        uint32_t s = live[b], n = w->n[s], G = w->G[s];
-        const S_row *r = pl->rows + (size_t)(n + i - 2) * V + w->y[s];
-        size_t x = sd_token_alias_draw(r->ap, lgK, w->ue[b]);
+    for (size_t b = b0; b < na; b++) {
+        uint32_t n = w->n[b], G = w->G[b];
+        if (i > G || !(w->pi[b] > 0.0))
+            continue;
+        S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
+        size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
         if (tok)
-            tok[s * (pl->T + 1) + n + i - 1] = x;
-        double pi = w->pi[s] * r->rat[x];
-        pi = pi >= 1.0 ? 1.0 : pi; /* p_i = min(1, p_{i-1} q/p) */
-        w->pi[s] = pi;
-        w->y[s] = (uint32_t)x;
+            tok[(size_t)w->act[b] * (pl->T + 1) + n + i - 1] = x;
+        double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
+        w->pi[b] = pi;
+        w->y[b] = (uint32_t)x;
         if (pi == 0.0)
-            continue; /* nothing later can be accepted (m_j = 0): stop drafting */
+            continue; /* nothing later can be accepted (m_j = 0): it stops drafting */
         double eta = (double)w->uo[b] * S_2M53;
         int accept;
         if (i < G) {
-            const S_row *nx = pl->rows + (size_t)(n + i - 1) * V + x;
-            double m = S_mass(nx, S_jstar(nx, V, pi), pi);
+            S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
+            double m = S_mass(&nx, S_jstar(&nx, V, pi), pi);
             accept = eta * (m + (1.0 - pi)) < m; /* η < h_i = m_i / (m_i + 1 - p_i) */
         } else {
             accept = eta < pi; /* h_G = p_G */
         }
-        if (accept) {
-            w->tau[s] = (uint32_t)i;
-            w->taup[s] = pi;
-            w->tauprev[s] = (uint32_t)x;
-        }
-        live[keep] = s;
-        keep += i < G;
+        /* branch-free: accept is a coin */
+        uint32_t am = -(uint32_t)accept;
+        w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
+        w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
+        w->taup[b] = S_sel(accept, pi, w->taup[b]);
     }
-    return keep;
 }
 
-/* The last token of the round's iteration for the trials act[0..na-1]
- * (block blk): the bonus or the residual; per-trial statistics; returns the
- * trials that run another iteration, compacted in act. */
-static size_t S_finish(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, uint64_t blk, size_t na,
-                       size_t L, int first, double *hist, size_t *tok)
+#if S_HAVE_X86
+/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
+ * operations in the same order on eight places at once, lanes masked where
+ * the scalar code skips, gathers from the slab at byte offsets.  A gather
+ * takes ~40 cycles and a drafting step chains up to 3 + ⌈log2 V⌉ of
+ * them, so the step runs as passes over all places, one link of the chain
+ * per pass (draft; p_i; each halving of j*'s search; m_i and the test):
+ * within a pass the gathers of different places are independent and
+ * overlap.  Returns how many places it did. */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                          size_t na, size_t *tok)
+{
+    const S_layout *l = &pl->lay;
+    const char *slab = pl->slab;
+    const unsigned lgK = pl->lgK;
+    const size_t nb = na / 8 * 8;
+    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)pl->V);
+    const __m512i stride = _mm512_set1_epi64((long long)l->stride);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i zi = _mm512_setzero_si512();
+    uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
+    /* pass 1: X_i from the alias table of p at row (n + i - 1, y) */
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
+        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
+        live[b / 8] = lv;
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
+                                     stride);
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = _mm512_mask_i64gather_epi64(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap, 1);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        _mm512_storeu_si512((void *)(w->R + b), R);
+        S_ST32(w->x + b, _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k));
+    }
+    /* pass 2: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 lv = live[b / 8];
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
+        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        if (tok) {
+            __m512i a = S_LD32(w->act + b);
+            __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
+                                          _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
+            _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
+        }
+        __m512d pi0 = _mm512_loadu_pd(w->pi + b);
+        __m512d rat = _mm512_mask_i64gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat, 1);
+        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, rat), one));
+        _mm512_storeu_pd(w->pi + b, pi);
+        S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
+        __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
+        inner[b / 8] = alive & _mm512_cmplt_epu64_mask(vi, G);
+        live[b / 8] = alive; /* from here: the places that test η_i */
+        __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
+                                      stride);
+        _mm512_storeu_si512((void *)(w->R + b), R2);
+        _mm512_storeu_si512((void *)(w->jb + b), zi);
+    }
+    if (pl->V <= S_COUNT_MAX) {
+        /* pass 3: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
+         * padded sorted row, eight tokens per compare), and m_i */
+        for (size_t b = 0; b < nb; b++) {
+            if (!((inner[b / 8] >> (b % 8)) & 1))
+                continue;
+            S_row r = S_row_off(pl, w->R[b]);
+            double pi = w->pi[b];
+            __m512d vp = _mm512_set1_pd(pi);
+            unsigned j = 0;
+            for (size_t c = 0; c < pl->V; c += 8)
+                j += (unsigned)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r.rs + c)), one, _CMP_GT_OQ));
+            w->m[b] = S_mass(&r, j, pi);
+        }
+    } else {
+        /* passes 3: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
+         * search), one gather per pass; then m_i */
+        for (size_t len = pl->V;;) {
+            size_t half = len > 1 ? len / 2 : 1;
+            for (size_t b = 0; b < nb; b += 8) {
+                __mmask8 in = inner[b / 8];
+                __m512i base = _mm512_loadu_si512((const void *)(w->jb + b));
+                __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
+                __m512d rs = _mm512_mask_i64gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
+                                                                                 _mm512_slli_epi64(at, 3)), slab + l->rs, 1);
+                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), rs), one, _CMP_GT_OQ);
+                _mm512_storeu_si512((void *)(w->jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
+            }
+            if (len <= 1)
+                break;
+            len -= half;
+        }
+        for (size_t b = 0; b < nb; b += 8) {
+            __mmask8 in = inner[b / 8];
+            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
+                                          _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
+            __m512d Q = _mm512_mask_i64gather_pd(zero, in, jo, slab + l->Q, 1);
+            __m512d P = _mm512_mask_i64gather_pd(zero, in, jo, slab + l->P, 1);
+            /* S_mass: max(π Q - P, 0), the same value as its comparison */
+            _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
+        }
+    }
+    /* pass 4: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
+        __m512d pi = _mm512_loadu_pd(w->pi + b), m = _mm512_loadu_pd(w->m + b);
+        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
+        __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
+        __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
+        S_ST32(w->tau + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tau + b), vi));
+        S_ST32(w->tauprev + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tauprev + b), S_LD32(w->x + b)));
+        _mm512_storeu_pd(w->taup + b, _mm512_mask_blend_pd(accept, _mm512_loadu_pd(w->taup + b), pi));
+    }
+    return nb;
+}
+#undef S_LD32
+#undef S_ST32
+
+static int S_avx512dq(void)
+{
+    static int cached = -1;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512dq") ? 1 : 0;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v && sd_rngbuf_avx512(); /* sd_rngbuf_avx512: AVX-512F, and the tests' cap (sd_rngbuf_cap_isa) */
+}
+#endif
+
+/* The last token of the round's iteration for the places 0..na-1
+ * (uniforms of block b_k + Gmax): the bonus or the residual; the trial's
+ * statistics; then the places whose trial runs another iteration are
+ * compacted (act, n, prev); returns their number. */
+static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, double *hist, size_t *tok)
 {
     const size_t V = pl->V, T = pl->T;
     const unsigned lgK = pl->lgK;
-    uint32_t *act = w->act;
-    sd_rngbuf_trials_at(seed, blk, g0, act, na, w->ue, w->uo);
     size_t keep = 0;
     for (size_t b = 0; b < na; b++) {
-        uint32_t s = act[b], n = w->n[s], G = w->G[s], tau = w->tau[s];
+        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b];
         uint64_t U = w->ue[b];
         size_t x = 0, emitted;
         if (tau == G) {
             emitted = G;
-            x = w->tauprev[s]; /* X_G */
+            x = w->tauprev[b]; /* X_G */
             if (n + G <= T) {   /* the bonus token, from q(.|X^G) */
-                x = sd_token_alias_draw(pl->rows[(size_t)(n + G - 1) * V + x].aq, lgK, U);
+                x = sd_token_alias_draw(S_row_at(pl, (size_t)(n + G - 1) * V + x).aq, lgK, U);
                 emitted++;
             }
         } else {
-            const S_row *r = pl->rows + (size_t)(n + tau - 1) * V + w->tauprev[s];
-            double piv = pl->broken ? 1.0 : w->taup[s];
-            size_t j = S_jstar(r, V, piv);
-            double m = S_mass(r, j, piv);
+            S_row r = S_row_at(pl, (size_t)(n + tau - 1) * V + w->tauprev[b]);
+            double piv = pl->broken ? 1.0 : w->taup[b];
+            size_t j = S_jstar(&r, V, piv);
+            double m = S_mass(&r, j, piv);
             /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
-            x = j && m > 0.0 ? S_residual(r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r->aq, lgK, U);
+            x = j && m > 0.0 ? S_residual(&r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, lgK, U);
             w->rej[s]++;
             emitted = tau + 1;
         }
         if (tok && emitted > tau)
-            tok[s * (T + 1) + n + tau] = x;
+            tok[(size_t)s * (T + 1) + n + tau] = x;
         w->its[s]++;
         w->s1[s] += tau;
         w->s2[s] += (uint64_t)tau * tau;
-        w->rb[s] += 1.0 - w->pi[s]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
+        w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
         if (hist)
             hist[tau] += 1.0;
-        w->prev[s] = (uint32_t)x;
-        w->n[s] = n + (uint32_t)emitted;
-        act[keep] = s;
+        w->act[keep] = s;
+        w->n[keep] = n + (uint32_t)emitted;
+        w->prev[keep] = (uint32_t)x;
         keep += !first && n + emitted <= L;
     }
     return keep;
@@ -333,38 +536,46 @@ static size_t S_finish(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, 
 static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, size_t S, const sd_observe *obs,
                     size_t *tok)
 {
-    const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax, tstride = T + 1;
+    const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
+    int wide = 0;
+#if S_HAVE_X86
+    wide = S_avx512dq();
+#endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     for (size_t s = 0; s < S; s++) {
         size_t x0 = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        w->prev[s] = (uint32_t)x0;
-        w->n[s] = 1;
         w->act[s] = (uint32_t)s;
-        if (tok)
-            tok[s * tstride] = x0;
-    }
-    memset(w->rej, 0, S * sizeof *w->rej);
-    memset(w->its, 0, S * sizeof *w->its);
-    memset(w->s1, 0, S * sizeof *w->s1);
-    memset(w->s2, 0, S * sizeof *w->s2);
-    for (size_t s = 0; s < S; s++)
+        w->n[s] = 1;
+        w->prev[s] = (uint32_t)x0;
+        w->rej[s] = w->its[s] = 0;
+        w->s1[s] = w->s2[s] = 0;
         w->rb[s] = 0.0;
+        if (tok)
+            tok[s * (T + 1)] = x0;
+    }
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
-        uint64_t base = 1 + k * (gmax + 1);
+        uint64_t base = 1 + k * (gmax + 1); /* b_k */
+        size_t maxG = 0;
         for (size_t b = 0; b < na; b++) {
-            uint32_t s = w->act[b];
-            size_t rest = T - w->n[s] + 1;
-            w->G[s] = (uint32_t)(pl->gamma && pl->gamma < rest ? pl->gamma : rest);
-            w->y[s] = w->tauprev[s] = w->prev[s];
-            w->pi[s] = w->taup[s] = 1.0;
-            w->tau[s] = 0;
-            w->live[b] = s;
+            size_t rest = T - w->n[b] + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+            w->G[b] = (uint32_t)G;
+            maxG = G > maxG ? G : maxG;
+            w->y[b] = w->tauprev[b] = w->prev[b];
+            w->pi[b] = w->taup[b] = 1.0;
+            w->tau[b] = 0;
         }
-        size_t nl = na;
-        for (size_t i = 1; i <= gmax && nl > 0; i++)
-            nl = S_draft_step(pl, w, seed, g0, base + i - 1, i, nl, tok);
-        na = S_finish(pl, w, seed, g0, base + gmax, na, L, obs->first_iteration, obs->hist, tok);
+        for (size_t i = 1; i <= maxG; i++) {
+            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->act, na, w->ue, w->uo);
+            size_t b0 = 0;
+#if S_HAVE_X86
+            if (wide)
+                b0 = S_draft_avx512(pl, w, i, na, tok);
+#endif
+            S_draft_scalar(pl, w, i, b0, na, tok);
+        }
+        sd_rngbuf_trials_at(seed, base + gmax, g0, w->act, na, w->ue, w->uo);
+        na = S_finish(pl, w, na, L, obs->first_iteration, obs->hist, tok);
     }
     for (size_t s = 0; s < S; s++) {
         if (obs->acc)
@@ -377,7 +588,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             sd_welford_add(obs->rb, w->rb[s]);
         if (!tok)
             continue;
-        const size_t *x = tok + s * tstride;
+        const size_t *x = tok + s * (T + 1);
         if (obs->pos)
             for (size_t n = 1; n <= T; n++)
                 obs->pos[(n - 1) * V + x[n]] += 1.0;
@@ -424,8 +635,8 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->n, w->prev, w->G, w->y, w->tau, w->tauprev, w->rej, w->its, w->s1, w->s2,
-                      w->pi, w->taup, w->rb, w->tok, w->act, w->live, w->ue, w->uo};
+    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -438,9 +649,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->rej, &w->its, &w->act, &w->live};
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo};
-    double **dbl[] = {&w->pi, &w->taup, &w->rb};
+    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x};
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb};
+    double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
         bad |= !(*u32[i] = malloc(S * sizeof **u32[i]));
@@ -449,6 +660,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
         bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
     bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
+    bad |= !(w->mk = malloc(2 * S / 8));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");

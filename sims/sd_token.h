@@ -50,9 +50,11 @@ int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab,
 static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint64_t U)
 {
     const unsigned s = 53u - lgK;
-    const uint64_t k = U >> s, e = tab[k];
-    return (U & (((uint64_t)1 << s) - 1)) < (e >> lgK) ? (size_t)k
-                                                       : (size_t)(e & (((uint64_t)1 << lgK) - 1));
+    const uint64_t k = U >> s, e = tab[k], alias = e & (((uint64_t)1 << lgK) - 1);
+    /* k if (U mod 2^s) < thr, else alias; without a branch (a coin that
+     * compilers' branches mispredict) */
+    const uint64_t to_alias = -(uint64_t)((U & (((uint64_t)1 << s) - 1)) >= (e >> lgK));
+    return (size_t)(k ^ ((k ^ alias) & to_alias));
 }
 
 /* --- the plan: one alias table per (step, previous token) ------------------- */
