@@ -110,7 +110,9 @@ typedef struct S_work {
     uint32_t *x;
     uint64_t *R, *jb;
     double *m;
-    uint8_t *mk; /* [2·S/8] lane masks */
+    uint8_t *mk;
+    uint32_t *rl;   /* places whose iteration rejected (S_last_avx512) */
+    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */ /* [2·S/8] lane masks */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -486,47 +488,105 @@ static int S_avx512dq(void)
 }
 #endif
 
-/* The last token of the round's iteration for the places 0..na-1
- * (uniforms of block b_k + Gmax): the bonus or the residual; the trial's
- * statistics; then the places whose trial runs another iteration are
- * compacted (act, n, prev); returns their number. */
-static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, double *hist, size_t *tok)
+/* The residual token of a place whose iteration rejected (τ < G): a draw
+ * from max(π q - p, 0) at row (n + τ, X_τ) (byte offset off), π = p_τ
+ * (eq. 4; 1 in the broken control). */
+static inline uint32_t S_reject_token(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
-    const size_t V = pl->V, T = pl->T;
+    S_row r = S_row_off(pl, off);
+    double piv = pl->broken ? 1.0 : w->taup[b];
+    size_t j = S_jstar(&r, pl->V, piv);
+    double m = S_mass(&r, j, piv);
+    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
+    uint64_t U = w->ue[b];
+    return (uint32_t)(j && m > 0.0 ? S_residual(&r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, pl->lgK, U));
+}
+
+/* The last token of the round's iteration at places b0..na-1 into x
+ * (uniforms of block b_k + Gmax): τ = G: the bonus from q(.|X^G) at
+ * position n + G <= T, else (the horizon) X_G itself; τ < G: the
+ * residual.  Both read row (n + τ, X_τ). */
+static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        uint32_t n = w->n[b], G = w->G[b], tau = w->tau[b];
+        size_t off = ((size_t)(n + tau - 1) * pl->V + w->tauprev[b]) * pl->lay.stride;
+        if (tau < G)
+            w->x[b] = S_reject_token(pl, w, b, off);
+        else if (n + G <= pl->T)
+            w->x[b] = (uint32_t)sd_token_alias_draw(S_row_off(pl, off).aq, pl->lgK, w->ue[b]);
+        else
+            w->x[b] = w->tauprev[b];
+    }
+}
+
+#if S_HAVE_X86
+/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time
+ * (one gather), the places that rejected listed and then done one by one
+ * without a branch on the coin; returns how many places it did. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
+    const size_t nb = na / 8 * 8;
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    size_t nr = 0;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
+        __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
+        __m512i tau = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tau + b)));
+        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), _mm512_set1_epi64(1)), V), tp),
+                                       stride);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)),
+                                                pl->slab + l->aq, 1);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        _mm512_storeu_si512((void *)(w->R + b), off);
+        __mmask8 rej = (__mmask8)~full;
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        nr += (size_t)__builtin_popcount(rej);
+    }
+    for (size_t r = 0; r < nr; r++) {
+        size_t b = w->rl[r];
+        w->x[b] = S_reject_token(pl, w, b, w->R[b]);
+    }
+    return nb;
+}
+#endif
+
+/* The round's bookkeeping at places 0..na-1 once x holds their last
+ * tokens: the trial's counts, the histogram of τ, the tokens; then the
+ * places whose trial runs another iteration are compacted (act, n, prev);
+ * returns their number. */
+static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok)
+{
+    const size_t T = pl->T;
     size_t keep = 0;
     for (size_t b = 0; b < na; b++) {
-        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b];
-        uint64_t U = w->ue[b];
-        size_t x = 0, emitted;
-        if (tau == G) {
-            emitted = G;
-            x = w->tauprev[b]; /* X_G */
-            if (n + G <= T) {   /* the bonus token, from q(.|X^G) */
-                x = sd_token_alias_draw(S_row_at(pl, (size_t)(n + G - 1) * V + x).aq, lgK, U);
-                emitted++;
-            }
-        } else {
-            S_row r = S_row_at(pl, (size_t)(n + tau - 1) * V + w->tauprev[b]);
-            double piv = pl->broken ? 1.0 : w->taup[b];
-            size_t j = S_jstar(&r, V, piv);
-            double m = S_mass(&r, j, piv);
-            /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
-            x = j && m > 0.0 ? S_residual(&r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, lgK, U);
-            w->rej[s]++;
-            emitted = tau + 1;
-        }
+        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
+        uint32_t full = tau == G, emitted = tau + 1 - (full & (n + G > T)); /* no bonus past T */
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
+        w->rej[s] += full ^ 1u;
         w->its[s]++;
         w->s1[s] += tau;
         w->s2[s] += (uint64_t)tau * tau;
         w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
-        if (hist)
-            hist[tau] += 1.0;
+        w->hist[tau]++;
         w->act[keep] = s;
-        w->n[keep] = n + (uint32_t)emitted;
-        w->prev[keep] = (uint32_t)x;
+        w->n[keep] = n + emitted;
+        w->prev[keep] = x;
         keep += !first && n + emitted <= L;
     }
     return keep;
@@ -553,6 +613,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         if (tok)
             tok[s * (T + 1)] = x0;
     }
+    memset(w->hist, 0, (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
@@ -575,8 +636,17 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
         sd_rngbuf_trials_at(seed, base + gmax, g0, w->act, na, w->ue, w->uo);
-        na = S_finish(pl, w, na, L, obs->first_iteration, obs->hist, tok);
+        size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_last_avx512(pl, w, na);
+#endif
+        S_last_scalar(pl, w, b0, na);
+        na = S_finish(pl, w, na, L, obs->first_iteration, tok);
     }
+    if (obs->hist)
+        for (size_t a = 0; a <= gmax; a++)
+            obs->hist[a] += (double)w->hist[a];
     for (size_t s = 0; s < S; s++) {
         if (obs->acc)
             sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
@@ -636,7 +706,7 @@ static void S_work_free(void *work)
     if (!w)
         return;
     void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk};
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -649,7 +719,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x};
+    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl};
     uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb};
     double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
     int bad = 0;
@@ -661,6 +731,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
     bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
     bad |= !(w->mk = malloc(2 * S / 8));
+    bad |= !(w->hist = malloc((pl->gmax + 1) * sizeof *w->hist));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
