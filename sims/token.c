@@ -474,44 +474,105 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
 /* The same two loops on eight trials at a time with AVX-512F (the same
  * integer arithmetic, so the same outcomes): one gather of the eight table
  * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
- * Returns the number of trials done (a multiple of 8). */
+ * S_draw8 is one position of eight trials on their state in registers
+ * (a: previous tokens, j: drafts accepted so far, r: rejections, e: end
+ * bits); S_pos_avx512 runs it on one position, S_pos2_avx512 on two
+ * consecutive ones (uniforms 2m and 2m+1, the two halves of one Philox
+ * block) with the state loaded and stored once. */
+typedef struct {
+    __m128i sh, lg;
+    __m512i cm, km, one, g;
+} S_draw_consts;
+
+__attribute__((target("avx512f"))) static inline void S_draw_init(S_draw_consts *c, unsigned lgK, uint32_t gamma)
+{
+    c->sh = _mm_cvtsi32_si128((int)(53u - lgK));
+    c->lg = _mm_cvtsi32_si128((int)lgK);
+    c->cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    c->km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    c->one = _mm512_set1_epi64(1);
+    c->g = _mm512_set1_epi64((long long)gamma);
+}
+
+__attribute__((target("avx512f"))) static inline void S_draw8(const S_draw_consts *c, const uint64_t *tab, uint32_t gamma,
+                                                              __m512i U, __m512i *a, __m512i *j, __m512i *r,
+                                                              __m512i *e, __m512i endbit)
+{
+    __m512i k = _mm512_srl_epi64(U, c->sh);
+    __m512i t = _mm512_i64gather_epi64(_mm512_or_si512(_mm512_sll_epi64(*a, c->lg), k), (const void *)tab, 8);
+    __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c->cm), _mm512_srl_epi64(t, c->lg));
+    __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c->km), k);
+    __mmask8 f = _mm512_test_epi64_mask(o, c->one), end = f, inc = f;
+    *a = _mm512_srli_epi64(o, 1);
+    if (gamma) {
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(*j, c->g);
+        end = (__mmask8)(f | bonus);
+        inc = (__mmask8)(f & ~bonus);
+        *j = _mm512_maskz_add_epi64((__mmask8)~end, *j, c->one);
+    }
+    *r = _mm512_mask_add_epi64(*r, inc, *r, c->one);
+    *e = _mm512_mask_or_epi64(*e, end, *e, endbit);
+}
+
+#define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
+
+/* Returns the number of trials done (a multiple of 8). */
 __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK,
                                                                size_t s, const uint64_t *u,
                                                                uint32_t *prev, uint32_t *rej,
                                                                uint32_t *jv, uint32_t gamma,
                                                                uint64_t *ends, unsigned bit)
 {
-    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
-    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
-    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i one = _mm512_set1_epi64(1), g = _mm512_set1_epi64((long long)gamma);
+    S_draw_consts c;
+    S_draw_init(&c, lgK, gamma);
     const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m512i U = _mm512_loadu_si512((const void *)(u + i));
-        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_i64gather_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c_lg), k), (const void *)tab, 8);
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        __mmask8 f = _mm512_test_epi64_mask(o, one), end = f, inc = f;
-        _mm256_storeu_si256((__m256i *)(void *)(prev + i), _mm512_cvtepi64_epi32(_mm512_srli_epi64(o, 1)));
-        if (gamma) {
-            __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
-            __mmask8 bonus = _mm512_cmpeq_epi64_mask(j, g);
-            end = (__mmask8)(f | bonus);
-            inc = (__mmask8)(f & ~bonus);
-            j = _mm512_maskz_add_epi64((__mmask8)~end, j, one);
-            _mm256_storeu_si256((__m256i *)(void *)(jv + i), _mm512_cvtepi64_epi32(j));
-        }
-        __m256i r = _mm256_loadu_si256((const __m256i *)(const void *)(rej + i));
-        r = _mm256_add_epi32(r, _mm512_cvtepi64_epi32(_mm512_maskz_mov_epi64(inc, one)));
-        _mm256_storeu_si256((__m256i *)(void *)(rej + i), r);
-        __m512i en = _mm512_loadu_si512((const void *)(ends + i));
-        _mm512_storeu_si512((void *)(ends + i), _mm512_or_si512(en, _mm512_maskz_mov_epi64(end, endbit)));
+        __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
+        __m512i e = _mm512_loadu_si512((const void *)(ends + i));
+        S_draw8(&c, tab, gamma, _mm512_loadu_si512((const void *)(u + i)), &a, &j, &r, &e, endbit);
+        S_ST32(prev + i, a);
+        if (gamma)
+            S_ST32(jv + i, j);
+        S_ST32(rej + i, r);
+        _mm512_storeu_si512((void *)(ends + i), e);
     }
     return i;
 }
+
+/* Positions n (table ta, uniforms ua, end bits at ea/bita) and n + 1 (tb,
+ * ub, eb/bitb) of trials 0..8⌊s/8⌋-1. */
+__attribute__((target("avx512f"))) static size_t S_pos2_avx512(const uint64_t *ta, const uint64_t *tb, unsigned lgK,
+                                                                size_t s, const uint64_t *ua, const uint64_t *ub,
+                                                                uint32_t *prev, uint32_t *rej, uint32_t *jv,
+                                                                uint32_t gamma, uint64_t *ea, unsigned bita,
+                                                                uint64_t *eb, unsigned bitb)
+{
+    S_draw_consts c;
+    S_draw_init(&c, lgK, gamma);
+    const __m512i ba = _mm512_set1_epi64((long long)((uint64_t)1 << bita));
+    const __m512i bb = _mm512_set1_epi64((long long)((uint64_t)1 << bitb));
+    size_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
+        __m512i e = _mm512_loadu_si512((const void *)(ea + i));
+        S_draw8(&c, ta, gamma, _mm512_loadu_si512((const void *)(ua + i)), &a, &j, &r, &e, ba);
+        if (eb != ea) {
+            _mm512_storeu_si512((void *)(ea + i), e);
+            e = _mm512_loadu_si512((const void *)(eb + i));
+        }
+        S_draw8(&c, tb, gamma, _mm512_loadu_si512((const void *)(ub + i)), &a, &j, &r, &e, bb);
+        S_ST32(prev + i, a);
+        if (gamma)
+            S_ST32(jv + i, j);
+        S_ST32(rej + i, r);
+        _mm512_storeu_si512((void *)(eb + i), e);
+    }
+    return i;
+}
+#undef S_LD32
+#undef S_ST32
 #endif
 
 /* Rao-Blackwell (sd_verifier.h): before position n is drawn, each trial
@@ -612,7 +673,6 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const unsigned lgK = pl->lgK;
     uint32_t *prev = w->prev;
     const int wide = sd_rngbuf_avx512();
-    (void)wide;
     sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
     for (size_t i = 0; i < s; i++)
         prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
@@ -626,6 +686,11 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     if (tok)
         for (size_t i = 0; i < s; i++)
             tok[i * (T + 1)] = prev[i];
+    const uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
+    /* Nothing observed per position: positions 2m and 2m+1 (one Philox
+     * block) in one pass over the trials. */
+    const int pairs = wide && !out->rb && !out->pos && !tok && !out->cells;
+    (void)pairs;
     for (size_t n = 1; n <= N; n++) {
         const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
         if (n % 2 == 0) {
@@ -635,8 +700,24 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
         uint64_t *ends = w->ends + ((n - 1) / 64) * S;
         unsigned bit = (unsigned)((n - 1) % 64);
-        uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
         size_t i0 = 0;
+#if S_HAVE_X86
+        if (pairs && n % 2 == 0 && n < N) {
+            const uint64_t *tab2 = pl->tab + (pl->steps == 1 ? 0 : n * V * K);
+            uint64_t *ends2 = w->ends + (n / 64) * S;
+            unsigned bit2 = (unsigned)(n % 64);
+            i0 = S_pos2_avx512(tab, tab2, lgK, s, w->ua, w->ub, prev, w->rej, w->j, gamma, ends, bit, ends2, bit2);
+            if (gamma == 0) {
+                S_pos_horizon(tab, lgK, i0, s, w->ua, prev, w->rej, ends, bit);
+                S_pos_horizon(tab2, lgK, i0, s, w->ub, prev, w->rej, ends2, bit2);
+            } else {
+                S_pos_gamma(tab, lgK, i0, s, w->ua, prev, w->rej, w->j, gamma, ends, bit);
+                S_pos_gamma(tab2, lgK, i0, s, w->ub, prev, w->rej, w->j, gamma, ends2, bit2);
+            }
+            n++;
+            continue;
+        }
+#endif
         if (out->rb)
             S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
 #if S_HAVE_X86
