@@ -315,6 +315,31 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     return SD_OK;
 }
 
+#if S_HAVE_X86
+/* j*(π) of the row at r by counting π r > 1 on the padded sorted row,
+ * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
+__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+{
+    const __m512d vp = _mm512_set1_pd(pi), one = _mm512_set1_pd(1.0);
+    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs)), one, _CMP_GT_OQ));
+    for (size_t c = 8; c < V; c += 8)
+        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs + c)), one, _CMP_GT_OQ));
+    return j;
+}
+
+/* A masked gather from byte offsets off of base: lanes outside m read
+ * base itself (always valid) and return src (sd_gather8, sims/sd_token.h). */
+__attribute__((target("avx512f"))) static inline __m512i S_gather(__m512i src, __mmask8 m, __m512i off, const void *base)
+{
+    return _mm512_mask_blend_epi64(m, src, sd_gather8(base, _mm512_maskz_mov_epi64(m, off)));
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src, __mmask8 m, __m512i off, const void *base)
+{
+    return _mm512_castsi512_pd(S_gather(_mm512_castpd_si512(src), m, off, base));
+}
+#endif
+
 /* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
  * for the running trials at places b0..na-1 whose iteration still drafts
  * (i <= G, p_{i-1} > 0); u: their uniforms of block b_k + i - 1.  The
@@ -388,7 +413,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
                                      stride);
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_mask_i64gather_epi64(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap, 1);
+        __m512i e = S_gather(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap);
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         _mm512_storeu_si512((void *)(w->R + b), R);
         S_ST32(w->x + b, _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k));
@@ -405,7 +430,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
         __m512d pi0 = _mm512_loadu_pd(w->pi + b);
-        __m512d rat = _mm512_mask_i64gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat, 1);
+        __m512d rat = S_gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat);
         __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, rat), one));
         _mm512_storeu_pd(w->pi + b, pi);
         S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
@@ -425,11 +450,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
                 continue;
             S_row r = S_row_off(pl, w->R[b]);
             double pi = w->pi[b];
-            __m512d vp = _mm512_set1_pd(pi);
-            unsigned j = 0;
-            for (size_t c = 0; c < pl->V; c += 8)
-                j += (unsigned)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r.rs + c)), one, _CMP_GT_OQ));
-            w->m[b] = S_mass(&r, j, pi);
+            w->m[b] = S_mass(&r, S_jstar_count8(&r, pl->V, pi), pi);
         }
     } else {
         /* passes 3: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
@@ -440,8 +461,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
                 __mmask8 in = inner[b / 8];
                 __m512i base = _mm512_loadu_si512((const void *)(w->jb + b));
                 __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
-                __m512d rs = _mm512_mask_i64gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
-                                                                                 _mm512_slli_epi64(at, 3)), slab + l->rs, 1);
+                __m512d rs = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
+                                                                    _mm512_slli_epi64(at, 3)), slab + l->rs);
                 __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), rs), one, _CMP_GT_OQ);
                 _mm512_storeu_si512((void *)(w->jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
             }
@@ -453,8 +474,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             __mmask8 in = inner[b / 8];
             __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
                                           _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
-            __m512d Q = _mm512_mask_i64gather_pd(zero, in, jo, slab + l->Q, 1);
-            __m512d P = _mm512_mask_i64gather_pd(zero, in, jo, slab + l->P, 1);
+            __m512d Q = S_gather_pd(zero, in, jo, slab + l->Q);
+            __m512d P = S_gather_pd(zero, in, jo, slab + l->P);
             /* S_mass: max(π Q - P, 0), the same value as its comparison */
             _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
         }
@@ -491,15 +512,25 @@ static int S_avx512dq(void)
 /* The residual token of a place whose iteration rejected (τ < G): a draw
  * from max(π q - p, 0) at row (n + τ, X_τ) (byte offset off), π = p_τ
  * (eq. 4; 1 in the broken control). */
+static inline uint32_t S_reject_token_j(const S_plan *pl, const S_work *w, size_t b, const S_row *r, size_t j,
+                                        double piv)
+{
+    double m = S_mass(r, j, piv);
+    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
+    uint64_t U = w->ue[b];
+    return (uint32_t)(j && m > 0.0 ? S_residual(r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r->aq, pl->lgK, U));
+}
+
+static inline double S_piv(const S_plan *pl, const S_work *w, size_t b)
+{
+    return pl->broken ? 1.0 : w->taup[b];
+}
+
 static inline uint32_t S_reject_token(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
     S_row r = S_row_off(pl, off);
-    double piv = pl->broken ? 1.0 : w->taup[b];
-    size_t j = S_jstar(&r, pl->V, piv);
-    double m = S_mass(&r, j, piv);
-    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
-    uint64_t U = w->ue[b];
-    return (uint32_t)(j && m > 0.0 ? S_residual(&r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, pl->lgK, U));
+    double piv = S_piv(pl, w, b);
+    return S_reject_token_j(pl, w, b, &r, S_jstar(&r, pl->V, piv), piv);
 }
 
 /* The last token of the round's iteration at places b0..na-1 into x
@@ -546,8 +577,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
         __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)),
-                                                pl->slab + l->aq, 1);
+        __m512i e = S_gather(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)), pl->slab + l->aq);
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
         _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
@@ -559,7 +589,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
     }
     for (size_t r = 0; r < nr; r++) {
         size_t b = w->rl[r];
-        w->x[b] = S_reject_token(pl, w, b, w->R[b]);
+        S_row row = S_row_off(pl, w->R[b]);
+        double piv = S_piv(pl, w, b);
+        size_t j = pl->V <= S_COUNT_MAX ? S_jstar_count8(&row, pl->V, piv) : S_jstar(&row, pl->V, piv);
+        w->x[b] = S_reject_token_j(pl, w, b, &row, j, piv);
     }
     return nb;
 }

@@ -57,6 +57,26 @@ static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint
     return (size_t)(k ^ ((k ^ alias) & to_alias));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <string.h>
+/* The eight 64-bit words at base + off[l] (byte offsets, one per lane) as
+ * one vector, for the kernels' AVX-512 loops: eight scalar loads.  On the
+ * 2-core Xeon of docs/performance.md a vpgatherqq of eight L1-resident
+ * words costs 30-40 cycles (a gather mitigation of the host, it seems),
+ * the eight loads about 13. */
+__attribute__((target("avx512f"))) static inline __m512i sd_gather8(const void *base, __m512i off)
+{
+    uint64_t o[8];
+    long long v[8];
+    const char *b = (const char *)base;
+    _mm512_storeu_si512((void *)o, off);
+    for (int l = 0; l < 8; l++)
+        memcpy(&v[l], b + o[l], sizeof v[l]);
+    return _mm512_set_epi64(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]);
+}
+#endif
+
 /* --- the plan: one alias table per (step, previous token) ------------------- */
 
 typedef struct sd_token_plan sd_token_plan;

@@ -472,7 +472,7 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
 
 #if S_HAVE_X86
 /* The same two loops on eight trials at a time with AVX-512F (the same
- * integer arithmetic, so the same outcomes): one gather of the eight table
+ * integer arithmetic, so the same outcomes): the eight table
  * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
  * S_draw8 is one position of eight trials on their state in registers
  * (a: previous tokens, j: drafts accepted so far, r: rejections, e: end
@@ -499,7 +499,7 @@ __attribute__((target("avx512f"))) static inline void S_draw8(const S_draw_const
                                                               __m512i *e, __m512i endbit)
 {
     __m512i k = _mm512_srl_epi64(U, c->sh);
-    __m512i t = _mm512_i64gather_epi64(_mm512_or_si512(_mm512_sll_epi64(*a, c->lg), k), (const void *)tab, 8);
+    __m512i t = sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(*a, c->lg), k), 3));
     __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c->cm), _mm512_srl_epi64(t, c->lg));
     __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c->km), k);
     __mmask8 f = _mm512_test_epi64_mask(o, c->one), end = f, inc = f;
@@ -579,7 +579,7 @@ __attribute__((target("avx512f"))) static size_t S_pos2_avx512(const uint64_t *t
  * that drafts there (not a bonus) adds P(R_n = 1 | x_{n-1}) = tv[x_{n-1}]
  * (Theorem 1's summand) to its estimate. */
 #if S_HAVE_X86
-/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: one gather of eight tv entries, the same
+/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: eight tv entries (sd_gather8), the same
  * additions (a bonus adds nothing). */
 __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *tv, size_t s,
                                                                   const uint32_t *prev,
@@ -589,8 +589,8 @@ __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *t
     const __m512i g = _mm512_set1_epi64((long long)gamma);
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(prev + i));
-        __m512d t = _mm512_i32gather_pd(a, (const void *)tv, 8);
+        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+        __m512d t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
         __mmask8 draft = 0xff;
         if (gamma) {
             __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
