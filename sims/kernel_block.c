@@ -496,17 +496,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
 #undef S_LD32
 #undef S_ST32
 
-static int S_avx512dq(void)
-{
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512dq") ? 1 : 0;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v && sd_rngbuf_avx512(); /* sd_rngbuf_avx512: AVX-512F, and the tests' cap (sd_rngbuf_cap_isa) */
-}
 #endif
 
 /* The residual token of a place whose iteration rejected (τ < G): a draw
@@ -632,7 +621,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
     int wide = 0;
 #if S_HAVE_X86
-    wide = S_avx512dq();
+    wide = sd_rngbuf_avx512dq();
 #endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     for (size_t s = 0; s < S; s++) {

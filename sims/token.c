@@ -476,9 +476,9 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
  * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
  * S_draw8 is one position of eight trials on their state in registers
  * (a: previous tokens, j: drafts accepted so far, r: rejections, e: end
- * bits); S_pos_avx512 runs it on one position, S_pos2_avx512 on two
- * consecutive ones (uniforms 2m and 2m+1, the two halves of one Philox
- * block) with the state loaded and stored once. */
+ * bits); S_pos_avx512 runs it on one position or on two consecutive
+ * ones (uniforms 2m and 2m+1, the two halves of one Philox block) with
+ * the state loaded and stored once. */
 typedef struct {
     __m128i sh, lg;
     __m512i cm, km, one, g;
@@ -517,57 +517,34 @@ __attribute__((target("avx512f"))) static inline void S_draw8(const S_draw_const
 #define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
 
-/* Returns the number of trials done (a multiple of 8). */
-__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK,
-                                                               size_t s, const uint64_t *u,
-                                                               uint32_t *prev, uint32_t *rej,
-                                                               uint32_t *jv, uint32_t gamma,
-                                                               uint64_t *ends, unsigned bit)
+/* Positions n .. n + np - 1 (np = 1 or 2: uniforms 2m and 2m+1, one
+ * Philox block) of trials 0..8⌊s/8⌋-1: tab[k], u[k], ends[k] and bit[k]
+ * for position n + k.  Returns the number of trials done (a multiple of 8). */
+__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *const tab[2], unsigned lgK, size_t s,
+                                                               const uint64_t *const u[2], uint32_t *prev,
+                                                               uint32_t *rej, uint32_t *jv, uint32_t gamma,
+                                                               uint64_t *const ends[2], const unsigned bit[2], int np)
 {
     S_draw_consts c;
     S_draw_init(&c, lgK, gamma);
-    const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
+    const __m512i eb[2] = {_mm512_set1_epi64((long long)((uint64_t)1 << bit[0])),
+                           _mm512_set1_epi64((long long)((uint64_t)1 << bit[np - 1]))};
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
         __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
-        __m512i e = _mm512_loadu_si512((const void *)(ends + i));
-        S_draw8(&c, tab, gamma, _mm512_loadu_si512((const void *)(u + i)), &a, &j, &r, &e, endbit);
-        S_ST32(prev + i, a);
-        if (gamma)
-            S_ST32(jv + i, j);
-        S_ST32(rej + i, r);
-        _mm512_storeu_si512((void *)(ends + i), e);
-    }
-    return i;
-}
-
-/* Positions n (table ta, uniforms ua, end bits at ea/bita) and n + 1 (tb,
- * ub, eb/bitb) of trials 0..8⌊s/8⌋-1. */
-__attribute__((target("avx512f"))) static size_t S_pos2_avx512(const uint64_t *ta, const uint64_t *tb, unsigned lgK,
-                                                                size_t s, const uint64_t *ua, const uint64_t *ub,
-                                                                uint32_t *prev, uint32_t *rej, uint32_t *jv,
-                                                                uint32_t gamma, uint64_t *ea, unsigned bita,
-                                                                uint64_t *eb, unsigned bitb)
-{
-    S_draw_consts c;
-    S_draw_init(&c, lgK, gamma);
-    const __m512i ba = _mm512_set1_epi64((long long)((uint64_t)1 << bita));
-    const __m512i bb = _mm512_set1_epi64((long long)((uint64_t)1 << bitb));
-    size_t i = 0;
-    for (; i + 8 <= s; i += 8) {
-        __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
-        __m512i e = _mm512_loadu_si512((const void *)(ea + i));
-        S_draw8(&c, ta, gamma, _mm512_loadu_si512((const void *)(ua + i)), &a, &j, &r, &e, ba);
-        if (eb != ea) {
-            _mm512_storeu_si512((void *)(ea + i), e);
-            e = _mm512_loadu_si512((const void *)(eb + i));
+        __m512i e = _mm512_loadu_si512((const void *)(ends[0] + i));
+        for (int k = 0; k < np; k++) {
+            if (k > 0 && ends[k] != ends[k - 1]) { /* the positions straddle two words of end bits */
+                _mm512_storeu_si512((void *)(ends[k - 1] + i), e);
+                e = _mm512_loadu_si512((const void *)(ends[k] + i));
+            }
+            S_draw8(&c, tab[k], gamma, _mm512_loadu_si512((const void *)(u[k] + i)), &a, &j, &r, &e, eb[k]);
         }
-        S_draw8(&c, tb, gamma, _mm512_loadu_si512((const void *)(ub + i)), &a, &j, &r, &e, bb);
         S_ST32(prev + i, a);
         if (gamma)
             S_ST32(jv + i, j);
         S_ST32(rej + i, r);
-        _mm512_storeu_si512((void *)(eb + i), e);
+        _mm512_storeu_si512((void *)(ends[np - 1] + i), e);
     }
     return i;
 }
@@ -690,44 +667,37 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     /* Nothing observed per position: positions 2m and 2m+1 (one Philox
      * block) in one pass over the trials. */
     const int pairs = wide && !out->rb && !out->pos && !tok && !out->cells;
-    (void)pairs;
     for (size_t n = 1; n <= N; n++) {
         const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
         if (n % 2 == 0) {
             sd_rngbuf_trials(seed, n / 2, g0, s, w->ua, w->ub);
             u = w->ua;
         }
-        const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
-        uint64_t *ends = w->ends + ((n - 1) / 64) * S;
-        unsigned bit = (unsigned)((n - 1) % 64);
-        size_t i0 = 0;
-#if S_HAVE_X86
-        if (pairs && n % 2 == 0 && n < N) {
-            const uint64_t *tab2 = pl->tab + (pl->steps == 1 ? 0 : n * V * K);
-            uint64_t *ends2 = w->ends + (n / 64) * S;
-            unsigned bit2 = (unsigned)(n % 64);
-            i0 = S_pos2_avx512(tab, tab2, lgK, s, w->ua, w->ub, prev, w->rej, w->j, gamma, ends, bit, ends2, bit2);
-            if (gamma == 0) {
-                S_pos_horizon(tab, lgK, i0, s, w->ua, prev, w->rej, ends, bit);
-                S_pos_horizon(tab2, lgK, i0, s, w->ub, prev, w->rej, ends2, bit2);
-            } else {
-                S_pos_gamma(tab, lgK, i0, s, w->ua, prev, w->rej, w->j, gamma, ends, bit);
-                S_pos_gamma(tab2, lgK, i0, s, w->ub, prev, w->rej, w->j, gamma, ends2, bit2);
-            }
-            n++;
-            continue;
+        /* positions n .. n + np - 1 in this pass (np = 2: n and n + 1 read block n/2) */
+        const int np = pairs && n % 2 == 0 && n < N ? 2 : 1;
+        const uint64_t *tab[2], *us[2] = {u, w->ub};
+        uint64_t *ends[2];
+        unsigned bit[2];
+        for (int k = 0; k < 2; k++) {
+            size_t nk = n + (size_t)(k < np ? k : 0);
+            tab[k] = pl->tab + (pl->steps == 1 ? 0 : (nk - 1) * V * K);
+            ends[k] = w->ends + ((nk - 1) / 64) * S;
+            bit[k] = (unsigned)((nk - 1) % 64);
         }
-#endif
+        size_t i0 = 0;
         if (out->rb)
             S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
 #if S_HAVE_X86
         if (wide)
-            i0 = S_pos_avx512(tab, lgK, s, u, prev, w->rej, w->j, gamma, ends, bit);
+            i0 = S_pos_avx512(tab, lgK, s, us, prev, w->rej, w->j, gamma, ends, bit, np);
 #endif
-        if (gamma == 0)
-            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit);
-        else
-            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit);
+        for (int k = 0; k < np; k++) {
+            if (gamma == 0)
+                S_pos_horizon(tab[k], lgK, i0, s, us[k], prev, w->rej, ends[k], bit[k]);
+            else
+                S_pos_gamma(tab[k], lgK, i0, s, us[k], prev, w->rej, w->j, gamma, ends[k], bit[k]);
+        }
+        n += (size_t)np - 1; /* np = 2 only when nothing below is observed */
         if (out->pos)
             for (size_t i = 0; i < s; i++)
                 out->pos[(n - 1) * V + prev[i]] += 1.0;

@@ -245,40 +245,47 @@ __attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, 
     return i;
 }
 
-int sd_rngbuf_avx512(void)
+/* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ);
+ * asked once. */
+static unsigned S_cpu(void)
 {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        v = (__builtin_cpu_supports("avx2") ? 1 : 0) | (__builtin_cpu_supports("avx512f") ? 2 : 0) |
+            (__builtin_cpu_supports("avx512dq") ? 4 : 0);
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
-    return v && __atomic_load_n(&S_isa_cap, __ATOMIC_RELAXED) >= 2;
+    return (unsigned)v;
 }
 #endif
 
-#if !S_HAVE_X86
+/* The features of mask `need` (S_cpu's bits) are there and the cap allows `level`. */
+static int S_can(unsigned need, int level)
+{
+#if S_HAVE_X86
+    return (S_cpu() & need) == need && __atomic_load_n(&S_isa_cap, __ATOMIC_RELAXED) >= level;
+#else
+    (void)need;
+    (void)level;
+    return 0;
+#endif
+}
+
 int sd_rngbuf_avx512(void)
 {
-    return 0;
+    return S_can(2u, 2);
 }
-#endif
+
+int sd_rngbuf_avx512dq(void)
+{
+    return S_can(2u | 4u, 2);
+}
 
 int sd_rngbuf_vectorised(void)
 {
-#if S_HAVE_X86
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v && __atomic_load_n(&S_isa_cap, __ATOMIC_RELAXED) >= 1;
-#else
-    return 0;
-#endif
+    return S_can(1u, 1);
 }
 
 void sd_rngbuf_refill(sd_rngbuf *s)

@@ -73,8 +73,11 @@ int sd_rngbuf_vectorised(void);
  * then use sixteen- and eight-lane code). */
 int sd_rngbuf_avx512(void);
 
-/* Tests only: caps the instruction set that sd_rngbuf_avx512() and
- * sd_rngbuf_vectorised() report (and every vector path uses, the kernels'
+/* 1 if it has AVX-512F and DQ (the block kernel's vector passes). */
+int sd_rngbuf_avx512dq(void);
+
+/* Tests only: caps the instruction set that sd_rngbuf_avx512(),
+ * sd_rngbuf_avx512dq() and sd_rngbuf_vectorised() report (and every vector path uses, the kernels'
  * included): 0 scalar, 1 AVX2, 2 or -1 whatever the processor has (the
  * default).  Not for use while other threads run kernels. */
 void sd_rngbuf_cap_isa(int isa);
