@@ -11,7 +11,8 @@
  * π q(x) > p(x), i.e. π r(x) > 1, holds exactly for the first j*(π)
  * tokens of that order, so
  *     m(π) = π Q_{j*} - P_{j*},
- * with j* found by one binary search on the sorted r; and the residual's
+ * with j* found by one binary search on the sorted r (or by counting π r > 1
+ * on small rows: the same number); and the residual's
  * cumulative weight over the first j sorted tokens, W_j = π Q_j - P_j,
  * increases with j up to j*, so a residual sample is a second binary
  * search for the first j with W_{j+1} > u m.  Drafts X_i ~ p and bonus
@@ -30,8 +31,10 @@
  * the random numbers of a step are computed for all its trials at once
  * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
  * different trials are independent (they overlap in the processor).  The
- * lists of trials still drafting and still running are compacted after
- * each step and round.
+ * list of trials still running is compacted after each round; within a
+ * round, trials that stopped drafting are masked.  With AVX-512 a step runs
+ * as vector passes over the trials (S_draft_avx512, S_last_avx512), with
+ * the scalar code's arithmetic in the same order.
  *
  * Random numbers: 53-bit uniforms of the trial's sd_stream (seed, trial),
  * laid out so that every trial of a round uses the same Philox block
@@ -106,13 +109,14 @@ typedef struct S_work {
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
     uint64_t *ue, *uo;
-    /* the vector drafting step's passes (S_draft_avx512) */
-    uint32_t *x;
-    uint64_t *R, *jb;
-    double *m;
-    uint8_t *mk;
-    uint32_t *rl;   /* places whose iteration rejected (S_last_avx512) */
-    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */ /* [2·S/8] lane masks */
+    /* the vector passes (S_draft_avx512, S_last_avx512), by place */
+    uint32_t *x;    /* X_i, then the round's last token */
+    uint64_t *R;    /* byte offset of the row in use */
+    uint64_t *jb;   /* j* being searched */
+    double *m;      /* m_i */
+    uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
+    uint32_t *rl;   /* places whose iteration rejected */
+    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -342,7 +346,7 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
 
 /* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
  * for the running trials at places b0..na-1 whose iteration still drafts
- * (i <= G, p_{i-1} > 0); u: their uniforms of block b_k + i - 1.  The
+ * (i <= G, p_{i-1} > 0); w->ue, w->uo: their uniforms of block b_k + i - 1.  The
  * vector version below does the same arithmetic on eight places at once. */
 static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t *tok)
 {
