@@ -59,26 +59,16 @@ static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#include <string.h>
 /* The eight 64-bit words at base + off[l] (byte offsets, one per lane) as
- * one vector, for the kernels' AVX-512 loops: eight scalar loads.  On the
- * 2-core Xeon of docs/performance.md a vpgatherqq of eight L1-resident
- * words costs 30-40 cycles (a gather mitigation of the host, it seems),
- * the eight loads about 13. */
+ * one vector, for the kernels' AVX-512 loops.  On the 2-core Xeon of
+ * docs/performance.md a vpgatherqq of eight L1-resident words costs 30-40
+ * cycles and eight scalar loads through a local array about 13, but that
+ * array tripped AddressSanitizer's fake stacks (check-sanitize) and
+ * extracting the offsets through registers was slower than the gather:
+ * so, the gather (docs/findings.md). */
 __attribute__((target("avx512f"))) static inline __m512i sd_gather8(const void *base, __m512i off)
 {
-    /* the offsets leave through registers: a local array here was
-     * miscompiled under AddressSanitizer's fake stacks (a SEGV) */
-    const char *b = (const char *)base;
-    const __m256i h0 = _mm512_castsi512_si256(off), h1 = _mm512_extracti64x4_epi64(off, 1);
-    const __m128i q[4] = {_mm256_castsi256_si128(h0), _mm256_extracti128_si256(h0, 1), _mm256_castsi256_si128(h1),
-                          _mm256_extracti128_si256(h1, 1)};
-    long long v[8];
-    for (int l = 0; l < 8; l++) {
-        long long o = l % 2 ? _mm_extract_epi64(q[l / 2], 1) : _mm_cvtsi128_si64(q[l / 2]);
-        memcpy(&v[l], b + o, sizeof v[l]);
-    }
-    return _mm512_set_epi64(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]);
+    return _mm512_i64gather_epi64(off, base, 1);
 }
 #endif
 
