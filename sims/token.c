@@ -886,8 +886,12 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
     if (rb)
         S_pos_rb(tv, s, prev, j, gamma, rb);
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512())
-        i0 = S_pos_avx512(tab, lgK, s, u, prev, rej, j, gamma, ends, bit);
+    if (sd_rngbuf_avx512()) {
+        const uint64_t *const tabs[2] = {tab, tab}, *const us[2] = {u, u};
+        uint64_t *const endw[2] = {ends, ends};
+        const unsigned bits[2] = {bit, bit};
+        i0 = S_pos_avx512(tabs, lgK, s, us, prev, rej, j, gamma, endw, bits, 1);
+    }
 #endif
     if (gamma == 0)
         S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit);
