@@ -32,10 +32,13 @@
  * iterations are the most recent ones.  Each "frame" below is one such
  * iteration: its zone end and r_f along the emitted path.
  *
- * Ratios are kept as (log Mb-joint, log Ms-joint), so that a residual token
- * Y with p(Y) = 0 (r = ∞: Mnew is then Mb itself) and long blocks neither
- * overflow nor produce NaN; every weight max(A Mb - B Ms, 0) is formed with
- * A, B = exp(log - max) in [0,1].
+ * Ratios are kept as the pair (Mb-joint, Ms-joint) divided by the larger
+ * (sd_greedy_ratio), so that a residual token Y with p(Y) = 0 (r = ∞: Mnew
+ * is then Mb itself) and long blocks neither overflow nor produce NaN, and
+ * every weight max(A Mb - B Ms, 0) is formed with A, B in [0,1] without exp
+ * or log.  A ratio below the smallest double (about 1e-308) becomes 0, as
+ * exp would make it; it then stays 0, where exact arithmetic could bring it
+ * back only through draft probabilities below 1e-308.
  *
  * A modified row of zero mass (or an unreachable prefix, both joints 0) is
  * "dead" (all zeros): it is reached only along draft paths of target
@@ -67,25 +70,24 @@
 
 typedef sd_greedy_ratio S_ratio;
 
-static double S_log(double x)
-{
-    return x > 0.0 ? log(x) : -INFINITY;
-}
-
+/* r extended by a token of target probability mb and draft probability
+ * ms: (a mb, b ms) divided by the larger, so that neither overflows nor
+ * underflows along long blocks; (0, 0) once both joints are 0. */
 static S_ratio S_extend(S_ratio r, double mb, double ms)
 {
-    S_ratio o = {r.la + S_log(mb), r.lb + S_log(ms)};
-    return o;
+    double a = r.a * mb, b = r.b * ms, m = a > b ? a : b;
+    if (!(m > 0.0))
+        return (S_ratio){0.0, 0.0};
+    return (S_ratio){a / m, b / m};
 }
 
-/* A = exp(la - m), B = exp(lb - m), m = max(la, lb); 0 when both joints are 0. */
+/* A, B with A/B = r, max(A, B) = 1; 0 when both joints are 0. */
 static int S_scale(S_ratio r, double *A, double *B)
 {
-    if (r.la == -INFINITY && r.lb == -INFINITY)
+    if (r.a == 0.0 && r.b == 0.0)
         return 0;
-    double m = r.la > r.lb ? r.la : r.lb;
-    *A = exp(r.la - m);
-    *B = exp(r.lb - m);
+    *A = r.a;
+    *B = r.b;
     return 1;
 }
 
@@ -116,7 +118,7 @@ void sd_greedy_enter(sd_greedy *st, size_t n)
     st->nf -= drop;
     for (size_t a = 0; a < st->nf; a++)
         st->R[a] = st->fr[a].r;
-    st->K[0] = (S_ratio){0.0, 0.0};
+    st->K[0] = (S_ratio){1.0, 1.0};
 }
 
 size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t j, size_t y,
@@ -166,7 +168,7 @@ void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double 
                  double *den)
 {
     double A = 0.0, B = 1.0;
-    S_scale(st->K[i], &A, &B); /* K[i].lb is finite: drafts have p > 0 */
+    S_scale(st->K[i], &A, &B); /* K[i].b > 0: drafts have p > 0 */
     *num = *den = 0.0;
     for (size_t x = 0; x < st->V; x++) {
         double d = A * top[x] - B * p[x];
@@ -179,7 +181,7 @@ void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double 
 
 double sd_greedy_pG(const sd_greedy *st, size_t G)
 {
-    return exp(st->K[G].la - st->K[G].lb);
+    return st->K[G].a / st->K[G].b;
 }
 
 double sd_greedy_next_row(const sd_greedy *st, size_t tau, int bonus, const double *top,
@@ -209,7 +211,7 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     }
     size_t nf = st->nf;
     if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
-        sd_greedy_frame f = {n + G - 1, {0.0, 0.0}};
+        sd_greedy_frame f = {n + G - 1, {1.0, 1.0}};
         if (st->mode == SD_GREEDY_JOINT)
             f.r = S_extend(st->K[tau], top[y], py);
         /* The active frames started at distinct positions in n-cap+1..n. */
@@ -241,7 +243,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
         out[i] = x;
         sd_greedy_extend(st, st->D, a0, L, i, x, p[x]);
         y = x;
-        if (st->K[i + 1].la == -INFINITY) { /* p_j = 0 for all j > i: h_j = 0 */
+        if (st->K[i + 1].a == 0.0) { /* p_j = 0 for all j > i: h_j = 0 */
             drafted = i + 1;
             break;
         }

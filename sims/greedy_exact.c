@@ -124,7 +124,7 @@ static uint64_t S_hash(size_t prev, size_t cell, const sd_greedy_frame *f, size_
 {
     uint64_t h = S_mix(S_mix(S_mix(0, prev), cell), nf);
     for (size_t a = 0; a < nf; a++)
-        h = S_mix(S_mix(S_mix(h, f[a].e), S_bits(f[a].r.la)), S_bits(f[a].r.lb));
+        h = S_mix(S_mix(S_mix(h, f[a].e), S_bits(f[a].r.a)), S_bits(f[a].r.b));
     return h;
 }
 
@@ -135,7 +135,7 @@ static int S_same(const S_table *t, const S_entry *s, size_t prev, size_t cell,
         return 0;
     const sd_greedy_frame *g = t->pool + s->fo;
     for (size_t a = 0; a < nf; a++)
-        if (g[a].e != f[a].e || g[a].r.la != f[a].r.la || g[a].r.lb != f[a].r.lb)
+        if (g[a].e != f[a].e || g[a].r.a != f[a].r.a || g[a].r.b != f[a].r.b)
             return 0;
     return 1;
 }
@@ -280,7 +280,7 @@ static int S_node(S_ex *ex, size_t i, size_t y, double P, double *ret)
                             "greedy-block exact: more than 2^%d draft prefixes to enumerate (limit; "
                             "%zu states so far, at position %zu): give a smaller --gamma, V or T",
                             S_MAX_PREFIXES_LOG2, ex->states, n);
-    if (i > 0 && st->K[i].la == -INFINITY) { /* a_j = 0 from here on */
+    if (i > 0 && st->K[i].a == 0.0) { /* a_j = 0 from here on */
         *ret = 1.0;
         return SD_OK;
     }

@@ -55,10 +55,12 @@ typedef enum {
     SD_GREEDY_UNMODIFIED = 3 /* Alg. 4 alone (biased) */
 } sd_greedy_mode;
 
-/* r = exp(la - lb): la = log of the target joint, lb = log of the draft
- * joint, of the path since a frame's start (-inf for probability 0). */
+/* r = a/b: a, b = the target and the draft joints of the path since a
+ * frame's start, both divided by the larger, so max(a, b) = 1 (a = 0: target
+ * joint 0, r = 0; b = 0: draft joint 0, r = ∞), or a = b = 0 when both
+ * joints are 0 (an unreachable prefix). */
 typedef struct sd_greedy_ratio {
-    double la, lb;
+    double a, b;
 } sd_greedy_ratio;
 
 /* One earlier iteration whose modification (eq. 31) is still active. */
