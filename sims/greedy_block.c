@@ -135,9 +135,11 @@ size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t
         const double *in = D + (a - a0) * V;
         double *o = D + (a - a0 + 1) * V;
         double s = S_weights(Ri[a], in, p, V, o);
-        if (s > 0.0)
+        if (s > 0.0) {
+            double inv = 1.0 / s;
             for (size_t x = 0; x < V; x++)
-                o[x] /= s;
+                o[x] *= inv;
+        }
     }
     *a0out = a0;
     return st->nf - a0;
@@ -169,14 +171,14 @@ void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double 
 {
     double A = 0.0, B = 1.0;
     S_scale(st->K[i], &A, &B); /* K[i].b > 0: drafts have p > 0 */
-    *num = *den = 0.0;
+    double sn = 0.0, sd = 0.0; /* branch-free: the signs of d are random */
     for (size_t x = 0; x < st->V; x++) {
-        double d = A * top[x] - B * p[x];
-        if (d > 0.0)
-            *num += d;
-        else
-            *den -= d;
+        double d = A * top[x] - B * p[x], e = -d;
+        sn += d > 0.0 ? d : 0.0;
+        sd += e > 0.0 ? e : 0.0;
     }
+    *num = sn;
+    *den = sd;
 }
 
 double sd_greedy_pG(const sd_greedy *st, size_t G)
