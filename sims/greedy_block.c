@@ -57,7 +57,6 @@
  * the exact enumeration (sims/greedy_exact.c: the verifiers' exact and
  * prefix_law slots) runs as well, so that both compute the same targets. */
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "../src/sd_dist.h"
