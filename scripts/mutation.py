@@ -34,7 +34,9 @@ alone (messages and help text are not logic).
 
 The default is a seeded random sample stratified by file (each file gets
 its share of the sample in proportion to its mutants), sized to take about
-an hour on 2 cores.  Known equivalent mutants (changes no test can see,
+an hour on 2 idle cores.  Samples are nested and run in order: the first k
+mutants run are the sample of size k, so an interrupted run reports a
+smaller sample of the same design.  Known equivalent mutants (changes no test can see,
 each with the reason) are in scripts/mutation-equivalent.tsv and are left
 out of the share.
 
@@ -308,24 +310,20 @@ def suites_for(cov, m):
 # --- sampling, equivalents, the interval -------------------------------------
 
 def stratified(per_file, n, rng):
-    """n mutants drawn without replacement, each file's share in proportion
-    to its mutants (largest remainders), interleaved over the files."""
-    total = sum(len(ms) for ms in per_file)
-    if n >= total:
-        picks = [list(ms) for ms in per_file]
-    else:
-        quota = [n * len(ms) / total for ms in per_file]
-        take = [int(q) for q in quota]
-        order = sorted(range(len(per_file)), key=lambda i: (take[i] - quota[i], rng.random()))
-        for i in order[:n - sum(take)]:
-            take[i] += 1
-        picks = [rng.sample(ms, k) for ms, k in zip(per_file, take)]
-    out = []
-    while any(picks):
-        for ms in picks:
-            if ms:
-                out.append(ms.pop())
-    return out
+    """The first n mutants of an order in which every prefix is a sample
+    stratified by file: each file's mutants in a seeded random order, its
+    k-th at priority (k - 1/2) / (its mutants), all files merged by
+    priority (Sainte-Lague's divisor method: a prefix of length n gives a
+    file round(n * share) mutants, within one).  Nested: the sample of size
+    n is the start of that of any larger size, so an interrupted run is a
+    smaller sample of the same design."""
+    ranked = []
+    for ms in per_file:
+        ms = list(ms)
+        rng.shuffle(ms)
+        ranked += [((k + 0.5) / len(ms), rng.random(), m) for k, m in enumerate(ms)]
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [r[2] for r in ranked[:n]]
 
 
 def load_equivalents():
