@@ -308,14 +308,15 @@ static int S_has_law(const sd_verifier_type *vt, sd_error *err)
     return SD_OK;
 }
 
-/* The law at (n, a) with its per-depth token law in emit[] (T+1 rows):
- * from the law itself where it gives one, else from its outcomes with
- * every token kept (refused beyond SD_ITER_LAW_MAX token sequences). */
+/* The law at (n, a) with its per-depth token law in emit[] (T-n+1 rows,
+ * depths 0..T-n): from the law itself where it gives one, else from its
+ * outcomes with every token kept (refused beyond SD_ITER_LAW_MAX token
+ * sequences). */
 static int S_law_emit(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, size_t n,
                       size_t a, sd_iter_law *law, double *emit, sd_error *err)
 {
     size_t V = c->V, left = c->T - n + 1;
-    memset(emit, 0, (c->T + 1) * V * sizeof *emit);
+    memset(emit, 0, left * V * sizeof *emit);
     law->keep = 0;
     law->emit = emit;
     law->emit_filled = 0;
@@ -347,7 +348,7 @@ static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
         return rc;
     size_t V = c->V, T = c->T;
     double *D = calloc((T + 2) * V, sizeof *D);
-    double *emit = marg ? malloc((T + 1) * V * sizeof *emit) : NULL;
+    double *emit = marg ? malloc(T * V * sizeof *emit) : NULL;
     if (!D || (marg && !emit)) {
         free(D);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the DP over %zu x %zu contexts", T, V);
