@@ -397,11 +397,13 @@ class Worker:
     def prepare(self, full_check):
         if run(self.make, self.tree, self.timeout) != 0:
             sys.exit("mutation: the unmutated tree does not build in the scratch copy")
-        if full_check:
+        stamp = os.path.join(MUT_DIR, "passes-" + sources_hash())
+        if full_check and not os.path.exists(stamp):
             t0 = time.time()
             if run_suites(self.tree, self.testbin, self.simdec, None, 2, self.timeout) != "pass":
                 sys.exit("mutation: the unmutated suite fails in the scratch copy")
             print(f"mutation: unmutated suite passes in {time.time() - t0:.0f} s", flush=True)
+            open(stamp, "w").close()
 
     def test(self, m):
         """(verdict, note, mutated line, seconds)."""
@@ -428,7 +430,11 @@ class Worker:
                     secs = sum(self.cov["seconds"].get(s, 60.0) for s in suites)
                     limit = min(self.timeout, 60.0 + 3.0 * secs)
                     note = f"{len(suites)} suites"
-                r = run_suites(self.tree, self.testbin, self.simdec, suites, 1, limit)
+                r = "pass"
+                for batch in self.batches(suites):
+                    r = run_suites(self.tree, self.testbin, self.simdec, batch, 1, limit)
+                    if r != "pass":
+                        break
                 if r == "none":  # a filter that matched nothing: the whole suite
                     r = run_suites(self.tree, self.testbin, self.simdec, None, 1, self.timeout)
                     note = "all suites"
@@ -440,6 +446,22 @@ class Worker:
             with open(src, "w") as f:
                 f.write(orig)
         return verdict, note, newline, time.time() - t0
+
+    def batches(self, suites):
+        """The suites in two runs, the quickest (by the coverage run's
+        times) first: most mutants fail a quick suite, and a run stops at
+        its first failure."""
+        if suites is None or len(suites) < 4:
+            return [suites]
+        secs = self.cov["seconds"]
+        order = sorted(suites, key=lambda s: secs.get(s, 60.0))
+        total, quick, acc = sum(secs.get(s, 60.0) for s in order), [], 0.0
+        for su in order:
+            if quick and acc + secs.get(su, 60.0) > 0.1 * total:
+                break
+            quick.append(su)
+            acc += secs.get(su, 60.0)
+        return [quick, order[len(quick):]]
 
     def sanitized(self, suites, limit):
         """1 when the mutant (in place) fails the sanitizer subset's part
