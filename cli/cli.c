@@ -16,6 +16,7 @@
 #include "../sims/sd_plugin.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_dist.h"
+#include "../src/sd_mem.h"
 #include "../src/sd_parse.h"
 #include "../src/sd_sha256.h"
 #include "suggest.h"
@@ -302,7 +303,14 @@ const char cli_model_help[] =
     "  --zipf-target S     its target exponent (default 1.2)\n"
     "  --tol X             accept --model rows whose sums are within X of 1 (default\n"
     "                      1e-9; e.g. 1e-6 for a model exported in single precision);\n"
-    "                      rows are renormalised and the largest deviation reported\n";
+    "                      rows are renormalised and the largest deviation reported\n"
+    "  --max-memory BYTES  memory budget of the model and a kernel's tables, e.g. 4G,\n"
+    "                      512M (default: half of the memory available, MemAvailable);\n"
+    "                      a generated chain stored over it is refused, and run\n"
+    "                      streams one over half of it with a verifier that has a\n"
+    "                      kernel for streamed chains (token)\n"
+    "  --stream            run: generate the chain's rows step by step while the\n"
+    "                      trials advance (O(V^2) memory; same results as stored)\n";
 
 void cli_model_init(cli_model_opts *mo)
 {
@@ -317,6 +325,25 @@ void cli_model_release(cli_model_opts *mo)
     free(mo->p);
     free(mo->q);
     mo->p = mo->q = NULL;
+}
+
+/* BYTES with an optional binary suffix K, M, G or T (e.g. 512M, 4G). */
+static int S_parse_bytes(const char *opt, const char *arg, size_t *out, sd_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end), unit = 1.0;
+    const char *units = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u && *u) {
+        unit = ldexp(1.0, 10 * (int)(u - units + 1));
+        end++;
+    }
+    if (end == arg || *end || errno || !(v * unit >= 4096.0) || v * unit > 0x1p62)
+        return sd_error_set(err, SD_EUSAGE, "%s '%s': expected a number of bytes >= 4096, optionally "
+                                            "with K, M, G or T (e.g. 4G)", opt, arg);
+    *out = (size_t)(v * unit);
+    return SD_OK;
 }
 
 int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
@@ -344,6 +371,8 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
         break;
     case CLI_OPT_ZIPF: mo->zipf = 1; break;
     case CLI_OPT_TOL: rc = cli_parse_double("--tol", arg, 1e-9, 0.01, &mo->tol, err); break;
+    case CLI_OPT_MAX_MEMORY: rc = S_parse_bytes("--max-memory", arg, &mo->max_memory, err); break;
+    case CLI_OPT_STREAM: mo->stream = 1; break;
     case CLI_OPT_ZIPF_DRAFT:
         mo->zipf_given = 1;
         rc = cli_parse_double("--zipf-draft", arg, 0.0, 100.0, &mo->s_draft, err);
@@ -369,6 +398,22 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err);
 
+/* The verifiers (controls aside) with a kernel for streamed chains
+ * (SD_KERNEL_ALL), separated by '|', into buf. */
+static void S_stream_verifiers(char *buf, size_t len)
+{
+    const sd_verifier_type *vt;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++)
+        for (size_t k = 0; vt->kernels && vt->kernels[k] && !(vt->flags & SD_VERIFIER_CONTROL); k++)
+            if (vt->kernels[k]->supports & SD_KERNEL_ALL) {
+                int w = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", vt->name);
+                used += w > 0 ? (size_t)w : 0;
+                break;
+            }
+}
+
 int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -388,6 +433,26 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         m->view = sd_model_of_zipf(m->zipf);
         return SD_OK;
     }
+    m->budget = sd_mem_budget(mo->max_memory);
+    if (mo->stream && !mo->may_stream) {
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
+        return sd_error_set(err, SD_EUSAGE, "--stream: this command (or --algo) needs stored rows; "
+                                            "run --algo %s streams", names);
+    }
+    int generated = !mo->file && !mo->p && !mo->q;
+    if (mo->stream && !generated)
+        return sd_error_set(err, SD_EUSAGE, "--stream applies to generated chains, not to --model/--p/--q");
+    if (generated && mo->may_stream && (mo->stream || sd_gen_chain_bytes(mo->gen.V, mo->gen.T) > m->budget / 2)) {
+        int rc = sd_gen_check(&mo->gen, err); /* the generator's parameters, now */
+        if (rc)
+            return rc;
+        if (!(m->stream = calloc(1, sizeof *m->stream)))
+            return sd_error_set(err, SD_ENOMEM, "out of memory");
+        m->stream->gen = mo->gen;
+        m->view = sd_model_of_stream(m->stream);
+        return SD_OK;
+    }
     if (!(m->chain = S_build(mo, &m->row_dev, err)))
         return err ? (int)err->code : SD_EINTERNAL;
     m->view = sd_model_of_chain(m->chain);
@@ -405,8 +470,10 @@ void cli_model_close(cli_model *m)
 {
     sd_chain_free(m->chain);
     sd_zipf_free(m->zipf);
+    free(m->stream);
     m->chain = NULL;
     m->zipf = NULL;
+    m->stream = NULL;
 }
 
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
@@ -421,6 +488,12 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
     *row_dev = 0.0;
     if (mo->tol > 0.0 && !mo->file) {
         sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
+        return NULL;
+    }
+    if (mo->stream) {
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
+        sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo %s streams)", names);
         return NULL;
     }
     if (mo->zipf || mo->zipf_given) {
@@ -464,6 +537,18 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
         }
         return c;
     }
+    size_t bytes = sd_gen_chain_bytes(mo->gen.V, mo->gen.T), budget = sd_mem_budget(mo->max_memory);
+    if (bytes > budget) {
+        char names[256];
+        S_stream_verifiers(names, sizeof names);
+        sd_error_set(err, SD_ETOOBIG,
+                     "a generated chain with V=%zu, T=%zu takes %.4g GB stored (2*T*V^2 doubles); memory "
+                     "budget %.3g GB (%s); refusing: lower --V or --T, raise --max-memory, or stream it "
+                     "(run --algo %s)",
+                     mo->gen.V, mo->gen.T, (double)bytes / 1e9, (double)budget / 1e9,
+                     mo->max_memory ? "--max-memory" : "half of the memory available", names);
+        return NULL;
+    }
     return sd_chain_generate(&mo->gen, err);
 }
 
@@ -494,6 +579,8 @@ void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
         json_object_set_new(m, "file", json_string(mo->file));
     } else {
         json_object_set_new(m, "source", json_string("generated"));
+        if (md->stream)
+            json_object_set_new(m, "streamed", json_true());
         json_object_set_new(m, "model_seed", json_integer((json_int_t)mo->gen.seed));
         if (mo->gen.rng == SD_GEN_NUMPY_MT19937) {
             json_object_set_new(m, "rng", json_string(sd_gen_rng_name(mo->gen.rng)));
@@ -543,11 +630,16 @@ void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, con
     else if (mo->file)
         fprintf(f, "%s, V=%zu, T=%zu\n", mo->file, md->V, md->T);
     else if (mo->gen.rng == SD_GEN_NUMPY_MT19937)
-        fprintf(f, "generated, V=%zu, T=%zu, model-seed %lu, rng numpy-mt19937 (Yin et al. App. F)\n", md->V,
-                md->T, mo->gen.seed);
+        fprintf(f, "generated%s, V=%zu, T=%zu, model-seed %lu, rng numpy-mt19937 (Yin et al. App. F)\n",
+                md->stream ? " (streamed: rows built step by step)" : "", md->V, md->T, mo->gen.seed);
     else
-        fprintf(f, "generated, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n", md->V, md->T, mo->gen.seed,
+        fprintf(f, "generated%s, V=%zu, T=%zu, model-seed %lu, alpha %g, mix %g\n",
+                md->stream ? " (streamed: rows built step by step)" : "", md->V, md->T, mo->gen.seed,
                 mo->gen.alpha, mo->gen.mix);
+    if (md->stream)
+        fprintf(f, "          (stored it would take %.3g GB; memory budget %.3g GB, %s)\n",
+                (double)sd_gen_chain_bytes(md->V, md->T) / 1e9, (double)sd_mem_budget(mo->max_memory) / 1e9,
+                mo->max_memory ? "--max-memory" : "half of the memory available");
 }
 
 /* --- verifiers and their parameters -------------------------------------- */

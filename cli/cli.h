@@ -76,6 +76,10 @@ typedef struct cli_model_opts {
     int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
     double s_draft, s_target;
     double tol;         /* --tol: row-sum tolerance of --model (0: 1e-9) */
+    size_t max_memory;  /* --max-memory: the memory budget in bytes (0: sd_mem_budget's default) */
+    int stream;         /* --stream: a generated chain is streamed step by step */
+    int may_stream;     /* set by the command: its verifier runs on a streamed chain, so a
+                           generated chain over half the budget is streamed, not stored */
 } cli_model_opts;
 
 /* A model built from the options: its owner and the view the library
@@ -83,6 +87,8 @@ typedef struct cli_model_opts {
 typedef struct cli_model {
     sd_chain *chain;
     sd_zipf *zipf;
+    sd_model_stream *stream; /* a generated chain streamed step by step */
+    size_t budget;           /* the memory budget the model was opened under (bytes) */
     sd_model view;
     char sha256[65];    /* of --model FILE ("" otherwise) */
     double row_dev;     /* largest |row sum - 1| of --model FILE before renormalising */
@@ -98,7 +104,7 @@ enum {
     CLI_OPT_MODEL = 1000, CLI_OPT_V, CLI_OPT_T, CLI_OPT_MODEL_SEED,
     CLI_OPT_ALPHA, CLI_OPT_MIX, CLI_OPT_P, CLI_OPT_Q,
     CLI_OPT_ZIPF, CLI_OPT_ZIPF_DRAFT, CLI_OPT_ZIPF_TARGET, CLI_OPT_PLUGIN,
-    CLI_OPT_TOL, CLI_OPT_PROGRESS,
+    CLI_OPT_TOL, CLI_OPT_PROGRESS, CLI_OPT_MAX_MEMORY, CLI_OPT_STREAM,
     CLI_OPT_FIRST_FREE = 1100, /* commands number their own options from here */
     CLI_OPT_PARAM = 1200       /* + index: a verifier's declared parameters */
 };
@@ -118,6 +124,8 @@ enum { CLI_OPT_RNG = CLI_OPT_FIRST_FREE - 1 };
     {"zipf-draft", required_argument, 0, CLI_OPT_ZIPF_DRAFT}, \
     {"zipf-target", required_argument, 0, CLI_OPT_ZIPF_TARGET}, \
     {"tol", required_argument, 0, CLI_OPT_TOL}, \
+    {"max-memory", required_argument, 0, CLI_OPT_MAX_MEMORY}, \
+    {"stream", no_argument, 0, CLI_OPT_STREAM}, \
     {"rng", required_argument, 0, CLI_OPT_RNG}
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
@@ -135,7 +143,11 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
  * err set; --zipf is refused (SD_EUSAGE): the command needs stored rows. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
 /* Any model, the Zipf model included: fills *m (release with
- * cli_model_close).  A library status with err set. */
+ * cli_model_close).  A generated chain is streamed step by step (m->stream)
+ * with --stream, or when mo->may_stream and stored it would take more than
+ * half the memory budget (the other half for a kernel's tables); a stored
+ * chain over the budget is refused (SD_ETOOBIG) before allocating.  A
+ * library status with err set. */
 int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err);
 void cli_model_close(cli_model *m);
 /* "model     generated, V=7, T=50, ..." — the model's line in every table,

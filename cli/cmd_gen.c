@@ -76,7 +76,7 @@ int cmd_gen(int argc, char **argv)
     cli_model_release(&mo);
     if (status)
         return status;
-    sd_chain *ch = sd_chain_generate(&mo.gen, &err);
+    sd_chain *ch = cli_model_build(&mo, &err); /* generated: --V, --T, ..., within the memory budget */
     if (!ch)
         return cli_fail(&err);
     int rc = out ? cli_write_atomic(out, S_write, ch, &err) : sd_chain_write(ch, stdout, &err);

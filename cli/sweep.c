@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_paired.h"
 #include "../sims/sd_params.h"
 #include "../src/sd_version.h"
 
@@ -418,33 +419,59 @@ json_t *cli_point_json(const cli_run_point *pt)
 
 /* --- paired differences -------------------------------------------------------- */
 
-int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[2])
+/* The per-trial value of quantity q. */
+static double S_trial_value(const sd_trial *t, int q)
+{
+    switch (q) {
+    case CLI_PAIRED_REJ: return (double)t->rejections;
+    case CLI_PAIRED_CALLS: return (double)t->target_calls;
+    case CLI_PAIRED_REJ_RB: return t->rb_rejections;
+    default: return t->rb_target_calls;
+    }
+}
+
+int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[CLI_PAIRED_N])
 {
     if (!a->res.per_trial || !b->res.per_trial || a->res.trials != b->res.trials)
         return -1;
-    sd_welford d[2];
-    sd_welford_init(&d[0]);
-    sd_welford_init(&d[1]);
-    for (uint64_t i = 0; i < a->res.trials; i++) {
-        const sd_trial *x = &a->res.per_trial[i], *y = &b->res.per_trial[i];
-        sd_welford_add(&d[0], (double)y->rejections - (double)x->rejections);
-        sd_welford_add(&d[1], (double)y->target_calls - (double)x->target_calls);
-    }
-    const sd_welford *wa[2] = {&a->res.rejections, &a->res.target_calls};
-    const sd_welford *wb[2] = {&b->res.rejections, &b->res.target_calls};
-    for (int q = 0; q < 2; q++) {
-        out[q].diff = d[q].mean;
-        out[q].se = sd_welford_stderr(&d[q]);
-        sd_welford_ci95(&d[q], &out[q].lo, &out[q].hi);
-        double sa = sd_welford_stderr(wa[q]), sb = sd_welford_stderr(wb[q]);
-        out[q].se_unpaired = sqrt(sa * sa + sb * sb);
+    for (int q = 0; q < CLI_PAIRED_N; q++) {
+        if (q >= CLI_PAIRED_REJ_RB && !(a->rb && b->rb)) { /* --estimator plain, or none given */
+            out[q] = (cli_paired){NAN, NAN, NAN, NAN, NAN};
+            continue;
+        }
+        sd_welford d, wa, wb;
+        sd_welford_init(&d);
+        sd_welford_init(&wa);
+        sd_welford_init(&wb);
+        for (uint64_t i = 0; i < a->res.trials; i++) {
+            double x = S_trial_value(&a->res.per_trial[i], q), y = S_trial_value(&b->res.per_trial[i], q);
+            sd_welford_add(&d, y - x);
+            sd_welford_add(&wa, x);
+            sd_welford_add(&wb, y);
+        }
+        cli_paired *o = &out[q];
+        o->diff = d.mean;
+        o->se = sd_welford_stderr(&d);
+        sd_welford_ci95(&d, &o->lo, &o->hi);
+        double sa = sd_welford_stderr(&wa), sb = sd_welford_stderr(&wb);
+        o->se_unpaired = sqrt(sa * sa + sb * sb);
     }
     return 0;
 }
 
+const char *cli_paired_coupling(const cli_run_point *a, const cli_run_point *b)
+{
+    return strcmp(a->res.kernel, SD_PAIRED_KERNEL_NAME) == 0 && strcmp(b->res.kernel, SD_PAIRED_KERNEL_NAME) == 0
+               ? "output-first"
+               : "common-seed";
+}
+
+static const char *const S_paired_keys[CLI_PAIRED_N] = {"rejections", "target_calls", "rejections_rb",
+                                                        "target_calls_rb"};
+
 static json_t *S_paired_json(const cli_run_point *a, const cli_run_point *b)
 {
-    cli_paired pd[2];
+    cli_paired pd[CLI_PAIRED_N];
     if (cli_paired_diff(a, b, pd))
         return json_null();
     json_t *o = json_object();
@@ -453,14 +480,19 @@ static json_t *S_paired_json(const cli_run_point *a, const cli_run_point *b)
     sd_params_format(&a->cv.par, a->cv.vt, pars, sizeof pars);
     snprintf(ref, sizeof ref, "%s%s", a->cv.vt->name, pars);
     json_object_set_new(o, "reference", json_string(ref));
-    static const char *const keys[2] = {"rejections", "target_calls"};
-    for (int q = 0; q < 2; q++) {
+    json_object_set_new(o, "coupling", json_string(cli_paired_coupling(a, b)));
+    for (int q = 0; q < CLI_PAIRED_N; q++) {
+        if (!isfinite(pd[q].diff)) {
+            json_object_set_new(o, S_paired_keys[q], json_null());
+            continue;
+        }
         json_t *d = json_object();
         json_object_set_new(d, "difference", json_real(pd[q].diff));
         json_object_set_new(d, "stderr", json_real(pd[q].se));
         json_object_set_new(d, "ci95", json_pack("[f,f]", pd[q].lo, pd[q].hi));
         json_object_set_new(d, "unpaired_stderr", json_real(pd[q].se_unpaired));
-        json_object_set_new(o, keys[q], d);
+        json_object_set_new(d, "stderr_ratio", cli_json_real(pd[q].se_unpaired / pd[q].se));
+        json_object_set_new(o, S_paired_keys[q], d);
     }
     return o;
 }
@@ -555,7 +587,11 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
            "bias_estimate_stderr,bias_estimate_noise_floor");
     if (paired)
         printf(",diff_rejections,diff_rejections_stderr,diff_rejections_unpaired_stderr,"
-               "diff_target_calls,diff_target_calls_stderr,diff_target_calls_unpaired_stderr");
+               "diff_target_calls,diff_target_calls_stderr,diff_target_calls_unpaired_stderr,paired_coupling,"
+               "diff_rejections_se_ratio,diff_target_calls_se_ratio,"
+               "diff_rejections_rb,diff_rejections_rb_stderr,diff_rejections_rb_unpaired_stderr,"
+               "diff_rejections_rb_se_ratio,diff_target_calls_rb,diff_target_calls_rb_stderr,"
+               "diff_target_calls_rb_unpaired_stderr,diff_target_calls_rb_se_ratio");
     putchar('\n');
     for (size_t i = 0; i < n; i++) {
         const cli_run_point *pt = &pts[i];
@@ -607,15 +643,25 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_num(pt->bias_est.stderr);
         S_csv_num(pt->bias_est.noise_floor);
         if (paired) {
-            cli_paired pd[2];
-            if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0)
+            cli_paired pd[CLI_PAIRED_N];
+            if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0) {
                 for (int q = 0; q < 2; q++) {
                     S_csv_num(pd[q].diff);
                     S_csv_num(pd[q].se);
                     S_csv_num(pd[q].se_unpaired);
                 }
-            else
-                printf(",,,,,,");
+                S_csv_text(cli_paired_coupling(&pts[0], pt));
+                S_csv_num(pd[CLI_PAIRED_REJ].se_unpaired / pd[CLI_PAIRED_REJ].se);
+                S_csv_num(pd[CLI_PAIRED_CALLS].se_unpaired / pd[CLI_PAIRED_CALLS].se);
+                for (int q = CLI_PAIRED_REJ_RB; q < CLI_PAIRED_N; q++) {
+                    S_csv_num(pd[q].diff);
+                    S_csv_num(pd[q].se);
+                    S_csv_num(pd[q].se_unpaired);
+                    S_csv_num(pd[q].se_unpaired / pd[q].se);
+                }
+            } else {
+                printf(",,,,,,,,,,,,,,,,,");
+            }
         }
         putchar('\n');
         json_decref(pj);
@@ -657,21 +703,32 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         putchar('\n');
     }
     if (paired && n > 1) {
+        static const char *const what[CLI_PAIRED_N] = {"rejections", "target calls", "rejections (RB)",
+                                                       "target calls (RB)"};
         char pars[512];
         sd_params_format(&p0->cv.par, p0->cv.vt, pars, sizeof pars);
-        printf("\n  paired differences against %s%s (same trials; se of the per-trial differences,\n"
-               "  and the se two independent runs would give):\n", p0->cv.vt->name, pars);
-        printf("  %-30s %14s %10s %10s %14s %10s %10s\n", "verifier", "d rejections", "paired se", "unpaired",
-               "d calls", "paired se", "unpaired");
+        printf("\n  paired differences against %s%s (same trials): the mean of the per-trial differences,\n"
+               "  its se, the se two independent runs would give, and their ratio.  Coupling output-first:\n"
+               "  both verifiers output the same tokens, and their rejections are drawn from one uniform\n"
+               "  given them (RB: expectations given them); common-seed: the same stream per trial only.\n",
+               p0->cv.vt->name, pars);
+        printf("  %-30s %-13s %-18s %12s %10s %10s %7s\n", "verifier", "coupling", "quantity", "difference",
+               "paired se", "unpaired", "ratio");
         for (size_t i = 1; i < n; i++) {
-            cli_paired pd[2];
+            cli_paired pd[CLI_PAIRED_N];
             char label[600];
             sd_params_format(&pts[i].cv.par, pts[i].cv.vt, pars, sizeof pars);
             snprintf(label, sizeof label, "%s%s", pts[i].cv.vt->name, pars);
             if (cli_paired_diff(p0, &pts[i], pd))
                 continue;
-            printf("  %-30s %14.6f %10.6f %10.6f %14.6f %10.6f %10.6f\n", label, pd[0].diff, pd[0].se,
-                   pd[0].se_unpaired, pd[1].diff, pd[1].se, pd[1].se_unpaired);
+            for (int q = 0, first = 1; q < CLI_PAIRED_N; q++) {
+                if (!isfinite(pd[q].diff))
+                    continue;
+                printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %6.2fx\n", first ? label : "",
+                       first ? cli_paired_coupling(p0, &pts[i]) : "", what[q], pd[q].diff, pd[q].se,
+                       pd[q].se_unpaired, pd[q].se_unpaired / pd[q].se);
+                first = 0;
+            }
         }
     }
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;

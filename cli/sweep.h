@@ -81,11 +81,20 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired);
 int cli_points_print_table(const cli_run_point *pts, size_t n, int paired);
 
 /* The paired difference of point b minus point a (same trials, per_trial
- * filled): mean, paired stderr and the unpaired stderr, for rejections
- * ([0]) and target calls ([1]). */
+ * filled): mean, paired stderr sd(d_i)/sqrt(n) with its 95% CI, and the
+ * stderr sqrt(se_a^2 + se_b^2) two independent runs would give, for the
+ * quantities CLI_PAIRED_* — the plain counts and their Rao-Blackwellised
+ * estimates (the trials' rb_rejections, rb_target_calls; NaN entries when
+ * a point has none or was run with --estimator plain).  Returns -1 when the points cannot be paired. */
+enum { CLI_PAIRED_REJ, CLI_PAIRED_CALLS, CLI_PAIRED_REJ_RB, CLI_PAIRED_CALLS_RB, CLI_PAIRED_N };
 typedef struct cli_paired {
     double diff, se, lo, hi, se_unpaired;
 } cli_paired;
-int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[2]);
+int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[CLI_PAIRED_N]);
+
+/* How points a and b share randomness: "output-first" when both ran the
+ * output-first path (sims/sd_paired.h: the same output tokens and coins),
+ * else "common-seed" (the same stream per trial, consumed differently). */
+const char *cli_paired_coupling(const cli_run_point *a, const cli_run_point *b);
 
 #endif

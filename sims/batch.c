@@ -15,6 +15,7 @@
 #include "../src/sd_exact_batch.h"
 #include "sd_multidraft.h"
 #include "sd_iter_laws.h"
+#include "sd_kernel_law.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
@@ -39,6 +40,20 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_batch(c, sd_draft_len(c, par, n), par->k, 0, n, prev, out, err);
 }
+
+/* The kernel (sims/sd_kernel_law.h): one alias draw per position — the
+ * first over (x, some first token accepted or all M rejected) with the
+ * weights q - u, u = R·q^{M+1} of the law above, the later ones over
+ * (x, accepted or rejected) as token-level SD — and the bonus from q. */
+static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
+{
+    if (par->k < 1 || par->k > SD_DRAFTS_MAX)
+        return SD_EUSAGE; /* the step reports the bad count */
+    return sd_pos_law_batch(c->V, par->gamma ? par->gamma : SIZE_MAX, par->k, 0, out, err);
+}
+
+SD_KERNEL_LAW_DEFINE(S_kernel, "batch-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
 extern const sd_verifier_type sd_verifier_batch;
 
@@ -66,5 +81,6 @@ const sd_verifier_type sd_verifier_batch = {
     .begin = NULL,
     .step = S_step,
     .exact = S_exact,
+    .kernels = S_kernels,
     .iteration_law = S_law,
 };

@@ -15,6 +15,7 @@
 #include "sd_biased.h"
 #include "sd_tokenwise.h"
 #include "sd_iter_laws.h"
+#include "sd_kernel_law.h"
 
 enum { P_EPS, P_RESIDUAL }; /* slots of the parameters */
 
@@ -113,6 +114,21 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                             par->v[P_EPS], c, sd_draft_len(c, par, n), n, prev, out, err);
 }
 
+/* The kernel (sims/sd_kernel_law.h): one alias draw per position over
+ * (x, accepted or rejected) with the weights of the law above, and the
+ * bonus from q; its Rao-Blackwellised rejections are the rejected mass
+ * Σ (p - q - ε)+ of each drafting position, as the step's. */
+static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
+{
+    if (S_alloc(&(void *){NULL}, c, par, NULL))
+        return SD_EUSAGE; /* the step reports the bad parameter */
+    return sd_pos_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
+                                par->v[P_EPS], par->gamma ? par->gamma : SIZE_MAX, out, err);
+}
+
+SD_KERNEL_LAW_DEFINE(S_kernel, "biased-alias", S_pos, SD_KERNEL_LAW_SUPPORTS | SD_OBS_RB);
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
+
 const sd_verifier_type sd_verifier_biased = {
     .name = "biased",
     .summary = "biased SD, b = min(1,(q+eps)/p), residual opt ([q-p]+, Thm 4) or uno (q) (Yin et al. 2024 Sec. 4, App. G)",
@@ -122,5 +138,6 @@ const sd_verifier_type sd_verifier_biased = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .kernels = S_kernels,
     .iteration_law = S_law,
 };

@@ -29,6 +29,7 @@
 #include "../src/sd_dist.h"
 #include "sd_block.h"
 #include "sd_iter_laws.h"
+#include "sd_paired.h"
 
 typedef struct {
     size_t V;
@@ -162,4 +163,5 @@ const sd_verifier_type sd_verifier_block = {
     .step = S_step,
     .iteration_law = S_law,
     .kernels = S_kernels,
+    .given_output = sd_paired_block_rule,
 };

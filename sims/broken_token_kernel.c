@@ -17,7 +17,8 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     return SD_OK;
 }
 
-static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_broken, NULL};
+static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_broken, &sd_token_kernel_stream_broken.kernel,
+                                                  NULL};
 
 /* The law of what run executes: the broken kernel (sd_token.h). */
 /* The exact law of one iteration (sims/sd_iter_laws.h). */

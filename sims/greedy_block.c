@@ -48,7 +48,11 @@
  * on line 5 before modifying Mb on line 6), and a per-token residual
  * [Mb(x|.) - Ms(x|.)]+; and Alg. 4 without any modification, which
  * Sun et al. 2025, App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
- * the toy model).  `simdec check` flags all three; see tests/test_check.c. */
+ * the toy model).  `simdec check` flags all three; see tests/test_check.c.
+ *
+ * The iteration is cut into the sd_greedy_* pieces of sd_block.h, which
+ * the exact enumeration (sims/greedy_exact.c: the verifiers' exact and
+ * prefix_law slots) runs as well, so that both compute the same targets. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -61,29 +65,7 @@
  * pairs for a draft length G.  2^24 doubles = 128 MiB. */
 #define S_MAX_DOUBLES ((size_t)1 << 24)
 
-typedef enum { S_JOINT = 0, S_AFTER_Y = 1, S_TOKENWISE = 2, S_UNMODIFIED = 3 } S_mode;
-
-/* r = exp(la - lb): la = log of the target joint, lb = log of the draft
- * joint, of the path since a frame's start (-inf for probability 0). */
-typedef struct {
-    double la, lb;
-} S_ratio;
-
-typedef struct {
-    size_t e;   /* last position of the zone */
-    S_ratio r;  /* along the emitted path up to the current n-1 */
-} S_frame;
-
-typedef struct {
-    S_mode mode;
-    size_t V, cap; /* cap: the largest draft length = the most active frames */
-    size_t nf;     /* active frames, oldest first */
-    S_frame *fr;   /* [cap] */
-    double *D;     /* [(cap+1) V]: the targets of frames a0..nf-1 and the current one at one position */
-    S_ratio *R;    /* [(cap+1) cap]: R[i cap + a] = frame a's ratio after the draft prefix X^i */
-    S_ratio *K;    /* [cap+1]: the current iteration's ratio p_i after X^i */
-    double *w;     /* [V] */
-} S_state;
+typedef sd_greedy_ratio S_ratio;
 
 static double S_log(double x)
 {
@@ -124,58 +106,8 @@ static double S_weights(S_ratio r, const double *mb, const double *ms, size_t V,
     return s;
 }
 
-/* The targets at position j after token y, given the frames' ratios Ri:
- * level 0 is q_j(.|y); level l+1 is level l modified by frame a0+l (eq. 31),
- * for the frames a0..nf-1 whose zones cover j.  Returns the number of
- * levels above 0; the current iteration's target is the top level. */
-static size_t S_levels(S_state *st, const sd_chain *c, size_t j, size_t y, const S_ratio *Ri,
-                       size_t *a0out)
+void sd_greedy_enter(sd_greedy *st, size_t n)
 {
-    size_t V = st->V, a0 = 0;
-    while (a0 < st->nf && st->fr[a0].e < j)
-        a0++;
-    const double *q = sd_chain_q(c, j, y), *p = sd_chain_p(c, j, y);
-    for (size_t x = 0; x < V; x++)
-        st->D[x] = q[x];
-    for (size_t a = a0; a < st->nf; a++) {
-        const double *in = st->D + (a - a0) * V;
-        double *o = st->D + (a - a0 + 1) * V;
-        double s = S_weights(Ri[a], in, p, V, o);
-        if (s > 0.0)
-            for (size_t x = 0; x < V; x++)
-                o[x] /= s;
-    }
-    *a0out = a0;
-    return st->nf - a0;
-}
-
-/* Samples from a target row; a dead row falls back to q (see the header). */
-static size_t S_sample_row(const double *row, const double *q, size_t V, double u)
-{
-    double s = 0.0;
-    for (size_t x = 0; x < V; x++)
-        s += row[x];
-    return s > 0.0 ? sd_dist_sample(row, V, s, u) : sd_dist_sample(q, V, 1.0, u);
-}
-
-/* Extends every covering frame's ratio (R row `from`) by token x at a
- * position whose levels are in st->D, into `to`. */
-static void S_advance(const S_state *st, size_t a0, const S_ratio *from, S_ratio *to, size_t x,
-                      double px)
-{
-    for (size_t a = 0; a < st->nf; a++)
-        to[a] = (a >= a0 && st->mode != S_TOKENWISE)
-                    ? S_extend(from[a], st->D[(a - a0) * st->V + x], px)
-                    : from[a];
-}
-
-static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
-                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
-{
-    (void)err;
-    S_state *st = state;
-    size_t V = c->V, G = sd_draft_len(c, par, n), cap = st->cap;
-    /* Drop the frames whose zones ended before n. */
     size_t drop = 0;
     while (drop < st->nf && st->fr[drop].e < n)
         drop++;
@@ -185,36 +117,136 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     for (size_t a = 0; a < st->nf; a++)
         st->R[a] = st->fr[a].r;
     st->K[0] = (S_ratio){0.0, 0.0};
+}
+
+size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t j, size_t y,
+                        double *D, size_t *a0out)
+{
+    size_t V = st->V, a0 = 0;
+    const S_ratio *Ri = st->R + i * st->cap;
+    while (a0 < st->nf && st->fr[a0].e < j)
+        a0++;
+    const double *q = sd_chain_q(c, j, y), *p = sd_chain_p(c, j, y);
+    for (size_t x = 0; x < V; x++)
+        D[x] = q[x];
+    for (size_t a = a0; a < st->nf; a++) {
+        const double *in = D + (a - a0) * V;
+        double *o = D + (a - a0 + 1) * V;
+        double s = S_weights(Ri[a], in, p, V, o);
+        if (s > 0.0)
+            for (size_t x = 0; x < V; x++)
+                o[x] /= s;
+    }
+    *a0out = a0;
+    return st->nf - a0;
+}
+
+/* Frame a's ratio r extended by token x at a position whose levels are D:
+ * by the frame's own target there (level a - a0) when the frame covers
+ * the position (a >= a0), and not at all in the per-token reading. */
+static S_ratio S_advance(const sd_greedy *st, const double *D, size_t a0, size_t a, S_ratio r,
+                         size_t x, double px)
+{
+    return (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
+               ? S_extend(r, D[(a - a0) * st->V + x], px)
+               : r;
+}
+
+void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_t i, size_t x,
+                      double px)
+{
+    const S_ratio *from = st->R + i * st->cap;
+    S_ratio *to = st->R + (i + 1) * st->cap;
+    for (size_t a = 0; a < st->nf; a++)
+        to[a] = S_advance(st, D, a0, a, from[a], x, px);
+    st->K[i + 1] = S_extend(st->K[i], D[L * st->V + x], px);
+}
+
+void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double *p, double *num,
+                 double *den)
+{
+    double A = 0.0, B = 1.0;
+    S_scale(st->K[i], &A, &B); /* K[i].lb is finite: drafts have p > 0 */
+    *num = *den = 0.0;
+    for (size_t x = 0; x < st->V; x++) {
+        double d = A * top[x] - B * p[x];
+        if (d > 0.0)
+            *num += d;
+        else
+            *den -= d;
+    }
+}
+
+double sd_greedy_pG(const sd_greedy *st, size_t G)
+{
+    return exp(st->K[G].la - st->K[G].lb);
+}
+
+double sd_greedy_next_row(const sd_greedy *st, size_t tau, int bonus, const double *top,
+                          const double *p, const double *q, double *w)
+{
+    size_t V = st->V;
+    double m = bonus ? 0.0 : S_weights(st->K[tau], top, p, V, w);
+    if (m > 0.0)
+        return m;
+    /* The bonus, or a residual of zero mass (rounding): Mb, else q. */
+    for (size_t x = 0; x < V; x++)
+        m += top[x];
+    const double *row = m > 0.0 ? top : q;
+    for (size_t x = 0; x < V; x++)
+        w[x] = row[x];
+    return m > 0.0 ? m : 1.0;
+}
+
+size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t tau, size_t y,
+                              double py, const double *D, size_t a0, const double *top,
+                              sd_greedy_frame *out)
+{
+    const S_ratio *Rt = st->R + tau * st->cap;
+    for (size_t a = 0; a < st->nf; a++) {
+        out[a].e = st->fr[a].e;
+        out[a].r = S_advance(st, D, a0, a, Rt[a], y, py);
+    }
+    size_t nf = st->nf;
+    if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
+        sd_greedy_frame f = {n + G - 1, {0.0, 0.0}};
+        if (st->mode == SD_GREEDY_JOINT)
+            f.r = S_extend(st->K[tau], top[y], py);
+        /* The active frames started at distinct positions in n-cap+1..n. */
+        assert(nf < st->cap);
+        out[nf++] = f;
+    }
+    return nf;
+}
+
+static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
+                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)err;
+    sd_greedy *st = state;
+    size_t V = c->V, G = sd_draft_len(c, par, n);
+    sd_greedy_enter(st, n);
 
     size_t tau = 0, y = prev, a0, L, drafted = G;
     for (size_t i = 0; i < G; i++) {
-        size_t j = n + i;
-        L = S_levels(st, c, j, y, st->R + i * cap, &a0);
-        const double *top = st->D + L * V, *p = sd_chain_p(c, j, y);
+        L = sd_greedy_levels(st, c, i, n + i, y, st->D, &a0);
+        const double *top = st->D + L * V, *p = sd_chain_p(c, n + i, y);
         if (i >= 1) { /* h_i from the targets at X^i */
-            double A = 0.0, B = 1.0, num = 0.0, den = 0.0;
-            S_scale(st->K[i], &A, &B); /* K[i].lb is finite: drafts have p > 0 */
-            for (size_t x = 0; x < V; x++) {
-                double d = A * top[x] - B * p[x];
-                if (d > 0.0)
-                    num += d;
-                else
-                    den -= d;
-            }
+            double num, den;
+            sd_greedy_h(st, i, top, p, &num, &den);
             if (sd_stream_uniform(rng) * den < num)
                 tau = i;
         }
         size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
         out[i] = x;
-        S_advance(st, a0, st->R + i * cap, st->R + (i + 1) * cap, x, p[x]);
-        st->K[i + 1] = S_extend(st->K[i], top[x], p[x]);
+        sd_greedy_extend(st, st->D, a0, L, i, x, p[x]);
         y = x;
         if (st->K[i + 1].la == -INFINITY) { /* p_j = 0 for all j > i: h_j = 0 */
             drafted = i + 1;
             break;
         }
     }
-    if (drafted == G && sd_stream_uniform(rng) < exp(st->K[G].la - st->K[G].lb))
+    if (drafted == G && sd_stream_uniform(rng) < sd_greedy_pG(st, G))
         tau = G; /* η_G < p_G (Alg. 4 line 13) */
 
     it->accepted = tau;
@@ -223,43 +255,27 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
         return SD_OK; /* the block ends at the horizon: no bonus position */
     /* The token after X^τ: the bonus from Mb(.|X^G), or eq. 30's residual. */
     size_t ytau = tau ? out[tau - 1] : prev, pos = n + tau;
-    L = S_levels(st, c, pos, ytau, st->R + tau * cap, &a0);
-    const double *top = st->D + L * V, *p = sd_chain_p(c, pos, ytau), *q = sd_chain_q(c, pos, ytau);
-    double u = sd_stream_uniform(rng);
-    size_t yv;
-    if (tau == G) {
-        yv = S_sample_row(top, q, V, u);
-    } else {
-        double m = S_weights(st->K[tau], top, p, V, st->w);
-        yv = m > 0.0 ? sd_dist_sample(st->w, V, m, u) : S_sample_row(top, q, V, u);
-        it->rejected = 1;
-    }
+    L = sd_greedy_levels(st, c, tau, pos, ytau, st->D, &a0);
+    const double *top = st->D + L * V, *p = sd_chain_p(c, pos, ytau);
+    double m = sd_greedy_next_row(st, tau, tau == G, top, p, sd_chain_q(c, pos, ytau), st->w);
+    size_t yv = sd_dist_sample(st->w, V, m, sd_stream_uniform(rng));
+    if (tau < G)
+        it->rejected = 1; /* Y from eq. 30's residual */
     out[tau] = yv;
     it->emitted = tau + 1;
     /* The emitted path X^τ, Y: the frames' ratios, and this iteration's
-     * frame when its zone n+τ+1..n+G-1 is not empty. */
-    S_advance(st, a0, st->R + tau * cap, st->R + tau * cap, yv, p[yv]);
-    for (size_t a = 0; a < st->nf; a++)
-        st->fr[a].r = st->R[tau * cap + a];
-    if (tau + 1 < G && st->mode != S_UNMODIFIED) {
-        S_frame f = {n + G - 1, {0.0, 0.0}};
-        if (st->mode == S_JOINT)
-            f.r = S_extend(st->K[tau], top[yv], p[yv]);
-        /* The active frames started at distinct positions in n-cap+1..n. */
-        assert(st->nf < cap);
-        st->fr[st->nf++] = f;
-    }
+     * frame. */
+    st->nf = sd_greedy_frames_after(st, n, G, tau, yv, p[yv], st->D, a0, top, st->fr);
     return SD_OK;
 }
 
 static void S_begin(void *state)
 {
-    ((S_state *)state)->nf = 0;
+    ((sd_greedy *)state)->nf = 0;
 }
 
-static void S_free(void *state)
+void sd_greedy_free(sd_greedy *st)
 {
-    S_state *st = state;
     if (!st)
         return;
     free(st->fr);
@@ -270,8 +286,13 @@ static void S_free(void *state)
     free(st);
 }
 
-static int S_alloc_mode(void **state, const sd_chain *c, const sd_params *par, S_mode mode,
-                        sd_error *err)
+static void S_free(void *state)
+{
+    sd_greedy_free(state);
+}
+
+int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
+                    sd_error *err)
 {
     size_t cap = (par->gamma && par->gamma < c->T) ? par->gamma : c->T;
     /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
@@ -280,7 +301,7 @@ static int S_alloc_mode(void **state, const sd_chain *c, const sd_params *par, S
                             "greedy-block keeps (G+1)·G path ratios for a draft length G = %zu "
                             "(V = %zu); limit %zu doubles: give a smaller --gamma",
                             cap, c->V, S_MAX_DOUBLES);
-    S_state *st = calloc(1, sizeof *st);
+    sd_greedy *st = calloc(1, sizeof *st);
     if (!st)
         return sd_error_set(err, SD_ENOMEM, "greedy-block: out of memory");
     st->mode = mode;
@@ -292,40 +313,59 @@ static int S_alloc_mode(void **state, const sd_chain *c, const sd_params *par, S
     st->K = malloc((cap + 1) * sizeof *st->K);
     st->w = malloc(c->V * sizeof *st->w);
     if (!st->fr || !st->D || !st->R || !st->K || !st->w) {
-        S_free(st);
+        sd_greedy_free(st);
         return sd_error_set(err, SD_ENOMEM, "greedy-block: out of memory for G = %zu, V = %zu",
                             cap, c->V);
     }
-    *state = st;
+    *out = st;
     return SD_OK;
 }
 
-static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+#define S_READING(NAME, MODE)                                                                      \
+    static int S_alloc_##NAME(void **state, const sd_chain *c, const sd_params *par,                \
+                              sd_error *err)                                                       \
+    {                                                                                              \
+        return sd_greedy_alloc((sd_greedy **)state, c, par, MODE, err);                            \
+    }                                                                                              \
+    static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
+                              sd_error *err)                                                       \
+    {                                                                                              \
+        return S_exact(m, par, MODE, out, err);                                                    \
+    }                                                                                              \
+    static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
+                               sd_error *err)                                                      \
+    {                                                                                              \
+        return sd_greedy_exact_prefix(c, par, MODE, L, out, err);                                  \
+    }
+
+/* The verifier's exact slot: the enumeration of sims/greedy_exact.c. */
+static int S_exact(const sd_model *m, const sd_params *par, sd_greedy_mode mode,
+                   sd_exact_values *out, sd_error *err)
 {
-    return S_alloc_mode(state, c, par, S_JOINT, err);
+    if (!m->chain)
+        return sd_error_set(err, SD_EUSAGE, "greedy-block: the exact enumeration needs a stored chain");
+    sd_greedy_exact_result r;
+    int rc = sd_greedy_exact(m->chain, par, mode, &r, err);
+    if (rc)
+        return rc;
+    out->rejections = r.rejections;
+    out->target_calls = r.target_calls;
+    out->method = "exact enumeration of the iterations over (position, x_{n-1}, active "
+                  "modifications of Sun et al. 2025, eq. 31)";
+    return SD_OK;
 }
 
-static int S_alloc_after_y(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
-{
-    return S_alloc_mode(state, c, par, S_AFTER_Y, err);
-}
-
-static int S_alloc_unmodified(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
-{
-    return S_alloc_mode(state, c, par, S_UNMODIFIED, err);
-}
-
-static int S_alloc_tokenwise(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
-{
-    return S_alloc_mode(state, c, par, S_TOKENWISE, err);
-}
+S_READING(joint, SD_GREEDY_JOINT)
+S_READING(after_y, SD_GREEDY_AFTER_Y)
+S_READING(tokenwise, SD_GREEDY_TOKENWISE)
+S_READING(unmodified, SD_GREEDY_UNMODIFIED)
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
-/* No exact law of one iteration: the modified target (Alg. 5, eq. 31)
- * carries state from one iteration to the next, so an iteration does not
- * depend on (n, x_{n-1}) alone and the DP of sims/sd_exact_gen.h does not
- * apply. */
+/* No law of one iteration for the DP of sims/sd_exact_gen.h: the modified
+ * target (Alg. 5, eq. 31) carries state from one iteration to the next, so
+ * an iteration does not depend on (n, x_{n-1}) alone.  The exact and
+ * prefix_law slots enumerate over that state instead. */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
@@ -340,11 +380,13 @@ const sd_verifier_type sd_verifier_greedy_block = {
     .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
     .params = S_params,
     .claims_lossless = NULL,
-    .alloc = S_alloc,
+    .alloc = S_alloc_joint,
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .exact = S_exact_joint,
     .iteration_law = S_law,
+    .prefix_law = S_prefix_joint,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_after_y = {
@@ -356,6 +398,8 @@ const sd_verifier_type sd_verifier_greedy_block_after_y = {
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .exact = S_exact_after_y,
+    .prefix_law = S_prefix_after_y,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
@@ -367,6 +411,8 @@ const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .exact = S_exact_tokenwise,
+    .prefix_law = S_prefix_tokenwise,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_unmodified = {
@@ -378,4 +424,6 @@ const sd_verifier_type sd_verifier_greedy_block_unmodified = {
     .free = S_free,
     .begin = S_begin,
     .step = S_step,
+    .exact = S_exact_unmodified,
+    .prefix_law = S_prefix_unmodified,
 };

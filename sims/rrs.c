@@ -15,6 +15,7 @@
  * 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3).  One target call per iteration. */
 #include "sd_multidraft.h"
 #include "sd_iter_laws.h"
+#include "sd_kernel_law.h"
 
 static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
                     const size_t *x, size_t k, sd_stream *rng, size_t *y,
@@ -28,7 +29,7 @@ static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
     return SD_OK;
 }
 
-static int S_step(void *state, const sd_chain *c, const sd_params *par,
+int sd_multidraft_rrs_step(void *state, const sd_chain *c, const sd_params *par,
                   sd_stream *rng, size_t n, size_t prev, size_t *out,
                   sd_iter *it, sd_error *err)
 {
@@ -37,12 +38,25 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
                                    out, it, err);
 }
 
-static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+int sd_multidraft_rrs_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
     return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "k", err);
 }
 
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
+
+/* The kernel (sims/sd_kernel_law.h): one alias draw per position over
+ * (x, number of surviving drafts equal to x, 0 = a rejection), the law
+ * above in each state (surviving drafts), and the bonus from q. */
+static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
+{
+    if (par->k < 1)
+        return SD_EUSAGE; /* the step reports the bad count */
+    return sd_pos_law_tree(c->V, par->gamma ? par->gamma : SIZE_MAX, par->k, 0, out, err);
+}
+
+SD_KERNEL_LAW_DEFINE(S_kernel, "rrs-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
 /* The exact law of one iteration (sims/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
@@ -56,9 +70,10 @@ const sd_verifier_type sd_verifier_rrs = {
     .summary = "k-draft tree, recursive rejection sampling per position (Sun et al. 2023, Alg. 3 + B.3, SpecInfer)",
     .params = S_params,
     .claims_lossless = NULL,
-    .alloc = S_alloc,
+    .alloc = sd_multidraft_rrs_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
-    .step = S_step,
+    .step = sd_multidraft_rrs_step,
+    .kernels = S_kernels,
     .iteration_law = S_law,
 };

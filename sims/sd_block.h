@@ -31,7 +31,7 @@ extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
 
 /* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
- * (registered nowhere; the tests run `check` on them, see
+ * (registered nowhere; the tests run `check` and the exact law on them, see
  * sims/greedy_block.c):
  *   _after_y:     the joint law in eq. 31 is taken from the context after
  *                 Y (Alg. 6 line 5 updates c before line 6 modifies Mb);
@@ -40,5 +40,116 @@ extern const sd_kernel_type sd_block_kernel_broken;
 extern const sd_verifier_type sd_verifier_greedy_block_after_y;
 extern const sd_verifier_type sd_verifier_greedy_block_tokenwise;
 extern const sd_verifier_type sd_verifier_greedy_block_unmodified;
+
+/* --- greedy block verification in pieces ------------------------------------
+ *
+ * One iteration of greedy-block (sims/greedy_block.c, where the
+ * mathematics is written out) cut into the pieces that both its
+ * Monte-Carlo step and its exact enumeration (sims/greedy_exact.c) run, so
+ * that the two share every line of the modification arithmetic. */
+
+typedef enum {
+    SD_GREEDY_JOINT = 0,     /* eq. 31 with the joint law from the iteration's start */
+    SD_GREEDY_AFTER_Y = 1,   /* the joint law from after Y (biased) */
+    SD_GREEDY_TOKENWISE = 2, /* [Mb - Ms]+ per token (biased) */
+    SD_GREEDY_UNMODIFIED = 3 /* Alg. 4 alone (biased) */
+} sd_greedy_mode;
+
+/* r = exp(la - lb): la = log of the target joint, lb = log of the draft
+ * joint, of the path since a frame's start (-inf for probability 0). */
+typedef struct sd_greedy_ratio {
+    double la, lb;
+} sd_greedy_ratio;
+
+/* One earlier iteration whose modification (eq. 31) is still active. */
+typedef struct sd_greedy_frame {
+    size_t e;          /* last position of its zone */
+    sd_greedy_ratio r; /* along the emitted path up to the current n-1 */
+} sd_greedy_frame;
+
+/* The state of a greedy-block run.  Between iterations it is fr[0..nf)
+ * (with n and x_{n-1}); the rest is the scratch of one iteration, filled
+ * by the functions below at draft depth i = 0..G (X^i the first i draft
+ * tokens, X^0 = x_{n-1}). */
+typedef struct sd_greedy {
+    sd_greedy_mode mode;
+    size_t V, cap;       /* cap: the largest draft length = the most active frames */
+    size_t nf;           /* active frames, oldest first */
+    sd_greedy_frame *fr; /* [cap] */
+    double *D;           /* [(cap+1) V]: the levels at one position (sd_greedy_levels) */
+    sd_greedy_ratio *R;  /* [(cap+1) cap]: R[i cap + a] = frame a's ratio after X^i */
+    sd_greedy_ratio *K;  /* [cap+1]: the iteration's own ratio p_i after X^i */
+    double *w;           /* [V] */
+} sd_greedy;
+
+/* Allocates the state for chain c and draft length par->gamma (the
+ * horizon when 0): SD_ETOOBIG (naming G, V and the limit) when its
+ * (G+1)·G ratio pairs would exceed 2^24 doubles, before allocating.
+ * Released by sd_greedy_free (accepts NULL). */
+int sd_greedy_alloc(sd_greedy **st, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
+                    sd_error *err);
+void sd_greedy_free(sd_greedy *st);
+
+/* Starts the iteration at position n: drops the frames whose zones ended
+ * before n, R row 0 = the frames' ratios, K[0] = 1. */
+void sd_greedy_enter(sd_greedy *st, size_t n);
+
+/* The targets at position j after token y with the frames' ratios of
+ * draft depth i (R row i) into D[(L+1) V]: level 0 is q_j(.|y), level l+1
+ * is level l modified by frame a0+l (eq. 31) for the frames a0..nf-1 whose
+ * zones cover j.  Returns L; the iteration's target Mb is the top level
+ * D + L V. */
+size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t j, size_t y,
+                        double *D, size_t *a0);
+
+/* Draft token x (draft probability px > 0) at depth i, whose position's
+ * levels are D (a0, L from sd_greedy_levels): R row i+1 and K[i+1]. */
+void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_t i, size_t x,
+                      double px);
+
+/* The acceptance of sub-block i, 1 <= i < G (Alg. 4): h_i = num/den with
+ * num = Σ max(p_i Mb - Ms, 0), den = Σ max(Ms - p_i Mb, 0) at X^i (top,
+ * p: the rows at depth i), both scaled alike.  Accepted when η den < num. */
+void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double *p, double *num,
+                 double *den);
+
+/* p_G = Mb(X^G)/Ms(X^G): sub-block G is accepted when η_G < p_G. */
+double sd_greedy_pG(const sd_greedy *st, size_t G);
+
+/* The law of the token Y after X^tau: weights w[V] (the caller's) and
+ * their total (the bonus Mb(.|X^G) when bonus, else eq. 30's residual
+ * max(p_tau Mb - Ms, 0); a row of zero mass falls back to Mb, then to q,
+ * see sims/greedy_block.c).  top, p, q: the rows at depth tau. */
+double sd_greedy_next_row(const sd_greedy *st, size_t tau, int bonus, const double *top,
+                          const double *p, const double *q, double *w);
+
+/* The frames after an iteration at n with draft length G that emitted
+ * X^tau, y (py = its draft probability, D, a0 and top = D + L V the levels
+ * at depth tau): every frame's ratio extended by y, then this iteration's
+ * frame when its zone n+tau+1..n+G-1 is not empty.  Written to out[cap]
+ * (which may be st->fr); returns their number. */
+size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t tau, size_t y,
+                              double py, const double *D, size_t a0, const double *top,
+                              sd_greedy_frame *out);
+
+/* --- greedy block verification exactly (sims/greedy_exact.c) ------------- */
+
+typedef struct sd_greedy_exact_result {
+    double rejections;     /* E[N_rej] over the generation */
+    double target_calls;   /* E[target calls] */
+    double first_accepted; /* E[τ] of the first iteration (n = 1, x_0 ~ init) */
+    size_t states;         /* distinct states (n, x_{n-1}, frames) visited */
+    size_t prefixes;       /* draft prefixes enumerated */
+} sd_greedy_exact_result;
+
+/* Whole-generation values of greedy-block in `mode`, and the law of its
+ * first L output tokens into out[x_1·V^{L-1}+...+x_L] (V^L <=
+ * SD_SIM_MAX_CELLS doubles, the caller's, all written): see
+ * sims/greedy_exact.c.  SD_ETOOBIG (naming the count and the limit) when
+ * the enumeration would be too large; SD_EUSAGE for L outside 1..T. */
+int sd_greedy_exact(const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
+                    sd_greedy_exact_result *out, sd_error *err);
+int sd_greedy_exact_prefix(const sd_chain *c, const sd_params *par, sd_greedy_mode mode, size_t L,
+                           double *out, sd_error *err);
 
 #endif

@@ -419,7 +419,9 @@ int sd_verifier_exact(const sd_verifier_type *vt, const sd_model *m, const sd_pa
     int rc = vt->exact ? vt->exact(m, par, out, err)
                        : sd_error_set(err, SD_EUSAGE, "%s has no exact whole-generation value at these parameters",
                                       vt->name);
-    if (rc && vt->iteration_law)
+    /* A refusal of the verifier's own evaluator (SD_ETOOBIG) names its size
+     * and limit: it stands. */
+    if (rc == SD_EUSAGE && vt->iteration_law)
         rc = sd_exact_gen_values(vt, m, par, out, err);
     return rc;
 }
@@ -471,7 +473,7 @@ static int S_prefix_rec(S_prefix *px, size_t n, size_t a, size_t cell, double w,
 int sd_exact_gen_prefix_law(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                             size_t L, size_t max_cells, double *out, sd_error *err)
 {
-    int rc = S_has_law(vt, err);
+    int rc = vt->prefix_law ? SD_OK : S_has_law(vt, err);
     if (rc)
         return rc;
     size_t V = c->V, ncells = sd_sim_cells(V, L, max_cells);
@@ -480,6 +482,8 @@ int sd_exact_gen_prefix_law(const sd_verifier_type *vt, const sd_chain *c, const
     if (!ncells)
         return sd_error_set(err, SD_ETOOBIG, "V^L = %zu^%zu cells exceed the limit %zu", V, L,
                             max_cells);
+    if (vt->prefix_law)
+        return vt->prefix_law(c, par, L, out, err);
     S_prefix px = {vt, c, par, L, V, calloc(L * V, sizeof(sd_iter_law)), out};
     if (!px.laws)
         return sd_error_set(err, SD_ENOMEM, "out of memory");

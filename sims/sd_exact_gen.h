@@ -2,7 +2,8 @@
  *
  * A verifier whose iteration at position n depends only on (n, x_{n-1})
  * (every built-in one except greedy-block, whose modified target carries
- * state from one iteration to the next) describes what ONE iteration emits
+ * state from one iteration to the next: it has its own exact and
+ * prefix_law slots, sims/greedy_exact.c) describes what ONE iteration emits
  * from that context by the law of its outcomes
  *     (x_n..x_{n+e-1}, rejected?, target calls)
  * (sd_verifier_type.iteration_law).  The generation is then a Markov chain
@@ -115,16 +116,19 @@ int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_
 
 /* The exact whole-generation values of vt at par on model m: its `exact`
  * slot (a closed form, or its own enumeration) where it has one and that
- * answers, else the DP above over its iteration law.  SD_EUSAGE (with the
- * reason) when it has neither, SD_ETOOBIG when the computation is refused.
+ * answers, else (when the slot says SD_EUSAGE: none at these parameters)
+ * the DP above over its iteration law.  SD_EUSAGE (with the reason) when
+ * it has neither, SD_ETOOBIG when the computation is refused.
  * Every consumer (run's exact column, eval generation, eval speedup) asks
  * this, so a verifier with an iteration law needs no `exact` of its own. */
 int sd_verifier_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                       sd_exact_values *out, sd_error *err);
 
 /* The exact law of (x_1..x_L) under vt at par: out[x_1·V^{L-1}+...+x_L],
- * V^L doubles (the caller's), x_0 ~ init.  SD_ETOOBIG when V^L exceeds
- * max_cells or a law is too large. */
+ * V^L doubles (the caller's), x_0 ~ init: the verifier's prefix_law slot
+ * where it has one, else the paths of iterations above.  SD_ETOOBIG when
+ * V^L exceeds max_cells or a law (or the verifier's enumeration) is too
+ * large. */
 int sd_exact_gen_prefix_law(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                             size_t L, size_t max_cells, double *out, sd_error *err);
 

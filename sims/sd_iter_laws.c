@@ -125,12 +125,30 @@ static int S_tok_fn(void *ctx, const sd_chain *c, size_t t, size_t a, size_t i, 
     return S_tok_pos(&x->tok, c, t, a, i, s, cont, ok, rej, err);
 }
 
+int sd_pos_law_tokenwise(sd_law_rule rule, double eps, size_t G, sd_pos_law *out, sd_error *err)
+{
+    S_tokctx *x = malloc(sizeof *x);
+    if (!x)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    *x = (S_tokctx){{rule, eps}, G};
+    *out = (sd_pos_law){S_tok_fn, x, 1, 0, G, 1};
+    return SD_OK;
+}
+
+int sd_pos_law_iteration(int rc, sd_pos_law *pl, const sd_chain *c, size_t n, size_t prev,
+                         sd_iter_law *law, sd_error *err)
+{
+    if (!rc)
+        rc = sd_iter_law_markov(pl, c, n, prev, law, err);
+    sd_pos_law_free(pl);
+    return rc;
+}
+
 int sd_law_tokenwise(sd_law_rule rule, double eps, const sd_chain *c, size_t G, size_t n,
                      size_t prev, sd_iter_law *law, sd_error *err)
 {
-    S_tokctx x = {{rule, eps}, G};
-    sd_pos_law pl = {S_tok_fn, &x, 1, 0, G, 1};
-    return sd_iter_law_markov(&pl, c, n, prev, law, err);
+    sd_pos_law pl = {0};
+    return sd_pos_law_iteration(sd_pos_law_tokenwise(rule, eps, G, &pl, err), &pl, c, n, prev, law, err);
 }
 
 /* --- batch ------------------------------------------------------------------- */
@@ -168,16 +186,22 @@ static int S_batch_fn(void *ctx, const sd_chain *c, size_t t, size_t a, size_t i
     return SD_OK;
 }
 
+int sd_pos_law_batch(size_t V, size_t G, size_t M, int extra_step, sd_pos_law *out, sd_error *err)
+{
+    /* the context and its scratch u[V] in one allocation (sd_pos_law_free) */
+    S_batch *b = malloc(sizeof *b + V * sizeof(double));
+    if (!b)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    *b = (S_batch){{{SD_LAW_STANDARD, 0.0}, G}, M, extra_step, (double *)(void *)(b + 1)};
+    *out = (sd_pos_law){S_batch_fn, b, 1, 0, G, 1};
+    return SD_OK;
+}
+
 int sd_law_batch(const sd_chain *c, size_t G, size_t M, int extra_step, size_t n, size_t prev,
                  sd_iter_law *law, sd_error *err)
 {
-    S_batch b = {{{SD_LAW_STANDARD, 0.0}, G}, M, extra_step, malloc(c->V * sizeof(double))};
-    if (!b.u)
-        return sd_error_set(err, SD_ENOMEM, "out of memory");
-    sd_pos_law pl = {S_batch_fn, &b, 1, 0, G, 1};
-    int rc = sd_iter_law_markov(&pl, c, n, prev, law, err);
-    free(b.u);
-    return rc;
+    sd_pos_law pl = {0};
+    return sd_pos_law_iteration(sd_pos_law_batch(c->V, G, M, extra_step, &pl, err), &pl, c, n, prev, law, err);
 }
 
 /* --- SPRINTER ------------------------------------------------------------------ */
@@ -206,12 +230,21 @@ static int S_spr_fn(void *ctx, const sd_chain *c, size_t t, size_t a, size_t i, 
     return SD_OK;
 }
 
+int sd_pos_law_sprinter(double tp, double fp, size_t G, sd_pos_law *out, sd_error *err)
+{
+    S_spr *r = malloc(sizeof *r);
+    if (!r)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    *r = (S_spr){tp, fp};
+    *out = (sd_pos_law){S_spr_fn, r, 1, 0, G, 0};
+    return SD_OK;
+}
+
 int sd_law_sprinter(const sd_chain *c, double tp, double fp, size_t n, size_t prev,
                     sd_iter_law *law, sd_error *err)
 {
-    S_spr r = {tp, fp};
-    sd_pos_law pl = {S_spr_fn, &r, 1, 0, c->T - n + 1, 0};
-    return sd_iter_law_markov(&pl, c, n, prev, law, err);
+    sd_pos_law pl = {0};
+    return sd_pos_law_iteration(sd_pos_law_sprinter(tp, fp, c->T - n + 1, &pl, err), &pl, c, n, prev, law, err);
 }
 
 /* --- the draft tree (rrs, SpecTr) -------------------------------------------------
@@ -311,25 +344,26 @@ static int S_tree_fn(void *ctx, const sd_chain *c, size_t t, size_t a0, size_t i
     return SD_OK;
 }
 
-int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_t prev,
-                sd_iter_law *law, sd_error *err)
+int sd_pos_law_tree(size_t V, size_t G, size_t k, int kseq, sd_pos_law *out, sd_error *err)
 {
     if (k < 1 || k > ((size_t)1 << 12))
         return sd_error_set(err, SD_ETOOBIG, "the exact law of a %zu-draft tree is limited to "
                                              "1..4096 drafts", k);
-    S_tree tr = {G, k, kseq, malloc(c->V * sizeof(double)), malloc((k + 1) * sizeof(double)),
-                 malloc((k + 1) * sizeof(double))};
-    int rc;
-    if (!tr.w || !tr.b1 || !tr.b2) {
-        rc = sd_error_set(err, SD_ENOMEM, "out of memory");
-    } else {
-        sd_pos_law pl = {S_tree_fn, &tr, k, k - 1, G, 1};
-        rc = sd_iter_law_markov(&pl, c, n, prev, law, err);
-    }
-    free(tr.w);
-    free(tr.b1);
-    free(tr.b2);
-    return rc;
+    /* the context and its scratch w[V], b1[k+1], b2[k+1] in one allocation */
+    S_tree *tr = malloc(sizeof *tr + (V + 2 * (k + 1)) * sizeof(double));
+    if (!tr)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    double *w = (double *)(void *)(tr + 1);
+    *tr = (S_tree){G, k, kseq, w, w + V, w + V + k + 1};
+    *out = (sd_pos_law){S_tree_fn, tr, k, k - 1, G, 1};
+    return SD_OK;
+}
+
+int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_t prev,
+                sd_iter_law *law, sd_error *err)
+{
+    sd_pos_law pl = {0};
+    return sd_pos_law_iteration(sd_pos_law_tree(c->V, G, k, kseq, &pl, err), &pl, c, n, prev, law, err);
 }
 
 /* --- block verification ------------------------------------------------------------
@@ -443,4 +477,54 @@ int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, 
     free(b.buf);
     free(b.w);
     return rc;
+}
+
+/* --- the broken kernels' tables ----------------------------------------------------
+ *
+ * The inner position law with every rejection's token redrawn from the
+ * target: end_rej(y) = R·q_t(y|a), R = Σ_y of the inner end_rej (the
+ * rejection probability is kept, the residual replaced by q).  A token then
+ * has law Σ accepted + R·q ≠ q wherever R > 0 and the residual is not q. */
+
+typedef struct {
+    sd_pos_law inner;
+} S_broken;
+
+static int S_broken_fn(void *ctx, const sd_chain *c, size_t t, size_t a, size_t i, size_t s,
+                       double *cont, double *ok, double *rej, sd_error *err)
+{
+    const S_broken *b = ctx;
+    int rc = b->inner.fn(b->inner.ctx, c, t, a, i, s, cont, ok, rej, err);
+    if (rc)
+        return rc;
+    const double *q = sd_chain_q(c, t, a);
+    double R = 0.0;
+    for (size_t y = 0; y < c->V; y++)
+        R += rej[y];
+    for (size_t y = 0; y < c->V; y++)
+        rej[y] = R * q[y];
+    return SD_OK;
+}
+
+int sd_pos_law_broken_q(sd_pos_law *pl, sd_error *err)
+{
+    S_broken *b = malloc(sizeof *b);
+    if (!b) {
+        sd_pos_law_free(pl);
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    }
+    b->inner = *pl;
+    pl->fn = S_broken_fn;
+    pl->ctx = b;
+    return SD_OK;
+}
+
+void sd_pos_law_free(sd_pos_law *pl)
+{
+    if (!pl)
+        return;
+    if (pl->fn == S_broken_fn && pl->ctx)
+        sd_pos_law_free(&((S_broken *)pl->ctx)->inner);
+    free(pl->ctx);
+    pl->ctx = NULL;
 }

@@ -53,5 +53,33 @@ int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_
 int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, size_t prev,
                  sd_iter_law *law, sd_error *err);
 
+/* --- the same laws position by position -----------------------------------------
+ *
+ * The position laws (sd_pos_law, sims/sd_exact_gen.h) behind the iteration
+ * laws above, for the table-driven kernels (sims/sd_kernel_law.h).  Each
+ * constructor fills *out for draft length G (SIZE_MAX: drafting goes on to
+ * the horizon, no bonus) and allocates out->ctx with its own scratch, so a
+ * position law serves one thread at a time; sd_pos_law_free releases it.
+ * SD_ENOMEM (sd_pos_law_tree: SD_ETOOBIG beyond 4096 drafts). */
+int sd_pos_law_tokenwise(sd_law_rule rule, double eps, size_t G, sd_pos_law *out, sd_error *err);
+int sd_pos_law_batch(size_t V, size_t G, size_t M, int extra_step, sd_pos_law *out, sd_error *err);
+int sd_pos_law_sprinter(double tp, double fp, size_t G, sd_pos_law *out, sd_error *err);
+int sd_pos_law_tree(size_t V, size_t G, size_t k, int kseq, sd_pos_law *out, sd_error *err);
+
+/* Turns *pl into its broken variant for the controls of `check`: every
+ * rejection keeps its probability R but draws its token from q_t(.|a)
+ * instead of the verifier's residual.  *pl is taken over (freed on
+ * failure, SD_ENOMEM). */
+int sd_pos_law_broken_q(sd_pos_law *pl, sd_error *err);
+
+/* rc: the status of the constructor that made *pl.  When it is SD_OK, the
+ * iteration law at (n, prev) of *pl (sd_iter_law_markov; pl->G must then
+ * be the draft length at n); frees *pl either way; returns the first
+ * failure. */
+int sd_pos_law_iteration(int rc, sd_pos_law *pl, const sd_chain *c, size_t n, size_t prev,
+                         sd_iter_law *law, sd_error *err);
+
+/* Frees what a constructor above allocated; accepts a zeroed law. */
+void sd_pos_law_free(sd_pos_law *pl);
 
 #endif

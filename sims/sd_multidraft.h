@@ -89,6 +89,12 @@ typedef struct sd_multidraft_scratch {
     double *w;
 } sd_multidraft_scratch;
 
+/* The verifier rrs's alloc and step (sims/rrs.c), shared with the control
+ * broken-rrs-kernel. */
+int sd_multidraft_rrs_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+int sd_multidraft_rrs_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
+                           size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
 int sd_multidraft_scratch_alloc(sd_multidraft_scratch **out, size_t V,
                                 size_t count, const char *field, sd_error *err);
 void sd_multidraft_scratch_free(void *state);

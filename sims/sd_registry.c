@@ -20,6 +20,7 @@ extern const sd_verifier_type sd_verifier_broken_coin;
 extern const sd_verifier_type sd_verifier_broken_batch;
 extern const sd_verifier_type sd_verifier_broken_token_kernel;
 extern const sd_verifier_type sd_verifier_broken_block_kernel;
+extern const sd_verifier_type sd_verifier_broken_rrs_kernel;
 extern const sd_verifier_type sd_verifier_tree_rrs;
 extern const sd_verifier_type sd_verifier_tree_rrs_wor;
 extern const sd_verifier_type sd_verifier_tree_topk;
@@ -45,6 +46,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_batch,
     &sd_verifier_broken_token_kernel,
     &sd_verifier_broken_block_kernel,
+    &sd_verifier_broken_rrs_kernel,
     &sd_verifier_broken_tree_residual,
     &sd_verifier_broken_tree_wor,
     NULL,

@@ -11,8 +11,10 @@
 #include <time.h>
 
 #include "../src/sd_dist.h"
+#include "sd_paired.h"
 #include "sd_params.h"
 #include "../src/sd_exact.h"
+#include "../src/sd_mem.h"
 
 int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c,
                       const sd_params *par, uint64_t seed, uint64_t trial, const sd_sim_stop *stop,
@@ -20,7 +22,7 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
 {
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
-    sd_trial tr = {0, 0, 0, 0, 0, 0.0};
+    sd_trial tr = {0, 0, 0, 0, 0, 0.0, NAN};
     size_t L = stop && stop->L ? stop->L : c->T;
     /* The prompt token x_0 ~ init is the stream's first uniform. */
     tokens[0] = stop && stop->fixed_prev ? stop->prev
@@ -169,6 +171,7 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
         sd_observe obs = {.L = L, .first_iteration = o->stop.first_iteration, .rej = &blk->rej,
                           .calls = &blk->calls, .acc = &blk->acc, .hist = sc->hist, .pos = sc->pos,
                           .cells = sc->cells, .tokens = sc->ktok,
+                          .per_trial = run->per_trial ? run->per_trial + lo : NULL,
                           .rb = o->want_rb && (run->kt->supports & SD_OBS_RB) ? &blk->rb : NULL};
         if (!run->tokens) {
             run->kt->run(run->plan, sc->work, o->seed, lo, hi, &obs);
@@ -176,6 +179,7 @@ static int S_block_run(const S_run *run, const S_scratch *sc, uint64_t b, sd_sim
             /* Consecutive chunks: the same observations in the same trial order. */
             for (uint64_t c0 = lo; c0 < hi; c0 += sc->ktok_trials) {
                 uint64_t c1 = hi - c0 < sc->ktok_trials ? hi : c0 + sc->ktok_trials;
+                obs.per_trial = run->per_trial ? run->per_trial + c0 : NULL;
                 run->kt->run(run->plan, sc->work, o->seed, c0, c1, &obs);
                 for (uint64_t t = c0; t < c1; t++)
                     S_tokens_keep(run, t, sc->ktok + (size_t)(t - c0) * (T + 1));
@@ -566,6 +570,13 @@ static void S_kernel_owners(const sd_model *m, char *buf, size_t len)
     }
 }
 
+static void S_run_free(S_run *run)
+{
+    if (run->kt && run->plan)
+        run->kt->plan_free(run->plan);
+    run->plan = NULL;
+}
+
 /* Chooses what runs: the first of the verifier's kernels that applies to
  * the model and feeds what is asked, else the generic step (which needs
  * stored rows).  run->kernel names the choice. */
@@ -582,12 +593,21 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
         return rc;
     run->ncells = ncells;
     unsigned need = S_needs(opts);
+    /* Paired runs: the output-first path where the verifier has one. */
+    if (opts->coupled && !opts->generic && (sd_paired_kernel.supports & need) == need &&
+        sd_paired_plan_new(&run->plan, job->vt, job->model, job->par, 0, NULL) == SD_OK) {
+        run->kt = &sd_paired_kernel;
+        *kernel = sd_paired_kernel.name;
+    }
     const sd_kernel_type *const *ks = job->vt->kernels;
+    sd_error kerr; /* why the last kernel was refused */
+    sd_error_clear(&kerr);
     for (size_t i = 0; ks && ks[i] && !opts->generic && !run->kt; i++) {
         if ((ks[i]->supports & need) != need)
             continue;
         void *plan = NULL;
-        rc = ks[i]->plan_new(&plan, job->model, job->par, opts->kernel_max_bytes, opts->threads, NULL);
+        rc = ks[i]->plan_new(&plan, job->model, job->par, sd_mem_budget(opts->kernel_max_bytes), opts->threads,
+                             &kerr);
         if (rc == SD_OK) {
             run->kt = ks[i];
             run->plan = plan;
@@ -598,23 +618,40 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
             *kernel = "generic (no memory for the kernel)";
         }
     }
-    if (!run->kt && !job->model->chain) {
-        char names[256];
+    if (!run->kt && job->model->stream && kerr.code == SD_ETOOBIG) {
+        if (err)
+            *err = kerr;
+        return SD_ETOOBIG;
+    }
+    char names[256]; /* the verifiers that run on a model without stored rows */
+    if (!run->kt && !job->model->chain)
         S_kernel_owners(job->model, names, sizeof names);
+    if (!run->kt && job->model->zipf) {
         return sd_error_set(err, SD_EUSAGE,
                             "--algo %s cannot run on the Zipf model as asked: its step reads stored rows, "
                             "and only a verifier's own kernel runs there, for run's statistics "
                             "(verifiers with one: %s)",
                             job->vt->name, names[0] ? names : "none");
     }
+    if (!run->kt && job->model->stream) {
+        /* The stored chain was not kept because it exceeds the memory budget. */
+        return sd_error_set(err, SD_ETOOBIG,
+                            "--algo %s needs the stored chain, and this one is streamed step by step (stored "
+                            "it would take %zu bytes, V=%zu, T=%zu); on a streamed chain run computes "
+                            "statistics only (no per-trial records, "
+                            "--time-limit or --target-stderr), with: %s",
+                            job->vt->name, sd_gen_chain_bytes(run->V, run->T), run->V, run->T,
+                            names[0] ? names : "none");
+    }
+    if (run->kt && (run->kt->supports & SD_KERNEL_ALL) &&
+        (opts->time_limit > 0.0 || opts->target_stderr > 0.0)) {
+        S_run_free(run);
+        return sd_error_set(err, SD_EUSAGE,
+                            "--time-limit/--target-stderr stop after whole blocks of trials, but on a "
+                            "streamed chain (kernel %s) every trial advances step by step together: "
+                            "give --trials", run->kt->name);
+    }
     return SD_OK;
-}
-
-static void S_run_free(S_run *run)
-{
-    if (run->kt && run->plan)
-        run->kt->plan_free(run->plan);
-    run->plan = NULL;
 }
 
 int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t lo, uint64_t hi,
@@ -627,6 +664,9 @@ int sd_sim_run_blocks(const sd_sim_job *job, const sd_sim_opts *opts, uint64_t l
                             (unsigned long long)sd_sim_block_count(opts->trials));
     if (opts->want_cells || opts->want_per_trial || opts->want_tokens)
         return sd_error_set(err, SD_EUSAGE, "a block range runs with histogram and positions only");
+    if (job->model->stream)
+        return sd_error_set(err, SD_EUSAGE, "a streamed chain runs every trial at once, step by step, in "
+                                            "one process: not split into block ranges");
     S_run run;
     const char *kernel;
     int rc = S_run_init(&run, job, opts, &kernel, err);
@@ -662,14 +702,22 @@ int sd_sim_run_job(const sd_sim_job *job, const sd_sim_opts *opts, sd_sim_result
         run.per_trial = res->per_trial;
         run.tokens = res->tokens;
     }
+    if (!rc && run.kt && (run.kt->supports & SD_KERNEL_COPIES) && opts->kernel_ready)
+        opts->kernel_ready(opts->kernel_ready_ctx);
     double t0 = S_now();
     uint64_t nrun = 0, nclaimed = 0;
     res->setup_seconds = t0 - t_setup;
     int why = SD_SIM_STOP_DONE;
     int stoppable = opts->time_limit > 0.0 || opts->target_stderr > 0.0;
-    if (!rc)
+    if (!rc && run.kt && (run.kt->supports & SD_KERNEL_ALL)) {
+        /* a streamed model: every trial at once, step by step */
+        const sd_kernel_all_type *ka = (const sd_kernel_all_type *)(const void *)run.kt;
+        rc = ka->run_all(run.plan, opts, blocks, res->accept_hist, res->pos_counts, res->tokens, err);
+        nrun = nclaimed = nblocks;
+    } else if (!rc) {
         rc = S_pass_run(&run, 0, nblocks, stoppable, blocks, res->accept_hist, res->pos_counts, res->cells,
                         &nrun, &nclaimed, &why, err);
+    }
     /* Blocks finished past the stopping prefix: take their counts out. */
     if (!rc && nclaimed > nrun)
         rc = S_discard(&run, nrun, nclaimed, res->accept_hist, res->pos_counts, res->cells, err);

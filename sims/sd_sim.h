@@ -90,6 +90,19 @@ typedef struct sd_sim_opts {
     int generic;             /* 1: never use a kernel (tests) */
     size_t kernel_max_bytes; /* memory bound of a kernel's tables; 0: its default */
     int want_rb;             /* 1: fill rejections_rb (sd_iter.rb_rejected) */
+    /* 1: where the verifier has an output-first law (sims/sd_paired.h), run
+     * that path: every such verifier then outputs the same tokens in trial
+     * i and draws its rejections from the same uniform given them, so runs
+     * of different verifiers pair; their rejections_rb is E[N_rej | output].
+     * Others run as usual. */
+    int coupled;
+    /* Called once by sd_sim_run_job before the first trial when the kernel
+     * that runs holds copies of what it reads (SD_KERNEL_COPIES): the run
+     * reads the model's stored rows no more, so the caller may free them
+     * (and must then not let the job's model view be read again).  NULL:
+     * not called. */
+    void (*kernel_ready)(void *ctx);
+    void *kernel_ready_ctx;
 } sd_sim_opts;
 
 /* sd_sim_result.kernel: a kernel's name (sd_kernel_type.name), "generic",

@@ -85,6 +85,45 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
                       size_t max_bytes, unsigned threads, sd_token_plan **out, sd_error *err);
 void sd_token_plan_free(sd_token_plan *plan);
 
+/* --- pieces for other drivers (the streamed kernel, sims/token_stream.c) -----
+ *
+ * The same computations as the plan's, exported so that a driver holding
+ * one step's rows at a time gives the plan's results bit for bit. */
+
+/* log2 of the columns of a table over 2V outcomes: the smallest lgK with
+ * 2^lgK >= 2V. */
+unsigned sd_token_lgK(size_t V);
+
+/* One step's tables: for a = 0..V-1 the table of row (p[a·V..], q[a·V..])
+ * into tab[a·2^lgK ..] and its rejected mass into tv[a], on `threads`
+ * OpenMP threads (>= 1; the tables do not depend on it).  SD_ENOMEM when
+ * out of memory or when a row is not a distribution. */
+int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_kind kind, int threads,
+                         uint64_t *tab, double *tv, sd_error *err);
+
+/* Table memory of `bytes` (2 MiB-aligned with transparent huge pages from
+ * 2 MiB on); free with free().  NULL when out of memory. */
+uint64_t *sd_token_table_alloc(size_t bytes);
+
+/* The table of x_0 ~ init (outcomes 2·b) into tab[0..2^lgK). */
+int sd_token_init_table(const double *init, size_t V, uint64_t *tab, sd_error *err);
+
+/* Position n of s trials in lockstep: tab and tv are step n's (V tables,
+ * V rejected masses), u[i] trial i's 53-bit uniform n, gamma the draft
+ * length or 0 for lookahead to the horizon (gamma >= T counts as 0).
+ * Updates prev (x_{n-1} -> x_n), rej, j (drafts accepted in the current
+ * iteration), rb (if not NULL: += tv[x_{n-1}] at a drafting position) and
+ * sets bit `bit` of ends[i] where an iteration ends at n. */
+void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint32_t gamma, size_t s,
+                       const uint64_t *u, uint32_t *prev, uint32_t *rej, uint32_t *j, double *rb,
+                       uint64_t *ends, unsigned bit);
+
+/* Trial i's iterations, replayed from its end bits (word w of trial i at
+ * ends[w·stride + i]) over horizon T, and its counts rej[i], rb[i] (rb may
+ * be NULL when out->rb is), into out as sd_token_plan_run adds them. */
+void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
+                     size_t i, const sd_observe *out);
+
 /* --- running trials ---------------------------------------------------------- */
 
 /* Per-thread scratch for sd_token_plan_run (O(group·(T/64 + 8)) bytes). */
@@ -123,6 +162,33 @@ void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t tria
 extern const sd_kernel_type sd_token_kernel_alias;
 extern const sd_kernel_type sd_token_kernel_broken;
 extern const sd_kernel_type sd_token_kernel_zipf;
+
+/* --- the streamed model (sims/token_stream.c) ----------------------------------
+ *
+ * token-stream: the kernel on a generated chain streamed step by step
+ * (src/sd_model.h), an sd_kernel_all_type: step n's rows are generated, its
+ * tables built and every trial advanced through position n, then the next
+ * step; the statistics are the token-alias kernel's on the stored chain,
+ * bit for bit.  token-stream-broken: the same with SD_TOKEN_BROKEN_RESIDUAL
+ * tables (the streamed kernel of the control broken-token-kernel). */
+extern const sd_kernel_all_type sd_token_kernel_stream;
+extern const sd_kernel_all_type sd_token_kernel_stream_broken;
+
+/* Bytes of one step's rows and tables at vocabulary V (2·V²·8 +
+ * (V+1)·2^lgK·8 + V·8), SIZE_MAX when V is too large; and the bytes of state
+ * each trial keeps over horizon T. */
+size_t sd_token_stream_bytes(size_t V);
+size_t sd_token_stream_trial_bytes(size_t T);
+
+/* Exact E[N_rej] and E[target calls] of token-level SD with draft length
+ * gamma (0: the horizon) on a streamed chain: Theorem 1 of Yin et al. 2024
+ * or the DP of sd_exact_token_dp, run forward over the rows — the values of
+ * sd_exact_token on the stored chain, bit for bit.  Taken from ms's memo
+ * when a pass (a run's, or an earlier call's) computed them, else one pass
+ * over the generator (the cost of generating the chain).  SD_ETOOBIG where
+ * the DP exceeds SD_EXACT_MAX_WORK; the generator's errors. */
+int sd_token_stream_exact(sd_model_stream *ms, size_t gamma, double *rejections, double *target_calls,
+                          sd_error *err);
 
 /* --- the on-demand model ------------------------------------------------------ */
 

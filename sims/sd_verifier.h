@@ -131,6 +131,8 @@ typedef struct sd_trial {
     size_t accepted;      /* draft tokens accepted, over the iterations run */
     size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
     double rb_rejections; /* Σ of the iterations' rb_rejected (NaN: none given) */
+    double rb_target_calls; /* E[target calls | the trial's output] on the output-first
+                               path (sims/sd_paired.h); NaN elsewhere */
 } sd_trial;
 
 typedef struct sd_observe {
@@ -170,6 +172,9 @@ enum {
  * a message when the kernel does not apply to the model or parameters (the
  * next one is tried, then the generic step) and SD_ETOOBIG when its tables
  * would exceed max_bytes (the run falls back and says so). */
+struct sd_sim_opts;
+struct sd_sim_block;
+
 typedef struct sd_kernel_type {
     const char *name; /* reported by run and check, e.g. "token-alias" */
     unsigned supports; /* SD_OBS_* it can feed; others make the engine use step() */
@@ -183,6 +188,29 @@ typedef struct sd_kernel_type {
                 const sd_observe *obs);
 } sd_kernel_type;
 
+/* A kernel for a model whose rows exist one step at a time (a streamed
+ * chain, src/sd_model.h) cannot run trials lo..hi-1 on their own: it runs
+ * ALL trials of the run at once, position by position.  Its supports has
+ * SD_KERNEL_ALL and its sd_kernel_type is the first member of an
+ * sd_kernel_all_type (work_new, work_free and run are NULL). */
+enum { SD_KERNEL_ALL = 1u << 30 };
+
+/* In supports: the plan holds copies of everything its runs read, so the
+ * model's stored rows may be freed once it is built (sd_sim_opts.kernel_ready). */
+enum { SD_KERNEL_COPIES = 1u << 29 };
+
+typedef struct sd_kernel_all_type {
+    sd_kernel_type kernel;
+    /* Runs trials 0..opts->trials-1 of run opts->seed (early stopping is
+     * not offered).  Writes blocks[b] for every block b (the statistics of
+     * its trials in trial order: the bits run would give), adds to hist
+     * [T+1] and pos [T·V] (if not NULL), writes tokens ([trials]
+     * [opts->want_tokens], if not NULL).  SD_ETOOBIG, before allocating,
+     * when the trials' state exceeds the plan's memory bound. */
+    int (*run_all)(const void *plan, const struct sd_sim_opts *opts, struct sd_sim_block *blocks,
+                   double *hist, double *pos, uint32_t *tokens, sd_error *err);
+} sd_kernel_all_type;
+
 /* --- exact values --------------------------------------------------------- */
 
 typedef struct sd_exact_values {
@@ -192,6 +220,13 @@ typedef struct sd_exact_values {
 } sd_exact_values;
 
 struct sd_iter_law;
+
+/* The law of an iteration given the tokens it outputs (sims/sd_paired.h):
+ * having accepted its first l-1 drafts with state *s (1 at the start of
+ * the iteration), it accepts the l-th with the returned probability, where
+ * r = p(x)/q(x) at the token x it outputs there (q(x) > 0; r may be 0);
+ * *s is updated for the branch that accepts. */
+typedef double (*sd_given_output_fn)(double *s, double r);
 
 /* --- the type --------------------------------------------------------------- */
 
@@ -241,6 +276,18 @@ typedef struct sd_verifier_type {
      * (n, prev) alone; SD_ETOOBIG where the law is too large. */
     int (*iteration_law)(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                          struct sd_iter_law *out, sd_error *err);
+    /* Optional, for a verifier whose iterations carry state (so that the
+     * DP over iteration_law does not apply; greedy-block): the exact law
+     * of its first L output tokens, out[x_1·V^{L-1}+...+x_L] for x_0 ~
+     * init, all V^L doubles written (the caller's array, V^L already
+     * checked against the caller's limit).  SD_ETOOBIG where the
+     * computation is refused (naming the size and the limit). */
+    int (*prefix_law)(const sd_chain *c, const sd_params *par, size_t L, double *out,
+                      sd_error *err);
+    /* Optional, lossless verifiers whose iteration, given its output, has
+     * the sequential law above (token-level SD and block verification; the
+     * output-first path of `run --paired`, sims/sd_paired.h).  NULL: none. */
+    sd_given_output_fn given_output;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

@@ -29,6 +29,7 @@
 #include "../src/sd_kseq.h"
 #include "sd_multidraft.h"
 #include "sd_iter_laws.h"
+#include "sd_kernel_law.h"
 
 enum { P_PLAN }; /* slot of the parameter */
 
@@ -204,6 +205,20 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
 }
 
+/* The kernel (sims/sd_kernel_law.h), k-Seq only: one alias draw per
+ * position over (x, number of drafts equal to x, 0 = a rejection) with the
+ * law above (ρ* solved once per row and state when the tables are built),
+ * and the bonus from q. */
+static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
+{
+    if ((int)par->v[P_PLAN] != SD_PLAN_KSEQ || par->k < 1)
+        return SD_EUSAGE; /* no law of the OTM plans; the step reports a bad count */
+    return sd_pos_law_tree(c->V, par->gamma ? par->gamma : SIZE_MAX, par->k, 1, out, err);
+}
+
+SD_KERNEL_LAW_DEFINE(S_kernel, "spectr-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
     .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (Sun et al. 2023, Alg. 2, 3)",
@@ -213,5 +228,6 @@ const sd_verifier_type sd_verifier_spectr = {
     .free = S_free,
     .begin = NULL,
     .step = S_step,
+    .kernels = S_kernels,
     .iteration_law = S_law,
 };

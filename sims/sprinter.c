@@ -31,6 +31,7 @@
 #include "../src/sd_dist.h"
 #include "sd_verifier.h"
 #include "sd_iter_laws.h"
+#include "sd_kernel_law.h"
 
 enum { P_TP, P_FP }; /* slots of the parameters */
 
@@ -103,6 +104,19 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     return sd_law_sprinter(c, par->v[P_TP], par->v[P_FP], n, prev, out, err);
 }
 
+/* The kernel (sims/sd_kernel_law.h): one alias draw per position over
+ * (x, yes / the target keeps x / the target rejects it) with the weights of
+ * the law above: p·η, (1-η)·min(p, q), (1-η_FP)·[q-p]+. */
+static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
+{
+    if (S_alloc(&(void *){NULL}, c, par, NULL))
+        return SD_EUSAGE; /* the step reports the bad parameter */
+    return sd_pos_law_sprinter(par->v[P_TP], par->v[P_FP], SIZE_MAX, out, err);
+}
+
+SD_KERNEL_LAW_DEFINE(S_kernel, "sprinter-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
+
 const sd_verifier_type sd_verifier_sprinter = {
     .name = "sprinter",
     .summary = "SPRINTER: cheap verifier (rates tp, fp) calls the target only on a no (Zhong et al. 2025, Alg. 1-2)",
@@ -112,5 +126,6 @@ const sd_verifier_type sd_verifier_sprinter = {
     .free = NULL,
     .begin = NULL,
     .step = S_step,
+    .kernels = S_kernels,
     .iteration_law = S_law,
 };

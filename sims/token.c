@@ -33,6 +33,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include "sd_iter_laws.h"
+#include "sd_paired.h"
 #define S_HAVE_X86 1
 #else
 #define S_HAVE_X86 0
@@ -71,11 +72,13 @@ int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 
 /* Exact values: Theorem 1 of Yin et al. 2024 at lookahead to the horizon,
  * else the DP over (x_{n-1}, tokens accepted in the iteration) (both in
- * src/sd_exact.h); on the Zipf model its closed forms (src/sd_zipf.h). */
+ * src/sd_exact.h); on the Zipf model its closed forms (src/sd_zipf.h); on a
+ * streamed chain the same two, forward over its rows (sims/token_stream.c). */
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
-    int rc = m->zipf ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
-                     : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
+    int rc = m->zipf     ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
+             : m->stream ? sd_token_stream_exact(m->stream, par->gamma, &out->rejections, &out->target_calls, err)
+                         : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
     if (rc)
         return rc;
     out->method = m->zipf ? (par->gamma ? "Zipf model: DP over the accepted-in-iteration counter, finite gamma"
@@ -85,7 +88,8 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
     return SD_OK;
 }
 
-static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias, NULL};
+static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias,
+                                                  &sd_token_kernel_stream.kernel, NULL};
 
 /* The exact law of one iteration (sims/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
@@ -106,6 +110,7 @@ const sd_verifier_type sd_verifier_token = {
     .exact = S_exact,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .given_output = sd_paired_token_rule,
 };
 
 
@@ -310,6 +315,77 @@ static double S_weights(const double *p, const double *q, size_t V, sd_token_kin
     return tv;
 }
 
+uint64_t *sd_token_table_alloc(size_t bytes)
+{
+    return S_table_alloc(bytes);
+}
+
+unsigned sd_token_lgK(size_t V)
+{
+    return S_lgK(V);
+}
+
+/* The tables of `steps` steps of V rows, one parallel region: row a of
+ * step s is p + s·p_stride + a·V (a stride 0 repeats a time-homogeneous
+ * part), likewise q; into tab[(s·V + a)·K ..] and tv[s·V + a]. */
+static int S_tables(const double *p, size_t p_stride, const double *q, size_t q_stride, size_t steps,
+                    size_t V, sd_token_kind kind, int threads, uint64_t *tab, double *tv, sd_error *err)
+{
+    const unsigned lgK = S_lgK(V);
+    const size_t K = (size_t)1 << lgK, rows = steps * V;
+    int bad = 0;
+#ifndef _OPENMP
+    (void)threads;
+#endif
+#pragma omp parallel num_threads(threads)
+    {
+        double *w = malloc(2 * V * sizeof *w);
+        uint64_t *m = malloc(K * sizeof *m);
+        uint32_t *stk = malloc(K * sizeof *stk);
+        int ok = w && m && stk;
+#pragma omp for schedule(static)
+        for (size_t r = 0; r < rows; r++) {
+            if (!ok)
+                continue;
+            size_t st = r / V, a = r % V;
+            tv[r] = S_weights(p + st * p_stride + a * V, q + st * q_stride + a * V, V, kind, w);
+            if (S_alias(w, 2 * V, lgK, tab + r * K, m, stk))
+                ok = 0;
+        }
+        if (!ok) {
+#pragma omp atomic write
+            bad = 1;
+        }
+        free(w);
+        free(m);
+        free(stk);
+    }
+    if (bad)
+        return sd_error_set(err, SD_ENOMEM, "out of memory (or invalid rows) building the token "
+                                            "kernel's tables");
+    return SD_OK;
+}
+
+int sd_token_step_tables(const double *p, const double *q, size_t V, sd_token_kind kind, int threads,
+                         uint64_t *tab, double *tv, sd_error *err)
+{
+    return S_tables(p, 0, q, 0, 1, V, kind, threads, tab, tv, err);
+}
+
+int sd_token_init_table(const double *init, size_t V, uint64_t *tab, sd_error *err)
+{
+    double *w = malloc(2 * V * sizeof *w);
+    if (!w)
+        return sd_error_set(err, SD_ENOMEM, "out of memory building the token kernel's tables");
+    for (size_t b = 0; b < V; b++) {
+        w[2 * b] = init[b];
+        w[2 * b + 1] = 0.0;
+    }
+    int rc = sd_token_alias_build(w, 2 * V, S_lgK(V), tab, err);
+    free(w);
+    return rc;
+}
+
 void sd_token_plan_free(sd_token_plan *plan)
 {
     if (!plan)
@@ -350,47 +426,19 @@ int sd_token_plan_new(const sd_chain *c, const sd_params *par, sd_token_kind kin
     }
     /* Small tables on one thread: waking a team costs more than the build
      * (and up to a scheduler slice on a loaded machine). */
-    int bad = 0, nth = 1;
+    int nth = 1;
 #ifdef _OPENMP
     nth = rows * K < ((size_t)1 << 18) ? 1 : threads ? (int)threads : omp_get_num_procs();
 #else
     (void)threads;
 #endif
-#pragma omp parallel num_threads(nth)
-    {
-        double *w = malloc(2 * V * sizeof *w);
-        uint64_t *m = malloc(K * sizeof *m);
-        uint32_t *stk = malloc(K * sizeof *stk);
-        int ok = w && m && stk;
-#pragma omp for schedule(static)
-        for (size_t r = 0; r < rows; r++) {
-            if (!ok)
-                continue;
-            size_t t = r / V + 1, a = r % V;
-            pl->tv[r] = S_weights(sd_chain_p(c, t, a), sd_chain_q(c, t, a), V, kind, w);
-            if (S_alias(w, 2 * V, lgK, pl->tab + r * K, m, stk))
-                ok = 0;
-        }
-#pragma omp master
-        if (ok) {
-            for (size_t b = 0; b < V; b++) {
-                w[2 * b] = c->init[b];
-                w[2 * b + 1] = 0.0;
-            }
-            ok = !S_alias(w, 2 * V, lgK, pl->init, m, stk);
-        }
-        if (!ok) {
-#pragma omp atomic write
-            bad = 1;
-        }
-        free(w);
-        free(m);
-        free(stk);
-    }
-    if (bad) {
+    int rc = S_tables(c->draft, c->draft_steps == 1 ? 0 : V * V, c->target, c->target_steps == 1 ? 0 : V * V,
+                      steps, V, kind, nth, pl->tab, pl->tv, err);
+    if (!rc)
+        rc = sd_token_init_table(c->init, V, pl->init, err);
+    if (rc) {
         sd_token_plan_free(pl);
-        return sd_error_set(err, SD_ENOMEM, "out of memory (or invalid rows) building the token "
-                                            "kernel's tables");
+        return rc;
     }
     *out = pl;
     return SD_OK;
@@ -771,7 +819,8 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     sd_token_plan_run(plan, work, seed, lo, hi, obs);
 }
 
-#define S_ALIAS_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB)
+#define S_ALIAS_SUPPORTS \
+    (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_COPIES)
 
 const sd_kernel_type sd_token_kernel_alias = {
     "token-alias", S_ALIAS_SUPPORTS, S_alias_new, S_plan_free, S_work_new, S_work_free, S_run,
@@ -780,3 +829,31 @@ const sd_kernel_type sd_token_kernel_alias = {
 const sd_kernel_type sd_token_kernel_broken = {
     "token-alias-broken", S_ALIAS_SUPPORTS, S_broken_new, S_plan_free, S_work_new, S_work_free, S_run,
 };
+
+/* --- pieces of the lockstep loop for the streamed kernel (sd_token.h) ------ */
+
+void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint32_t gamma, size_t s,
+                       const uint64_t *u, uint32_t *prev, uint32_t *rej, uint32_t *j, double *rb,
+                       uint64_t *ends, unsigned bit)
+{
+    size_t i0 = 0;
+    if (rb)
+        S_pos_rb(tv, s, prev, j, gamma, rb);
+#if S_HAVE_X86
+    if (sd_rngbuf_avx512())
+        i0 = S_pos_avx512(tab, lgK, s, u, prev, rej, j, gamma, ends, bit);
+#endif
+    if (gamma == 0)
+        S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit);
+    else
+        S_pos_gamma(tab, lgK, i0, s, u, prev, rej, j, gamma, ends, bit);
+}
+
+void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
+                     size_t i, const sd_observe *out)
+{
+    /* A view of the arrays as the work of a group of `stride` trials. */
+    sd_token_work w = {.S = stride, .words = (T + 63) / 64, .T = T, .rej = (uint32_t *)(uintptr_t)rej,
+                       .ends = (uint64_t *)(uintptr_t)ends, .rb = (double *)(uintptr_t)rb};
+    S_replay(&w, i, out);
+}

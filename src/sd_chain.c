@@ -114,6 +114,17 @@ static int S_check_matrices(double *m, size_t steps, size_t V, const char *sourc
     return SD_OK;
 }
 
+int sd_chain_validate_step(double *rows, size_t V, size_t t, const char *source, const char *what,
+                           sd_error *err)
+{
+    for (size_t a = 0; a < V; a++) {
+        int rc = S_check_row(rows + a * V, V, source, what, t, (long)a, SD_ROW_TOL, NULL, err);
+        if (rc)
+            return rc;
+    }
+    return SD_OK;
+}
+
 int sd_chain_validate(sd_chain *c, const char *source, sd_error *err)
 {
     return sd_chain_validate_tol(c, source, SD_ROW_TOL, NULL, err);

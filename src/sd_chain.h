@@ -70,6 +70,12 @@ int sd_chain_validate(sd_chain *c, const char *source, sd_error *err);
 int sd_chain_validate_tol(sd_chain *c, const char *source, double tol, double *max_dev,
                           sd_error *err);
 
+/* Validates and renormalises the V rows of step t (1-based, named in
+ * messages) of one matrix, as sd_chain_validate does for the same rows of
+ * a stored chain; what is "draft" or "target".  SD_EDATA. */
+int sd_chain_validate_step(double *rows, size_t V, size_t t, const char *source, const char *what,
+                           sd_error *err);
+
 /* Keeps the first T steps (1 <= T <= c->T), in place.  A larger T is
  * SD_EUSAGE ("--T 60 exceeds the model's horizon 50"). */
 int sd_chain_truncate(sd_chain *c, size_t T, sd_error *err);
@@ -122,6 +128,41 @@ void sd_gen_defaults(sd_gen_params *gp);
 /* Generates a validated random chain; NULL on failure (bad parameter:
  * SD_EUSAGE naming it; too large: SD_ETOOBIG). */
 sd_chain *sd_chain_generate(const sd_gen_params *gp, sd_error *err);
+
+/* --- generated chains step by step ------------------------------------------
+ *
+ * The generators draw their rows in step order from one MT19937 stream
+ * (Dirichlet: for t = 1..T, for a = 0..V-1, p_t(.|a) then the fresh row of
+ * q_t(.|a); numpy-mt19937: all draft steps, then all target steps, read by
+ * a second copy of the stream advanced by 2·T·V² outputs).  A stream
+ * produces step t's 2·V² probabilities after step t-1's, bit for bit those
+ * of sd_chain_generate (validated and renormalised row by row as
+ * sd_chain_validate does), so a model of any size can be used one step at a
+ * time in O(V²) memory. */
+typedef struct sd_gen_stream sd_gen_stream;
+
+/* SD_OK if gp's generator parameters are valid (as sd_chain_generate
+ * checks them), else SD_EUSAGE naming the bad one. */
+int sd_gen_check(const sd_gen_params *gp, sd_error *err);
+
+/* Starts the generator of gp at step 1 (parameters checked as by
+ * sd_chain_generate: SD_EUSAGE naming the bad one; SD_ENOMEM).  Memory
+ * O(V).  Free with sd_gen_stream_free. */
+int sd_gen_stream_new(const sd_gen_params *gp, sd_gen_stream **out, sd_error *err);
+void sd_gen_stream_free(sd_gen_stream *g);
+
+/* x_0's law (uniform): V doubles into init. */
+void sd_gen_stream_init(const sd_gen_stream *g, double *init);
+
+/* The next step t (1..T, in order): p[a·V + b] = p_t(b|a) and
+ * q[a·V + b] = q_t(b|a), V² doubles each (caller's).  *t (if not NULL)
+ * receives t.  SD_EDATA when a row is not a distribution (tiny --alpha),
+ * naming the step and row; SD_EUSAGE after step T. */
+int sd_gen_stream_next(sd_gen_stream *g, double *p, double *q, size_t *t, sd_error *err);
+
+/* Bytes of the stored chain sd_chain_generate would allocate (init, draft
+ * and target: (V + 2·T·V²)·8), SIZE_MAX on overflow. */
+size_t sd_gen_chain_bytes(size_t V, size_t T);
 
 /* --rng numpy-mt19937 (sd_gen_numpy.c): the chain of Yin, Chen, Huang &
  * Wang 2024, App. F, as numpy's legacy generator draws it:

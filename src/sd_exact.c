@@ -81,6 +81,28 @@ int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
     return SD_OK;
 }
 
+void sd_exact_token_dp_step(const double *p_rows, const double *q_rows, size_t V, size_t G,
+                            const double *F, double *N, double *rej, double *calls)
+{
+    memset(N, 0, V * (G + 1) * sizeof *N);
+    for (size_t a = 0; a < V; a++) {
+        const double *p = p_rows + a * V, *q = q_rows + a * V;
+        const double *f = F + a * (G + 1);
+        *calls += f[0];
+        double drafted = 0.0;
+        for (size_t j = 0; j < G; j++)
+            drafted += f[j];
+        *rej += drafted * sd_dist_tv(p, q, V);
+        for (size_t b = 0; b < V; b++) {
+            double acc = p[b] < q[b] ? p[b] : q[b], res = q[b] > p[b] ? q[b] - p[b] : 0.0;
+            double *nb = N + b * (G + 1);
+            nb[0] += drafted * res + f[G] * q[b];
+            for (size_t j = 0; j < G; j++)
+                nb[j + 1] += f[j] * acc;
+        }
+    }
+}
+
 int sd_exact_token_dp(const sd_chain *c, size_t gamma, double *rejections,
                       double *target_calls, sd_error *err)
 {
@@ -101,23 +123,7 @@ int sd_exact_token_dp(const sd_chain *c, size_t gamma, double *rejections,
         F[a * (G + 1)] = c->init[a];
     double rej = 0.0, calls = 0.0;
     for (size_t n = 1; n <= T; n++) {
-        memset(N, 0, cells * sizeof *N);
-        for (size_t a = 0; a < V; a++) {
-            const double *p = sd_chain_p(c, n, a), *q = sd_chain_q(c, n, a);
-            double *f = F + a * (G + 1);
-            calls += f[0];
-            double drafted = 0.0;
-            for (size_t j = 0; j < G; j++)
-                drafted += f[j];
-            rej += drafted * sd_dist_tv(p, q, V);
-            for (size_t b = 0; b < V; b++) {
-                double acc = p[b] < q[b] ? p[b] : q[b], res = q[b] > p[b] ? q[b] - p[b] : 0.0;
-                double *nb = N + b * (G + 1);
-                nb[0] += drafted * res + f[G] * q[b];
-                for (size_t j = 0; j < G; j++)
-                    nb[j + 1] += f[j] * acc;
-            }
-        }
+        sd_exact_token_dp_step(sd_chain_p(c, n, 0), sd_chain_q(c, n, 0), V, G, F, N, &rej, &calls);
         double *t = F;
         F = N;
         N = t;

@@ -57,6 +57,14 @@ int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
 int sd_exact_token_dp(const sd_chain *c, size_t gamma, double *rejections,
                       double *target_calls, sd_error *err);
 
+/* One position n of that DP: F (V·(G+1) doubles, F[a·(G+1) + j] = F_n(a,j))
+ * to N (F_{n+1}), adding position n's expected rejections to *rej and its
+ * iteration starts to *calls; p_rows and q_rows are step n's V×V rows
+ * (p_rows[a·V + b] = p_n(b|a)).  A model streamed step by step (sd_gen_stream)
+ * runs the DP forward with it. */
+void sd_exact_token_dp_step(const double *p_rows, const double *q_rows, size_t V, size_t G,
+                            const double *F, double *N, double *rej, double *calls);
+
 /* Work bound of the exact evaluators here: 2^36 elementary operations
  * (about a minute); larger problems are refused, not started. */
 #define SD_EXACT_MAX_WORK ((double)((uint64_t)1 << 36))

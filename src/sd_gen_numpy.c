@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sd_chain.h"
+#include "sd_gen_numpy.h"
 
 static const char *const S_names[] = {
     [SD_GEN_DIRICHLET] = "dirichlet",
@@ -38,7 +39,7 @@ static double S_double(gsl_rng *r)
  * than 8 numbers; from 8 on, numpy's pairwise order may differ in the last
  * bit).  A row of V doubles in [0, 1) sums to 0 only with probability
  * 2^-53V; validation would report it. */
-static void S_fill(gsl_rng *r, double *m, size_t T, size_t V)
+void sd_gen_numpy_fill(gsl_rng *r, double *m, size_t T, size_t V)
 {
     for (size_t i = 0; i < T * V * V; i++)
         m[i] = S_double(r);
@@ -51,18 +52,22 @@ static void S_fill(gsl_rng *r, double *m, size_t T, size_t V)
     }
 }
 
+int sd_gen_numpy_check(const sd_gen_params *gp, sd_error *err)
+{
+    if (gp->alpha != SD_GEN_DEFAULT_ALPHA || gp->mix != SD_GEN_DEFAULT_MIX)
+        return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --rng numpy-mt19937 "
+                                            "(rows are uniform draws normalised by their sums)");
+    if (gp->seed == 0 || gp->seed > 0xffffffffUL)
+        return sd_error_set(err, SD_EUSAGE, "--model-seed %lu: expected 1 to 4294967295 with --rng "
+                                            "numpy-mt19937 (GSL's mt19937 replaces seed 0 by 4357, numpy "
+                                            "does not)", gp->seed);
+    return SD_OK;
+}
+
 sd_chain *sd_chain_generate_numpy(const sd_gen_params *gp, sd_error *err)
 {
-    if (gp->alpha != SD_GEN_DEFAULT_ALPHA || gp->mix != SD_GEN_DEFAULT_MIX) {
-        sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --rng numpy-mt19937 "
-                                     "(rows are uniform draws normalised by their sums)");
+    if (sd_gen_numpy_check(gp, err))
         return NULL;
-    }
-    if (gp->seed == 0 || gp->seed > 0xffffffffUL) {
-        sd_error_set(err, SD_EUSAGE, "--model-seed %lu: expected 1 to 4294967295 with --rng numpy-mt19937 "
-                                     "(GSL's mt19937 replaces seed 0 by 4357, numpy does not)", gp->seed);
-        return NULL;
-    }
     sd_chain *c = sd_chain_alloc(gp->V, gp->T, gp->T, gp->T, err);
     if (!c)
         return NULL;
@@ -74,8 +79,8 @@ sd_chain *sd_chain_generate_numpy(const sd_gen_params *gp, sd_error *err)
     }
     /* gsl_rng_set = init_genrand(seed) = np.random.seed(seed) for seed != 0 */
     gsl_rng_set(r, gp->seed);
-    S_fill(r, c->draft, gp->T, gp->V);
-    S_fill(r, c->target, gp->T, gp->V);
+    sd_gen_numpy_fill(r, c->draft, gp->T, gp->V);
+    sd_gen_numpy_fill(r, c->target, gp->T, gp->V);
     gsl_rng_free(r);
     for (size_t a = 0; a < gp->V; a++)
         c->init[a] = 1.0 / (double)gp->V;

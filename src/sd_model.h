@@ -1,10 +1,12 @@
 /* sd_model.h — the one door through which every model enters: a stored
- * chain (a simdec-chain-1 file, a generated chain, a --p/--q problem) or
- * the on-demand Zipf model for large vocabularies (sd_zipf.h), whose rows
- * are computed when needed and never stored.
+ * chain (a simdec-chain-1 file, a generated chain, a --p/--q problem), the
+ * on-demand Zipf model for large vocabularies (sd_zipf.h), whose rows are
+ * computed when needed and never stored, or a generated chain streamed step
+ * by step (sd_gen_stream, sd_chain.h), whose rows exist one step at a time.
  *
  * Verifiers' generic steps read stored rows; a verifier that can run on the
- * Zipf model does so through a kernel of its own (sims/sd_verifier.h). */
+ * Zipf or a streamed model does so through a kernel of its own
+ * (sims/sd_verifier.h). */
 #ifndef SD_MODEL_H
 #define SD_MODEL_H
 
@@ -13,23 +15,42 @@
 #include "sd_chain.h"
 #include "sd_zipf.h"
 
-/* A view of a model: it owns nothing (whoever built the chain or the Zipf
- * model frees it). */
+/* A generated chain streamed step by step: its generator, and what a pass
+ * over its rows learnt.  Every pass regenerates the rows (one MT19937
+ * stream, O(T·V²) draws), so the exact values of token-level SD computed
+ * on the way by a run's pass are kept for the evaluator (sims/token.c). */
+typedef struct sd_model_stream {
+    sd_gen_params gen;
+    int memo_ok;             /* 1: the three below hold */
+    size_t memo_gamma;       /* the draft length they are for (0: the horizon) */
+    double memo_rejections;  /* E[N_rej] (Theorem 1 or the token DP) */
+    double memo_calls;       /* E[target calls] */
+} sd_model_stream;
+
+/* A view of a model: it owns nothing (whoever built the chain, the Zipf
+ * model or the stream frees it). */
 typedef struct sd_model {
     size_t V, T;
-    const sd_chain *chain; /* stored rows, or NULL */
-    const sd_zipf *zipf;   /* the on-demand Zipf model, or NULL; exactly one is set */
+    const sd_chain *chain;   /* stored rows, or NULL */
+    const sd_zipf *zipf;     /* the on-demand Zipf model, or NULL */
+    sd_model_stream *stream; /* a streamed generated chain, or NULL; exactly one is set */
 } sd_model;
 
 static inline sd_model sd_model_of_chain(const sd_chain *c)
 {
-    sd_model m = {c->V, c->T, c, NULL};
+    sd_model m = {c->V, c->T, c, NULL, NULL};
     return m;
 }
 
 static inline sd_model sd_model_of_zipf(const sd_zipf *z)
 {
-    sd_model m = {z->V, z->T, NULL, z};
+    sd_model m = {z->V, z->T, NULL, z, NULL};
+    return m;
+}
+
+static inline sd_model sd_model_of_stream(sd_model_stream *s)
+{
+    sd_model m = {s->gen.V, s->gen.T, NULL, NULL, s};
     return m;
 }
 

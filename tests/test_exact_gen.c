@@ -14,12 +14,17 @@
 #include "../sims/sd_sim.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_batch.h"
-#include "test_exact_util.h"
 #include "test_util.h"
+
+typedef struct {
+    const char *algo;
+    const char *name[2];
+    double value[2];
+} S_conf;
 
 /* Every built-in verifier with a per-iteration law, at parameters where
  * the law is small enough to enumerate (block: V^gamma blocks). */
-static const tx_conf S_confs[] = {
+static const S_conf S_confs[] = {
     {"token", {NULL, NULL}, {0, 0}},
     {"token", {"gamma", NULL}, {3, 0}},
     {"block", {"gamma", NULL}, {2, 0}},
@@ -38,6 +43,13 @@ static const tx_conf S_confs[] = {
 };
 #define S_NCONF (sizeof S_confs / sizeof *S_confs)
 
+static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
+{
+    const sd_verifier_type *vt = tu_setup(par, cf->algo, cf->name, cf->value);
+    cr_assert_not_null(vt, "%s", cf->algo);
+    return vt;
+}
+
 /* Monte-Carlo (what run executes, kernels included) against the DP:
  * |mean - exact| < 4 standard errors for rejections and target calls; at
  * 4 se a correct pair fails with probability 6e-5 per comparison. */
@@ -45,7 +57,7 @@ static void S_agree(const sd_chain *c, const char *what)
 {
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = tx_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
         double rej, calls;
         sd_error err;
         cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s: %s", vt->name, err.msg);
@@ -130,7 +142,7 @@ Test(exact_gen, prefix_law_is_the_target_law_exactly_when_lossless)
     sd_chain *cs[2] = {tu_zero_chain(3, 4, 2), tu_chain(4, 3, 5)};
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = tx_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
         double tv[2];
         sd_error err;
         for (int j = 0; j < 2; j++)

@@ -6,9 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <criterion/criterion.h>
-
-#include "../sims/sd_params.h"
 #include "test_util.h"
 
 void tx_random_dist(gsl_rng *r, double *x, size_t V, double zero_frac, unsigned levels)
@@ -76,15 +73,4 @@ double tx_cli_number(const char *args, const char *key)
     free(out);
     free(err);
     return v;
-}
-
-const sd_verifier_type *tx_setup(const tx_conf *cf, sd_params *par)
-{
-    const sd_verifier_type *vt = sd_verifier_find(cf->algo);
-    cr_assert_not_null(vt, "%s", cf->algo);
-    sd_params_defaults(par, vt);
-    for (int i = 0; i < 2; i++)
-        if (cf->name[i])
-            tu_vpar(par, vt, cf->name[i], cf->value[i]);
-    return vt;
 }

@@ -28,18 +28,4 @@ sd_chain *tx_toy_chain(size_t T);
  * returns the number under `key`; NAN on failure (asserted by callers). */
 double tx_cli_number(const char *args, const char *key);
 
-/* A built-in verifier at up to two of its own parameters (name NULL: not
- * set). */
-typedef struct tx_conf {
-    const char *algo;
-    const char *name[2];
-    double value[2];
-} tx_conf;
-
-/* cf's verifier (asserted to exist) with *par its defaults and cf's
- * parameters. */
-struct sd_verifier_type;
-struct sd_params;
-const struct sd_verifier_type *tx_setup(const tx_conf *cf, struct sd_params *par);
-
 #endif

@@ -119,6 +119,19 @@ void tu_vpar(sd_params *par, const sd_verifier_type *vt, const char *name, doubl
         sd_params_store(par, d, x);
 }
 
+const sd_verifier_type *tu_setup(sd_params *par, const char *algo, const char *const name[2],
+                                const double value[2])
+{
+    const sd_verifier_type *vt = sd_verifier_find(algo);
+    if (!vt)
+        return NULL;
+    sd_params_defaults(par, vt);
+    for (int i = 0; i < 2; i++)
+        if (name[i])
+            tu_vpar(par, vt, name[i], value[i]);
+    return vt;
+}
+
 sd_chain *tu_chain(size_t V, size_t T, unsigned long seed)
 {
     sd_gen_params gp;
