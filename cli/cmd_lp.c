@@ -61,9 +61,13 @@ static const char S_help_head[] =
     "  --max-vars N             refuse an LP with more than N variables, or a flow\n"
     "                           network with more than N arcs (default 200000\n"
     "                           variables, 5000000 arcs)\n"
-    "  --method M               flow (default): otm as a maximum flow on GLPK's graph\n"
-    "                           API (glp_maxflow_ffalg, certified to 1e-13); simplex:\n"
-    "                           the LP on GLPK's simplex (always so for the others)\n"
+    "  --method M               flow (default for otm, block-ot, tree-ot): the problem\n"
+    "                           as a network flow on GLPK's graph API (otm: a maximum\n"
+    "                           flow; block-ot, tree-ot: a minimum-cost flow by maximum\n"
+    "                           flows; glp_maxflow_ffalg, certified by duality);\n"
+    "                           simplex: the LP on GLPK's primal simplex; dual: on its\n"
+    "                           dual simplex (valid-verify, tree-valid, pareto: each\n"
+    "                           problem's fastest by default, see docs/lp.md)\n"
     "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
     "  --time-limit S           stop the solver after S seconds (status says so)\n"
     "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
@@ -87,6 +91,8 @@ static int S_is_tree(S_problem pb)
 {
     return pb == S_TREE_VALID || pb == S_TREE_OT;
 }
+
+
 
 /* The chain restricted to one iteration from the context: horizon h, steps
  * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
@@ -138,7 +144,6 @@ typedef struct S_out {
     size_t k, gamma, t, a;
     double rho, tv;
     int ordered;
-    int flow; /* otm solved as a maximum flow */
     const cli_model_opts *mo;
     const sd_chain *c;
     sd_lp_result res;
@@ -190,7 +195,7 @@ static int S_print_json(const S_out *o)
     sd_model md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
     json_object_set_new(j, "version", json_string(SD_VERSION));
-    json_object_set_new(j, "method", json_string(o->flow ? "flow" : "simplex"));
+    json_object_set_new(j, "method", json_string(o->res.method[0] ? o->res.method : "simplex"));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
     json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
     json_object_set_new(j, "status", json_string(o->res.status));
@@ -248,12 +253,12 @@ static int S_print_table(const S_out *o)
     else
         printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
                o->mo->gen.seed, c->V, c->T, o->t, o->a);
-    if (o->flow)
-        printf("  flow         %zu arcs, %zu vertices (maximum flow, glp_maxflow_ffalg)\n", o->res.variables,
-               o->res.constraints);
+    if (!strcmp(o->res.method, "flow"))
+        printf("  flow         %zu arcs, %zu vertices (%s flow, glp_maxflow_ffalg)\n", o->res.variables,
+               o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");
     else
-        printf("  LP           %zu variables, %zu constraints, %zu nonzeros\n", o->res.variables,
-               o->res.constraints, o->res.nonzeros);
+        printf("  LP           %zu variables, %zu constraints, %zu nonzeros%s\n", o->res.variables,
+               o->res.constraints, o->res.nonzeros, strcmp(o->res.method, "dual") ? "" : " (dual simplex)");
     printf("  status       %s\n", o->res.status);
     printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
     if (o->ref_name)
@@ -340,9 +345,11 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
     sd_lp_size sz;
     switch (o->prob) {
     case S_OTM:
-        sz = sd_lp_otm_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
+        sz = sd_lp_uses_flow(lo) ? sd_lp_otm_flow_size(V, o->k, o->ordered) : sd_lp_otm_size(V, o->k, o->ordered);
         break;
-    case S_BLOCK_OT: sz = sd_lp_block_ot_size(V, o->gamma); break;
+    case S_BLOCK_OT:
+        sz = sd_lp_uses_flow(lo) ? sd_lp_block_ot_flow_size(V, o->gamma) : sd_lp_block_ot_size(V, o->gamma);
+        break;
     case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
     case S_TREE_VALID:
     case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
@@ -468,8 +475,10 @@ int cmd_lp(int argc, char **argv)
                 lo.method = SD_LP_METHOD_FLOW;
             else if (!strcmp(optarg, "simplex"))
                 lo.method = SD_LP_METHOD_SIMPLEX;
+            else if (!strcmp(optarg, "dual"))
+                lo.method = SD_LP_METHOD_DUAL;
             else
-                status = cli_usage_error("lp", "--method '%s': expected flow or simplex", optarg);
+                status = cli_usage_error("lp", "--method '%s': expected flow, simplex or dual", optarg);
             break;
         case O_COMPARE: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
@@ -587,7 +596,6 @@ int cmd_lp(int argc, char **argv)
     o.c = ch;
     const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
     o.tv = sd_dist_tv(p, q, ch->V);
-    o.flow = o.prob == S_OTM && sd_lp_otm_uses_flow(&lo);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
     switch (o.prob) {

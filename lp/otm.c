@@ -52,9 +52,7 @@ sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered)
 
 int sd_lp_otm_uses_flow(const sd_lp_opts *opts)
 {
-    if (!opts)
-        return 1;
-    return opts->method == SD_LP_METHOD_FLOW || (opts->method == SD_LP_METHOD_AUTO && !opts->exact);
+    return sd_lp_uses_flow(opts);
 }
 
 /* Colex rank of a sorted tuple x_0 <= ... <= x_{k-1}: Σ_i C(x_i + i, i+1)
@@ -274,6 +272,7 @@ static int S_otm_flow(S_otm *o, const sd_lp_size *sz, sd_lp_result *res, sd_erro
     res->variables = na;
     res->constraints = nv;
     res->nonzeros = 2 * na;
+    snprintf(res->method, sizeof res->method, "flow");
     if (!rc) {
         res->optimal = gap <= SD_LP_FLOW_GAP;
         res->optimum = res->optimal ? value : NAN;

@@ -110,6 +110,14 @@ void sd_lp_opts_default(sd_lp_opts *o)
     o->exact = 0;
     o->time_limit = 0.0;
     o->method = SD_LP_METHOD_AUTO;
+    o->per_draft = 0;
+}
+
+int sd_lp_uses_flow(const sd_lp_opts *opts)
+{
+    if (!opts)
+        return 1;
+    return opts->method == SD_LP_METHOD_FLOW || (opts->method == SD_LP_METHOD_AUTO && !opts->exact);
 }
 
 /* ---- plans ------------------------------------------------------------------ */
@@ -409,6 +417,11 @@ static int S_work(S_job *job)
      * within 3e-8 (1e-10 stalled more often on such instances). */
     sm.tol_bnd = 1e-9;
     sm.tol_dj = 1e-9;
+    int dual = job->opts->method == SD_LP_METHOD_DUAL ||
+               (job->opts->method != SD_LP_METHOD_SIMPLEX && (job->flags & SD_LP_AUTO_DUAL));
+    if (dual)
+        sm.meth = GLP_DUALP;
+    snprintf(res->method, sizeof res->method, "%s", dual ? "dual" : "simplex");
     if (job->opts->time_limit > 0)
         sm.tm_lim = job->opts->time_limit * 1000 > INT_MAX ? INT_MAX
                                                             : (int)(job->opts->time_limit * 1000);

@@ -74,16 +74,27 @@ typedef struct sd_lp_opts {
     int exact;          /* 1: certify the simplex optimum with glp_exact */
     double time_limit;  /* seconds for the solver; 0 = none */
     int method;         /* SD_LP_METHOD_*: how problems with a network form
-                           (otm) are solved */
+                           (otm, block-ot, tree-ot) are solved */
+    int per_draft;      /* valid-verify: 1 solves the form with one block of
+                           variables per draft block instead of the form
+                           aggregated over draft prefixes (lp/valid_verify.c;
+                           same optimum, for tests and measurements) */
 } sd_lp_opts;
 
 /* sd_lp_opts.method.  AUTO: the network method where the problem has one
- * (otm: a maximum flow, lp/sd_lp_flow.h) unless opts->exact asks for the
- * certified simplex; SIMPLEX: always the LP on GLPK's simplex; FLOW: the
- * network method (problems without one use the simplex). */
-enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2 };
+ * (otm: a maximum flow; block-ot, tree-ot: a minimum-cost flow;
+ * lp/sd_lp_flow.h) unless opts->exact asks for the certified simplex;
+ * SIMPLEX: always the LP on GLPK's primal simplex; DUAL: on GLPK's dual
+ * simplex (GLP_DUALP); FLOW: the network method (problems without one use
+ * their default simplex).  AUTO for the LPs without a network form
+ * (valid-verify, tree-valid, pareto): the simplex each problem measured
+ * fastest (docs/lp.md). */
+enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2, SD_LP_METHOD_DUAL = 3 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
+/* 1 if opts (NULL: defaults) solve a problem that has a network form as a
+ * flow. */
+int sd_lp_uses_flow(const sd_lp_opts *opts);
 
 #define SD_LP_STATUS_MAX 48
 
@@ -98,6 +109,8 @@ typedef struct sd_lp_result {
     int optimal;        /* 1 iff status is "optimal" */
     size_t variables, constraints, nonzeros; /* of the LP actually solved */
     double seconds;     /* wall time to build and solve */
+    char method[16];    /* how it was solved: "flow", "simplex" (primal) or
+                           "dual" (dual simplex) */
 } sd_lp_result;
 
 /* ---- a generic plan (the optimal coupling or verifier) ------------------ */
@@ -156,12 +169,14 @@ typedef int (*sd_lp_read_fn)(glp_prob *lp, void *ctx, sd_error *err);
 enum {
     SD_LP_MAXIMISE = 1,  /* maximise (default: minimise) */
     SD_LP_ADV_BASIS = 2, /* start from glp_adv_basis (triangular crash) */
-    SD_LP_CPX_BASIS = 4  /* start from glp_cpx_basis (Bixby's crash) */
+    SD_LP_CPX_BASIS = 4, /* start from glp_cpx_basis (Bixby's crash) */
+    SD_LP_AUTO_DUAL = 8  /* SD_LP_METHOD_AUTO means the dual simplex */
 };
 
 /* Checks sz against opts, allocates the triplet buffer, runs build, loads
- * the matrix, solves (primal simplex, presolve off, GLPK output off; then
- * glp_exact when opts->exact), fills *res and, if optimal and read is not
+ * the matrix, solves (primal simplex, or the dual simplex when
+ * opts->method is SD_LP_METHOD_DUAL or AUTO with SD_LP_AUTO_DUAL; presolve
+ * off, GLPK output off; then glp_exact when opts->exact), fills *res and, if optimal and read is not
  * NULL, calls read.  flags: SD_LP_* above.  Returns
  * SD_OK when the solver ran (whatever the status), SD_ETOOBIG/SD_ENOMEM, a
  * build/read error, or SD_ESOLVER with res->status "glpk error" and GLPK's
@@ -191,10 +206,15 @@ sd_lp_size sd_lp_otm_size(size_t V, size_t k, int ordered);
 /* otm's flow network: vars = arcs (source -> draft rows, row -> each
  * distinct token it contains, token -> sink), rows = vertices. */
 sd_lp_size sd_lp_otm_flow_size(size_t V, size_t k, int ordered);
-/* 1 if opts (NULL: defaults) solve otm as a flow. */
+/* 1 if opts (NULL: defaults) solve otm as a flow (sd_lp_uses_flow). */
 int sd_lp_otm_uses_flow(const sd_lp_opts *opts);
 sd_lp_size sd_lp_block_ot_size(size_t V, size_t gamma);
+/* block-ot's network (lp/block_ot.c): vars = arcs (up, across, down the
+ * two prefix tries), rows = vertices. */
+sd_lp_size sd_lp_block_ot_flow_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
+/* valid-verify aggregated over draft prefixes (the default form). */
+sd_lp_size sd_lp_valid_verify_trie_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_pareto_size(size_t V);
 
 /* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on
@@ -241,6 +261,8 @@ int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
 int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
 sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
 sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* tree-ot's network (lp/tree_ot.c): vars = arcs, rows = vertices. */
+sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, size_t nsets);
 /* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
 void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
 
@@ -267,6 +289,10 @@ int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *
 void sd_lp_pathsets_free(sd_lp_pathsets *ps);
 /* The length l and index u of path id. */
 int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
+/* Walks the root and then the paths of set s: from *k = 0, each call
+ * gives the next one's id, length l and index u and returns 1; 0 when
+ * the set is exhausted. */
+int sd_lp_pathset_next(const sd_lp_pathsets *ps, size_t s, size_t *k, size_t *id, size_t *l, size_t *u);
 /* The start of both problems: SD_EUSAGE unless the context (t, a) has
  * room for par's tree and one token, SD_ETOOBIG past the enumeration
  * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */

@@ -9,7 +9,16 @@
  * tree-valid <= tree-ot.  T enters through its set of root paths
  * (lp/tree_valid.c); the LP is the transport between path sets (mass
  * P(S)) and target sequences (mass q(o)) with gain max{l : o^l ∈ S}.  At
- * depth 1 the gain is 1{y ∈ drafts}: OTM-k (Sun et al. 2023, eq. 4). */
+ * depth 1 the gain is 1{y ∈ drafts}: OTM-k (Sun et al. 2023, eq. 4).
+ *
+ * Network form (--method flow, the default), as block-ot's (lp/block_ot.c):
+ * a vertex per path set S (supply P(S)), arcs S -> T(u) for u ∈ S and the
+ * root (reward |u|), and the target prefix trie T down to the leaves o
+ * (demand q(o)).  A path S -> T(u) -> o has u ∈ S ∪ {root} a prefix of o,
+ * so its reward |u| <= gain(S, o); routing π(S, o) across at u = o^{gain}
+ * gives a flow of reward Σ π gain, and a path decomposition of a flow is a
+ * coupling with at least its reward: the optima coincide.  Arcs:
+ * Σ_S (|S| + 1) + Σ_{l=1..D} V^l, against S·V^D LP variables. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +26,7 @@
 #include "../sims/sd_tree.h"
 #include "../src/sd_exact_tree.h"
 #include "sd_lp.h"
+#include "sd_lp_flow.h"
 
 sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets)
 {
@@ -63,6 +73,41 @@ static double S_gain(size_t s, size_t o, const void *ctx)
     return (double)l;
 }
 
+sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, size_t nsets)
+{
+    size_t D = par->tree_depth, trie = sd_lp_trie_id(V, D + 1, 0);
+    sd_lp_size s = {0};
+    /* a set holds at most the tree's nodes, plus the root */
+    s.vars = sd_lp_add(sd_lp_mul(nsets, sd_lp_add(sd_params_tree_nodes(par), 1)), trie);
+    s.rows = sd_lp_add(nsets, trie);
+    s.nnz = sd_lp_mul(s.vars, 2);
+    s.flow = 1;
+    sd_lp_tree_what("tree-ot", V, par, draw, s.what, sizeof s.what);
+    return s;
+}
+
+static int S_flow(const sd_lp_pathsets *ps, double *const *Q, const sd_lp_size *sz, sd_lp_result *res,
+                  sd_error *err)
+{
+    size_t V = ps->V, D = ps->D, n = ps->n;
+    sd_lp_net net;
+    int rc = sd_lp_net_init(&net, n + sd_lp_trie_id(V, D + 1, 0), sz->vars, sz->what, err);
+    if (rc)
+        return rc;
+    for (size_t s = 0; s < n; s++) {
+        if (!(ps->prob[s] > 0))
+            continue;
+        net.b[s] = ps->prob[s];
+        for (size_t k = 0, id, l, u; sd_lp_pathset_next(ps, s, &k, &id, &l, &u);)
+            if (Q[l][u] > 0)
+                sd_lp_net_arc(&net, s, n + id, -(int)l);
+    }
+    sd_lp_net_target_trie(&net, n, V, D, Q);
+    rc = sd_lp_net_solve_max(&net, res, err);
+    sd_lp_net_free(&net);
+    return rc;
+}
+
 static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
 {
     S_ot *o = ctx;
@@ -77,14 +122,23 @@ int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, i
     int rc = sd_lp_tree_begin("tree-ot", c, t, a, par, draw, &ps, err);
     if (rc)
         return rc;
-    size_t V = c->V, D = par->tree_depth, maxv = opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS;
-    sd_lp_size sz = sd_lp_tree_ot_size(V, par, draw, ps->n);
-    if ((rc = sd_lp_check_size(&sz, maxv, err))) {
+    size_t V = c->V, D = par->tree_depth;
+    int flow = sd_lp_uses_flow(opts);
+    sd_lp_size sz = flow ? sd_lp_tree_ot_flow_size(V, par, draw, ps->n) : sd_lp_tree_ot_size(V, par, draw, ps->n);
+    if ((rc = sd_lp_check_size(&sz, opts ? opts->max_vars : 0, err))) {
         sd_lp_pathsets_free(ps);
         return rc;
     }
     double **Q = NULL;
     if ((rc = sd_lp_prefix_laws(c, t, a, D, 1, &Q, err))) {
+        sd_lp_pathsets_free(ps);
+        return rc;
+    }
+    if (flow) {
+        double t0 = sd_lp_now();
+        rc = S_flow(ps, Q, &sz, res, err);
+        res->seconds = sd_lp_now() - t0;
+        free(Q);
         sd_lp_pathsets_free(ps);
         return rc;
     }

@@ -31,17 +31,11 @@
 #include "../sims/sd_tree.h"
 #include "../src/sd_exact_tree.h"
 #include "sd_lp.h"
+#include "sd_lp_flow.h"
 
 /* --- path sets ---------------------------------------------------------------- */
 
-/* id of the path u ∈ V^l: base(l) + u, base(l) = Σ_{j<l} V^j (the root: 0). */
-static size_t S_base(size_t V, size_t l)
-{
-    size_t b = 0, p = 1;
-    for (size_t j = 0; j < l; j++, p *= V)
-        b += p;
-    return b;
-}
+/* The id of the path u ∈ V^l: sd_lp_trie_id(V, l, u) (the root: 0). */
 
 typedef struct S_enum {
     const sd_chain *c;
@@ -117,7 +111,7 @@ static void S_leaf(S_enum *e, double prob)
         if (tr->tok[v] == SD_TREE_NONE)
             continue;
         e->pid[v] = e->pid[w] * V + tr->tok[v];
-        e->key[k++] = S_base(V, l) + e->pid[v];
+        e->key[k++] = sd_lp_trie_id(V, l, e->pid[v]);
     }
     qsort(e->key, k, sizeof *e->key, S_cmp_size);
     size_t m = 0;
@@ -245,6 +239,18 @@ int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u)
     return SD_OK;
 }
 
+int sd_lp_pathset_next(const sd_lp_pathsets *ps, size_t s, size_t *k, size_t *id, size_t *l, size_t *u)
+{
+    if (*k > ps->width)
+        return 0;
+    size_t i = *k == 0 ? 0 : ps->ids[s * ps->width + *k - 1];
+    if (i == SIZE_MAX)
+        return 0;
+    ++*k;
+    *id = i;
+    return sd_lp_path_of(ps->V, i, l, u) == SD_OK;
+}
+
 /* --- sizes ---------------------------------------------------------------------- */
 
 void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len)
@@ -309,12 +315,7 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
         if (!(ps->prob[s] > 0))
             continue;
         int row = sd_lp_row_fixed(b, ps->prob[s]);
-        const size_t *ids = ps->ids + s * ps->width;
-        for (size_t k = 0; k <= ps->width; k++) {
-            size_t id = k == 0 ? 0 : ids[k - 1], l, u;
-            if (id == SIZE_MAX)
-                break;
-            sd_lp_path_of(V, id, &l, &u);
+        for (size_t k = 0, id, l, u; sd_lp_pathset_next(ps, s, &k, &id, &l, &u);) {
             for (size_t y = 0; y < V; y++) {
                 size_t i = o->zoff[l] + u * V + y;
                 if (!o->zcol[i])

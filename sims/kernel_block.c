@@ -3,26 +3,52 @@
  * Alg. 2, eqs. 3–5), with the law of sd_block_step and other random
  * numbers.
  *
- * The generic step spends two O(V) scans per drafted token on the residual
- * mass m(π) = Σ_x max(π q(x) - p(x), 0) and on the residual sample.  Per
- * row (position t, previous token a) this kernel stores the tokens sorted
- * by q/p decreasing (p = 0 < q first, p = q = 0 last), with prefix sums Q_j, P_j in
- * that order.  π q(x) > p(x) holds exactly for the first j*(π) tokens of
- * that order (q/p > 1/π), so
+ * Tables.  The generic step spends two O(V) scans per drafted token on the
+ * residual mass m(π) = Σ_x max(π q(x) - p(x), 0) and on the residual
+ * sample.  Per row (position t, previous token a) this kernel stores the
+ * tokens sorted by r = q/p decreasing (p = 0 < q first with r = +inf,
+ * p = q = 0 last with r = -1), with prefix sums Q_j, P_j in that order.
+ * π q(x) > p(x), i.e. π r(x) > 1, holds exactly for the first j*(π)
+ * tokens of that order, so
  *     m(π) = π Q_{j*} - P_{j*},
- * with j* found by one binary search; and the residual's cumulative weight
- * over the first j sorted tokens, W_j = π Q_j - P_j, increases with j up
- * to j*, so a residual sample is a second binary search for the first j
- * with W_{j+1} > u m.  Drafts and bonus tokens are drawn by binary search
- * in the rows' cumulative sums of p and q.  Everything else (the
- * acceptance rule η < h_i, h_i = m_i / (m_i + 1 - p_i), h_G = p_G; the
- * horizon's dummy position; the early stop at p_i = 0) is sd_block_step's.
+ * with j* found by one binary search on the sorted r (or by counting π r > 1
+ * on small rows: the same number); and the residual's
+ * cumulative weight over the first j sorted tokens, W_j = π Q_j - P_j,
+ * increases with j up to j*, so a residual sample is a second binary
+ * search for the first j with W_{j+1} > u m.  Drafts X_i ~ p and bonus
+ * tokens ~ q are drawn from integer alias tables (sd_token_alias_draw,
+ * sims/sd_token.h: every token returned for exactly its mass of the 2^53
+ * values of a 53-bit uniform, never one of probability 0), and
+ * p_i = min(1, p_{i-1} q(X_i)/p(X_i)) multiplies p_{i-1} by the row's
+ * stored ratio r(X_i) (p(X_i) > 0: X_i was drawn from p).  Everything
+ * else (the acceptance rule η < h_i, h_i = m_i / (m_i + 1 - p_i),
+ * h_G = p_G; the horizon's dummy position; the early stop at p_i = 0) is
+ * sd_block_step's.
  *
- * Random numbers: one Philox stream per trial (seed, trial), computed
- * eight counter blocks at a time (src/sd_rngbuf.h), so results do not
- * depend on the thread count; the uniforms are
- * 32-bit, (k + 1/2) 2^-32: a decision's probability is off by at most
- * 2^-32 from the exact one, far below any Monte-Carlo resolution here.
+ * Lockstep.  A group of trials runs iteration by iteration: in round k
+ * every trial still running does its k-th iteration, drafting step i of
+ * all of them before step i + 1, so the per-trial state lives in arrays,
+ * the random numbers of a step are computed for all its trials at once
+ * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
+ * different trials are independent (they overlap in the processor).  The
+ * list of trials still running is compacted after each round; within a
+ * round, trials that stopped drafting are masked.  With AVX-512 a step runs
+ * as vector passes over the trials (S_draft_avx512, S_last_avx512), with
+ * the scalar code's arithmetic in the same order.
+ *
+ * Random numbers: 53-bit uniforms of the trial's sd_stream (seed, trial),
+ * laid out so that every trial of a round uses the same Philox block
+ * (the uniform of (seed, trial, iteration, role) is a fixed function, so
+ * results do not depend on the thread count).  With Gmax = γ (or T at
+ * lookahead to the horizon), block 0 draws x_0 (even uniform), and
+ * iteration k (0-based) uses blocks b_k = 1 + k (Gmax + 1) onwards:
+ * block b_k + i - 1 draws X_i (even) and η_i (odd), block b_k + Gmax the
+ * iteration's last token (even).  No uniform is used twice, so they are
+ * independent, as sd_block_step's are.
+ *
+ * Statistics are accumulated per trial (integer counts, the iteration's
+ * 1 - p_G summed in iteration order) and added to the observers trial by
+ * trial in trial order after the group: a function of (seed, block).
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
@@ -33,33 +59,84 @@
 
 #include "../src/sd_rngbuf.h"
 #include "sd_block.h"
+#include "sd_token.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#else
+#define S_HAVE_X86 0
+#endif
+
+#define S_GROUP 256    /* trials per lockstep group */
+#define S_COUNT_MAX 64 /* rows up to this size: j* by counting (vector code) */
+
+/* A row's tables, inside the plan's slab (S_row_at). */
 typedef struct S_row {
-    uint32_t *ord;    /* [V] tokens by q/p decreasing */
-    double *qs, *ps;  /* [V] q, p in that order */
-    double *Q, *P;    /* [V+1] prefix sums in that order */
-    double *cp, *cq;  /* [V] cumulative p, q in token order */
-    const double *p, *q; /* the chain's rows (the model outlives the plan's runs) */
+    const uint64_t *ap, *aq; /* [K] alias tables of p and q */
+    const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
+                                (+inf where p = 0 < q, -1 where p = q = 0) */
+    const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
+    const double *Q, *P;     /* [V+1] prefix sums of q, p in the sorted order */
+    const uint32_t *ord;     /* [V] tokens by q/p decreasing */
 } S_row;
 
+/* Byte offsets of a row's arrays from its start; rows are `stride` bytes
+ * apart (the vector code computes addresses from these). */
+typedef struct S_layout {
+    size_t ap, aq, rs, rat, Q, P, ord, stride;
+} S_layout;
+
 typedef struct S_plan {
-    size_t V, T, gamma;
+    size_t V, T, gamma, gmax;
+    unsigned lgK;
     int broken;
-    double *init_c; /* [V] cumulative init */
-    S_row *rows;    /* [T*V]: row (t, a) at (t-1)V + a */
-    void *mem;
+    uint64_t *init; /* [K] alias table of the initial law */
+    S_layout lay;
+    char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
 typedef struct S_work {
-    size_t *tok; /* [T+2] */
+    size_t S;
+    /* per trial of the group, by trial */
+    uint32_t *rej, *its;
+    uint64_t *s1, *s2;
+    double *rb;
+    size_t *tok; /* [S][T+1]: x_0..x_T when an observer needs them */
+    /* the trials running, by place in act (compacted after each round) */
+    uint32_t *act, *n, *prev;
+    /* the round's iteration, by place in act */
+    uint32_t *G, *y, *tau, *tauprev;
+    double *pi, *taup;
+    uint64_t *ue, *uo;
+    /* the vector passes (S_draft_avx512, S_last_avx512), by place */
+    uint32_t *x;    /* X_i, then the round's last token */
+    uint64_t *R;    /* byte offset of the row in use */
+    uint64_t *jb;   /* j* being searched */
+    double *m;      /* m_i */
+    uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
+    uint32_t *rl;   /* places whose iteration rejected */
+    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */
 } S_work;
 
-static const double S_U32 = 1.0 / 4294967296.0;
-
-static inline double S_u(sd_rngbuf *s)
+/* The row at byte offset off of the slab. */
+static inline S_row S_row_off(const S_plan *pl, size_t off)
 {
-    return ((double)sd_rngbuf_u32(s) + 0.5) * S_U32;
+    const char *r = pl->slab + off;
+    const S_layout *l = &pl->lay;
+    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
+                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
+                   (const double *)(const void *)(r + l->Q),    (const double *)(const void *)(r + l->P),
+                   (const uint32_t *)(const void *)(r + l->ord)};
 }
+
+/* Row ridx = (t - 1) V + a: position t after a. */
+static inline S_row S_row_at(const S_plan *pl, size_t ridx)
+{
+    return S_row_off(pl, ridx * pl->lay.stride);
+}
+
+static const double S_2M53 = 1.0 / 9007199254740992.0;
 
 /* The searches below are branch-free binary searches (the loop runs
  * ceil(log2 n) times whatever the data; the comparisons become
@@ -68,30 +145,45 @@ static inline double S_u(sd_rngbuf *s)
  * moves base past a half known to hold, or keeps base with n - half >=
  * half; at n = 1, f = base + pred(base). */
 
-/* The first index x with c[x] > u c[n-1] (a draw from the weights whose
- * cumulative sums are c; an entry of weight 0 is never returned). */
-static inline size_t S_search(const double *c, size_t n, double u)
-{
-    double target = u * c[n - 1];
-    size_t base = 0;
-    while (n > 1) {
-        size_t half = n / 2;
-        base = c[base + half - 1] <= target ? base + half : base;
-        n -= half;
-    }
-    return base + (c[base] <= target); /* the answer is base or base + 1 */
-}
-
-/* j*(π): the number of sorted tokens with π q > p. */
+/* j*(π): the number of sorted tokens with π q > p, i.e. π r > 1 (π > 0).
+ * Up to 16 tokens a branch-free count (the same number: the predicate holds
+ * on a prefix), else the binary search. */
 static inline size_t S_jstar(const S_row *r, size_t V, double pi)
 {
+    if (V <= 16) {
+        size_t j = 0;
+        for (size_t i = 0; i < V; i++)
+            j += pi * r->rs[i] > 1.0;
+        return j;
+    }
     size_t base = 0, n = V;
     while (n > 1) {
         size_t half = n / 2;
-        base = pi * r->qs[base + half - 1] > r->ps[base + half - 1] ? base + half : base;
+        base += half & -(size_t)(pi * r->rs[base + half - 1] > 1.0);
         n -= half;
     }
-    return base + (pi * r->qs[base] > r->ps[base]);
+    return base + (pi * r->rs[base] > 1.0);
+}
+
+/* min(v, 1) and c ? a : b without a branch (the compilers' branches on
+ * these coins mispredict half the time); same values as the comparisons. */
+static inline double S_min1(double v)
+{
+#if S_HAVE_X86
+    return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(v), _mm_set_sd(1.0))); /* v < 1 ? v : 1 */
+#else
+    return v < 1.0 ? v : 1.0;
+#endif
+}
+
+static inline double S_sel(int c, double a, double b)
+{
+    uint64_t ua, ub, m = -(uint64_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ub ^= (ua ^ ub) & m;
+    memcpy(&b, &ub, sizeof b);
+    return b;
 }
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
@@ -107,14 +199,14 @@ static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, d
     size_t base = 0, n = j; /* the first of 0..j-1 with W_{base+1} > target; j-1 at the latest */
     while (n > 1) {
         size_t half = n / 2;
-        base = pi * r->Q[base + half] - r->P[base + half] <= target ? base + half : base;
+        base += half & -(size_t)(pi * r->Q[base + half] - r->P[base + half] <= target);
         n -= half;
     }
     return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
 }
 
 typedef struct S_key {
-    double r; /* q/p, +inf where p = 0 */
+    double r; /* q/p, +inf where p = 0 < q, -1 where p = q = 0 */
     uint32_t x;
 } S_key;
 
@@ -129,10 +221,42 @@ static void S_plan_free(void *plan)
     S_plan *pl = plan;
     if (!pl)
         return;
-    free(pl->mem);
-    free(pl->rows);
-    free(pl->init_c);
+    free(pl->slab);
+    free(pl->init);
     free(pl);
+}
+
+/* Row (p, q)'s tables into the row at r (layout l); key: V of scratch. */
+static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
+                       S_key *key, sd_error *err)
+{
+    uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
+    double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
+    double *Q = (double *)(void *)(r + l->Q), *P = (double *)(void *)(r + l->P);
+    uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
+    int rc = sd_token_alias_build(p, V, lgK, ap, err);
+    if (!rc)
+        rc = sd_token_alias_build(q, V, lgK, aq, err);
+    if (rc)
+        return rc;
+    for (size_t x = 0; x < V; x++) {
+        /* p = 0 < q first (π q > p for every π > 0), p = q = 0 last
+         * (never): the predicate π r > 1 must hold on a prefix */
+        key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
+        key[x].x = (uint32_t)x;
+        rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
+    }
+    qsort(key, V, sizeof *key, S_cmp);
+    for (size_t j = V; j % 8; j++)
+        rs[j] = -1.0; /* never π r > 1 */
+    Q[0] = P[0] = 0.0;
+    for (size_t j = 0; j < V; j++) {
+        ord[j] = key[j].x;
+        rs[j] = key[j].r;
+        Q[j + 1] = Q[j] + q[ord[j]];
+        P[j + 1] = P[j] + p[ord[j]];
+    }
+    return SD_OK;
 }
 
 static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, int broken,
@@ -140,24 +264,36 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
 {
     *plan = NULL;
     const sd_chain *c = m->chain;
-    if (!c || c->V > UINT32_MAX)
-        return SD_EUSAGE; /* not applicable: no stored rows */
+    if (!c || c->V > ((size_t)1 << 23))
+        return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */
     size_t V = c->V, T = c->T, nrows = T * V;
+    unsigned lgK = 1;
+    while (((size_t)1 << lgK) < V)
+        lgK++;
+    const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
-    size_t per_row = V * (sizeof(uint32_t) + 6 * sizeof(double)) + 2 * sizeof(double);
-    per_row = (per_row + sizeof(double) - 1) / sizeof(double) * sizeof(double); /* rows' doubles aligned */
-    if (nrows && (max_bytes < V * sizeof(double) || per_row > (max_bytes - V * sizeof(double)) / nrows))
+    S_layout l;
+    l.ap = 0;
+    l.aq = l.ap + K * sizeof(uint64_t);
+    l.rs = l.aq + K * sizeof(uint64_t);
+    l.rat = l.rs + (V + 7) / 8 * 8 * sizeof(double); /* rs padded with -1 to whole 64-byte loads */
+    l.Q = l.rat + V * sizeof(double);
+    l.P = l.Q + (V + 1) * sizeof(double);
+    l.ord = l.P + (V + 1) * sizeof(double);
+    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    /* the vector code's byte offsets are products of 32-bit numbers */
+    if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
+                  nrows * l.stride > UINT32_MAX))
         return sd_error_set(err, SD_ETOOBIG, "block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
-                            nrows, per_row, max_bytes);
+                            nrows, l.stride, max_bytes < UINT32_MAX ? max_bytes : (size_t)UINT32_MAX);
     S_plan *pl = calloc(1, sizeof *pl);
     S_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->rows = malloc(nrows * sizeof *pl->rows);
-        pl->mem = malloc(nrows * per_row);
-        pl->init_c = malloc(V * sizeof *pl->init_c);
+        pl->slab = malloc(nrows * l.stride);
+        pl->init = malloc(K * sizeof *pl->init);
     }
-    if (!pl || !key || !pl->rows || !pl->mem || !pl->init_c) {
+    if (!pl || !key || !pl->slab || !pl->init) {
         S_plan_free(pl);
         free(key);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory for %zu rows", nrows);
@@ -165,149 +301,414 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     pl->V = V;
     pl->T = T;
     pl->gamma = par->gamma;
+    pl->gmax = par->gamma && par->gamma < T ? par->gamma : T;
+    pl->lgK = lgK;
     pl->broken = broken;
-    double s = 0.0;
-    for (size_t x = 0; x < V; x++)
-        pl->init_c[x] = (s += c->init[x]);
-    char *mem = pl->mem;
-    for (size_t t = 1; t <= T; t++)
-        for (size_t a = 0; a < V; a++) {
-            S_row *r = pl->rows + (t - 1) * V + a;
-            const double *p = sd_chain_p(c, t, a), *q = sd_chain_q(c, t, a);
-            r->qs = (double *)mem;
-            r->ps = r->qs + V;
-            r->cp = r->ps + V;
-            r->cq = r->cp + V;
-            r->Q = r->cq + V;
-            r->P = r->Q + V + 1;
-            r->ord = (uint32_t *)(r->P + V + 1);
-            mem += per_row;
-            r->p = p;
-            r->q = q;
-            double sp = 0.0, sq = 0.0;
-            for (size_t x = 0; x < V; x++) {
-                /* p = 0 < q first (π q > p for every π > 0), p = q = 0 last
-                 * (never): the predicate π q > p must hold on a prefix */
-                key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
-                key[x].x = (uint32_t)x;
-                r->cp[x] = (sp += p[x]);
-                r->cq[x] = (sq += q[x]);
-            }
-            qsort(key, V, sizeof *key, S_cmp);
-            for (size_t j = 0; j < V; j++)
-                r->ord[j] = key[j].x;
-            r->Q[0] = r->P[0] = 0.0;
-            for (size_t j = 0; j < V; j++) {
-                r->qs[j] = q[r->ord[j]];
-                r->ps[j] = p[r->ord[j]];
-                r->Q[j + 1] = r->Q[j] + r->qs[j];
-                r->P[j + 1] = r->P[j] + r->ps[j];
-            }
-        }
+    pl->lay = l;
+    int rc = sd_token_alias_build(c->init, V, lgK, pl->init, err);
+    for (size_t t = 1; t <= T && !rc; t++)
+        for (size_t a = 0; a < V && !rc; a++)
+            rc = S_row_build(pl->slab + ((t - 1) * V + a) * l.stride, &l, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
+                             V, lgK, key, err);
     free(key);
+    if (rc) {
+        S_plan_free(pl);
+        return rc;
+    }
     *plan = pl;
     return SD_OK;
 }
 
-/* One iteration from position n after prev: tokens into out, returns the
- * number emitted; *acc the accepted count, *rej 1 on a rejection, *rb the
- * conditional rejection probability 1 - p_G (sims/block.c). */
-static size_t S_iteration(const S_plan *pl, sd_rngbuf *rng, size_t n, size_t prev, size_t *out,
-                          size_t *acc, int *rej, double *rb)
+#if S_HAVE_X86
+/* j*(π) of the row at r by counting π r > 1 on the padded sorted row,
+ * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
+__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
 {
-    const size_t V = pl->V, T = pl->T;
-    size_t rest = T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-    size_t tau = 0, tau_prev = prev, y = prev;
-    double pi = 1.0, tau_p = 1.0;
-    for (size_t i = 1; i <= G; i++) {
-        const S_row *r = pl->rows + (n + i - 2) * V + y;
-        size_t x = S_search(r->cp, V, S_u(rng));
-        out[i - 1] = x;
-        /* p_i = min(1, p_{i-1} q/p); p(x) > 0 because x was drawn from p */
-        double num = pi * r->q[x];
-        pi = num >= r->p[x] ? 1.0 : num / r->p[x];
-        y = x;
+    const __m512d vp = _mm512_set1_pd(pi), one = _mm512_set1_pd(1.0);
+    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs)), one, _CMP_GT_OQ));
+    for (size_t c = 8; c < V; c += 8)
+        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs + c)), one, _CMP_GT_OQ));
+    return j;
+}
+
+/* A masked gather from byte offsets off of base: lanes outside m read
+ * base itself (always valid) and return src (sd_gather8, sims/sd_token.h). */
+__attribute__((target("avx512f"))) static inline __m512i S_gather(__m512i src, __mmask8 m, __m512i off, const void *base)
+{
+    return _mm512_mask_blend_epi64(m, src, sd_gather8(base, _mm512_maskz_mov_epi64(m, off)));
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src, __mmask8 m, __m512i off, const void *base)
+{
+    return _mm512_castsi512_pd(S_gather(_mm512_castpd_si512(src), m, off, base));
+}
+#endif
+
+/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
+ * for the running trials at places b0..na-1 whose iteration still drafts
+ * (i <= G, p_{i-1} > 0); w->ue, w->uo: their uniforms of block b_k + i - 1.  The
+ * vector version below does the same arithmetic on eight places at once. */
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t *tok)
+{
+    const size_t V = pl->V;
+    const unsigned lgK = pl->lgK;
+    for (size_t b = b0; b < na; b++) {
+        uint32_t n = w->n[b], G = w->G[b];
+        if (i > G || !(w->pi[b] > 0.0))
+            continue;
+        S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
+        size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
+        if (tok)
+            tok[(size_t)w->act[b] * (pl->T + 1) + n + i - 1] = x;
+        double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
+        w->pi[b] = pi;
+        w->y[b] = (uint32_t)x;
         if (pi == 0.0)
-            break;
-        double eta = S_u(rng);
+            continue; /* nothing later can be accepted (m_j = 0): it stops drafting */
+        double eta = (double)w->uo[b] * S_2M53;
         int accept;
         if (i < G) {
-            const S_row *nx = pl->rows + (n + i - 1) * V + x;
-            double m = S_mass(nx, S_jstar(nx, V, pi), pi);
-            accept = eta * (m + (1.0 - pi)) < m;
+            S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
+            double m = S_mass(&nx, S_jstar(&nx, V, pi), pi);
+            accept = eta * (m + (1.0 - pi)) < m; /* η < h_i = m_i / (m_i + 1 - p_i) */
         } else {
-            accept = eta < pi;
+            accept = eta < pi; /* h_G = p_G */
         }
-        if (accept) {
-            tau = i;
-            tau_p = pi;
-            tau_prev = x;
+        /* branch-free: accept is a coin */
+        uint32_t am = -(uint32_t)accept;
+        w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
+        w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
+        w->taup[b] = S_sel(accept, pi, w->taup[b]);
+    }
+}
+
+#if S_HAVE_X86
+/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
+ * operations in the same order on eight places at once, lanes masked where
+ * the scalar code skips, gathers from the slab at byte offsets.  A gather
+ * takes ~40 cycles and a drafting step chains up to 3 + ⌈log2 V⌉ of
+ * them, so the step runs as passes over all places, one link of the chain
+ * per pass (draft; p_i; each halving of j*'s search; m_i and the test):
+ * within a pass the gathers of different places are independent and
+ * overlap.  Returns how many places it did. */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                          size_t na, size_t *tok)
+{
+    const S_layout *l = &pl->lay;
+    const char *slab = pl->slab;
+    const unsigned lgK = pl->lgK;
+    const size_t nb = na / 8 * 8;
+    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)pl->V);
+    const __m512i stride = _mm512_set1_epi64((long long)l->stride);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i zi = _mm512_setzero_si512();
+    uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
+    /* pass 1: X_i from the alias table of p at row (n + i - 1, y) */
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
+        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
+        live[b / 8] = lv;
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
+                                     stride);
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = S_gather(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        _mm512_storeu_si512((void *)(w->R + b), R);
+        S_ST32(w->x + b, _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k));
+    }
+    /* pass 2: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 lv = live[b / 8];
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
+        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        if (tok) {
+            __m512i a = S_LD32(w->act + b);
+            __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
+                                          _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
+            _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
+        }
+        __m512d pi0 = _mm512_loadu_pd(w->pi + b);
+        __m512d rat = S_gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat);
+        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, rat), one));
+        _mm512_storeu_pd(w->pi + b, pi);
+        S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
+        __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
+        inner[b / 8] = alive & _mm512_cmplt_epu64_mask(vi, G);
+        live[b / 8] = alive; /* from here: the places that test η_i */
+        __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
+                                      stride);
+        _mm512_storeu_si512((void *)(w->R + b), R2);
+        _mm512_storeu_si512((void *)(w->jb + b), zi);
+    }
+    if (pl->V <= S_COUNT_MAX) {
+        /* pass 3: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
+         * padded sorted row, eight tokens per compare), and m_i */
+        for (size_t b = 0; b < nb; b++) {
+            if (!((inner[b / 8] >> (b % 8)) & 1))
+                continue;
+            S_row r = S_row_off(pl, w->R[b]);
+            double pi = w->pi[b];
+            w->m[b] = S_mass(&r, S_jstar_count8(&r, pl->V, pi), pi);
+        }
+    } else {
+        /* passes 3: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
+         * search), one gather per pass; then m_i */
+        for (size_t len = pl->V;;) {
+            size_t half = len > 1 ? len / 2 : 1;
+            for (size_t b = 0; b < nb; b += 8) {
+                __mmask8 in = inner[b / 8];
+                __m512i base = _mm512_loadu_si512((const void *)(w->jb + b));
+                __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
+                __m512d rs = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
+                                                                    _mm512_slli_epi64(at, 3)), slab + l->rs);
+                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), rs), one, _CMP_GT_OQ);
+                _mm512_storeu_si512((void *)(w->jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
+            }
+            if (len <= 1)
+                break;
+            len -= half;
+        }
+        for (size_t b = 0; b < nb; b += 8) {
+            __mmask8 in = inner[b / 8];
+            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
+                                          _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
+            __m512d Q = S_gather_pd(zero, in, jo, slab + l->Q);
+            __m512d P = S_gather_pd(zero, in, jo, slab + l->P);
+            /* S_mass: max(π Q - P, 0), the same value as its comparison */
+            _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
         }
     }
-    *acc = tau;
-    *rb = 1.0 - pi;
-    if (tau == G) {
-        *rej = 0;
-        if (n + G <= T) {
-            const S_row *r = pl->rows + (n + G - 1) * V + tau_prev;
-            out[G] = S_search(r->cq, V, S_u(rng));
-            return G + 1;
-        }
-        return G;
+    /* pass 4: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
+        __m512d pi = _mm512_loadu_pd(w->pi + b), m = _mm512_loadu_pd(w->m + b);
+        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
+        __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
+        __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
+        S_ST32(w->tau + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tau + b), vi));
+        S_ST32(w->tauprev + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tauprev + b), S_LD32(w->x + b)));
+        _mm512_storeu_pd(w->taup + b, _mm512_mask_blend_pd(accept, _mm512_loadu_pd(w->taup + b), pi));
     }
-    const S_row *r = pl->rows + (n + tau - 1) * V + tau_prev;
-    double piv = pl->broken ? 1.0 : tau_p, u = S_u(rng);
-    size_t j = S_jstar(r, V, piv);
+    return nb;
+}
+#undef S_LD32
+#undef S_ST32
+
+#endif
+
+/* The residual token of a place whose iteration rejected (τ < G): a draw
+ * from max(π q - p, 0) at row (n + τ, X_τ) (byte offset off), π = p_τ
+ * (eq. 4; 1 in the broken control). */
+static inline uint32_t S_reject_token_j(const S_plan *pl, const S_work *w, size_t b, const S_row *r, size_t j,
+                                        double piv)
+{
     double m = S_mass(r, j, piv);
-    out[tau] = j && m > 0.0 ? S_residual(r, j, piv, m, u) : S_search(r->cq, V, u);
-    *rej = 1;
-    return tau + 1;
+    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
+    uint64_t U = w->ue[b];
+    return (uint32_t)(j && m > 0.0 ? S_residual(r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r->aq, pl->lgK, U));
+}
+
+static inline double S_piv(const S_plan *pl, const S_work *w, size_t b)
+{
+    return pl->broken ? 1.0 : w->taup[b];
+}
+
+static inline uint32_t S_reject_token(const S_plan *pl, const S_work *w, size_t b, size_t off)
+{
+    S_row r = S_row_off(pl, off);
+    double piv = S_piv(pl, w, b);
+    return S_reject_token_j(pl, w, b, &r, S_jstar(&r, pl->V, piv), piv);
+}
+
+/* The last token of the round's iteration at places b0..na-1 into x
+ * (uniforms of block b_k + Gmax): τ = G: the bonus from q(.|X^G) at
+ * position n + G <= T, else (the horizon) X_G itself; τ < G: the
+ * residual.  Both read row (n + τ, X_τ). */
+static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        uint32_t n = w->n[b], G = w->G[b], tau = w->tau[b];
+        size_t off = ((size_t)(n + tau - 1) * pl->V + w->tauprev[b]) * pl->lay.stride;
+        if (tau < G)
+            w->x[b] = S_reject_token(pl, w, b, off);
+        else if (n + G <= pl->T)
+            w->x[b] = (uint32_t)sd_token_alias_draw(S_row_off(pl, off).aq, pl->lgK, w->ue[b]);
+        else
+            w->x[b] = w->tauprev[b];
+    }
+}
+
+#if S_HAVE_X86
+/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time
+ * (one gather), the places that rejected listed and then done one by one
+ * without a branch on the coin; returns how many places it did. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const S_layout *l = &pl->lay;
+    const unsigned lgK = pl->lgK;
+    const size_t nb = na / 8 * 8;
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    size_t nr = 0;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
+        __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
+        __m512i tau = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tau + b)));
+        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), _mm512_set1_epi64(1)), V), tp),
+                                       stride);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = S_gather(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)), pl->slab + l->aq);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        _mm512_storeu_si512((void *)(w->R + b), off);
+        __mmask8 rej = (__mmask8)~full;
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        nr += (size_t)__builtin_popcount(rej);
+    }
+    for (size_t r = 0; r < nr; r++) {
+        size_t b = w->rl[r];
+        S_row row = S_row_off(pl, w->R[b]);
+        double piv = S_piv(pl, w, b);
+        size_t j = pl->V <= S_COUNT_MAX ? S_jstar_count8(&row, pl->V, piv) : S_jstar(&row, pl->V, piv);
+        w->x[b] = S_reject_token_j(pl, w, b, &row, j, piv);
+    }
+    return nb;
+}
+#endif
+
+/* The round's bookkeeping at places 0..na-1 once x holds their last
+ * tokens: the trial's counts, the histogram of τ, the tokens; then the
+ * places whose trial runs another iteration are compacted (act, n, prev);
+ * returns their number. */
+static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok)
+{
+    const size_t T = pl->T;
+    size_t keep = 0;
+    for (size_t b = 0; b < na; b++) {
+        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
+        uint32_t full = tau == G, emitted = tau + 1 - (full & (n + G > T)); /* no bonus past T */
+        if (tok && emitted > tau)
+            tok[(size_t)s * (T + 1) + n + tau] = x;
+        w->rej[s] += full ^ 1u;
+        w->its[s]++;
+        w->s1[s] += tau;
+        w->s2[s] += (uint64_t)tau * tau;
+        w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
+        w->hist[tau]++;
+        w->act[keep] = s;
+        w->n[keep] = n + emitted;
+        w->prev[keep] = x;
+        keep += !first && n + emitted <= L;
+    }
+    return keep;
+}
+
+/* Trials g0..g0+S-1 (S <= w->S); tok: their rows x_0..x_T (T + 1 each) or NULL. */
+static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, size_t S, const sd_observe *obs,
+                    size_t *tok)
+{
+    const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
+    int wide = 0;
+#if S_HAVE_X86
+    wide = sd_rngbuf_avx512dq();
+#endif
+    sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    for (size_t s = 0; s < S; s++) {
+        size_t x0 = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        w->act[s] = (uint32_t)s;
+        w->n[s] = 1;
+        w->prev[s] = (uint32_t)x0;
+        w->rej[s] = w->its[s] = 0;
+        w->s1[s] = w->s2[s] = 0;
+        w->rb[s] = 0.0;
+        if (tok)
+            tok[s * (T + 1)] = x0;
+    }
+    memset(w->hist, 0, (gmax + 1) * sizeof *w->hist);
+    size_t na = L >= 1 ? S : 0;
+    for (uint64_t k = 0; na > 0; k++) {
+        uint64_t base = 1 + k * (gmax + 1); /* b_k */
+        size_t maxG = 0;
+        for (size_t b = 0; b < na; b++) {
+            size_t rest = T - w->n[b] + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+            w->G[b] = (uint32_t)G;
+            maxG = G > maxG ? G : maxG;
+            w->y[b] = w->tauprev[b] = w->prev[b];
+            w->pi[b] = w->taup[b] = 1.0;
+            w->tau[b] = 0;
+        }
+        for (size_t i = 1; i <= maxG; i++) {
+            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->act, na, w->ue, w->uo);
+            size_t b0 = 0;
+#if S_HAVE_X86
+            if (wide)
+                b0 = S_draft_avx512(pl, w, i, na, tok);
+#endif
+            S_draft_scalar(pl, w, i, b0, na, tok);
+        }
+        sd_rngbuf_trials_at(seed, base + gmax, g0, w->act, na, w->ue, w->uo);
+        size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_last_avx512(pl, w, na);
+#endif
+        S_last_scalar(pl, w, b0, na);
+        na = S_finish(pl, w, na, L, obs->first_iteration, tok);
+    }
+    if (obs->hist)
+        for (size_t a = 0; a <= gmax; a++)
+            obs->hist[a] += (double)w->hist[a];
+    for (size_t s = 0; s < S; s++) {
+        if (obs->acc)
+            sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)w->rej[s]);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)w->its[s]);
+        if (obs->rb)
+            sd_welford_add(obs->rb, w->rb[s]);
+        if (!tok)
+            continue;
+        const size_t *x = tok + s * (T + 1);
+        if (obs->pos)
+            for (size_t n = 1; n <= T; n++)
+                obs->pos[(n - 1) * V + x[n]] += 1.0;
+        if (obs->cells) {
+            size_t c = 0;
+            for (size_t i = 1; i <= L; i++)
+                c = c * V + x[i];
+            obs->cells[c] += 1.0;
+        }
+    }
 }
 
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
 {
     const S_plan *pl = plan;
-    size_t *tok = ((S_work *)work)->tok;
-    const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T;
-    for (uint64_t t = lo; t < hi; t++) {
-        sd_rngbuf rng;
-        sd_rngbuf_init(&rng, seed, t);
-        tok[0] = S_search(pl->init_c, V, S_u(&rng));
-        size_t rejections = 0, calls = 0;
-        double rb = 0.0;
-        for (size_t n = 1; n <= L;) {
-            size_t acc;
-            int rej;
-            double rbi;
-            size_t e = S_iteration(pl, &rng, n, tok[n - 1], tok + n, &acc, &rej, &rbi);
-            rejections += (size_t)rej;
-            calls++;
-            rb += rbi;
-            if (obs->hist)
-                obs->hist[acc] += 1.0;
-            if (obs->acc)
-                sd_welford_add(obs->acc, (double)acc);
-            n += e;
-            if (obs->first_iteration)
-                break;
-        }
-        if (obs->rej)
-            sd_welford_add(obs->rej, (double)rejections);
-        if (obs->calls)
-            sd_welford_add(obs->calls, (double)calls);
-        if (obs->rb)
-            sd_welford_add(obs->rb, rb);
-        if (obs->pos)
-            for (size_t n = 1; n <= T; n++)
-                obs->pos[(n - 1) * V + tok[n]] += 1.0;
-        if (obs->cells) {
-            size_t k = 0;
-            for (size_t i = 1; i <= L; i++)
-                k = k * V + tok[i];
-            obs->cells[k] += 1.0;
-        }
-        if (obs->tokens)
-            memcpy(obs->tokens + (size_t)(t - lo) * (T + 1), tok, (L + 1) * sizeof *tok);
+    S_work *w = work;
+    const size_t T = pl->T, L = obs->L ? obs->L : T;
+    size_t *tok = obs->pos || obs->cells || obs->tokens ? w->tok : NULL;
+    for (uint64_t g0 = lo; g0 < hi; g0 += w->S) {
+        size_t S = hi - g0 < w->S ? (size_t)(hi - g0) : w->S;
+        S_group(pl, w, seed, g0, S, obs, tok);
+        if (obs->tokens) /* x_0..x_L: drafts past x_L of the last iteration are not the trial's */
+            for (size_t s = 0; s < S; s++)
+                memcpy(obs->tokens + (size_t)(g0 - lo + s) * (T + 1), tok + s * (T + 1), (L + 1) * sizeof *tok);
     }
 }
 
@@ -325,26 +726,44 @@ static int S_new_broken(void **plan, const sd_model *m, const sd_params *par, si
     return S_new(plan, m, par, max_bytes, 1, err);
 }
 
+static void S_work_free(void *work)
+{
+    S_work *w = work;
+    if (!w)
+        return;
+    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    free(w);
+}
+
 static int S_work_new(const void *plan, void **work, sd_error *err)
 {
     const S_plan *pl = plan;
-    S_work *w = malloc(sizeof *w);
-    if (w)
-        w->tok = malloc((pl->T + 2) * sizeof *w->tok);
-    if (!w || !w->tok) {
-        free(w);
+    S_work *w = calloc(1, sizeof *w);
+    if (!w)
+        return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
+    size_t S = w->S = S_GROUP;
+    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl};
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb};
+    double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
+        bad |= !(*u32[i] = malloc(S * sizeof **u32[i]));
+    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
+        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
+    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+        bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
+    bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
+    bad |= !(w->mk = malloc(2 * S / 8));
+    bad |= !(w->hist = malloc((pl->gmax + 1) * sizeof *w->hist));
+    if (bad) {
+        S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     }
     *work = w;
     return SD_OK;
-}
-
-static void S_work_free(void *work)
-{
-    S_work *w = work;
-    if (w)
-        free(w->tok);
-    free(w);
 }
 
 #define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_RB | SD_OBS_TOKENS)

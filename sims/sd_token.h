@@ -50,10 +50,27 @@ int sd_token_alias_build(const double *w, size_t n, unsigned lgK, uint64_t *tab,
 static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint64_t U)
 {
     const unsigned s = 53u - lgK;
-    const uint64_t k = U >> s, e = tab[k];
-    return (U & (((uint64_t)1 << s) - 1)) < (e >> lgK) ? (size_t)k
-                                                       : (size_t)(e & (((uint64_t)1 << lgK) - 1));
+    const uint64_t k = U >> s, e = tab[k], alias = e & (((uint64_t)1 << lgK) - 1);
+    /* k if (U mod 2^s) < thr, else alias; without a branch (a coin that
+     * compilers' branches mispredict) */
+    const uint64_t to_alias = -(uint64_t)((U & (((uint64_t)1 << s) - 1)) >= (e >> lgK));
+    return (size_t)(k ^ ((k ^ alias) & to_alias));
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The eight 64-bit words at base + off[l] (byte offsets, one per lane) as
+ * one vector, for the kernels' AVX-512 loops.  On the 2-core Xeon of
+ * docs/performance.md a vpgatherqq of eight L1-resident words costs 30-40
+ * cycles and eight scalar loads through a local array about 13, but that
+ * array tripped AddressSanitizer's fake stacks (check-sanitize) and
+ * extracting the offsets through registers was slower than the gather:
+ * so, the gather (docs/findings.md). */
+__attribute__((target("avx512f"))) static inline __m512i sd_gather8(const void *base, __m512i off)
+{
+    return _mm512_i64gather_epi64(off, base, 1);
+}
+#endif
 
 /* --- the plan: one alias table per (step, previous token) ------------------- */
 

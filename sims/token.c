@@ -520,53 +520,91 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
 
 #if S_HAVE_X86
 /* The same two loops on eight trials at a time with AVX-512F (the same
- * integer arithmetic, so the same outcomes): one gather of the eight table
+ * integer arithmetic, so the same outcomes): the eight table
  * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
- * Returns the number of trials done (a multiple of 8). */
-__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK,
-                                                               size_t s, const uint64_t *u,
-                                                               uint32_t *prev, uint32_t *rej,
-                                                               uint32_t *jv, uint32_t gamma,
-                                                               uint64_t *ends, unsigned bit)
+ * S_draw8 is one position of eight trials on their state in registers
+ * (a: previous tokens, j: drafts accepted so far, r: rejections, e: end
+ * bits); S_pos_avx512 runs it on one position or on two consecutive
+ * ones (uniforms 2m and 2m+1, the two halves of one Philox block) with
+ * the state loaded and stored once. */
+typedef struct {
+    __m128i sh, lg;
+    __m512i cm, km, one, g;
+} S_draw_consts;
+
+__attribute__((target("avx512f"))) static inline void S_draw_init(S_draw_consts *c, unsigned lgK, uint32_t gamma)
 {
-    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
-    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
-    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i one = _mm512_set1_epi64(1), g = _mm512_set1_epi64((long long)gamma);
-    const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
+    c->sh = _mm_cvtsi32_si128((int)(53u - lgK));
+    c->lg = _mm_cvtsi32_si128((int)lgK);
+    c->cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    c->km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    c->one = _mm512_set1_epi64(1);
+    c->g = _mm512_set1_epi64((long long)gamma);
+}
+
+__attribute__((target("avx512f"))) static inline void S_draw8(const S_draw_consts *c, const uint64_t *tab, uint32_t gamma,
+                                                              __m512i U, __m512i *a, __m512i *j, __m512i *r,
+                                                              __m512i *e, __m512i endbit)
+{
+    __m512i k = _mm512_srl_epi64(U, c->sh);
+    __m512i t = sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(*a, c->lg), k), 3));
+    __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c->cm), _mm512_srl_epi64(t, c->lg));
+    __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c->km), k);
+    __mmask8 f = _mm512_test_epi64_mask(o, c->one), end = f, inc = f;
+    *a = _mm512_srli_epi64(o, 1);
+    if (gamma) {
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(*j, c->g);
+        end = (__mmask8)(f | bonus);
+        inc = (__mmask8)(f & ~bonus);
+        *j = _mm512_maskz_add_epi64((__mmask8)~end, *j, c->one);
+    }
+    *r = _mm512_mask_add_epi64(*r, inc, *r, c->one);
+    *e = _mm512_mask_or_epi64(*e, end, *e, endbit);
+}
+
+#define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
+
+/* Positions n .. n + np - 1 (np = 1 or 2: uniforms 2m and 2m+1, one
+ * Philox block) of trials 0..8⌊s/8⌋-1: tab[k], u[k], ends[k] and bit[k]
+ * for position n + k.  Returns the number of trials done (a multiple of 8). */
+__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *const tab[2], unsigned lgK, size_t s,
+                                                               const uint64_t *const u[2], uint32_t *prev,
+                                                               uint32_t *rej, uint32_t *jv, uint32_t gamma,
+                                                               uint64_t *const ends[2], const unsigned bit[2], int np)
+{
+    S_draw_consts c;
+    S_draw_init(&c, lgK, gamma);
+    const __m512i eb[2] = {_mm512_set1_epi64((long long)((uint64_t)1 << bit[0])),
+                           _mm512_set1_epi64((long long)((uint64_t)1 << bit[np - 1]))};
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m512i U = _mm512_loadu_si512((const void *)(u + i));
-        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_i64gather_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c_lg), k), (const void *)tab, 8);
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        __mmask8 f = _mm512_test_epi64_mask(o, one), end = f, inc = f;
-        _mm256_storeu_si256((__m256i *)(void *)(prev + i), _mm512_cvtepi64_epi32(_mm512_srli_epi64(o, 1)));
-        if (gamma) {
-            __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
-            __mmask8 bonus = _mm512_cmpeq_epi64_mask(j, g);
-            end = (__mmask8)(f | bonus);
-            inc = (__mmask8)(f & ~bonus);
-            j = _mm512_maskz_add_epi64((__mmask8)~end, j, one);
-            _mm256_storeu_si256((__m256i *)(void *)(jv + i), _mm512_cvtepi64_epi32(j));
+        __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
+        __m512i e = _mm512_loadu_si512((const void *)(ends[0] + i));
+        for (int k = 0; k < np; k++) {
+            if (k > 0 && ends[k] != ends[k - 1]) { /* the positions straddle two words of end bits */
+                _mm512_storeu_si512((void *)(ends[k - 1] + i), e);
+                e = _mm512_loadu_si512((const void *)(ends[k] + i));
+            }
+            S_draw8(&c, tab[k], gamma, _mm512_loadu_si512((const void *)(u[k] + i)), &a, &j, &r, &e, eb[k]);
         }
-        __m256i r = _mm256_loadu_si256((const __m256i *)(const void *)(rej + i));
-        r = _mm256_add_epi32(r, _mm512_cvtepi64_epi32(_mm512_maskz_mov_epi64(inc, one)));
-        _mm256_storeu_si256((__m256i *)(void *)(rej + i), r);
-        __m512i en = _mm512_loadu_si512((const void *)(ends + i));
-        _mm512_storeu_si512((void *)(ends + i), _mm512_or_si512(en, _mm512_maskz_mov_epi64(end, endbit)));
+        S_ST32(prev + i, a);
+        if (gamma)
+            S_ST32(jv + i, j);
+        S_ST32(rej + i, r);
+        _mm512_storeu_si512((void *)(ends[np - 1] + i), e);
     }
     return i;
 }
+#undef S_LD32
+#undef S_ST32
 #endif
 
 /* Rao-Blackwell (sd_verifier.h): before position n is drawn, each trial
  * that drafts there (not a bonus) adds P(R_n = 1 | x_{n-1}) = tv[x_{n-1}]
  * (Theorem 1's summand) to its estimate. */
 #if S_HAVE_X86
-/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: one gather of eight tv entries, the same
+/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: eight tv entries (sd_gather8), the same
  * additions (a bonus adds nothing). */
 __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *tv, size_t s,
                                                                   const uint32_t *prev,
@@ -576,8 +614,8 @@ __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *t
     const __m512i g = _mm512_set1_epi64((long long)gamma);
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(prev + i));
-        __m512d t = _mm512_i32gather_pd(a, (const void *)tv, 8);
+        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+        __m512d t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
         __mmask8 draft = 0xff;
         if (gamma) {
             __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
@@ -619,19 +657,14 @@ static void S_iteration(const sd_observe *out, S_trial_acc *ta, size_t a)
     ta->s2 += (uint64_t)a * a;
 }
 
-/* Merges the trial's iterations into *acc as one summary (n, mean,
- * Σ (a - mean)²) — Chan's merge instead of one Welford division per
- * iteration, which cost a third of the kernel's time; in trial order, so
- * still a function of the block only. */
+/* Merges the trial's iterations into *acc as one summary (Chan's merge,
+ * sd_welford_merge_sums, instead of one Welford division per iteration,
+ * which cost a third of the kernel's time); in trial order, so still a
+ * function of the block only. */
 static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
 {
-    if (!acc || ta->its == 0)
-        return;
-    double n = (double)ta->its, s1 = (double)ta->s1, mean = s1 / n;
-    sd_welford one = {n, mean, fma(-s1, mean, (double)ta->s2)};
-    if (one.m2 < 0.0)
-        one.m2 = 0.0;
-    sd_welford_merge(acc, &one);
+    if (acc)
+        sd_welford_merge_sums(acc, ta->its, ta->s1, ta->s2);
 }
 
 /* Trial i of the group: its iterations from its end bits, then its counts. */
@@ -665,7 +698,6 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const unsigned lgK = pl->lgK;
     uint32_t *prev = w->prev;
     const int wide = sd_rngbuf_avx512();
-    (void)wide;
     sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
     for (size_t i = 0; i < s; i++)
         prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
@@ -679,27 +711,41 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     if (tok)
         for (size_t i = 0; i < s; i++)
             tok[i * (T + 1)] = prev[i];
+    const uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
+    /* Nothing observed per position: positions 2m and 2m+1 (one Philox
+     * block) in one pass over the trials. */
+    const int pairs = wide && !out->rb && !out->pos && !tok && !out->cells;
     for (size_t n = 1; n <= N; n++) {
         const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
         if (n % 2 == 0) {
             sd_rngbuf_trials(seed, n / 2, g0, s, w->ua, w->ub);
             u = w->ua;
         }
-        const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
-        uint64_t *ends = w->ends + ((n - 1) / 64) * S;
-        unsigned bit = (unsigned)((n - 1) % 64);
-        uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
+        /* positions n .. n + np - 1 in this pass (np = 2: n and n + 1 read block n/2) */
+        const int np = pairs && n % 2 == 0 && n < N ? 2 : 1;
+        const uint64_t *tab[2], *us[2] = {u, w->ub};
+        uint64_t *ends[2];
+        unsigned bit[2];
+        for (int k = 0; k < 2; k++) {
+            size_t nk = n + (size_t)(k < np ? k : 0);
+            tab[k] = pl->tab + (pl->steps == 1 ? 0 : (nk - 1) * V * K);
+            ends[k] = w->ends + ((nk - 1) / 64) * S;
+            bit[k] = (unsigned)((nk - 1) % 64);
+        }
         size_t i0 = 0;
         if (out->rb)
             S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
 #if S_HAVE_X86
         if (wide)
-            i0 = S_pos_avx512(tab, lgK, s, u, prev, w->rej, w->j, gamma, ends, bit);
+            i0 = S_pos_avx512(tab, lgK, s, us, prev, w->rej, w->j, gamma, ends, bit, np);
 #endif
-        if (gamma == 0)
-            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit);
-        else
-            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit);
+        for (int k = 0; k < np; k++) {
+            if (gamma == 0)
+                S_pos_horizon(tab[k], lgK, i0, s, us[k], prev, w->rej, ends[k], bit[k]);
+            else
+                S_pos_gamma(tab[k], lgK, i0, s, us[k], prev, w->rej, w->j, gamma, ends[k], bit[k]);
+        }
+        n += (size_t)np - 1; /* np = 2 only when nothing below is observed */
         if (out->pos)
             for (size_t i = 0; i < s; i++)
                 out->pos[(n - 1) * V + prev[i]] += 1.0;
@@ -840,8 +886,12 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
     if (rb)
         S_pos_rb(tv, s, prev, j, gamma, rb);
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512())
-        i0 = S_pos_avx512(tab, lgK, s, u, prev, rej, j, gamma, ends, bit);
+    if (sd_rngbuf_avx512()) {
+        const uint64_t *const tabs[2] = {tab, tab}, *const us[2] = {u, u};
+        uint64_t *const endw[2] = {ends, ends};
+        const unsigned bits[2] = {bit, bit};
+        i0 = S_pos_avx512(tabs, lgK, s, us, prev, rej, j, gamma, endw, bits, 1);
+    }
 #endif
     if (gamma == 0)
         S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit);

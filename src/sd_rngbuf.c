@@ -8,7 +8,8 @@
  * _mm256_mul_epu32 multiplies the even lanes, a 32-bit shift brings the odd
  * lanes down, and blends put the low and high halves back in place.
  * sd_rngbuf_trials runs the same rounds with the trial, not the block, varying
- * across the lanes. */
+ * across the lanes; with AVX-512 it keeps one counter per 64-bit lane
+ * instead, which needs no blends (S_philox8x1 below). */
 #include "sd_rngbuf.h"
 
 #include <Random123/philox.h>
@@ -19,6 +20,14 @@
 #else
 #define S_HAVE_X86 0
 #endif
+
+/* The widest instruction set the vector paths may use (sd_rngbuf_cap_isa). */
+static int S_isa_cap = 2;
+
+void sd_rngbuf_cap_isa(int isa)
+{
+    __atomic_store_n(&S_isa_cap, isa < 0 ? 2 : isa, __ATOMIC_RELAXED);
+}
 
 static void S_refill_scalar(sd_rngbuf *s)
 {
@@ -98,15 +107,17 @@ __attribute__((target("avx2"))) static inline void S_u53x8(__m256i wa, __m256i w
     _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_srli_epi64(_mm256_unpackhi_epi32(b, a), 6));
 }
 
-/* Trials t0 .. t0 + 8·⌊n/8⌋ - 1 of sd_rngbuf_trials; returns how many. */
+/* Trials t0 + idx[i] (idx NULL: t0 + i), i < 8·⌊n/8⌋, of sd_rngbuf_trials;
+ * returns how many. */
 __attribute__((target("avx2"))) static size_t S_trials_avx2(uint64_t seed, uint64_t blk, uint64_t t0,
-                                                            size_t n, uint64_t *even, uint64_t *odd)
+                                                            const uint32_t *idx, size_t n, uint64_t *even,
+                                                            uint64_t *odd)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint32_t lo[8], hi[8];
         for (unsigned l = 0; l < 8; l++) {
-            uint64_t t = t0 + i + l;
+            uint64_t t = t0 + (idx ? idx[i + l] : i + l);
             lo[l] = (uint32_t)t;
             hi[l] = (uint32_t)(t >> 32);
         }
@@ -122,97 +133,159 @@ __attribute__((target("avx2"))) static size_t S_trials_avx2(uint64_t seed, uint6
     return i;
 }
 
-/* The same with AVX-512F on sixteen trials: 32-bit multiplies of the even
- * and odd lanes merged under a mask, three-way XORs in one instruction. */
-__attribute__((target("avx512f"))) static inline void S_mulhilo16(__m512i c, __m512i m, __m512i *lo,
-                                                                   __m512i *hi)
-{
-    __m512i pe = _mm512_mul_epu32(c, m);
-    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m);
-    *lo = _mm512_mask_blend_epi32((__mmask16)0xAAAA, pe, _mm512_slli_epi64(po, 32));
-    *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 32), po);
-}
+/* The same with AVX-512F, eight trials per register in 64-bit lanes: a
+ * 32-bit word lives in the low half of its lane and the high half is
+ * never read (vpmuludq reads only the low halves; the output masks them).
+ * Then a round is, per eight trials,
+ *   P0 = M0·c0, P1 = M1·c2                  (vpmuludq: lo in the low half, hi in the high)
+ *   c0 ← swap(P1) ^ c1 ^ k0,  c1 ← P1,  c2 ← swap(P0) ^ c3 ^ k1,  c3 ← P0,
+ * where swap exchanges the halves of each lane (vpshufd, brings hi down):
+ * two multiplies, two shuffles and two three-way XORs, with no blends.
+ * In round 1 c0 = blk_lo is the same in every lane, so P0 is one scalar
+ * product.  Four groups of eight are interleaved (32 trials per pass) to
+ * hide the multiplies' latency. */
+typedef struct {
+    __m512i k0[10], k1[10]; /* round keys, broadcast */
+    uint64_t p0;            /* M0·blk_lo: round 1's P0, the same for every trial */
+    uint32_t c1;            /* blk_hi */
+} S_key512;
 
-/* wa>>5 and wb's top 26 bits as 53-bit integers, lanes in order, to out[0..15]. */
-__attribute__((target("avx512f"))) static inline void S_u53x16(__m512i wa, __m512i wb, uint64_t *out)
+__attribute__((target("avx512f"))) static void S_key512_init(S_key512 *K, uint64_t seed, uint64_t blk)
 {
-    const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-    __m512i a = _mm512_srli_epi32(wa, 5), b = _mm512_and_si512(wb, _mm512_set1_epi32(~63));
-    _mm512_storeu_si512((void *)out, _mm512_srli_epi64(_mm512_permutex2var_epi32(b, lo_idx, a), 6));
-    _mm512_storeu_si512((void *)(out + 8), _mm512_srli_epi64(_mm512_permutex2var_epi32(b, hi_idx, a), 6));
-}
-
-__attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, uint64_t blk,
-                                                                 uint64_t t0, size_t n, uint64_t *even,
-                                                                 uint64_t *odd)
-{
-    const __m512i m0 = _mm512_set1_epi32((int)PHILOX_M4x32_0);
-    const __m512i m1 = _mm512_set1_epi32((int)PHILOX_M4x32_1);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        uint32_t lo[16], hi[16];
-        for (unsigned l = 0; l < 16; l++) {
-            uint64_t t = t0 + i + l;
-            lo[l] = (uint32_t)t;
-            hi[l] = (uint32_t)(t >> 32);
-        }
-        __m512i c0 = _mm512_set1_epi32((int)(uint32_t)blk);
-        __m512i c1 = _mm512_set1_epi32((int)(uint32_t)(blk >> 32));
-        __m512i c2 = _mm512_loadu_si512((const void *)lo);
-        __m512i c3 = _mm512_loadu_si512((const void *)hi);
-        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-        for (int r = 0; r < 10; r++) {
-            __m512i lo0, hi0, lo1, hi1;
-            S_mulhilo16(c0, m0, &lo0, &hi0);
-            S_mulhilo16(c2, m1, &lo1, &hi1);
-            c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32((int)k0), 0x96);
-            c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32((int)k1), 0x96);
-            c1 = lo1;
-            c3 = lo0;
-            k0 += PHILOX_W32_0;
-            k1 += PHILOX_W32_1;
-        }
-        S_u53x16(c0, c1, even + i);
-        S_u53x16(c2, c3, odd + i);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        K->k0[r] = _mm512_set1_epi32((int)k0);
+        K->k1[r] = _mm512_set1_epi32((int)k1);
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
     }
+    K->p0 = (uint64_t)PHILOX_M4x32_0 * (uint32_t)blk;
+    K->c1 = (uint32_t)(blk >> 32);
+}
+
+/* Philox4x32-10 of the counters (blk, t) for the 8·NG trials t in the
+ * 64-bit lanes of t[0..NG-1]; c[j][w] receives word w of group j.  The
+ * rounds are unrolled and the NG groups interleaved (independent chains
+ * that hide the multiplies' latency). */
+#define S_PHILOX_Z(NG)                                                                                  \
+    __attribute__((target("avx512f"))) static inline void S_philox8x##NG(const S_key512 *K,           \
+                                                                          const __m512i *t,             \
+                                                                          __m512i c[][4])               \
+    {                                                                                                   \
+        const __m512i m0 = _mm512_set1_epi64((long long)PHILOX_M4x32_0);                                \
+        const __m512i m1 = _mm512_set1_epi64((long long)PHILOX_M4x32_1);                                \
+        const __m512i b1 = _mm512_set1_epi32((int)K->c1);                                               \
+        const __m512i h0 = _mm512_set1_epi32((int)(uint32_t)(K->p0 >> 32));                             \
+        const __m512i l0 = _mm512_set1_epi64((long long)(uint32_t)K->p0);                               \
+        _Pragma("GCC unroll 4") for (int j = 0; j < NG; j++)                                           \
+        { /* round 1: c0 = blk_lo, c1 = blk_hi in every lane, c2 = t_lo, c3 = t_hi */                   \
+            __m512i P1 = _mm512_mul_epu32(t[j], m1);                                                    \
+            c[j][0] = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P1, _MM_PERM_CDAB), b1, K->k0[0],   \
+                                                0x96);                                                  \
+            c[j][1] = P1;                                                                               \
+            c[j][2] = _mm512_ternarylogic_epi32(_mm512_srli_epi64(t[j], 32), h0, K->k1[0], 0x96);       \
+            c[j][3] = l0;                                                                               \
+        }                                                                                               \
+        _Pragma("GCC unroll 9") for (int r = 1; r < 10; r++)                                           \
+            _Pragma("GCC unroll 4") for (int j = 0; j < NG; j++)                                       \
+        {                                                                                               \
+            __m512i P0 = _mm512_mul_epu32(c[j][0], m0), P1 = _mm512_mul_epu32(c[j][2], m1);             \
+            c[j][0] = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P1, _MM_PERM_CDAB), c[j][1],        \
+                                                K->k0[r], 0x96);                                        \
+            c[j][2] = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), c[j][3],        \
+                                                K->k1[r], 0x96);                                        \
+            c[j][1] = P1;                                                                               \
+            c[j][3] = P0;                                                                               \
+        }                                                                                               \
+    }
+S_PHILOX_Z(1)
+S_PHILOX_Z(4)
+
+/* (wa>>5)·2^26 + (wb>>6) from the low halves of the lanes:
+ * (wa & ~31) << 21 | (wb & ~63) >> 6, the masks clearing the high halves. */
+__attribute__((target("avx512f"))) static inline __m512i S_u53z8(__m512i wa, __m512i wb)
+{
+    const __m512i ma = _mm512_set1_epi64(0xFFFFFFE0ll), mb = _mm512_set1_epi64(0xFFFFFFC0ll);
+    return _mm512_or_si512(_mm512_slli_epi64(_mm512_and_si512(wa, ma), 21),
+                           _mm512_srli_epi64(_mm512_and_si512(wb, mb), 6));
+}
+
+__attribute__((target("avx512f"))) static inline void S_out8(__m512i t, const S_key512 *K, uint64_t *even,
+                                                             uint64_t *odd)
+{
+    __m512i c[1][4];
+    S_philox8x1(K, &t, c);
+    _mm512_storeu_si512((void *)even, S_u53z8(c[0][0], c[0][1]));
+    _mm512_storeu_si512((void *)odd, S_u53z8(c[0][2], c[0][3]));
+}
+
+/* Trials t0 + idx[i] (idx NULL: t0 + i), i < 8·⌊n/8⌋; returns how many. */
+__attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, uint64_t blk, uint64_t t0,
+                                                                 const uint32_t *idx, size_t n,
+                                                                 uint64_t *even, uint64_t *odd)
+{
+    S_key512 K;
+    S_key512_init(&K, seed, blk);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i base = _mm512_set1_epi64((long long)t0);
+    size_t i = 0;
+#define S_T(j) (idx ? _mm512_add_epi64(base, _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(idx + i + 8 * (j))))) \
+                    : _mm512_add_epi64(base, _mm512_add_epi64(lane, _mm512_set1_epi64((long long)(i + 8 * (j))))))
+    for (; i + 32 <= n; i += 32) {
+        __m512i c[4][4], t[4] = {S_T(0), S_T(1), S_T(2), S_T(3)};
+        S_philox8x4(&K, t, c);
+        for (int j = 0; j < 4; j++) {
+            _mm512_storeu_si512((void *)(even + i + 8 * j), S_u53z8(c[j][0], c[j][1]));
+            _mm512_storeu_si512((void *)(odd + i + 8 * j), S_u53z8(c[j][2], c[j][3]));
+        }
+    }
+    for (; i + 8 <= n; i += 8)
+        S_out8(S_T(0), &K, even + i, odd + i);
+#undef S_T
     return i;
 }
 
-int sd_rngbuf_avx512(void)
+/* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ);
+ * asked once. */
+static unsigned S_cpu(void)
 {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        v = (__builtin_cpu_supports("avx2") ? 1 : 0) | (__builtin_cpu_supports("avx512f") ? 2 : 0) |
+            (__builtin_cpu_supports("avx512dq") ? 4 : 0);
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
-    return v;
+    return (unsigned)v;
 }
 #endif
 
-#if !S_HAVE_X86
+/* The features of mask `need` (S_cpu's bits) are there and the cap allows `level`. */
+static int S_can(unsigned need, int level)
+{
+#if S_HAVE_X86
+    return (S_cpu() & need) == need && __atomic_load_n(&S_isa_cap, __ATOMIC_RELAXED) >= level;
+#else
+    (void)need;
+    (void)level;
+    return 0;
+#endif
+}
+
 int sd_rngbuf_avx512(void)
 {
-    return 0;
+    return S_can(2u, 2);
 }
-#endif
+
+int sd_rngbuf_avx512dq(void)
+{
+    return S_can(2u | 4u, 2);
+}
 
 int sd_rngbuf_vectorised(void)
 {
-#if S_HAVE_X86
-    static int cached = -1;
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v;
-#else
-    return 0;
-#endif
+    return S_can(1u, 1);
 }
 
 void sd_rngbuf_refill(sd_rngbuf *s)
@@ -227,22 +300,35 @@ void sd_rngbuf_refill(sd_rngbuf *s)
     s->pos = 0;
 }
 
-void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *even,
-                      uint64_t *odd)
+/* Trials t0 + idx[i] (idx NULL: t0 + i) for i < n. */
+static void S_trials(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n, uint64_t *even,
+                     uint64_t *odd)
 {
     size_t i = 0;
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
-        i = S_trials_avx512(seed, blk, t0, n, even, odd);
+        i = S_trials_avx512(seed, blk, t0, idx, n, even, odd);
     if (sd_rngbuf_vectorised())
-        i += S_trials_avx2(seed, blk, t0 + i, n - i, even + i, odd + i);
+        i += S_trials_avx2(seed, blk, idx ? t0 : t0 + i, idx ? idx + i : NULL, n - i, even + i, odd + i);
 #endif
     philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
     for (; i < n; i++) {
-        uint64_t t = t0 + i;
+        uint64_t t = t0 + (idx ? idx[i] : i);
         philox4x32_ctr_t ctr = {{(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)t, (uint32_t)(t >> 32)}};
         philox4x32_ctr_t w = philox4x32(ctr, key);
         even[i] = ((uint64_t)(w.v[0] >> 5) << 26) | (w.v[1] >> 6);
         odd[i] = ((uint64_t)(w.v[2] >> 5) << 26) | (w.v[3] >> 6);
     }
+}
+
+void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *even,
+                      uint64_t *odd)
+{
+    S_trials(seed, blk, t0, NULL, n, even, odd);
+}
+
+void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
+                         uint64_t *even, uint64_t *odd)
+{
+    S_trials(seed, blk, t0, idx, n, even, odd);
 }

@@ -52,10 +52,19 @@ void sd_rngbuf_refill(sd_rngbuf *s);
  * uniform = U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) (even[i]: uniform
  * 2·blk, words 0,1) and likewise from words 2,3 (odd[i]: uniform 2·blk+1)
  * — bit for bit the uniforms 2·blk and 2·blk+1 of sd_stream(seed, t0+i).
- * Sixteen trials at a time with AVX-512F, eight with AVX2 (run-time
- * checks), scalar otherwise; every path gives the same bits. */
+ * Thirty-two and eight trials at a time with AVX-512F, eight with AVX2
+ * (run-time checks), scalar otherwise; every path gives the same bits.
+ * Cost (make bench, "random-number floor"): about 0.9 ns per 53-bit
+ * uniform with AVX-512 on the 2-core Xeon of docs/performance.md. */
 void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *even,
                       uint64_t *odd);
+
+/* The same for the trials t0 + idx[0], ..., t0 + idx[n-1] (any order,
+ * repeats allowed): even[i], odd[i] are uniforms 2·blk and 2·blk+1 of
+ * sd_stream(seed, t0 + idx[i]).  For kernels whose trials advance in
+ * lockstep but drop out at different times (sims/kernel_block.c). */
+void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
+                         uint64_t *even, uint64_t *odd);
 
 /* 1 if refills use the AVX2 code on this processor. */
 int sd_rngbuf_vectorised(void);
@@ -63,6 +72,15 @@ int sd_rngbuf_vectorised(void);
 /* 1 if the processor has AVX-512F (sd_rngbuf_trials and the token kernel
  * then use sixteen- and eight-lane code). */
 int sd_rngbuf_avx512(void);
+
+/* 1 if it has AVX-512F and DQ (the block kernel's vector passes). */
+int sd_rngbuf_avx512dq(void);
+
+/* Tests only: caps the instruction set that sd_rngbuf_avx512(),
+ * sd_rngbuf_avx512dq() and sd_rngbuf_vectorised() report (and every vector path uses, the kernels'
+ * included): 0 scalar, 1 AVX2, 2 or -1 whatever the processor has (the
+ * default).  Not for use while other threads run kernels. */
+void sd_rngbuf_cap_isa(int isa);
 
 /* The next 32 bits (sd_stream_u32). */
 static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)

@@ -38,8 +38,8 @@ void sd_welford_merge_sums(sd_welford *a, uint64_t n, uint64_t s1, uint64_t s2)
 {
     if (n == 0)
         return;
-    double dn = (double)n, ds1 = (double)s1, mean = ds1 / dn;
-    sd_welford one = {dn, mean, fma(-ds1, mean, (double)s2)};
+    double dn = (double)n, d1 = (double)s1, mean = d1 / dn;
+    sd_welford one = {dn, mean, fma(-d1, mean, (double)s2)};
     if (one.m2 < 0.0)
         one.m2 = 0.0;
     sd_welford_merge(a, &one);

@@ -23,9 +23,10 @@ void sd_welford_init(sd_welford *w);
 void sd_welford_add(sd_welford *w, double x);
 /* a ← a ∪ b (b unchanged). */
 void sd_welford_merge(sd_welford *a, const sd_welford *b);
-/* a ← a ∪ {n observations of integer values with Σx = s1, Σx² = s2}
- * (exact integer sums, < 2^53): merged as the summary (n, s1/n,
- * s2 - s1²/n), one division instead of one per observation.  n = 0: no-op. */
+/* a ← a ∪ {n observations with Σx = s1, Σx² = s2}, integers (exact below
+ * 2^53), merged as one summary (n, s1/n, s2 - s1²/n) by Chan's rule: the
+ * fast kernels' per-trial summary of its iterations, one division instead
+ * of one per observation.  n = 0 leaves a unchanged. */
 void sd_welford_merge_sums(sd_welford *a, uint64_t n, uint64_t s1, uint64_t s2);
 /* Sample variance with n-1 in the denominator; 0 when n < 2. */
 double sd_welford_var(const sd_welford *w);

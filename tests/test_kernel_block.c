@@ -16,6 +16,7 @@
 #include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
+#include "../src/sd_rngbuf.h"
 #include "test_util.h"
 
 extern const sd_verifier_type sd_verifier_block;
@@ -135,6 +136,45 @@ Test(kernel_block, check_passes_block_and_flags_the_broken_kernel)
             cr_expect_str_eq(r.kernel, broken ? "block-sorted-broken" : "block-sorted");
             cr_expect_eq(r.unbiased, !broken, "chain %zu %s: p-value %.3g", i, vt->name, r.chi.p_value);
             sd_check_result_free(&r);
+        }
+        sd_chain_free(cs[i]);
+    }
+}
+
+/* The AVX-512 passes (drafting steps, last tokens) do the scalar code's
+ * arithmetic: with the vector paths switched off (sd_rngbuf_cap_isa(0):
+ * scalar Philox too) every statistic is the same bits.  Rows of 5 (j* by
+ * counting in both), 20 (scalar binary search, vector count) and 70
+ * (binary search by gathers) tokens; gamma 3, the horizon, and a chain
+ * with exact zeros (p_i = 0 stops drafting); group tails (trials not a
+ * multiple of 8 or of the group). */
+Test(kernel_block, vector_passes_equal_the_scalar_code)
+{
+    sd_chain *cs[4] = {tu_chain(5, 12, 31), tu_chain(20, 9, 32), tu_chain(70, 6, 33), tu_zero_chain(6, 10, 34)};
+    const size_t gammas[2] = {3, 0};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_not_null(cs[i]);
+        for (size_t g = 0; g < 2; g++) {
+            sd_params par;
+            sd_params_defaults(&par, &sd_verifier_block);
+            par.gamma = gammas[g];
+            sd_sim_opts so = {.seed = 90 + i, .trials = 3001, .threads = 1, .want_positions = 1, .want_rb = 1};
+            sd_sim_result a, b;
+            sd_rngbuf_cap_isa(-1);
+            cr_assert_eq(sd_sim_run(&sd_verifier_block, cs[i], &par, &so, &a, NULL), SD_OK);
+            sd_rngbuf_cap_isa(0);
+            cr_assert_eq(sd_sim_run(&sd_verifier_block, cs[i], &par, &so, &b, NULL), SD_OK);
+            sd_rngbuf_cap_isa(-1);
+            cr_assert_str_eq(a.kernel, "block-sorted");
+            cr_assert_str_eq(b.kernel, "block-sorted");
+            cr_expect_eq(memcmp(&a.rejections, &b.rejections, sizeof a.rejections), 0, "chain %zu gamma %zu", i, gammas[g]);
+            cr_expect_eq(memcmp(&a.target_calls, &b.target_calls, sizeof a.target_calls), 0, "chain %zu", i);
+            cr_expect_eq(memcmp(&a.accepted, &b.accepted, sizeof a.accepted), 0, "chain %zu", i);
+            cr_expect_eq(memcmp(&a.rejections_rb, &b.rejections_rb, sizeof a.rejections_rb), 0, "chain %zu", i);
+            cr_expect_eq(memcmp(a.accept_hist, b.accept_hist, (a.T + 1) * sizeof *a.accept_hist), 0, "chain %zu", i);
+            cr_expect_eq(memcmp(a.pos_counts, b.pos_counts, a.T * a.V * sizeof *a.pos_counts), 0, "chain %zu", i);
+            sd_sim_result_free(&a);
+            sd_sim_result_free(&b);
         }
         sd_chain_free(cs[i]);
     }

@@ -365,6 +365,17 @@ Test(scale_cli, early_stop_options)
 
 /* --- its random numbers ------------------------------------------------------ */
 
+/* Uniforms 2·blk and 2·blk+1 of sd_stream(seed, t). */
+static void S_stream_pair(uint64_t seed, uint64_t t, uint64_t blk, double *u0, double *u1)
+{
+    sd_stream s;
+    sd_stream_init(&s, seed, t);
+    s.ctr.v[0] = (uint32_t)blk;
+    s.ctr.v[1] = (uint32_t)(blk >> 32);
+    *u0 = sd_stream_uniform(&s);
+    *u1 = sd_stream_uniform(&s);
+}
+
 Test(kernel_rng, trials_are_the_sd_stream)
 {
     /* Every lane count (AVX-512 sixteens, AVX2 eights, scalar tail), trial
@@ -373,25 +384,55 @@ Test(kernel_rng, trials_are_the_sd_stream)
     const uint64_t seeds[] = {1, 0xFEDCBA9876543210ull};
     const uint64_t t0s[] = {0, 5, 0xFFFFFFFFull - 20};
     const uint64_t blks[] = {0, 1, 7, 0x100000003ull};
-    const size_t ns[] = {1, 7, 8, 15, 16, 17, 41};
-    uint64_t ev[64], od[64];
-    for (size_t a = 0; a < 2; a++)
-        for (size_t b = 0; b < 3; b++)
-            for (size_t k = 0; k < 4; k++)
-                for (size_t m = 0; m < 7; m++) {
-                    sd_rngbuf_trials(seeds[a], blks[k], t0s[b], ns[m], ev, od);
-                    for (size_t i = 0; i < ns[m]; i++) {
-                        sd_stream s;
-                        sd_stream_init(&s, seeds[a], t0s[b] + i);
-                        s.ctr.v[0] = (uint32_t)blks[k];
-                        s.ctr.v[1] = (uint32_t)(blks[k] >> 32);
-                        double u0 = sd_stream_uniform(&s), u1 = sd_stream_uniform(&s);
-                        cr_assert_eq((double)ev[i] * 0x1p-53, u0, "seed %zu t0 %zu blk %zu n %zu lane %zu", a, b, k,
-                                     ns[m], i);
-                        cr_assert_eq((double)od[i] * 0x1p-53, u1, "seed %zu t0 %zu blk %zu n %zu lane %zu", a, b, k,
-                                     ns[m], i);
+    const size_t ns[] = {1, 7, 8, 15, 16, 17, 41, 71};
+    uint64_t ev[80], od[80];
+    /* isa: every vector path the processor has, then AVX2 and scalar
+     * forced (sd_rngbuf_cap_isa) */
+    for (int isa = 2; isa >= 0; isa--) {
+        sd_rngbuf_cap_isa(isa);
+        for (size_t a = 0; a < 2; a++)
+            for (size_t b = 0; b < 3; b++)
+                for (size_t k = 0; k < 4; k++)
+                    for (size_t m = 0; m < 8; m++) {
+                        sd_rngbuf_trials(seeds[a], blks[k], t0s[b], ns[m], ev, od);
+                        for (size_t i = 0; i < ns[m]; i++) {
+                            double u0, u1;
+                            S_stream_pair(seeds[a], t0s[b] + i, blks[k], &u0, &u1);
+                            cr_assert_eq((double)ev[i] * 0x1p-53, u0, "isa %d seed %zu t0 %zu blk %zu n %zu lane %zu",
+                                         isa, a, b, k, ns[m], i);
+                            cr_assert_eq((double)od[i] * 0x1p-53, u1, "isa %d seed %zu t0 %zu blk %zu n %zu lane %zu",
+                                         isa, a, b, k, ns[m], i);
+                        }
+                    }
+    }
+    sd_rngbuf_cap_isa(-1);
+}
+
+/* sd_rngbuf_trials_at: trials named by index (the block kernel's active
+ * lists), in any order, with repeats, every lane path. */
+Test(kernel_rng, trials_at_are_the_sd_stream)
+{
+    const uint64_t t0s[] = {0, 0xFFFFFFFFull - 40};
+    const uint64_t blks[] = {0, 3, 0x100000003ull};
+    uint32_t idx[71];
+    for (size_t i = 0; i < 71; i++)
+        idx[i] = (uint32_t)((i * 37 + 11) % 64); /* a permutation-like order with repeats */
+    uint64_t ev[71], od[71];
+    for (int isa = 2; isa >= 0; isa--) {
+        sd_rngbuf_cap_isa(isa);
+        for (size_t b = 0; b < 2; b++)
+            for (size_t k = 0; k < 3; k++)
+                for (size_t n = 1; n <= 71; n += 7) {
+                    sd_rngbuf_trials_at(0xFEDCBA9876543210ull, blks[k], t0s[b], idx, n, ev, od);
+                    for (size_t i = 0; i < n; i++) {
+                        double u0, u1;
+                        S_stream_pair(0xFEDCBA9876543210ull, t0s[b] + idx[i], blks[k], &u0, &u1);
+                        cr_assert_eq((double)ev[i] * 0x1p-53, u0, "isa %d t0 %zu blk %zu n %zu i %zu", isa, b, k, n, i);
+                        cr_assert_eq((double)od[i] * 0x1p-53, u1, "isa %d t0 %zu blk %zu n %zu i %zu", isa, b, k, n, i);
                     }
                 }
+    }
+    sd_rngbuf_cap_isa(-1);
 }
 
 /* --- alias tables -------------------------------------------------------------- */
@@ -528,6 +569,20 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
     cr_assert_eq(memcmp(&c1, &c2, sizeof c1), 0, "V=%zu gamma %zu: calls", c->V, gamma);
     cr_assert_eq(memcmp(&a1, &a2, sizeof a1), 0, "V=%zu gamma %zu: accepted", c->V, gamma);
     cr_assert_eq(memcmp(h1, h2, (T + 1) * sizeof *h1), 0, "V=%zu gamma %zu: histogram", c->V, gamma);
+    /* Statistics only (nothing observed per position): with AVX-512 the
+     * kernel then draws positions 2m, 2m+1 in one pass; the same bits. */
+    sd_welford r3, c3, a3;
+    sd_welford_init(&r3);
+    sd_welford_init(&c3);
+    sd_welford_init(&a3);
+    double *h3 = calloc(T + 1, sizeof *h3);
+    sd_observe o3 = {.rej = &r3, .calls = &c3, .acc = &a3, .hist = h3};
+    sd_token_plan_run(plan, w, 77, lo, hi, &o3);
+    cr_assert_eq(memcmp(&r1, &r3, sizeof r1), 0, "V=%zu gamma %zu: rejections (stats only)", c->V, gamma);
+    cr_assert_eq(memcmp(&c1, &c3, sizeof c1), 0, "V=%zu gamma %zu: calls (stats only)", c->V, gamma);
+    cr_assert_eq(memcmp(&a1, &a3, sizeof a1), 0, "V=%zu gamma %zu: accepted (stats only)", c->V, gamma);
+    cr_assert_eq(memcmp(h1, h3, (T + 1) * sizeof *h1), 0, "V=%zu gamma %zu: histogram (stats only)", c->V, gamma);
+    free(h3);
     free(tok);
     free(ref);
     free(h1);

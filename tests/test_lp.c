@@ -38,13 +38,8 @@ static void S_dist(gsl_rng *r, double *x, size_t V, double zf)
 /* A chain with random rows (some zeros) over horizon T. */
 static sd_chain *S_chain(gsl_rng *r, size_t V, size_t T, double zf)
 {
-    sd_chain *c = sd_chain_alloc(V, T, T, T, NULL);
+    sd_chain *c = tu_random_chain(r, V, T, 0.7, zf);
     cr_assert_not_null(c);
-    S_dist(r, c->init, V, 0.0);
-    for (size_t i = 0; i < T * V; i++) {
-        S_dist(r, c->draft + i * V, V, zf);
-        S_dist(r, c->target + i * V, V, zf);
-    }
     cr_assert_eq(sd_chain_validate(c, "test", NULL), SD_OK);
     return c;
 }
@@ -112,9 +107,14 @@ Test(lp_cli, oversize_refused_fast_exit_65)
     cr_expect_str_eq(out, "");
     free(out);
     free(errs);
-    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000", &out, &errs);
+    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000 --method simplex", &out, &errs);
     cr_expect_eq(st, 65);
     cr_expect(tu_contains(errs, "needs 5764801 LP variables; the limit (--max-vars) is 5000"), "%s", errs);
+    free(out);
+    free(errs);
+    st = tu_run("lp block-ot --gamma 4 --V 7 --max-vars 5000", &out, &errs); /* the flow: 3 (V^5-1)/(V-1) arcs */
+    cr_expect_eq(st, 65);
+    cr_expect(tu_contains(errs, "needs 8403 flow arcs; the limit (--max-vars) is 5000"), "%s", errs);
     free(out);
     free(errs);
     st = tu_run("lp valid-verify --gamma 30 --p 0.5,0.5 --q 0.2,0.8", &out, &errs);
@@ -179,7 +179,7 @@ Test(lp_cli, solver_stop_is_a_visible_status)
     /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
      * so in the JSON, and the exit status is 70. */
     char *out = NULL, *errs = NULL;
-    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json", &out, &errs);
+    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json --method simplex", &out, &errs);
     cr_expect_eq(st, 70, "exit %d: %s", st, errs);
     json_t *j = json_loads(out, 0, NULL);
     cr_assert_not_null(j, "%s", out);

@@ -213,3 +213,16 @@ void tu_dist(gsl_rng *r, double *x, size_t V, double alpha, double zf)
         x[gsl_rng_uniform_int(r, V)] = 1.0;
     sd_dist_normalise(x, V);
 }
+
+sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double zf)
+{
+    sd_chain *c = sd_chain_alloc(V, T, T, T, NULL);
+    if (!c)
+        return NULL;
+    tu_dist(r, c->init, V, alpha, 0.0);
+    for (size_t i = 0; i < T * V; i++) {
+        tu_dist(r, c->draft + i * V, V, alpha, zf);
+        tu_dist(r, c->target + i * V, V, alpha, zf);
+    }
+    return c;
+}

@@ -37,6 +37,10 @@ struct sd_chain *tu_zero_chain(size_t V, size_t T, unsigned long seed);
  * entry zeroed with probability zf (at least one stays positive),
  * renormalised; every draw from r. */
 void tu_dist(gsl_rng *r, double *x, size_t V, double alpha, double zf);
+/* A chain over horizon T with random rows: init tu_dist(alpha, 0), then
+ * each step's draft and target rows (in turn) tu_dist(alpha, zf); NULL on
+ * failure. */
+struct sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double zf);
 
 struct sd_params;
 /* Sets parameter `name` (a built-in verifier's own parameter: eps,
