@@ -80,13 +80,15 @@ Test(lp_size, refusal_names_size_and_limit_before_allocating)
     cr_expect_str_eq(res.status, "not solved");
 }
 
-/* Past GLPK's int indices the refusal names both counts: block-ot at V = 2,
- * gamma = 16 has n = 2^16 blocks a side, n² variables and 2n constraints
- * (the two marginals), whatever --max-vars allows. */
+/* Past GLPK's int indices the refusal names both counts: block-ot's LP
+ * (--method simplex; the default flow is another size) at V = 2, gamma =
+ * 16 has n = 2^16 blocks a side, n² variables and 2n constraints (the two
+ * marginals), whatever --max-vars allows. */
 Test(lp_size, glpk_index_refusal_names_variables_and_constraints)
 {
     char *errs = NULL;
-    cr_expect_eq(tu_run("lp block-ot --gamma 16 --p 0.5,0.5 --q 0.2,0.8 --max-vars 10000000000", NULL, &errs), 65);
+    cr_expect_eq(tu_run("lp block-ot --gamma 16 --p 0.5,0.5 --q 0.2,0.8 --max-vars 10000000000 --method simplex",
+                        NULL, &errs), 65);
     cr_expect(tu_contains(errs, "block-ot --gamma 16 at V = 2 needs 4294967296 variables and 131072 constraints; "
                                 "GLPK indexes at most 2147483646"), "%s", errs);
     free(errs);
