@@ -5,8 +5,9 @@
 # survivors run again under the sanitizers where make check would.  Prints
 # the share caught with a 95% Clopper-Pearson interval, the survivors and
 # the known equivalent mutants (scripts/mutation-equivalent.tsv).  The
-# default is a seeded sample of 400 mutants stratified by file, about an
-# hour on 2 cores (plus the coverage map, once per state of the sources).
+# default is a seeded sample of 400 mutants stratified by file: an estimated
+# 45 minutes on 2 idle cores, about 2 hours on the shared 2-core machine
+# (docs/mutation.md), plus the coverage map once per state of the sources.
 # Not part of `make check`.  Examples:
 #   make mutation MUTATION_LIMIT=all            every mutant (many hours)
 #   make mutation MUTATION_FILES=sims/block.c MUTATION_GREP='rejected'
