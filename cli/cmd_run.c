@@ -156,13 +156,16 @@ static int S_print_table(const cli_run_point *rp)
     cli_tokens_per_call(r, &tpc, &tse, &tlo, &thi);
     printf("  %-24s %12.6f %10.6f  [%.6f, %.6f]  (T / mean calls; the calls' CI mapped)\n",
            "tokens per target call", tpc, tse, tlo, thi);
-    if (isfinite(rp->bias_tv) && rp->bias_exact)
-        printf("  %-24s %12.6g  (exact: max over positions of TV(law of x_n, target); lossy verifier)\n",
-               "per-token bias", rp->bias_tv);
-    else if (isfinite(rp->bias_tv))
-        printf("  %-24s %12.6f  (Monte-Carlo max over positions of TV(empirical x_n, target); noise\n"
-               "  %-24s %12s   floor about sqrt(V/(2 pi trials)) = %.2g when unbiased)\n",
-               "per-token bias", rp->bias_tv, "", "", sqrt((double)r->V / (2.0 * M_PI * (double)r->trials)));
+    if (isfinite(rp->bias_exact))
+        printf("  %-24s %12.6g  (exact: max over n of TV(law of x_n, target's), at n = %zu)\n",
+               "per-token bias", rp->bias_exact, rp->bias_n);
+    else if (isfinite(rp->bias_est.value))
+        printf("  %-24s %12.6g %10.3g  (estimate, stderr an upper bound; noise floor %.2g, its\n"
+               "  %-24s %12s %10s   stderr when unbiased)\n"
+               "  estimates the %s\n"
+               "  (unbiased U-statistic); max over n of TV(law of x_n, target's) >= sqrt(it) / 2\n",
+               "per-token bias (L2^2)", rp->bias_est.value, rp->bias_est.stderr, rp->bias_est.noise_floor, "",
+               "", "", CLI_BIAS_ESTIMATES);
     /* The distribution of accepted draft tokens per iteration (its CCDF is
      * Sun et al. 2025, Fig. 3): the first few values. */
     printf("\n  accepted per iteration:");
@@ -401,7 +404,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                       .kernel_max_bytes = S_kernel_budget(&pt->model),
                       .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0};
     double t_model = S_now();
-    pt->bias_tv = pt->base_calls = NAN;
+    pt->bias_exact = pt->bias_est.value = pt->base_calls = NAN;
     /* On stored rows the exact values come first: then, if the kernel
      * holds copies of what it reads and nothing after the run reads the
      * rows (no per-position counts), the chain is freed once the kernel's
@@ -437,12 +440,14 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
 #endif
     if (!exact_done) /* a streamed chain: from the run's pass (its memo) */
         S_exact_point(pt, m);
-    if (pt->res.pos_counts && m->chain) {
-        /* Exact per-token bias where the laws can keep every token; else
-         * the Monte-Carlo maximum with its noise floor. */
-        pt->bias_exact = sd_exact_gen_position_tv(vt, m->chain, &cv->par, &pt->bias_tv, NULL) == SD_OK;
-        if (!pt->bias_exact)
-            pt->bias_tv = sd_sim_position_tv(&pt->res, m->chain);
+    /* A lossy verifier's per-token bias: exact where the laws of its
+     * tokens are computable, else estimated from the run's counts. */
+    if (so.want_positions &&
+        sd_bias_exact(vt, m->chain, &cv->par, NULL, &pt->bias_exact, &pt->bias_n, NULL)) {
+        pt->bias_exact = NAN;
+        if (pt->res.pos_counts &&
+            sd_bias_estimate_counts(pt->res.pos_counts, pt->res.trials, m->chain, &pt->bias_est, NULL))
+            pt->bias_est.value = NAN;
     }
     return -1;
 }

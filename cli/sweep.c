@@ -404,8 +404,16 @@ json_t *cli_point_json(const cli_run_point *pt)
         json_array_append_new(h, json_integer((json_int_t)r->accept_hist[j]));
     json_object_set_new(o, "accepted_hist", h);
     json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(vt, &pt->cv.par)));
-    json_object_set_new(o, "position_tv_max", cli_json_real(pt->bias_tv));
-    json_object_set_new(o, "position_tv_exact", json_boolean(pt->bias_exact));
+    json_object_set_new(o, "exact_bias", cli_json_real(pt->bias_exact));
+    json_object_set_new(o, "exact_bias_position",
+                        isfinite(pt->bias_exact) ? json_integer((json_int_t)pt->bias_n) : json_null());
+    json_object_set_new(o, "bias_estimate",
+                        isfinite(pt->bias_est.value)
+                            ? json_pack("{s:s,s:o,s:o,s:o}", "estimates", CLI_BIAS_ESTIMATES, "value",
+                                        cli_json_real(pt->bias_est.value), "stderr",
+                                        cli_json_real(pt->bias_est.stderr), "noise_floor",
+                                        cli_json_real(pt->bias_est.noise_floor))
+                            : json_null());
     return o;
 }
 
@@ -575,7 +583,8 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
            "tokens_per_call,tokens_per_call_stderr,tokens_per_call_ci95_lo,tokens_per_call_ci95_hi,"
            "accepted_per_iteration_mean,accepted_per_iteration_stderr,accepted_per_iteration_ci95_lo,"
            "accepted_per_iteration_ci95_hi,exact_rejections,exact_target_calls,baseline_exact_target_calls,"
-           "rejections_rb_mean,rejections_rb_stderr");
+           "rejections_rb_mean,rejections_rb_stderr,exact_bias,exact_bias_position,bias_estimate,"
+           "bias_estimate_stderr,bias_estimate_noise_floor");
     if (paired)
         printf(",diff_rejections,diff_rejections_stderr,diff_rejections_unpaired_stderr,"
                "diff_target_calls,diff_target_calls_stderr,diff_target_calls_unpaired_stderr,paired_coupling,"
@@ -628,6 +637,11 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_num(pt->base_calls);
         S_csv_num(pt->rb ? r->rejections_rb.mean : NAN);
         S_csv_num(pt->rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
+        S_csv_num(pt->bias_exact);
+        S_csv_num(isfinite(pt->bias_exact) ? (double)pt->bias_n : NAN);
+        S_csv_num(pt->bias_est.value);
+        S_csv_num(pt->bias_est.stderr);
+        S_csv_num(pt->bias_est.noise_floor);
         if (paired) {
             cli_paired pd[CLI_PAIRED_N];
             if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0) {

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "../sims/sd_bias.h"
 #include "../sims/sd_sim.h"
 #include "cli.h"
 
@@ -31,14 +32,21 @@ typedef struct cli_run_point {
     sd_exact_values ex;
     const sd_verifier_type *base; /* baseline verifier (token-level SD) */
     double base_calls;            /* its exact target calls (NaN: n/a) */
-    double bias_tv;               /* per-token bias of a lossy verifier (NaN: n/a) */
-    int bias_exact;               /* 1: bias_tv is exact (sd_exact_gen_position_tv) */
+    /* A lossy verifier's per-token bias: exactly max_n TV(law of x_n,
+     * target) at n = bias_n (sd_bias_exact; NaN: n/a), else an estimate
+     * from the run (sd_bias_estimate_counts; value NaN: n/a). */
+    double bias_exact;
+    size_t bias_n;
+    sd_bias_estimate bias_est;
     int rb;                       /* 1: res.rejections_rb holds the Rao-Blackwellised estimate */
     double setup_seconds;         /* model and kernel tables */
     const char *samples;          /* --samples FILE written, or NULL */
     unsigned threads;
     double time_limit, target_stderr;
 } cli_run_point;
+
+/* What bias_est estimates, in the output's words. */
+#define CLI_BIAS_ESTIMATES "mean over n of sum_b (P_n(b) - Q_n(b))^2, P_n the law of x_n, Q_n the target's"
 
 /* The argument vectors of a sweep: argv expanded into the cross product of
  * --algo's names and every list-valued parameter (options that a point's

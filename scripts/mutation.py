@@ -2,13 +2,27 @@
 """mutation.py -- `make mutation`: does the fast suite catch real mistakes?
 
 Applies single-line mutants to the library's sources (sims/, src/, lp/), one
-at a time, in a scratch copy of the tree under /tmp (the working tree is
-never touched), rebuilds there and runs the fast suite (scripts/run-tests.sh,
-as `make test`) with a per-mutant timeout.  A mutant is
-  killed      the suite fails, crashes or times out,
-  survived    the suite passes,
+at a time, in scratch copies of the tree under /tmp (the working tree is
+never touched), rebuilds there only what the mutant changed and runs only
+the Criterion suites that execute the mutated line, with a timeout.  A
+mutant is
+  killed      the suites fail, crash or time out,
+  survived    they pass (or no suite executes the line: "uncovered"),
   stillborn   it does not compile (left out of the share).
-It prints the share caught, killed / (killed + survived), and the survivors.
+It prints the share caught, killed / (killed + survived - known equivalent),
+with a 95% Clopper-Pearson interval, the survivors and the equivalent ones.
+
+Which suites (the coverage map).  Once per state of the sources, a copy of
+the library built with --coverage (-O1, build/mutation/cov/) runs each
+Criterion suite alone, the CLI it calls instrumented too; gcov's line
+counts give, for every executable line, the suites that execute it.  The
+map is cached in build/mutation/coverage.json (rebuilt when a C source
+or test changes).  Where -O1 folds a line away gcov no longer lists it
+(whole suite); a line it misattributes can only lose a suite, which may
+let a mutant survive, never kill it: the share errs low.  A mutant on a line gcov does not list as
+executable (a declaration, a table entry, a continuation line) runs the
+whole suite; one on an executable line no suite executes survives without
+a run (it is compiled, to tell stillborn ones apart).
 
 Mutants (one occurrence, one line, each):
   cmp     < <-> <=, > <-> >=, == <-> !=
@@ -18,23 +32,47 @@ Mutants (one occurrence, one line, each):
 Comments, preprocessor lines and lines holding string literals are left
 alone (messages and help text are not logic).
 
+The default is a seeded random sample stratified by file (each file gets
+its share of the sample in proportion to its mutants), sized to take about
+an hour on 2 idle cores.  Samples are nested and run in order: the first k
+mutants run are the sample of size k, so an interrupted run reports a
+smaller sample of the same design.  Known equivalent mutants (changes no test can see,
+each with the reason) are in scripts/mutation-equivalent.tsv and are left
+out of the share.
+
 Environment (all optional):
-  MUTATION_LIMIT=N     run a sample of N mutants (default: all), drawn round
-                       robin over the files in a seeded order
+  MUTATION_LIMIT=N|all the sample's size (default 400) or every mutant
   MUTATION_SEED=S      the sample's seed (default 1)
   MUTATION_FILES="a b" only these files or globs (default sims/*.c src/*.c lp/*.c)
   MUTATION_GREP=RE     only mutants whose original line matches RE
   MUTATION_KINDS="cmp delete"  only these kinds
-  MUTATION_TIMEOUT=SEC per mutant, build and suite (default 600)
+  MUTATION_TIMEOUT=SEC the most a build or a suite run may take (default 600);
+                       a suite run is also stopped at 60 s + 3 x the coverage
+                       run's time of the suites it runs
   MUTATION_RESULTS=F   results file (default build/mutation/results.tsv);
                        mutants already in it are not run again (resumable)
   MUTATION_RERUN=1     run again the survivors recorded in the results file
                        (after adding tests)
-  MUTATION_JOBS=N      make -j (default 2)
+  MUTATION_JOBS=N      mutants run at once, each in its own scratch copy
+                       (default 2)
+  MUTATION_ALL_SUITES=1  run the whole suite for every mutant (no map)
+  MUTATION_SANITIZE=0  do not run survivors again under the sanitizers
+
+Survivors again under AddressSanitizer/UBSan: `make check` runs a subset of
+the suites under the sanitizers (SANITIZE_FILTER in mk/quality.mk,
+scripts/check-sanitize.sh), so a mutant whose only effect is a memory error
+is caught there.  A survivor whose suites include some of that subset is
+rebuilt with the sanitizers (make sanitize, in its scratch copy) and those
+suites run again; a failure or any sanitizer report kills it ("sanitizer"
+in the results).
 """
+import concurrent.futures
+import ctypes
+import ctypes.util
 import fnmatch
 import glob
 import hashlib
+import json
 import os
 import random
 import re
@@ -43,9 +81,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MUT_DIR = os.path.join(ROOT, "build", "mutation")
+COV_BUILD = os.path.join("build", "mutation", "cov")
+EQUIV_FILE = os.path.join(ROOT, "scripts", "mutation-equivalent.tsv")
+DEFAULT_LIMIT = 400
 
 CMP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
 ARITH = {" + ": " - ", " - ": " + ", " * ": " / ", " / ": " * "}
@@ -135,10 +178,12 @@ def apply(m, text):
     return "\n".join(lines), lines[n - 1]
 
 
-def run(cmd, cwd, timeout):
+
+def run(cmd, cwd, timeout, env=None, stderr=None):
     """Exit status of cmd in its own process group; None on timeout."""
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=stderr if stderr is not None else subprocess.DEVNULL,
+                         start_new_session=True, env=env)
     try:
         return p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -147,13 +192,184 @@ def run(cmd, cwd, timeout):
         return None
 
 
+def run_suites(tree, testbin, simdec, suites, jobs, timeout):
+    """Runs the Criterion suites (None: all) of testbin from tree, stopping
+    at the first failure.  'pass', 'fail' (failure, crash, timeout) or
+    'none' (no test ran: the filter matched nothing)."""
+    cmd = [testbin, "--jobs", str(jobs), "--fail-fast"]
+    if suites is not None:
+        cmd += ["--filter", "@(" + "|".join(suites) + ")/*"]
+    env = dict(os.environ, SIMDEC_BIN=simdec)
+    with tempfile.TemporaryFile() as log:
+        rc = run(cmd, tree, timeout, env=env, stderr=log)
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    if rc is None or rc != 0:
+        return "fail"
+    m = re.findall(r"Synthesis: Tested: (\d+)", text)
+    return "pass" if m and int(m[-1]) > 0 else "none"
+
+
+# --- the coverage map: line -> suites that execute it -----------------------
+
+def sources_hash():
+    h = hashlib.sha1()
+    pats = ["src/*.[ch]", "sims/*.[ch]", "lp/*.[ch]", "cli/*.[ch]", "plots/*.[ch]", "tests/*.[ch]",
+            "include/*.h", "examples/*.c"]
+    for p in sorted({f for g in pats for f in glob.glob(g, root_dir=ROOT)}):
+        h.update(p.encode())
+        with open(os.path.join(ROOT, p), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def list_suites(testbin):
+    out = subprocess.run([testbin, "--list"], cwd=ROOT, capture_output=True, text=True).stdout
+    return [m.group(1) for m in re.finditer(r"^(\S+): \d+ tests?$", out, re.M)]
+
+
+def coverage_map(jobs):
+    """{"suites": [...], "seconds": {suite: s}, "exec": {path: [lines]},
+    "hit": {path: {line: [suite index]}}}, built or read from the cache."""
+    cache = os.path.join(MUT_DIR, "coverage.json")
+    key = sources_hash()
+    if os.path.exists(cache):
+        with open(cache) as f:
+            cov = json.load(f)
+        if cov.get("hash") == key:
+            return cov
+    print("mutation: building the coverage map (once per state of the sources; "
+          f"{COV_BUILD}/)", flush=True)
+    covdir = os.path.join(ROOT, COV_BUILD)
+    testbin = os.path.join(covdir, "simdec-tests")
+    simdec = os.path.join(covdir, "simdec")
+    make = ["make", "-s", f"-j{jobs}", f"BUILD={COV_BUILD}", f"BIN={COV_BUILD}/simdec",
+            "OPT=-O1 -g --coverage", "LDFLAGS=-fopenmp --coverage",
+            f"{COV_BUILD}/simdec", f"{COV_BUILD}/simdec-tests"]
+    if run(make, ROOT, 3600) != 0:
+        sys.exit("mutation: the coverage build failed: " + " ".join(make))
+    suites = list_suites(testbin)
+    if not suites:
+        sys.exit("mutation: no Criterion suite listed by " + testbin)
+    execl, hit, seconds = {}, {}, {}
+    for i, s in enumerate(suites):
+        for g in glob.glob(os.path.join(covdir, "**", "*.gcda"), recursive=True):
+            os.remove(g)
+        t0 = time.time()
+        verdict = run_suites(ROOT, testbin, simdec, [s], jobs, 3600)
+        seconds[s] = time.time() - t0
+        if verdict != "pass":
+            sys.exit(f"mutation: suite {s} does not pass in the coverage build ({verdict})")
+        gcdas = glob.glob(os.path.join(covdir, "**", "*.gcda"), recursive=True)
+        out = subprocess.run(["gcov", "-j", "-t"] + gcdas, cwd=ROOT, capture_output=True,
+                             text=True).stdout
+        for doc in out.splitlines():
+            if not doc.startswith("{"):
+                continue
+            for fd in json.loads(doc)["files"]:
+                path = os.path.relpath(os.path.join(ROOT, fd["file"]), ROOT)
+                ex = execl.setdefault(path, set())
+                hp = hit.setdefault(path, {})
+                for ln in fd["lines"]:
+                    ex.add(ln["line_number"])
+                    if ln["count"] > 0:
+                        hp.setdefault(str(ln["line_number"]), set()).add(i)
+        print(f"  coverage {i + 1}/{len(suites)} {s} ({seconds[s]:.0f} s)", flush=True)
+    cov = {"hash": key, "suites": suites, "seconds": seconds,
+           "exec": {p: sorted(v) for p, v in execl.items()},
+           "hit": {p: {ln: sorted(v) for ln, v in hp.items()} for p, hp in hit.items()}}
+    with open(cache + ".tmp", "w") as f:
+        json.dump(cov, f)
+    os.replace(cache + ".tmp", cache)
+    return cov
+
+
+def sanitize_patterns():
+    """The Criterion filter of `make check-sanitize` (mk/quality.mk), as
+    fnmatch patterns of "suite/test"."""
+    with open(os.path.join(ROOT, "mk", "quality.mk")) as f:
+        m = re.search(r"^SANITIZE_FILTER \?= @\((.*)\)\s*$", f.read(), re.M)
+    return m.group(1).split("|") if m else []
+
+
+def in_sanitize_subset(suite, pats):
+    return any(fnmatch.fnmatchcase(suite + "/x", p) for p in pats)
+
+
+def suites_for(cov, m):
+    """The suites that execute the mutated line; None when unknown (whole
+    suite), [] when no suite executes it."""
+    if cov is None:
+        return None
+    path, n = m[0], m[1]
+    if n not in set(cov["exec"].get(path, ())):
+        return None
+    return [cov["suites"][i] for i in cov["hit"].get(path, {}).get(str(n), [])]
+
+
+# --- sampling, equivalents, the interval -------------------------------------
+
+def stratified(per_file, n, rng):
+    """The first n mutants of an order in which every prefix is a sample
+    stratified by file: each file's mutants in a seeded random order, its
+    k-th at priority (k - 1/2) / (its mutants), all files merged by
+    priority (Sainte-Lague's divisor method: a prefix of length n gives a
+    file round(n * share) mutants, within one).  Nested: the sample of size
+    n is the start of that of any larger size, so an interrupted run is a
+    smaller sample of the same design."""
+    ranked = []
+    for ms in per_file:
+        ms = list(ms)
+        rng.shuffle(ms)
+        ranked += [((k + 0.5) / len(ms), rng.random(), m) for k, m in enumerate(ms)]
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [r[2] for r in ranked[:n]]
+
+
+def load_equivalents():
+    """{(path, original line, mutated line): reason} (lines stripped; a
+    deleted line is ';')."""
+    eq = {}
+    if os.path.exists(EQUIV_FILE):
+        with open(EQUIV_FILE) as f:
+            for row in f:
+                if row.startswith("#") or not row.strip():
+                    continue
+                parts = row.rstrip("\n").split("\t")
+                if len(parts) == 4:
+                    eq[(parts[0], parts[1].strip(), parts[2].strip())] = parts[3]
+    return eq
+
+
+def clopper_pearson(k, n, alpha=0.05):
+    """The exact binomial interval from GSL's beta quantile (libgsl via
+    ctypes); Wilson's score interval when libgsl cannot be loaded."""
+    if n == 0:
+        return float("nan"), float("nan"), "none"
+    try:
+        gsl = ctypes.CDLL(ctypes.util.find_library("gsl") or "libgsl.so")
+        pinv = gsl.gsl_cdf_beta_Pinv
+        pinv.restype = ctypes.c_double
+        pinv.argtypes = [ctypes.c_double] * 3
+        lo = pinv(alpha / 2, k, n - k + 1) if k > 0 else 0.0
+        hi = pinv(1 - alpha / 2, k + 1, n - k) if k < n else 1.0
+        return lo, hi, "Clopper-Pearson"
+    except (OSError, AttributeError):
+        z, p = 1.959963984540054, k / n
+        c = (p + z * z / (2 * n)) / (1 + z * z / n)
+        h = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+        return c - h, c + h, "Wilson"
+
+
+# --- the runs ----------------------------------------------------------------
+
 def scratch_copy():
     d = tempfile.mkdtemp(prefix="simdec-mutation-")
     tree = os.path.join(d, "tree")
-    # The whole tree but git's link and the figures; build/ goes along so
-    # that only mutated objects are recompiled.
+    # The whole tree but git's link, the figures and the mutation data;
+    # build/ goes along so that only mutated objects are recompiled.
     shutil.copytree(ROOT, tree, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git", "out", "mutation"))
+                    ignore=shutil.ignore_patterns(".git", "out", "mutation", "build-fuzz"))
     return d, tree
 
 
@@ -168,6 +384,115 @@ def load_results(path):
     return res
 
 
+class Worker:
+    def __init__(self, timeout, cov, san):
+        self.d, self.tree = scratch_copy()
+        self.timeout = timeout
+        self.cov = cov
+        self.san = san  # the sanitizer subset's patterns, or None
+        self.testbin = os.path.join(self.tree, "build", "simdec-tests")
+        self.simdec = os.path.join(self.tree, "simdec")
+        self.make = ["make", "-s", "-j1", "all", "tests"]
+
+    def prepare(self, full_check):
+        if run(self.make, self.tree, self.timeout) != 0:
+            sys.exit("mutation: the unmutated tree does not build in the scratch copy")
+        stamp = os.path.join(MUT_DIR, "passes-" + sources_hash())
+        if full_check and not os.path.exists(stamp):
+            t0 = time.time()
+            if run_suites(self.tree, self.testbin, self.simdec, None, 2, self.timeout) != "pass":
+                sys.exit("mutation: the unmutated suite fails in the scratch copy")
+            print(f"mutation: unmutated suite passes in {time.time() - t0:.0f} s", flush=True)
+            open(stamp, "w").close()
+
+    def test(self, m):
+        """(verdict, note, mutated line, seconds)."""
+        src = os.path.join(self.tree, m[0])
+        with open(src) as f:
+            orig = f.read()
+        text, newline = apply(m, orig)
+        t0 = time.time()
+        suites = suites_for(self.cov, m)
+        try:
+            with open(src, "w") as f:
+                f.write(text)
+            if suites == []:
+                obj = os.path.join("build", m[0][:-2] + ".o")
+                ok = run(["make", "-s", obj], self.tree, self.timeout) == 0
+                verdict, note = ("survived", "uncovered") if ok else ("stillborn", "")
+            elif run(self.make, self.tree, self.timeout) != 0:
+                verdict, note = "stillborn", ""
+            else:
+                if suites is None:
+                    limit = self.timeout
+                    note = "all suites"
+                else:
+                    secs = sum(self.cov["seconds"].get(s, 60.0) for s in suites)
+                    limit = min(self.timeout, 60.0 + 3.0 * secs)
+                    note = f"{len(suites)} suites"
+                r = "pass"
+                for batch in self.batches(suites):
+                    r = run_suites(self.tree, self.testbin, self.simdec, batch, 1, limit)
+                    if r != "pass":
+                        break
+                if r == "none":  # a filter that matched nothing: the whole suite
+                    r = run_suites(self.tree, self.testbin, self.simdec, None, 1, self.timeout)
+                    note = "all suites"
+                verdict = "survived" if r == "pass" else "killed"
+                if verdict == "survived" and self.san is not None:
+                    if self.sanitized(suites, limit):
+                        verdict, note = "killed", "sanitizer"
+        finally:
+            with open(src, "w") as f:
+                f.write(orig)
+        return verdict, note, newline, time.time() - t0
+
+    def batches(self, suites):
+        """The suites in two runs, the quickest (by the coverage run's
+        times) first: most mutants fail a quick suite, and a run stops at
+        its first failure."""
+        if suites is None or len(suites) < 4:
+            return [suites]
+        secs = self.cov["seconds"]
+        order = sorted(suites, key=lambda s: secs.get(s, 60.0))
+        total, quick, acc = sum(secs.get(s, 60.0) for s in order), [], 0.0
+        for su in order:
+            if quick and acc + secs.get(su, 60.0) > 0.1 * total:
+                break
+            quick.append(su)
+            acc += secs.get(su, 60.0)
+        return [quick, order[len(quick):]]
+
+    def sanitized(self, suites, limit):
+        """1 when the mutant (in place) fails the sanitizer subset's part
+        of its suites, rebuilt with the sanitizers, or leaves a report."""
+        names = suites if suites is not None else (self.cov or {}).get("suites")
+        if names is None:
+            names = list_suites(self.testbin)
+        names = [s for s in names if in_sanitize_subset(s, self.san)]
+        if not names:
+            return 0
+        if run(["make", "-s", "-j1", "sanitize"], self.tree, self.timeout) != 0:
+            return 0
+        logs = tempfile.mkdtemp(dir=self.d)
+        env = dict(os.environ, SIMDEC_BIN=os.path.join(self.tree, "simdec-asan"),
+                   ASAN_OPTIONS=f"detect_leaks=1:log_path={logs}/asan:allocator_may_return_null=1",
+                   UBSAN_OPTIONS=f"print_stacktrace=1:halt_on_error=1:log_path={logs}/ubsan",
+                   LSAN_OPTIONS=f"log_path={logs}/lsan")
+        cmd = [os.path.join(self.tree, "build-asan", "simdec-tests"), "--jobs", "1", "--fail-fast",
+               "--filter", "@(" + "|".join(names) + ")/*"]
+        # the sanitizers slow the suites about threefold
+        rc = run(cmd, self.tree, min(self.timeout, 3 * limit), env=env)
+        reports = any(re.search(r"ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:",
+                                open(os.path.join(logs, f), errors="replace").read())
+                      for f in os.listdir(logs))
+        shutil.rmtree(logs, ignore_errors=True)
+        return int(rc != 0 or reports)
+
+    def close(self):
+        shutil.rmtree(self.d, ignore_errors=True)
+
+
 def main():
     env = os.environ
     files = env.get("MUTATION_FILES", "sims/*.c src/*.c lp/*.c").split()
@@ -176,86 +501,93 @@ def main():
         sys.exit("mutation: no files match MUTATION_FILES")
     grep = re.compile(env["MUTATION_GREP"]) if env.get("MUTATION_GREP") else None
     kinds = set(env.get("MUTATION_KINDS", "cmp arith const delete").split())
-    limit = int(env.get("MUTATION_LIMIT", "0"))
+    lim = env.get("MUTATION_LIMIT", str(DEFAULT_LIMIT))
     timeout = float(env.get("MUTATION_TIMEOUT", "600"))
-    jobs = env.get("MUTATION_JOBS", "2")
-    results_path = env.get("MUTATION_RESULTS", os.path.join(ROOT, "build", "mutation", "results.tsv"))
+    jobs = max(1, int(env.get("MUTATION_JOBS", "2")))
+    results_path = env.get("MUTATION_RESULTS", os.path.join(MUT_DIR, "results.tsv"))
     rng = random.Random(int(env.get("MUTATION_SEED", "1")))
 
     per_file = []
-    total = 0
     for p in paths:
-        ms = [m for m in mutants_of(p) if m[3] in kinds and (not grep or grep.search(m[2]))]
-        total += len(ms)
-        rng.shuffle(ms)
-        per_file.append(ms)
-    rng.shuffle(per_file)
-    order = []  # round robin over the files: a sample spreads over them
-    while any(per_file):
-        for ms in per_file:
-            if ms:
-                order.append(ms.pop())
-    if limit:
-        order = order[:limit]
+        per_file.append([m for m in mutants_of(p) if m[3] in kinds and (not grep or grep.search(m[2]))])
+    total = sum(len(ms) for ms in per_file)
+    order = stratified(per_file, total if lim == "all" else int(lim), rng)
 
     os.makedirs(os.path.dirname(results_path), exist_ok=True)
     done = load_results(results_path)
     rerun = env.get("MUTATION_RERUN") == "1"
     todo = [m for m in order if mutant_key(m) not in done or (rerun and done[mutant_key(m)][1] == "survived")]
-    print(f"mutation: {total} mutants in {len(paths)} files; {len(order)} selected, "
-          f"{len(order) - len(todo)} already in {os.path.relpath(results_path, ROOT)}, {len(todo)} to run",
-          flush=True)
+    print(f"mutation: {total} mutants in {len(paths)} files; {len(order)} selected (seed "
+          f"{env.get('MUTATION_SEED', '1')}, stratified by file), {len(order) - len(todo)} already in "
+          f"{os.path.relpath(results_path, ROOT)}, {len(todo)} to run", flush=True)
 
     if todo:
-        d, tree = scratch_copy()
-        try:
-            make = ["make", "-s", f"-j{jobs}", "all", "tests"]
-            if run(make, tree, timeout) != 0:
-                sys.exit("mutation: the unmutated tree does not build in the scratch copy")
-            t0 = time.time()
-            if run(["sh", "scripts/run-tests.sh", "build/simdec-tests", "./simdec"], tree, timeout) != 0:
-                sys.exit("mutation: the unmutated suite fails in the scratch copy")
-            print(f"mutation: unmutated suite passes in {time.time() - t0:.0f} s", flush=True)
-            for i, m in enumerate(todo, 1):
-                src = os.path.join(tree, m[0])
-                with open(src) as f:
-                    orig = f.read()
-                text, newline = apply(m, orig)
-                t0 = time.time()
-                try:
-                    with open(src, "w") as f:
-                        f.write(text)
-                    b = run(make, tree, timeout)
-                    if b != 0:
-                        verdict = "stillborn"
-                    else:
-                        rc = run(["sh", "scripts/run-tests.sh", "build/simdec-tests", "./simdec"], tree, timeout)
-                        verdict = "survived" if rc == 0 else "killed"
-                finally:
-                    with open(src, "w") as f:
-                        f.write(orig)
-                key = mutant_key(m)
-                row = [key, verdict, m[0], str(m[1]), m[3], m[2].strip(), newline.strip()]
-                done[key] = row
-                with open(results_path, "a") as f:
-                    f.write("\t".join(row) + "\n")
-                print(f"[{i}/{len(todo)}] {verdict:9s} {m[0]}:{m[1]} {m[3]}: {newline.strip()}  "
-                      f"({time.time() - t0:.0f} s)", flush=True)
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
+        cov = None if env.get("MUTATION_ALL_SUITES") == "1" else coverage_map(jobs)
+        san = None
+        if env.get("MUTATION_SANITIZE", "1") != "0":
+            san = sanitize_patterns()
+            # the sanitizer build the scratch copies start from
+            if run(["make", "-s", f"-j{jobs}", "sanitize"], ROOT, 3600) != 0:
+                sys.exit("mutation: make sanitize fails")
+        workers = [Worker(timeout, cov, san) for _ in range(min(jobs, len(todo)))]
+        lock = threading.Lock()
+        queue = list(reversed(todo))
+        count = [0]
+        t_start = time.time()
 
-    rows = [done[mutant_key(m)] for m in order if mutant_key(m) in done]
+        def work(w):
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    m = queue.pop()
+                verdict, note, newline, secs = w.test(m)
+                key = mutant_key(m)
+                row = [key, verdict, m[0], str(m[1]), m[3], m[2].strip(), newline.strip(), note, f"{secs:.0f}"]
+                with lock:
+                    done[key] = row
+                    with open(results_path, "a") as f:
+                        f.write("\t".join(row) + "\n")
+                    count[0] += 1
+                    print(f"[{count[0]}/{len(todo)}] {verdict:9s} {m[0]}:{m[1]} {m[3]}: {newline.strip()}  "
+                          f"({note}, {secs:.0f} s)", flush=True)
+
+        try:
+            for i, w in enumerate(workers):
+                w.prepare(full_check=i == 0)
+            with concurrent.futures.ThreadPoolExecutor(len(workers)) as ex:
+                for f in [ex.submit(work, w) for w in workers]:
+                    f.result()
+        finally:
+            for w in workers:
+                w.close()
+        print(f"mutation: {len(todo)} mutants in {(time.time() - t_start) / 60:.1f} min", flush=True)
+
+    report([done[mutant_key(m)] for m in order if mutant_key(m) in done], load_equivalents())
+
+
+def report(rows, eq):
     killed = sum(r[1] == "killed" for r in rows)
-    survived = [r for r in rows if r[1] == "survived"]
     stillborn = sum(r[1] == "stillborn" for r in rows)
-    live = killed + len(survived)
+    survived = [r for r in rows if r[1] == "survived"]
+    equiv = [r for r in survived if (r[2], r[5], r[6]) in eq]
+    alive = [r for r in survived if (r[2], r[5], r[6]) not in eq]
+    live = killed + len(alive)
+    lo, hi, how = clopper_pearson(killed, live)
     share = 100.0 * killed / live if live else float("nan")
-    print(f"\nmutation: {len(rows)} mutants: {killed} killed, {len(survived)} survived, "
-          f"{stillborn} did not compile; caught {killed}/{live} = {share:.1f}%")
-    if survived:
-        print("survivors (equivalent ones are listed in docs/mutation.md):")
-        for r in survived:
-            print(f"  {r[2]}:{r[3]} {r[4]}: {r[5]}  ->  {r[6] or '(deleted)'}")
+    print(f"\nmutation: {len(rows)} mutants: {killed} killed, {len(survived)} survived "
+          f"({len(equiv)} of them known equivalent), {stillborn} did not compile")
+    print(f"mutation: caught {killed} of the {live} non-equivalent = {share:.1f}% "
+          f"(95% {how} interval {100 * lo:.1f}%..{100 * hi:.1f}%)")
+    if equiv:
+        print(f"equivalent ({os.path.relpath(EQUIV_FILE, ROOT)}):")
+        for r in equiv:
+            print(f"  {r[2]}:{r[3]} {r[4]}: {r[5]}  ->  {r[6] or '(deleted)'}\n      {eq[(r[2], r[5], r[6])]}")
+    if alive:
+        print("survivors:")
+        for r in alive:
+            note = f"  [{r[7]}]" if len(r) > 7 and r[7] == "uncovered" else ""
+            print(f"  {r[2]}:{r[3]} {r[4]}: {r[5]}  ->  {r[6] or '(deleted)'}{note}")
 
 
 if __name__ == "__main__":

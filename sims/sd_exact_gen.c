@@ -140,6 +140,8 @@ static int S_finish(S_markov *mk, const double *M, size_t b_lo, size_t b_hi, sd_
     for (size_t y = 0; y < V && !rc; y++) {
         mk->buf[G] = y;
         rc = sd_iter_law_add(mk->law, bonus[y], mk->buf, G + 1, y, 0, 1, err);
+        if (mk->law->emit)
+            mk->law->emit[G * V + y] += bonus[y];
     }
     free(bonus);
     return rc;
@@ -176,6 +178,13 @@ static int S_forward(S_markov *mk, size_t i, size_t a, const double *w, sd_error
             rc = sd_iter_law_add(mk->law, ok[y], mk->buf, j + 1, y, 0, 1, err);
             if (!rc)
                 rc = sd_iter_law_add(mk->law, rej[y], mk->buf, j + 1, y, 1, 1, err);
+        }
+        /* x_{n+j} = y: the iteration ends there or goes on from y */
+        for (size_t y = 0; y < V && !rc && mk->law->emit; y++) {
+            double e = ok[y] + rej[y];
+            for (size_t s2 = 0; s2 < S; s2++)
+                e += M2[y * S + s2];
+            mk->law->emit[j * V + y] += e;
         }
         double *tmp = M;
         M = M2;
@@ -248,7 +257,14 @@ int sd_iter_law_markov(const sd_pos_law *pl, const sd_chain *c, size_t n, size_t
         mk.ok = mk.cont + S * V;
         mk.rej = mk.ok + V;
         w[pl->s0] = 1.0;
+        /* the token laws per depth come from one forward pass: no prefix
+         * is kept */
+        size_t keep = law->keep;
+        if (law->emit)
+            law->keep = 0;
         rc = S_dfs(&mk, 0, prev, w, err);
+        law->keep = keep;
+        law->emit_filled = law->emit != NULL;
     }
     free(mk.buf);
     free(mk.cont);
@@ -292,8 +308,38 @@ static int S_has_law(const sd_verifier_type *vt, sd_error *err)
     return SD_OK;
 }
 
-/* The DP; when marg is not NULL (T·V doubles, zeroed) laws keep every
- * token and marg[(t-1)V + x] receives P(x_t = x). */
+/* The law at (n, a) with its per-depth token law in emit[] (T-n+1 rows,
+ * depths 0..T-n): from the law itself where it gives one, else from its
+ * outcomes with every token kept (refused beyond SD_ITER_LAW_MAX token
+ * sequences). */
+static int S_law_emit(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, size_t n,
+                      size_t a, sd_iter_law *law, double *emit, sd_error *err)
+{
+    size_t V = c->V, left = c->T - n + 1;
+    memset(emit, 0, left * V * sizeof *emit);
+    law->keep = 0;
+    law->emit = emit;
+    law->emit_filled = 0;
+    int rc = S_law(vt, c, par, n, a, law, err);
+    if (rc || law->emit_filled)
+        return rc;
+    size_t G = par->gamma && par->gamma < left ? par->gamma + 1 : left;
+    if (pow((double)V, (double)G) > (double)SD_ITER_LAW_MAX)
+        return sd_error_set(err, SD_ETOOBIG, "%s: the exact per-token law needs V^%zu token "
+                                             "sequences per iteration (limit %zu)",
+                            vt->name, G, SD_ITER_LAW_MAX);
+    law->keep = left;
+    law->emit = NULL;
+    if ((rc = S_law(vt, c, par, n, a, law, err)))
+        return rc;
+    for (size_t i = 0; i < law->n; i++)
+        for (size_t j = 0; j < law->o[i].emitted; j++)
+            emit[j * V + law->tokens[law->o[i].tok + j]] += law->o[i].prob;
+    return SD_OK;
+}
+
+/* The DP; when marg is not NULL (T·V doubles, zeroed) it receives
+ * marg[(t-1)V + x] = P(x_t = x). */
 static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  double *rejections, double *target_calls, double *marg, sd_error *err)
 {
@@ -302,18 +348,20 @@ static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
         return rc;
     size_t V = c->V, T = c->T;
     double *D = calloc((T + 2) * V, sizeof *D);
-    if (!D)
+    double *emit = marg ? malloc(T * V * sizeof *emit) : NULL;
+    if (!D || (marg && !emit)) {
+        free(D);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the DP over %zu x %zu contexts", T, V);
+    }
     memcpy(D + V, c->init, V * sizeof *D);
     sd_iter_law law = {0};
-    law.keep = marg ? T : 0;
     double rej = 0.0, calls = 0.0, work = 0.0;
     for (size_t n = 1; n <= T && !rc; n++)
         for (size_t a = 0; a < V && !rc; a++) {
             double d = D[n * V + a];
             if (!(d > 0.0))
                 continue;
-            rc = S_law(vt, c, par, n, a, &law, err);
+            rc = marg ? S_law_emit(vt, c, par, n, a, &law, emit, err) : S_law(vt, c, par, n, a, &law, err);
             if (rc)
                 break;
             work += (double)law.n;
@@ -331,13 +379,13 @@ static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
                 calls += w * o->target_calls;
                 if (n + o->emitted <= T)
                     D[(n + o->emitted) * V + o->last] += w;
-                if (marg)
-                    for (size_t j = 0; j < o->emitted; j++)
-                        marg[(n + j - 1) * V + law.tokens[o->tok + j]] += w;
             }
+            for (size_t k = 0; marg && k < (T - n + 1) * V; k++)
+                marg[(n - 1) * V + k] += d * emit[k];
         }
     sd_iter_law_free(&law);
     free(D);
+    free(emit);
     if (!rc) {
         if (rejections)
             *rejections = rej;
@@ -378,35 +426,11 @@ int sd_verifier_exact(const sd_verifier_type *vt, const sd_model *m, const sd_pa
     return rc;
 }
 
-int sd_exact_gen_position_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
-                             double *tv, sd_error *err)
+int sd_exact_gen_marginals(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                           double *marg, sd_error *err)
 {
-    size_t V = c->V, T = c->T;
-    /* laws keep every token: refuse V^(longest iteration) beyond the limit */
-    size_t G = par->gamma && par->gamma < T ? par->gamma + 1 : T;
-    if (pow((double)V, (double)G) > (double)SD_ITER_LAW_MAX)
-        return sd_error_set(err, SD_ETOOBIG, "%s: the exact per-token law needs V^%zu token "
-                                             "sequences per iteration (limit %zu)",
-                            vt->name, G, SD_ITER_LAW_MAX);
-    double *marg = calloc(T * V, sizeof *marg), *Q = calloc((T + 1) * V, sizeof *Q);
-    int rc = (!marg || !Q) ? sd_error_set(err, SD_ENOMEM, "out of memory") : SD_OK;
-    if (!rc)
-        rc = S_gen(vt, c, par, NULL, NULL, marg, err);
-    if (!rc) {
-        sd_exact_target_marginals(c, Q);
-        double worst = 0.0;
-        for (size_t t = 1; t <= T; t++) {
-            double s = 0.0;
-            for (size_t x = 0; x < V; x++)
-                s += fabs(marg[(t - 1) * V + x] - Q[t * V + x]);
-            if (0.5 * s > worst)
-                worst = 0.5 * s;
-        }
-        *tv = worst;
-    }
-    free(marg);
-    free(Q);
-    return rc;
+    memset(marg, 0, c->T * c->V * sizeof *marg);
+    return S_gen(vt, c, par, NULL, NULL, marg, err);
 }
 
 /* --- the law of the first L tokens ---------------------------------------- */

@@ -46,6 +46,13 @@ typedef struct sd_iter_law {
     size_t n, cap;
     size_t *tokens;
     size_t ntok, captok;
+    /* Optional (the caller's, zeroed, (T-n+1)·V doubles): a law able to
+     * adds there the law of each token it emits, without listing tokens,
+     *     emit[j·V + y] += P(the iteration emits x_{n+j} = y),
+     * and sets emit_filled (it then keeps no token, whatever keep says).
+     * sd_iter_law_markov does; other laws leave both alone. */
+    double *emit;
+    int emit_filled;
 } sd_iter_law;
 
 /* Empties the law (keeps its memory and keep). */
@@ -130,10 +137,14 @@ int sd_exact_gen_prefix_law(const sd_verifier_type *vt, const sd_chain *c, const
 int sd_exact_gen_prefix_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                            size_t L, size_t max_cells, double *tv, sd_error *err);
 
-/* Per-token bias: max over n of TV(law of x_n, Q_n), exactly, from laws
- * keeping every token of an iteration (feasible for short draft
- * lengths). */
-int sd_exact_gen_position_tv(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
-                             double *tv, sd_error *err);
+/* The law of each output token: marg[(n-1)·V + x] = P(x_n = x) for
+ * n = 1..T (T·V doubles, the caller's), by the DP above with
+ *     P(x_t = y) = Σ_{n <= t} Σ_a D_n(a) P_{n,a}(the iteration emits x_t = y).
+ * Laws that give their per-depth token law (sd_iter_law.emit; every
+ * Markov-inside-the-iteration rule) cost O(T·V) contexts times one forward
+ * pass; the others keep every token of an outcome, refused (SD_ETOOBIG)
+ * when an iteration may emit more than SD_ITER_LAW_MAX token sequences. */
+int sd_exact_gen_marginals(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                           double *marg, sd_error *err);
 
 #endif

@@ -80,6 +80,20 @@ Test(lp_size, refusal_names_size_and_limit_before_allocating)
     cr_expect_str_eq(res.status, "not solved");
 }
 
+/* Past GLPK's int indices the refusal names both counts: block-ot's LP
+ * (--method simplex; the default flow is another size) at V = 2, gamma =
+ * 16 has n = 2^16 blocks a side, n² variables and 2n constraints (the two
+ * marginals), whatever --max-vars allows. */
+Test(lp_size, glpk_index_refusal_names_variables_and_constraints)
+{
+    char *errs = NULL;
+    cr_expect_eq(tu_run("lp block-ot --gamma 16 --p 0.5,0.5 --q 0.2,0.8 --max-vars 10000000000 --method simplex",
+                        NULL, &errs), 65);
+    cr_expect(tu_contains(errs, "block-ot --gamma 16 at V = 2 needs 4294967296 variables and 131072 constraints; "
+                                "GLPK indexes at most 2147483646"), "%s", errs);
+    free(errs);
+}
+
 Test(lp_cli, oversize_refused_fast_exit_65)
 {
     char *out = NULL, *errs = NULL;
@@ -443,6 +457,47 @@ Test(lp_cli, plan_file_and_reference)
     free(path);
     free(out);
     free(errs);
+}
+
+/* block-ot --plan at gamma = 3, by the flow and by the LP: every row holds a draft block and a
+ * target block of 3 tokens each, the draft side's marginal is p^3 (the
+ * blocks are i.i.d. draws of p) and the mass sums to 1.  Its keys buffer
+ * holds 2 gamma tokens: too small a buffer overflows here (seen by the
+ * sanitizer subset of make check). */
+Test(lp_cli, block_ot_plan_rows_are_blocks_of_gamma_tokens)
+{
+    static const char *const methods[] = {"flow", "simplex"};
+    for (int k = 0; k < 2; k++) {
+        char *path = tu_tempfile("");
+        char args[512], *errs = NULL;
+        snprintf(args, sizeof args, "lp block-ot --gamma 3 --p 0.6,0.4 --q 0.3,0.7 --method %s --plan %s",
+                 methods[k], path);
+        cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        char line[256];
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        cr_expect_str_eq(line, "draft,target,mass\n");
+        static const double p[2] = {0.6, 0.4};
+        double draft[8] = {0}, total = 0, m;
+        size_t d[3], t[3], rows = 0;
+        while (fscanf(f, "%zu %zu %zu,%zu %zu %zu,%lf\n", &d[0], &d[1], &d[2], &t[0], &t[1], &t[2], &m) == 7) {
+            cr_assert(d[0] < 2 && d[1] < 2 && d[2] < 2 && t[0] < 2 && t[1] < 2 && t[2] < 2);
+            draft[d[0] * 4 + d[1] * 2 + d[2]] += m;
+            total += m;
+            rows++;
+        }
+        cr_expect(feof(f), "%s: a row that is not two blocks of 3 tokens and a mass", methods[k]);
+        fclose(f);
+        cr_expect(rows > 0);
+        cr_expect(fabs(total - 1) < 1e-9, "%s: plan mass %.17g", methods[k], total);
+        for (size_t j = 0; j < 8; j++)
+            cr_expect(fabs(draft[j] - p[j >> 2] * p[(j >> 1) & 1] * p[j & 1]) < 1e-9, "%s: draft block %zu: %.17g",
+                      methods[k], j, draft[j]);
+        remove(path);
+        free(path);
+        free(errs);
+    }
 }
 
 Test(lp_cli, compare_block_verification_with_the_optimum)

@@ -15,6 +15,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -155,6 +156,23 @@ Test(lp_flow_max, refuses_bad_capacity)
     sd_error err;
     cr_expect_eq(sd_lp_flow_max(2, 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_EDATA);
     cr_expect(tu_contains(err.msg, "arc 0 has capacity -1"), "%s", err.msg);
+}
+
+/* GLPK indexes vertices and arcs (two per arc with the residual ones) by
+ * int: sizes past that are refused before any capacity is read; one less
+ * goes on to the capacities (here the first is bad). */
+Test(lp_flow_max, sizes_glpk_cannot_index_are_refused_first)
+{
+    size_t tail[1] = {0}, head[1] = {1};
+    double cap[1] = {-1.0}, x[1] = {0.0}, v, g;
+    sd_error err;
+    const size_t arcs = (size_t)INT_MAX / 2, verts = (size_t)INT_MAX;
+    cr_expect_eq(sd_lp_flow_max(2, arcs, tail, head, cap, 0, 1, x, &v, &g, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "arcs; GLPK indexes fewer than 2^31"), "%s", err.msg);
+    cr_expect_eq(sd_lp_flow_max(2, arcs - 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_EDATA, "%s", err.msg);
+    cr_expect_eq(sd_lp_flow_max(verts, 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_ETOOBIG);
+    cr_expect_eq(sd_lp_flow_max(verts - 1, 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_EDATA, "%s", err.msg);
+    cr_expect_eq(sd_lp_flow_max(1, 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_ETOOBIG);
 }
 
 Test(lp_flow_cli, method_is_echoed_and_both_agree)

@@ -133,7 +133,8 @@ Test(plugin, plugins_that_are_refused)
     snprintf(have, sizeof have, "this simdec has version %u", SD_PLUGIN_ABI);
     S_refused(S_SO("wrong_abi"), SD_EDATA, want, have);
     S_refused(S_SO("no_verifiers"), SD_EDATA, "lists no verifiers", NULL);
-    S_refused(S_SO("bad_param"), SD_EDATA, "verifier 'test-bad-slot'", "slot 99");
+    S_refused(S_SO("bad_param"), SD_EDATA, "verifier 'test-bad-slot'", "slot 99; expected 0..15 or a shared slot");
+    _Static_assert(SD_PARAMS_MAX == 16, "the message above names the own slots 0..SD_PARAMS_MAX-1");
     cr_expect_null(sd_verifier_find("test-good"), "the valid verifier of a refused plugin was registered");
     S_refused(S_SO("dup_param"), SD_EDATA, "parameter 'eps' declared twice", NULL);
     S_refused(S_SO("name_taken"), SD_EDATA, "verifier 'block' is already defined", NULL);
