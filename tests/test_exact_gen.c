@@ -188,6 +188,7 @@ Test(exact_gen, controls_are_flagged_at_small_exact_bias_with_detect_trials, .ti
         "--algo broken-coin --V 3 --T 3 --model-seed 2 --mix 0.1 --L 3 --detect 8.5e-4",
         "--algo broken-batch --M 1 --V 3 --T 3 --model-seed 2 --mix 0.5 --L 3 --detect 1.9e-3",
         "--algo broken-token-kernel --V 3 --T 3 --model-seed 2 --mix 0.002 --L 3 --detect 1.7e-3",
+        "--algo broken-rrs-kernel --V 3 --T 3 --model-seed 2 --mix 0.002 --L 3 --detect 1.6e-3",
     };
     for (size_t i = 0; i < sizeof confs / sizeof *confs; i++) {
         char args[512], *out = NULL, *err = NULL;
