@@ -15,39 +15,26 @@
 #include "../src/sd_exact.h"
 #include "test_util.h"
 
-typedef struct {
-    const char *algo;
-    const char *name[2];
-    double value[2];
-} S_conf;
-
 /* Laws with the per-depth token law (Markov inside the iteration: token,
  * biased, sprinter, batch, rrs, coin; to the horizon and with a bonus) and
  * laws listing their tokens (block, broken-block-residual). */
-static const S_conf S_confs[] = {
-    {"token", {NULL, NULL}, {0, 0}},
-    {"token", {"gamma", NULL}, {2, 0}},
-    {"block", {"gamma", NULL}, {2, 0}},
-    {"broken-block-residual", {"gamma", NULL}, {2, 0}},
-    {"batch", {"M", "gamma"}, {2, 3}},
-    {"broken-batch", {"M", NULL}, {1, 0}},
-    {"rrs", {"k", "gamma"}, {2, 2}},
-    {"spectr", {"k", "gamma"}, {2, 2}},
-    {"biased", {"eps", NULL}, {0.1, 0}},
-    {"biased", {"eps", "gamma"}, {0.1, 2}},
-    {"sprinter", {"tp", "fp"}, {0.6, 0.3}},
-    {"sprinter", {"tp", "fp"}, {0.6, 0.0}},
-    {"broken-coin", {NULL, NULL}, {0, 0}},
-    {"broken-token-kernel", {"gamma", NULL}, {3, 0}},
+static const tu_conf S_confs[] = {
+    {"token", {NULL, NULL}, {0, 0}, NULL},
+    {"token", {"gamma", NULL}, {2, 0}, NULL},
+    {"block", {"gamma", NULL}, {2, 0}, NULL},
+    {"broken-block-residual", {"gamma", NULL}, {2, 0}, NULL},
+    {"batch", {"M", "gamma"}, {2, 3}, NULL},
+    {"broken-batch", {"M", NULL}, {1, 0}, NULL},
+    {"rrs", {"k", "gamma"}, {2, 2}, NULL},
+    {"spectr", {"k", "gamma"}, {2, 2}, NULL},
+    {"biased", {"eps", NULL}, {0.1, 0}, NULL},
+    {"biased", {"eps", "gamma"}, {0.1, 2}, NULL},
+    {"sprinter", {"tp", "fp"}, {0.6, 0.3}, NULL},
+    {"sprinter", {"tp", "fp"}, {0.6, 0.0}, NULL},
+    {"broken-coin", {NULL, NULL}, {0, 0}, NULL},
+    {"broken-token-kernel", {"gamma", NULL}, {3, 0}, NULL},
 };
 #define S_NCONF (sizeof S_confs / sizeof *S_confs)
-
-static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
-{
-    const sd_verifier_type *vt = tu_setup(par, cf->algo, cf->name, cf->value);
-    cr_assert_not_null(vt, "%s", cf->algo);
-    return vt;
-}
 
 /* The law of x_n is the marginal of the law of (x_1..x_n), which
  * sd_exact_gen_prefix_law enumerates path by path (what `check --exact`
@@ -61,7 +48,7 @@ Test(bias, token_laws_are_the_marginals_of_the_prefix_laws)
     cr_assert_not_null(joint);
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         sd_error err;
         double max;
         size_t at = 0;
@@ -98,7 +85,7 @@ Test(bias, exact_bias_is_zero_exactly_when_lossless)
     sd_chain *c = tu_chain(7, 50, 10);
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         sd_error err;
         double max;
         size_t at;
@@ -136,10 +123,10 @@ Test(bias, monte_carlo_frequencies_agree_with_the_token_laws)
     sd_chain *c = tu_chain(4, 8, 6);
     size_t V = c->V, T = c->T;
     double marg[8 * 4];
-    const S_conf confs[] = {S_confs[8], S_confs[10], S_confs[12]};
+    const tu_conf confs[] = {S_confs[8], S_confs[10], S_confs[12]};
     for (size_t i = 0; i < 3; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &confs[i]);
         cr_assert_eq(sd_exact_gen_marginals(vt, c, &par, marg, NULL), SD_OK);
         sd_sim_result res = {0};
         S_run(vt, c, &par, 100000, &res);
@@ -177,10 +164,10 @@ static double S_exact_l2(const sd_verifier_type *vt, const sd_chain *c, const sd
 Test(bias, estimate_is_within_4_se_of_the_exact_value)
 {
     sd_chain *c = tu_chain(5, 12, 8);
-    const S_conf confs[] = {S_confs[8], S_confs[9], S_confs[10], S_confs[12], S_confs[0]};
+    const tu_conf confs[] = {S_confs[8], S_confs[9], S_confs[10], S_confs[12], S_confs[0]};
     for (size_t i = 0; i < 5; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &confs[i]);
         double B = S_exact_l2(vt, c, &par);
         sd_sim_result res = {0};
         S_run(vt, c, &par, 20000, &res);
@@ -246,7 +233,7 @@ Test(bias, run_reports_the_exact_bias_or_an_estimate)
 
     sd_chain *c = tu_chain(7, 50, 10);
     sd_params par;
-    const sd_verifier_type *vt = S_setup(&S_confs[9], &par);
+    const sd_verifier_type *vt = tu_setup(&par, &S_confs[9]);
     double max;
     size_t at;
     cr_assert_eq(sd_bias_exact(vt, c, &par, NULL, &max, &at, NULL), SD_OK);

@@ -16,39 +16,26 @@
 #include "../src/sd_exact_batch.h"
 #include "test_util.h"
 
-typedef struct {
-    const char *algo;
-    const char *name[2];
-    double value[2];
-} S_conf;
-
 /* Every built-in verifier with a per-iteration law, at parameters where
  * the law is small enough to enumerate (block: V^gamma blocks). */
-static const S_conf S_confs[] = {
-    {"token", {NULL, NULL}, {0, 0}},
-    {"token", {"gamma", NULL}, {3, 0}},
-    {"block", {"gamma", NULL}, {2, 0}},
-    {"broken-block-residual", {"gamma", NULL}, {2, 0}},
-    {"batch", {"M", NULL}, {3, 0}},
-    {"batch", {"M", "gamma"}, {2, 3}},
-    {"broken-batch", {"M", NULL}, {1, 0}},
-    {"rrs", {"k", "gamma"}, {2, 3}},
-    {"rrs", {"k", NULL}, {3, 0}},
-    {"spectr", {"k", "gamma"}, {2, 2}},
-    {"biased", {"eps", "residual"}, {0.05, 1}},
-    {"biased", {"eps", "gamma"}, {0.1, 2}},
-    {"sprinter", {"tp", "fp"}, {0.6, 0.3}},
-    {"broken-coin", {NULL, NULL}, {0, 0}},
-    {"broken-token-kernel", {"gamma", NULL}, {3, 0}},
+static const tu_conf S_confs[] = {
+    {"token", {NULL, NULL}, {0, 0}, NULL},
+    {"token", {"gamma", NULL}, {3, 0}, NULL},
+    {"block", {"gamma", NULL}, {2, 0}, NULL},
+    {"broken-block-residual", {"gamma", NULL}, {2, 0}, NULL},
+    {"batch", {"M", NULL}, {3, 0}, NULL},
+    {"batch", {"M", "gamma"}, {2, 3}, NULL},
+    {"broken-batch", {"M", NULL}, {1, 0}, NULL},
+    {"rrs", {"k", "gamma"}, {2, 3}, NULL},
+    {"rrs", {"k", NULL}, {3, 0}, NULL},
+    {"spectr", {"k", "gamma"}, {2, 2}, NULL},
+    {"biased", {"eps", "residual"}, {0.05, 1}, NULL},
+    {"biased", {"eps", "gamma"}, {0.1, 2}, NULL},
+    {"sprinter", {"tp", "fp"}, {0.6, 0.3}, NULL},
+    {"broken-coin", {NULL, NULL}, {0, 0}, NULL},
+    {"broken-token-kernel", {"gamma", NULL}, {3, 0}, NULL},
 };
 #define S_NCONF (sizeof S_confs / sizeof *S_confs)
-
-static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
-{
-    const sd_verifier_type *vt = tu_setup(par, cf->algo, cf->name, cf->value);
-    cr_assert_not_null(vt, "%s", cf->algo);
-    return vt;
-}
 
 /* Monte-Carlo (what run executes, kernels included) against the DP:
  * |mean - exact| < 4 standard errors for rejections and target calls; at
@@ -57,7 +44,7 @@ static void S_agree(const sd_chain *c, const char *what)
 {
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         double rej, calls;
         sd_error err;
         cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s: %s", vt->name, err.msg);
@@ -142,7 +129,7 @@ Test(exact_gen, prefix_law_is_the_target_law_exactly_when_lossless)
     sd_chain *cs[2] = {tu_zero_chain(3, 4, 2), tu_chain(4, 3, 5)};
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         double tv[2];
         sd_error err;
         for (int j = 0; j < 2; j++)

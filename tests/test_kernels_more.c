@@ -36,39 +36,26 @@ static sd_chain *S_homogeneous(size_t V, size_t T, unsigned long seed)
     return c;
 }
 
-typedef struct {
-    const char *algo, *kernel;
-    const char *name[2];
-    double value[2];
-} S_conf;
-
 /* Every kernel of sd_kernel_law.h, at several parameters: lossy and
  * lossless, finite draft lengths (bonus tables) and the horizon, one to
  * three drafts. */
-static const S_conf S_confs[] = {
-    {"biased", "biased-alias", {NULL, NULL}, {0, 0}},
-    {"biased", "biased-alias", {"eps", "gamma"}, {0.05, 3}},
-    {"biased", "biased-alias", {"residual", "gamma"}, {1, 1}},
-    {"biased", "biased-alias", {"eps", "residual"}, {0.1, 1}},
-    {"sprinter", "sprinter-alias", {NULL, NULL}, {0, 0}},
-    {"sprinter", "sprinter-alias", {"tp", "fp"}, {0.6, 0.3}},
-    {"batch", "batch-alias", {"M", NULL}, {3, 0}},
-    {"batch", "batch-alias", {"M", "gamma"}, {2, 3}},
-    {"batch", "batch-alias", {"M", "gamma"}, {1, 1}},
-    {"rrs", "rrs-alias", {"k", "gamma"}, {2, 3}},
-    {"rrs", "rrs-alias", {"k", NULL}, {3, 0}},
-    {"spectr", "spectr-alias", {"k", "gamma"}, {2, 2}},
-    {"spectr", "spectr-alias", {"k", "gamma"}, {3, 4}},
-    {"broken-rrs-kernel", "rrs-alias-broken", {"k", "gamma"}, {2, 2}},
+static const tu_conf S_confs[] = {
+    {"biased", {NULL, NULL}, {0, 0}, "biased-alias"},
+    {"biased", {"eps", "gamma"}, {0.05, 3}, "biased-alias"},
+    {"biased", {"residual", "gamma"}, {1, 1}, "biased-alias"},
+    {"biased", {"eps", "residual"}, {0.1, 1}, "biased-alias"},
+    {"sprinter", {NULL, NULL}, {0, 0}, "sprinter-alias"},
+    {"sprinter", {"tp", "fp"}, {0.6, 0.3}, "sprinter-alias"},
+    {"batch", {"M", NULL}, {3, 0}, "batch-alias"},
+    {"batch", {"M", "gamma"}, {2, 3}, "batch-alias"},
+    {"batch", {"M", "gamma"}, {1, 1}, "batch-alias"},
+    {"rrs", {"k", "gamma"}, {2, 3}, "rrs-alias"},
+    {"rrs", {"k", NULL}, {3, 0}, "rrs-alias"},
+    {"spectr", {"k", "gamma"}, {2, 2}, "spectr-alias"},
+    {"spectr", {"k", "gamma"}, {3, 4}, "spectr-alias"},
+    {"broken-rrs-kernel", {"k", "gamma"}, {2, 2}, "rrs-alias-broken"},
 };
 #define S_NCONF (sizeof S_confs / sizeof *S_confs)
-
-static const sd_verifier_type *S_setup(const S_conf *cf, sd_params *par)
-{
-    const sd_verifier_type *vt = tu_setup(par, cf->algo, cf->name, cf->value);
-    cr_assert_not_null(vt, "%s", cf->algo);
-    return vt;
-}
 
 /* Exact E[accepted drafts per iteration] as the engine pools it: E[Σ
  * accepted] / E[iterations] over a generation, by the DP over (position,
@@ -126,7 +113,7 @@ static void S_agree(const sd_chain *c, const char *chain, uint64_t seed)
 {
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         sd_model m = sd_model_of_chain(c);
         sd_exact_values ex;
         sd_error err;
@@ -189,12 +176,12 @@ Test(kernels_more, check_passes_the_kernels_and_flags_the_broken_tables)
     sd_chain *c1 = tu_chain(3, 4, 1), *c2 = tu_chain(4, 5, 2), *cz = tu_zero_chain(3, 4, 5);
     cr_assert(c1 && c2 && cz);
     const sd_chain *cs[] = {c1, c2, cz};
-    const S_conf *confs[] = {&S_confs[0], &S_confs[4], &S_confs[6], &S_confs[7], &S_confs[9],
+    const tu_conf *confs[] = {&S_confs[0], &S_confs[4], &S_confs[6], &S_confs[7], &S_confs[9],
                              &S_confs[10], &S_confs[11], &S_confs[12], &S_confs[13], &S_confs[3], &S_confs[5]};
     for (size_t j = 0; j < sizeof confs / sizeof *confs; j++)
         for (size_t i = 0; i < 3; i++) {
             sd_params par;
-            const sd_verifier_type *vt = S_setup(confs[j], &par);
+            const sd_verifier_type *vt = tu_setup(&par, confs[j]);
             int lossless = sd_verifier_claims_lossless(vt, &par) && !(vt->flags & SD_VERIFIER_CONTROL);
             sd_check_opts o;
             sd_check_defaults(&o);
@@ -229,7 +216,7 @@ Test(kernels_more, bit_identical_across_thread_counts)
     cr_assert_not_null(c);
     for (size_t i = 0; i < S_NCONF; i++) {
         sd_params par;
-        const sd_verifier_type *vt = S_setup(&S_confs[i], &par);
+        const sd_verifier_type *vt = tu_setup(&par, &S_confs[i]);
         sd_sim_result r1, r;
         sd_sim_opts o = {.seed = 5, .trials = 9000, .threads = 1, .want_rb = 1, .want_positions = 1};
         cr_assert_eq(sd_sim_run(vt, c, &par, &o, &r1, NULL), SD_OK);

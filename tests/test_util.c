@@ -1,6 +1,8 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include <criterion/criterion.h>
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -119,16 +121,14 @@ void tu_vpar(sd_params *par, const sd_verifier_type *vt, const char *name, doubl
         sd_params_store(par, d, x);
 }
 
-const sd_verifier_type *tu_setup(sd_params *par, const char *algo, const char *const name[2],
-                                const double value[2])
+const sd_verifier_type *tu_setup(sd_params *par, const tu_conf *cf)
 {
-    const sd_verifier_type *vt = sd_verifier_find(algo);
-    if (!vt)
-        return NULL;
+    const sd_verifier_type *vt = sd_verifier_find(cf->algo);
+    cr_assert_not_null(vt, "%s", cf->algo);
     sd_params_defaults(par, vt);
     for (int i = 0; i < 2; i++)
-        if (name[i])
-            tu_vpar(par, vt, name[i], value[i]);
+        if (cf->name[i])
+            tu_vpar(par, vt, cf->name[i], cf->value[i]);
     return vt;
 }
 

@@ -52,10 +52,17 @@ double tu_par_get(const struct sd_params *par, const char *name);
 /* Sets parameter `name` of vt, unchecked, if vt declares it (else nothing). */
 struct sd_verifier_type;
 void tu_vpar(struct sd_params *par, const struct sd_verifier_type *vt, const char *name, double x);
-/* The verifier `algo` (NULL if unknown) with *par at its defaults and the
- * parameters name[i] = value[i] it declares set (i = 0, 1; NULL names are
- * skipped). */
-const struct sd_verifier_type *tu_setup(struct sd_params *par, const char *algo,
-                                        const char *const name[2], const double value[2]);
+/* One verifier configuration of a test's table: the verifier, up to two
+ * parameters name[i] = value[i] it declares (NULL names are skipped) and,
+ * where a test asks, the kernel expected to run it (else NULL). */
+typedef struct tu_conf {
+    const char *algo;
+    const char *name[2];
+    double value[2];
+    const char *kernel;
+} tu_conf;
+/* The verifier of *cf with *par at its defaults and cf's parameters set;
+ * fails the calling test when cf->algo is not registered. */
+const struct sd_verifier_type *tu_setup(struct sd_params *par, const tu_conf *cf);
 
 #endif
