@@ -48,6 +48,19 @@ size_t sd_lp_pow(size_t base, size_t e)
     return r;
 }
 
+void sd_lp_out_slots(size_t V, size_t D, size_t **off, int **col, int **row)
+{
+    *col = *row = NULL;
+    *off = malloc((D + 2) * sizeof **off);
+    if (!*off)
+        return;
+    (*off)[0] = 0;
+    for (size_t l = 0; l <= D; l++)
+        (*off)[l + 1] = (*off)[l] + sd_lp_pow(V, l + 1);
+    *col = calloc((*off)[D + 1], sizeof **col);
+    *row = calloc((*off)[D + 1], sizeof **row);
+}
+
 /* C(n, r) through C(n, i+1) = C(n, i) (n-i) / (i+1), exact in integers
  * (the product of i+1 consecutive integers is divisible by (i+1)!);
  * saturates when an intermediate product would overflow. */

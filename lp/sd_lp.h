@@ -39,6 +39,12 @@
 size_t sd_lp_mul(size_t a, size_t b);
 size_t sd_lp_add(size_t a, size_t b);
 size_t sd_lp_pow(size_t base, size_t e);
+/* Offsets and column/row slots of the output variables r_l(u) of the
+ * valid-verifier LPs (valid-verify, tree-valid): l = 0..D, u one of the
+ * V^{l+1} prefixes of length l+1, slot (*off)[l] + u, (*off)[D+1] slots in
+ * all (columns and rows zeroed).  What cannot be allocated is left NULL;
+ * the caller frees all three. */
+void sd_lp_out_slots(size_t V, size_t D, size_t **off, int **col, int **row);
 /* C(n, r), saturating. */
 size_t sd_lp_binom(size_t n, size_t r);
 

@@ -385,14 +385,7 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
         sd_lp_pathsets_free(ps);
         return rc;
     }
-    o.zoff = malloc((D + 2) * sizeof *o.zoff);
-    if (o.zoff) {
-        o.zoff[0] = 0;
-        for (size_t l = 0; l <= D; l++)
-            o.zoff[l + 1] = o.zoff[l] + sd_lp_pow(V, l + 1);
-        o.zcol = calloc(o.zoff[D + 1], sizeof *o.zcol);
-        o.zrow = calloc(o.zoff[D + 1], sizeof *o.zrow);
-    }
+    sd_lp_out_slots(V, D, &o.zoff, &o.zcol, &o.zrow);
     if (!o.zoff || !o.zcol || !o.zrow) {
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
     } else {

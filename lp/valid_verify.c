@@ -332,14 +332,7 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
         free(o.P);
         return rc;
     }
-    o.zoff = malloc((gamma + 2) * sizeof *o.zoff);
-    if (o.zoff) {
-        o.zoff[0] = 0;
-        for (size_t tau = 0; tau <= gamma; tau++)
-            o.zoff[tau + 1] = o.zoff[tau] + sd_lp_pow(V, tau + 1);
-        o.zcol = calloc(o.zoff[gamma + 1], sizeof *o.zcol);
-        o.zrow = calloc(o.zoff[gamma + 1], sizeof *o.zrow);
-    }
+    sd_lp_out_slots(V, gamma, &o.zoff, &o.zcol, &o.zrow);
     o.vcol = trie ? NULL : calloc(nw, sizeof *o.vcol);
     o.v = calloc(nw, sizeof *o.v);
     if (trie && o.zoff) {
