@@ -133,6 +133,7 @@ def code_lines(text):
 def mutants_of(path):
     with open(os.path.join(ROOT, path)) as f:
         text = f.read()
+    FILE_HASH[path] = hashlib.sha1(text.encode()).hexdigest()
     found = []
     for n, line, code in code_lines(text):
         for m in RE_CMP.finditer(code):
@@ -159,10 +160,18 @@ def mutants_of(path):
     return found
 
 
+# sha1 of each source file's text, filled by mutants_of: a mutant's key
+# names the state of its file, so a result is reused only while the file is
+# unchanged (edits elsewhere keep it; tests may only have been added since,
+# and MUTATION_RERUN=1 runs the survivors again).
+FILE_HASH = {}
+
+
 def mutant_key(m):
     path, n, line, kind, col, old, new = m
     h = hashlib.sha1(line.encode()).hexdigest()[:10]
-    return f"{path}:{n}:{col}:{kind}:{old.strip() if kind != 'delete' else 'line'}->{new}:{h}"
+    return (f"{path}@{FILE_HASH[path][:10]}:{n}:{col}:{kind}:"
+            f"{old.strip() if kind != 'delete' else 'line'}->{new}:{h}")
 
 
 def apply(m, text):
@@ -309,17 +318,23 @@ def suites_for(cov, m):
 
 # --- sampling, equivalents, the interval -------------------------------------
 
-def stratified(per_file, n, rng):
+def stratified(per_file, n, seed):
     """The first n mutants of an order in which every prefix is a sample
-    stratified by file: each file's mutants in a seeded random order, its
-    k-th at priority (k - 1/2) / (its mutants), all files merged by
-    priority (Sainte-Lague's divisor method: a prefix of length n gives a
-    file round(n * share) mutants, within one).  Nested: the sample of size
-    n is the start of that of any larger size, so an interrupted run is a
-    smaller sample of the same design."""
+    stratified by file: each file's mutants in a random order seeded by
+    (seed, its path), its k-th at priority (k - 1/2) / (its mutants), all
+    files merged by priority (Sainte-Lague's divisor method: a prefix of
+    length n gives a file round(n * share) mutants, within one).  Nested:
+    the sample of size n is the start of that of any larger size, so an
+    interrupted run is a smaller sample of the same design.  Stable: a file
+    edited or added changes the draws of no other file (their priorities
+    stay; the cut at n moves by the edited file's change of share), so the
+    results of a run stay usable on a later tree."""
     ranked = []
     for ms in per_file:
+        if not ms:
+            continue
         ms = list(ms)
+        rng = random.Random(f"{seed}:{ms[0][0]}")
         rng.shuffle(ms)
         ranked += [((k + 0.5) / len(ms), rng.random(), m) for k, m in enumerate(ms)]
     ranked.sort(key=lambda r: (r[0], r[1]))
@@ -505,13 +520,13 @@ def main():
     timeout = float(env.get("MUTATION_TIMEOUT", "600"))
     jobs = max(1, int(env.get("MUTATION_JOBS", "2")))
     results_path = env.get("MUTATION_RESULTS", os.path.join(MUT_DIR, "results.tsv"))
-    rng = random.Random(int(env.get("MUTATION_SEED", "1")))
+    seed = int(env.get("MUTATION_SEED", "1"))
 
     per_file = []
     for p in paths:
         per_file.append([m for m in mutants_of(p) if m[3] in kinds and (not grep or grep.search(m[2]))])
     total = sum(len(ms) for ms in per_file)
-    order = stratified(per_file, total if lim == "all" else int(lim), rng)
+    order = stratified(per_file, total if lim == "all" else int(lim), seed)
 
     os.makedirs(os.path.dirname(results_path), exist_ok=True)
     done = load_results(results_path)
