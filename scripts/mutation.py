@@ -100,6 +100,32 @@ TYPE_WORDS = {"const", "static", "double", "float", "int", "long", "unsigned", "
               "size_t", "uint64_t", "uint32_t", "int64_t", "void", "struct", "enum", "return"}
 
 
+def without_comments(text):
+    """text with its comments blanked (/* */ and //, not inside string or
+    character literals), newlines kept: the state of a file's code."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 def code_lines(text):
     """(line number, line) for the lines that may be mutated."""
     out, in_comment = [], False
@@ -133,7 +159,7 @@ def code_lines(text):
 def mutants_of(path):
     with open(os.path.join(ROOT, path)) as f:
         text = f.read()
-    FILE_HASH[path] = hashlib.sha1(text.encode()).hexdigest()
+    FILE_HASH[path] = hashlib.sha1(without_comments(text).encode()).hexdigest()
     found = []
     for n, line, code in code_lines(text):
         for m in RE_CMP.finditer(code):
@@ -160,10 +186,12 @@ def mutants_of(path):
     return found
 
 
-# sha1 of each source file's text, filled by mutants_of: a mutant's key
-# names the state of its file, so a result is reused only while the file is
-# unchanged (edits elsewhere keep it; tests may only have been added since,
-# and MUTATION_RERUN=1 runs the survivors again).
+# sha1 of each source file's code (without_comments: its text with the
+# comments blanked, line breaks kept), filled by mutants_of: a mutant's key
+# names the state of its file, so a result is reused only while the file's
+# code is unchanged (edits elsewhere, or to comments that keep the line
+# count, keep it; tests may only have been added since, and
+# MUTATION_RERUN=1 runs the survivors again).
 FILE_HASH = {}
 
 
