@@ -1,4 +1,4 @@
-/* cmd_eval.c — `simdec eval WHAT`: exact evaluators (SPEC §3), one
+/* cmd_eval.c — `simdec eval WHAT`: exact evaluators, one
  * subcommand each, dispatched from a table.  All subcommands share one
  * option parser; each names the options it reads (S_sub.accepts), and any
  * other option is refused with a message naming it. */

@@ -1,5 +1,5 @@
 /* cmd_lp.c — `simdec lp PROBLEM`: exact optima with GLPK (lp/sd_lp.h,
- * SPEC §4), beside the independent closed form of each, and optionally a
+ * docs/lp.md), beside the independent closed form of each, and optionally a
  * Monte-Carlo measurement of a verifier (--compare NAME). */
 #include <getopt.h>
 #include <math.h>

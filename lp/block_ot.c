@@ -1,5 +1,5 @@
 /* block_ot.c — block-level optimal transport (Sun et al. 2024
- * Def. 1; Sun et al. 2025, App. C.3, eqs. 40–42; SPEC §4).
+ * Def. 1; Sun et al. 2025, App. C.3, eqs. 40–42).
  *
  *   max Σ_{x,y} π(x,y) β(x,y)
  *   s.t. Σ_y π(x,y) = p(x^γ),  Σ_x π(x,y) = q(y^γ),  π >= 0,
@@ -10,7 +10,7 @@
  * Σ_{l=1..γ} Σ_{x^l} min(p(x^l), q(x^l)).
  *
  * Blocks of probability 0 are left out; the last target balance row is
- * dropped (the rows are linearly dependent, SPEC §6).
+ * dropped (the rows are linearly dependent).
  *
  * The same optimum on a network of O(V^γ) arcs (--method flow).  Vertices:
  * the draft prefix trie D(u) and the target prefix trie T(u), u ∈ V^l,

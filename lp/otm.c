@@ -1,5 +1,5 @@
-/* otm.c — the OTM-k linear program (Sun et al. 2023, §4, eq. 4;
- * SPEC §4 "otm") and the optimal plan for simulators (sd_lp_otm.h).
+/* otm.c — the OTM-k linear program (Sun et al. 2023, §4, eq. 4)
+ * and the optimal plan for simulators (sd_lp_otm.h).
  *
  *   max Σ_{x,y} π(x,y) 1{y ∈ S(x)}
  *   s.t. Σ_y π(x,y) = p^{⊗k}(x)   for every draft tuple x,
@@ -15,7 +15,7 @@
  *
  * Only rows with P(x) > 0 and columns with q(y) > 0 enter the LP; the
  * balance rows are linearly dependent (both sides sum to 1), so the last
- * target row is dropped (SPEC §6). */
+ * target row is dropped. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

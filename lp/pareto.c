@@ -1,5 +1,5 @@
 /* pareto.c — the rejection/bias Pareto LP of a single-token verifier
- * (Yin et al. 2024, §4, Theorems 4–5; SPEC §4 "pareto").
+ * (Yin et al. 2024, §4, Theorems 4–5).
  *
  * A verifier accepts the draft token x ~ p with probability b(x) and
  * otherwise outputs a token from some law P.  With a(x) = b(x) p(x) in

@@ -1,6 +1,6 @@
 /* sd_lp.c — GLPK plumbing shared by the LPs of `simdec lp` (sd_lp.h).
  *
- * GLPK's failure modes and how they are contained (SPEC §6):
+ * GLPK's failure modes and how they are contained:
  *   - log output: glp_term_out(GLP_OFF) in every solve (a fresh GLPK
  *     environment starts with output on), plus a terminal hook that
  *     swallows whatever GLPK still writes;

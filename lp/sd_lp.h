@@ -1,4 +1,4 @@
-/* sd_lp.h — exact optima with GLPK (SPEC §4, §6): shared plumbing and the
+/* sd_lp.h — exact optima with GLPK: shared plumbing and the
  * four linear programs of `simdec lp`.
  *
  *   otm           Sun et al. 2023, eq. 4: couplings of p^{⊗k} and q
@@ -314,7 +314,7 @@ sd_lp_plan *sd_lp_plan_new(const char *header, size_t ngroups, const size_t *gro
 int sd_lp_plan_add(sd_lp_plan *plan, const size_t *keys, const double *vals);
 /* Builds a transport LP (in a build callback): one row Σ_j π(i,j) = a[i]
  * per i with a[i] > 0, one row Σ_i π(i,j) = bm[j] per j with bm[j] > 0 but
- * the last (the rows are dependent, SPEC §6), a column π(i,j) >= 0 with
+ * the last (the rows are dependent), a column π(i,j) >= 0 with
  * objective coefficient gain(i, j, ctx) for each such pair; col[i*n + j]
  * receives its index (left 0 for pairs without a column; col is the
  * caller's, zeroed, m*n ints).  SD_ENOMEM. */

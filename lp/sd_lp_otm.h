@@ -1,5 +1,5 @@
 /* sd_lp_otm.h — the optimal transport plan of OTM-k (Sun et al. 2023
- * §4–5, eq. 4; SPEC §4 "otm") for simulators.
+ * §4–5, eq. 4) for simulators.
  *
  * Problem.  k drafts X_1..X_k are drawn i.i.d. from the draft p; the
  * verifier outputs one token Y whose law must be the target q, and wants

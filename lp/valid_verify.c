@@ -1,11 +1,11 @@
 /* valid_verify.c — the best valid verifier (Sun et al. 2025
- * Def. 1 / Lemma 2, Theorem 2; SPEC §4 "valid-verify").
+ * Def. 1 / Lemma 2, Theorem 2).
  *
  * A verifier sees the draft block x = x^γ ~ p and outputs (τ, y): it keeps
  * x^τ and appends y; the tokens after are then drawn from the target q.
  * Its law is w(x,τ,y) >= 0 with Σ_{τ,y} w(x,τ,y) = 1.  It is valid when the
  * first γ+1 output tokens o have law q (Sun et al. 2025, Def. 1, Lemma 2), i.e. for
- * every o ∈ V^{γ+1} (SPEC §4):
+ * every o ∈ V^{γ+1}:
  *   Σ_x p(x) Σ_τ w(x,τ,o_{τ+1}) 1{x^τ = o^τ} q(o_{τ+2..γ+1} | o^{τ+1}) = q(o).
  * The LP maximises E[τ] = Σ_x p(x) Σ_{τ,y} τ w(x,τ,y); Sun et al. 2025, Theorem 2
  * says block verification attains the optimum
@@ -33,7 +33,7 @@
  * (summing the validity rows weighted by q(o) gives the total mass, and
  * Σ_y q(u y) = q(u) at every node of the target tree ties the levels
  * together); the last validity row is dropped, as in a transport LP
- * (SPEC §6).  The remaining tree identities hold only up to rounding in
+ * (the rows are dependent).  The remaining tree identities hold only up to rounding in
  * doubles, so glp_exact, which takes the rounded data as exact, can find
  * this LP infeasible ("no feasible solution"); the floating-point simplex
  * absorbs the 1e-16 inconsistencies in its tolerances (docs/lp.md).

@@ -1,4 +1,4 @@
-/* sd_figures.h — the data behind every figure of `simdec plot` (SPEC §5).
+/* sd_figures.h — the data behind every figure of `simdec plot`.
  *
  * One function per figure writes a gnuplot data file: a header of comment
  * lines (what is plotted, the model, the seeds and trial counts), then named

@@ -1,6 +1,6 @@
 /* batch.c — batch speculative decoding.
  *
- * Yin et al. 2024, §3.2 and Alg. 4, the unbiased reading of SPEC §2:
+ * Yin et al. 2024, §3.2 and Alg. 4, in its unbiased reading:
  * M drafts of length G (default: the rest of the horizon, Yin et al. 2024, Remark 1)
  * from the same prefix.  Their first tokens are tried in turn against
  * q^1 = q, q^{m+1} = [q^m - p]+ (recursive rejection sampling); once one is

@@ -1,7 +1,7 @@
 /* biased.c — biased speculative decoding, Decoding-OPT / Decoding-UNO.
  *
- * Yin et al. 2024, §4.1–4.2, Theorems 4–5 and App. G; SPEC §2
- * "biased".  Token-level speculative decoding (as sims/token.c) with the
+ * Yin et al. 2024, §4.1–4.2, Theorems 4–5 and App. G.
+ * Token-level speculative decoding (as sims/token.c) with the
  * acceptance raised to b(x) = min(1, (q(x)+ε)/p(x)) and the rejection
  * distribution P = [q-p]+ (opt: the [A]+ of Theorem 4, see sd_biased.h) or
  * P = q (uno).  Draft length G (default: the rest of the horizon); a bonus

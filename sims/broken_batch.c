@@ -5,7 +5,7 @@
  * After all M first tokens fail, Alg. 4 has already replaced q_n by
  * q^{M+1} (line 19, once per failed draft) and line 28 then samples
  * [q_n - p_n]+, i.e. q^{M+2}: one residual step more than the unbiased
- * version (SPEC §2 "batch"), whose proof (Yin et al. 2024, Theorem 9) needs q^{M+1}.
+ * version, whose proof (Yin et al. 2024, Theorem 9) needs q^{M+1}.
  * Everything else is batch.  It claims to be lossless, and `simdec check`
  * must catch it: its first-token law is
  *     Σ_m (Π_{j<m} r_j) min(p, q^m) + R q^{M+2}  ≠  q

@@ -1,6 +1,6 @@
 /* rrs.c — multi-draft speculative decoding with recursive rejection
  * sampling (SpecInfer's multi-round sampling; Sun et al. 2023
- * B.3 and Alg. 3; SPEC §2 "rrs").
+ * B.3 and Alg. 3).
  *
  * k i.i.d. draft sequences of length G (default: the rest of the horizon)
  * form a tree; Sun et al. 2023, Alg. 3 walks it with recursive rejection sampling as
@@ -12,7 +12,7 @@
  * equals a rejected draft token (q^{m+1}(x) = 0 once x has been rejected
  * against q^m, since that needs q^m(x) < p(x)), so an iteration ends
  * exactly when all survivors fail: first-position acceptance is
- * 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3).  One target call per iteration. */
+ * 1 - Π_{m=1..k} TV(q^m, p).  One target call per iteration. */
 #include "sd_multidraft.h"
 #include "sd_iter_laws.h"
 #include "sd_kernel_law.h"

@@ -1,6 +1,6 @@
 /* sd_biased.h — exact per-token law of the biased verifier (sims/biased.c).
  *
- * Yin et al. 2024, §4 and App. G (SPEC §2 "biased"): a draft token
+ * Yin et al. 2024, §4 and App. G: a draft token
  * x ~ p is accepted with b(x) = min(1, (q(x)+ε)/p(x)); on rejection (total
  * probability R = Σ_x [p(x) - q(x) - ε]+) the token is drawn from P, so the
  * emitted token has law

@@ -1,7 +1,7 @@
 /* sd_multidraft.h — the pieces shared by the multi-draft verifiers
- * (batch, broken-batch, rrs, spectr; SPEC §2).
+ * (batch, broken-batch, rrs, spectr).
  *
- * Letters as in SPEC: p is the draft, q the target.  Every function draws
+ * Letters as in docs/notation.md: p is the draft, q the target.  Every function draws
  * its random numbers from the caller's stream and writes no globals, so it
  * is safe in the driver's threads as long as each thread passes its own
  * scratch. */
@@ -16,7 +16,7 @@
 typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
 
 /* Recursive rejection sampling at one position (SpecInfer, Sun et al. 2023 B.3;
- * Yin et al. 2024, Alg. 4 lines 12–19; SPEC §2 "rrs"): draft tokens x[0..k-1]
+ * Yin et al. 2024, Alg. 4 lines 12–19): draft tokens x[0..k-1]
  * (i.i.d. from p) are tried in turn, x[m-1] against q^m with
  *     q^1 = q,   q^{m+1} = [q^m - p]+,
  * accepted with probability min(1, q^m(x)/p(x)).  The first accepted one is
@@ -69,7 +69,7 @@ int sd_multidraft_tree_step(const sd_chain *c, const sd_params *par,
                             sd_error *err);
 
 /* One iteration of batch speculative decoding (Yin et al. 2024, Alg. 4, the unbiased
- * reading of SPEC §2), M = par->k drafts (the --M option) of length G = sd_draft_len: the M
+ * reading, docs/findings.md item 2), M = par->k drafts (the --M option) of length G = sd_draft_len: the M
  * first tokens go through sd_multidraft_rrs (extra_step as there); if one
  * is accepted only its draft continues, its later tokens verified
  * token by token against the original q_t with min(1, q/p) and a rejection

@@ -1,8 +1,8 @@
 /* spectr.c — SpecTr: multi-draft speculative decoding with k-Seq selection.
  *
  * Sun et al. 2023, Alg. 3 (draft selection on a tree of k i.i.d.
- * draft sequences) with Alg. 2 (k-Seq) as the token-level selection; SPEC
- * §2 "spectr".  At a depth with k' surviving drafts X_1..X_k' ~ p, X_i is
+ * draft sequences) with Alg. 2 (k-Seq) as the token-level selection.
+ * At a depth with k' surviving drafts X_1..X_k' ~ p, X_i is
  * accepted with probability min(1, q(X_i)/(ρ p(X_i))) for ρ = ρ*(k') of
  * eq. 6 (src/sd_kseq.h: the upper end of Brent's bracket, so the residual
  * of eq. 5 is non-negative); if all fail, Y is drawn from the residual.

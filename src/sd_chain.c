@@ -11,7 +11,7 @@
 
 #include "sd_dist.h"
 
-/* Rows within this distance of summing to 1 are renormalised (SPEC §1). */
+/* Rows within this distance of summing to 1 are renormalised. */
 #define SD_ROW_TOL 1e-9
 
 sd_chain *sd_chain_alloc(size_t V, size_t T, size_t draft_steps,

@@ -1,7 +1,7 @@
 /* sd_chain.h — the model: a draft chain p and a target chain q.
  *
  * A model is a pair of nonstationary Markov chains on tokens 0..V-1 over a
- * horizon T (SPEC §0–1; Yin et al. 2024, Appendix F):
+ * horizon T (Yin et al. 2024, Appendix F):
  *   x_0 ~ init,   x_t ~ p_t(.|x_{t-1}) (draft)   or   q_t(.|x_{t-1}) (target),
  * for t = 1..T.  Rows are stored as [steps][V][V] doubles with
  * steps = T (nonstationary) or 1 (the same matrix at every step).
@@ -80,7 +80,7 @@ int sd_chain_validate_step(double *rows, size_t V, size_t t, const char *source,
  * SD_EUSAGE ("--T 60 exceeds the model's horizon 50"). */
 int sd_chain_truncate(sd_chain *c, size_t T, sd_error *err);
 
-/* Reads a simdec-chain-1 JSON file (SPEC §1).  Syntax errors name
+/* Reads a simdec-chain-1 JSON file.  Syntax errors name
  * path:line:column; content errors name the field, step, row and value.
  * SD_EIO when the file cannot be opened, SD_EDATA when it is malformed,
  * SD_ETOOBIG when its declared size is refused.  On success *out owns a

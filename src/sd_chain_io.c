@@ -1,4 +1,4 @@
-/* sd_chain_io.c — the simdec-chain-1 JSON format (SPEC §1), read with
+/* sd_chain_io.c — the simdec-chain-1 JSON format, read with
  * jansson.  Every refusal names the source, then the field, step (1-based),
  * row and value; syntax errors name line and column. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* sd_dist.h — operations on probability vectors (SPEC §0 notation).
+/* sd_dist.h — operations on probability vectors (notation of docs/notation.md).
  *
  * All vectors have V entries; p is the draft, q the target.  Sums run in
  * index order, so results are deterministic to the last bit. */

@@ -1,4 +1,4 @@
-/* sd_exact.h — exact chain-level evaluators (SPEC §3).
+/* sd_exact.h — exact chain-level evaluators.
  *
  * Further evaluators (batch Theorem 3, single-token closed forms, optimal
  * multi-draft acceptance, ...) live in their own files sd_exact_*.c with
@@ -18,7 +18,7 @@ void sd_exact_target_step(const sd_chain *c, size_t n, const double *cur, double
  * out[n*V + b] = P_q(x_n = b), (T+1)*V doubles owned by the caller. */
 void sd_exact_target_marginals(const sd_chain *c, double *out);
 
-/* Theorem 1 of Yin et al. 2024 (SPEC §3): the expected number of
+/* Theorem 1 of Yin et al. 2024: the expected number of
  * rejections of token-level speculative decoding with lookahead to the
  * horizon,
  *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),
@@ -29,7 +29,7 @@ int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err);
 
 /* Token-level speculative decoding with a fixed draft length γ (γ = 0: the
  * rest of the horizon) and a bonus token from q after γ acceptances
- * (SPEC §2, sims/token.c).  Theorem 1 no longer applies when γ < T: a bonus
+ * (sims/token.c).  Theorem 1 no longer applies when γ < T: a bonus
  * position is never rejected.
  *
  * γ = 0 or γ >= T (every position drafted): E[N_rej] is Theorem 1 and

@@ -1,5 +1,5 @@
 /* sd_exact_accept.h — expected accepted draft tokens in one iteration
- * (SPEC §3; Sun et al. 2025, eq. 9 and Lemma 3;
+ * (Sun et al. 2025, eq. 9 and Lemma 3;
  * Sun et al. 2024, Theorem 1).
  *
  * Context: step t (1-based) with x_{t-1} = a.  The draft block

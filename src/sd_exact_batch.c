@@ -1,10 +1,10 @@
 /* sd_exact_batch.c — exact rejections of batch speculative decoding
  * (Yin et al. 2024, Theorem 3, App. D.1 eq. 22; Proposition 1,
- * App. D.2; SPEC §3).  See sd_exact_batch.h for the contracts.
+ * App. D.2).  See sd_exact_batch.h for the contracts.
  *
  * Two independent computations of E[N_rej]:
  *
- * 1. The recursion of SPEC §3 (the paper's eq. 22 summed over histories,
+ * 1. The recursion of Theorem 3 (the paper's eq. 22 summed over histories,
  *    which the Markov property reduces to x_{n-1}):  F_{n-1}(a) is the
  *    probability that x_{n-1} = a was produced by a rejection (F_0 = init:
  *    position 1 starts an iteration), and Q_{n-1} the target marginal.
@@ -108,7 +108,7 @@ static double S_row_inf(const double *p, const double *q, size_t V, double *u_ou
     return R;
 }
 
-/* The recursion of SPEC §3; M = 0 means the limit M -> ∞. */
+/* The recursion of Theorem 3; M = 0 means the limit M -> ∞. */
 static int S_recursion(const sd_chain *c, size_t M, double *out, sd_error *err)
 {
     size_t V = c->V;

@@ -1,7 +1,7 @@
 /* sd_exact_batch.h — exact rejections of batch speculative decoding
- * (Yin et al. 2024, §3.2, Theorem 3 and Proposition 1; SPEC §3).
+ * (Yin et al. 2024, §3.2, Theorem 3 and Proposition 1).
  *
- * Batch SD (Yin et al. 2024, Alg. 4, SPEC §2 "batch"): at the start of an iteration M
+ * Batch SD (Yin et al. 2024, Alg. 4): at the start of an iteration M
  * drafts are drawn from the same prefix; their first tokens are tried in
  * turn against q^1 = q, q^{m+1} = [q^m - p]+; the first accepted one's draft
  * continues alone, verified with the original q.  A rejection is an
@@ -22,7 +22,7 @@
  * problems are refused (SD_ETOOBIG) before anything is allocated; the
  * M -> ∞ limit costs O(T V²) whatever M. */
 
-/* Theorem 3 of Yin et al. 2024 by the recursion of SPEC §3:
+/* Theorem 3 of Yin et al. 2024 by the recursion below:
  *   F_0 = init,
  *   F_n(b) = Σ_a [h_n(b|a) Q_{n-1}(a) - (h_n(b|a) - R_n(a) q_n^{M+1}(b|a)) F_{n-1}(a)],
  *   E[N_rej] = Σ_n [Σ_a Q_{n-1}(a) TV_n(a) - Σ_a F_{n-1}(a) (TV_n(a) - R_n(a))],

@@ -1,5 +1,5 @@
 /* sd_exact_otm.h — acceptance probabilities of k-draft verification at one
- * position (SPEC §3; Sun et al. 2023, §5, App. B).
+ * position (Sun et al. 2023, §5, App. B).
  *
  * k drafts X_1..X_k ~ p i.i.d., target q (p draft, q target throughout).
  *
@@ -36,14 +36,14 @@ int sd_exact_otm_acceptance(const double *p, const double *q, size_t V, size_t k
 int sd_exact_otm_acceptance_brute(const double *p, const double *q, size_t V, size_t k,
                                   double *out, sd_error *err);
 
-/* Recursive rejection sampling (SpecInfer; Sun et al. 2023, App. B.3; SPEC §2 "rrs"):
+/* Recursive rejection sampling (SpecInfer; Sun et al. 2023, App. B.3):
  * drafts tried in turn against q^1 = q, q^{m+1} = [q^m - p]+; accepted with
  * probability 1 - Π_{m=1..k} TV(q^m, p).  SD_EUSAGE when k = 0;
  * SD_ETOOBIG when V·k > SD_EXACT_MAX_WORK; SD_ENOMEM. */
 int sd_exact_rrs_acceptance(const double *p, const double *q, size_t V, size_t k,
                             double *out, sd_error *err);
 
-/* Closed forms (Sun et al. 2023, App. B; SPEC §3), used as tests:
+/* Closed forms (Sun et al. 2023, App. B), used as tests:
  *   α_k(Ber(a), Ber(b)) = min(b, 1-(1-a)^k) + min(1-b, 1-a^k)
  *     (draft Ber(a), target Ber(b); Ber(x) puts x on token 1),
  *   α_k(U(d), U(d/r)) = 1 - (1-1/r)^k

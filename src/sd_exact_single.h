@@ -1,4 +1,4 @@
-/* sd_exact_single.h — single-token closed forms (SPEC §3):
+/* sd_exact_single.h — single-token closed forms:
  * batch improvement (Yin et al. 2024, §3.2), the rejection–bias
  * Pareto front (Yin et al. 2024, Theorems 4 and 5) and SPRINTER's counts
  * (Zhong et al. 2025, Theorems 3.1, 3.3, 3.4; letters reversed there:
@@ -43,7 +43,7 @@ int sd_exact_pareto_b(const double *p, const double *q, const double *b, size_t 
                       sd_pareto *out, double *pstar, sd_error *err);
 
 /* The same for b(x) = min(1, (q(x) + ε)/p(x)) (1 where p(x) = 0), the rule
- * of Yin et al. 2024, Fig. 4 and of the biased verifier (SPEC §2).  Then
+ * of Yin et al. 2024, Fig. 4 and of the biased verifier.  Then
  * q - b p = max(q - p, -ε), so P* = [q - p]+ normalised: the SD residual.
  * SD_EUSAGE unless ε >= 0 is finite; SD_ENOMEM. */
 int sd_exact_pareto(const double *p, const double *q, size_t V, double eps,

@@ -1,7 +1,7 @@
 /* sd_kseq.h — SpecTr's k-sequential selection (k-Seq) for one token.
  *
- * Sun et al. 2023, §6, Algorithm 2 and Theorem 1 (SPEC §2
- * "spectr", §3 "k-Seq").  Letters as in SPEC: p is the draft, q the target.
+ * Sun et al. 2023, §6, Algorithm 2 and Theorem 1.
+ * Letters as in docs/notation.md: p is the draft, q the target.
  *
  * Drafts X_1..X_k ~ p i.i.d. are tried in turn; X_i is accepted with
  * probability min(1, q(X_i) / (ρ p(X_i))).  With
@@ -44,7 +44,7 @@ int sd_kseq_solve(const double *p, const double *q, size_t V, size_t k,
 /* 1 - (1 - beta)^k, accurate for small beta (log1p/expm1). */
 double sd_kseq_pacc(double beta, size_t k);
 
-/* The k-Seq acceptance 1 - (1 - β(ρ*))^k in *out (SPEC §3).  Same status
+/* The k-Seq acceptance 1 - (1 - β(ρ*))^k in *out.  Same status
  * codes as sd_kseq_solve. */
 int sd_kseq_acceptance(const double *p, const double *q, size_t V, size_t k,
                        double *out, sd_error *err);

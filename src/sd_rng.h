@@ -6,8 +6,8 @@
  * which thread, process or machine ran it, so results are bit-identical for
  * any parallel split of the trials.
  *
- * Uniforms have 53 bits of resolution (two 32-bit outputs per double; SPEC
- * §6: gsl_rng_uniform has only 32), in [0, 1): 0 can occur (probability
+ * Uniforms have 53 bits of resolution (two 32-bit outputs per double;
+ * gsl_rng_uniform has only 32), in [0, 1): 0 can occur (probability
  * 2^-53), 1 cannot.  Acceptance tests must therefore be written
  * `u < ratio` (P = ratio exactly), never `u <= ratio`, which accepts a
  * token of ratio 0 when u = 0 (sglang issue 35771). */

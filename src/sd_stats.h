@@ -6,7 +6,7 @@
  *     n = na + nb;  d = mb - ma;  mean = ma + d nb/n;
  *     m2 = m2a + m2b + d² na nb / n,
  * which GSL's gsl_rstat lacks.  Merging per-block accumulators in block
- * order gives the same bits whatever the thread or rank count (SPEC §6). */
+ * order gives the same bits whatever the thread or rank count. */
 #ifndef SD_STATS_H
 #define SD_STATS_H
 

@@ -18,7 +18,7 @@
  *    the residual [q - p]+ is the rank law max(0, z_q - z_d) (normalised)
  *    mapped the same way: O(1) expected work per token, whatever V;
  *  - TV(p_t(.|a), q_t(.|a)) = TV(z_d, z_q) =: τ for every (t, a), so
- *    Theorem 1 (Yin et al. 2024; SPEC §3) is E[N_rej] = Σ_n Σ_a Q_{n-1}(a) τ = T·τ,
+ *    Theorem 1 (Yin et al. 2024) is E[N_rej] = Σ_n Σ_a Q_{n-1}(a) τ = T·τ,
  *    and with a finite draft length γ the DP of sd_exact_token collapses to
  *    the accepted-in-iteration counter j alone: O(T·min(γ,T)), no sampling.
  *

@@ -1,5 +1,5 @@
 /* test_block.c — block and greedy-block verification against exact values
- * (Sun et al. 2025, §2, eq. 9, Lemma 9; SPEC §3).
+ * (Sun et al. 2025, §2, eq. 9, Lemma 9).
  *
  * Monte-Carlo tolerances are 4 standard errors: a correct simulator fails a
  * given comparison with probability ~6e-5, and the seeds are fixed, so a

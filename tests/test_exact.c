@@ -151,7 +151,7 @@ Test(exact_batch, refuses_bad_sizes)
     sd_chain_free(c);
 }
 
-/* An independent Monte-Carlo of batch SD (SPEC §2 "batch", the unbiased
+/* An independent Monte-Carlo of batch SD (Yin et al. 2024, Alg. 4, the unbiased
  * reading of Yin et al. 2024, Alg. 4) with lookahead to the horizon, drafting lazily
  * (the chosen draft's next token given its prefix is p_n(.|x_{n-1})):
  * returns the rejections of one trial.  qm, nx: V doubles of scratch. */

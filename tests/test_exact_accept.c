@@ -1,5 +1,5 @@
 /* test_exact_accept.c — expected accepted length in one iteration
- * (SPEC §3; Sun et al. 2025, eq. 9, Lemma 3; Sun et al. 2024, Theorem 1): suite exact_accept. */
+ * (Sun et al. 2025, eq. 9, Lemma 3; Sun et al. 2024, Theorem 1): suite exact_accept. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ static void S_brute(const sd_chain *c, size_t t, size_t a, size_t G, double out[
 
 Test(exact_accept, toy_model_gamma2_and_gamma3)
 {
-    /* Sun et al. 2025, §2: 10/9, 11/9, 12/9 at γ = 2 (SPEC §3); at γ = 3 token
+    /* Sun et al. 2025, §2: 10/9, 11/9, 12/9 at γ = 2; at γ = 3 token
      * 2/3 + 4/9 + 8/27 = 38/27, block 5/3, full 50/27. */
     sd_chain *c = tx_toy_chain(3);
     double e[3];

@@ -1,5 +1,5 @@
 /* test_exact_otm.c — optimal k-draft acceptance by the sorted prefix,
- * recursive rejection sampling, k-Seq (SPEC §3; Sun et al. 2023, §5, App. B):
+ * recursive rejection sampling, k-Seq (Sun et al. 2023, §5, App. B):
  * suite exact_otm. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
@@ -44,7 +44,7 @@ Test(exact_otm, prefix_equals_brute_force_over_all_subsets)
 
 Test(exact_otm, prefix_equals_lp_optimum)
 {
-    /* The LP of lp/otm.c (SPEC §4, the referee): 40 random instances,
+    /* The LP of lp/otm.c (the referee): 40 random instances,
      * V <= 5, k <= 3; GLPK's optimum is accurate to ~1e-9. */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 1618);
@@ -67,7 +67,7 @@ Test(exact_otm, prefix_equals_lp_optimum)
 
 Test(exact_otm, bernoulli_and_uniform_closed_forms)
 {
-    /* draft Ber(a), target Ber(b) (Sun et al. 2023, App. B; SPEC §3) */
+    /* draft Ber(a), target Ber(b) (Sun et al. 2023, App. B) */
     for (int i = 0; i <= 20; i++)
         for (int j = 0; j <= 20; j++)
             for (size_t k = 1; k <= 10; k++) {

@@ -1,4 +1,4 @@
-/* test_lp.c — the GLPK linear programs (lp/sd_lp.h, SPEC §4): suites lp_*.
+/* test_lp.c — the GLPK linear programs (lp/sd_lp.h): suites lp_*.
  *
  * Every LP is checked against a value computed independently of GLPK on
  * random instances drawn here (fixed seeds): OTM-k against the brute-force

@@ -133,7 +133,7 @@ Test(kseq, uniform_closed_form)
 {
     /* p = U(6), q = U(2) (r = 3): β(ρ) = min(1/r, 1/ρ), so
      * ρ* = r (1 - (1-1/r)^k) and the acceptance is 1 - (1-1/r)^k, the OTM
-     * optimum α_k(U(d), U(d/r)) of SPEC §3. */
+     * optimum α_k(U(d), U(d/r)) (Sun et al. 2023, App. B). */
     double p[6], q[6];
     for (int i = 0; i < 6; i++) {
         p[i] = 1.0 / 6;
@@ -371,7 +371,7 @@ static void S_acceptance_grid(const char *name,
 
 Test(multidraft_accept, rrs_matches_product_of_tv)
 {
-    /* RRS acceptance 1 - Π_{m=1..k} TV(q^m, p) (SPEC §3). */
+    /* RRS acceptance 1 - Π_{m=1..k} TV(q^m, p). */
     S_acceptance_grid("rrs", sd_exact_rrs_acceptance);
 }
 
