@@ -23,6 +23,7 @@ static const tu_conf S_confs[] = {
     {"token", {"gamma", NULL}, {3, 0}, NULL},
     {"block", {"gamma", NULL}, {2, 0}, NULL},
     {"broken-block-residual", {"gamma", NULL}, {2, 0}, NULL},
+    {"broken-block-kernel", {"gamma", NULL}, {2, 0}, NULL}, /* the law of its kernel */
     {"batch", {"M", NULL}, {3, 0}, NULL},
     {"batch", {"M", "gamma"}, {2, 3}, NULL},
     {"broken-batch", {"M", NULL}, {1, 0}, NULL},
