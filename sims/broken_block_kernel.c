@@ -11,7 +11,7 @@
  * where TV = 0, as the kernel falls back on q for a residual of zero
  * mass).  That is sd_law_block with the token-wise residual, the law of
  * broken-block-residual's step: the kernel repeats the vllm-ascend 7807
- * bug in its tables.  tests/test_kernel_block.c holds the kernel's
+ * bug in its tables.  tests/test_tree_laws.c holds the kernel's
  * Monte-Carlo law of the first tokens to this law cell by cell. */
 #include "sd_block.h"
 #include "sd_iter_laws.h"
