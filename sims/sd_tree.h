@@ -142,8 +142,8 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it);
 
-/* The alloc and step of a verifier file whose sd_tree_kind is KIND:
- * S_alloc, S_step and S_exact. */
+/* The slots of a verifier file whose sd_tree_kind is KIND: S_alloc,
+ * S_step, S_exact and S_law (its iteration_law). */
 #define SD_TREE_VERIFIER_FUNCTIONS(KIND)                                                     \
     static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)       \
     {                                                                                              \
@@ -158,6 +158,11 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
     static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err) \
     {                                                                                              \
         return sd_tree_verifier_exact(m, par, &(KIND), out, err);                                  \
+    }                                                                                              \
+    static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,              \
+                     struct sd_iter_law *out, sd_error *err)                                       \
+    {                                                                                              \
+        return sd_tree_verifier_law(c, par, &(KIND), n, prev, out, err);                           \
     }
 
 /* The kind of the tree verifier named `algo` (each verifier file defines
@@ -167,6 +172,20 @@ const sd_tree_kind *sd_tree_kind_find(const char *algo);
 /* The exact slot: src/sd_exact_tree.h, sd_exact_tree_values. */
 int sd_tree_verifier_exact(const sd_model *m, const sd_params *par, const sd_tree_kind *k,
                            sd_exact_values *out, sd_error *err);
+
+/* The iteration_law slot (sims/sd_exact_gen.h) of a tree verifier, by the
+ * enumeration of src/sd_exact_tree.h: from context (n, prev) the tree is
+ * drafted in every way, and each drafted tree ends at node v with
+ * probability pi[v] (sd_tree_outcome), emitting v's path x_1..x_l and then
+ * y ~ law[v] (none at the horizon, n + l > T); so
+ *     P(path x_1..x_l, then y) = Σ_trees P(tree) Σ_{v: path(v) = x_1..x_l} pi[v] law[v](y),
+ * a rejection when l < D (an inner node: y is a residual token), one
+ * target call.  Outcomes are merged over the tokens the caller does not
+ * keep (law->keep); with law->emit it fills the per-depth token law and
+ * keeps no token.  SD_ETOOBIG (naming the limit) past
+ * SD_EXACT_TREE_MAX_TREES drafted trees or SD_ITER_LAW_MAX outcomes. */
+int sd_tree_verifier_law(const sd_chain *c, const sd_params *par, const sd_tree_kind *k, size_t n,
+                         size_t prev, struct sd_iter_law *law, sd_error *err);
 
 /* par, or, when it sets no tree (sd_params_defaults(par, NULL), as the
  * generic tests pass to every verifier), k's verifier's declared defaults

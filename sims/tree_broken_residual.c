@@ -26,5 +26,6 @@ const sd_verifier_type sd_verifier_broken_tree_residual = {
     .free = sd_tree_verifier_free,
     .step = S_step,
     .exact = S_exact,
+    .iteration_law = S_law,
     .flags = SD_VERIFIER_CONTROL,
 };

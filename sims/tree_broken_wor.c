@@ -25,5 +25,6 @@ const sd_verifier_type sd_verifier_broken_tree_wor = {
     .free = sd_tree_verifier_free,
     .step = S_step,
     .exact = S_exact,
+    .iteration_law = S_law,
     .flags = SD_VERIFIER_CONTROL,
 };

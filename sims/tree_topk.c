@@ -29,4 +29,5 @@ const sd_verifier_type sd_verifier_tree_topk = {
     .free = sd_tree_verifier_free,
     .step = S_step,
     .exact = S_exact,
+    .iteration_law = S_law,
 };

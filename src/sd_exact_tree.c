@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/sd_exact_gen.h"
 #include "../sims/sd_params.h"
 
 double sd_exact_tree_count(size_t V, const sd_params *par, sd_tree_draw draw)
@@ -26,6 +27,15 @@ double sd_exact_tree_count(size_t V, const sd_params *par, sd_tree_draw draw)
     return n;
 }
 
+/* The law of one iteration from the context being enumerated, as a dense
+ * table over its outcomes (the accepted path length l, the path's first
+ * min(l, keep) tokens x_1..x_k, the token y emitted after it):
+ *     tab[off[l] + (x_1 V^{k-1} + ... + x_k) V + y],
+ * off[l] = Σ_{j<l} V^{min(j,keep)+1}.  At the horizon (t + l > T) no token
+ * follows and y is the path's last token x_l.  With keep = 0 this is
+ * sd_exact_tree_accept's joint (off[l] = l V).  Outcomes that agree on l,
+ * the kept tokens and y are merged: P(l, x_1..x_k, y) sums over the drafted
+ * trees and over the nodes of depth l whose paths start with x_1..x_k. */
 typedef struct S_enum {
     const sd_chain *c;
     const sd_tree_kind *k;
@@ -33,8 +43,39 @@ typedef struct S_enum {
     sd_tree *tr;
     double *w;      /* [nodes][V]: each node's draft law */
     double expected;
-    double *joint;  /* [(d+1)][V] or NULL */
+    double *tab;    /* the table above, or NULL */
+    size_t keep;
+    size_t off[SD_TREE_MAX_DEPTH + 2];
+    double *emit;   /* [(T-t+1)][V] or NULL: += P(x_{t+j} = y) at j·V + y */
+    size_t path[SD_TREE_MAX_DEPTH];
 } S_enum;
+
+/* Node v (depth l) ends the iteration with probability pv: its outcomes
+ * into the table and the per-depth token law. */
+static void S_record(S_enum *e, size_t v, size_t l, double pv)
+{
+    sd_tree *tr = e->tr;
+    size_t V = tr->V, k = l < e->keep ? l : e->keep, cell = 0;
+    for (size_t u = v, i = l; i > 0; i--, u = sd_tree_parent(tr, u))
+        e->path[i - 1] = tr->tok[u];
+    for (size_t j = 0; j < k; j++)
+        cell = cell * V + e->path[j];
+    double *row = e->tab ? e->tab + e->off[l] + cell * V : NULL;
+    for (size_t j = 0; e->emit && j < l; j++)
+        e->emit[j * V + e->path[j]] += pv;
+    if (tr->t + l > e->c->T) { /* the horizon (l = D >= 1): no token follows */
+        if (row)
+            row[e->path[l - 1]] += pv;
+        return;
+    }
+    const double *law = tr->law + v * V;
+    for (size_t y = 0; y < V; y++) {
+        if (row)
+            row[y] += pv * law[y];
+        if (e->emit)
+            e->emit[l * V + y] += pv * law[y];
+    }
+}
 
 /* Drafts node u onwards in every way, with probability `prob` so far. */
 static void S_visit(S_enum *e, size_t u, double prob)
@@ -49,15 +90,8 @@ static void S_visit(S_enum *e, size_t u, double prob)
                 continue;
             size_t l = sd_tree_depth_of(tr, v);
             e->expected += pv * (double)l;
-            if (!e->joint)
-                continue;
-            if (tr->t + l > e->c->T) {
-                e->joint[l * V] += pv; /* the horizon: no token follows */
-                continue;
-            }
-            const double *law = tr->law + v * V;
-            for (size_t y = 0; y < V; y++)
-                e->joint[l * V + y] += pv * law[y];
+            if (e->tab || e->emit)
+                S_record(e, v, l, pv);
         }
         return;
     }
@@ -74,11 +108,33 @@ static void S_visit(S_enum *e, size_t u, double prob)
         }
 }
 
-/* The enumeration with an allocated tree. */
+/* Depth of the tree cut at position t. */
+static size_t S_depth(const S_enum *e, size_t t)
+{
+    size_t rest = e->c->T - t + 1;
+    return e->tr->d < rest ? e->tr->d : rest;
+}
+
+/* The table's offsets off[0..D+1] for depth D and e->keep; returns its
+ * size off[D+1] as a double (the caller guards it before allocating). */
+static double S_offsets(S_enum *e, size_t D)
+{
+    double V = (double)e->c->V, cells = 0.0, row = V;
+    for (size_t l = 0; l <= D; l++) {
+        e->off[l] = (size_t)cells;
+        cells += row;
+        if (l < e->keep)
+            row *= V;
+    }
+    e->off[D + 1] = (size_t)cells;
+    return cells;
+}
+
+/* The enumeration from position t after token a with an allocated tree
+ * (and the table's offsets set by S_offsets when e->tab is used). */
 static void S_context(S_enum *e, size_t t, size_t a, double *expected)
 {
-    size_t rest = e->c->T - t + 1, D = e->tr->d < rest ? e->tr->d : rest;
-    sd_tree_cut(e->tr, D, t, a);
+    sd_tree_cut(e->tr, S_depth(e, t), t, a);
     e->expected = 0.0;
     S_visit(e, 1, 1.0);
     *expected = e->expected;
@@ -130,7 +186,8 @@ int sd_exact_tree_accept(const sd_chain *c, size_t t, size_t a, const sd_params 
         return rc;
     if (joint)
         memset(joint, 0, (par->tree_depth + 1) * c->V * sizeof *joint);
-    e.joint = joint;
+    e.tab = joint;
+    S_offsets(&e, S_depth(&e, t));
     S_context(&e, t, a, expected);
     S_close(&e);
     return SD_OK;
@@ -161,7 +218,8 @@ int sd_exact_tree_calls(const sd_chain *c, const sd_params *par, const sd_tree_k
                 continue;
             ncalls += r;
             memset(joint, 0, (d + 1) * V * sizeof *joint);
-            e.joint = joint;
+            e.tab = joint;
+            S_offsets(&e, S_depth(&e, n));
             S_context(&e, n, b, &ex);
             size_t D = e.tr->D;
             for (size_t l = 0; l <= D; l++) {
@@ -198,5 +256,55 @@ int sd_exact_tree_values(const sd_model *m, const sd_params *par, const sd_tree_
     par = sd_tree_params(k, par, &def);
     int rc = sd_exact_tree_calls(m->chain, par, k, &out->target_calls, &out->rejections, err);
     out->method = "enumeration of every drafted tree per context, forward recursion over positions";
+    return rc;
+}
+
+/* The law of one iteration (sd_tree.h): the table of S_enum for the
+ * context (n, prev), its cells listed as outcomes.  Outcome (l, x_1..x_k,
+ * y) emits l+1 tokens (the path, then y), or l at the horizon; it is a
+ * rejection when l < D (the iteration ended at an inner node with a
+ * residual token, as sd_tree_verifier_step reports); one target call. */
+int sd_tree_verifier_law(const sd_chain *c, const sd_params *par, const sd_tree_kind *k, size_t n,
+                         size_t prev, struct sd_iter_law *law, sd_error *err)
+{
+    if (n < 1 || n > c->T || prev >= c->V)
+        return sd_error_set(err, SD_EUSAGE, "%s: context n = %zu, x_{n-1} = %zu: expected 1 <= n <= %zu, "
+                            "x_{n-1} < %zu", k->name, n, prev, c->T, c->V);
+    sd_params def;
+    par = sd_tree_params(k, par, &def);
+    S_enum e;
+    int rc = S_open(&e, c, par, k, SD_EXACT_TREE_MAX_TREES, 1.0, err);
+    if (rc)
+        return rc;
+    size_t V = c->V, D = S_depth(&e, n), buf[SD_TREE_MAX_DEPTH + 1];
+    e.keep = law->emit ? 0 : law->keep; /* a law giving emit keeps no token */
+    e.emit = law->emit;
+    double cells = S_offsets(&e, D), ex;
+    if (!(cells <= (double)SD_ITER_LAW_MAX)) {
+        S_close(&e);
+        return sd_error_set(err, SD_ETOOBIG, "%s: the law of one iteration keeping %zu tokens has %.3g "
+                            "outcomes, over the limit %zu (use a smaller --L or V)", k->name, e.keep, cells,
+                            SD_ITER_LAW_MAX);
+    }
+    e.tab = calloc(e.off[D + 1], sizeof *e.tab);
+    if (!e.tab) {
+        S_close(&e);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the law of one iteration of %s", k->name);
+    }
+    S_context(&e, n, prev, &ex);
+    for (size_t l = 0; l <= D && !rc; l++) {
+        int horizon = n + l > c->T;
+        size_t kept = l < e.keep ? l : e.keep;
+        for (size_t i = e.off[l]; i < e.off[l + 1] && !rc; i++) {
+            size_t cell = (i - e.off[l]) / V, y = (i - e.off[l]) % V;
+            for (size_t j = kept; j > 0; j--, cell /= V)
+                buf[j - 1] = cell % V;
+            buf[l] = y; /* kept when keep > l (read only then) */
+            rc = sd_iter_law_add(law, e.tab[i], buf, horizon ? l : l + 1, y, l < D, 1, err);
+        }
+    }
+    law->emit_filled = law->emit != NULL;
+    free(e.tab);
+    S_close(&e);
     return rc;
 }

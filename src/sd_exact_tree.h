@@ -35,8 +35,8 @@ double sd_exact_tree_count(size_t V, const sd_params *par, sd_tree_draw draw);
  * shape from par) from step t after token a, into *expected; when joint is
  * not NULL, joint[l*V + y] = P(accepted length l, emitted token y) for
  * l = 0..D (the caller's (d+1)·V doubles; rows past D are 0; at the horizon
- * end no token follows and the row l = T-t+1 holds its probability in
- * y = 0).  SD_EUSAGE for a bad context or drafting rule, SD_ETOOBIG (before
+ * end no token follows and the row l = T-t+1 holds its probability at y =
+ * the path's last token).  SD_EUSAGE for a bad context or drafting rule, SD_ETOOBIG (before
  * allocating) past SD_EXACT_TREE_MAX_TREES, SD_ENOMEM. */
 int sd_exact_tree_accept(const sd_chain *c, size_t t, size_t a, const sd_params *par,
                          const sd_tree_kind *k, double *expected, double *joint, sd_error *err);
