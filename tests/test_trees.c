@@ -352,6 +352,7 @@ Test(trees, other_readings_of_traversal_are_biased)
     vt.alloc = S_reading_alloc;
     vt.step = S_reading_step;
     vt.exact = NULL;
+    vt.iteration_law = NULL; /* traversal's law is not this reading's */
     sd_chain *c = tu_chain(4, 4, 5);
     for (size_t i = 0; i < 2; i++) {
         S_reading = kinds[i];
