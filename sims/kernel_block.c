@@ -116,6 +116,8 @@ typedef struct S_work {
     double *m;      /* m_i */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
+    uint32_t *idx;  /* slab words to load (sd_fetch64) */
+    uint64_t *ent;  /* the words loaded */
     uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */
 } S_work;
 
@@ -322,13 +324,18 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
 #if S_HAVE_X86
 /* j*(π) of the row at r by counting π r > 1 on the padded sorted row,
  * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
-__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+__attribute__((target("avx512f"))) static inline size_t S_count8(const double *rs, size_t V, double pi)
 {
     const __m512d vp = _mm512_set1_pd(pi), one = _mm512_set1_pd(1.0);
-    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs)), one, _CMP_GT_OQ));
+    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs)), one, _CMP_GT_OQ));
     for (size_t c = 8; c < V; c += 8)
-        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs + c)), one, _CMP_GT_OQ));
+        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs + c)), one, _CMP_GT_OQ));
     return j;
+}
+
+__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+{
+    return S_count8(r->rs, V, pi);
 }
 
 /* A masked gather from byte offsets off of base: lanes outside m read
@@ -407,26 +414,40 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
     const __m512i zi = _mm512_setzero_si512();
+    const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
     uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
-    /* pass 1: X_i from the alias table of p at row (n + i - 1, y) */
+    uint32_t *idx = w->idx;
+    uint64_t *ent = w->ent;
+    /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
+     * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
         __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
         live[b / 8] = lv;
         __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
                                      stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
+        _mm512_storeu_si512((void *)(w->R + b), R);
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
+    }
+    sd_fetch64(slab, idx, nb, ent);
+    /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 lv = live[b / 8];
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = S_gather(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap);
+        __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        _mm512_storeu_si512((void *)(w->R + b), R);
-        S_ST32(w->x + b, _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k));
+        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        S_ST32(w->x + b, x);
+        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
     }
-    /* pass 2: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
+    sd_fetch64(slab, idx, nb, ent);
+    /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
-        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
         if (tok) {
             __m512i a = S_LD32(w->act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
@@ -434,8 +455,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
         __m512d pi0 = _mm512_loadu_pd(w->pi + b);
-        __m512d rat = S_gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat);
-        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, rat), one));
+        __m512d r = _mm512_mask_blend_pd(lv, one, _mm512_loadu_pd((const double *)(const void *)(ent + b)));
+        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, r), one));
         _mm512_storeu_pd(w->pi + b, pi);
         S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
@@ -447,17 +468,26 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         _mm512_storeu_si512((void *)(w->jb + b), zi);
     }
     if (pl->V <= S_COUNT_MAX) {
-        /* pass 3: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row, eight tokens per compare), and m_i */
-        for (size_t b = 0; b < nb; b++) {
-            if (!((inner[b / 8] >> (b % 8)) & 1))
-                continue;
-            S_row r = S_row_off(pl, w->R[b]);
-            double pi = w->pi[b];
-            w->m[b] = S_mass(&r, S_jstar_count8(&r, pl->V, pi), pi);
-        }
+        /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
+         * padded sorted row, eight tokens per compare), and m_i = S_mass,
+         * at the places whose iteration goes on */
+        const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
+        const size_t Vn = pl->V;
+        const uint64_t *Rb = w->R;
+        const double *pib = w->pi;
+        double *mb = w->m;
+        for (size_t b8 = 0; b8 < nb; b8 += 8)
+            for (unsigned msk = inner[b8 / 8]; msk; msk &= msk - 1) {
+                size_t b = b8 + (size_t)__builtin_ctz(msk), off = Rb[b];
+                double pi = pib[b], q, p;
+                size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pi);
+                memcpy(&q, Q + off + 8 * j, sizeof q);
+                memcpy(&p, P + off + 8 * j, sizeof p);
+                double m = pi * q - p;
+                mb[b] = m > 0.0 ? m : 0.0;
+            }
     } else {
-        /* passes 3: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
+        /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
          * search), one gather per pass; then m_i */
         for (size_t len = pl->V;;) {
             size_t half = len > 1 ? len / 2 : 1;
@@ -484,7 +514,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
         }
     }
-    /* pass 4: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
+    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
         __m512d pi = _mm512_loadu_pd(w->pi + b), m = _mm512_loadu_pd(w->m + b);
@@ -732,7 +762,7 @@ static void S_work_free(void *work)
     if (!w)
         return;
     void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist};
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist, w->idx, w->ent};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -745,8 +775,8 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl};
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb};
+    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl, &w->idx};
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb, &w->ent};
     double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)

@@ -178,7 +178,7 @@ struct sd_token_work {
     size_t S, words, T;
     uint32_t *prev, *j, *rej;
     uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
-    uint32_t *idx;                   /* a position's table indices and entries (S_fetch) */
+    uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64) */
     uint64_t *ent;
     uint32_t *cnt;                   /* [T + 1]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
@@ -533,7 +533,7 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
  * integer arithmetic, so the same outcomes), in three passes over the
  * trials: (1) each trial's table index, prev·K + k with k = U >> (53 - lgK)
  * (S_index_avx512); (2) the entries, by plain loads into the work array
- * (S_fetch); (3) the alias test as a mask and the state's update
+ * (sd_fetch64); (3) the alias test as a mask and the state's update
  * (S_pos_avx512).  A vpgatherqq of eight L1-resident words costs 30–40
  * cycles on the 2-core Xeon of docs/performance.md, eight scalar loads
  * about 13 (docs/findings.md), and the passes keep the loads of different
@@ -564,21 +564,6 @@ __attribute__((target("avx512f"))) static void S_index_avx512(unsigned lgK, size
     for (size_t i = 0; i < s; i += 8) {
         __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(u + i)), sh);
         S_ST32(idx + i, _mm512_or_si512(_mm512_sll_epi64(S_LD32(prev + i), lg), k));
-    }
-}
-
-/* Pass 2: ent[i] = tab[idx[i]] for i < s (a multiple of 4), four
- * independent loads per turn.  The empty asm keeps the compiler from
- * vectorising the loop into the gather it replaces. */
-static void S_fetch(const uint64_t *tab, size_t s, const uint32_t *idx, uint64_t *ent)
-{
-    for (const uint32_t *end = idx + s; idx < end; idx += 4, ent += 4) {
-        uint64_t e0 = tab[idx[0]], e1 = tab[idx[1]], e2 = tab[idx[2]], e3 = tab[idx[3]];
-        __asm__("" : "+r"(e0), "+r"(e1), "+r"(e2), "+r"(e3));
-        ent[0] = e0;
-        ent[1] = e1;
-        ent[2] = e2;
-        ent[3] = e3;
     }
 }
 
@@ -726,7 +711,10 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK, S = w->S;
     const unsigned lgK = pl->lgK;
     uint32_t *prev = w->prev;
+#if S_HAVE_X86
     const int wide = sd_rngbuf_avx512();
+    const int fetch = V * K - 1 <= UINT32_MAX; /* a step's entries indexed by 32 bits (S_index_avx512) */
+#endif
     sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
     for (size_t i = 0; i < s; i++)
         prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
@@ -754,11 +742,13 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         if (out->rb)
             S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
 #if S_HAVE_X86
-        if (wide) {
+        if (wide && fetch) {
             size_t nb = s / 8 * 8;
             S_index_avx512(lgK, nb, u, prev, w->idx);
-            S_fetch(tab, nb, w->idx, w->ent);
+            sd_fetch64(tab, w->idx, nb, w->ent);
             i0 = S_pos_avx512(tab, lgK, s, u, w->ent, prev, w->rej, w->j, gamma, ends, bit);
+        } else if (wide) {
+            i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, w->rej, w->j, gamma, ends, bit);
         }
 #endif
         if (gamma == 0)
