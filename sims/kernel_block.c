@@ -70,6 +70,8 @@
 
 #define S_GROUP 256    /* trials per lockstep group */
 #define S_COUNT_MAX 64 /* rows up to this size: j* by counting (vector code) */
+#define S_LINE 64      /* bytes of a cache line: rows are aligned to it */
+#define S_HCOPIES 4    /* copies of the histogram of τ */
 
 /* A row's tables, inside the plan's slab (S_row_at). */
 typedef struct S_row {
@@ -118,7 +120,8 @@ typedef struct S_work {
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
-    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */
+    uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
+                       (consecutive increments of one counter would wait for each other) */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -275,15 +278,19 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
+    /* Rows start on 64-byte lines: the sorted ratios (padded with -1) and
+     * the prefix sums first, each padded to whole 64-byte loads, then the
+     * draft's alias table and r(X), then the bonus's table. */
     S_layout l;
-    l.ap = 0;
-    l.aq = l.ap + K * sizeof(uint64_t);
-    l.rs = l.aq + K * sizeof(uint64_t);
-    l.rat = l.rs + (V + 7) / 8 * 8 * sizeof(double); /* rs padded with -1 to whole 64-byte loads */
-    l.Q = l.rat + V * sizeof(double);
-    l.P = l.Q + (V + 1) * sizeof(double);
-    l.ord = l.P + (V + 1) * sizeof(double);
-    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s8 = (V + 8) / 8 * 8 * sizeof(double);
+    l.rs = 0;
+    l.Q = l.rs + r8;
+    l.P = l.Q + s8;
+    l.ap = l.P + s8;
+    l.rat = l.ap + K * sizeof(uint64_t);
+    l.aq = l.rat + V * sizeof(double);
+    l.ord = l.aq + K * sizeof(uint64_t);
+    l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE;
     /* the vector code's byte offsets are products of 32-bit numbers */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
                   nrows * l.stride > UINT32_MAX))
@@ -292,7 +299,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     S_plan *pl = calloc(1, sizeof *pl);
     S_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->slab = malloc(nrows * l.stride);
+        pl->slab = aligned_alloc(S_LINE, nrows ? nrows * l.stride : S_LINE); /* a multiple of S_LINE */
         pl->init = malloc(K * sizeof *pl->init);
     }
     if (!pl || !key || !pl->slab || !pl->init) {
@@ -460,11 +467,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         _mm512_storeu_pd(w->pi + b, pi);
         S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
-        inner[b / 8] = alive & _mm512_cmplt_epu64_mask(vi, G);
+        __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
+        inner[b / 8] = in;
         live[b / 8] = alive; /* from here: the places that test η_i */
         __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
                                       stride);
-        _mm512_storeu_si512((void *)(w->R + b), R2);
+        _mm512_storeu_si512((void *)(w->R + b), _mm512_maskz_mov_epi64(in, R2)); /* row 0 where unused */
         _mm512_storeu_si512((void *)(w->jb + b), zi);
     }
     if (pl->V <= S_COUNT_MAX) {
@@ -476,9 +484,25 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         const uint64_t *Rb = w->R;
         const double *pib = w->pi;
         double *mb = w->m;
-        for (size_t b8 = 0; b8 < nb; b8 += 8)
-            for (unsigned msk = inner[b8 / 8]; msk; msk &= msk - 1) {
-                size_t b = b8 + (size_t)__builtin_ctz(msk), off = Rb[b];
+        if (Vn < 8) {
+            /* the row in one vector: the predicate holds on lanes 0..j*-1,
+             * so Q_{j*}, P_{j*} are the first lanes left by compressing
+             * (Q_0..Q_7), (P_0..P_7) to the lanes where it fails; no load
+             * waits for j* */
+            for (size_t b = 0; b < nb; b++) { /* every place, without a branch (pass 5 reads the inner ones) */
+                size_t off = Rb[b];
+                double pi = pib[b];
+                __mmask8 lo = (__mmask8)~_mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_set1_pd(pi),
+                                                                           _mm512_load_pd((const void *)(rs + off))),
+                                                             one, _CMP_GT_OQ);
+                double q = _mm512_cvtsd_f64(_mm512_maskz_compress_pd(lo, _mm512_load_pd((const void *)(Q + off))));
+                double p = _mm512_cvtsd_f64(_mm512_maskz_compress_pd(lo, _mm512_load_pd((const void *)(P + off))));
+                double m = pi * q - p;
+                mb[b] = m > 0.0 ? m : 0.0;
+            }
+        } else {
+            for (size_t b = 0; b < nb; b++) { /* every place, without a branch (pass 5 reads the inner ones) */
+                size_t off = Rb[b];
                 double pi = pib[b], q, p;
                 size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pi);
                 memcpy(&q, Q + off + 8 * j, sizeof q);
@@ -486,6 +510,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
                 double m = pi * q - p;
                 mb[b] = m > 0.0 ? m : 0.0;
             }
+        }
     } else {
         /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
          * search), one gather per pass; then m_i */
@@ -639,7 +664,7 @@ static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int fir
         w->s1[s] += tau;
         w->s2[s] += (uint64_t)tau * tau;
         w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
-        w->hist[tau]++;
+        w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         w->act[keep] = s;
         w->n[keep] = n + emitted;
         w->prev[keep] = x;
@@ -669,7 +694,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         if (tok)
             tok[s * (T + 1)] = x0;
     }
-    memset(w->hist, 0, (gmax + 1) * sizeof *w->hist);
+    memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
@@ -702,7 +727,8 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     }
     if (obs->hist)
         for (size_t a = 0; a <= gmax; a++)
-            obs->hist[a] += (double)w->hist[a];
+            for (size_t c = 0; c < S_HCOPIES; c++)
+                obs->hist[a] += (double)w->hist[c * (gmax + 1) + a]; /* integers: exact in any order */
     for (size_t s = 0; s < S; s++) {
         if (obs->acc)
             sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
@@ -787,7 +813,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
     bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
     bad |= !(w->mk = malloc(2 * S / 8));
-    bad |= !(w->hist = malloc((pl->gmax + 1) * sizeof *w->hist));
+    bad |= !(w->hist = malloc(S_HCOPIES * (pl->gmax + 1) * sizeof *w->hist));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
