@@ -105,8 +105,17 @@ typedef struct S_work {
     uint64_t *s1, *s2;
     double *rb;
     size_t *tok; /* [S][T+1]: x_0..x_T when an observer needs them */
-    /* the trials running, by place in act (compacted after each round) */
-    uint32_t *act, *n, *prev;
+    /* the trials running, by place in act (compacted after each round),
+     * with their counts so far (moved with them: sequential, not scattered
+     * by trial) */
+    uint32_t *act, *n;
+    uint32_t *prej, *pits;
+    uint64_t *ps1, *ps2;
+    double *prb;
+    /* the trials done, in the order they finished: trial and counts */
+    uint32_t *dact, *drej, *dits;
+    uint64_t *ds1, *ds2;
+    double *drb;
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
@@ -646,31 +655,156 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
 }
 #endif
 
-/* The round's bookkeeping at places 0..na-1 once x holds their last
- * tokens: the trial's counts, the histogram of τ, the tokens; then the
- * places whose trial runs another iteration are compacted (act, n, prev);
- * returns their number. */
-static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok)
+/* The iteration of place k that starts at position n after token x: its
+ * draft length G (γ, or what is left of the horizon) and the state of
+ * Alg. 2 before its first draft.  Returns G. */
+static inline uint32_t S_begin(const S_plan *pl, S_work *w, size_t k, uint32_t n, uint32_t x)
+{
+    size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    w->n[k] = n;
+    w->G[k] = (uint32_t)G;
+    w->y[k] = w->tauprev[k] = x;
+    w->pi[k] = w->taup[k] = 1.0;
+    w->tau[k] = 0;
+    return (uint32_t)G;
+}
+
+/* The round's bookkeeping at places b..na-1 once x holds their last tokens
+ * (places 0..b-1 done, keep of them kept, nd trials finished so far): the
+ * counts, the histogram of τ, the tokens; a place whose trial runs another
+ * iteration moves to place keep (counts and all) and begins it (S_begin),
+ * a trial that is done joins the list of finished ones.  Returns the
+ * number of places kept; *maxG: the largest G among them. */
+static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, size_t L, int first, size_t *tok,
+                              size_t keep, size_t *nd, uint32_t *maxG)
 {
     const size_t T = pl->T;
-    size_t keep = 0;
-    for (size_t b = 0; b < na; b++) {
+    for (; b < na; b++) {
         uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
         uint32_t full = tau == G, emitted = tau + 1 - (full & (n + G > T)); /* no bonus past T */
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
-        w->rej[s] += full ^ 1u;
-        w->its[s]++;
-        w->s1[s] += tau;
-        w->s2[s] += (uint64_t)tau * tau;
-        w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
+        uint32_t rej = w->prej[b] + (full ^ 1u), its = w->pits[b] + 1;
+        uint64_t s1 = w->ps1[b] + tau, s2 = w->ps2[b] + (uint64_t)tau * tau;
+        double rb = w->prb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
-        w->act[keep] = s;
-        w->n[keep] = n + emitted;
-        w->prev[keep] = x;
-        keep += !first && n + emitted <= L;
+        if (!first && n + emitted <= L) {
+            w->act[keep] = s;
+            w->prej[keep] = rej;
+            w->pits[keep] = its;
+            w->ps1[keep] = s1;
+            w->ps2[keep] = s2;
+            w->prb[keep] = rb;
+            uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
+            *maxG = g > *maxG ? g : *maxG;
+        } else {
+            size_t d = (*nd)++;
+            w->dact[d] = s;
+            w->drej[d] = rej;
+            w->dits[d] = its;
+            w->ds1[d] = s1;
+            w->ds2[d] = s2;
+            w->drb[d] = rb;
+        }
     }
     return keep;
+}
+
+#if S_HAVE_X86
+/* S_finish_scalar on places 0..8⌊na/8⌋-1, eight at a time: the same
+ * arithmetic, the moves as compressions (every store of eight lanes lands
+ * on places already read), the histogram of τ by comparisons for small
+ * Gmax.  Returns the places kept; *nd, *maxG as there. */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+__attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const S_plan *pl, S_work *w, size_t na,
+                                                                           size_t L, int first, size_t *tok,
+                                                                           size_t *nd, uint32_t *maxG)
+{
+    const size_t T = pl->T, gmax = pl->gmax, nb = na / 8 * 8;
+    const __m512i one = _mm512_set1_epi64(1), Tv = _mm512_set1_epi64((long long)T), T1 = _mm512_set1_epi64((long long)T + 1);
+    const __m512i Lv = _mm512_set1_epi64((long long)L), gam = _mm512_set1_epi64((long long)pl->gamma);
+    const __m512i Tp1 = _mm512_set1_epi64((long long)(T + 1));
+    const __m512d oned = _mm512_set1_pd(1.0);
+    __m512i mg = _mm512_setzero_si512();
+    size_t keep = 0, d = *nd;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i s = S_LD32(w->act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512i x = S_LD32(w->x + b);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
+        __m512i t1 = _mm512_add_epi64(tau, one), emitted = _mm512_mask_sub_epi64(t1, nob, t1, one);
+        if (tok)
+            _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
+                                         _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
+        __m512i rej = S_LD32(w->prej + b), its = _mm512_add_epi64(S_LD32(w->pits + b), one);
+        rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
+        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->ps1 + b)), tau);
+        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->ps2 + b)), _mm512_mul_epu32(tau, tau));
+        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->prb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
+        if (gmax < 16)
+            for (size_t t = 0; t <= gmax; t++)
+                w->hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
+        else
+            for (size_t c = 0; c < 8; c++)
+                w->hist[(c % S_HCOPIES) * (gmax + 1) + w->tau[b + c]]++;
+        __m512i nn = _mm512_add_epi64(n, emitted);
+        __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv), dm = (__mmask8)~km;
+        /* the places kept, and their next iteration (S_begin) */
+        __m512i xk = _mm512_maskz_compress_epi64(km, x), nk = _mm512_maskz_compress_epi64(km, nn);
+        __m512i Gk = _mm512_sub_epi64(T1, nk);
+        if (pl->gamma)
+            Gk = _mm512_min_epu64(Gk, gam);
+        mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
+        S_ST32(w->act + keep, _mm512_maskz_compress_epi64(km, s));
+        S_ST32(w->prej + keep, _mm512_maskz_compress_epi64(km, rej));
+        S_ST32(w->pits + keep, _mm512_maskz_compress_epi64(km, its));
+        _mm512_storeu_si512((void *)(w->ps1 + keep), _mm512_maskz_compress_epi64(km, s1));
+        _mm512_storeu_si512((void *)(w->ps2 + keep), _mm512_maskz_compress_epi64(km, s2));
+        _mm512_storeu_pd(w->prb + keep, _mm512_maskz_compress_pd(km, rb));
+        S_ST32(w->n + keep, nk);
+        S_ST32(w->G + keep, Gk);
+        S_ST32(w->y + keep, xk);
+        S_ST32(w->tauprev + keep, xk);
+        _mm512_storeu_pd(w->pi + keep, oned);
+        _mm512_storeu_pd(w->taup + keep, oned);
+        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        keep += (size_t)__builtin_popcount(km);
+        /* the trials done */
+        if (dm) {
+            S_ST32(w->dact + d, _mm512_maskz_compress_epi64(dm, s));
+            S_ST32(w->drej + d, _mm512_maskz_compress_epi64(dm, rej));
+            S_ST32(w->dits + d, _mm512_maskz_compress_epi64(dm, its));
+            _mm512_storeu_si512((void *)(w->ds1 + d), _mm512_maskz_compress_epi64(dm, s1));
+            _mm512_storeu_si512((void *)(w->ds2 + d), _mm512_maskz_compress_epi64(dm, s2));
+            _mm512_storeu_pd(w->drb + d, _mm512_maskz_compress_pd(dm, rb));
+            d += (size_t)__builtin_popcount(dm);
+        }
+    }
+    uint32_t g = (uint32_t)_mm512_reduce_max_epu64(mg);
+    *maxG = g > *maxG ? g : *maxG;
+    *nd = d;
+    return keep;
+}
+#undef S_LD32
+#undef S_ST32
+#endif
+
+/* The bookkeeping of the round at places 0..na-1 (S_finish_scalar). */
+static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok, size_t *nd,
+                       uint32_t *maxG, int wide)
+{
+    size_t keep = 0, b = 0;
+    *maxG = 0;
+#if S_HAVE_X86
+    if (wide) {
+        keep = S_finish_avx512(pl, w, na, L, first, tok, nd, maxG);
+        b = na / 8 * 8;
+    }
+#else
+    (void)wide;
+#endif
+    return S_finish_scalar(pl, w, b, na, L, first, tok, keep, nd, maxG);
 }
 
 /* Trials g0..g0+S-1 (S <= w->S); tok: their rows x_0..x_T (T + 1 each) or NULL. */
@@ -683,30 +817,22 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     wide = sd_rngbuf_avx512dq();
 #endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
-        size_t x0 = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
         w->act[s] = (uint32_t)s;
-        w->n[s] = 1;
-        w->prev[s] = (uint32_t)x0;
-        w->rej[s] = w->its[s] = 0;
-        w->s1[s] = w->s2[s] = 0;
-        w->rb[s] = 0.0;
+        uint32_t g = S_begin(pl, w, s, 1, x0);
+        maxG = g > maxG ? g : maxG;
+        w->rej[s] = w->its[s] = w->prej[s] = w->pits[s] = 0;
+        w->s1[s] = w->s2[s] = w->ps1[s] = w->ps2[s] = 0;
+        w->rb[s] = w->prb[s] = 0.0;
         if (tok)
             tok[s * (T + 1)] = x0;
     }
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
-    size_t na = L >= 1 ? S : 0;
+    size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
-        size_t maxG = 0;
-        for (size_t b = 0; b < na; b++) {
-            size_t rest = T - w->n[b] + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-            w->G[b] = (uint32_t)G;
-            maxG = G > maxG ? G : maxG;
-            w->y[b] = w->tauprev[b] = w->prev[b];
-            w->pi[b] = w->taup[b] = 1.0;
-            w->tau[b] = 0;
-        }
         for (size_t i = 1; i <= maxG; i++) {
             sd_rngbuf_trials_at(seed, base + i - 1, g0, w->act, na, w->ue, w->uo);
             size_t b0 = 0;
@@ -723,7 +849,15 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             b0 = S_last_avx512(pl, w, na);
 #endif
         S_last_scalar(pl, w, b0, na);
-        na = S_finish(pl, w, na, L, obs->first_iteration, tok);
+        na = S_finish(pl, w, na, L, obs->first_iteration, tok, &nd, &maxG, wide);
+    }
+    for (size_t d = 0; d < nd; d++) { /* the counts by trial */
+        uint32_t s = w->dact[d];
+        w->rej[s] = w->drej[d];
+        w->its[s] = w->dits[d];
+        w->s1[s] = w->ds1[d];
+        w->s2[s] = w->ds2[d];
+        w->rb[s] = w->drb[d];
     }
     if (obs->hist)
         for (size_t a = 0; a <= gmax; a++)
@@ -787,7 +921,8 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
+    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prej, w->pits, w->ps1, w->ps2,
+                      w->prb, w->dact, w->drej, w->dits, w->ds1, w->ds2, w->drb,
                       w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist, w->idx, w->ent};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -801,16 +936,17 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl, &w->idx};
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb, &w->ent};
-    double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
+    uint32_t **u32[] = {&w->rej,  &w->its, &w->act,     &w->n, &w->prej, &w->pits, &w->dact, &w->drej, &w->dits,
+                        &w->G,    &w->y,   &w->tau,     &w->tauprev, &w->x,    &w->rl,   &w->idx};
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->ps1, &w->ps2, &w->ds1, &w->ds2, &w->ue, &w->uo, &w->R, &w->jb, &w->ent};
+    double **dbl[] = {&w->rb, &w->prb, &w->drb, &w->pi, &w->taup, &w->m};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
-        bad |= !(*u32[i] = malloc(S * sizeof **u32[i]));
+        bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
     for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
+        bad |= !(*u64[i] = malloc((S + 8) * sizeof **u64[i]));
     for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
-        bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
+        bad |= !(*dbl[i] = malloc((S + 8) * sizeof **dbl[i]));
     bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
     bad |= !(w->mk = malloc(2 * S / 8));
     bad |= !(w->hist = malloc(S_HCOPIES * (pl->gmax + 1) * sizeof *w->hist));
