@@ -124,7 +124,7 @@ typedef struct S_work {
     uint32_t *x;    /* X_i, then the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    double *m;      /* m_i */
+    double *qj, *pj; /* Q_{j*}, P_{j*} of m_i = max(π Q_{j*} - P_{j*}, 0) */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
@@ -486,39 +486,20 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     }
     if (pl->V <= S_COUNT_MAX) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row, eight tokens per compare), and m_i = S_mass,
-         * at the places whose iteration goes on */
+         * padded sorted row, eight tokens per compare) and Q_{j*}, P_{j*};
+         * every place, without a branch (pass 5 reads the inner ones).  Per
+         * place one vector multiply and compare, the rest loads and integer
+         * work (the vector ports are the bottleneck here). */
         const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
         const size_t Vn = pl->V;
         const uint64_t *Rb = w->R;
         const double *pib = w->pi;
-        double *mb = w->m;
-        if (Vn < 8) {
-            /* the row in one vector: the predicate holds on lanes 0..j*-1,
-             * so Q_{j*}, P_{j*} are the first lanes left by compressing
-             * (Q_0..Q_7), (P_0..P_7) to the lanes where it fails; no load
-             * waits for j* */
-            for (size_t b = 0; b < nb; b++) { /* every place, without a branch (pass 5 reads the inner ones) */
-                size_t off = Rb[b];
-                double pi = pib[b];
-                __mmask8 lo = (__mmask8)~_mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_set1_pd(pi),
-                                                                           _mm512_load_pd((const void *)(rs + off))),
-                                                             one, _CMP_GT_OQ);
-                double q = _mm512_cvtsd_f64(_mm512_maskz_compress_pd(lo, _mm512_load_pd((const void *)(Q + off))));
-                double p = _mm512_cvtsd_f64(_mm512_maskz_compress_pd(lo, _mm512_load_pd((const void *)(P + off))));
-                double m = pi * q - p;
-                mb[b] = m > 0.0 ? m : 0.0;
-            }
-        } else {
-            for (size_t b = 0; b < nb; b++) { /* every place, without a branch (pass 5 reads the inner ones) */
-                size_t off = Rb[b];
-                double pi = pib[b], q, p;
-                size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pi);
-                memcpy(&q, Q + off + 8 * j, sizeof q);
-                memcpy(&p, P + off + 8 * j, sizeof p);
-                double m = pi * q - p;
-                mb[b] = m > 0.0 ? m : 0.0;
-            }
+        double *qb = w->qj, *pb = w->pj;
+        for (size_t b = 0; b < nb; b++) {
+            size_t off = Rb[b];
+            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pib[b]);
+            memcpy(qb + b, Q + off + 8 * j, sizeof *qb);
+            memcpy(pb + b, P + off + 8 * j, sizeof *pb);
         }
     } else {
         /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
@@ -542,16 +523,16 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             __mmask8 in = inner[b / 8];
             __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
                                           _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
-            __m512d Q = S_gather_pd(zero, in, jo, slab + l->Q);
-            __m512d P = S_gather_pd(zero, in, jo, slab + l->P);
-            /* S_mass: max(π Q - P, 0), the same value as its comparison */
-            _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
+            _mm512_storeu_pd(w->qj + b, S_gather_pd(zero, in, jo, slab + l->Q));
+            _mm512_storeu_pd(w->pj + b, S_gather_pd(zero, in, jo, slab + l->P));
         }
     }
     /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
-        __m512d pi = _mm512_loadu_pd(w->pi + b), m = _mm512_loadu_pd(w->m + b);
+        __m512d pi = _mm512_loadu_pd(w->pi + b);
+        /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
+        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(w->qj + b)), _mm512_loadu_pd(w->pj + b)), zero);
         __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
         __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
         __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
@@ -622,7 +603,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq);
     size_t nr = 0;
+    /* the row of the last token; the entry of the bonus's alias table */
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
         __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
@@ -632,17 +615,27 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
                                        stride);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = S_gather(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)), pl->slab + l->aq);
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        w->mk[b / 8] = bonus;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
+        _mm256_storeu_si256((__m256i *)(void *)(w->idx + b),
+                            _mm512_cvtepi64_epi32(_mm512_maskz_srli_epi64(bonus, _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)), 3)));
         _mm512_storeu_si512((void *)(w->R + b), off);
         __mmask8 rej = (__mmask8)~full;
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
         nr += (size_t)__builtin_popcount(rej);
+    }
+    sd_fetch64(pl->slab, w->idx, nb, w->ent);
+    /* the bonus draws (the alias test), else X_G (the horizon) for now */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 bonus = w->mk[b / 8];
+        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(w->ent + b));
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
     }
     for (size_t r = 0; r < nr; r++) {
         size_t b = w->rl[r];
@@ -923,7 +916,7 @@ static void S_work_free(void *work)
         return;
     void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prej, w->pits, w->ps1, w->ps2,
                       w->prb, w->dact, w->drej, w->dits, w->ds1, w->ds2, w->drb,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist, w->idx, w->ent};
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->qj, w->pj, w->mk, w->rl, w->hist, w->idx, w->ent};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -939,7 +932,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     uint32_t **u32[] = {&w->rej,  &w->its, &w->act,     &w->n, &w->prej, &w->pits, &w->dact, &w->drej, &w->dits,
                         &w->G,    &w->y,   &w->tau,     &w->tauprev, &w->x,    &w->rl,   &w->idx};
     uint64_t **u64[] = {&w->s1, &w->s2, &w->ps1, &w->ps2, &w->ds1, &w->ds2, &w->ue, &w->uo, &w->R, &w->jb, &w->ent};
-    double **dbl[] = {&w->rb, &w->prb, &w->drb, &w->pi, &w->taup, &w->m};
+    double **dbl[] = {&w->rb, &w->prb, &w->drb, &w->pi, &w->taup, &w->qj, &w->pj};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
         bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
