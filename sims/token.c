@@ -609,18 +609,26 @@ __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *ta
  * that drafts there (not a bonus) adds P(R_n = 1 | x_{n-1}) = tv[x_{n-1}]
  * (Theorem 1's summand) to its estimate. */
 #if S_HAVE_X86
-/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: eight tv entries (sd_gather8), the same
- * additions (a bonus adds nothing). */
+/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: the tv entries loaded into scratch
+ * (sd_fetch64: prev holds their indices), or, scratch = NULL, gathered
+ * (sd_gather8); the same additions (a bonus adds nothing). */
 __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *tv, size_t s,
                                                                   const uint32_t *prev,
                                                                   const uint32_t *jv, uint32_t gamma,
-                                                                  double *rb)
+                                                                  double *rb, uint64_t *scratch)
 {
     const __m512i g = _mm512_set1_epi64((long long)gamma);
-    size_t i = 0;
-    for (; i + 8 <= s; i += 8) {
-        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
-        __m512d t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
+    const size_t nb = s / 8 * 8;
+    if (scratch)
+        sd_fetch64(tv, prev, nb, scratch);
+    for (size_t i = 0; i < nb; i += 8) {
+        __m512d t;
+        if (scratch) {
+            t = _mm512_loadu_pd((const double *)(const void *)(scratch + i));
+        } else {
+            __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+            t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
+        }
         __mmask8 draft = 0xff;
         if (gamma) {
             __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
@@ -629,17 +637,20 @@ __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *t
         __m512d r = _mm512_loadu_pd(rb + i);
         _mm512_storeu_pd(rb + i, _mm512_mask_add_pd(r, draft, r, t));
     }
-    return i;
+    return nb;
 }
 #endif
 
+/* scratch: s words of work memory, or NULL (see S_pos_rb_avx512). */
 static void S_pos_rb(const double *tv, size_t s, const uint32_t *prev, const uint32_t *jv,
-                     uint32_t gamma, double *rb)
+                     uint32_t gamma, double *rb, uint64_t *scratch)
 {
     size_t i = 0;
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
-        i = S_pos_rb_avx512(tv, s, prev, jv, gamma, rb);
+        i = S_pos_rb_avx512(tv, s, prev, jv, gamma, rb, scratch);
+#else
+    (void)scratch;
 #endif
     for (; i < s; i++)
         if (gamma == 0 || jv[i] != gamma)
@@ -740,7 +751,7 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         const unsigned bit = (unsigned)((n - 1) % 64);
         size_t i0 = 0;
         if (out->rb)
-            S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
+            S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb, w->ent);
 #if S_HAVE_X86
         if (wide && fetch) {
             size_t nb = s / 8 * 8;
@@ -897,7 +908,7 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
 {
     size_t i0 = 0;
     if (rb)
-        S_pos_rb(tv, s, prev, j, gamma, rb);
+        S_pos_rb(tv, s, prev, j, gamma, rb, NULL);
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
         i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, rej, j, gamma, ends, bit);
