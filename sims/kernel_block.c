@@ -47,8 +47,10 @@
  * independent, as sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
- * 1 - p_G summed in iteration order) and added to the observers trial by
- * trial in trial order after the group: a function of (seed, block).
+ * 1 - p_G summed in iteration order; they move with the trial's place when
+ * the list is compacted, and are set down by trial when it is done) and
+ * added to the observers trial by trial in trial order after the group: a
+ * function of (seed, block).
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
@@ -408,12 +410,14 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
 #if S_HAVE_X86
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
  * operations in the same order on eight places at once, lanes masked where
- * the scalar code skips, gathers from the slab at byte offsets.  A gather
- * takes ~40 cycles and a drafting step chains up to 3 + ⌈log2 V⌉ of
- * them, so the step runs as passes over all places, one link of the chain
- * per pass (draft; p_i; each halving of j*'s search; m_i and the test):
- * within a pass the gathers of different places are independent and
- * overlap.  Returns how many places it did. */
+ * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
+ * loads per place, so it runs as passes over all places, one link of the
+ * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i and the
+ * test): within a pass the loads of different places are independent.
+ * The slab words a pass needs are loaded by sd_fetch64 between two vector
+ * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
+ * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
+ * many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
@@ -591,8 +595,9 @@ static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
 
 #if S_HAVE_X86
 /* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time
- * (one gather), the places that rejected listed and then done one by one
- * without a branch on the coin; returns how many places it did. */
+ * (their entries by sd_fetch64), the places that rejected listed and then
+ * done one by one without a branch on the coin; returns how many places it
+ * did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
 {
     const S_layout *l = &pl->lay;

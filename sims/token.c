@@ -178,8 +178,8 @@ struct sd_token_work {
     size_t S, words, T;
     uint32_t *prev, *j, *rej;
     uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
-    uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64) */
-    uint64_t *ent;
+    uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64); */
+    uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
     uint32_t *cnt;                   /* [T + 1]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
 };
@@ -534,10 +534,11 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
  * trials: (1) each trial's table index, prev·K + k with k = U >> (53 - lgK)
  * (S_index_avx512); (2) the entries, by plain loads into the work array
  * (sd_fetch64); (3) the alias test as a mask and the state's update
- * (S_pos_avx512).  A vpgatherqq of eight L1-resident words costs 30–40
- * cycles on the 2-core Xeon of docs/performance.md, eight scalar loads
- * about 13 (docs/findings.md), and the passes keep the loads of different
- * trials independent.  gamma = 0: lookahead to the horizon. */
+ * (S_pos_avx512), instead of one vpgatherqq per eight trials (30–40 cycles
+ * on the 2-core Xeon of docs/performance.md, against about 1.5 per word for
+ * sd_fetch64; docs/findings.md).  The work array is on the heap: loads
+ * through a local array tripped AddressSanitizer's fake stacks.  gamma = 0:
+ * lookahead to the horizon. */
 typedef struct {
     __m128i sh, lg;
     __m512i cm, km, one, g;
