@@ -100,24 +100,36 @@ typedef struct S_plan {
     char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
-typedef struct S_work {
-    size_t S;
-    /* per trial of the group, by trial */
-    uint32_t *rej, *its;
+/* A trial's counts (rejections, iterations, Σ τ, Σ τ², Σ (1 - p_G)) in
+ * arrays, entry k for trial act[k] (act NULL: entry s for trial s). */
+typedef struct S_counts {
+    uint32_t *act, *rej, *its;
     uint64_t *s1, *s2;
     double *rb;
-    size_t *tok; /* [S][T+1]: x_0..x_T when an observer needs them */
-    /* the trials running, by place in act (compacted after each round),
-     * with their counts so far (moved with them: sequential, not scattered
-     * by trial) */
-    uint32_t *act, *n;
-    uint32_t *prej, *pits;
-    uint64_t *ps1, *ps2;
-    double *prb;
-    /* the trials done, in the order they finished: trial and counts */
-    uint32_t *dact, *drej, *dits;
-    uint64_t *ds1, *ds2;
-    double *drb;
+} S_counts;
+
+static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, uint64_t s1,
+                                uint64_t s2, double rb)
+{
+    if (c->act)
+        c->act[k] = s;
+    c->rej[k] = rej;
+    c->its[k] = its;
+    c->s1[k] = s1;
+    c->s2[k] = s2;
+    c->rb[k] = rb;
+}
+
+typedef struct S_work {
+    size_t S;
+    S_counts trial; /* by trial of the group */
+    size_t *tok;    /* [S][T+1]: x_0..x_T when an observer needs them */
+    /* the trials running, by place (compacted after each round), with
+     * their counts so far (moved with them: sequential, not scattered by
+     * trial); run.act: the trials */
+    S_counts run;
+    uint32_t *n;
+    S_counts done; /* the trials done, in the order they finished */
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
@@ -384,7 +396,7 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
         size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
         if (tok)
-            tok[(size_t)w->act[b] * (pl->T + 1) + n + i - 1] = x;
+            tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
         double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
         w->pi[b] = pi;
         w->y[b] = (uint32_t)x;
@@ -469,7 +481,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         __mmask8 lv = live[b / 8];
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
         if (tok) {
-            __m512i a = S_LD32(w->act + b);
+            __m512i a = S_LD32(w->run.act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
                                           _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
@@ -678,31 +690,20 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
 {
     const size_t T = pl->T;
     for (; b < na; b++) {
-        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
+        uint32_t s = w->run.act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
         uint32_t full = tau == G, emitted = tau + 1 - (full & (n + G > T)); /* no bonus past T */
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
-        uint32_t rej = w->prej[b] + (full ^ 1u), its = w->pits[b] + 1;
-        uint64_t s1 = w->ps1[b] + tau, s2 = w->ps2[b] + (uint64_t)tau * tau;
-        double rb = w->prb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
+        uint32_t rej = w->run.rej[b] + (full ^ 1u), its = w->run.its[b] + 1;
+        uint64_t s1 = w->run.s1[b] + tau, s2 = w->run.s2[b] + (uint64_t)tau * tau;
+        double rb = w->run.rb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         if (!first && n + emitted <= L) {
-            w->act[keep] = s;
-            w->prej[keep] = rej;
-            w->pits[keep] = its;
-            w->ps1[keep] = s1;
-            w->ps2[keep] = s2;
-            w->prb[keep] = rb;
+            S_counts_set(&w->run, keep, s, rej, its, s1, s2, rb);
             uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
             *maxG = g > *maxG ? g : *maxG;
         } else {
-            size_t d = (*nd)++;
-            w->dact[d] = s;
-            w->drej[d] = rej;
-            w->dits[d] = its;
-            w->ds1[d] = s1;
-            w->ds2[d] = s2;
-            w->drb[d] = rb;
+            S_counts_set(&w->done, (*nd)++, s, rej, its, s1, s2, rb);
         }
     }
     return keep;
@@ -715,6 +716,20 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
  * Gmax.  Returns the places kept; *nd, *maxG as there. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+/* The lanes m of (s, counts) to entries k.. of c, compressed: eight
+ * entries are written, those past the popcount of m with garbage. */
+__attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
+                                                                    __m512i rej, __m512i its, __m512i s1, __m512i s2,
+                                                                    __m512d rb)
+{
+    S_ST32(c->act + k, _mm512_maskz_compress_epi64(m, s));
+    S_ST32(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
+    S_ST32(c->its + k, _mm512_maskz_compress_epi64(m, its));
+    _mm512_storeu_si512((void *)(c->s1 + k), _mm512_maskz_compress_epi64(m, s1));
+    _mm512_storeu_si512((void *)(c->s2 + k), _mm512_maskz_compress_epi64(m, s2));
+    _mm512_storeu_pd(c->rb + k, _mm512_maskz_compress_pd(m, rb));
+}
+
 __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const S_plan *pl, S_work *w, size_t na,
                                                                            size_t L, int first, size_t *tok,
                                                                            size_t *nd, uint32_t *maxG)
@@ -727,7 +742,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     __m512i mg = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i s = S_LD32(w->act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512i s = S_LD32(w->run.act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
         __m512i x = S_LD32(w->x + b);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
@@ -735,11 +750,11 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (tok)
             _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
                                          _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
-        __m512i rej = S_LD32(w->prej + b), its = _mm512_add_epi64(S_LD32(w->pits + b), one);
+        __m512i rej = S_LD32(w->run.rej + b), its = _mm512_add_epi64(S_LD32(w->run.its + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
-        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->ps1 + b)), tau);
-        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->ps2 + b)), _mm512_mul_epu32(tau, tau));
-        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->prb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
+        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s1 + b)), tau);
+        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s2 + b)), _mm512_mul_epu32(tau, tau));
+        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->run.rb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
         if (gmax < 16)
             for (size_t t = 0; t <= gmax; t++)
                 w->hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
@@ -754,12 +769,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        S_ST32(w->act + keep, _mm512_maskz_compress_epi64(km, s));
-        S_ST32(w->prej + keep, _mm512_maskz_compress_epi64(km, rej));
-        S_ST32(w->pits + keep, _mm512_maskz_compress_epi64(km, its));
-        _mm512_storeu_si512((void *)(w->ps1 + keep), _mm512_maskz_compress_epi64(km, s1));
-        _mm512_storeu_si512((void *)(w->ps2 + keep), _mm512_maskz_compress_epi64(km, s2));
-        _mm512_storeu_pd(w->prb + keep, _mm512_maskz_compress_pd(km, rb));
+        S_counts_put8(&w->run, keep, km, s, rej, its, s1, s2, rb);
         S_ST32(w->n + keep, nk);
         S_ST32(w->G + keep, Gk);
         S_ST32(w->y + keep, xk);
@@ -770,12 +780,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         keep += (size_t)__builtin_popcount(km);
         /* the trials done */
         if (dm) {
-            S_ST32(w->dact + d, _mm512_maskz_compress_epi64(dm, s));
-            S_ST32(w->drej + d, _mm512_maskz_compress_epi64(dm, rej));
-            S_ST32(w->dits + d, _mm512_maskz_compress_epi64(dm, its));
-            _mm512_storeu_si512((void *)(w->ds1 + d), _mm512_maskz_compress_epi64(dm, s1));
-            _mm512_storeu_si512((void *)(w->ds2 + d), _mm512_maskz_compress_epi64(dm, s2));
-            _mm512_storeu_pd(w->drb + d, _mm512_maskz_compress_pd(dm, rb));
+            S_counts_put8(&w->done, d, dm, s, rej, its, s1, s2, rb);
             d += (size_t)__builtin_popcount(dm);
         }
     }
@@ -818,12 +823,10 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
         uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        w->act[s] = (uint32_t)s;
+        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
+        S_counts_set(&w->trial, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
         uint32_t g = S_begin(pl, w, s, 1, x0);
         maxG = g > maxG ? g : maxG;
-        w->rej[s] = w->its[s] = w->prej[s] = w->pits[s] = 0;
-        w->s1[s] = w->s2[s] = w->ps1[s] = w->ps2[s] = 0;
-        w->rb[s] = w->prb[s] = 0.0;
         if (tok)
             tok[s * (T + 1)] = x0;
     }
@@ -832,7 +835,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
         for (size_t i = 1; i <= maxG; i++) {
-            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->act, na, w->ue, w->uo);
+            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, na, w->ue, w->uo);
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
@@ -840,7 +843,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
-        sd_rngbuf_trials_at(seed, base + gmax, g0, w->act, na, w->ue, w->uo);
+        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, na, w->ue, w->uo);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
@@ -850,12 +853,8 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         na = S_finish(pl, w, na, L, obs->first_iteration, tok, &nd, &maxG, wide);
     }
     for (size_t d = 0; d < nd; d++) { /* the counts by trial */
-        uint32_t s = w->dact[d];
-        w->rej[s] = w->drej[d];
-        w->its[s] = w->dits[d];
-        w->s1[s] = w->ds1[d];
-        w->s2[s] = w->ds2[d];
-        w->rb[s] = w->drb[d];
+        const S_counts *c = &w->done;
+        S_counts_set(&w->trial, c->act[d], c->act[d], c->rej[d], c->its[d], c->s1[d], c->s2[d], c->rb[d]);
     }
     if (obs->hist)
         for (size_t a = 0; a <= gmax; a++)
@@ -863,13 +862,13 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
                 obs->hist[a] += (double)w->hist[c * (gmax + 1) + a]; /* integers: exact in any order */
     for (size_t s = 0; s < S; s++) {
         if (obs->acc)
-            sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
+            sd_welford_merge_sums(obs->acc, w->trial.its[s], w->trial.s1[s], w->trial.s2[s]);
         if (obs->rej)
-            sd_welford_add(obs->rej, (double)w->rej[s]);
+            sd_welford_add(obs->rej, (double)w->trial.rej[s]);
         if (obs->calls)
-            sd_welford_add(obs->calls, (double)w->its[s]);
+            sd_welford_add(obs->calls, (double)w->trial.its[s]);
         if (obs->rb)
-            sd_welford_add(obs->rb, w->rb[s]);
+            sd_welford_add(obs->rb, w->trial.rb[s]);
         if (!tok)
             continue;
         const size_t *x = tok + s * (T + 1);
@@ -919,8 +918,16 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prej, w->pits, w->ps1, w->ps2,
-                      w->prb, w->dact, w->drej, w->dits, w->ds1, w->ds2, w->drb,
+    const S_counts *cs[] = {&w->trial, &w->run, &w->done};
+    for (size_t i = 0; i < 3; i++) {
+        free(cs[i]->act);
+        free(cs[i]->rej);
+        free(cs[i]->its);
+        free(cs[i]->s1);
+        free(cs[i]->s2);
+        free(cs[i]->rb);
+    }
+    void *arrays[] = {w->tok, w->n,
                       w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->qj, w->pj, w->mk, w->rl, w->hist, w->idx, w->ent};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -934,10 +941,13 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->rej,  &w->its, &w->act,     &w->n, &w->prej, &w->pits, &w->dact, &w->drej, &w->dits,
-                        &w->G,    &w->y,   &w->tau,     &w->tauprev, &w->x,    &w->rl,   &w->idx};
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ps1, &w->ps2, &w->ds1, &w->ds2, &w->ue, &w->uo, &w->R, &w->jb, &w->ent};
-    double **dbl[] = {&w->rb, &w->prb, &w->drb, &w->pi, &w->taup, &w->qj, &w->pj};
+    uint32_t **u32[] = {&w->trial.rej, &w->trial.its, &w->run.act,  &w->run.rej, &w->run.its,
+                        &w->done.act,  &w->done.rej,  &w->done.its, &w->n,       &w->G,
+                        &w->y,         &w->tau,       &w->tauprev,  &w->x,       &w->rl,
+                        &w->idx};
+    uint64_t **u64[] = {&w->trial.s1, &w->trial.s2, &w->run.s1, &w->run.s2, &w->done.s1, &w->done.s2,
+                        &w->ue,       &w->uo,       &w->R,      &w->jb,     &w->ent};
+    double **dbl[] = {&w->trial.rb, &w->run.rb, &w->done.rb, &w->pi, &w->taup, &w->qj, &w->pj};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
         bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
