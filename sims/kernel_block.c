@@ -47,8 +47,10 @@
  * independent, as sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
- * 1 - p_G summed in iteration order) and added to the observers trial by
- * trial in trial order after the group: a function of (seed, block).
+ * 1 - p_G summed in iteration order; they move with the trial's place when
+ * the list is compacted, and are set down by trial when it is done) and
+ * added to the observers trial by trial in trial order after the group: a
+ * function of (seed, block).
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
@@ -70,6 +72,8 @@
 
 #define S_GROUP 256    /* trials per lockstep group */
 #define S_COUNT_MAX 64 /* rows up to this size: j* by counting (vector code) */
+#define S_LINE 64      /* bytes of a cache line: rows are aligned to it */
+#define S_HCOPIES 4    /* copies of the histogram of τ */
 
 /* A row's tables, inside the plan's slab (S_row_at). */
 typedef struct S_row {
@@ -96,15 +100,36 @@ typedef struct S_plan {
     char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
-typedef struct S_work {
-    size_t S;
-    /* per trial of the group, by trial */
-    uint32_t *rej, *its;
+/* A trial's counts (rejections, iterations, Σ τ, Σ τ², Σ (1 - p_G)) in
+ * arrays, entry k for trial act[k] (act NULL: entry s for trial s). */
+typedef struct S_counts {
+    uint32_t *act, *rej, *its;
     uint64_t *s1, *s2;
     double *rb;
-    size_t *tok; /* [S][T+1]: x_0..x_T when an observer needs them */
-    /* the trials running, by place in act (compacted after each round) */
-    uint32_t *act, *n, *prev;
+} S_counts;
+
+static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, uint64_t s1,
+                                uint64_t s2, double rb)
+{
+    if (c->act)
+        c->act[k] = s;
+    c->rej[k] = rej;
+    c->its[k] = its;
+    c->s1[k] = s1;
+    c->s2[k] = s2;
+    c->rb[k] = rb;
+}
+
+typedef struct S_work {
+    size_t S;
+    S_counts trial; /* by trial of the group */
+    size_t *tok;    /* [S][T+1]: x_0..x_T when an observer needs them */
+    /* the trials running, by place (compacted after each round), with
+     * their counts so far (moved with them: sequential, not scattered by
+     * trial); run.act: the trials */
+    S_counts run;
+    uint32_t *n;
+    S_counts done; /* the trials done, in the order they finished */
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
@@ -113,10 +138,13 @@ typedef struct S_work {
     uint32_t *x;    /* X_i, then the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    double *m;      /* m_i */
+    double *qj, *pj; /* Q_{j*}, P_{j*} of m_i = max(π Q_{j*} - P_{j*}, 0) */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
-    uint64_t *hist; /* [Gmax+1]: the group's iterations by τ */
+    uint32_t *idx;  /* slab words to load (sd_fetch64) */
+    uint64_t *ent;  /* the words loaded */
+    uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
+                       (consecutive increments of one counter would wait for each other) */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -273,15 +301,19 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
+    /* Rows start on 64-byte lines: the sorted ratios (padded with -1) and
+     * the prefix sums first, each padded to whole 64-byte loads, then the
+     * draft's alias table and r(X), then the bonus's table. */
     S_layout l;
-    l.ap = 0;
-    l.aq = l.ap + K * sizeof(uint64_t);
-    l.rs = l.aq + K * sizeof(uint64_t);
-    l.rat = l.rs + (V + 7) / 8 * 8 * sizeof(double); /* rs padded with -1 to whole 64-byte loads */
-    l.Q = l.rat + V * sizeof(double);
-    l.P = l.Q + (V + 1) * sizeof(double);
-    l.ord = l.P + (V + 1) * sizeof(double);
-    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s8 = (V + 8) / 8 * 8 * sizeof(double);
+    l.rs = 0;
+    l.Q = l.rs + r8;
+    l.P = l.Q + s8;
+    l.ap = l.P + s8;
+    l.rat = l.ap + K * sizeof(uint64_t);
+    l.aq = l.rat + V * sizeof(double);
+    l.ord = l.aq + K * sizeof(uint64_t);
+    l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE;
     /* the vector code's byte offsets are products of 32-bit numbers */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
                   nrows * l.stride > UINT32_MAX))
@@ -290,7 +322,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     S_plan *pl = calloc(1, sizeof *pl);
     S_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->slab = malloc(nrows * l.stride);
+        pl->slab = aligned_alloc(S_LINE, nrows ? nrows * l.stride : S_LINE); /* a multiple of S_LINE */
         pl->init = malloc(K * sizeof *pl->init);
     }
     if (!pl || !key || !pl->slab || !pl->init) {
@@ -322,13 +354,18 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
 #if S_HAVE_X86
 /* j*(π) of the row at r by counting π r > 1 on the padded sorted row,
  * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
-__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+__attribute__((target("avx512f"))) static inline size_t S_count8(const double *rs, size_t V, double pi)
 {
     const __m512d vp = _mm512_set1_pd(pi), one = _mm512_set1_pd(1.0);
-    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs)), one, _CMP_GT_OQ));
+    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs)), one, _CMP_GT_OQ));
     for (size_t c = 8; c < V; c += 8)
-        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(r->rs + c)), one, _CMP_GT_OQ));
+        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs + c)), one, _CMP_GT_OQ));
     return j;
+}
+
+__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+{
+    return S_count8(r->rs, V, pi);
 }
 
 /* A masked gather from byte offsets off of base: lanes outside m read
@@ -359,7 +396,7 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
         size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
         if (tok)
-            tok[(size_t)w->act[b] * (pl->T + 1) + n + i - 1] = x;
+            tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
         double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
         w->pi[b] = pi;
         w->y[b] = (uint32_t)x;
@@ -385,12 +422,14 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
 #if S_HAVE_X86
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
  * operations in the same order on eight places at once, lanes masked where
- * the scalar code skips, gathers from the slab at byte offsets.  A gather
- * takes ~40 cycles and a drafting step chains up to 3 + ⌈log2 V⌉ of
- * them, so the step runs as passes over all places, one link of the chain
- * per pass (draft; p_i; each halving of j*'s search; m_i and the test):
- * within a pass the gathers of different places are independent and
- * overlap.  Returns how many places it did. */
+ * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
+ * loads per place, so it runs as passes over all places, one link of the
+ * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i and the
+ * test): within a pass the loads of different places are independent.
+ * The slab words a pass needs are loaded by sd_fetch64 between two vector
+ * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
+ * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
+ * many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
@@ -407,57 +446,79 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
     const __m512i zi = _mm512_setzero_si512();
+    const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
     uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
-    /* pass 1: X_i from the alias table of p at row (n + i - 1, y) */
+    uint32_t *idx = w->idx;
+    uint64_t *ent = w->ent;
+    /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
+     * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
         __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
         live[b / 8] = lv;
         __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
                                      stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
+        _mm512_storeu_si512((void *)(w->R + b), R);
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
+    }
+    sd_fetch64(slab, idx, nb, ent);
+    /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 lv = live[b / 8];
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = S_gather(zi, lv, _mm512_add_epi64(R, _mm512_slli_epi64(k, 3)), slab + l->ap);
+        __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        _mm512_storeu_si512((void *)(w->R + b), R);
-        S_ST32(w->x + b, _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k));
+        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        S_ST32(w->x + b, x);
+        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
     }
-    /* pass 2: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
+    sd_fetch64(slab, idx, nb, ent);
+    /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
-        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
         if (tok) {
-            __m512i a = S_LD32(w->act + b);
+            __m512i a = S_LD32(w->run.act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
                                           _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
         __m512d pi0 = _mm512_loadu_pd(w->pi + b);
-        __m512d rat = S_gather_pd(one, lv, _mm512_add_epi64(R, _mm512_slli_epi64(x, 3)), slab + l->rat);
-        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, rat), one));
+        __m512d r = _mm512_mask_blend_pd(lv, one, _mm512_loadu_pd((const double *)(const void *)(ent + b)));
+        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, r), one));
         _mm512_storeu_pd(w->pi + b, pi);
         S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
-        inner[b / 8] = alive & _mm512_cmplt_epu64_mask(vi, G);
+        __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
+        inner[b / 8] = in;
         live[b / 8] = alive; /* from here: the places that test η_i */
         __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
                                       stride);
-        _mm512_storeu_si512((void *)(w->R + b), R2);
+        _mm512_storeu_si512((void *)(w->R + b), _mm512_maskz_mov_epi64(in, R2)); /* row 0 where unused */
         _mm512_storeu_si512((void *)(w->jb + b), zi);
     }
     if (pl->V <= S_COUNT_MAX) {
-        /* pass 3: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row, eight tokens per compare), and m_i */
+        /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
+         * padded sorted row, eight tokens per compare) and Q_{j*}, P_{j*};
+         * every place, without a branch (pass 5 reads the inner ones).  Per
+         * place one vector multiply and compare, the rest loads and integer
+         * work (the vector ports are the bottleneck here). */
+        const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
+        const size_t Vn = pl->V;
+        const uint64_t *Rb = w->R;
+        const double *pib = w->pi;
+        double *qb = w->qj, *pb = w->pj;
         for (size_t b = 0; b < nb; b++) {
-            if (!((inner[b / 8] >> (b % 8)) & 1))
-                continue;
-            S_row r = S_row_off(pl, w->R[b]);
-            double pi = w->pi[b];
-            w->m[b] = S_mass(&r, S_jstar_count8(&r, pl->V, pi), pi);
+            size_t off = Rb[b];
+            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pib[b]);
+            memcpy(qb + b, Q + off + 8 * j, sizeof *qb);
+            memcpy(pb + b, P + off + 8 * j, sizeof *pb);
         }
     } else {
-        /* passes 3: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
+        /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
          * search), one gather per pass; then m_i */
         for (size_t len = pl->V;;) {
             size_t half = len > 1 ? len / 2 : 1;
@@ -478,16 +539,16 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             __mmask8 in = inner[b / 8];
             __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
                                           _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
-            __m512d Q = S_gather_pd(zero, in, jo, slab + l->Q);
-            __m512d P = S_gather_pd(zero, in, jo, slab + l->P);
-            /* S_mass: max(π Q - P, 0), the same value as its comparison */
-            _mm512_storeu_pd(w->m + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), Q), P), zero));
+            _mm512_storeu_pd(w->qj + b, S_gather_pd(zero, in, jo, slab + l->Q));
+            _mm512_storeu_pd(w->pj + b, S_gather_pd(zero, in, jo, slab + l->P));
         }
     }
-    /* pass 4: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
+    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
-        __m512d pi = _mm512_loadu_pd(w->pi + b), m = _mm512_loadu_pd(w->m + b);
+        __m512d pi = _mm512_loadu_pd(w->pi + b);
+        /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
+        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(w->qj + b)), _mm512_loadu_pd(w->pj + b)), zero);
         __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
         __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
         __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
@@ -546,8 +607,9 @@ static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
 
 #if S_HAVE_X86
 /* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time
- * (one gather), the places that rejected listed and then done one by one
- * without a branch on the coin; returns how many places it did. */
+ * (their entries by sd_fetch64), the places that rejected listed and then
+ * done one by one without a branch on the coin; returns how many places it
+ * did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
 {
     const S_layout *l = &pl->lay;
@@ -558,7 +620,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq);
     size_t nr = 0;
+    /* the row of the last token; the entry of the bonus's alias table */
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
         __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
@@ -568,17 +632,27 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
                                        stride);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = S_gather(_mm512_setzero_si512(), bonus, _mm512_add_epi64(off, _mm512_slli_epi64(k, 3)), pl->slab + l->aq);
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        w->mk[b / 8] = bonus;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
+        _mm256_storeu_si256((__m256i *)(void *)(w->idx + b),
+                            _mm512_cvtepi64_epi32(_mm512_maskz_srli_epi64(bonus, _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)), 3)));
         _mm512_storeu_si512((void *)(w->R + b), off);
         __mmask8 rej = (__mmask8)~full;
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
         nr += (size_t)__builtin_popcount(rej);
+    }
+    sd_fetch64(pl->slab, w->idx, nb, w->ent);
+    /* the bonus draws (the alias test), else X_G (the horizon) for now */
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 bonus = w->mk[b / 8];
+        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(w->ent + b));
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
     }
     for (size_t r = 0; r < nr; r++) {
         size_t b = w->rl[r];
@@ -591,31 +665,149 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
 }
 #endif
 
-/* The round's bookkeeping at places 0..na-1 once x holds their last
- * tokens: the trial's counts, the histogram of τ, the tokens; then the
- * places whose trial runs another iteration are compacted (act, n, prev);
- * returns their number. */
-static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok)
+/* The iteration of place k that starts at position n after token x: its
+ * draft length G (γ, or what is left of the horizon) and the state of
+ * Alg. 2 before its first draft.  Returns G. */
+static inline uint32_t S_begin(const S_plan *pl, S_work *w, size_t k, uint32_t n, uint32_t x)
+{
+    size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    w->n[k] = n;
+    w->G[k] = (uint32_t)G;
+    w->y[k] = w->tauprev[k] = x;
+    w->pi[k] = w->taup[k] = 1.0;
+    w->tau[k] = 0;
+    return (uint32_t)G;
+}
+
+/* The round's bookkeeping at places b..na-1 once x holds their last tokens
+ * (places 0..b-1 done, keep of them kept, nd trials finished so far): the
+ * counts, the histogram of τ, the tokens; a place whose trial runs another
+ * iteration moves to place keep (counts and all) and begins it (S_begin),
+ * a trial that is done joins the list of finished ones.  Returns the
+ * number of places kept; *maxG: the largest G among them. */
+static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, size_t L, int first, size_t *tok,
+                              size_t keep, size_t *nd, uint32_t *maxG)
 {
     const size_t T = pl->T;
-    size_t keep = 0;
-    for (size_t b = 0; b < na; b++) {
-        uint32_t s = w->act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
+    for (; b < na; b++) {
+        uint32_t s = w->run.act[b], n = w->n[b], G = w->G[b], tau = w->tau[b], x = w->x[b];
         uint32_t full = tau == G, emitted = tau + 1 - (full & (n + G > T)); /* no bonus past T */
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
-        w->rej[s] += full ^ 1u;
-        w->its[s]++;
-        w->s1[s] += tau;
-        w->s2[s] += (uint64_t)tau * tau;
-        w->rb[s] += 1.0 - w->pi[b]; /* P(rejection | drafts) = 1 - p_G (eq. 5) */
-        w->hist[tau]++;
-        w->act[keep] = s;
-        w->n[keep] = n + emitted;
-        w->prev[keep] = x;
-        keep += !first && n + emitted <= L;
+        uint32_t rej = w->run.rej[b] + (full ^ 1u), its = w->run.its[b] + 1;
+        uint64_t s1 = w->run.s1[b] + tau, s2 = w->run.s2[b] + (uint64_t)tau * tau;
+        double rb = w->run.rb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
+        w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
+        if (!first && n + emitted <= L) {
+            S_counts_set(&w->run, keep, s, rej, its, s1, s2, rb);
+            uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
+            *maxG = g > *maxG ? g : *maxG;
+        } else {
+            S_counts_set(&w->done, (*nd)++, s, rej, its, s1, s2, rb);
+        }
     }
     return keep;
+}
+
+#if S_HAVE_X86
+/* S_finish_scalar on places 0..8⌊na/8⌋-1, eight at a time: the same
+ * arithmetic, the moves as compressions (every store of eight lanes lands
+ * on places already read), the histogram of τ by comparisons for small
+ * Gmax.  Returns the places kept; *nd, *maxG as there. */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+/* The lanes m of (s, counts) to entries k.. of c, compressed: eight
+ * entries are written, those past the popcount of m with garbage. */
+__attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
+                                                                    __m512i rej, __m512i its, __m512i s1, __m512i s2,
+                                                                    __m512d rb)
+{
+    S_ST32(c->act + k, _mm512_maskz_compress_epi64(m, s));
+    S_ST32(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
+    S_ST32(c->its + k, _mm512_maskz_compress_epi64(m, its));
+    _mm512_storeu_si512((void *)(c->s1 + k), _mm512_maskz_compress_epi64(m, s1));
+    _mm512_storeu_si512((void *)(c->s2 + k), _mm512_maskz_compress_epi64(m, s2));
+    _mm512_storeu_pd(c->rb + k, _mm512_maskz_compress_pd(m, rb));
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const S_plan *pl, S_work *w, size_t na,
+                                                                           size_t L, int first, size_t *tok,
+                                                                           size_t *nd, uint32_t *maxG)
+{
+    const size_t T = pl->T, gmax = pl->gmax, nb = na / 8 * 8;
+    const __m512i one = _mm512_set1_epi64(1), Tv = _mm512_set1_epi64((long long)T), T1 = _mm512_set1_epi64((long long)T + 1);
+    const __m512i Lv = _mm512_set1_epi64((long long)L), gam = _mm512_set1_epi64((long long)pl->gamma);
+    const __m512i Tp1 = _mm512_set1_epi64((long long)(T + 1));
+    const __m512d oned = _mm512_set1_pd(1.0);
+    __m512i mg = _mm512_setzero_si512();
+    size_t keep = 0, d = *nd;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i s = S_LD32(w->run.act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512i x = S_LD32(w->x + b);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
+        __m512i t1 = _mm512_add_epi64(tau, one), emitted = _mm512_mask_sub_epi64(t1, nob, t1, one);
+        if (tok)
+            _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
+                                         _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
+        __m512i rej = S_LD32(w->run.rej + b), its = _mm512_add_epi64(S_LD32(w->run.its + b), one);
+        rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
+        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s1 + b)), tau);
+        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s2 + b)), _mm512_mul_epu32(tau, tau));
+        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->run.rb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
+        if (gmax < 16)
+            for (size_t t = 0; t <= gmax; t++)
+                w->hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
+        else
+            for (size_t c = 0; c < 8; c++)
+                w->hist[(c % S_HCOPIES) * (gmax + 1) + w->tau[b + c]]++;
+        __m512i nn = _mm512_add_epi64(n, emitted);
+        __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv), dm = (__mmask8)~km;
+        /* the places kept, and their next iteration (S_begin) */
+        __m512i xk = _mm512_maskz_compress_epi64(km, x), nk = _mm512_maskz_compress_epi64(km, nn);
+        __m512i Gk = _mm512_sub_epi64(T1, nk);
+        if (pl->gamma)
+            Gk = _mm512_min_epu64(Gk, gam);
+        mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
+        S_counts_put8(&w->run, keep, km, s, rej, its, s1, s2, rb);
+        S_ST32(w->n + keep, nk);
+        S_ST32(w->G + keep, Gk);
+        S_ST32(w->y + keep, xk);
+        S_ST32(w->tauprev + keep, xk);
+        _mm512_storeu_pd(w->pi + keep, oned);
+        _mm512_storeu_pd(w->taup + keep, oned);
+        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        keep += (size_t)__builtin_popcount(km);
+        /* the trials done */
+        if (dm) {
+            S_counts_put8(&w->done, d, dm, s, rej, its, s1, s2, rb);
+            d += (size_t)__builtin_popcount(dm);
+        }
+    }
+    uint32_t g = (uint32_t)_mm512_reduce_max_epu64(mg);
+    *maxG = g > *maxG ? g : *maxG;
+    *nd = d;
+    return keep;
+}
+#undef S_LD32
+#undef S_ST32
+#endif
+
+/* The bookkeeping of the round at places 0..na-1 (S_finish_scalar). */
+static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int first, size_t *tok, size_t *nd,
+                       uint32_t *maxG, int wide)
+{
+    size_t keep = 0, b = 0;
+    *maxG = 0;
+#if S_HAVE_X86
+    if (wide) {
+        keep = S_finish_avx512(pl, w, na, L, first, tok, nd, maxG);
+        b = na / 8 * 8;
+    }
+#else
+    (void)wide;
+#endif
+    return S_finish_scalar(pl, w, b, na, L, first, tok, keep, nd, maxG);
 }
 
 /* Trials g0..g0+S-1 (S <= w->S); tok: their rows x_0..x_T (T + 1 each) or NULL. */
@@ -628,32 +820,22 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     wide = sd_rngbuf_avx512dq();
 #endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
-        size_t x0 = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        w->act[s] = (uint32_t)s;
-        w->n[s] = 1;
-        w->prev[s] = (uint32_t)x0;
-        w->rej[s] = w->its[s] = 0;
-        w->s1[s] = w->s2[s] = 0;
-        w->rb[s] = 0.0;
+        uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
+        S_counts_set(&w->trial, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
+        uint32_t g = S_begin(pl, w, s, 1, x0);
+        maxG = g > maxG ? g : maxG;
         if (tok)
             tok[s * (T + 1)] = x0;
     }
-    memset(w->hist, 0, (gmax + 1) * sizeof *w->hist);
-    size_t na = L >= 1 ? S : 0;
+    memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
+    size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
-        size_t maxG = 0;
-        for (size_t b = 0; b < na; b++) {
-            size_t rest = T - w->n[b] + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-            w->G[b] = (uint32_t)G;
-            maxG = G > maxG ? G : maxG;
-            w->y[b] = w->tauprev[b] = w->prev[b];
-            w->pi[b] = w->taup[b] = 1.0;
-            w->tau[b] = 0;
-        }
         for (size_t i = 1; i <= maxG; i++) {
-            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->act, na, w->ue, w->uo);
+            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, na, w->ue, w->uo);
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
@@ -661,27 +843,32 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
-        sd_rngbuf_trials_at(seed, base + gmax, g0, w->act, na, w->ue, w->uo);
+        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, na, w->ue, w->uo);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
             b0 = S_last_avx512(pl, w, na);
 #endif
         S_last_scalar(pl, w, b0, na);
-        na = S_finish(pl, w, na, L, obs->first_iteration, tok);
+        na = S_finish(pl, w, na, L, obs->first_iteration, tok, &nd, &maxG, wide);
+    }
+    for (size_t d = 0; d < nd; d++) { /* the counts by trial */
+        const S_counts *c = &w->done;
+        S_counts_set(&w->trial, c->act[d], c->act[d], c->rej[d], c->its[d], c->s1[d], c->s2[d], c->rb[d]);
     }
     if (obs->hist)
         for (size_t a = 0; a <= gmax; a++)
-            obs->hist[a] += (double)w->hist[a];
+            for (size_t c = 0; c < S_HCOPIES; c++)
+                obs->hist[a] += (double)w->hist[c * (gmax + 1) + a]; /* integers: exact in any order */
     for (size_t s = 0; s < S; s++) {
         if (obs->acc)
-            sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
+            sd_welford_merge_sums(obs->acc, w->trial.its[s], w->trial.s1[s], w->trial.s2[s]);
         if (obs->rej)
-            sd_welford_add(obs->rej, (double)w->rej[s]);
+            sd_welford_add(obs->rej, (double)w->trial.rej[s]);
         if (obs->calls)
-            sd_welford_add(obs->calls, (double)w->its[s]);
+            sd_welford_add(obs->calls, (double)w->trial.its[s]);
         if (obs->rb)
-            sd_welford_add(obs->rb, w->rb[s]);
+            sd_welford_add(obs->rb, w->trial.rb[s]);
         if (!tok)
             continue;
         const size_t *x = tok + s * (T + 1);
@@ -731,8 +918,17 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->rej, w->its, w->s1, w->s2, w->rb, w->tok, w->act, w->n, w->prev,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->m, w->mk, w->rl, w->hist};
+    const S_counts *cs[] = {&w->trial, &w->run, &w->done};
+    for (size_t i = 0; i < 3; i++) {
+        free(cs[i]->act);
+        free(cs[i]->rej);
+        free(cs[i]->its);
+        free(cs[i]->s1);
+        free(cs[i]->s2);
+        free(cs[i]->rb);
+    }
+    void *arrays[] = {w->tok, w->n,
+                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->qj, w->pj, w->mk, w->rl, w->hist, w->idx, w->ent};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -745,19 +941,23 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
     size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->rej, &w->its, &w->act, &w->n, &w->prev, &w->G, &w->y, &w->tau, &w->tauprev, &w->x, &w->rl};
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo, &w->R, &w->jb};
-    double **dbl[] = {&w->rb, &w->pi, &w->taup, &w->m};
+    uint32_t **u32[] = {&w->trial.rej, &w->trial.its, &w->run.act,  &w->run.rej, &w->run.its,
+                        &w->done.act,  &w->done.rej,  &w->done.its, &w->n,       &w->G,
+                        &w->y,         &w->tau,       &w->tauprev,  &w->x,       &w->rl,
+                        &w->idx};
+    uint64_t **u64[] = {&w->trial.s1, &w->trial.s2, &w->run.s1, &w->run.s2, &w->done.s1, &w->done.s2,
+                        &w->ue,       &w->uo,       &w->R,      &w->jb,     &w->ent};
+    double **dbl[] = {&w->trial.rb, &w->run.rb, &w->done.rb, &w->pi, &w->taup, &w->qj, &w->pj};
     int bad = 0;
     for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
-        bad |= !(*u32[i] = malloc(S * sizeof **u32[i]));
+        bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
     for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
+        bad |= !(*u64[i] = malloc((S + 8) * sizeof **u64[i]));
     for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
-        bad |= !(*dbl[i] = malloc(S * sizeof **dbl[i]));
+        bad |= !(*dbl[i] = malloc((S + 8) * sizeof **dbl[i]));
     bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
     bad |= !(w->mk = malloc(2 * S / 8));
-    bad |= !(w->hist = malloc((pl->gmax + 1) * sizeof *w->hist));
+    bad |= !(w->hist = malloc(S_HCOPIES * (pl->gmax + 1) * sizeof *w->hist));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../src/sd_stats.h"
 #include "sd_verifier.h"
@@ -57,15 +58,37 @@ static inline size_t sd_token_alias_draw(const uint64_t *tab, unsigned lgK, uint
     return (size_t)(k ^ ((k ^ alias) & to_alias));
 }
 
+/* out[i] = the eight bytes at base + 8·idx[i] for i < n (n a multiple of
+ * 4), four independent loads per turn: the kernels' AVX-512 loops compute
+ * the indices in one vector pass, load the words with this and read them
+ * back as vectors in the next pass, instead of a gather (on the 2-core Xeon
+ * of docs/performance.md a vpgatherqq of eight L1-resident words costs
+ * 30–40 cycles, this ~1.5 per word; docs/findings.md).  The empty asm keeps
+ * the compiler from turning the loop back into a gather. */
+static inline void sd_fetch64(const void *base, const uint32_t *idx, size_t n, uint64_t *out)
+{
+    const unsigned char *b = base;
+    for (const uint32_t *end = idx + n; idx < end; idx += 4, out += 4) {
+        uint64_t e0, e1, e2, e3;
+        memcpy(&e0, b + (size_t)idx[0] * 8, 8);
+        memcpy(&e1, b + (size_t)idx[1] * 8, 8);
+        memcpy(&e2, b + (size_t)idx[2] * 8, 8);
+        memcpy(&e3, b + (size_t)idx[3] * 8, 8);
+#if defined(__GNUC__)
+        __asm__("" : "+r"(e0), "+r"(e1), "+r"(e2), "+r"(e3));
+#endif
+        out[0] = e0;
+        out[1] = e1;
+        out[2] = e2;
+        out[3] = e3;
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 /* The eight 64-bit words at base + off[l] (byte offsets, one per lane) as
- * one vector, for the kernels' AVX-512 loops.  On the 2-core Xeon of
- * docs/performance.md a vpgatherqq of eight L1-resident words costs 30-40
- * cycles and eight scalar loads through a local array about 13, but that
- * array tripped AddressSanitizer's fake stacks (check-sanitize) and
- * extracting the offsets through registers was slower than the gather:
- * so, the gather (docs/findings.md). */
+ * one vector, for the AVX-512 loops that have no work array to fetch into
+ * (sd_fetch64 is faster where they do). */
 __attribute__((target("avx512f"))) static inline __m512i sd_gather8(const void *base, __m512i off)
 {
     return _mm512_i64gather_epi64(off, base, 1);

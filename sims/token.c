@@ -178,6 +178,9 @@ struct sd_token_work {
     size_t S, words, T;
     uint32_t *prev, *j, *rej;
     uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
+    uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64); */
+    uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
+    uint32_t *cnt;                   /* [T + 1]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
 };
 
@@ -456,6 +459,9 @@ void sd_token_work_free(sd_token_work *w)
     free(w->ends);
     free(w->cell);
     free(w->rb);
+    free(w->idx);
+    free(w->ent);
+    free(w->cnt);
     free(w);
 }
 
@@ -479,7 +485,11 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     w->ends = malloc(S * w->words * sizeof *w->ends);
     w->cell = malloc(S * sizeof *w->cell);
     w->rb = malloc(S * sizeof *w->rb);
-    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell || !w->rb) {
+    w->idx = malloc(S * sizeof *w->idx);
+    w->ent = malloc(S * sizeof *w->ent);
+    w->cnt = malloc((plan->T + 1) * sizeof *w->cnt);
+    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell || !w->rb || !w->idx || !w->ent ||
+        !w->cnt) {
         sd_token_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
     }
@@ -520,13 +530,15 @@ static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, 
 
 #if S_HAVE_X86
 /* The same two loops on eight trials at a time with AVX-512F (the same
- * integer arithmetic, so the same outcomes): the eight table
- * entries, the alias test as a mask.  gamma = 0: lookahead to the horizon.
- * S_draw8 is one position of eight trials on their state in registers
- * (a: previous tokens, j: drafts accepted so far, r: rejections, e: end
- * bits); S_pos_avx512 runs it on one position or on two consecutive
- * ones (uniforms 2m and 2m+1, the two halves of one Philox block) with
- * the state loaded and stored once. */
+ * integer arithmetic, so the same outcomes), in three passes over the
+ * trials: (1) each trial's table index, prev·K + k with k = U >> (53 - lgK)
+ * (S_index_avx512); (2) the entries, by plain loads into the work array
+ * (sd_fetch64); (3) the alias test as a mask and the state's update
+ * (S_pos_avx512), instead of one vpgatherqq per eight trials (30–40 cycles
+ * on the 2-core Xeon of docs/performance.md, against about 1.5 per word for
+ * sd_fetch64; docs/findings.md).  The work array is on the heap: loads
+ * through a local array tripped AddressSanitizer's fake stacks.  gamma = 0:
+ * lookahead to the horizon. */
 typedef struct {
     __m128i sh, lg;
     __m512i cm, km, one, g;
@@ -542,57 +554,51 @@ __attribute__((target("avx512f"))) static inline void S_draw_init(S_draw_consts 
     c->g = _mm512_set1_epi64((long long)gamma);
 }
 
-__attribute__((target("avx512f"))) static inline void S_draw8(const S_draw_consts *c, const uint64_t *tab, uint32_t gamma,
-                                                              __m512i U, __m512i *a, __m512i *j, __m512i *r,
-                                                              __m512i *e, __m512i endbit)
-{
-    __m512i k = _mm512_srl_epi64(U, c->sh);
-    __m512i t = sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(*a, c->lg), k), 3));
-    __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c->cm), _mm512_srl_epi64(t, c->lg));
-    __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c->km), k);
-    __mmask8 f = _mm512_test_epi64_mask(o, c->one), end = f, inc = f;
-    *a = _mm512_srli_epi64(o, 1);
-    if (gamma) {
-        __mmask8 bonus = _mm512_cmpeq_epi64_mask(*j, c->g);
-        end = (__mmask8)(f | bonus);
-        inc = (__mmask8)(f & ~bonus);
-        *j = _mm512_maskz_add_epi64((__mmask8)~end, *j, c->one);
-    }
-    *r = _mm512_mask_add_epi64(*r, inc, *r, c->one);
-    *e = _mm512_mask_or_epi64(*e, end, *e, endbit);
-}
-
 #define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
 
-/* Positions n .. n + np - 1 (np = 1 or 2: uniforms 2m and 2m+1, one
- * Philox block) of trials 0..8⌊s/8⌋-1: tab[k], u[k], ends[k] and bit[k]
- * for position n + k.  Returns the number of trials done (a multiple of 8). */
-__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *const tab[2], unsigned lgK, size_t s,
-                                                               const uint64_t *const u[2], uint32_t *prev,
-                                                               uint32_t *rej, uint32_t *jv, uint32_t gamma,
-                                                               uint64_t *const ends[2], const unsigned bit[2], int np)
+/* Pass 1 on trials 0..s-1 (s a multiple of 8): idx[i] = prev[i]·K + k_i. */
+__attribute__((target("avx512f"))) static void S_index_avx512(unsigned lgK, size_t s, const uint64_t *u,
+                                                               const uint32_t *prev, uint32_t *idx)
+{
+    const __m128i sh = _mm_cvtsi32_si128((int)(53u - lgK)), lg = _mm_cvtsi32_si128((int)lgK);
+    for (size_t i = 0; i < s; i += 8) {
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(u + i)), sh);
+        S_ST32(idx + i, _mm512_or_si512(_mm512_sll_epi64(S_LD32(prev + i), lg), k));
+    }
+}
+
+/* Pass 3: position n of trials 0..8⌊s/8⌋-1 with their entries in ent (pass
+ * 2), or, ent = NULL, gathered here (sd_gather8: the streamed kernel, which
+ * has no work array).  Returns the number of trials done (a multiple of 8). */
+__attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK, size_t s,
+                                                               const uint64_t *u, const uint64_t *ent,
+                                                               uint32_t *prev, uint32_t *rej, uint32_t *jv,
+                                                               uint32_t gamma, uint64_t *ends, unsigned bit)
 {
     S_draw_consts c;
     S_draw_init(&c, lgK, gamma);
-    const __m512i eb[2] = {_mm512_set1_epi64((long long)((uint64_t)1 << bit[0])),
-                           _mm512_set1_epi64((long long)((uint64_t)1 << bit[np - 1]))};
+    const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m512i a = S_LD32(prev + i), j = gamma ? S_LD32(jv + i) : c.one, r = S_LD32(rej + i);
-        __m512i e = _mm512_loadu_si512((const void *)(ends[0] + i));
-        for (int k = 0; k < np; k++) {
-            if (k > 0 && ends[k] != ends[k - 1]) { /* the positions straddle two words of end bits */
-                _mm512_storeu_si512((void *)(ends[k - 1] + i), e);
-                e = _mm512_loadu_si512((const void *)(ends[k] + i));
-            }
-            S_draw8(&c, tab[k], gamma, _mm512_loadu_si512((const void *)(u[k] + i)), &a, &j, &r, &e, eb[k]);
+        __m512i a = S_LD32(prev + i), r = S_LD32(rej + i);
+        __m512i U = _mm512_loadu_si512((const void *)(u + i)), k = _mm512_srl_epi64(U, c.sh);
+        __m512i t = ent ? _mm512_loadu_si512((const void *)(ent + i))
+                        : sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c.lg), k), 3));
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c.cm), _mm512_srl_epi64(t, c.lg));
+        __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c.km), k);
+        __mmask8 f = _mm512_test_epi64_mask(o, c.one), end = f, inc = f;
+        S_ST32(prev + i, _mm512_srli_epi64(o, 1));
+        if (gamma) {
+            __m512i j = S_LD32(jv + i);
+            __mmask8 bonus = _mm512_cmpeq_epi64_mask(j, c.g);
+            end = (__mmask8)(f | bonus);
+            inc = (__mmask8)(f & ~bonus);
+            S_ST32(jv + i, _mm512_maskz_add_epi64((__mmask8)~end, j, c.one));
         }
-        S_ST32(prev + i, a);
-        if (gamma)
-            S_ST32(jv + i, j);
-        S_ST32(rej + i, r);
-        _mm512_storeu_si512((void *)(ends[np - 1] + i), e);
+        S_ST32(rej + i, _mm512_mask_add_epi64(r, inc, r, c.one));
+        __m512i e = _mm512_loadu_si512((const void *)(ends + i));
+        _mm512_storeu_si512((void *)(ends + i), _mm512_mask_or_epi64(e, end, e, endbit));
     }
     return i;
 }
@@ -604,18 +610,26 @@ __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *co
  * that drafts there (not a bonus) adds P(R_n = 1 | x_{n-1}) = tv[x_{n-1}]
  * (Theorem 1's summand) to its estimate. */
 #if S_HAVE_X86
-/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: eight tv entries (sd_gather8), the same
- * additions (a bonus adds nothing). */
+/* Trials 0..8⌊s/8⌋-1 of S_pos_rb: the tv entries loaded into scratch
+ * (sd_fetch64: prev holds their indices), or, scratch = NULL, gathered
+ * (sd_gather8); the same additions (a bonus adds nothing). */
 __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *tv, size_t s,
                                                                   const uint32_t *prev,
                                                                   const uint32_t *jv, uint32_t gamma,
-                                                                  double *rb)
+                                                                  double *rb, uint64_t *scratch)
 {
     const __m512i g = _mm512_set1_epi64((long long)gamma);
-    size_t i = 0;
-    for (; i + 8 <= s; i += 8) {
-        __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
-        __m512d t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
+    const size_t nb = s / 8 * 8;
+    if (scratch)
+        sd_fetch64(tv, prev, nb, scratch);
+    for (size_t i = 0; i < nb; i += 8) {
+        __m512d t;
+        if (scratch) {
+            t = _mm512_loadu_pd((const double *)(const void *)(scratch + i));
+        } else {
+            __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+            t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
+        }
         __mmask8 draft = 0xff;
         if (gamma) {
             __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
@@ -624,34 +638,42 @@ __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *t
         __m512d r = _mm512_loadu_pd(rb + i);
         _mm512_storeu_pd(rb + i, _mm512_mask_add_pd(r, draft, r, t));
     }
-    return i;
+    return nb;
 }
 #endif
 
+/* scratch: s words of work memory, or NULL (see S_pos_rb_avx512). */
 static void S_pos_rb(const double *tv, size_t s, const uint32_t *prev, const uint32_t *jv,
-                     uint32_t gamma, double *rb)
+                     uint32_t gamma, double *rb, uint64_t *scratch)
 {
     size_t i = 0;
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
-        i = S_pos_rb_avx512(tv, s, prev, jv, gamma, rb);
+        i = S_pos_rb_avx512(tv, s, prev, jv, gamma, rb, scratch);
+#else
+    (void)scratch;
 #endif
     for (; i < s; i++)
         if (gamma == 0 || jv[i] != gamma)
             rb[i] += tv[prev[i]];
 }
 
-/* Accepted drafts of one trial's iterations: the histogram at once, the
+/* Accepted drafts of one trial's iterations: the histogram at once (into
+ * the integer counts cnt when not NULL, else into hist when not NULL), the
  * moments as exact integer sums (Σ a <= T, Σ a² <= T²). */
 typedef struct {
     size_t its;
     uint64_t s1, s2;
+    double *hist;
+    uint32_t *cnt;
 } S_trial_acc;
 
-static void S_iteration(const sd_observe *out, S_trial_acc *ta, size_t a)
+static void S_iteration(S_trial_acc *ta, size_t a)
 {
-    if (out->hist)
-        out->hist[a] += 1.0;
+    if (ta->cnt)
+        ta->cnt[a]++;
+    else if (ta->hist)
+        ta->hist[a] += 1.0;
     ta->its++;
     ta->s1 += a;
     ta->s2 += (uint64_t)a * a;
@@ -667,19 +689,23 @@ static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
         sd_welford_merge_sums(acc, ta->its, ta->s1, ta->s2);
 }
 
-/* Trial i of the group: its iterations from its end bits, then its counts. */
-static void S_replay(const sd_token_work *w, size_t i, const sd_observe *out)
+/* Trial i of the group: its iterations from its end bits, then its counts;
+ * the histogram into cnt (integer counts, added to out->hist after the
+ * group: a double's read-modify-write per iteration chained through
+ * memory wherever consecutive iterations fell in the same bin), or, cnt =
+ * NULL, into out->hist. */
+static void S_replay(const sd_token_work *w, size_t i, const sd_observe *out, uint32_t *cnt)
 {
-    S_trial_acc ta = {0, 0, 0};
+    S_trial_acc ta = {0, 0, 0, out->hist, cnt};
     size_t n0 = 1;
     for (size_t wd = 0; wd < w->words; wd++)
         for (uint64_t m = w->ends[wd * w->S + i]; m; m &= m - 1) {
             size_t n = wd * 64 + (size_t)__builtin_ctzll(m) + 1;
-            S_iteration(out, &ta, n - n0);
+            S_iteration(&ta, n - n0);
             n0 = n + 1;
         }
     if (n0 <= w->T)
-        S_iteration(out, &ta, w->T - n0 + 1);
+        S_iteration(&ta, w->T - n0 + 1);
     S_trial_merge(out->acc, &ta);
     if (out->rej)
         sd_welford_add(out->rej, (double)w->rej[i]);
@@ -697,7 +723,10 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK, S = w->S;
     const unsigned lgK = pl->lgK;
     uint32_t *prev = w->prev;
+#if S_HAVE_X86
     const int wide = sd_rngbuf_avx512();
+    const int fetch = V * K - 1 <= UINT32_MAX; /* a step's entries indexed by 32 bits (S_index_avx512) */
+#endif
     sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
     for (size_t i = 0; i < s; i++)
         prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
@@ -712,40 +741,32 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
         for (size_t i = 0; i < s; i++)
             tok[i * (T + 1)] = prev[i];
     const uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
-    /* Nothing observed per position: positions 2m and 2m+1 (one Philox
-     * block) in one pass over the trials. */
-    const int pairs = wide && !out->rb && !out->pos && !tok && !out->cells;
     for (size_t n = 1; n <= N; n++) {
         const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
         if (n % 2 == 0) {
             sd_rngbuf_trials(seed, n / 2, g0, s, w->ua, w->ub);
             u = w->ua;
         }
-        /* positions n .. n + np - 1 in this pass (np = 2: n and n + 1 read block n/2) */
-        const int np = pairs && n % 2 == 0 && n < N ? 2 : 1;
-        const uint64_t *tab[2], *us[2] = {u, w->ub};
-        uint64_t *ends[2];
-        unsigned bit[2];
-        for (int k = 0; k < 2; k++) {
-            size_t nk = n + (size_t)(k < np ? k : 0);
-            tab[k] = pl->tab + (pl->steps == 1 ? 0 : (nk - 1) * V * K);
-            ends[k] = w->ends + ((nk - 1) / 64) * S;
-            bit[k] = (unsigned)((nk - 1) % 64);
-        }
+        const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
+        uint64_t *ends = w->ends + ((n - 1) / 64) * S;
+        const unsigned bit = (unsigned)((n - 1) % 64);
         size_t i0 = 0;
         if (out->rb)
-            S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb);
+            S_pos_rb(pl->tv + (pl->steps == 1 ? 0 : (n - 1) * V), s, prev, w->j, gamma, w->rb, w->ent);
 #if S_HAVE_X86
-        if (wide)
-            i0 = S_pos_avx512(tab, lgK, s, us, prev, w->rej, w->j, gamma, ends, bit, np);
-#endif
-        for (int k = 0; k < np; k++) {
-            if (gamma == 0)
-                S_pos_horizon(tab[k], lgK, i0, s, us[k], prev, w->rej, ends[k], bit[k]);
-            else
-                S_pos_gamma(tab[k], lgK, i0, s, us[k], prev, w->rej, w->j, gamma, ends[k], bit[k]);
+        if (wide && fetch) {
+            size_t nb = s / 8 * 8;
+            S_index_avx512(lgK, nb, u, prev, w->idx);
+            sd_fetch64(tab, w->idx, nb, w->ent);
+            i0 = S_pos_avx512(tab, lgK, s, u, w->ent, prev, w->rej, w->j, gamma, ends, bit);
+        } else if (wide) {
+            i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, w->rej, w->j, gamma, ends, bit);
         }
-        n += (size_t)np - 1; /* np = 2 only when nothing below is observed */
+#endif
+        if (gamma == 0)
+            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit);
+        else
+            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit);
         if (out->pos)
             for (size_t i = 0; i < s; i++)
                 out->pos[(n - 1) * V + prev[i]] += 1.0;
@@ -762,8 +783,13 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
                 out->cells[w->cell[i]] += 1.0;
         return;
     }
+    uint32_t *cnt = out->hist ? w->cnt : NULL;
+    if (cnt)
+        memset(cnt, 0, (T + 1) * sizeof *cnt);
     for (size_t i = 0; i < s; i++)
-        S_replay(w, i, out);
+        S_replay(w, i, out, cnt);
+    for (size_t a = 0; cnt && a <= T; a++)
+        out->hist[a] += (double)cnt[a]; /* integers below 2^32: the same sums in any order */
 }
 
 void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
@@ -788,8 +814,7 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
     const size_t gamma = pl->gamma < T ? pl->gamma : 0;
-    sd_observe out = {.hist = hist};
-    S_trial_acc ta = {0, 0, 0};
+    S_trial_acc ta = {0, 0, 0, hist, NULL};
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
     size_t prev = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng)) >> 1;
@@ -802,7 +827,7 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
         int bonus = gamma && j == gamma;
         if (bonus || (o & 1)) { /* the iteration ends at n */
             rej += !bonus;
-            S_iteration(&out, &ta, n - n0);
+            S_iteration(&ta, n - n0);
             n0 = n + 1;
             j = 0;
         } else {
@@ -810,7 +835,7 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
         }
     }
     if (n0 <= T)
-        S_iteration(&out, &ta, T - n0 + 1);
+        S_iteration(&ta, T - n0 + 1);
     S_trial_merge(acc, &ta);
     *rejections = rej;
     *iterations = ta.its;
@@ -884,14 +909,10 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
 {
     size_t i0 = 0;
     if (rb)
-        S_pos_rb(tv, s, prev, j, gamma, rb);
+        S_pos_rb(tv, s, prev, j, gamma, rb, NULL);
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512()) {
-        const uint64_t *const tabs[2] = {tab, tab}, *const us[2] = {u, u};
-        uint64_t *const endw[2] = {ends, ends};
-        const unsigned bits[2] = {bit, bit};
-        i0 = S_pos_avx512(tabs, lgK, s, us, prev, rej, j, gamma, endw, bits, 1);
-    }
+    if (sd_rngbuf_avx512())
+        i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, rej, j, gamma, ends, bit);
 #endif
     if (gamma == 0)
         S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit);
@@ -905,5 +926,5 @@ void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32
     /* A view of the arrays as the work of a group of `stride` trials. */
     sd_token_work w = {.S = stride, .words = (T + 63) / 64, .T = T, .rej = (uint32_t *)(uintptr_t)rej,
                        .ends = (uint64_t *)(uintptr_t)ends, .rb = (double *)(uintptr_t)rb};
-    S_replay(&w, i, out);
+    S_replay(&w, i, out, NULL);
 }

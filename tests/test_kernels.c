@@ -569,8 +569,8 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
     cr_assert_eq(memcmp(&c1, &c2, sizeof c1), 0, "V=%zu gamma %zu: calls", c->V, gamma);
     cr_assert_eq(memcmp(&a1, &a2, sizeof a1), 0, "V=%zu gamma %zu: accepted", c->V, gamma);
     cr_assert_eq(memcmp(h1, h2, (T + 1) * sizeof *h1), 0, "V=%zu gamma %zu: histogram", c->V, gamma);
-    /* Statistics only (nothing observed per position): with AVX-512 the
-     * kernel then draws positions 2m, 2m+1 in one pass; the same bits. */
+    /* Statistics only (nothing observed per position, the histogram kept in
+     * integers per group): the same bits. */
     sd_welford r3, c3, a3;
     sd_welford_init(&r3);
     sd_welford_init(&c3);
