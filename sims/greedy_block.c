@@ -69,17 +69,6 @@
 
 typedef sd_greedy_ratio S_ratio;
 
-/* r extended by a token of target probability mb and draft probability
- * ms: (a mb, b ms) divided by the larger, so that neither overflows nor
- * underflows along long blocks; (0, 0) once both joints are 0. */
-static S_ratio S_extend(S_ratio r, double mb, double ms)
-{
-    double a = r.a * mb, b = r.b * ms, m = a > b ? a : b;
-    if (!(m > 0.0))
-        return (S_ratio){0.0, 0.0};
-    return (S_ratio){a / m, b / m};
-}
-
 /* A, B with A/B = r, max(A, B) = 1; 0 when both joints are 0. */
 static int S_scale(S_ratio r, double *A, double *B)
 {
@@ -107,14 +96,19 @@ static double S_weights(S_ratio r, const double *mb, const double *ms, size_t V,
     return s;
 }
 
-void sd_greedy_enter(sd_greedy *st, size_t n)
+size_t sd_greedy_frames_drop(sd_greedy_frame *fr, size_t nf, size_t n)
 {
     size_t drop = 0;
-    while (drop < st->nf && st->fr[drop].e < n)
+    while (drop < nf && fr[drop].e < n)
         drop++;
-    for (size_t a = drop; a < st->nf; a++)
-        st->fr[a - drop] = st->fr[a];
-    st->nf -= drop;
+    for (size_t a = drop; a < nf; a++)
+        fr[a - drop] = fr[a];
+    return nf - drop;
+}
+
+void sd_greedy_enter(sd_greedy *st, size_t n)
+{
+    st->nf = sd_greedy_frames_drop(st->fr, st->nf, n);
     for (size_t a = 0; a < st->nf; a++)
         st->R[a] = st->fr[a].r;
     st->K[0] = (S_ratio){1.0, 1.0};
@@ -151,7 +145,7 @@ static S_ratio S_advance(const sd_greedy *st, const double *D, size_t a0, size_t
                          size_t x, double px)
 {
     return (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
-               ? S_extend(r, D[(a - a0) * st->V + x], px)
+               ? sd_greedy_ratio_extend(r, D[(a - a0) * st->V + x], px)
                : r;
 }
 
@@ -162,7 +156,7 @@ void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_
     S_ratio *to = st->R + (i + 1) * st->cap;
     for (size_t a = 0; a < st->nf; a++)
         to[a] = S_advance(st, D, a0, a, from[a], x, px);
-    st->K[i + 1] = S_extend(st->K[i], D[L * st->V + x], px);
+    st->K[i + 1] = sd_greedy_ratio_extend(st->K[i], D[L * st->V + x], px);
 }
 
 void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double *p, double *num,
@@ -214,7 +208,7 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
         sd_greedy_frame f = {n + G - 1, {1.0, 1.0}};
         if (st->mode == SD_GREEDY_JOINT)
-            f.r = S_extend(st->K[tau], top[y], py);
+            f.r = sd_greedy_ratio_extend(st->K[tau], top[y], py);
         /* The active frames started at distinct positions in n-cap+1..n. */
         assert(nf < st->cap);
         out[nf++] = f;
@@ -378,6 +372,8 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                         "(Sun et al. 2025, Alg. 5), so no exact DP over (position, x_{n-1})");
 }
 
+static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel, NULL};
+
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
@@ -390,6 +386,7 @@ const sd_verifier_type sd_verifier_greedy_block = {
     .exact = S_exact_joint,
     .iteration_law = S_law,
     .prefix_law = S_prefix_joint,
+    .kernels = S_kernels,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_after_y = {

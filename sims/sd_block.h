@@ -63,11 +63,28 @@ typedef struct sd_greedy_ratio {
     double a, b;
 } sd_greedy_ratio;
 
+/* r extended by a token of target probability mb and draft probability
+ * ms: (a mb, b ms) divided by the larger, so that neither overflows nor
+ * underflows along long blocks; (0, 0) once both joints are 0. */
+static inline sd_greedy_ratio sd_greedy_ratio_extend(sd_greedy_ratio r, double mb, double ms)
+{
+    double a = r.a * mb, b = r.b * ms;
+    if (!(a > 0.0 || b > 0.0))
+        return (sd_greedy_ratio){0.0, 0.0};
+    /* the larger divided by itself is exactly 1: one division */
+    return a > b ? (sd_greedy_ratio){1.0, b / a} : (sd_greedy_ratio){a / b, 1.0};
+}
+
 /* One earlier iteration whose modification (eq. 31) is still active. */
 typedef struct sd_greedy_frame {
     size_t e;          /* last position of its zone */
     sd_greedy_ratio r; /* along the emitted path up to the current n-1 */
 } sd_greedy_frame;
+
+/* Drops from fr[0..nf) (oldest first, zone ends non-decreasing) the frames
+ * whose zones ended before position n; returns how many remain, moved to
+ * the front. */
+size_t sd_greedy_frames_drop(sd_greedy_frame *fr, size_t nf, size_t n);
 
 /* The state of a greedy-block run.  Between iterations it is fr[0..nf)
  * (with n and x_{n-1}); the rest is the scratch of one iteration, filled
@@ -133,6 +150,13 @@ double sd_greedy_next_row(const sd_greedy *st, size_t tau, int bonus, const doub
 size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t tau, size_t y,
                               double py, const double *D, size_t a0, const double *top,
                               sd_greedy_frame *out);
+
+/* The fast kernel of greedy-block (sims/kernel_greedy.c): the modified
+ * targets in closed form on per-row tables sorted by q/p with prefix sums;
+ * and its broken variant, which never records an iteration's modification
+ * (Alg. 4 alone), the control broken-greedy-kernel. */
+extern const sd_kernel_type sd_greedy_kernel;
+extern const sd_kernel_type sd_greedy_kernel_broken;
 
 /* --- greedy block verification exactly (sims/greedy_exact.c) ------------- */
 

@@ -1,0 +1,544 @@
+/* kernel_greedy.c — a fast kernel for greedy block verification with the
+ * distribution modification (sims/greedy_block.c; Sun et al. 2025, App. C,
+ * Alg. 4–6 and eq. 31), with the law of its step and other random numbers.
+ *
+ * Closed form of the modified targets.  At a position j after token y the
+ * step builds the levels D_0 = q_j(.|y), D_{l+1} ∝ max(A_l D_l - B_l p, 0)
+ * (eq. 31; A_l/B_l the ratio r of the l-th frame covering j, scaled to
+ * max(A, B) = 1), each an O(V) vector.  Every level is of the form
+ *     D_l(x) = max(α_l q(x) - β_l p(x), 0),   α_l, β_l >= 0,
+ * since, by induction, where α_l q - β_l p <= 0 the next weight is
+ * max(-B p, 0) = 0, and elsewhere it is A α_l q - (A β_l + B) p:
+ *     (α_{l+1}, β_{l+1}) = (A α_l, A β_l + B) / s,
+ *     s = Σ_x max(A α_l q(x) - (A β_l + B) p(x), 0)
+ * (D_0 = (1, 0); s = 0 gives the "dead" row (0, 0), all zeros, which stays
+ * dead: (0, B) has no positive weight).  So every sum the iteration needs
+ * is the mass of a row max(a q - b p, 0) for some a, b >= 0:
+ *     the levels' s, the acceptance's h_i numerator
+ *         Σ max(K_a D_L - K_b p, 0)       (a, b) = (K_a α_L, K_a β_L + K_b),
+ *     and eq. 30's residual (the same at depth τ),
+ * and a q(x) > b p(x) holds exactly for the tokens with r(x) = q/p > b/a,
+ * a prefix of the tokens sorted by r decreasing (p = 0 < q first, r = +inf;
+ * p = q = 0 last).  With prefix sums Q_j, P_j of q and p in that order,
+ *     mass(a, b) = a Q_{j*} - b P_{j*},   j* = #{x : a r(x) > b},
+ * and a draw from the row is the first j with a Q_{j+1} - b P_{j+1} > u·mass
+ * (a binary search), as in the block kernel (sims/kernel_block.c).  The
+ * denominator of h_i is Σ max(K_b p - K_a D_L, 0) = num - (K_a Σ D_L - K_b),
+ * with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead one).
+ * A level's value at one token, needed to extend the frames' ratios, is
+ * max(α q(x) - β p(x), 0) from the row's p and q.  The ratios themselves are
+ * extended by sd_greedy_ratio_extend and the frames retired by
+ * sd_greedy_frames_drop, the step's own pieces (sims/sd_block.h); the order
+ * of the levels, which frames cover a position, the acceptance η_i den <
+ * num (i < G) and η_G < p_G, the early stop once p_i = 0, the horizon's
+ * missing bonus, the fall-backs of a residual of zero mass (rounding: D_L,
+ * then q) and the new frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) are
+ * the step's.  The law is therefore the step's exactly; floating-point
+ * rounding differs (prefix sums instead of V-long sums).
+ *
+ * Tables, per row (position t, previous token a): integer alias tables of
+ * p and q (sims/sd_token.h: every token returned for exactly its mass of the
+ * 2^53 values of a 53-bit uniform, never one of probability 0), r sorted
+ * decreasing (padded with -1 to a multiple of 8: never counted), the prefix
+ * sums, the order, and p, q by token.  The draft X_i ~ p is one alias draw.
+ *
+ * Trials run one after the other, each on its own Philox stream (seed,
+ * trial) read through sd_rngbuf (eight counter blocks per refill): the
+ * numbers a trial uses depend on nothing else, so results are the same for
+ * any thread count.  Per iteration, in this order: for i = 0..G-1, η_i
+ * (i >= 1) then X_i; η_G (when all G were drafted); the last token.
+ * Statistics are per trial, added to the observers in trial order.
+ *
+ * The broken variant (a control for `check`, broken-greedy-kernel) never
+ * records the iteration's modification: Alg. 4 alone, which Sun et al.
+ * 2025, App. C show to be biased. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_rngbuf.h"
+#include "sd_block.h"
+#include "sd_token.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#else
+#define S_HAVE_X86 0
+#endif
+
+#define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
+/* The largest ratio scratch per worker, in pairs: (G+1)·G (as the step). */
+#define S_MAX_PAIRS ((size_t)1 << 23)
+
+/* max(al q - be p, 0): a level, or a weight built from one. */
+typedef struct S_shape {
+    double al, be;
+} S_shape;
+
+typedef struct S_row {
+    const uint64_t *ap, *aq; /* [K] alias tables of p and q */
+    const double *rs;        /* [V padded to 8] q/p decreasing (+inf: p = 0 < q; -1: p = q = 0, padding) */
+    const double *Q, *P;     /* [V+1] prefix sums of q, p in that order */
+    const double *pq;        /* [2V] p(x), q(x) by token */
+    const uint32_t *ord;     /* [V] the tokens in that order */
+} S_row;
+
+typedef struct S_layout {
+    size_t ap, aq, rs, Q, P, pq, ord, stride; /* byte offsets in a row; rows stride bytes apart */
+} S_layout;
+
+typedef struct S_plan {
+    size_t V, Vpad, T, gamma, gmax;
+    unsigned lgK;
+    int broken;
+    uint64_t *init; /* [K] alias table of x_0's law */
+    S_layout lay;
+    char *slab;     /* [T V rows]: row (t, a) at ((t-1) V + a) stride */
+} S_plan;
+
+typedef struct S_work {
+    sd_greedy_frame *fr; /* [gmax] the active frames (oldest first) */
+    sd_greedy_ratio *R;  /* [(gmax+1) gmax]: frame a's ratio after X^i at R[i gmax + a] */
+    sd_greedy_ratio *K;  /* [gmax+1]: the iteration's p_i */
+    S_shape *lev;        /* [gmax+1]: the levels at one position */
+    size_t *tok;         /* [T+1] x_0..x_T of the trial (and drafts past them) */
+} S_work;
+
+static inline S_row S_row_at(const S_plan *pl, size_t t, size_t a)
+{
+    const char *r = pl->slab + ((t - 1) * pl->V + a) * pl->lay.stride;
+    const S_layout *l = &pl->lay;
+    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
+                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->Q),
+                   (const double *)(const void *)(r + l->P),    (const double *)(const void *)(r + l->pq),
+                   (const uint32_t *)(const void *)(r + l->ord)};
+}
+
+#if S_HAVE_X86
+/* The count below over a row of at most 8 tokens (padded to 8), as one
+ * AVX-512 comparison: the same number. */
+__attribute__((target("avx512f"))) static inline size_t S_count8(const double *rs, S_shape w)
+{
+    __m512d v = _mm512_mul_pd(_mm512_set1_pd(w.al), _mm512_loadu_pd(rs));
+    return (size_t)__builtin_popcount(_mm512_cmp_pd_mask(v, _mm512_set1_pd(w.be), _CMP_GT_OQ));
+}
+#endif
+
+/* j* = #{x : al r(x) > be} (al, be >= 0; the predicate holds on a prefix of
+ * the sorted row; 0 when al = 0, where 0·inf is NaN and never counted).
+ * Small rows: a branch-free count over the padded row (one vector
+ * comparison when `wide`, the kernel's AVX-512 instance); else a
+ * branch-free binary search. */
+static inline __attribute__((always_inline)) size_t S_count(const S_plan *pl, const S_row *r, S_shape w, int wide)
+{
+#if S_HAVE_X86
+    if (wide && pl->Vpad == 8)
+        return S_count8(r->rs, w);
+#else
+    (void)wide;
+#endif
+    if (pl->V <= S_COUNT_MAX) {
+        size_t j = 0;
+        for (size_t k = 0; k < pl->Vpad; k++)
+            j += w.al * r->rs[k] > w.be;
+        return j;
+    }
+    size_t base = 0, n = pl->V;
+    while (n > 1) {
+        size_t half = n / 2;
+        base += half & -(size_t)(w.al * r->rs[base + half - 1] > w.be);
+        n -= half;
+    }
+    return base + (w.al * r->rs[base] > w.be);
+}
+
+/* Σ max(al q - be p, 0) over the first j sorted tokens, j = j*: the row's mass. */
+static inline double S_mass(const S_row *r, size_t j, S_shape w)
+{
+    double m = w.al * r->Q[j] - w.be * r->P[j];
+    return m > 0.0 ? m : 0.0;
+}
+
+/* A draw from max(al q - be p, 0) / m given j = j* >= 1 and m > 0: the
+ * first sorted token k < j with cumulative weight W_{k+1} > u m (j-1 at
+ * the latest). */
+static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u)
+{
+    double target = u * m;
+    size_t base = 0, n = j;
+    while (n > 1) {
+        size_t half = n / 2;
+        base += half & -(size_t)(w.al * r->Q[base + half] - w.be * r->P[base + half] <= target);
+        n -= half;
+    }
+    return r->ord[base + (w.al * r->Q[base + 1] - w.be * r->P[base + 1] <= target)];
+}
+
+/* The level's (or weight's) value at token x. */
+static inline double S_val(const S_row *r, S_shape w, size_t x)
+{
+    double d = w.al * r->pq[2 * x + 1] - w.be * r->pq[2 * x];
+    return d > 0.0 ? d : 0.0;
+}
+
+/* max(K_a D - K_b p, 0) for the level D: h's numerator and eq. 30's residual. */
+static inline S_shape S_times(sd_greedy_ratio k, S_shape d)
+{
+    return (S_shape){k.a * d.al, k.a * d.be + k.b};
+}
+
+/* The levels at position j after the row r with the frames' ratios Ri
+ * (sd_greedy_levels in closed form, see the top): lev[0..L], returns L;
+ * *a0 = the first frame covering j, *mtop = the top level's mass. */
+static inline __attribute__((always_inline)) size_t S_levels(const S_plan *pl, const S_row *r, const sd_greedy_frame *fr,
+                                                             size_t nf, const sd_greedy_ratio *Ri, size_t j, S_shape *lev,
+                                                             size_t *a0, double *mtop, int wide)
+{
+    size_t a = 0;
+    while (a < nf && fr[a].e < j)
+        a++;
+    *a0 = a;
+    lev[0] = (S_shape){1.0, 0.0};
+    double m = r->Q[pl->V];
+    for (size_t l = 0; a < nf; a++, l++) {
+        S_shape w = S_times(Ri[a], lev[l]);
+        double s = S_mass(r, S_count(pl, r, w, wide), w);
+        double inv = s > 0.0 ? 1.0 / s : 0.0;
+        lev[l + 1] = (S_shape){w.al * inv, w.be * inv};
+        m = s > 0.0 ? 1.0 : 0.0;
+    }
+    *mtop = m;
+    return nf - *a0;
+}
+
+static inline uint64_t S_u53(sd_rngbuf *s)
+{
+    uint64_t a = sd_rngbuf_u32(s) >> 5, b = sd_rngbuf_u32(s) >> 6;
+    return (a << 26) | b;
+}
+
+static const double S_2M53 = 1.0 / 9007199254740992.0;
+
+/* Every frame's ratio after X^{i+1} = x at a position whose levels are lev
+ * (frames a0.. cover it, each extended by its own input level). */
+static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size_t nf,
+                             const sd_greedy_ratio *from, sd_greedy_ratio *to, size_t x)
+{
+    double px = r->pq[2 * x];
+    for (size_t a = 0; a < nf; a++)
+        to[a] = a >= a0 ? sd_greedy_ratio_extend(from[a], S_val(r, lev[a - a0], x), px) : from[a];
+}
+
+/* One iteration at position n after prev: tokens to tok[n..], returns τ;
+ * *emitted, *G. */
+static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl, S_work *w, size_t *nfp, sd_rngbuf *rng,
+                                                                size_t n, size_t prev, size_t *emitted, size_t *Gout,
+                                                                int wide)
+{
+    const size_t T = pl->T, cap = pl->gmax, rest = T - n + 1;
+    const size_t G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    size_t *out = w->tok + n;
+    size_t nf = sd_greedy_frames_drop(w->fr, *nfp, n);
+    for (size_t a = 0; a < nf; a++)
+        w->R[a] = w->fr[a].r;
+    w->K[0] = (sd_greedy_ratio){1.0, 1.0};
+    *Gout = G;
+
+    size_t tau = 0, y = prev, drafted = G, a0;
+    double mtop;
+    for (size_t i = 0; i < G; i++) {
+        S_row r = S_row_at(pl, n + i, y);
+        size_t L = S_levels(pl, &r, w->fr, nf, w->R + i * cap, n + i, w->lev, &a0, &mtop, wide);
+        S_shape top = w->lev[L];
+        sd_greedy_ratio k = w->K[i];
+        if (i >= 1) { /* h_i = num / den at X^i (Alg. 4) */
+            S_shape h = S_times(k, top);
+            double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
+            double eta = (double)S_u53(rng) * S_2M53;
+            tau = eta * den < num ? i : tau;
+        }
+        size_t x = sd_token_alias_draw(r.ap, pl->lgK, S_u53(rng));
+        out[i] = x;
+        S_advance(&r, w->lev, a0, nf, w->R + i * cap, w->R + (i + 1) * cap, x);
+        w->K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
+        y = x;
+        if (w->K[i + 1].a == 0.0) { /* p_j = 0 for all j > i: h_j = 0 */
+            drafted = i + 1;
+            break;
+        }
+    }
+    if (drafted == G && (double)S_u53(rng) * S_2M53 < w->K[G].a / w->K[G].b)
+        tau = G; /* η_G < p_G */
+    *emitted = tau;
+    if (tau == G && n + G > T) {
+        *nfp = nf;
+        return tau; /* no bonus position */
+    }
+    /* The token after X^τ: the bonus from D_L(.|X^G), or eq. 30's residual. */
+    size_t ytau = tau ? out[tau - 1] : prev;
+    S_row r = S_row_at(pl, n + tau, ytau);
+    size_t L = S_levels(pl, &r, w->fr, nf, w->R + tau * cap, n + tau, w->lev, &a0, &mtop, wide);
+    S_shape top = w->lev[L], wt = tau == G ? top : S_times(w->K[tau], top);
+    uint64_t U = S_u53(rng);
+    size_t j = S_count(pl, &r, wt, wide);
+    double m = S_mass(&r, j, wt);
+    if (!(m > 0.0 && (tau < G || L > 0))) { /* the bonus from q itself, or rounding: D_L, else q */
+        wt = top;
+        j = S_count(pl, &r, wt, wide);
+        m = L > 0 ? S_mass(&r, j, wt) : 0.0;
+    }
+    size_t yv = m > 0.0 ? S_draw(&r, j, wt, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, pl->lgK, U);
+    out[tau] = yv;
+    *emitted = tau + 1;
+    /* The frames along X^τ, Y, then this iteration's (zone n+τ+1..n+G-1). */
+    S_advance(&r, w->lev, a0, nf, w->R + tau * cap, w->R, yv);
+    for (size_t a = 0; a < nf; a++)
+        w->fr[a].r = w->R[a];
+    if (tau + 1 < G && !pl->broken) {
+        w->fr[nf].e = n + G - 1;
+        w->fr[nf].r = sd_greedy_ratio_extend(w->K[tau], S_val(&r, top, yv), r.pq[2 * yv]);
+        nf++;
+    }
+    *nfp = nf;
+    return tau;
+}
+
+static inline __attribute__((always_inline)) void S_trials(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
+                                                           uint64_t hi, const sd_observe *obs, int wide)
+{
+    const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T;
+    for (uint64_t t = lo; t < hi; t++) {
+        sd_rngbuf rng;
+        sd_rngbuf_init(&rng, seed, t);
+        size_t *x = w->tok;
+        x[0] = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng));
+        size_t nf = 0, rej = 0, its = 0;
+        uint64_t s1 = 0, s2 = 0;
+        for (size_t n = 1; n <= L;) {
+            size_t emitted, G, tau = S_iteration(pl, w, &nf, &rng, n, x[n - 1], &emitted, &G, wide);
+            rej += tau < G;
+            its++;
+            s1 += tau;
+            s2 += (uint64_t)tau * tau;
+            if (obs->hist)
+                obs->hist[tau] += 1.0;
+            n += emitted;
+            if (obs->first_iteration)
+                break;
+        }
+        if (obs->acc)
+            sd_welford_merge_sums(obs->acc, its, s1, s2);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)rej);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)its);
+        if (obs->pos)
+            for (size_t n = 1; n <= T; n++)
+                obs->pos[(n - 1) * V + x[n]] += 1.0;
+        if (obs->cells) {
+            size_t c = 0;
+            for (size_t i = 1; i <= L; i++)
+                c = c * V + x[i];
+            obs->cells[c] += 1.0;
+        }
+        if (obs->tokens) /* x_0..x_L: drafts past x_L of the last iteration are not the trial's */
+            memcpy(obs->tokens + (size_t)(t - lo) * (T + 1), x, (L + 1) * sizeof *x);
+    }
+}
+
+static void S_trials_scalar(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
+{
+    S_trials(pl, w, seed, lo, hi, obs, 0);
+}
+
+#if S_HAVE_X86
+/* The same code compiled for AVX-512 (the counts as one comparison). */
+__attribute__((target("avx512f"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
+                                                               uint64_t hi, const sd_observe *obs)
+{
+    S_trials(pl, w, seed, lo, hi, obs, 1);
+}
+#endif
+
+static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
+{
+#if S_HAVE_X86
+    if (sd_rngbuf_avx512()) {
+        S_trials_avx512(plan, work, seed, lo, hi, obs);
+        return;
+    }
+#endif
+    S_trials_scalar(plan, work, seed, lo, hi, obs);
+}
+
+static void S_plan_free(void *plan)
+{
+    S_plan *pl = plan;
+    if (!pl)
+        return;
+    free(pl->slab);
+    free(pl->init);
+    free(pl);
+}
+
+typedef struct S_key {
+    double r; /* q/p, +inf where p = 0 < q, -1 where p = q = 0 */
+    uint32_t x;
+} S_key;
+
+static int S_cmp(const void *a, const void *b)
+{
+    const S_key *u = a, *v = b;
+    return u->r > v->r ? -1 : u->r < v->r ? 1 : (u->x > v->x) - (u->x < v->x);
+}
+
+/* Row (p, q)'s tables into the row at r; key: V of scratch. */
+static int S_row_build(const S_plan *pl, char *r, const double *p, const double *q, S_key *key, sd_error *err)
+{
+    const S_layout *l = &pl->lay;
+    const size_t V = pl->V;
+    double *rs = (double *)(void *)(r + l->rs), *Q = (double *)(void *)(r + l->Q);
+    double *P = (double *)(void *)(r + l->P), *pq = (double *)(void *)(r + l->pq);
+    uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
+    int rc = sd_token_alias_build(p, V, pl->lgK, (uint64_t *)(void *)(r + l->ap), err);
+    if (!rc)
+        rc = sd_token_alias_build(q, V, pl->lgK, (uint64_t *)(void *)(r + l->aq), err);
+    if (rc)
+        return rc;
+    for (size_t x = 0; x < V; x++) {
+        key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
+        key[x].x = (uint32_t)x;
+        pq[2 * x] = p[x];
+        pq[2 * x + 1] = q[x];
+    }
+    qsort(key, V, sizeof *key, S_cmp);
+    for (size_t j = V; j < pl->Vpad; j++)
+        rs[j] = -1.0; /* never counted */
+    Q[0] = P[0] = 0.0;
+    for (size_t j = 0; j < V; j++) {
+        ord[j] = key[j].x;
+        rs[j] = key[j].r;
+        Q[j + 1] = Q[j] + q[ord[j]];
+        P[j + 1] = P[j] + p[ord[j]];
+    }
+    return SD_OK;
+}
+
+static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, int broken, sd_error *err)
+{
+    *plan = NULL;
+    const sd_chain *c = m->chain;
+    if (!c || c->V > ((size_t)1 << 23))
+        return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */
+    size_t V = c->V, T = c->T, nrows = T * V, gmax = par->gamma && par->gamma < T ? par->gamma : T;
+    if (gmax > ((size_t)1 << 16) || (gmax + 1) * gmax > S_MAX_PAIRS)
+        return SD_EUSAGE; /* the step refuses it with its own message */
+    unsigned lgK = 1;
+    while (((size_t)1 << lgK) < V)
+        lgK++;
+    const size_t K = (size_t)1 << lgK, Vpad = (V + 7) / 8 * 8;
+    if (max_bytes == 0)
+        max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
+    S_layout l;
+    l.ap = 0;
+    l.aq = l.ap + K * sizeof(uint64_t);
+    l.rs = l.aq + K * sizeof(uint64_t);
+    l.Q = l.rs + Vpad * sizeof(double);
+    l.P = l.Q + (V + 1) * sizeof(double);
+    l.pq = l.P + (V + 1) * sizeof(double);
+    l.ord = l.pq + 2 * V * sizeof(double);
+    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows))
+        return sd_error_set(err, SD_ETOOBIG, "greedy-block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
+                            nrows, l.stride, max_bytes);
+    S_plan *pl = calloc(1, sizeof *pl);
+    S_key *key = malloc(V * sizeof *key);
+    if (pl) {
+        pl->slab = malloc(nrows * l.stride);
+        pl->init = malloc(K * sizeof *pl->init);
+    }
+    if (!pl || !key || !pl->slab || !pl->init) {
+        S_plan_free(pl);
+        free(key);
+        return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for %zu rows", nrows);
+    }
+    pl->V = V;
+    pl->Vpad = Vpad;
+    pl->T = T;
+    pl->gamma = par->gamma;
+    pl->gmax = gmax;
+    pl->lgK = lgK;
+    pl->broken = broken;
+    pl->lay = l;
+    int rc = sd_token_alias_build(c->init, V, lgK, pl->init, err);
+    for (size_t t = 1; t <= T && !rc; t++)
+        for (size_t a = 0; a < V && !rc; a++)
+            rc = S_row_build(pl, pl->slab + ((t - 1) * V + a) * l.stride, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
+                             key, err);
+    free(key);
+    if (rc) {
+        S_plan_free(pl);
+        return rc;
+    }
+    *plan = pl;
+    return SD_OK;
+}
+
+static int S_new_exact(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, unsigned threads,
+                       sd_error *err)
+{
+    (void)threads;
+    return S_new(plan, m, par, max_bytes, 0, err);
+}
+
+static int S_new_broken(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, unsigned threads,
+                        sd_error *err)
+{
+    (void)threads;
+    return S_new(plan, m, par, max_bytes, 1, err);
+}
+
+static void S_work_free(void *work)
+{
+    S_work *w = work;
+    if (!w)
+        return;
+    free(w->fr);
+    free(w->R);
+    free(w->K);
+    free(w->lev);
+    free(w->tok);
+    free(w);
+}
+
+static int S_work_new(const void *plan, void **work, sd_error *err)
+{
+    const S_plan *pl = plan;
+    const size_t g = pl->gmax;
+    S_work *w = calloc(1, sizeof *w);
+    if (w) {
+        w->fr = malloc(g * sizeof *w->fr);
+        w->R = malloc((g + 1) * g * sizeof *w->R);
+        w->K = malloc((g + 1) * sizeof *w->K);
+        w->lev = malloc((g + 1) * sizeof *w->lev);
+        w->tok = malloc((pl->T + 1) * sizeof *w->tok);
+    }
+    if (!w || !w->fr || !w->R || !w->K || !w->lev || !w->tok) {
+        S_work_free(w);
+        return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
+    }
+    *work = w;
+    return SD_OK;
+}
+
+#define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_TOKENS)
+
+const sd_kernel_type sd_greedy_kernel = {
+    "greedy-sorted", S_SUPPORTS, S_new_exact, S_plan_free, S_work_new, S_work_free, S_run,
+};
+
+const sd_kernel_type sd_greedy_kernel_broken = {
+    "greedy-sorted-broken", S_SUPPORTS, S_new_broken, S_plan_free, S_work_new, S_work_free, S_run,
+};
