@@ -213,13 +213,57 @@ static inline __attribute__((always_inline)) size_t S_levels(const S_plan *pl, c
     return nf - *a0;
 }
 
-static inline uint64_t S_u53(sd_rngbuf *s)
+/* A trial's stream as 53-bit uniform integers U (uniform = U 2^-53), the
+ * numbers of sd_rngbuf_uniform in the same order, converted sixteen at a
+ * time after each refill: uniform u of a refill is words 2u, 2u+1, i.e.
+ * words (u mod 2)·2 and (u mod 2)·2 + 1 of counter block u/2. */
+typedef struct S_rng {
+    sd_rngbuf b;
+    uint64_t u[SD_RNGBUF_WORDS / 2];
+    unsigned k; /* uniforms of u already used */
+} S_rng;
+
+static void S_rng_init(S_rng *r, uint64_t seed, uint64_t trial)
 {
-    uint64_t a = sd_rngbuf_u32(s) >> 5, b = sd_rngbuf_u32(s) >> 6;
-    return (a << 26) | b;
+    sd_rngbuf_init(&r->b, seed, trial);
+    r->k = SD_RNGBUF_WORDS / 2;
+}
+
+static void S_rng_fill(S_rng *r)
+{
+    sd_rngbuf_refill(&r->b);
+    for (unsigned u = 0; u < SD_RNGBUF_WORDS / 2; u++) {
+        unsigned w = (u & 1u) * 2u, blk = u >> 1;
+        uint64_t a = r->b.buf[w * SD_RNGBUF_BLOCKS + blk] >> 5, c = r->b.buf[(w + 1) * SD_RNGBUF_BLOCKS + blk] >> 6;
+        r->u[u] = (a << 26) | c;
+    }
+    r->k = 0;
+}
+
+static inline uint64_t S_u53(S_rng *r)
+{
+    if (r->k == SD_RNGBUF_WORDS / 2)
+        S_rng_fill(r);
+    return r->u[r->k++];
 }
 
 static const double S_2M53 = 1.0 / 9007199254740992.0;
+
+/* c ? a : b without a branch (the coins are unpredictable). */
+static inline size_t S_pick(int c, size_t a, size_t b)
+{
+    return b ^ ((a ^ b) & -(size_t)(c != 0));
+}
+
+static inline double S_sel(int c, double a, double b)
+{
+    uint64_t ua, ub, m = -(uint64_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ub ^= (ua ^ ub) & m;
+    memcpy(&b, &ub, sizeof b);
+    return b;
+}
 
 /* Every frame's ratio after X^{i+1} = x at a position whose levels are lev
  * (frames a0.. cover it, each extended by its own input level). */
@@ -233,7 +277,7 @@ static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size
 
 /* One iteration at position n after prev: tokens to tok[n..], returns τ;
  * *emitted, *G. */
-static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl, S_work *w, size_t *nfp, sd_rngbuf *rng,
+static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl, S_work *w, size_t *nfp, S_rng *rng,
                                                                 size_t n, size_t prev, size_t *emitted, size_t *Gout,
                                                                 int wide)
 {
@@ -257,7 +301,7 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
             S_shape h = S_times(k, top);
             double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
             double eta = (double)S_u53(rng) * S_2M53;
-            tau = eta * den < num ? i : tau;
+            tau = S_pick(eta * den < num, i, tau);
         }
         size_t x = sd_token_alias_draw(r.ap, pl->lgK, S_u53(rng));
         out[i] = x;
@@ -269,8 +313,9 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
             break;
         }
     }
-    if (drafted == G && (double)S_u53(rng) * S_2M53 < w->K[G].a / w->K[G].b)
-        tau = G; /* η_G < p_G */
+    /* η_G < p_G; η_G is drawn even after an early stop (the stream's layout) */
+    double etaG = (double)S_u53(rng) * S_2M53;
+    tau = S_pick(drafted == G && etaG < w->K[drafted].a / w->K[drafted].b, G, tau);
     *emitted = tau;
     if (tau == G && n + G > T) {
         *nfp = nf;
@@ -280,14 +325,16 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
     size_t ytau = tau ? out[tau - 1] : prev;
     S_row r = S_row_at(pl, n + tau, ytau);
     size_t L = S_levels(pl, &r, w->fr, nf, w->R + tau * cap, n + tau, w->lev, &a0, &mtop, wide);
-    S_shape top = w->lev[L], wt = tau == G ? top : S_times(w->K[tau], top);
+    S_shape top = w->lev[L], res = S_times(w->K[tau], top);
+    int bonus = tau == G;
+    S_shape wt = {S_sel(bonus, top.al, res.al), S_sel(bonus, top.be, res.be)};
     uint64_t U = S_u53(rng);
     size_t j = S_count(pl, &r, wt, wide);
     double m = S_mass(&r, j, wt);
-    if (!(m > 0.0 && (tau < G || L > 0))) { /* the bonus from q itself, or rounding: D_L, else q */
+    if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
         wt = top;
         j = S_count(pl, &r, wt, wide);
-        m = L > 0 ? S_mass(&r, j, wt) : 0.0;
+        m = S_mass(&r, j, wt);
     }
     size_t yv = m > 0.0 ? S_draw(&r, j, wt, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, pl->lgK, U);
     out[tau] = yv;
@@ -296,12 +343,11 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
     S_advance(&r, w->lev, a0, nf, w->R + tau * cap, w->R, yv);
     for (size_t a = 0; a < nf; a++)
         w->fr[a].r = w->R[a];
-    if (tau + 1 < G && !pl->broken) {
-        w->fr[nf].e = n + G - 1;
-        w->fr[nf].r = sd_greedy_ratio_extend(w->K[tau], S_val(&r, top, yv), r.pq[2 * yv]);
-        nf++;
-    }
-    *nfp = nf;
+    /* fr[nf] exists: the frames active here started at distinct positions
+     * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
+    w->fr[nf].e = n + G - 1;
+    w->fr[nf].r = sd_greedy_ratio_extend(w->K[tau], S_val(&r, top, yv), r.pq[2 * yv]);
+    *nfp = nf + (tau + 1 < G && !pl->broken);
     return tau;
 }
 
@@ -310,8 +356,8 @@ static inline __attribute__((always_inline)) void S_trials(const S_plan *pl, S_w
 {
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T;
     for (uint64_t t = lo; t < hi; t++) {
-        sd_rngbuf rng;
-        sd_rngbuf_init(&rng, seed, t);
+        S_rng rng;
+        S_rng_init(&rng, seed, t);
         size_t *x = w->tok;
         x[0] = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng));
         size_t nf = 0, rej = 0, its = 0;

@@ -68,11 +68,10 @@ typedef struct sd_greedy_ratio {
  * underflows along long blocks; (0, 0) once both joints are 0. */
 static inline sd_greedy_ratio sd_greedy_ratio_extend(sd_greedy_ratio r, double mb, double ms)
 {
-    double a = r.a * mb, b = r.b * ms;
-    if (!(a > 0.0 || b > 0.0))
+    double a = r.a * mb, b = r.b * ms, m = a > b ? a : b;
+    if (!(m > 0.0))
         return (sd_greedy_ratio){0.0, 0.0};
-    /* the larger divided by itself is exactly 1: one division */
-    return a > b ? (sd_greedy_ratio){1.0, b / a} : (sd_greedy_ratio){a / b, 1.0};
+    return (sd_greedy_ratio){a / m, b / m};
 }
 
 /* One earlier iteration whose modification (eq. 31) is still active. */
