@@ -78,7 +78,6 @@ typedef struct S_shape {
 } S_shape;
 
 typedef struct S_row {
-    const uint64_t *ap, *aq; /* [K] alias tables of p and q */
     const double *rs;        /* [V padded to 8] q/p decreasing (+inf: p = 0 < q; -1: p = q = 0, padding) */
     const double *Q, *P;     /* [V+1] prefix sums of q, p in that order */
     const double *pq;        /* [2V] p(x), q(x) by token */
@@ -86,7 +85,7 @@ typedef struct S_row {
 } S_row;
 
 typedef struct S_layout {
-    size_t ap, aq, rs, Q, P, pq, ord, stride; /* byte offsets in a row; rows stride bytes apart */
+    size_t rs, Q, P, pq, ord, stride; /* byte offsets in a row; rows stride bytes apart */
 } S_layout;
 
 typedef struct S_plan {
@@ -94,8 +93,10 @@ typedef struct S_plan {
     unsigned lgK;
     int broken;
     uint64_t *init; /* [K] alias table of x_0's law */
+    uint64_t *ap;   /* [T V][K]: row (t, a)'s alias table of p at ((t-1) V + a) K (apart: the
+                       drafts' chain of lookups stays in a small array) */
     S_layout lay;
-    char *slab;     /* [T V rows]: row (t, a) at ((t-1) V + a) stride */
+    char *slab;     /* [T V rows]: row (t, a)'s other tables at ((t-1) V + a) stride */
 } S_plan;
 
 typedef struct S_work {
@@ -104,15 +105,16 @@ typedef struct S_work {
     sd_greedy_ratio *K;  /* [gmax+1]: the iteration's p_i */
     S_shape *lev;        /* [gmax+1]: the levels at one position */
     size_t *tok;         /* [T+1] x_0..x_T of the trial (and drafts past them) */
+    size_t *row;         /* [gmax]: the row index of depth i, (n+i-1) V + X^i's last token */
 } S_work;
 
-static inline S_row S_row_at(const S_plan *pl, size_t t, size_t a)
+/* Row ridx = (t - 1) V + a: position t after a. */
+static inline S_row S_row_at(const S_plan *pl, size_t ridx)
 {
-    const char *r = pl->slab + ((t - 1) * pl->V + a) * pl->lay.stride;
+    const char *r = pl->slab + ridx * pl->lay.stride;
     const S_layout *l = &pl->lay;
-    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
-                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->Q),
-                   (const double *)(const void *)(r + l->P),    (const double *)(const void *)(r + l->pq),
+    return (S_row){(const double *)(const void *)(r + l->rs), (const double *)(const void *)(r + l->Q),
+                   (const double *)(const void *)(r + l->P),  (const double *)(const void *)(r + l->pq),
                    (const uint32_t *)(const void *)(r + l->ord)};
 }
 
@@ -290,10 +292,17 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
     w->K[0] = (sd_greedy_ratio){1.0, 1.0};
     *Gout = G;
 
+    /* The drafts X_1..X_G ~ p first: a chain of alias lookups only, after
+     * which the rows of every depth are known (and loaded in parallel). */
     size_t tau = 0, y = prev, drafted = G, a0;
+    for (size_t i = 0; i < G; i++) {
+        size_t ridx = (n + i - 1) * pl->V + y;
+        w->row[i] = ridx;
+        y = out[i] = sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, S_u53(rng));
+    }
     double mtop;
     for (size_t i = 0; i < G; i++) {
-        S_row r = S_row_at(pl, n + i, y);
+        S_row r = S_row_at(pl, w->row[i]);
         size_t L = S_levels(pl, &r, w->fr, nf, w->R + i * cap, n + i, w->lev, &a0, &mtop, wide);
         S_shape top = w->lev[L];
         sd_greedy_ratio k = w->K[i];
@@ -303,11 +312,9 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
             double eta = (double)S_u53(rng) * S_2M53;
             tau = S_pick(eta * den < num, i, tau);
         }
-        size_t x = sd_token_alias_draw(r.ap, pl->lgK, S_u53(rng));
-        out[i] = x;
+        size_t x = out[i];
         S_advance(&r, w->lev, a0, nf, w->R + i * cap, w->R + (i + 1) * cap, x);
         w->K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
-        y = x;
         if (w->K[i + 1].a == 0.0) { /* p_j = 0 for all j > i: h_j = 0 */
             drafted = i + 1;
             break;
@@ -323,7 +330,7 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
     }
     /* The token after X^τ: the bonus from D_L(.|X^G), or eq. 30's residual. */
     size_t ytau = tau ? out[tau - 1] : prev;
-    S_row r = S_row_at(pl, n + tau, ytau);
+    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + ytau);
     size_t L = S_levels(pl, &r, w->fr, nf, w->R + tau * cap, n + tau, w->lev, &a0, &mtop, wide);
     S_shape top = w->lev[L], res = S_times(w->K[tau], top);
     int bonus = tau == G;
@@ -336,7 +343,12 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
         j = S_count(pl, &r, wt, wide);
         m = S_mass(&r, j, wt);
     }
-    size_t yv = m > 0.0 ? S_draw(&r, j, wt, m, (double)U * S_2M53) : sd_token_alias_draw(r.aq, pl->lgK, U);
+    if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
+        wt = (S_shape){1.0, 0.0};
+        j = S_count(pl, &r, wt, wide);
+        m = S_mass(&r, j, wt);
+    }
+    size_t yv = S_draw(&r, j, wt, m, (double)U * S_2M53);
     out[tau] = yv;
     *emitted = tau + 1;
     /* The frames along X^τ, Y, then this iteration's (zone n+τ+1..n+G-1). */
@@ -425,6 +437,7 @@ static void S_plan_free(void *plan)
     if (!pl)
         return;
     free(pl->slab);
+    free(pl->ap);
     free(pl->init);
     free(pl);
 }
@@ -441,16 +454,15 @@ static int S_cmp(const void *a, const void *b)
 }
 
 /* Row (p, q)'s tables into the row at r; key: V of scratch. */
-static int S_row_build(const S_plan *pl, char *r, const double *p, const double *q, S_key *key, sd_error *err)
+static int S_row_build(const S_plan *pl, char *r, uint64_t *ap, const double *p, const double *q, S_key *key,
+                       sd_error *err)
 {
     const S_layout *l = &pl->lay;
     const size_t V = pl->V;
     double *rs = (double *)(void *)(r + l->rs), *Q = (double *)(void *)(r + l->Q);
     double *P = (double *)(void *)(r + l->P), *pq = (double *)(void *)(r + l->pq);
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
-    int rc = sd_token_alias_build(p, V, pl->lgK, (uint64_t *)(void *)(r + l->ap), err);
-    if (!rc)
-        rc = sd_token_alias_build(q, V, pl->lgK, (uint64_t *)(void *)(r + l->aq), err);
+    int rc = sd_token_alias_build(p, V, pl->lgK, ap, err);
     if (rc)
         return rc;
     for (size_t x = 0; x < V; x++) {
@@ -488,24 +500,24 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
     S_layout l;
-    l.ap = 0;
-    l.aq = l.ap + K * sizeof(uint64_t);
-    l.rs = l.aq + K * sizeof(uint64_t);
+    l.rs = 0;
     l.Q = l.rs + Vpad * sizeof(double);
     l.P = l.Q + (V + 1) * sizeof(double);
     l.pq = l.P + (V + 1) * sizeof(double);
     l.ord = l.pq + 2 * V * sizeof(double);
     l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
-    if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows))
+    const size_t per = l.stride + K * sizeof(uint64_t); /* a row's bytes, its alias table of p included */
+    if (nrows && (max_bytes < K * sizeof(uint64_t) || per > (max_bytes - K * sizeof(uint64_t)) / nrows))
         return sd_error_set(err, SD_ETOOBIG, "greedy-block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
-                            nrows, l.stride, max_bytes);
+                            nrows, per, max_bytes);
     S_plan *pl = calloc(1, sizeof *pl);
     S_key *key = malloc(V * sizeof *key);
     if (pl) {
         pl->slab = malloc(nrows * l.stride);
+        pl->ap = malloc(nrows * K * sizeof *pl->ap);
         pl->init = malloc(K * sizeof *pl->init);
     }
-    if (!pl || !key || !pl->slab || !pl->init) {
+    if (!pl || !key || !pl->slab || !pl->ap || !pl->init) {
         S_plan_free(pl);
         free(key);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for %zu rows", nrows);
@@ -521,8 +533,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     int rc = sd_token_alias_build(c->init, V, lgK, pl->init, err);
     for (size_t t = 1; t <= T && !rc; t++)
         for (size_t a = 0; a < V && !rc; a++)
-            rc = S_row_build(pl, pl->slab + ((t - 1) * V + a) * l.stride, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
-                             key, err);
+            rc = S_row_build(pl, pl->slab + ((t - 1) * V + a) * l.stride, pl->ap + (((t - 1) * V + a) << lgK),
+                             sd_chain_p(c, t, a), sd_chain_q(c, t, a), key, err);
     free(key);
     if (rc) {
         S_plan_free(pl);
@@ -556,6 +568,7 @@ static void S_work_free(void *work)
     free(w->K);
     free(w->lev);
     free(w->tok);
+    free(w->row);
     free(w);
 }
 
@@ -570,8 +583,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         w->K = malloc((g + 1) * sizeof *w->K);
         w->lev = malloc((g + 1) * sizeof *w->lev);
         w->tok = malloc((pl->T + 1) * sizeof *w->tok);
+        w->row = malloc(g * sizeof *w->row);
     }
-    if (!w || !w->fr || !w->R || !w->K || !w->lev || !w->tok) {
+    if (!w || !w->fr || !w->R || !w->K || !w->lev || !w->tok || !w->row) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
     }
