@@ -71,6 +71,8 @@
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 /* The largest ratio scratch per worker, in pairs: (G+1)·G (as the step). */
 #define S_MAX_PAIRS ((size_t)1 << 23)
+#define S_GROUP 128                     /* trials in lockstep */
+#define S_GROUP_BYTES ((size_t)1 << 20) /* a group's ratios, at most (unless one trial needs more) */
 
 /* max(al q - be p, 0): a level, or a weight built from one. */
 typedef struct S_shape {
@@ -99,13 +101,23 @@ typedef struct S_plan {
     char *slab;     /* [T V rows]: row (t, a)'s other tables at ((t-1) V + a) stride */
 } S_plan;
 
+/* A group of up to S trials in lockstep; per-trial state is indexed by the
+ * trial's number s in the group, the round's uniforms by its place b in
+ * the list act of trials still running. */
 typedef struct S_work {
-    sd_greedy_frame *fr; /* [gmax] the active frames (oldest first) */
-    sd_greedy_ratio *R;  /* [(gmax+1) gmax]: frame a's ratio after X^i at R[i gmax + a] */
-    sd_greedy_ratio *K;  /* [gmax+1]: the iteration's p_i */
-    S_shape *lev;        /* [gmax+1]: the levels at one position */
-    size_t *tok;         /* [T+1] x_0..x_T of the trial (and drafts past them) */
-    size_t *row;         /* [gmax]: the row index of depth i, (n+i-1) V + X^i's last token */
+    size_t S, cap;       /* trials per group; cap = gmax */
+    sd_greedy_frame *fr; /* [S][cap] the active frames (oldest first) */
+    sd_greedy_ratio *R;  /* [S][(cap+1) cap]: frame a's ratio after X^i at [i cap + a] */
+    sd_greedy_ratio *K;  /* [S][cap+1]: the iteration's p_i */
+    S_shape *lev;        /* [S][cap+1]: the levels at one position */
+    size_t *row;         /* [S][cap]: the row index of depth i, (n+i-1) V + X^i's last token */
+    uint64_t *eta;       /* [S][cap]: η_i (53-bit integers) */
+    size_t *tok;         /* [S][T+1]: x_0..x_T (and drafts past them) */
+    size_t *nf, *n, *G, *tau, *drafted; /* [S] */
+    size_t *rej, *its;   /* [S] counts */
+    uint64_t *s1, *s2;   /* [S] Σ τ, Σ τ² */
+    uint32_t *act;       /* [S] trials still running, by place */
+    uint64_t *ue, *uo;   /* [S] the round's uniforms, by place */
 } S_work;
 
 /* Row ridx = (t - 1) V + a: position t after a. */
@@ -215,40 +227,6 @@ static inline __attribute__((always_inline)) size_t S_levels(const S_plan *pl, c
     return nf - *a0;
 }
 
-/* A trial's stream as 53-bit uniform integers U (uniform = U 2^-53), the
- * numbers of sd_rngbuf_uniform in the same order, converted sixteen at a
- * time after each refill: uniform u of a refill is words 2u, 2u+1, i.e.
- * words (u mod 2)·2 and (u mod 2)·2 + 1 of counter block u/2. */
-typedef struct S_rng {
-    sd_rngbuf b;
-    uint64_t u[SD_RNGBUF_WORDS / 2];
-    unsigned k; /* uniforms of u already used */
-} S_rng;
-
-static void S_rng_init(S_rng *r, uint64_t seed, uint64_t trial)
-{
-    sd_rngbuf_init(&r->b, seed, trial);
-    r->k = SD_RNGBUF_WORDS / 2;
-}
-
-static void S_rng_fill(S_rng *r)
-{
-    sd_rngbuf_refill(&r->b);
-    for (unsigned u = 0; u < SD_RNGBUF_WORDS / 2; u++) {
-        unsigned w = (u & 1u) * 2u, blk = u >> 1;
-        uint64_t a = r->b.buf[w * SD_RNGBUF_BLOCKS + blk] >> 5, c = r->b.buf[(w + 1) * SD_RNGBUF_BLOCKS + blk] >> 6;
-        r->u[u] = (a << 26) | c;
-    }
-    r->k = 0;
-}
-
-static inline uint64_t S_u53(S_rng *r)
-{
-    if (r->k == SD_RNGBUF_WORDS / 2)
-        S_rng_fill(r);
-    return r->u[r->k++];
-}
-
 static const double S_2M53 = 1.0 / 9007199254740992.0;
 
 /* c ? a : b without a branch (the coins are unpredictable). */
@@ -277,65 +255,66 @@ static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size
         to[a] = a >= a0 ? sd_greedy_ratio_extend(from[a], S_val(r, lev[a - a0], x), px) : from[a];
 }
 
-/* One iteration at position n after prev: tokens to tok[n..], returns τ;
- * *emitted, *G. */
-static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl, S_work *w, size_t *nfp, S_rng *rng,
-                                                                size_t n, size_t prev, size_t *emitted, size_t *Gout,
-                                                                int wide)
+/* Trial s starts an iteration at its n (as sd_greedy_enter). */
+static inline void S_enter(const S_plan *pl, S_work *w, size_t s)
 {
-    const size_t T = pl->T, cap = pl->gmax, rest = T - n + 1;
-    const size_t G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-    size_t *out = w->tok + n;
-    size_t nf = sd_greedy_frames_drop(w->fr, *nfp, n);
+    const size_t cap = w->cap, n = w->n[s], rest = pl->T - n + 1;
+    sd_greedy_frame *fr = w->fr + s * cap;
+    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap;
+    size_t nf = w->nf[s] = sd_greedy_frames_drop(fr, w->nf[s], n);
     for (size_t a = 0; a < nf; a++)
-        w->R[a] = w->fr[a].r;
-    w->K[0] = (sd_greedy_ratio){1.0, 1.0};
-    *Gout = G;
+        R[a] = fr[a].r;
+    w->K[s * (cap + 1)] = (sd_greedy_ratio){1.0, 1.0};
+    w->G[s] = w->drafted[s] = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    w->tau[s] = 0;
+}
 
-    /* The drafts X_1..X_G ~ p first: a chain of alias lookups only, after
-     * which the rows of every depth are known (and loaded in parallel). */
-    size_t tau = 0, y = prev, drafted = G, a0;
-    for (size_t i = 0; i < G; i++) {
-        size_t ridx = (n + i - 1) * pl->V + y;
-        w->row[i] = ridx;
-        y = out[i] = sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, S_u53(rng));
-    }
+/* Trial s verifies depth i < drafted (its drafts X_1..X_G are drawn):
+ * h_i's coin (i >= 1), the frames' ratios and p_{i+1}; drafting stops when
+ * p_{i+1} = 0 (every later h is 0). */
+static inline __attribute__((always_inline)) void S_verify(const S_plan *pl, S_work *w, size_t s, size_t i, int wide)
+{
+    const size_t cap = w->cap, n = w->n[s], nf = w->nf[s];
+    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
+    S_shape *lev = w->lev + s * (cap + 1);
+    size_t a0, x = w->tok[s * (pl->T + 1) + n + i];
     double mtop;
-    for (size_t i = 0; i < G; i++) {
-        S_row r = S_row_at(pl, w->row[i]);
-        size_t L = S_levels(pl, &r, w->fr, nf, w->R + i * cap, n + i, w->lev, &a0, &mtop, wide);
-        S_shape top = w->lev[L];
-        sd_greedy_ratio k = w->K[i];
-        if (i >= 1) { /* h_i = num / den at X^i (Alg. 4) */
-            S_shape h = S_times(k, top);
-            double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
-            double eta = (double)S_u53(rng) * S_2M53;
-            tau = S_pick(eta * den < num, i, tau);
-        }
-        size_t x = out[i];
-        S_advance(&r, w->lev, a0, nf, w->R + i * cap, w->R + (i + 1) * cap, x);
-        w->K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
-        if (w->K[i + 1].a == 0.0) { /* p_j = 0 for all j > i: h_j = 0 */
-            drafted = i + 1;
-            break;
-        }
+    S_row r = S_row_at(pl, w->row[s * cap + i]);
+    size_t L = S_levels(pl, &r, w->fr + s * cap, nf, R + i * cap, n + i, lev, &a0, &mtop, wide);
+    S_shape top = lev[L];
+    sd_greedy_ratio k = K[i];
+    if (i >= 1) { /* h_i = num / den at X^i (Alg. 4): accepted when η_i den < num */
+        S_shape h = S_times(k, top);
+        double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
+        w->tau[s] = S_pick((double)w->eta[s * cap + i] * S_2M53 * den < num, i, w->tau[s]);
     }
-    /* η_G < p_G; η_G is drawn even after an early stop (the stream's layout) */
-    double etaG = (double)S_u53(rng) * S_2M53;
-    tau = S_pick(drafted == G && etaG < w->K[drafted].a / w->K[drafted].b, G, tau);
-    *emitted = tau;
-    if (tau == G && n + G > T) {
-        *nfp = nf;
+    S_advance(&r, lev, a0, nf, R + i * cap, R + (i + 1) * cap, x);
+    K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
+    if (K[i + 1].a == 0.0) /* p_j = 0 for all j > i: h_j = 0 */
+        w->drafted[s] = i + 1;
+}
+
+/* Trial s ends its iteration with the uniforms etaG, U: η_G < p_G, then
+ * the token after X^τ (the bonus from D_L(.|X^G), or eq. 30's residual)
+ * and the frames along X^τ, Y with this iteration's own (zone
+ * n+τ+1..n+G-1).  Returns the tokens emitted. */
+static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t s, uint64_t etaG,
+                                                          uint64_t U, int wide)
+{
+    const size_t cap = w->cap, n = w->n[s], G = w->G[s], nf = w->nf[s], drafted = w->drafted[s];
+    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
+    sd_greedy_frame *fr = w->fr + s * cap;
+    S_shape *lev = w->lev + s * (cap + 1);
+    size_t *x = w->tok + s * (pl->T + 1) + n - 1, a0; /* x[i] = X^i's last token, x[0] = x_{n-1} */
+    size_t tau = w->tau[s] = S_pick(drafted == G && (double)etaG * S_2M53 < K[drafted].a / K[drafted].b, G, w->tau[s]);
+    if (tau == G && n + G > pl->T)
         return tau; /* no bonus position */
-    }
-    /* The token after X^τ: the bonus from D_L(.|X^G), or eq. 30's residual. */
-    size_t ytau = tau ? out[tau - 1] : prev;
-    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + ytau);
-    size_t L = S_levels(pl, &r, w->fr, nf, w->R + tau * cap, n + tau, w->lev, &a0, &mtop, wide);
-    S_shape top = w->lev[L], res = S_times(w->K[tau], top);
+    double mtop;
+    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + x[tau]);
+    size_t L = S_levels(pl, &r, fr, nf, R + tau * cap, n + tau, lev, &a0, &mtop, wide);
+    S_shape top = lev[L], res = S_times(K[tau], top);
     int bonus = tau == G;
     S_shape wt = {S_sel(bonus, top.al, res.al), S_sel(bonus, top.be, res.be)};
-    uint64_t U = S_u53(rng);
     size_t j = S_count(pl, &r, wt, wide);
     double m = S_mass(&r, j, wt);
     if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
@@ -348,61 +327,112 @@ static inline __attribute__((always_inline)) size_t S_iteration(const S_plan *pl
         j = S_count(pl, &r, wt, wide);
         m = S_mass(&r, j, wt);
     }
-    size_t yv = S_draw(&r, j, wt, m, (double)U * S_2M53);
-    out[tau] = yv;
-    *emitted = tau + 1;
-    /* The frames along X^τ, Y, then this iteration's (zone n+τ+1..n+G-1). */
-    S_advance(&r, w->lev, a0, nf, w->R + tau * cap, w->R, yv);
+    size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
+    x[tau + 1] = y;
+    S_advance(&r, lev, a0, nf, R + tau * cap, R, y);
     for (size_t a = 0; a < nf; a++)
-        w->fr[a].r = w->R[a];
+        fr[a].r = R[a];
     /* fr[nf] exists: the frames active here started at distinct positions
      * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    w->fr[nf].e = n + G - 1;
-    w->fr[nf].r = sd_greedy_ratio_extend(w->K[tau], S_val(&r, top, yv), r.pq[2 * yv]);
-    *nfp = nf + (tau + 1 < G && !pl->broken);
-    return tau;
+    fr[nf].e = n + G - 1;
+    fr[nf].r = sd_greedy_ratio_extend(K[tau], S_val(&r, top, y), r.pq[2 * y]);
+    w->nf[s] = nf + (tau + 1 < G && !pl->broken);
+    return tau + 1;
+}
+
+/* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
+ * its k-th iteration, drafting step i of all of them before step i + 1,
+ * then verifying depth i of all of them before depth i + 1, so that the
+ * processor overlaps the trials' serial chains (of alias lookups, then of
+ * levels and ratios).  Uniforms (sd_rngbuf_trials_at, across trials):
+ * block 0 draws x_0 (even uniform); iteration k (0-based) uses blocks
+ * b_k = 1 + k (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and
+ * η_i (odd; unused at i = 0), block b_k + Gmax η_G (even) and the last
+ * token (odd).  No uniform is used twice. */
+static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
+                                                          size_t S, const sd_observe *obs, int wide)
+{
+    const size_t T = pl->T, V = pl->V, L = obs->L ? obs->L : T, cap = w->cap;
+    sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    for (size_t s = 0; s < S; s++) {
+        w->tok[s * (T + 1)] = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        w->act[s] = (uint32_t)s;
+        w->n[s] = 1;
+        w->nf[s] = w->rej[s] = w->its[s] = 0;
+        w->s1[s] = w->s2[s] = 0;
+    }
+    size_t na = L >= 1 ? S : 0;
+    for (uint64_t k = 0; na > 0; k++) {
+        const uint64_t base = 1 + k * (cap + 1);
+        size_t maxG = 0;
+        for (size_t b = 0; b < na; b++) {
+            size_t s = w->act[b];
+            S_enter(pl, w, s);
+            maxG = w->G[s] > maxG ? w->G[s] : maxG;
+        }
+        for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
+            sd_rngbuf_trials_at(seed, base + i, g0, w->act, na, w->ue, w->uo);
+            for (size_t b = 0; b < na; b++) {
+                size_t s = w->act[b];
+                if (i >= w->G[s])
+                    continue;
+                size_t *x = w->tok + s * (T + 1) + w->n[s] + i, ridx = (w->n[s] + i - 1) * V + x[-1];
+                w->row[s * cap + i] = ridx;
+                w->eta[s * cap + i] = w->uo[b];
+                *x = sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
+            }
+        }
+        for (size_t i = 0; i < maxG; i++)
+            for (size_t b = 0; b < na; b++) {
+                size_t s = w->act[b];
+                if (i < w->drafted[s])
+                    S_verify(pl, w, s, i, wide);
+            }
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->act, na, w->ue, w->uo);
+        size_t keep = 0;
+        for (size_t b = 0; b < na; b++) {
+            size_t s = w->act[b], emitted = S_last(pl, w, s, w->ue[b], w->uo[b], wide), tau = w->tau[s];
+            w->rej[s] += tau < w->G[s];
+            w->its[s]++;
+            w->s1[s] += tau;
+            w->s2[s] += (uint64_t)tau * tau;
+            if (obs->hist)
+                obs->hist[tau] += 1.0;
+            w->n[s] += emitted;
+            w->act[keep] = (uint32_t)s;
+            keep += !obs->first_iteration && w->n[s] <= L;
+        }
+        na = keep;
+    }
 }
 
 static inline __attribute__((always_inline)) void S_trials(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
                                                            uint64_t hi, const sd_observe *obs, int wide)
 {
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T;
-    for (uint64_t t = lo; t < hi; t++) {
-        S_rng rng;
-        S_rng_init(&rng, seed, t);
-        size_t *x = w->tok;
-        x[0] = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng));
-        size_t nf = 0, rej = 0, its = 0;
-        uint64_t s1 = 0, s2 = 0;
-        for (size_t n = 1; n <= L;) {
-            size_t emitted, G, tau = S_iteration(pl, w, &nf, &rng, n, x[n - 1], &emitted, &G, wide);
-            rej += tau < G;
-            its++;
-            s1 += tau;
-            s2 += (uint64_t)tau * tau;
-            if (obs->hist)
-                obs->hist[tau] += 1.0;
-            n += emitted;
-            if (obs->first_iteration)
-                break;
+    for (uint64_t g0 = lo; g0 < hi; g0 += w->S) {
+        size_t S = hi - g0 < w->S ? (size_t)(hi - g0) : w->S;
+        S_group(pl, w, seed, g0, S, obs, wide);
+        for (size_t s = 0; s < S; s++) { /* the observers, in trial order */
+            const size_t *x = w->tok + s * (T + 1);
+            if (obs->acc)
+                sd_welford_merge_sums(obs->acc, w->its[s], w->s1[s], w->s2[s]);
+            if (obs->rej)
+                sd_welford_add(obs->rej, (double)w->rej[s]);
+            if (obs->calls)
+                sd_welford_add(obs->calls, (double)w->its[s]);
+            if (obs->pos)
+                for (size_t n = 1; n <= T; n++)
+                    obs->pos[(n - 1) * V + x[n]] += 1.0;
+            if (obs->cells) {
+                size_t c = 0;
+                for (size_t i = 1; i <= L; i++)
+                    c = c * V + x[i];
+                obs->cells[c] += 1.0;
+            }
+            if (obs->tokens) /* x_0..x_L: drafts past x_L of the last iteration are not the trial's */
+                memcpy(obs->tokens + (size_t)(g0 - lo + s) * (T + 1), x, (L + 1) * sizeof *x);
         }
-        if (obs->acc)
-            sd_welford_merge_sums(obs->acc, its, s1, s2);
-        if (obs->rej)
-            sd_welford_add(obs->rej, (double)rej);
-        if (obs->calls)
-            sd_welford_add(obs->calls, (double)its);
-        if (obs->pos)
-            for (size_t n = 1; n <= T; n++)
-                obs->pos[(n - 1) * V + x[n]] += 1.0;
-        if (obs->cells) {
-            size_t c = 0;
-            for (size_t i = 1; i <= L; i++)
-                c = c * V + x[i];
-            obs->cells[c] += 1.0;
-        }
-        if (obs->tokens) /* x_0..x_L: drafts past x_L of the last iteration are not the trial's */
-            memcpy(obs->tokens + (size_t)(t - lo) * (T + 1), x, (L + 1) * sizeof *x);
     }
 }
 
@@ -563,12 +593,10 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    free(w->fr);
-    free(w->R);
-    free(w->K);
-    free(w->lev);
-    free(w->tok);
-    free(w->row);
+    void *arrays[] = {w->fr, w->R,  w->K,       w->lev, w->row, w->eta, w->tok, w->nf, w->n,  w->G,
+                      w->tau, w->drafted, w->rej, w->its, w->s1,  w->s2,  w->act, w->ue,  w->uo};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
     free(w);
 }
 
@@ -577,15 +605,28 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     const S_plan *pl = plan;
     const size_t g = pl->gmax;
     S_work *w = calloc(1, sizeof *w);
-    if (w) {
-        w->fr = malloc(g * sizeof *w->fr);
-        w->R = malloc((g + 1) * g * sizeof *w->R);
-        w->K = malloc((g + 1) * sizeof *w->K);
-        w->lev = malloc((g + 1) * sizeof *w->lev);
-        w->tok = malloc((pl->T + 1) * sizeof *w->tok);
-        w->row = malloc(g * sizeof *w->row);
-    }
-    if (!w || !w->fr || !w->R || !w->K || !w->lev || !w->tok || !w->row) {
+    if (!w)
+        return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory");
+    /* S_GROUP trials, fewer when their ratios would exceed S_GROUP_BYTES */
+    size_t per = (g + 1) * g * sizeof *w->R, S = S_GROUP_BYTES / per;
+    S = w->S = S < 1 ? 1 : S > S_GROUP ? S_GROUP : S;
+    w->cap = g;
+    w->fr = malloc(S * g * sizeof *w->fr);
+    w->R = malloc(S * (g + 1) * g * sizeof *w->R);
+    w->K = malloc(S * (g + 1) * sizeof *w->K);
+    w->lev = malloc(S * (g + 1) * sizeof *w->lev);
+    w->row = malloc(S * g * sizeof *w->row);
+    w->eta = malloc(S * g * sizeof *w->eta);
+    w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok);
+    size_t **sz[] = {&w->nf, &w->n, &w->G, &w->tau, &w->drafted, &w->rej, &w->its};
+    int bad = !w->fr || !w->R || !w->K || !w->lev || !w->row || !w->eta || !w->tok;
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
+        bad |= !(*sz[i] = malloc(S * sizeof **sz[i]));
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo};
+    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
+        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
+    bad |= !(w->act = malloc(S * sizeof *w->act));
+    if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
     }
