@@ -216,8 +216,8 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     return nf;
 }
 
-static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
-                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
+int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)err;
     sd_greedy *st = state;
@@ -266,7 +266,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     return SD_OK;
 }
 
-static void S_begin(void *state)
+void sd_greedy_block_begin(void *state)
 {
     ((sd_greedy *)state)->nf = 0;
 }
@@ -283,7 +283,7 @@ void sd_greedy_free(sd_greedy *st)
     free(st);
 }
 
-static void S_free(void *state)
+void sd_greedy_block_free(void *state)
 {
     sd_greedy_free(state);
 }
@@ -327,7 +327,7 @@ int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd
     static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
                               sd_error *err)                                                       \
     {                                                                                              \
-        return S_exact(m, par, MODE, out, err);                                                    \
+        return sd_greedy_exact_values(m, par, MODE, out, err);                                                    \
     }                                                                                              \
     static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
                                sd_error *err)                                                      \
@@ -336,8 +336,8 @@ int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd
     }
 
 /* The verifier's exact slot: the enumeration of sims/greedy_exact.c. */
-static int S_exact(const sd_model *m, const sd_params *par, sd_greedy_mode mode,
-                   sd_exact_values *out, sd_error *err)
+int sd_greedy_exact_values(const sd_model *m, const sd_params *par, sd_greedy_mode mode, sd_exact_values *out,
+                           sd_error *err)
 {
     if (!m->chain)
         return sd_error_set(err, SD_EUSAGE, "greedy-block: the exact enumeration needs a stored chain");
@@ -353,6 +353,11 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_greedy_mode mode,
 }
 
 S_READING(joint, SD_GREEDY_JOINT)
+
+int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return S_alloc_joint(state, c, par, err);
+}
 S_READING(after_y, SD_GREEDY_AFTER_Y)
 S_READING(tokenwise, SD_GREEDY_TOKENWISE)
 S_READING(unmodified, SD_GREEDY_UNMODIFIED)
@@ -380,9 +385,9 @@ const sd_verifier_type sd_verifier_greedy_block = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_joint,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_joint,
     .iteration_law = S_law,
     .prefix_law = S_prefix_joint,
@@ -395,9 +400,9 @@ const sd_verifier_type sd_verifier_greedy_block_after_y = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_after_y,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_after_y,
     .prefix_law = S_prefix_after_y,
 };
@@ -408,9 +413,9 @@ const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_tokenwise,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_tokenwise,
     .prefix_law = S_prefix_tokenwise,
 };
@@ -421,9 +426,9 @@ const sd_verifier_type sd_verifier_greedy_block_unmodified = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_unmodified,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_unmodified,
     .prefix_law = S_prefix_unmodified,
 };

@@ -150,6 +150,16 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
                               double py, const double *D, size_t a0, const double *top,
                               sd_greedy_frame *out);
 
+/* greedy-block's slots (sims/greedy_block.c) for the control
+ * broken-greedy-kernel, which has its step and a broken kernel: alloc (the
+ * state of sd_greedy_alloc, eq. 31 read with the joint law), free, begin
+ * (no active modification) and step (one iteration, Alg. 4–5). */
+int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+void sd_greedy_block_free(void *state);
+void sd_greedy_block_begin(void *state);
+int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
 /* The fast kernel of greedy-block (sims/kernel_greedy.c): the modified
  * targets in closed form on per-row tables sorted by q/p with prefix sums;
  * and its broken variant, which never records an iteration's modification
@@ -176,5 +186,10 @@ int sd_greedy_exact(const sd_chain *c, const sd_params *par, sd_greedy_mode mode
                     sd_greedy_exact_result *out, sd_error *err);
 int sd_greedy_exact_prefix(const sd_chain *c, const sd_params *par, sd_greedy_mode mode, size_t L,
                            double *out, sd_error *err);
+
+/* sd_greedy_exact's rejections and target calls as a verifier's exact slot
+ * (sd_verifier_type.exact) on a stored chain (SD_EUSAGE without one). */
+int sd_greedy_exact_values(const sd_model *m, const sd_params *par, sd_greedy_mode mode, sd_exact_values *out,
+                           sd_error *err);
 
 #endif
