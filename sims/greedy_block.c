@@ -288,12 +288,17 @@ void sd_greedy_block_free(void *state)
     sd_greedy_free(state);
 }
 
+int sd_greedy_fits(size_t cap, size_t V)
+{
+    /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
+    return cap <= ((size_t)1 << 16) && 2 * (cap + 1) * cap + (cap + 2) * V <= S_MAX_DOUBLES;
+}
+
 int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_error *err)
 {
     size_t cap = (par->gamma && par->gamma < c->T) ? par->gamma : c->T;
-    /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
-    if (cap > ((size_t)1 << 16) || 2 * (cap + 1) * cap + (cap + 2) * c->V > S_MAX_DOUBLES)
+    if (!sd_greedy_fits(cap, c->V))
         return sd_error_set(err, SD_ETOOBIG,
                             "greedy-block keeps (G+1)·G path ratios for a draft length G = %zu "
                             "(V = %zu); limit %zu doubles: give a smaller --gamma",

@@ -69,8 +69,6 @@
 #endif
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
-/* The largest ratio scratch per worker, in pairs: (G+1)·G (as the step). */
-#define S_MAX_PAIRS ((size_t)1 << 23)
 #define S_GROUP 128                     /* trials in lockstep */
 #define S_GROUP_BYTES ((size_t)1 << 20) /* a group's ratios, at most (unless one trial needs more) */
 
@@ -521,7 +519,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     if (!c || c->V > ((size_t)1 << 23))
         return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */
     size_t V = c->V, T = c->T, nrows = T * V, gmax = par->gamma && par->gamma < T ? par->gamma : T;
-    if (gmax > ((size_t)1 << 16) || (gmax + 1) * gmax > S_MAX_PAIRS)
+    if (!sd_greedy_fits(gmax, V))
         return SD_EUSAGE; /* the step refuses it with its own message */
     unsigned lgK = 1;
     while (((size_t)1 << lgK) < V)

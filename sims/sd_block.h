@@ -106,6 +106,9 @@ typedef struct sd_greedy {
  * Released by sd_greedy_free (accepts NULL). */
 int sd_greedy_alloc(sd_greedy **st, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_error *err);
+/* 1 if sd_greedy_alloc accepts draft length cap at vocabulary V (the
+ * kernel applies exactly where the step runs). */
+int sd_greedy_fits(size_t cap, size_t V);
 void sd_greedy_free(sd_greedy *st);
 
 /* Starts the iteration at position n: drops the frames whose zones ended
