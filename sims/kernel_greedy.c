@@ -36,18 +36,30 @@
  * the step's.  The law is therefore the step's exactly; floating-point
  * rounding differs (prefix sums instead of V-long sums).
  *
- * Tables, per row (position t, previous token a): integer alias tables of
- * p and q (sims/sd_token.h: every token returned for exactly its mass of the
- * 2^53 values of a 53-bit uniform, never one of probability 0), r sorted
- * decreasing (padded with -1 to a multiple of 8: never counted), the prefix
- * sums, the order, and p, q by token.  The draft X_i ~ p is one alias draw.
+ * Tables, per row (position t, previous token a): the integer alias table
+ * of p (sims/sd_token.h: every token returned for exactly its mass of the
+ * 2^53 values of a 53-bit uniform, never one of probability 0), in an array
+ * of its own so that the drafts' chain of lookups stays in a small table;
+ * r sorted decreasing (padded with -1 to a multiple of 8: never counted),
+ * the prefix sums, the order, and p, q by token.  The draft X_i ~ p is one
+ * alias draw; the bonus and the residuals are draws by the search above
+ * (the bonus from q itself is the row (1, 0)).
  *
- * Trials run one after the other, each on its own Philox stream (seed,
- * trial) read through sd_rngbuf (eight counter blocks per refill): the
- * numbers a trial uses depend on nothing else, so results are the same for
- * any thread count.  Per iteration, in this order: for i = 0..G-1, η_i
- * (i >= 1) then X_i; η_G (when all G were drafted); the last token.
- * Statistics are per trial, added to the observers in trial order.
+ * Lockstep.  A group of trials runs iteration by iteration, as the block
+ * kernel's: in round k every trial still running does its k-th iteration,
+ * first its G drafts (alias lookups only; they do not depend on the
+ * verification), depth by depth across the trials, then the verification
+ * of depth i of every trial before depth i + 1, so that the processor
+ * overlaps the trials' serial chains.  Per-trial state (the frames, their
+ * ratios after each X^i, p_i, the rows and η_i of each depth) lives in the
+ * work arrays, indexed by the trial's number in the group.  Uniforms are
+ * those of the block kernel's layout (53-bit, sd_rngbuf_trials_at across
+ * trials): block 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1)
+ * onwards, block b_k + i giving X_{i+1} (even) and η_i (odd, unused at
+ * i = 0), block b_k + Gmax η_G (even) and the last token (odd).  No uniform
+ * is used twice, and each is a function of (seed, trial, block), so results
+ * do not depend on the thread count.  Statistics are per trial, added to
+ * the observers in trial order after the group.
  *
  * The broken variant (a control for `check`, broken-greedy-kernel) never
  * records the iteration's modification: Alg. 4 alone, which Sun et al.
@@ -70,7 +82,7 @@
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 #define S_GROUP 128                     /* trials in lockstep */
-#define S_GROUP_BYTES ((size_t)1 << 20) /* a group's ratios, at most (unless one trial needs more) */
+#define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
 /* max(al q - be p, 0): a level, or a weight built from one. */
 typedef struct S_shape {
@@ -419,8 +431,8 @@ static inline __attribute__((always_inline)) void S_trials(const S_plan *pl, S_w
                 sd_welford_add(obs->rej, (double)w->rej[s]);
             if (obs->calls)
                 sd_welford_add(obs->calls, (double)w->its[s]);
-            if (obs->pos)
-                for (size_t n = 1; n <= T; n++)
+            if (obs->pos) /* horizon runs (L = T): positions past a stop at L are not the trial's */
+                for (size_t n = 1; n <= L; n++)
                     obs->pos[(n - 1) * V + x[n]] += 1.0;
             if (obs->cells) {
                 size_t c = 0;
@@ -605,8 +617,10 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     S_work *w = calloc(1, sizeof *w);
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory");
-    /* S_GROUP trials, fewer when their ratios would exceed S_GROUP_BYTES */
-    size_t per = (g + 1) * g * sizeof *w->R, S = S_GROUP_BYTES / per;
+    /* S_GROUP trials, fewer when their ratios or their tokens would exceed
+     * S_GROUP_BYTES each */
+    size_t per = (g + 1) * g * sizeof *w->R, S = S_GROUP_BYTES / per, St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
+    S = St < S ? St : S;
     S = w->S = S < 1 ? 1 : S > S_GROUP ? S_GROUP : S;
     w->cap = g;
     w->fr = malloc(S * g * sizeof *w->fr);
