@@ -482,19 +482,8 @@ static void S_plan_free(void *plan)
     free(pl);
 }
 
-typedef struct S_key {
-    double r; /* q/p, +inf where p = 0 < q, -1 where p = q = 0 */
-    uint32_t x;
-} S_key;
-
-static int S_cmp(const void *a, const void *b)
-{
-    const S_key *u = a, *v = b;
-    return u->r > v->r ? -1 : u->r < v->r ? 1 : (u->x > v->x) - (u->x < v->x);
-}
-
 /* Row (p, q)'s tables into the row at r; key: V of scratch. */
-static int S_row_build(const S_plan *pl, char *r, uint64_t *ap, const double *p, const double *q, S_key *key,
+static int S_row_build(const S_plan *pl, char *r, uint64_t *ap, const double *p, const double *q, sd_block_key *key,
                        sd_error *err)
 {
     const S_layout *l = &pl->lay;
@@ -506,21 +495,10 @@ static int S_row_build(const S_plan *pl, char *r, uint64_t *ap, const double *p,
     if (rc)
         return rc;
     for (size_t x = 0; x < V; x++) {
-        key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
-        key[x].x = (uint32_t)x;
         pq[2 * x] = p[x];
         pq[2 * x + 1] = q[x];
     }
-    qsort(key, V, sizeof *key, S_cmp);
-    for (size_t j = V; j < pl->Vpad; j++)
-        rs[j] = -1.0; /* never counted */
-    Q[0] = P[0] = 0.0;
-    for (size_t j = 0; j < V; j++) {
-        ord[j] = key[j].x;
-        rs[j] = key[j].r;
-        Q[j + 1] = Q[j] + q[ord[j]];
-        P[j + 1] = P[j] + p[ord[j]];
-    }
+    sd_block_sort_row(p, q, V, key, rs, Q, P, ord); /* rs padded with -1: never counted */
     return SD_OK;
 }
 
@@ -551,7 +529,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
         return sd_error_set(err, SD_ETOOBIG, "greedy-block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
                             nrows, per, max_bytes);
     S_plan *pl = calloc(1, sizeof *pl);
-    S_key *key = malloc(V * sizeof *key);
+    sd_block_key *key = malloc(V * sizeof *key);
     if (pl) {
         pl->slab = malloc(nrows * l.stride);
         pl->ap = malloc(nrows * K * sizeof *pl->ap);

@@ -30,6 +30,19 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
 
+/* The sorted row of those kernels (and of greedy-block's): the tokens of
+ * the row (p, q) by r = q/p decreasing (+inf where p = 0 < q, -1 where
+ * p = q = 0, ties by token), so that π q > p (or a q > b p) holds on a
+ * prefix: ord[V], rs[V rounded up to a multiple of 8] (r in that order,
+ * padded with -1), prefix sums Q[V+1], P[V+1] of q and p in that order.
+ * key: V entries of the caller's scratch. */
+typedef struct sd_block_key {
+    double r;
+    uint32_t x;
+} sd_block_key;
+void sd_block_sort_row(const double *p, const double *q, size_t V, sd_block_key *key, double *rs, double *Q,
+                       double *P, uint32_t *ord);
+
 /* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
  * (registered nowhere; the tests run `check` and the exact law on them, see
  * sims/greedy_block.c):
