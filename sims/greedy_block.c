@@ -332,7 +332,7 @@ int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd
     static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
                               sd_error *err)                                                       \
     {                                                                                              \
-        return sd_greedy_exact_values(m, par, MODE, out, err);                                                    \
+        return sd_greedy_exact_values(m, par, MODE, out, err);                                     \
     }                                                                                              \
     static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
                                sd_error *err)                                                      \
@@ -363,6 +363,7 @@ int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par,
 {
     return S_alloc_joint(state, c, par, err);
 }
+
 S_READING(after_y, SD_GREEDY_AFTER_Y)
 S_READING(tokenwise, SD_GREEDY_TOKENWISE)
 S_READING(unmodified, SD_GREEDY_UNMODIFIED)
