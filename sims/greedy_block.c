@@ -69,17 +69,6 @@
 
 typedef sd_greedy_ratio S_ratio;
 
-/* r extended by a token of target probability mb and draft probability
- * ms: (a mb, b ms) divided by the larger, so that neither overflows nor
- * underflows along long blocks; (0, 0) once both joints are 0. */
-static S_ratio S_extend(S_ratio r, double mb, double ms)
-{
-    double a = r.a * mb, b = r.b * ms, m = a > b ? a : b;
-    if (!(m > 0.0))
-        return (S_ratio){0.0, 0.0};
-    return (S_ratio){a / m, b / m};
-}
-
 /* A, B with A/B = r, max(A, B) = 1; 0 when both joints are 0. */
 static int S_scale(S_ratio r, double *A, double *B)
 {
@@ -107,14 +96,19 @@ static double S_weights(S_ratio r, const double *mb, const double *ms, size_t V,
     return s;
 }
 
-void sd_greedy_enter(sd_greedy *st, size_t n)
+size_t sd_greedy_frames_drop(sd_greedy_frame *fr, size_t nf, size_t n)
 {
     size_t drop = 0;
-    while (drop < st->nf && st->fr[drop].e < n)
+    while (drop < nf && fr[drop].e < n)
         drop++;
-    for (size_t a = drop; a < st->nf; a++)
-        st->fr[a - drop] = st->fr[a];
-    st->nf -= drop;
+    for (size_t a = drop; a < nf; a++)
+        fr[a - drop] = fr[a];
+    return nf - drop;
+}
+
+void sd_greedy_enter(sd_greedy *st, size_t n)
+{
+    st->nf = sd_greedy_frames_drop(st->fr, st->nf, n);
     for (size_t a = 0; a < st->nf; a++)
         st->R[a] = st->fr[a].r;
     st->K[0] = (S_ratio){1.0, 1.0};
@@ -151,7 +145,7 @@ static S_ratio S_advance(const sd_greedy *st, const double *D, size_t a0, size_t
                          size_t x, double px)
 {
     return (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
-               ? S_extend(r, D[(a - a0) * st->V + x], px)
+               ? sd_greedy_ratio_extend(r, D[(a - a0) * st->V + x], px)
                : r;
 }
 
@@ -162,7 +156,7 @@ void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_
     S_ratio *to = st->R + (i + 1) * st->cap;
     for (size_t a = 0; a < st->nf; a++)
         to[a] = S_advance(st, D, a0, a, from[a], x, px);
-    st->K[i + 1] = S_extend(st->K[i], D[L * st->V + x], px);
+    st->K[i + 1] = sd_greedy_ratio_extend(st->K[i], D[L * st->V + x], px);
 }
 
 void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double *p, double *num,
@@ -214,7 +208,7 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
         sd_greedy_frame f = {n + G - 1, {1.0, 1.0}};
         if (st->mode == SD_GREEDY_JOINT)
-            f.r = S_extend(st->K[tau], top[y], py);
+            f.r = sd_greedy_ratio_extend(st->K[tau], top[y], py);
         /* The active frames started at distinct positions in n-cap+1..n. */
         assert(nf < st->cap);
         out[nf++] = f;
@@ -222,8 +216,8 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
     return nf;
 }
 
-static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
-                  size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
+int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)err;
     sd_greedy *st = state;
@@ -272,7 +266,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     return SD_OK;
 }
 
-static void S_begin(void *state)
+void sd_greedy_block_begin(void *state)
 {
     ((sd_greedy *)state)->nf = 0;
 }
@@ -289,17 +283,22 @@ void sd_greedy_free(sd_greedy *st)
     free(st);
 }
 
-static void S_free(void *state)
+void sd_greedy_block_free(void *state)
 {
     sd_greedy_free(state);
+}
+
+int sd_greedy_fits(size_t cap, size_t V)
+{
+    /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
+    return cap <= ((size_t)1 << 16) && 2 * (cap + 1) * cap + (cap + 2) * V <= S_MAX_DOUBLES;
 }
 
 int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_error *err)
 {
     size_t cap = (par->gamma && par->gamma < c->T) ? par->gamma : c->T;
-    /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
-    if (cap > ((size_t)1 << 16) || 2 * (cap + 1) * cap + (cap + 2) * c->V > S_MAX_DOUBLES)
+    if (!sd_greedy_fits(cap, c->V))
         return sd_error_set(err, SD_ETOOBIG,
                             "greedy-block keeps (G+1)·G path ratios for a draft length G = %zu "
                             "(V = %zu); limit %zu doubles: give a smaller --gamma",
@@ -333,7 +332,7 @@ int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd
     static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
                               sd_error *err)                                                       \
     {                                                                                              \
-        return S_exact(m, par, MODE, out, err);                                                    \
+        return sd_greedy_exact_values(m, par, MODE, out, err);                                     \
     }                                                                                              \
     static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
                                sd_error *err)                                                      \
@@ -342,8 +341,8 @@ int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd
     }
 
 /* The verifier's exact slot: the enumeration of sims/greedy_exact.c. */
-static int S_exact(const sd_model *m, const sd_params *par, sd_greedy_mode mode,
-                   sd_exact_values *out, sd_error *err)
+int sd_greedy_exact_values(const sd_model *m, const sd_params *par, sd_greedy_mode mode, sd_exact_values *out,
+                           sd_error *err)
 {
     if (!m->chain)
         return sd_error_set(err, SD_EUSAGE, "greedy-block: the exact enumeration needs a stored chain");
@@ -359,6 +358,12 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_greedy_mode mode,
 }
 
 S_READING(joint, SD_GREEDY_JOINT)
+
+int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return S_alloc_joint(state, c, par, err);
+}
+
 S_READING(after_y, SD_GREEDY_AFTER_Y)
 S_READING(tokenwise, SD_GREEDY_TOKENWISE)
 S_READING(unmodified, SD_GREEDY_UNMODIFIED)
@@ -378,18 +383,21 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                         "(Sun et al. 2025, Alg. 5), so no exact DP over (position, x_{n-1})");
 }
 
+static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel, NULL};
+
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_joint,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_joint,
     .iteration_law = S_law,
     .prefix_law = S_prefix_joint,
+    .kernels = S_kernels,
 };
 
 const sd_verifier_type sd_verifier_greedy_block_after_y = {
@@ -398,9 +406,9 @@ const sd_verifier_type sd_verifier_greedy_block_after_y = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_after_y,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_after_y,
     .prefix_law = S_prefix_after_y,
 };
@@ -411,9 +419,9 @@ const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_tokenwise,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_tokenwise,
     .prefix_law = S_prefix_tokenwise,
 };
@@ -424,9 +432,9 @@ const sd_verifier_type sd_verifier_greedy_block_unmodified = {
     .params = S_params,
     .claims_lossless = NULL,
     .alloc = S_alloc_unmodified,
-    .free = S_free,
-    .begin = S_begin,
-    .step = S_step,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
     .exact = S_exact_unmodified,
     .prefix_law = S_prefix_unmodified,
 };

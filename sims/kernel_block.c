@@ -233,15 +233,31 @@ static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, d
     return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
 }
 
-typedef struct S_key {
-    double r; /* q/p, +inf where p = 0 < q, -1 where p = q = 0 */
-    uint32_t x;
-} S_key;
-
 static int S_cmp(const void *a, const void *b)
 {
-    const S_key *u = a, *v = b;
+    const sd_block_key *u = a, *v = b;
     return u->r > v->r ? -1 : u->r < v->r ? 1 : (u->x > v->x) - (u->x < v->x);
+}
+
+void sd_block_sort_row(const double *p, const double *q, size_t V, sd_block_key *key, double *rs, double *Q,
+                       double *P, uint32_t *ord)
+{
+    for (size_t x = 0; x < V; x++) {
+        /* p = 0 < q first (π q > p for every π > 0), p = q = 0 last
+         * (never): the predicate π r > 1 must hold on a prefix */
+        key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
+        key[x].x = (uint32_t)x;
+    }
+    qsort(key, V, sizeof *key, S_cmp);
+    for (size_t j = V; j % 8; j++)
+        rs[j] = -1.0; /* never π r > 1 */
+    Q[0] = P[0] = 0.0;
+    for (size_t j = 0; j < V; j++) {
+        ord[j] = key[j].x;
+        rs[j] = key[j].r;
+        Q[j + 1] = Q[j] + q[ord[j]];
+        P[j + 1] = P[j] + p[ord[j]];
+    }
 }
 
 static void S_plan_free(void *plan)
@@ -256,7 +272,7 @@ static void S_plan_free(void *plan)
 
 /* Row (p, q)'s tables into the row at r (layout l); key: V of scratch. */
 static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
-                       S_key *key, sd_error *err)
+                       sd_block_key *key, sd_error *err)
 {
     uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
     double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
@@ -267,23 +283,9 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
         rc = sd_token_alias_build(q, V, lgK, aq, err);
     if (rc)
         return rc;
-    for (size_t x = 0; x < V; x++) {
-        /* p = 0 < q first (π q > p for every π > 0), p = q = 0 last
-         * (never): the predicate π r > 1 must hold on a prefix */
-        key[x].r = p[x] > 0.0 ? q[x] / p[x] : q[x] > 0.0 ? HUGE_VAL : -1.0;
-        key[x].x = (uint32_t)x;
+    for (size_t x = 0; x < V; x++)
         rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
-    }
-    qsort(key, V, sizeof *key, S_cmp);
-    for (size_t j = V; j % 8; j++)
-        rs[j] = -1.0; /* never π r > 1 */
-    Q[0] = P[0] = 0.0;
-    for (size_t j = 0; j < V; j++) {
-        ord[j] = key[j].x;
-        rs[j] = key[j].r;
-        Q[j + 1] = Q[j] + q[ord[j]];
-        P[j + 1] = P[j] + p[ord[j]];
-    }
+    sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
     return SD_OK;
 }
 
@@ -320,7 +322,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
         return sd_error_set(err, SD_ETOOBIG, "block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
                             nrows, l.stride, max_bytes < UINT32_MAX ? max_bytes : (size_t)UINT32_MAX);
     S_plan *pl = calloc(1, sizeof *pl);
-    S_key *key = malloc(V * sizeof *key);
+    sd_block_key *key = malloc(V * sizeof *key);
     if (pl) {
         pl->slab = aligned_alloc(S_LINE, nrows ? nrows * l.stride : S_LINE); /* a multiple of S_LINE */
         pl->init = malloc(K * sizeof *pl->init);

@@ -30,6 +30,19 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
 
+/* The sorted row of those kernels (and of greedy-block's): the tokens of
+ * the row (p, q) by r = q/p decreasing (+inf where p = 0 < q, -1 where
+ * p = q = 0, ties by token), so that π q > p (or a q > b p) holds on a
+ * prefix: ord[V], rs[V rounded up to a multiple of 8] (r in that order,
+ * padded with -1), prefix sums Q[V+1], P[V+1] of q and p in that order.
+ * key: V entries of the caller's scratch. */
+typedef struct sd_block_key {
+    double r;
+    uint32_t x;
+} sd_block_key;
+void sd_block_sort_row(const double *p, const double *q, size_t V, sd_block_key *key, double *rs, double *Q,
+                       double *P, uint32_t *ord);
+
 /* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
  * (registered nowhere; the tests run `check` and the exact law on them, see
  * sims/greedy_block.c):
@@ -63,11 +76,27 @@ typedef struct sd_greedy_ratio {
     double a, b;
 } sd_greedy_ratio;
 
+/* r extended by a token of target probability mb and draft probability
+ * ms: (a mb, b ms) divided by the larger, so that neither overflows nor
+ * underflows along long blocks; (0, 0) once both joints are 0. */
+static inline sd_greedy_ratio sd_greedy_ratio_extend(sd_greedy_ratio r, double mb, double ms)
+{
+    double a = r.a * mb, b = r.b * ms, m = a > b ? a : b;
+    if (!(m > 0.0))
+        return (sd_greedy_ratio){0.0, 0.0};
+    return (sd_greedy_ratio){a / m, b / m};
+}
+
 /* One earlier iteration whose modification (eq. 31) is still active. */
 typedef struct sd_greedy_frame {
     size_t e;          /* last position of its zone */
     sd_greedy_ratio r; /* along the emitted path up to the current n-1 */
 } sd_greedy_frame;
+
+/* Drops from fr[0..nf) (oldest first, zone ends non-decreasing) the frames
+ * whose zones ended before position n; returns how many remain, moved to
+ * the front. */
+size_t sd_greedy_frames_drop(sd_greedy_frame *fr, size_t nf, size_t n);
 
 /* The state of a greedy-block run.  Between iterations it is fr[0..nf)
  * (with n and x_{n-1}); the rest is the scratch of one iteration, filled
@@ -90,6 +119,9 @@ typedef struct sd_greedy {
  * Released by sd_greedy_free (accepts NULL). */
 int sd_greedy_alloc(sd_greedy **st, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_error *err);
+/* 1 if sd_greedy_alloc accepts draft length cap at vocabulary V (the
+ * kernel applies exactly where the step runs). */
+int sd_greedy_fits(size_t cap, size_t V);
 void sd_greedy_free(sd_greedy *st);
 
 /* Starts the iteration at position n: drops the frames whose zones ended
@@ -134,6 +166,23 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
                               double py, const double *D, size_t a0, const double *top,
                               sd_greedy_frame *out);
 
+/* greedy-block's slots (sims/greedy_block.c) for the control
+ * broken-greedy-kernel, which has its step and a broken kernel: alloc (the
+ * state of sd_greedy_alloc, eq. 31 read with the joint law), free, begin
+ * (no active modification) and step (one iteration, Alg. 4–5). */
+int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+void sd_greedy_block_free(void *state);
+void sd_greedy_block_begin(void *state);
+int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
+/* The fast kernel of greedy-block (sims/kernel_greedy.c): the modified
+ * targets in closed form on per-row tables sorted by q/p with prefix sums;
+ * and its broken variant, which never records an iteration's modification
+ * (Alg. 4 alone), the control broken-greedy-kernel. */
+extern const sd_kernel_type sd_greedy_kernel;
+extern const sd_kernel_type sd_greedy_kernel_broken;
+
 /* --- greedy block verification exactly (sims/greedy_exact.c) ------------- */
 
 typedef struct sd_greedy_exact_result {
@@ -153,5 +202,10 @@ int sd_greedy_exact(const sd_chain *c, const sd_params *par, sd_greedy_mode mode
                     sd_greedy_exact_result *out, sd_error *err);
 int sd_greedy_exact_prefix(const sd_chain *c, const sd_params *par, sd_greedy_mode mode, size_t L,
                            double *out, sd_error *err);
+
+/* sd_greedy_exact's rejections and target calls as a verifier's exact slot
+ * (sd_verifier_type.exact) on a stored chain (SD_EUSAGE without one). */
+int sd_greedy_exact_values(const sd_model *m, const sd_params *par, sd_greedy_mode mode, sd_exact_values *out,
+                           sd_error *err);
 
 #endif

@@ -27,6 +27,7 @@ extern const sd_verifier_type sd_verifier_tree_topk;
 extern const sd_verifier_type sd_verifier_traversal;
 extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
+extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -49,6 +50,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_rrs_kernel,
     &sd_verifier_broken_tree_residual,
     &sd_verifier_broken_tree_wor,
+    &sd_verifier_broken_greedy_kernel,
     NULL,
 };
 
