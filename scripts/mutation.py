@@ -229,6 +229,26 @@ def run(cmd, cwd, timeout, env=None, stderr=None):
         return None
 
 
+def kill_strays(tree):
+    """Kills what still runs from the scratch copy tree after a mutant:
+    the CLI a test started under a Criterion worker outlives the killed
+    process group when the mutant made it loop (it would keep a core busy
+    for the rest of the run)."""
+    prefix = tree.rstrip("/") + "/"
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        if exe.startswith(prefix):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def run_suites(tree, testbin, simdec, suites, jobs, timeout):
     """Runs the Criterion suites (None: all) of testbin from tree, stopping
     at the first failure.  'pass', 'fail' (failure, crash, timeout) or
@@ -488,6 +508,7 @@ class Worker:
         finally:
             with open(src, "w") as f:
                 f.write(orig)
+            kill_strays(self.tree)
         return verdict, note, newline, time.time() - t0
 
     def batches(self, suites):
