@@ -161,6 +161,17 @@ Test(exact_gen, refusals_name_the_reason)
     sd_params_defaults(&par, bl);
     cr_expect_eq(sd_exact_gen(bl, c, &par, &r, &k, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "--gamma"), "%s", err.msg);
+    /* The tree laws take 1..4096 drafts (sd_pos_law_tree); a caller of the
+     * library that sets k = 0 (the CLI cannot: --k starts at 1) or 4097 is
+     * refused, not given the law of an empty tree. */
+    const sd_verifier_type *rrs = sd_verifier_find("rrs");
+    sd_params_defaults(&par, rrs);
+    par.gamma = 2;
+    for (size_t k0 = 0; k0 <= 4097; k0 += 4097) {
+        par.k = k0;
+        cr_expect_neq(sd_exact_gen(rrs, c, &par, &r, &k, &err), SD_OK, "k = %zu", k0);
+        cr_expect(tu_contains(err.msg, "1..4096 drafts"), "k = %zu: %s", k0, err.msg);
+    }
     sd_chain_free(c);
 }
 

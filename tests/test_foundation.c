@@ -103,6 +103,23 @@ Test(stats, chisq_detects_and_accepts)
     cr_assert_eq(r.p_value, 0.0);
 }
 
+/* Two cells, computed by hand: observed (6, 2) against (1/2, 1/2), n = 8,
+ * expected 4 each: chi2 = 2²/4 + 2²/4 = 2 on 1 degree of freedom, whose
+ * upper tail is P(Z² > 2) = erfc(1); the largest deviation |6/8 - 1/2| =
+ * 1/4 (binary fractions: exact). */
+Test(stats, chisq_two_cells_by_hand)
+{
+    double prob[2] = {0.5, 0.5}, obs[2] = {6, 2};
+    sd_chisq r;
+    sd_chisq_test(obs, prob, 2, 1.0, &r);
+    cr_expect_eq(r.cells_tested, 2u);
+    cr_expect_eq(r.dof, 1.0);
+    cr_expect_eq(r.chi2, 2.0);
+    cr_expect(fabs(r.p_value - erfc(1.0)) < 1e-14, "%.17g", r.p_value);
+    cr_expect_eq(r.max_abs_dev, 0.25);
+    cr_expect_eq(r.zero_hits, 0.0);
+}
+
 /* --- distributions ------------------------------------------------------ */
 
 Test(dist, residual_and_sampling_never_pick_zero_weight)

@@ -244,6 +244,31 @@ Test(zipf, rows_are_reproducible_distributions)
     sd_zipf_free(m3);
 }
 
+/* The permutations π_{t,a} are pinned by values computed outside this
+ * code: a Python transcription of the construction in sd_zipf.h
+ * (splitmix64's finaliser with Steele, Lea & Flood's constants, checked on
+ * the published first output of splitmix64 seeded 0, 0xe220a8397b1dcdaf;
+ * key = mix(seed ^ mix(t·2^32 ^ a)); 4 Feistel rounds on 2·2 bits with
+ * round function mix(key + r·2^56 + half) & 3; cycle walking into
+ * 0..V-1) gives at V = 10, seed 77 the ranks of tokens 0..9.  The rank
+ * laws alone cannot see a change of the mixer; these can. */
+Test(zipf, permutations_are_the_documented_feistel_network)
+{
+    sd_zipf *m = S_lazy(10, 5, 77);
+    static const size_t r10[10] = {8, 6, 2, 3, 9, 1, 5, 7, 0, 4}, r37[10] = {8, 1, 7, 4, 2, 9, 6, 0, 3, 5};
+    for (size_t b = 0; b < 10; b++) {
+        cr_expect_eq(sd_zipf_rank(m, 1, 0, b), r10[b], "pi_{1,0}(%zu)", b);
+        cr_expect_eq(sd_zipf_rank(m, 3, 7, b), r37[b], "pi_{3,7}(%zu)", b);
+    }
+    sd_zipf_free(m);
+    /* V = 1000 (5 bits a half): tokens 0, 1, 500, 999 in context (5, 999) */
+    m = S_lazy(1000, 5, 77);
+    static const size_t tok[4] = {0, 1, 500, 999}, rk[4] = {69, 774, 766, 552};
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_eq(sd_zipf_rank(m, 5, 999, tok[i]), rk[i], "pi_{5,999}(%zu)", tok[i]);
+    sd_zipf_free(m);
+}
+
 Test(zipf, exact_formula_equals_theorem1_on_the_stored_chain)
 {
     /* At small V the model is stored as a chain: the collapsed formulas

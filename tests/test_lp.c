@@ -65,6 +65,21 @@ Test(lp_size, checked_arithmetic_saturates)
     cr_expect_eq(sd_lp_otm_size(50000, 40, 0).vars, SIZE_MAX);
 }
 
+/* sd_lp_mul saturates exactly when a·b > SIZE_MAX: at b = ⌊SIZE_MAX/a⌋
+ * the product fits (2·(2^63 - 1) = 2^64 - 2; 2^32·(2^32 - 1) = 2^64 - 2^32)
+ * and one more overflows.  sd_lp_add saturates only past SIZE_MAX. */
+Test(lp_size, saturates_only_past_size_max)
+{
+    cr_expect_eq(sd_lp_mul(2, SIZE_MAX / 2), SIZE_MAX - 1);
+    cr_expect_eq(sd_lp_mul(2, SIZE_MAX / 2 + 1), SIZE_MAX);
+    size_t k = (size_t)1 << 32;
+    cr_expect_eq(sd_lp_mul(k, k - 1), SIZE_MAX - k + 1);
+    cr_expect_eq(sd_lp_mul(k, k), SIZE_MAX);
+    cr_expect_eq(sd_lp_mul(0, SIZE_MAX), 0);
+    cr_expect_eq(sd_lp_add(SIZE_MAX - 5, 4), SIZE_MAX - 1);
+    cr_expect_eq(sd_lp_add(SIZE_MAX - 5, 6), SIZE_MAX);
+}
+
 Test(lp_size, refusal_names_size_and_limit_before_allocating)
 {
     sd_error err;
@@ -171,6 +186,29 @@ Test(lp_cli, json_stdout_is_pure_json)
     cr_expect(json_integer_value(json_object_get(j, "constraints")) > 0);
     cr_expect(json_is_number(json_object_get(j, "seconds")));
     cr_expect_str_eq(errs, "");
+    json_decref(j);
+    free(out);
+    free(errs);
+}
+
+/* The sizes printed for the LP solved are GLPK's counts of the problem
+ * built (lp/sd_lp.c).  block-ot --method simplex is the transport LP of
+ * sd_lp_transport_build: on n = V^gamma blocks, all of positive
+ * probability (the generated chain has no zero entries), n² variables
+ * π(x,y), n draft rows and n - 1 target rows (the last is dropped), and
+ * each π(x,y) sits in its draft row and, unless y is the last block, its
+ * target row: n(2n - 1) nonzeros.  V = 3, gamma = 2: 81, 17, 153. */
+Test(lp_cli, printed_sizes_are_those_of_the_transport_lp)
+{
+    char *out = NULL, *errs = NULL;
+    int st = tu_run("lp block-ot --gamma 2 --V 3 --method simplex --json", &out, &errs);
+    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "optimal");
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 81);
+    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), 17);
+    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), 153);
     json_decref(j);
     free(out);
     free(errs);

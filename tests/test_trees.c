@@ -9,6 +9,7 @@
  * change a seed.  Monte-Carlo means are compared with exact values within
  * 4 standard errors (a false alarm about 6e-5 per comparison). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,52 @@ Test(trees, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
                       ot.optimum);
         }
     sd_chain_free(c);
+}
+
+/* The joint law of (accepted length l, emitted token y) that
+ * sd_exact_tree_accept writes into the caller's buffer (and
+ * `eval accept-length` prints summed over y) is a distribution whose mean
+ * length is the expected accepted length: Σ joint = 1 and
+ * Σ l·P(l) = E[accepted], both sums exact up to rounding (1e-12).  The
+ * buffer starts as NaNs: every one of its (d+1)·V entries must be written. */
+Test(trees, joint_accept_law_fills_its_buffer_and_has_the_expected_mean)
+{
+    sd_chain *c = tu_chain(3, 5, 8);
+    for (size_t v = 0; v < 4; v++) {
+        const sd_verifier_type *vt = S_vt(S_verifiers[v]);
+        sd_params par = S_par(vt, "2,2", NULL);
+        double joint[3 * 3], ex, mass = 0.0, mean = 0.0;
+        for (size_t i = 0; i < 9; i++)
+            joint[i] = NAN;
+        sd_error err;
+        cr_assert_eq(sd_exact_tree_accept(c, 1, 2, &par, sd_tree_kind_find(vt->name), &ex, joint, &err), SD_OK,
+                     "%s", err.msg);
+        for (size_t l = 0; l <= 2; l++)
+            for (size_t y = 0; y < 3; y++) {
+                mass += joint[l * 3 + y];
+                mean += (double)l * joint[l * 3 + y];
+            }
+        cr_expect(fabs(mass - 1.0) < 1e-12, "%s: mass %.17g", vt->name, mass);
+        cr_expect(fabs(mean - ex) < 1e-12, "%s: mean %.17g, E[accepted] %.17g", vt->name, mean, ex);
+    }
+    sd_chain_free(c);
+    /* the command prints that law: P(l) sums to 1 with mean E[accepted] */
+    char *out = NULL, *errs = NULL;
+    cr_assert_eq(tu_run("eval accept-length --algo tree-rrs --V 3 --json", &out, &errs), 0, "%s", errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    json_t *law = json_object_get(j, "accept_law");
+    cr_assert_eq(json_array_size(law), 3u);
+    double mass = 0.0, mean = 0.0;
+    for (size_t l = 0; l < 3; l++) {
+        mass += json_number_value(json_array_get(law, l));
+        mean += (double)l * json_number_value(json_array_get(law, l));
+    }
+    cr_expect(fabs(mass - 1.0) < 1e-12, "%.17g", mass);
+    cr_expect(fabs(mean - json_number_value(json_object_get(j, "expected_accepted"))) < 1e-12, "%.17g", mean);
+    json_decref(j);
+    free(out);
+    free(errs);
 }
 
 Test(trees, lp_refuses_too_large_trees_in_one_line)
