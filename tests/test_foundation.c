@@ -86,6 +86,26 @@ Test(stats, welford_merge_matches_one_pass)
     cr_assert(fabs(sd_welford_var(&a) - sd_welford_var(&all)) < 1e-10);
 }
 
+/* Fewer than two observations carry no spread: variance and standard
+ * error are 0 (sd_stats.h), and the interval is the mean alone. */
+Test(stats, welford_below_two_observations)
+{
+    sd_welford w;
+    sd_welford_init(&w);
+    cr_expect_eq(sd_welford_var(&w), 0.0);
+    cr_expect_eq(sd_welford_stderr(&w), 0.0);
+    sd_welford_add(&w, 3.0);
+    cr_expect_eq(sd_welford_var(&w), 0.0);
+    cr_expect_eq(sd_welford_stderr(&w), 0.0);
+    double lo, hi;
+    sd_welford_ci95(&w, &lo, &hi);
+    cr_expect(lo == 3.0 && hi == 3.0, "%g %g", lo, hi);
+    /* two: var ((1-2)² + (3-2)²) / 1 = 2, se sqrt(2/2) = 1 */
+    sd_welford_add(&w, 1.0);
+    cr_expect_eq(sd_welford_var(&w), 2.0);
+    cr_expect_eq(sd_welford_stderr(&w), 1.0);
+}
+
 Test(stats, chisq_detects_and_accepts)
 {
     double prob[4] = {0.1, 0.2, 0.3, 0.4};
@@ -309,6 +329,11 @@ Test(model_io, truncate_horizon)
     cr_assert_eq(sd_chain_truncate(c, 20, &e), SD_OK);
     sd_exact_rejections(c, &part, NULL);
     cr_assert(part < full && part > 0.0);
+    /* horizons 1..T: 0 is refused, 1 (one token) is a horizon */
+    cr_assert_eq(sd_chain_truncate(c, 0, &e), SD_EUSAGE);
+    cr_assert(strstr(e.msg, "expected 1..20") != NULL, "%s", e.msg);
+    cr_assert_eq(sd_chain_truncate(c, 1, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(c->T, 1u);
     sd_chain_free(c);
 }
 

@@ -80,6 +80,21 @@ Test(lp_size, saturates_only_past_size_max)
     cr_expect_eq(sd_lp_add(SIZE_MAX - 5, 6), SIZE_MAX);
 }
 
+/* The defaults of sd_lp_opts (lp/sd_lp.h): no time limit (0 = none), the
+ * method's own variable limit, no certification, the automatic method,
+ * the aggregated valid-verify form. */
+Test(lp_size, default_options)
+{
+    sd_lp_opts o;
+    memset(&o, 0xff, sizeof o);
+    sd_lp_opts_default(&o);
+    cr_expect_eq(o.time_limit, 0.0);
+    cr_expect_eq(o.max_vars, 0u);
+    cr_expect_eq(o.exact, 0);
+    cr_expect_eq(o.method, SD_LP_METHOD_AUTO);
+    cr_expect_eq(o.per_draft, 0);
+}
+
 Test(lp_size, refusal_names_size_and_limit_before_allocating)
 {
     sd_error err;
