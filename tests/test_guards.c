@@ -11,6 +11,7 @@
 
 #include "../lp/sd_lp.h"
 #include "../src/sd_chain.h"
+#include "../src/sd_exact.h"
 #include "test_util.h"
 
 /* The engine refuses per-trial records beyond 2^26 trials (about 2.7 GB)
@@ -113,4 +114,18 @@ Test(guards, token_tables_take_vocabularies_up_to_two_to_the_32)
     cr_expect_eq(sd_sim_result_alloc(&job, &o, &res, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "V <= 2^32; V = 4294967297"), "%s", err.msg);
     sd_sim_result_free(&res);
+}
+
+/* The token DP refuses T·V²·(γ+1) > 2^36 before allocating, naming the
+ * factors: T = 2^20 on a homogeneous V = 1000 chain (16 MB of rows, never
+ * read) at γ = 3 needs 2^20 · 10^6 · 4 ≈ 4.2e12 operations. */
+Test(guards, token_dp_refusal_names_its_factors)
+{
+    sd_error err;
+    sd_chain *c = sd_chain_alloc(1000, (size_t)1 << 20, 1, 1, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    double rej, calls;
+    cr_expect_eq(sd_exact_token_dp(c, 3, &rej, &calls, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "T*V^2*(gamma+1) = 1048576*1000^2*4 operations; limit 2^36"), "%s", err.msg);
+    sd_chain_free(c);
 }
