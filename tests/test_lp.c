@@ -512,6 +512,46 @@ Test(lp_cli, plan_file_and_reference)
     free(errs);
 }
 
+/* valid-verify --plan at gamma = 2, V = 2: rows "d1 d2,tau,y,prob" hold the
+ * verifier's law of (tau, y) given the draft block, entries > 1e-12 only
+ * (lp/sd_lp.h: the simplex leaves values of order 1e-13 where the exact
+ * plan has 0; these two instances, drawn at random, have such an entry,
+ * 1.7e-13 in the first), and each draft's row sums to 1 (to the simplex's
+ * 1e-9). */
+Test(lp_cli, valid_verify_plan_rows_are_laws_without_noise)
+{
+    static const char *const pq[2] = {
+        "--p 0.0076621611604050024,0.992337838839595 --q 0.7257385256621735,0.2742614743378265",
+        "--p 0.0038405464130651327,0.9961594535869348 --q 0.17210112654472925,0.8278988734552708"};
+    for (int k = 0; k < 2; k++) {
+        char *path = tu_tempfile("");
+        char args[512], *errs = NULL;
+        snprintf(args, sizeof args, "lp valid-verify --gamma 2 %s --plan %s", pq[k], path);
+        cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        char line[256];
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        cr_expect_str_eq(line, "draft,tau,y,prob\n");
+        double sum[4] = {0}, m;
+        size_t d1, d2, tau, y, rows = 0;
+        while (fscanf(f, "%zu %zu,%zu,%zu,%lf\n", &d1, &d2, &tau, &y, &m) == 5) {
+            cr_assert(d1 < 2 && d2 < 2 && tau <= 2 && y < 2);
+            cr_expect_gt(m, 1e-12, "instance %d: row %zu %zu,%zu,%zu has %.17g", k, d1, d2, tau, y, m);
+            sum[d1 * 2 + d2] += m;
+            rows++;
+        }
+        cr_expect(feof(f), "instance %d: a row that is not 'd1 d2,tau,y,prob'", k);
+        fclose(f);
+        cr_expect(rows > 0);
+        for (size_t d = 0; d < 4; d++)
+            cr_expect(fabs(sum[d] - 1.0) < 1e-9, "instance %d draft %zu: %.17g", k, d, sum[d]);
+        remove(path);
+        free(path);
+        free(errs);
+    }
+}
+
 /* block-ot --plan at gamma = 3, by the flow and by the LP: every row holds a draft block and a
  * target block of 3 tokens each, the draft side's marginal is p^3 (the
  * blocks are i.i.d. draws of p) and the mass sums to 1.  Its keys buffer
