@@ -324,6 +324,35 @@ Test(trees, joint_accept_law_fills_its_buffer_and_has_the_expected_mean)
     free(errs);
 }
 
+/* Drafting without replacement, a node after the vocabulary is used up
+ * drafts nothing (sd_tree_draft_law <= 0) and the enumerations go on to
+ * the next node.  At V = 2 with --tree 3 both tokens are always among the
+ * three children, so whatever the target draws is a draft and is accepted:
+ * E[accepted] = P(l = 1) = 1, and no valid verifier or coupling does
+ * better (tree-valid = tree-ot = 1). */
+Test(trees, nodes_past_the_vocabulary_draft_nothing)
+{
+    sd_chain *c = tu_chain(2, 5, 8);
+    const sd_verifier_type *vt = S_vt("tree-rrs-wor");
+    sd_params par = S_par(vt, "3", "wor");
+    double ex, joint[2 * 2];
+    sd_error err;
+    for (size_t a = 0; a < 2; a++) {
+        cr_assert_eq(sd_exact_tree_accept(c, 1, a, &par, sd_tree_kind_find(vt->name), &ex, joint, &err), SD_OK,
+                     "%s", err.msg);
+        cr_expect(fabs(ex - 1.0) < 1e-12, "state %zu: E[accepted] %.17g", a, ex);
+        cr_expect(fabs(joint[2] + joint[3] - 1.0) < 1e-12, "state %zu: P(l = 1) %.17g", a, joint[2] + joint[3]);
+        sd_lp_opts lo;
+        sd_lp_opts_default(&lo);
+        sd_lp_result tv, ot;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, a, &par, SD_DRAW_WOR, &lo, &tv, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_ot(c, 1, a, &par, SD_DRAW_WOR, &lo, &ot, &err), SD_OK, "%s", err.msg);
+        cr_expect(tv.optimal && fabs(tv.optimum - 1.0) < 1e-7, "state %zu: tree-valid %.17g", a, tv.optimum);
+        cr_expect(ot.optimal && fabs(ot.optimum - 1.0) < 1e-7, "state %zu: tree-ot %.17g", a, ot.optimum);
+    }
+    sd_chain_free(c);
+}
+
 Test(trees, lp_refuses_too_large_trees_in_one_line)
 {
     sd_chain *c = tu_chain(4, 5, 3);
