@@ -331,6 +331,14 @@ Test(paired, engine_runs_the_path_and_bits_do_not_depend_on_threads)
     sd_sim_result t = S_engine(S_vt("token"), c, &pt, 5000, 2), k = S_engine(S_vt("block"), c, &pb, 5000, 2);
     for (uint64_t i = 0; i < 5000; i++)
         cr_expect(k.per_trial[i].rejections <= t.per_trial[i].rejections, "trial %llu", (unsigned long long)i);
+    /* a trial runs to the horizon: its iterations emit x_1..x_T, T tokens,
+     * and each iteration makes one target call */
+    for (uint64_t i = 0; i < 5000; i++) {
+        cr_expect_eq(t.per_trial[i].emitted, c->T, "token trial %llu", (unsigned long long)i);
+        cr_expect_eq(k.per_trial[i].emitted, c->T, "block trial %llu", (unsigned long long)i);
+        cr_expect_eq(k.per_trial[i].iterations, k.per_trial[i].target_calls, "block trial %llu",
+                     (unsigned long long)i);
+    }
     sd_sim_result_free(&t);
     sd_sim_result_free(&k);
     sd_chain_free(c);
