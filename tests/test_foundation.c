@@ -335,6 +335,18 @@ Test(model_io, truncate_horizon)
     cr_assert_eq(sd_chain_truncate(c, 1, &e), SD_OK, "%s", e.msg);
     cr_assert_eq(c->T, 1u);
     sd_chain_free(c);
+    /* A homogeneous chain (one matrix each) keeps its one matrix: cut to
+     * T = 3 it is the chain built with T = 3 (Theorem 1: the same sum). */
+    const double p[3] = {0.5, 0.3, 0.2}, q[3] = {0.2, 0.3, 0.5};
+    sd_chain *h = sd_chain_from_pq(p, q, 3, 8, &e), *h3 = sd_chain_from_pq(p, q, 3, 3, &e);
+    cr_assert(h && h3);
+    cr_assert_eq(sd_chain_truncate(h, 3, &e), SD_OK, "%s", e.msg);
+    cr_expect(h->draft_steps == 1 && h->target_steps == 1, "steps %zu %zu", h->draft_steps, h->target_steps);
+    sd_exact_rejections(h, &part, NULL);
+    sd_exact_rejections(h3, &full, NULL);
+    cr_expect_eq(part, full, "%.17g %.17g", part, full);
+    sd_chain_free(h);
+    sd_chain_free(h3);
 }
 
 /* --- Theorem 1 ---------------------------------------------------------- */
