@@ -106,6 +106,23 @@ Test(stats, welford_below_two_observations)
     cr_expect_eq(sd_welford_stderr(&w), 1.0);
 }
 
+/* A cell whose expected count is exactly min_expected is tested alone;
+ * the small cell before it stays in the pool, which joins the last tested
+ * cell at the end (sd_stats.h).  prob (1/8, 7/16, 7/16), n = 16: expected
+ * (2, 7, 7), min_expected 7, observed (3, 8, 5): cells {1} and {2, 0},
+ * chi2 = (8-7)²/7 + (8-9)²/9 = 16/63 on 1 dof (pooling {0, 1} and {2}
+ * instead would give 64/63). */
+Test(stats, chisq_cell_at_the_pooling_threshold_is_tested_alone)
+{
+    double prob[3] = {0.125, 0.4375, 0.4375}, obs[3] = {3, 8, 5};
+    sd_chisq r;
+    sd_chisq_test(obs, prob, 3, 7.0, &r);
+    cr_expect_eq(r.cells_tested, 2u);
+    cr_expect_eq(r.dof, 1.0);
+    cr_expect(fabs(r.chi2 - 16.0 / 63.0) < 1e-15, "%.17g", r.chi2);
+    cr_expect(fabs(r.p_value - erfc(sqrt(8.0 / 63.0))) < 1e-14, "%.17g", r.p_value);
+}
+
 Test(stats, chisq_detects_and_accepts)
 {
     double prob[4] = {0.1, 0.2, 0.3, 0.4};

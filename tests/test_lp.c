@@ -227,6 +227,19 @@ Test(lp_cli, printed_sizes_are_those_of_the_transport_lp)
     json_decref(j);
     free(out);
     free(errs);
+    /* blocks of probability 0 get no variable and no row: p = (1/2, 1/2, 0),
+     * q = (1/2, 0, 1/2) at gamma 1 leave 2 x 2 variables, 2 draft rows and
+     * 1 target row (of 2, the last dropped), 4 + 2 nonzeros */
+    st = tu_run("lp block-ot --gamma 1 --p 0.5,0.5,0 --q 0.5,0,0.5 --method simplex --json", &out, &errs);
+    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
+    j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 4);
+    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), 3);
+    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), 6);
+    json_decref(j);
+    free(out);
+    free(errs);
 }
 
 Test(lp_cli, solver_stop_is_a_visible_status)
