@@ -242,6 +242,34 @@ Test(lp_cli, printed_sizes_are_those_of_the_transport_lp)
     free(errs);
 }
 
+/* The printed "seconds" is the solve's own time: at least 0 and at most the
+ * wall time of the whole command around it (CLOCK_MONOTONIC, as sd_lp_now),
+ * for each route that times itself: the LP, and the flows of otm, block-ot
+ * and tree-ot. */
+Test(lp_cli, printed_seconds_are_within_the_command_time)
+{
+    static const char *const cmds[] = {"lp block-ot --gamma 2 --V 3 --method simplex --json",
+                                       "lp block-ot --gamma 2 --V 3 --method flow --json",
+                                       "lp otm --k 2 --V 5 --method flow --json",
+                                       "lp tree-ot --tree 2,1 --V 3 --method flow --json"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *out = NULL, *errs = NULL;
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        int st = tu_run(cmds[i], &out, &errs);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        cr_assert_eq(st, 0, "%s: exit %d: %s", cmds[i], st, errs);
+        double wall = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        json_t *j = json_loads(out, 0, NULL);
+        cr_assert_not_null(j, "%s", out);
+        double s = json_number_value(json_object_get(j, "seconds"));
+        cr_expect(s >= 0.0 && s <= wall, "%s: seconds %.9g, command %.9g", cmds[i], s, wall);
+        json_decref(j);
+        free(out);
+        free(errs);
+    }
+}
+
 Test(lp_cli, solver_stop_is_a_visible_status)
 {
     /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
