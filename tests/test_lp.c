@@ -270,6 +270,30 @@ Test(lp_cli, printed_seconds_are_within_the_command_time)
     }
 }
 
+/* The command refuses by the size of the form it solves: valid-verify's
+ * aggregated LP at V = 2, gamma = 2 is bounded by Σ_{l<=2} 2^l = 7 prefix
+ * nodes plus Σ_τ 2^{τ+1} = 14 output slots = 21 variables (the LP built
+ * has 20: no "up" variable at the root), so --max-vars 21 solves it and 20
+ * refuses it naming 21 (it used to name the per-draft form's 38). */
+Test(lp_cli, valid_verify_is_refused_by_the_size_of_the_form_solved)
+{
+    char *out = NULL, *errs = NULL;
+    int st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 21 --json", &out, &errs);
+    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 20);
+    json_decref(j);
+    free(out);
+    free(errs);
+    st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 20", &out, &errs);
+    cr_expect_eq(st, 65, "exit %d: %s", st, errs);
+    cr_expect(tu_contains(errs, "valid-verify --gamma 2 at V = 2 needs 21 LP variables; the limit (--max-vars) is 20"),
+              "%s", errs);
+    free(out);
+    free(errs);
+}
+
 Test(lp_cli, solver_stop_is_a_visible_status)
 {
     /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
