@@ -721,8 +721,36 @@ static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t 
     sd_sim_result_free(&r);
 }
 
+/* A homogeneous draft (one matrix) with a target that changes every step,
+ * and the reverse: the kernel reads each side with its own stride. */
+static sd_chain *S_mixed_chain(int draft_homogeneous)
+{
+    static const char *const one = "[[0.6,0.3,0.1],[0.2,0.5,0.3],[0.1,0.1,0.8]]";
+    static const char *const three = "[[[0.1,0.2,0.7],[0.6,0.2,0.2],[0.3,0.4,0.3]],"
+                                     "[[0.2,0.2,0.6],[0.5,0.4,0.1],[0.7,0.2,0.1]],"
+                                     "[[0.3,0.3,0.4],[0.1,0.8,0.1],[0.2,0.3,0.5]]]";
+    char txt[1024];
+    snprintf(txt, sizeof txt,
+             "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,\"init\":[0.5,0.3,0.2],"
+             "\"draft\":%s,\"target\":%s}",
+             draft_homogeneous ? one : three, draft_homogeneous ? three : one);
+    sd_chain *c = NULL;
+    sd_error e;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(c->draft_steps, draft_homogeneous ? 1u : 3u);
+    cr_assert_eq(c->target_steps, draft_homogeneous ? 3u : 1u);
+    return c;
+}
+
 Test(kernel_law, rejections_and_calls_match_theorem1_and_the_dp)
 {
+    sd_chain *m1 = S_mixed_chain(1), *m2 = S_mixed_chain(0);
+    S_vs_exact(m1, 0, 31, 40000);
+    S_vs_exact(m1, 1, 32, 40000);
+    S_vs_exact(m2, 0, 33, 40000);
+    S_vs_exact(m2, 1, 34, 40000);
+    sd_chain_free(m1);
+    sd_chain_free(m2);
     sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
     sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
     S_vs_exact(c7, 0, 21, 20000);
