@@ -244,6 +244,17 @@ Test(zipf, rows_are_reproducible_distributions)
     sd_zipf_free(m3);
 }
 
+/* The model's bytes are SD_ZIPF_BYTES_PER_TOKEN = 64 a token up to
+ * V = SIZE_MAX / 128, where 64 V < SIZE_MAX / 2 still fits; beyond, the
+ * count saturates at SIZE_MAX (then refused as too big). */
+Test(zipf, bytes_per_token_up_to_the_saturation)
+{
+    const size_t vmax = SIZE_MAX / 128;
+    cr_expect_eq(sd_zipf_bytes(1000), 64000u);
+    cr_expect_eq(sd_zipf_bytes(vmax), 64 * vmax);
+    cr_expect_eq(sd_zipf_bytes(vmax + 1), SIZE_MAX);
+}
+
 /* The permutations π_{t,a} are pinned by values computed outside this
  * code: a Python transcription of the construction in sd_zipf.h
  * (splitmix64's finaliser with Steele, Lea & Flood's constants, checked on

@@ -21,6 +21,7 @@
 
 #include "../lp/sd_lp.h"
 #include "../lp/sd_lp_otm.h"
+#include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
@@ -292,6 +293,28 @@ Test(lp_cli, valid_verify_is_refused_by_the_size_of_the_form_solved)
               "%s", errs);
     free(out);
     free(errs);
+}
+
+/* The per-draft form (sd_lp_opts.per_draft) is refused by its own size:
+ * (gamma+1) V^{gamma+1} + Σ_τ V^{τ+1} = 3·8 + 14 = 38 variables at V = 2,
+ * gamma = 2 (lp/valid_verify.c), so 38 is within --max-vars 38 and not 37. */
+Test(lp_size, valid_verify_per_draft_form_is_refused_by_its_size)
+{
+    static const double p[2] = {0.6, 0.4}, q[2] = {0.3, 0.7};
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, 2, 3, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    sd_lp_opts o;
+    sd_lp_opts_default(&o);
+    o.per_draft = 1;
+    o.max_vars = 37;
+    sd_lp_result res;
+    cr_expect_eq(sd_lp_valid_verify(c, 1, 0, 2, &o, &res, NULL, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "valid-verify --gamma 2 at V = 2 needs 38 LP variables"), "%s", err.msg);
+    o.max_vars = 38;
+    cr_expect_eq(sd_lp_valid_verify(c, 1, 0, 2, &o, &res, NULL, &err), SD_OK, "%s", err.msg);
+    cr_expect(res.optimal && res.variables <= 38, "%s, %zu variables", res.status, res.variables);
+    sd_chain_free(c);
 }
 
 Test(lp_cli, solver_stop_is_a_visible_status)

@@ -353,6 +353,22 @@ Test(trees, nodes_past_the_vocabulary_draft_nothing)
     sd_chain_free(c);
 }
 
+/* A tree verifier's parameters without a shape (tree_depth 0, which the
+ * CLI never produces) are refused by the enumeration, not enumerated. */
+Test(trees, exact_enumeration_refuses_a_missing_shape)
+{
+    sd_chain *c = tu_chain(2, 5, 8);
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_params par = S_par(vt, "2", NULL);
+    par.tree_depth = 0;
+    double ex, calls, rej;
+    sd_error err;
+    cr_expect_eq(sd_exact_tree_accept(c, 1, 0, &par, sd_tree_kind_find(vt->name), &ex, NULL, &err), SD_EUSAGE);
+    cr_expect(tu_contains(err.msg, "--tree: expected a tree shape"), "%s", err.msg);
+    cr_expect_eq(sd_exact_tree_calls(c, &par, sd_tree_kind_find(vt->name), &calls, &rej, &err), SD_EUSAGE);
+    sd_chain_free(c);
+}
+
 Test(trees, lp_refuses_too_large_trees_in_one_line)
 {
     sd_chain *c = tu_chain(4, 5, 3);
