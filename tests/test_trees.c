@@ -369,6 +369,37 @@ Test(trees, exact_enumeration_refuses_a_missing_shape)
     sd_chain_free(c);
 }
 
+/* Relabelling the tokens does not change tree-valid's LP: with a uniform
+ * draft, q = (1/2, 1/2, 0) and q = (0, 1/2, 1/2) are the same problem up to
+ * a permutation of the tokens, so the same sizes and optimum (one validity
+ * row is dropped in both, whichever output of positive mass comes last). */
+Test(trees, tree_valid_lp_does_not_depend_on_the_token_labels)
+{
+    static const char *const qs[2] = {"0.5,0.5,0", "0,0.5,0.5"};
+    json_int_t sizes[2][3];
+    double opt[2];
+    for (int k = 0; k < 2; k++) {
+        char args[256], *out = NULL, *errs = NULL;
+        snprintf(args, sizeof args,
+                 "lp tree-valid --tree 2 --p 0.3333333333333333,0.3333333333333333,0.3333333333333334 --q %s --json",
+                 qs[k]);
+        cr_assert_eq(tu_run(args, &out, &errs), 0, "%s", errs);
+        json_t *j = json_loads(out, 0, NULL);
+        cr_assert_not_null(j, "%s", out);
+        sizes[k][0] = json_integer_value(json_object_get(j, "variables"));
+        sizes[k][1] = json_integer_value(json_object_get(j, "constraints"));
+        sizes[k][2] = json_integer_value(json_object_get(j, "nonzeros"));
+        opt[k] = json_number_value(json_object_get(j, "optimum"));
+        json_decref(j);
+        free(out);
+        free(errs);
+    }
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(sizes[0][i], sizes[1][i], "size %d: %lld vs %lld", i, (long long)sizes[0][i],
+                     (long long)sizes[1][i]);
+    cr_expect(fabs(opt[0] - opt[1]) < 1e-7, "%.17g %.17g", opt[0], opt[1]);
+}
+
 Test(trees, lp_refuses_too_large_trees_in_one_line)
 {
     sd_chain *c = tu_chain(4, 5, 3);
