@@ -47,6 +47,44 @@ static sd_chain *S_chain(gsl_rng *r, size_t V, size_t T, double zf)
 
 static const double S_toy_p[2] = {2.0 / 3.0, 1.0 / 3.0}, S_toy_q[2] = {1.0 / 3.0, 2.0 / 3.0};
 
+/* `simdec args` (with --json) run to exit 0; its stdout as one JSON value. */
+static json_t *S_lp_json(const char *args)
+{
+    char *out = NULL, *errs = NULL;
+    int st = tu_run(args, &out, &errs);
+    cr_assert_eq(st, 0, "%s: exit %d: %s", args, st, errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s: %s", args, out);
+    free(out);
+    free(errs);
+    return j;
+}
+
+/* Runs `simdec args --plan FILE` to exit 0 and opens FILE past its header
+ * line, which must be `header`; *path is the file (remove and free it). */
+static FILE *S_run_plan(const char *args, const char *header, char **path)
+{
+    *path = tu_tempfile("");
+    char cmd[512], *errs = NULL;
+    snprintf(cmd, sizeof cmd, "%s --plan %s", args, *path);
+    cr_assert_eq(tu_run(cmd, NULL, &errs), 0, "%s: %s", cmd, errs);
+    free(errs);
+    FILE *f = fopen(*path, "r");
+    cr_assert_not_null(f, "%s", *path);
+    char line[256];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_expect_str_eq(line, header);
+    return f;
+}
+
+/* The LP sizes a --json result prints: variables, constraints, nonzeros. */
+static void S_expect_sizes(json_t *j, json_int_t vars, json_int_t rows, json_int_t nnz)
+{
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), vars);
+    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), rows);
+    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), nnz);
+}
+
 /* ---- sizes and refusal --------------------------------------------------- */
 
 Test(lp_size, checked_arithmetic_saturates)
@@ -216,31 +254,16 @@ Test(lp_cli, json_stdout_is_pure_json)
  * target row: n(2n - 1) nonzeros.  V = 3, gamma = 2: 81, 17, 153. */
 Test(lp_cli, printed_sizes_are_those_of_the_transport_lp)
 {
-    char *out = NULL, *errs = NULL;
-    int st = tu_run("lp block-ot --gamma 2 --V 3 --method simplex --json", &out, &errs);
-    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
+    json_t *j = S_lp_json("lp block-ot --gamma 2 --V 3 --method simplex --json");
     cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "optimal");
-    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 81);
-    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), 17);
-    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), 153);
+    S_expect_sizes(j, 81, 17, 153);
     json_decref(j);
-    free(out);
-    free(errs);
     /* blocks of probability 0 get no variable and no row: p = (1/2, 1/2, 0),
      * q = (1/2, 0, 1/2) at gamma 1 leave 2 x 2 variables, 2 draft rows and
      * 1 target row (of 2, the last dropped), 4 + 2 nonzeros */
-    st = tu_run("lp block-ot --gamma 1 --p 0.5,0.5,0 --q 0.5,0,0.5 --method simplex --json", &out, &errs);
-    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
-    j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
-    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 4);
-    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), 3);
-    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), 6);
+    j = S_lp_json("lp block-ot --gamma 1 --p 0.5,0.5,0 --q 0.5,0,0.5 --method simplex --json");
+    S_expect_sizes(j, 4, 3, 6);
     json_decref(j);
-    free(out);
-    free(errs);
 }
 
 /* The printed "seconds" is the solve's own time: at least 0 and at most the
@@ -254,20 +277,14 @@ Test(lp_cli, printed_seconds_are_within_the_command_time)
                                        "lp otm --k 2 --V 5 --method flow --json",
                                        "lp tree-ot --tree 2,1 --V 3 --method flow --json"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-        char *out = NULL, *errs = NULL;
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        int st = tu_run(cmds[i], &out, &errs);
+        json_t *j = S_lp_json(cmds[i]);
         clock_gettime(CLOCK_MONOTONIC, &b);
-        cr_assert_eq(st, 0, "%s: exit %d: %s", cmds[i], st, errs);
         double wall = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
-        json_t *j = json_loads(out, 0, NULL);
-        cr_assert_not_null(j, "%s", out);
         double s = json_number_value(json_object_get(j, "seconds"));
         cr_expect(s >= 0.0 && s <= wall, "%s: seconds %.9g, command %.9g", cmds[i], s, wall);
         json_decref(j);
-        free(out);
-        free(errs);
     }
 }
 
@@ -278,16 +295,11 @@ Test(lp_cli, printed_seconds_are_within_the_command_time)
  * refuses it naming 21 (it used to name the per-draft form's 38). */
 Test(lp_cli, valid_verify_is_refused_by_the_size_of_the_form_solved)
 {
-    char *out = NULL, *errs = NULL;
-    int st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 21 --json", &out, &errs);
-    cr_assert_eq(st, 0, "exit %d: %s", st, errs);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
+    json_t *j = S_lp_json("lp valid-verify --gamma 2 --V 2 --max-vars 21 --json");
     cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 20);
     json_decref(j);
-    free(out);
-    free(errs);
-    st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 20", &out, &errs);
+    char *out = NULL, *errs = NULL;
+    int st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 20", &out, &errs);
     cr_expect_eq(st, 65, "exit %d: %s", st, errs);
     cr_expect(tu_contains(errs, "valid-verify --gamma 2 at V = 2 needs 21 LP variables; the limit (--max-vars) is 20"),
               "%s", errs);
@@ -612,15 +624,9 @@ Test(lp_cli, valid_verify_plan_rows_are_laws_without_noise)
         "--p 0.0076621611604050024,0.992337838839595 --q 0.7257385256621735,0.2742614743378265",
         "--p 0.0038405464130651327,0.9961594535869348 --q 0.17210112654472925,0.8278988734552708"};
     for (int k = 0; k < 2; k++) {
-        char *path = tu_tempfile("");
-        char args[512], *errs = NULL;
-        snprintf(args, sizeof args, "lp valid-verify --gamma 2 %s --plan %s", pq[k], path);
-        cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
-        FILE *f = fopen(path, "r");
-        cr_assert_not_null(f);
-        char line[256];
-        cr_assert_not_null(fgets(line, sizeof line, f));
-        cr_expect_str_eq(line, "draft,tau,y,prob\n");
+        char args[512], *path;
+        snprintf(args, sizeof args, "lp valid-verify --gamma 2 %s", pq[k]);
+        FILE *f = S_run_plan(args, "draft,tau,y,prob\n", &path);
         double sum[4] = {0}, m;
         size_t d1, d2, tau, y, rows = 0;
         while (fscanf(f, "%zu %zu,%zu,%zu,%lf\n", &d1, &d2, &tau, &y, &m) == 5) {
@@ -636,7 +642,6 @@ Test(lp_cli, valid_verify_plan_rows_are_laws_without_noise)
             cr_expect(fabs(sum[d] - 1.0) < 1e-9, "instance %d draft %zu: %.17g", k, d, sum[d]);
         remove(path);
         free(path);
-        free(errs);
     }
 }
 
@@ -649,16 +654,9 @@ Test(lp_cli, block_ot_plan_rows_are_blocks_of_gamma_tokens)
 {
     static const char *const methods[] = {"flow", "simplex"};
     for (int k = 0; k < 2; k++) {
-        char *path = tu_tempfile("");
-        char args[512], *errs = NULL;
-        snprintf(args, sizeof args, "lp block-ot --gamma 3 --p 0.6,0.4 --q 0.3,0.7 --method %s --plan %s",
-                 methods[k], path);
-        cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
-        FILE *f = fopen(path, "r");
-        cr_assert_not_null(f);
-        char line[256];
-        cr_assert_not_null(fgets(line, sizeof line, f));
-        cr_expect_str_eq(line, "draft,target,mass\n");
+        char args[512], *path;
+        snprintf(args, sizeof args, "lp block-ot --gamma 3 --p 0.6,0.4 --q 0.3,0.7 --method %s", methods[k]);
+        FILE *f = S_run_plan(args, "draft,target,mass\n", &path);
         static const double p[2] = {0.6, 0.4};
         double draft[8] = {0}, total = 0, m;
         size_t d[3], t[3], rows = 0;
@@ -677,7 +675,6 @@ Test(lp_cli, block_ot_plan_rows_are_blocks_of_gamma_tokens)
                       methods[k], j, draft[j]);
         remove(path);
         free(path);
-        free(errs);
     }
 }
 
