@@ -1,3 +1,13 @@
+#!/usr/bin/env python3
+"""zipf_ranks.py -- the golden ranks of zipf/permutations_are_the_documented_feistel_network.
+
+An independent transcription of the permutation sd_zipf.h documents (not of
+its C code): splitmix64's finaliser (Steele, Lea & Flood 2014) as the mixer,
+the context key mix(seed ^ mix(t * 2^32 ^ a)), a 4-round Feistel network on
+2h bits (h = ceil(ceil(log2 V) / 2)) with round function
+mix(key + r * 2^56 + half) & (2^h - 1), and cycle walking into 0..V-1.
+Prints the mixer's first splitmix64 output for seed 0 (published:
+0xe220a8397b1dcdaf), then the ranks the test pins."""
 M = (1 << 64) - 1
 def mix(z):  # splitmix64 (Steele, Lea & Flood 2014; Vigna's splitmix64.c)
     z = (z + 0x9E3779B97F4A7C15) & M
