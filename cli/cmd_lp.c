@@ -350,7 +350,7 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
     case S_BLOCK_OT:
         sz = sd_lp_uses_flow(lo) ? sd_lp_block_ot_flow_size(V, o->gamma) : sd_lp_block_ot_size(V, o->gamma);
         break;
-    case S_VALID: sz = sd_lp_valid_verify_size(V, o->gamma); break;
+    case S_VALID: sz = sd_lp_valid_verify_form_size(V, o->gamma, lo); break;
     case S_TREE_VALID:
     case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
         return sd_lp_tree_enum_check(S_names[o->prob], V, &o->tree, o->draw, err) == SD_OK;

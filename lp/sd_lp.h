@@ -221,6 +221,9 @@ sd_lp_size sd_lp_block_ot_flow_size(size_t V, size_t gamma);
 sd_lp_size sd_lp_valid_verify_size(size_t V, size_t gamma);
 /* valid-verify aggregated over draft prefixes (the default form). */
 sd_lp_size sd_lp_valid_verify_trie_size(size_t V, size_t gamma);
+/* The size of the form sd_lp_valid_verify solves with opts (NULL: the
+ * defaults): per draft when opts->per_draft, else aggregated. */
+sd_lp_size sd_lp_valid_verify_form_size(size_t V, size_t gamma, const sd_lp_opts *opts);
 sd_lp_size sd_lp_pareto_size(size_t V);
 
 /* OTM-k on single-token p, q (V entries).  ordered = 0: the LP on

@@ -99,6 +99,11 @@ sd_lp_size sd_lp_valid_verify_trie_size(size_t V, size_t gamma)
     return s;
 }
 
+sd_lp_size sd_lp_valid_verify_form_size(size_t V, size_t gamma, const sd_lp_opts *opts)
+{
+    return opts && opts->per_draft ? sd_lp_valid_verify_size(V, gamma) : sd_lp_valid_verify_trie_size(V, gamma);
+}
+
 typedef struct S_vv {
     size_t V, G;
     double **P, **Q;  /* prefix laws: P[l] for l <= γ, Q[l] for l <= γ+1 */
@@ -316,7 +321,7 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
     if (a >= V)
         return sd_error_set(err, SD_EUSAGE, "valid-verify: --state %zu is not a token; expected 0 to %zu", a, V - 1);
     int trie = !(opts && opts->per_draft);
-    sd_lp_size sz = trie ? sd_lp_valid_verify_trie_size(V, gamma) : sd_lp_valid_verify_size(V, gamma);
+    sd_lp_size sz = sd_lp_valid_verify_form_size(V, gamma, opts);
     const char *what = sz.what;
     int rc = sd_lp_check_size(&sz, opts && opts->max_vars ? opts->max_vars : SD_LP_DEFAULT_MAX_VARS, err);
     if (rc)

@@ -141,7 +141,12 @@ static int S_unknown(const sd_verifier_type *vt, const char *name, sd_error *err
                         vt->name, names);
 }
 
-/* The i-th word of a choice list into buf; 0 past the end. */
+/* The longest choice word (sd_params_check_decls refuses longer ones): the
+ * buffers below hold S_WORD_MAX + 1 bytes. */
+#define S_WORD_MAX 63
+
+/* The i-th word of a choice list into buf (cut to len - 1 bytes); 0 past
+ * the end. */
 static int S_word(const char *choices, size_t i, char *buf, size_t len)
 {
     const char *s = choices;
@@ -163,7 +168,7 @@ static int S_word(const char *choices, size_t i, char *buf, size_t len)
 static void S_choice_list(const char *choices, char *buf, size_t len)
 {
     size_t n = 0, used = 0;
-    char w[64];
+    char w[S_WORD_MAX + 1];
     while (S_word(choices, n, w, sizeof w))
         n++;
     buf[0] = '\0';
@@ -182,7 +187,7 @@ static int S_range(const sd_param_decl *d, double x, sd_error *err)
         return sd_error_set(err, SD_EUSAGE, "--%s: expected a number of children from 1 to %.0f, got '%g'",
                             d->name, fmin(d->max, SD_TREE_MAX_NODES), x);
     if (d->kind == SD_PARAM_CHOICE) {
-        char w[64];
+        char w[S_WORD_MAX + 1];
         if (x == floor(x) && x >= 0 && S_word(d->choices, (size_t)x, w, sizeof w))
             return SD_OK;
         return sd_error_set(err, SD_EUSAGE, "--%s: %g is not a choice index", d->name, x);
@@ -227,7 +232,7 @@ int sd_params_parse_decl(sd_params *par, const sd_param_decl *d, const char *tex
     } else if (d->kind == SD_PARAM_SHAPE) {
         return S_shape_parse(par, d, text, err);
     } else {
-        char w[64];
+        char w[S_WORD_MAX + 1];
         size_t k = 0;
         while (S_word(d->choices, k, w, sizeof w) && strcmp(w, text ? text : "") != 0)
             k++;
@@ -301,7 +306,7 @@ void sd_params_format(const sd_params *par, const sd_verifier_type *vt, char *bu
     buf[0] = '\0';
     for (size_t i = 0; i < n && used < len; i++) {
         const sd_param_decl *d = &vt->params[i];
-        char v[64];
+        char v[S_WORD_MAX + 1];
         const char *t = S_text(par, d, v, sizeof v);
         int w = t ? snprintf(buf + used, len - used, ", %s %s", d->name, t)
                   : snprintf(buf + used, len - used, ", %s = %s", d->name, d->unset);
@@ -318,7 +323,7 @@ json_t *sd_params_json(const sd_params *par, const sd_verifier_type *vt)
     for (size_t i = 0; i < n; i++) {
         const sd_param_decl *d = &vt->params[i];
         double x = sd_params_value(par, d);
-        char w[64];
+        char w[S_WORD_MAX + 1];
         json_t *j;
         if (d->unset && x == d->def)
             j = json_null();
@@ -380,7 +385,15 @@ int sd_params_check_decls(const sd_verifier_type *vt, sd_error *err)
             used |= (uint32_t)1 << d->slot;
         }
         if (d->kind == SD_PARAM_CHOICE) {
-            char w[64];
+            char w[S_WORD_MAX + 1];
+            /* every word must fit S_word's buffers whole: a longer one would
+             * be cut there and could never be chosen by its own name */
+            for (const char *s = d->choices; s; s = strchr(s, '|') ? strchr(s, '|') + 1 : NULL) {
+                size_t wl = strcspn(s, "|");
+                if (wl < 1 || wl > S_WORD_MAX)
+                    return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': a choice word of %zu "
+                                        "characters; expected 1 to %d", who, d->name, wl, S_WORD_MAX);
+            }
             if (!d->choices || !S_word(d->choices, 0, w, sizeof w) || !w[0] ||
                 !(d->def >= 0 && d->def == floor(d->def) && S_word(d->choices, (size_t)d->def, w, sizeof w)))
                 return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': expected choices "

@@ -66,8 +66,8 @@ void sd_params_format(const sd_params *par, const sd_verifier_type *vt, char *bu
 json_t *sd_params_json(const sd_params *par, const sd_verifier_type *vt);
 
 /* Checks a verifier's declaration (names, kinds, slots, ranges, defaults)
- * and its required functions (name, summary, alloc, step).  SD_EDATA
- * naming the problem.  The tests run it over every registered verifier;
+ * and its required functions (name, summary, alloc, step); choice words
+ * have 1 to 63 characters.  SD_EDATA naming the problem.  The tests run it over every registered verifier;
  * plugins are checked with it before they are registered. */
 int sd_params_check_decls(const sd_verifier_type *vt, sd_error *err);
 

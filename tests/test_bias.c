@@ -200,12 +200,16 @@ Test(bias, estimate_by_hand)
     sd_chain *c = sd_chain_from_pq(one, one, 2, 1, NULL);
     cr_assert_not_null(c);
     /* N = 4 with counts (3, 1), Q = (1/2, 1/2): U = Σ c(c-1)/12 - Σ c/4 + 1/2
-     * = (6 + 0)/12 - 1 + 1/2 = 0; floor: ζ2 = 1/4, sqrt(2 · 1/4 / 12). */
+     * = (6 + 0)/12 - 1 + 1/2 = 0; floor: ζ2 = 1/4, sqrt(2 · 1/4 / 12).
+     * stderr: P = (3/4, 1/4), d = (1/4, -1/4), ζ1 = Σ P d² - (Σ P d)² =
+     * 1/16 - 1/64 = 3/64; h(x, y) = ±1/2 (x = y: +), P(X = Y) = 5/8, so
+     * ζ2 = 1/4 - (1/8)² = 15/64; sqrt((4 · 2 · 3/64 + 2 · 15/64) / 12). */
     const double counts[2] = {3, 1};
     sd_bias_estimate est;
     cr_assert_eq(sd_bias_estimate_counts(counts, 4, c, &est, NULL), SD_OK);
     cr_expect(fabs(est.value) < 1e-15, "%.17g", est.value);
     cr_expect(fabs(est.noise_floor - sqrt(0.5 / 12.0)) < 1e-15, "%.17g", est.noise_floor);
+    cr_expect(fabs(est.stderr - sqrt((24.0 / 64.0 + 30.0 / 64.0) / 12.0)) < 1e-15, "%.17g", est.stderr);
     sd_chain_free(c);
 }
 

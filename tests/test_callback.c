@@ -4,6 +4,7 @@
  * example plugin written the same way), and what a faulty function returns
  * is refused with a message before the engine uses it. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../sims/sd_callback.h"
@@ -129,4 +130,63 @@ Test(callback, declarations_and_names)
     /* A built-in name is not taken over. */
     cr_expect_eq(sd_callback_add("token", "test", NULL, 0, 1, 0, S_one_draft, NULL, &e), SD_EUSAGE);
     cr_expect_str_eq(e.msg, "verifier 'token' is already defined (see 'simdec run --list')");
+}
+
+/* A choice word is chosen by its whole name, so every word must fit the
+ * parser's buffers (63 characters): a 63-character word is registered,
+ * chosen by its name and listed whole in the error for a bad choice; a
+ * 64-character one is refused at declaration (it used to be accepted, cut
+ * to 63 characters, and could not be chosen by its name). */
+Test(callback, choice_words_up_to_63_characters)
+{
+    char choices[2 + 64 + 1] = "a|", word[64 + 1];
+    memset(word, 'w', 64);
+    word[63] = '\0';
+    strcat(choices, word);
+    sd_error e;
+    sd_callback_param ok[] = {{"rule", SD_PARAM_CHOICE, 0, 0, 0, choices, "a rule"}};
+    cr_assert_eq(sd_callback_add("cb-long-choice", "test", ok, 1, 0, 1, S_one_draft, NULL, &e), SD_OK, "%s", e.msg);
+    const sd_verifier_type *vt = sd_verifier_find("cb-long-choice");
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    cr_expect_eq(sd_params_parse(&par, vt, "rule", word, &e), SD_OK, "%s", e.msg);
+    cr_expect_eq(sd_callback_param_value(&par, 0), 1.0);
+    char want[160];
+    snprintf(want, sizeof want, "--rule: expected 'a' or '%s', got 'b'", word);
+    cr_expect_eq(sd_params_parse(&par, vt, "rule", "b", &e), SD_EUSAGE);
+    cr_expect_str_eq(e.msg, want);
+
+    word[63] = 'w';
+    word[64] = '\0';
+    strcpy(choices + 2, word);
+    cr_expect_eq(sd_callback_add("cb-longer-choice", "test", ok, 1, 0, 1, S_one_draft, NULL, &e), SD_EDATA);
+    cr_expect(tu_contains(e.msg, "parameter 'rule': a choice word of 64 characters; expected 1 to 63"), "%s", e.msg);
+    cr_expect_null(sd_verifier_find("cb-longer-choice"));
+    /* one word is a (trivial) choice list; an empty word is not a word */
+    sd_callback_param one[] = {{"rule", SD_PARAM_CHOICE, 0, 0, 0, "only", "a rule"}};
+    cr_expect_eq(sd_callback_add("cb-one-choice", "test", one, 1, 0, 1, S_one_draft, NULL, &e), SD_OK, "%s", e.msg);
+    one[0].choices = "a||b";
+    cr_expect_eq(sd_callback_add("cb-empty-choice", "test", one, 1, 0, 1, S_one_draft, NULL, &e), SD_EDATA);
+    cr_expect(tu_contains(e.msg, "a choice word of 0 characters"), "%s", e.msg);
+}
+
+/* SD_CALLBACK_MAX verifiers can be added (every slot, the first included);
+ * one more is refused; adding a name again replaces its verifier in its
+ * slot, whichever slot that is, even when all are taken. */
+Test(callback, every_slot_is_used_and_a_name_added_again_is_replaced)
+{
+    sd_error e;
+    char name[32];
+    for (int i = 0; i < SD_CALLBACK_MAX; i++) {
+        snprintf(name, sizeof name, "cb-slot-%d", i);
+        cr_assert_eq(sd_callback_add(name, "test", NULL, 0, 1, 0, S_one_draft, NULL, &e), SD_OK, "%s: %s", name,
+                     e.msg);
+    }
+    cr_expect_eq(sd_callback_add("cb-one-too-many", "test", NULL, 0, 1, 0, S_one_draft, NULL, &e), SD_ETOOBIG);
+    cr_expect_str_eq(e.msg, "more than 32 verifiers added at run time");
+    const sd_verifier_type *first = sd_verifier_find("cb-slot-0");
+    cr_assert_not_null(first);
+    cr_expect_eq(sd_callback_add("cb-slot-0", "replaced", NULL, 0, 1, 0, S_one_draft, NULL, &e), SD_OK, "%s", e.msg);
+    cr_expect_eq(sd_verifier_find("cb-slot-0"), first);
+    cr_expect_str_eq(first->summary, "replaced");
 }

@@ -119,6 +119,62 @@ Test(exact_gen, dp_equals_the_closed_forms)
     sd_chain_free(c);
 }
 
+/* SPRINTER's cheap verifier treats a token with p(x) = q(x) as acceptable
+ * (rate tp; sims/sprinter.c, "acceptable when p(x) <= q(x)").  One position
+ * (T = 1), p = (1/2, 3/10, 1/5), q = (1/2, 1/10, 2/5), tp = 1/2, fp = 0:
+ * the target is called on a no, P = Σ p(x)(1 - yes(x)) = 1/2·1/2 + 3/10
+ * + 1/5·1/2 = 0.65 (0.9 if the tie took fp), and rejects only token 1:
+ * 3/10·(1 - 1/3) = 0.2. */
+Test(exact_gen, sprinter_counts_a_tie_as_acceptable)
+{
+    const double p[3] = {0.5, 0.3, 0.2}, q[3] = {0.5, 0.1, 0.4};
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, 3, 1, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    const sd_verifier_type *vt = sd_verifier_find("sprinter");
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    cr_assert_eq(sd_params_parse(&par, vt, "tp", "0.5", &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_params_parse(&par, vt, "fp", "0", &err), SD_OK, "%s", err.msg);
+    double rej, calls;
+    cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+    cr_expect(fabs(calls - 0.65) < 1e-12, "%.17g", calls);
+    cr_expect(fabs(rej - 0.2) < 1e-12, "%.17g", rej);
+    sd_chain_free(c);
+}
+
+/* Where the draft is the target (p = q, binary fractions so that
+ * β = Σ min(p, q) is exactly 1 and 1 - β exactly 0 in SpecTr's k-Seq),
+ * every draft is accepted: no rejection, and the target calls of token
+ * verification at the same draft length (sd_exact_token's DP). */
+Test(exact_gen, multi_draft_laws_at_p_equal_q)
+{
+    static const double pq[2][3] = {{0.5, 0.5, 0.0}, {0.25, 0.25, 0.5}};
+    static const char *const names[] = {"spectr", "rrs"};
+    for (size_t v = 0; v < 2; v++) {
+        size_t V = 2 + v;
+        sd_error err;
+        sd_chain *c = sd_chain_from_pq(pq[v], pq[v], V, 4, &err);
+        cr_assert_not_null(c, "%s", err.msg);
+        double r0, c0;
+        cr_assert_eq(sd_exact_token(c, 2, &r0, &c0, &err), SD_OK, "%s", err.msg);
+        for (size_t n = 0; n < 2; n++)
+            for (size_t k = 2; k <= 3; k++) {
+                const sd_verifier_type *vt = sd_verifier_find(names[n]);
+                sd_params par;
+                sd_params_defaults(&par, vt);
+                par.gamma = 2;
+                par.k = k;
+                double rej, calls;
+                cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+                cr_expect(fabs(rej) < 1e-12 && fabs(calls - c0) < 1e-12,
+                          "%s k %zu V %zu: rejections %.17g, calls %.17g (token: %.17g)", names[n], k, V, rej,
+                          calls, c0);
+            }
+        sd_chain_free(c);
+    }
+}
+
 /* The exact law of the first L tokens: the target's (to 1e-12) for every
  * verifier that claims losslessness, not for the controls and the lossy
  * settings. */
@@ -162,6 +218,17 @@ Test(exact_gen, refusals_name_the_reason)
     sd_params_defaults(&par, bl);
     cr_expect_eq(sd_exact_gen(bl, c, &par, &r, &k, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "--gamma"), "%s", err.msg);
+    /* The tree laws take 1..4096 drafts (sd_pos_law_tree); a caller of the
+     * library that sets k = 0 (the CLI cannot: --k starts at 1) or 4097 is
+     * refused, not given the law of an empty tree. */
+    const sd_verifier_type *rrs = sd_verifier_find("rrs");
+    sd_params_defaults(&par, rrs);
+    par.gamma = 2;
+    for (size_t k0 = 0; k0 <= 4097; k0 += 4097) {
+        par.k = k0;
+        cr_expect_neq(sd_exact_gen(rrs, c, &par, &r, &k, &err), SD_OK, "k = %zu", k0);
+        cr_expect(tu_contains(err.msg, "1..4096 drafts"), "k = %zu: %s", k0, err.msg);
+    }
     sd_chain_free(c);
 }
 

@@ -86,6 +86,43 @@ Test(stats, welford_merge_matches_one_pass)
     cr_assert(fabs(sd_welford_var(&a) - sd_welford_var(&all)) < 1e-10);
 }
 
+/* Fewer than two observations carry no spread: variance and standard
+ * error are 0 (sd_stats.h), and the interval is the mean alone. */
+Test(stats, welford_below_two_observations)
+{
+    sd_welford w;
+    sd_welford_init(&w);
+    cr_expect_eq(sd_welford_var(&w), 0.0);
+    cr_expect_eq(sd_welford_stderr(&w), 0.0);
+    sd_welford_add(&w, 3.0);
+    cr_expect_eq(sd_welford_var(&w), 0.0);
+    cr_expect_eq(sd_welford_stderr(&w), 0.0);
+    double lo, hi;
+    sd_welford_ci95(&w, &lo, &hi);
+    cr_expect(lo == 3.0 && hi == 3.0, "%g %g", lo, hi);
+    /* two: var ((1-2)² + (3-2)²) / 1 = 2, se sqrt(2/2) = 1 */
+    sd_welford_add(&w, 1.0);
+    cr_expect_eq(sd_welford_var(&w), 2.0);
+    cr_expect_eq(sd_welford_stderr(&w), 1.0);
+}
+
+/* A cell whose expected count is exactly min_expected is tested alone;
+ * the small cell before it stays in the pool, which joins the last tested
+ * cell at the end (sd_stats.h).  prob (1/8, 7/16, 7/16), n = 16: expected
+ * (2, 7, 7), min_expected 7, observed (3, 8, 5): cells {1} and {2, 0},
+ * chi2 = (8-7)²/7 + (8-9)²/9 = 16/63 on 1 dof (pooling {0, 1} and {2}
+ * instead would give 64/63). */
+Test(stats, chisq_cell_at_the_pooling_threshold_is_tested_alone)
+{
+    double prob[3] = {0.125, 0.4375, 0.4375}, obs[3] = {3, 8, 5};
+    sd_chisq r;
+    sd_chisq_test(obs, prob, 3, 7.0, &r);
+    cr_expect_eq(r.cells_tested, 2u);
+    cr_expect_eq(r.dof, 1.0);
+    cr_expect(fabs(r.chi2 - 16.0 / 63.0) < 1e-15, "%.17g", r.chi2);
+    cr_expect(fabs(r.p_value - erfc(sqrt(8.0 / 63.0))) < 1e-14, "%.17g", r.p_value);
+}
+
 Test(stats, chisq_detects_and_accepts)
 {
     double prob[4] = {0.1, 0.2, 0.3, 0.4};
@@ -101,6 +138,23 @@ Test(stats, chisq_detects_and_accepts)
     sd_chisq_test(obs0, prob0, 3, 5.0, &r);
     cr_assert_eq(r.zero_hits, 1.0);
     cr_assert_eq(r.p_value, 0.0);
+}
+
+/* Two cells, computed by hand: observed (6, 2) against (1/2, 1/2), n = 8,
+ * expected 4 each: chi2 = 2²/4 + 2²/4 = 2 on 1 degree of freedom, whose
+ * upper tail is P(Z² > 2) = erfc(1); the largest deviation |6/8 - 1/2| =
+ * 1/4 (binary fractions: exact). */
+Test(stats, chisq_two_cells_by_hand)
+{
+    double prob[2] = {0.5, 0.5}, obs[2] = {6, 2};
+    sd_chisq r;
+    sd_chisq_test(obs, prob, 2, 1.0, &r);
+    cr_expect_eq(r.cells_tested, 2u);
+    cr_expect_eq(r.dof, 1.0);
+    cr_expect_eq(r.chi2, 2.0);
+    cr_expect(fabs(r.p_value - erfc(1.0)) < 1e-14, "%.17g", r.p_value);
+    cr_expect_eq(r.max_abs_dev, 0.25);
+    cr_expect_eq(r.zero_hits, 0.0);
 }
 
 /* --- distributions ------------------------------------------------------ */
@@ -292,7 +346,24 @@ Test(model_io, truncate_horizon)
     cr_assert_eq(sd_chain_truncate(c, 20, &e), SD_OK);
     sd_exact_rejections(c, &part, NULL);
     cr_assert(part < full && part > 0.0);
+    /* horizons 1..T: 0 is refused, 1 (one token) is a horizon */
+    cr_assert_eq(sd_chain_truncate(c, 0, &e), SD_EUSAGE);
+    cr_assert(strstr(e.msg, "expected 1..20") != NULL, "%s", e.msg);
+    cr_assert_eq(sd_chain_truncate(c, 1, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(c->T, 1u);
     sd_chain_free(c);
+    /* A homogeneous chain (one matrix each) keeps its one matrix: cut to
+     * T = 3 it is the chain built with T = 3 (Theorem 1: the same sum). */
+    const double p[3] = {0.5, 0.3, 0.2}, q[3] = {0.2, 0.3, 0.5};
+    sd_chain *h = sd_chain_from_pq(p, q, 3, 8, &e), *h3 = sd_chain_from_pq(p, q, 3, 3, &e);
+    cr_assert(h && h3);
+    cr_assert_eq(sd_chain_truncate(h, 3, &e), SD_OK, "%s", e.msg);
+    cr_expect(h->draft_steps == 1 && h->target_steps == 1, "steps %zu %zu", h->draft_steps, h->target_steps);
+    sd_exact_rejections(h, &part, NULL);
+    sd_exact_rejections(h3, &full, NULL);
+    cr_expect_eq(part, full, "%.17g %.17g", part, full);
+    sd_chain_free(h);
+    sd_chain_free(h3);
 }
 
 /* --- Theorem 1 ---------------------------------------------------------- */

@@ -244,6 +244,42 @@ Test(zipf, rows_are_reproducible_distributions)
     sd_zipf_free(m3);
 }
 
+/* The model's bytes are SD_ZIPF_BYTES_PER_TOKEN = 64 a token up to
+ * V = SIZE_MAX / 128, where 64 V < SIZE_MAX / 2 still fits; beyond, the
+ * count saturates at SIZE_MAX (then refused as too big). */
+Test(zipf, bytes_per_token_up_to_the_saturation)
+{
+    const size_t vmax = SIZE_MAX / 128;
+    cr_expect_eq(sd_zipf_bytes(1000), 64000u);
+    cr_expect_eq(sd_zipf_bytes(vmax), 64 * vmax);
+    cr_expect_eq(sd_zipf_bytes(vmax + 1), SIZE_MAX);
+}
+
+/* The permutations π_{t,a} are pinned by values computed outside this
+ * code: a Python transcription of the construction in sd_zipf.h
+ * (splitmix64's finaliser with Steele, Lea & Flood's constants, checked on
+ * the published first output of splitmix64 seeded 0, 0xe220a8397b1dcdaf;
+ * key = mix(seed ^ mix(t·2^32 ^ a)); 4 Feistel rounds on 2·2 bits with
+ * round function mix(key + r·2^56 + half) & 3; cycle walking into
+ * 0..V-1) gives at V = 10, seed 77 the ranks of tokens 0..9.  The rank
+ * laws alone cannot see a change of the mixer; these can. */
+Test(zipf, permutations_are_the_documented_feistel_network)
+{
+    sd_zipf *m = S_lazy(10, 5, 77);
+    static const size_t r10[10] = {8, 6, 2, 3, 9, 1, 5, 7, 0, 4}, r37[10] = {8, 1, 7, 4, 2, 9, 6, 0, 3, 5};
+    for (size_t b = 0; b < 10; b++) {
+        cr_expect_eq(sd_zipf_rank(m, 1, 0, b), r10[b], "pi_{1,0}(%zu)", b);
+        cr_expect_eq(sd_zipf_rank(m, 3, 7, b), r37[b], "pi_{3,7}(%zu)", b);
+    }
+    sd_zipf_free(m);
+    /* V = 1000 (5 bits a half): tokens 0, 1, 500, 999 in context (5, 999) */
+    m = S_lazy(1000, 5, 77);
+    static const size_t tok[4] = {0, 1, 500, 999}, rk[4] = {69, 774, 766, 552};
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_eq(sd_zipf_rank(m, 5, 999, tok[i]), rk[i], "pi_{5,999}(%zu)", tok[i]);
+    sd_zipf_free(m);
+}
+
 Test(zipf, exact_formula_equals_theorem1_on_the_stored_chain)
 {
     /* At small V the model is stored as a chain: the collapsed formulas
@@ -696,8 +732,36 @@ static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t 
     sd_sim_result_free(&r);
 }
 
+/* A homogeneous draft (one matrix) with a target that changes every step,
+ * and the reverse: the kernel reads each side with its own stride. */
+static sd_chain *S_mixed_chain(int draft_homogeneous)
+{
+    static const char *const one = "[[0.6,0.3,0.1],[0.2,0.5,0.3],[0.1,0.1,0.8]]";
+    static const char *const three = "[[[0.1,0.2,0.7],[0.6,0.2,0.2],[0.3,0.4,0.3]],"
+                                     "[[0.2,0.2,0.6],[0.5,0.4,0.1],[0.7,0.2,0.1]],"
+                                     "[[0.3,0.3,0.4],[0.1,0.8,0.1],[0.2,0.3,0.5]]]";
+    char txt[1024];
+    snprintf(txt, sizeof txt,
+             "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,\"init\":[0.5,0.3,0.2],"
+             "\"draft\":%s,\"target\":%s}",
+             draft_homogeneous ? one : three, draft_homogeneous ? three : one);
+    sd_chain *c = NULL;
+    sd_error e;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(c->draft_steps, draft_homogeneous ? 1u : 3u);
+    cr_assert_eq(c->target_steps, draft_homogeneous ? 3u : 1u);
+    return c;
+}
+
 Test(kernel_law, rejections_and_calls_match_theorem1_and_the_dp)
 {
+    sd_chain *m1 = S_mixed_chain(1), *m2 = S_mixed_chain(0);
+    S_vs_exact(m1, 0, 31, 40000);
+    S_vs_exact(m1, 1, 32, 40000);
+    S_vs_exact(m2, 0, 33, 40000);
+    S_vs_exact(m2, 1, 34, 40000);
+    sd_chain_free(m1);
+    sd_chain_free(m2);
     sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
     sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
     S_vs_exact(c7, 0, 21, 20000);

@@ -21,6 +21,7 @@
 
 #include "../lp/sd_lp.h"
 #include "../lp/sd_lp_otm.h"
+#include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
@@ -46,6 +47,44 @@ static sd_chain *S_chain(gsl_rng *r, size_t V, size_t T, double zf)
 
 static const double S_toy_p[2] = {2.0 / 3.0, 1.0 / 3.0}, S_toy_q[2] = {1.0 / 3.0, 2.0 / 3.0};
 
+/* `simdec args` (with --json) run to exit 0; its stdout as one JSON value. */
+static json_t *S_lp_json(const char *args)
+{
+    char *out = NULL, *errs = NULL;
+    int st = tu_run(args, &out, &errs);
+    cr_assert_eq(st, 0, "%s: exit %d: %s", args, st, errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s: %s", args, out);
+    free(out);
+    free(errs);
+    return j;
+}
+
+/* Runs `simdec args --plan FILE` to exit 0 and opens FILE past its header
+ * line, which must be `header`; *path is the file (remove and free it). */
+static FILE *S_run_plan(const char *args, const char *header, char **path)
+{
+    *path = tu_tempfile("");
+    char cmd[512], *errs = NULL;
+    snprintf(cmd, sizeof cmd, "%s --plan %s", args, *path);
+    cr_assert_eq(tu_run(cmd, NULL, &errs), 0, "%s: %s", cmd, errs);
+    free(errs);
+    FILE *f = fopen(*path, "r");
+    cr_assert_not_null(f, "%s", *path);
+    char line[256];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_expect_str_eq(line, header);
+    return f;
+}
+
+/* The LP sizes a --json result prints: variables, constraints, nonzeros. */
+static void S_expect_sizes(json_t *j, json_int_t vars, json_int_t rows, json_int_t nnz)
+{
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), vars);
+    cr_expect_eq(json_integer_value(json_object_get(j, "constraints")), rows);
+    cr_expect_eq(json_integer_value(json_object_get(j, "nonzeros")), nnz);
+}
+
 /* ---- sizes and refusal --------------------------------------------------- */
 
 Test(lp_size, checked_arithmetic_saturates)
@@ -63,6 +102,36 @@ Test(lp_size, checked_arithmetic_saturates)
     cr_expect_eq(sd_lp_otm_size(7, 3, 1).vars, 2401u);
     cr_expect_eq(sd_lp_block_ot_size(2, 3).vars, 64u);
     cr_expect_eq(sd_lp_otm_size(50000, 40, 0).vars, SIZE_MAX);
+}
+
+/* sd_lp_mul saturates exactly when a·b > SIZE_MAX: at b = ⌊SIZE_MAX/a⌋
+ * the product fits (2·(2^63 - 1) = 2^64 - 2; 2^32·(2^32 - 1) = 2^64 - 2^32)
+ * and one more overflows.  sd_lp_add saturates only past SIZE_MAX. */
+Test(lp_size, saturates_only_past_size_max)
+{
+    cr_expect_eq(sd_lp_mul(2, SIZE_MAX / 2), SIZE_MAX - 1);
+    cr_expect_eq(sd_lp_mul(2, SIZE_MAX / 2 + 1), SIZE_MAX);
+    size_t k = (size_t)1 << 32;
+    cr_expect_eq(sd_lp_mul(k, k - 1), SIZE_MAX - k + 1);
+    cr_expect_eq(sd_lp_mul(k, k), SIZE_MAX);
+    cr_expect_eq(sd_lp_mul(0, SIZE_MAX), 0);
+    cr_expect_eq(sd_lp_add(SIZE_MAX - 5, 4), SIZE_MAX - 1);
+    cr_expect_eq(sd_lp_add(SIZE_MAX - 5, 6), SIZE_MAX);
+}
+
+/* The defaults of sd_lp_opts (lp/sd_lp.h): no time limit (0 = none), the
+ * method's own variable limit, no certification, the automatic method,
+ * the aggregated valid-verify form. */
+Test(lp_size, default_options)
+{
+    sd_lp_opts o;
+    memset(&o, 0xff, sizeof o);
+    sd_lp_opts_default(&o);
+    cr_expect_eq(o.time_limit, 0.0);
+    cr_expect_eq(o.max_vars, 0u);
+    cr_expect_eq(o.exact, 0);
+    cr_expect_eq(o.method, SD_LP_METHOD_AUTO);
+    cr_expect_eq(o.per_draft, 0);
 }
 
 Test(lp_size, refusal_names_size_and_limit_before_allocating)
@@ -174,6 +243,90 @@ Test(lp_cli, json_stdout_is_pure_json)
     json_decref(j);
     free(out);
     free(errs);
+}
+
+/* The sizes printed for the LP solved are GLPK's counts of the problem
+ * built (lp/sd_lp.c).  block-ot --method simplex is the transport LP of
+ * sd_lp_transport_build: on n = V^gamma blocks, all of positive
+ * probability (the generated chain has no zero entries), n² variables
+ * π(x,y), n draft rows and n - 1 target rows (the last is dropped), and
+ * each π(x,y) sits in its draft row and, unless y is the last block, its
+ * target row: n(2n - 1) nonzeros.  V = 3, gamma = 2: 81, 17, 153. */
+Test(lp_cli, printed_sizes_are_those_of_the_transport_lp)
+{
+    json_t *j = S_lp_json("lp block-ot --gamma 2 --V 3 --method simplex --json");
+    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "optimal");
+    S_expect_sizes(j, 81, 17, 153);
+    json_decref(j);
+    /* blocks of probability 0 get no variable and no row: p = (1/2, 1/2, 0),
+     * q = (1/2, 0, 1/2) at gamma 1 leave 2 x 2 variables, 2 draft rows and
+     * 1 target row (of 2, the last dropped), 4 + 2 nonzeros */
+    j = S_lp_json("lp block-ot --gamma 1 --p 0.5,0.5,0 --q 0.5,0,0.5 --method simplex --json");
+    S_expect_sizes(j, 4, 3, 6);
+    json_decref(j);
+}
+
+/* The printed "seconds" is the solve's own time: at least 0 and at most the
+ * wall time of the whole command around it (CLOCK_MONOTONIC, as sd_lp_now),
+ * for each route that times itself: the LP, and the flows of otm, block-ot
+ * and tree-ot. */
+Test(lp_cli, printed_seconds_are_within_the_command_time)
+{
+    static const char *const cmds[] = {"lp block-ot --gamma 2 --V 3 --method simplex --json",
+                                       "lp block-ot --gamma 2 --V 3 --method flow --json",
+                                       "lp otm --k 2 --V 5 --method flow --json",
+                                       "lp tree-ot --tree 2,1 --V 3 --method flow --json"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        json_t *j = S_lp_json(cmds[i]);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double wall = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        double s = json_number_value(json_object_get(j, "seconds"));
+        cr_expect(s >= 0.0 && s <= wall, "%s: seconds %.9g, command %.9g", cmds[i], s, wall);
+        json_decref(j);
+    }
+}
+
+/* The command refuses by the size of the form it solves: valid-verify's
+ * aggregated LP at V = 2, gamma = 2 is bounded by Σ_{l<=2} 2^l = 7 prefix
+ * nodes plus Σ_τ 2^{τ+1} = 14 output slots = 21 variables (the LP built
+ * has 20: no "up" variable at the root), so --max-vars 21 solves it and 20
+ * refuses it naming 21 (it used to name the per-draft form's 38). */
+Test(lp_cli, valid_verify_is_refused_by_the_size_of_the_form_solved)
+{
+    json_t *j = S_lp_json("lp valid-verify --gamma 2 --V 2 --max-vars 21 --json");
+    cr_expect_eq(json_integer_value(json_object_get(j, "variables")), 20);
+    json_decref(j);
+    char *out = NULL, *errs = NULL;
+    int st = tu_run("lp valid-verify --gamma 2 --V 2 --max-vars 20", &out, &errs);
+    cr_expect_eq(st, 65, "exit %d: %s", st, errs);
+    cr_expect(tu_contains(errs, "valid-verify --gamma 2 at V = 2 needs 21 LP variables; the limit (--max-vars) is 20"),
+              "%s", errs);
+    free(out);
+    free(errs);
+}
+
+/* The per-draft form (sd_lp_opts.per_draft) is refused by its own size:
+ * (gamma+1) V^{gamma+1} + Σ_τ V^{τ+1} = 3·8 + 14 = 38 variables at V = 2,
+ * gamma = 2 (lp/valid_verify.c), so 38 is within --max-vars 38 and not 37. */
+Test(lp_size, valid_verify_per_draft_form_is_refused_by_its_size)
+{
+    static const double p[2] = {0.6, 0.4}, q[2] = {0.3, 0.7};
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, 2, 3, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    sd_lp_opts o;
+    sd_lp_opts_default(&o);
+    o.per_draft = 1;
+    o.max_vars = 37;
+    sd_lp_result res;
+    cr_expect_eq(sd_lp_valid_verify(c, 1, 0, 2, &o, &res, NULL, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "valid-verify --gamma 2 at V = 2 needs 38 LP variables"), "%s", err.msg);
+    o.max_vars = 38;
+    cr_expect_eq(sd_lp_valid_verify(c, 1, 0, 2, &o, &res, NULL, &err), SD_OK, "%s", err.msg);
+    cr_expect(res.optimal && res.variables <= 38, "%s, %zu variables", res.status, res.variables);
+    sd_chain_free(c);
 }
 
 Test(lp_cli, solver_stop_is_a_visible_status)
@@ -459,6 +612,39 @@ Test(lp_cli, plan_file_and_reference)
     free(errs);
 }
 
+/* valid-verify --plan at gamma = 2, V = 2: rows "d1 d2,tau,y,prob" hold the
+ * verifier's law of (tau, y) given the draft block, entries > 1e-12 only
+ * (lp/sd_lp.h: the simplex leaves values of order 1e-13 where the exact
+ * plan has 0; these two instances, drawn at random, have such an entry,
+ * 1.7e-13 in the first), and each draft's row sums to 1 (to the simplex's
+ * 1e-9). */
+Test(lp_cli, valid_verify_plan_rows_are_laws_without_noise)
+{
+    static const char *const pq[2] = {
+        "--p 0.0076621611604050024,0.992337838839595 --q 0.7257385256621735,0.2742614743378265",
+        "--p 0.0038405464130651327,0.9961594535869348 --q 0.17210112654472925,0.8278988734552708"};
+    for (int k = 0; k < 2; k++) {
+        char args[512], *path;
+        snprintf(args, sizeof args, "lp valid-verify --gamma 2 %s", pq[k]);
+        FILE *f = S_run_plan(args, "draft,tau,y,prob\n", &path);
+        double sum[4] = {0}, m;
+        size_t d1, d2, tau, y, rows = 0;
+        while (fscanf(f, "%zu %zu,%zu,%zu,%lf\n", &d1, &d2, &tau, &y, &m) == 5) {
+            cr_assert(d1 < 2 && d2 < 2 && tau <= 2 && y < 2);
+            cr_expect_gt(m, 1e-12, "instance %d: row %zu %zu,%zu,%zu has %.17g", k, d1, d2, tau, y, m);
+            sum[d1 * 2 + d2] += m;
+            rows++;
+        }
+        cr_expect(feof(f), "instance %d: a row that is not 'd1 d2,tau,y,prob'", k);
+        fclose(f);
+        cr_expect(rows > 0);
+        for (size_t d = 0; d < 4; d++)
+            cr_expect(fabs(sum[d] - 1.0) < 1e-9, "instance %d draft %zu: %.17g", k, d, sum[d]);
+        remove(path);
+        free(path);
+    }
+}
+
 /* block-ot --plan at gamma = 3, by the flow and by the LP: every row holds a draft block and a
  * target block of 3 tokens each, the draft side's marginal is p^3 (the
  * blocks are i.i.d. draws of p) and the mass sums to 1.  Its keys buffer
@@ -468,16 +654,9 @@ Test(lp_cli, block_ot_plan_rows_are_blocks_of_gamma_tokens)
 {
     static const char *const methods[] = {"flow", "simplex"};
     for (int k = 0; k < 2; k++) {
-        char *path = tu_tempfile("");
-        char args[512], *errs = NULL;
-        snprintf(args, sizeof args, "lp block-ot --gamma 3 --p 0.6,0.4 --q 0.3,0.7 --method %s --plan %s",
-                 methods[k], path);
-        cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
-        FILE *f = fopen(path, "r");
-        cr_assert_not_null(f);
-        char line[256];
-        cr_assert_not_null(fgets(line, sizeof line, f));
-        cr_expect_str_eq(line, "draft,target,mass\n");
+        char args[512], *path;
+        snprintf(args, sizeof args, "lp block-ot --gamma 3 --p 0.6,0.4 --q 0.3,0.7 --method %s", methods[k]);
+        FILE *f = S_run_plan(args, "draft,target,mass\n", &path);
         static const double p[2] = {0.6, 0.4};
         double draft[8] = {0}, total = 0, m;
         size_t d[3], t[3], rows = 0;
@@ -496,7 +675,6 @@ Test(lp_cli, block_ot_plan_rows_are_blocks_of_gamma_tokens)
                       methods[k], j, draft[j]);
         remove(path);
         free(path);
-        free(errs);
     }
 }
 

@@ -175,6 +175,23 @@ Test(lp_flow_max, sizes_glpk_cannot_index_are_refused_first)
     cr_expect_eq(sd_lp_flow_max(1, 1, tail, head, cap, 0, 1, x, &v, &g, &err), SD_ETOOBIG);
 }
 
+/* The minimum-cost flow's guard (sd_lp_flow_mincost: GLPK indexes its
+ * phase networks, up to nv + 2 vertices and na + nv arcs, with ints) at
+ * its boundary: na = INT_MAX / 4 passes it and the next check refuses the
+ * NaN balance (before any arc is read); one arc more is refused as too big. */
+Test(lp_flow_max, mincost_sizes_at_the_glpk_boundary)
+{
+    size_t tail[1] = {0}, head[1] = {0}, phases;
+    int cost[1] = {0};
+    double b[1] = {NAN}, x[1], c, g;
+    sd_error err;
+    const size_t arcs = (size_t)INT_MAX / 4;
+    cr_expect_eq(sd_lp_flow_mincost(1, arcs, tail, head, cost, b, x, &c, &g, &phases, &err), SD_EDATA, "%s", err.msg);
+    cr_expect(tu_contains(err.msg, "vertex 0 has balance nan"), "%s", err.msg);
+    cr_expect_eq(sd_lp_flow_mincost(1, arcs + 1, tail, head, cost, b, x, &c, &g, &phases, &err), SD_ETOOBIG);
+    cr_expect(tu_contains(err.msg, "GLPK indexes fewer than 2^31"), "%s", err.msg);
+}
+
 Test(lp_flow_cli, method_is_echoed_and_both_agree)
 {
     char *out, *errs;

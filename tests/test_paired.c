@@ -331,8 +331,48 @@ Test(paired, engine_runs_the_path_and_bits_do_not_depend_on_threads)
     sd_sim_result t = S_engine(S_vt("token"), c, &pt, 5000, 2), k = S_engine(S_vt("block"), c, &pb, 5000, 2);
     for (uint64_t i = 0; i < 5000; i++)
         cr_expect(k.per_trial[i].rejections <= t.per_trial[i].rejections, "trial %llu", (unsigned long long)i);
+    /* a trial runs to the horizon: its iterations emit x_1..x_T, T tokens,
+     * and each iteration makes one target call */
+    for (uint64_t i = 0; i < 5000; i++) {
+        cr_expect_eq(t.per_trial[i].emitted, c->T, "token trial %llu", (unsigned long long)i);
+        cr_expect_eq(k.per_trial[i].emitted, c->T, "block trial %llu", (unsigned long long)i);
+        cr_expect_eq(k.per_trial[i].iterations, k.per_trial[i].target_calls, "block trial %llu",
+                     (unsigned long long)i);
+    }
     sd_sim_result_free(&t);
     sd_sim_result_free(&k);
+    sd_chain_free(c);
+}
+
+/* The output-first path's rows of tokens (want_tokens) are the trials'
+ * outputs: tabulated by position they are the engine's per-position counts
+ * (both are integers: equal exactly).  300 trials in one block: the rows of
+ * trials after the first of a chunk must land in their own slots. */
+Test(paired, token_rows_tabulate_to_the_position_counts)
+{
+    sd_chain *c = tu_chain(3, 6, 4);
+    cr_assert(c);
+    static const char *const names[] = {"token", "block"};
+    for (int v = 0; v < 2; v++) {
+        const sd_verifier_type *vt = S_vt(names[v]);
+        sd_params par = S_par(vt, 2);
+        sd_sim_opts o = {.seed = 5, .trials = 300, .threads = 1, .want_tokens = 6, .want_positions = 1,
+                         .coupled = 1};
+        sd_sim_result r;
+        sd_error err;
+        cr_assert_eq(sd_sim_run(vt, c, &par, &o, &r, &err), SD_OK, "%s", err.msg);
+        cr_expect_str_eq(r.kernel, SD_PAIRED_KERNEL_NAME);
+        double pos[6 * 3] = {0};
+        for (uint64_t i = 0; i < r.trials; i++)
+            for (size_t n = 1; n <= 6; n++) {
+                uint32_t x = r.tokens[i * 6 + n - 1];
+                cr_assert_lt(x, 3u, "%s trial %llu x_%zu", names[v], (unsigned long long)i, n);
+                pos[(n - 1) * 3 + x] += 1.0;
+            }
+        for (size_t k = 0; k < 6 * 3; k++)
+            cr_expect_eq(pos[k], r.pos_counts[k], "%s position cell %zu", names[v], k);
+        sd_sim_result_free(&r);
+    }
     sd_chain_free(c);
 }
 

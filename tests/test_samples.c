@@ -77,6 +77,8 @@ static void S_tabulate(const char *algo, int generic, size_t T)
 {
     sd_chain *c = tu_chain(3, T, 5);
     sd_sim_result r = S_run(algo, c, 5000, 3, 3, 1, 0, 2, generic);
+    if (!generic)
+        cr_assert_str_neq(r.kernel, "generic", "%s: no kernel took the run", algo);
     double *cells = calloc(r.ncells, sizeof *cells);
     for (uint64_t i = 0; i < r.trials; i++)
         cells[(r.tokens[i * 3] * 3 + r.tokens[i * 3 + 1]) * 3 + r.tokens[i * 3 + 2]] += 1.0;
@@ -103,6 +105,9 @@ Test(samples_engine, tokens_tabulate_to_cells_and_positions)
     S_tabulate("token", 0, 300);
     S_tabulate("token", 1, 8);
     S_tabulate("block", 0, 8);
+    S_tabulate("rrs", 0, 8);      /* the law kernel (sims/kernel_law.c) */
+    S_tabulate("rrs", 0, 300);    /* ... with chunks that fill its token buffer to the end */
+    S_tabulate("sprinter", 0, 8); /* the same kernel, one state */
 }
 
 Test(samples_engine, kernel_is_used_and_thread_independent)

@@ -9,6 +9,7 @@
  * change a seed.  Monte-Carlo means are compared with exact values within
  * 4 standard errors (a false alarm about 6e-5 per comparison). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,128 @@ Test(trees, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
                       ot.optimum);
         }
     sd_chain_free(c);
+}
+
+/* The joint law of (accepted length l, emitted token y) that
+ * sd_exact_tree_accept writes into the caller's buffer (and
+ * `eval accept-length` prints summed over y) is a distribution whose mean
+ * length is the expected accepted length: Σ joint = 1 and
+ * Σ l·P(l) = E[accepted], both sums exact up to rounding (1e-12).  The
+ * buffer starts as NaNs: every one of its (d+1)·V entries must be written. */
+Test(trees, joint_accept_law_fills_its_buffer_and_has_the_expected_mean)
+{
+    sd_chain *c = tu_chain(3, 5, 8);
+    for (size_t v = 0; v < 4; v++) {
+        const sd_verifier_type *vt = S_vt(S_verifiers[v]);
+        sd_params par = S_par(vt, "2,2", NULL);
+        double joint[3 * 3], ex, mass = 0.0, mean = 0.0;
+        for (size_t i = 0; i < 9; i++)
+            joint[i] = NAN;
+        sd_error err;
+        cr_assert_eq(sd_exact_tree_accept(c, 1, 2, &par, sd_tree_kind_find(vt->name), &ex, joint, &err), SD_OK,
+                     "%s", err.msg);
+        for (size_t l = 0; l <= 2; l++)
+            for (size_t y = 0; y < 3; y++) {
+                mass += joint[l * 3 + y];
+                mean += (double)l * joint[l * 3 + y];
+            }
+        cr_expect(fabs(mass - 1.0) < 1e-12, "%s: mass %.17g", vt->name, mass);
+        cr_expect(fabs(mean - ex) < 1e-12, "%s: mean %.17g, E[accepted] %.17g", vt->name, mean, ex);
+    }
+    sd_chain_free(c);
+    /* the command prints that law: P(l) sums to 1 with mean E[accepted] */
+    char *out = NULL, *errs = NULL;
+    cr_assert_eq(tu_run("eval accept-length --algo tree-rrs --V 3 --json", &out, &errs), 0, "%s", errs);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    json_t *law = json_object_get(j, "accept_law");
+    cr_assert_eq(json_array_size(law), 3u);
+    double mass = 0.0, mean = 0.0;
+    for (size_t l = 0; l < 3; l++) {
+        mass += json_number_value(json_array_get(law, l));
+        mean += (double)l * json_number_value(json_array_get(law, l));
+    }
+    cr_expect(fabs(mass - 1.0) < 1e-12, "%.17g", mass);
+    cr_expect(fabs(mean - json_number_value(json_object_get(j, "expected_accepted"))) < 1e-12, "%.17g", mean);
+    json_decref(j);
+    free(out);
+    free(errs);
+}
+
+/* Drafting without replacement, a node after the vocabulary is used up
+ * drafts nothing (sd_tree_draft_law <= 0) and the enumerations go on to
+ * the next node.  At V = 2 with --tree 3 both tokens are always among the
+ * three children, so whatever the target draws is a draft and is accepted:
+ * E[accepted] = P(l = 1) = 1, and no valid verifier or coupling does
+ * better (tree-valid = tree-ot = 1). */
+Test(trees, nodes_past_the_vocabulary_draft_nothing)
+{
+    sd_chain *c = tu_chain(2, 5, 8);
+    const sd_verifier_type *vt = S_vt("tree-rrs-wor");
+    sd_params par = S_par(vt, "3", "wor");
+    double ex, joint[2 * 2];
+    sd_error err;
+    for (size_t a = 0; a < 2; a++) {
+        cr_assert_eq(sd_exact_tree_accept(c, 1, a, &par, sd_tree_kind_find(vt->name), &ex, joint, &err), SD_OK,
+                     "%s", err.msg);
+        cr_expect(fabs(ex - 1.0) < 1e-12, "state %zu: E[accepted] %.17g", a, ex);
+        cr_expect(fabs(joint[2] + joint[3] - 1.0) < 1e-12, "state %zu: P(l = 1) %.17g", a, joint[2] + joint[3]);
+        sd_lp_opts lo;
+        sd_lp_opts_default(&lo);
+        sd_lp_result tv, ot;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, a, &par, SD_DRAW_WOR, &lo, &tv, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_ot(c, 1, a, &par, SD_DRAW_WOR, &lo, &ot, &err), SD_OK, "%s", err.msg);
+        cr_expect(tv.optimal && fabs(tv.optimum - 1.0) < 1e-7, "state %zu: tree-valid %.17g", a, tv.optimum);
+        cr_expect(ot.optimal && fabs(ot.optimum - 1.0) < 1e-7, "state %zu: tree-ot %.17g", a, ot.optimum);
+    }
+    sd_chain_free(c);
+}
+
+/* A tree verifier's parameters without a shape (tree_depth 0, which the
+ * CLI never produces) are refused by the enumeration, not enumerated. */
+Test(trees, exact_enumeration_refuses_a_missing_shape)
+{
+    sd_chain *c = tu_chain(2, 5, 8);
+    const sd_verifier_type *vt = S_vt("tree-rrs");
+    sd_params par = S_par(vt, "2", NULL);
+    par.tree_depth = 0;
+    double ex, calls, rej;
+    sd_error err;
+    cr_expect_eq(sd_exact_tree_accept(c, 1, 0, &par, sd_tree_kind_find(vt->name), &ex, NULL, &err), SD_EUSAGE);
+    cr_expect(tu_contains(err.msg, "--tree: expected a tree shape"), "%s", err.msg);
+    cr_expect_eq(sd_exact_tree_calls(c, &par, sd_tree_kind_find(vt->name), &calls, &rej, &err), SD_EUSAGE);
+    sd_chain_free(c);
+}
+
+/* Relabelling the tokens does not change tree-valid's LP: with a uniform
+ * draft, q = (1/2, 1/2, 0) and q = (0, 1/2, 1/2) are the same problem up to
+ * a permutation of the tokens, so the same sizes and optimum (one validity
+ * row is dropped in both, whichever output of positive mass comes last). */
+Test(trees, tree_valid_lp_does_not_depend_on_the_token_labels)
+{
+    static const char *const qs[2] = {"0.5,0.5,0", "0,0.5,0.5"};
+    json_int_t sizes[2][3];
+    double opt[2];
+    for (int k = 0; k < 2; k++) {
+        char args[256], *out = NULL, *errs = NULL;
+        snprintf(args, sizeof args,
+                 "lp tree-valid --tree 2 --p 0.3333333333333333,0.3333333333333333,0.3333333333333334 --q %s --json",
+                 qs[k]);
+        cr_assert_eq(tu_run(args, &out, &errs), 0, "%s", errs);
+        json_t *j = json_loads(out, 0, NULL);
+        cr_assert_not_null(j, "%s", out);
+        sizes[k][0] = json_integer_value(json_object_get(j, "variables"));
+        sizes[k][1] = json_integer_value(json_object_get(j, "constraints"));
+        sizes[k][2] = json_integer_value(json_object_get(j, "nonzeros"));
+        opt[k] = json_number_value(json_object_get(j, "optimum"));
+        json_decref(j);
+        free(out);
+        free(errs);
+    }
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(sizes[0][i], sizes[1][i], "size %d: %lld vs %lld", i, (long long)sizes[0][i],
+                     (long long)sizes[1][i]);
+    cr_expect(fabs(opt[0] - opt[1]) < 1e-7, "%.17g %.17g", opt[0], opt[1]);
 }
 
 Test(trees, lp_refuses_too_large_trees_in_one_line)
