@@ -52,6 +52,7 @@ Environment (all optional):
   MUTATION_RESULTS=F   results file (default build/mutation/results.tsv);
                        mutants already in it are not run again (resumable)
   MUTATION_RERUN=1     run again the survivors recorded in the results file
+                       that are not known equivalents
                        (after adding tests)
   MUTATION_JOBS=N      mutants run at once, each in its own scratch copy
                        (default 2)
@@ -580,7 +581,14 @@ def main():
     os.makedirs(os.path.dirname(results_path), exist_ok=True)
     done = load_results(results_path)
     rerun = env.get("MUTATION_RERUN") == "1"
-    todo = [m for m in order if mutant_key(m) not in done or (rerun and done[mutant_key(m)][1] == "survived")]
+    eq = load_equivalents()
+
+    def again(row):
+        """A recorded survivor that MUTATION_RERUN runs again: not one
+        known to be equivalent (left out of the share either way)."""
+        return rerun and row[1] == "survived" and (row[2], row[5], row[6]) not in eq
+
+    todo = [m for m in order if mutant_key(m) not in done or again(done[mutant_key(m)])]
     print(f"mutation: {total} mutants in {len(paths)} files; {len(order)} selected (seed "
           f"{env.get('MUTATION_SEED', '1')}, stratified by file), {len(order) - len(todo)} already in "
           f"{os.path.relpath(results_path, ROOT)}, {len(todo)} to run", flush=True)
@@ -627,7 +635,7 @@ def main():
                 w.close()
         print(f"mutation: {len(todo)} mutants in {(time.time() - t_start) / 60:.1f} min", flush=True)
 
-    report([done[mutant_key(m)] for m in order if mutant_key(m) in done], load_equivalents())
+    report([done[mutant_key(m)] for m in order if mutant_key(m) in done], eq)
 
 
 def report(rows, eq):
