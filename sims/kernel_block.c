@@ -204,16 +204,6 @@ static inline double S_min1(double v)
 #endif
 }
 
-static inline double S_sel(int c, double a, double b)
-{
-    uint64_t ua, ub, m = -(uint64_t)(c != 0);
-    memcpy(&ua, &a, sizeof ua);
-    memcpy(&ub, &b, sizeof ub);
-    ub ^= (ua ^ ub) & m;
-    memcpy(&b, &ub, sizeof b);
-    return b;
-}
-
 static inline double S_mass(const S_row *r, size_t j, double pi)
 {
     double m = pi * r->Q[j] - r->P[j];
@@ -417,7 +407,7 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
         uint32_t am = -(uint32_t)accept;
         w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
         w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
-        w->taup[b] = S_sel(accept, pi, w->taup[b]);
+        w->taup[b] = sd_block_sel(accept, pi, w->taup[b]);
     }
 }
 

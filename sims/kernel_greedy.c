@@ -245,16 +245,6 @@ static inline size_t S_pick(int c, size_t a, size_t b)
     return b ^ ((a ^ b) & -(size_t)(c != 0));
 }
 
-static inline double S_sel(int c, double a, double b)
-{
-    uint64_t ua, ub, m = -(uint64_t)(c != 0);
-    memcpy(&ua, &a, sizeof ua);
-    memcpy(&ub, &b, sizeof ub);
-    ub ^= (ua ^ ub) & m;
-    memcpy(&b, &ub, sizeof b);
-    return b;
-}
-
 /* Every frame's ratio after X^{i+1} = x at a position whose levels are lev
  * (frames a0.. cover it, each extended by its own input level). */
 static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size_t nf,
@@ -324,7 +314,7 @@ static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_w
     size_t L = S_levels(pl, &r, fr, nf, R + tau * cap, n + tau, lev, &a0, &mtop, wide);
     S_shape top = lev[L], res = S_times(K[tau], top);
     int bonus = tau == G;
-    S_shape wt = {S_sel(bonus, top.al, res.al), S_sel(bonus, top.be, res.be)};
+    S_shape wt = {sd_block_sel(bonus, top.al, res.al), sd_block_sel(bonus, top.be, res.be)};
     size_t j = S_count(pl, &r, wt, wide);
     double m = S_mass(&r, j, wt);
     if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */

@@ -4,6 +4,9 @@
 #ifndef SD_BLOCK_H
 #define SD_BLOCK_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "sd_verifier.h"
 
 /* Which residual a block-verification iteration samples on rejection. */
@@ -29,6 +32,18 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
  * broken-block-kernel. */
 extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
+
+/* c ? a : b without a branch (the kernels' coin outcomes are unpredictable):
+ * the bits of a where c is non-zero, of b elsewhere. */
+static inline double sd_block_sel(int c, double a, double b)
+{
+    uint64_t ua, ub, m = -(uint64_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    ub ^= (ua ^ ub) & m;
+    memcpy(&b, &ub, sizeof b);
+    return b;
+}
 
 /* The sorted row of those kernels (and of greedy-block's): the tokens of
  * the row (p, q) by r = q/p decreasing (+inf where p = 0 < q, -1 where
