@@ -1,5 +1,5 @@
 /* block.c — block verification (Sun et al. 2025, Alg. 2, eqs. 3–5;
- * the Python sketch of its Appendix A is the reference; SPEC §2).
+ * the Python sketch of its Appendix A is the reference).
  *
  * With the Markov chain, the draft block X_1..X_G starts at position n after
  * x_{n-1} = prev, and q(.|X^i), p(.|X^i) mean q_{n+i}(.|X_i), p_{n+i}(.|X_i)

@@ -1,6 +1,6 @@
 /* greedy_block.c — greedy block verification with the distribution
  * modification (Sun et al. 2025, Appendix C, Alg. 4–6 and eq. 31;
- * it is Sun et al. 2024, Alg. 3; SPEC §2).
+ * it is Sun et al. 2024, Alg. 3).
  *
  * One iteration (Alg. 4), target Mb = the current (possibly modified)
  * target, draft Ms = p, block X_1..X_G from position n, X^0 = x_{n-1}:

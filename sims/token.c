@@ -1,6 +1,6 @@
 /* token.c — token-level speculative decoding.
  *
- * Yin et al. 2024, Alg. 1; Sun et al. 2025, Alg. 1; SPEC §2.
+ * Yin et al. 2024, Alg. 1; Sun et al. 2025, Alg. 1.
  * Draft x̃_n, x̃_{n+1}, ... from p; accept x̃_t with probability
  * min(1, q_t(x̃_t)/p_t(x̃_t)); at the first failure sample [q_t - p_t]+ and
  * stop (a rejection).  If all G draft tokens pass and the horizon is not
@@ -117,7 +117,7 @@ const sd_verifier_type sd_verifier_token = {
 /* --- the kernel (sd_token.h) ----------------------------------------------
  *
  * Why one draw per position has the law of Alg. 1 (Yin et al. 2024
- * Alg. 1 inside Alg. 2's loop; Theorem 1; SPEC §2).  Let p = p_n(.|x_{n-1}=a)
+ * Alg. 1 inside Alg. 2's loop; Theorem 1).  Let p = p_n(.|x_{n-1}=a)
  * and q = q_n(.|a) at a position n where the current iteration still drafts
  * (fewer than γ of its drafts accepted, or lookahead to the horizon).
  * Alg. 1 draws x̃_n ~ p and r ~ U[0,1) and keeps x̃_n iff r < q(x̃_n)/p(x̃_n)
