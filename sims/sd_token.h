@@ -158,11 +158,21 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
                        const uint64_t *u, uint32_t *prev, uint32_t *rej, uint32_t *j, double *rb,
                        uint64_t *ends, unsigned bit);
 
-/* Trial i's iterations, replayed from its end bits (word w of trial i at
- * ends[w·stride + i]) over horizon T, and its counts rej[i], rb[i] (rb may
- * be NULL when out->rb is), into out as sd_token_plan_run adds them. */
+/* Trials per lockstep group at horizon T (a power of two, at most 1024,
+ * smaller where the end bits of a group would pass 2^20 words).  Groups
+ * start at the first trial of each sd_kernel_type.run call (a driver's
+ * block) and hold the statistics' rounding: see sd_token_replay. */
+size_t sd_token_group(size_t T);
+
+/* The statistics of the group of trials i0..i0+n-1, replayed from their end
+ * bits (word w of trial i at ends[w·stride + i]) over horizon T, and their
+ * counts rej[i], rb[i] (rb may be NULL when out->rb is), into out as
+ * sd_token_plan_run adds a group: rej and calls as exact integer sums over
+ * the group, one sd_welford_merge_sums each; acc likewise from the group's
+ * histogram of accepted drafts (counted in cnt, 8(T + 1) words of scratch);
+ * hist += that histogram; rb one sd_welford_add per trial, in trial order. */
 void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
-                     size_t i, const sd_observe *out);
+                     size_t i0, size_t n, uint64_t *cnt, const sd_observe *out);
 
 /* --- running trials ---------------------------------------------------------- */
 
@@ -172,11 +182,11 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
 void sd_token_work_free(sd_token_work *w);
 
 /* What sd_token_plan_run reports: an sd_observe (sd_verifier.h) with
- * rej, calls, acc, hist, pos, tokens and the stop rule L (with cells); acc
- * receives each trial's iterations merged as one summary per trial (exact
- * integer sums -> n, mean, sum of squared deviations; Chan's merge).  With
- * L > 0 only positions 1..L are run and rej, calls, acc, hist are not
- * touched. */
+ * rej, calls, acc, hist, pos, tokens and the stop rule L (with cells); the
+ * statistics are merged one summary per group of sd_token_group(T) trials
+ * (exact integer sums -> n, mean, sum of squared deviations; Chan's merge;
+ * sd_token_replay).  With L > 0 only positions 1..L are run and rej,
+ * calls, acc, hist are not touched. */
 
 /* Runs trials lo..hi-1 of run `seed` in lockstep, in groups of trials
  * taken in trial order.  Safe on one plan from many threads, each with its
@@ -186,12 +196,10 @@ void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t see
 
 /* The same computation for one trial, position by position, with the
  * scalar sd_stream: the reference the tests hold the lockstep code to (same
- * tokens and counts).  tokens (capacity T+1) receives x_0..x_T; hist as in
- * sd_sim_trial; acc (if not NULL) gets the trial's summary as in
- * sd_token_plan_run. */
+ * tokens and counts).  tokens (capacity T+1) receives x_0..x_T; hist (if
+ * not NULL) += 1 at each iteration's number of accepted drafts. */
 void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t trial,
-                         size_t *tokens, size_t *rejections, size_t *iterations, double *hist,
-                         sd_welford *acc);
+                         size_t *tokens, size_t *rejections, size_t *iterations, double *hist);
 
 /* --- the kernels (sd_verifier.h) -------------------------------------------------
  *

@@ -180,7 +180,7 @@ struct sd_token_work {
     uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
     uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64); */
     uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
-    uint32_t *cnt;                   /* [T + 1]: the group's histogram of accepted drafts */
+    uint64_t *cnt;                   /* [8(T + 1)]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
 };
 
@@ -473,9 +473,7 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
     w->T = plan->T;
     w->words = (plan->T + 63) / 64;
-    w->S = S_GROUP;
-    while (w->S > 8 && w->S * w->words > S_ENDS_MAX)
-        w->S /= 2;
+    w->S = sd_token_group(plan->T);
     size_t S = w->S;
     w->prev = malloc(S * sizeof *w->prev);
     w->j = malloc(S * sizeof *w->j);
@@ -487,7 +485,7 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     w->rb = malloc(S * sizeof *w->rb);
     w->idx = malloc(S * sizeof *w->idx);
     w->ent = malloc(S * sizeof *w->ent);
-    w->cnt = malloc((plan->T + 1) * sizeof *w->cnt);
+    w->cnt = malloc(8 * (plan->T + 1) * sizeof *w->cnt);
     if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell || !w->rb || !w->idx || !w->ent ||
         !w->cnt) {
         sd_token_work_free(w);
@@ -658,61 +656,130 @@ static void S_pos_rb(const double *tv, size_t s, const uint32_t *prev, const uin
             rb[i] += tv[prev[i]];
 }
 
-/* Accepted drafts of one trial's iterations: the histogram at once (into
- * the integer counts cnt when not NULL, else into hist when not NULL), the
- * moments as exact integer sums (Σ a <= T, Σ a² <= T²). */
+/* The statistics of trials i0..i0+n-1 of one lockstep group (word wd of
+ * trial i's end bits at ends[wd·stride + i]).  Each trial's iterations are
+ * replayed from its bits (accepted = end - start; a last iteration reaching
+ * the horizon accepted all of its T - start + 1 drafts) into the group's
+ * integer histogram; rejections and iterations (= target calls) enter exact
+ * integer sums Σx, Σx² over the group.  Then one Chan merge per statistic
+ * and group (sd_welford_merge_sums): rej, calls, and acc from the histogram
+ * (Σ cnt, Σ a·cnt, Σ a²·cnt); hist += the histogram (integers below 2^32:
+ * the same sums in any order).  rb, a double per trial, is added trial by
+ * trial.  Everything is a function of the group's trials, in trial order:
+ * the same bits for any thread count, and on every path below (integers). */
 typedef struct {
-    size_t its;
-    uint64_t s1, s2;
-    double *hist;
-    uint32_t *cnt;
-} S_trial_acc;
+    uint64_t r1, r2, c1, c2; /* Σ rej, Σ rej², Σ its, Σ its² */
+} S_sums;
 
-static void S_iteration(S_trial_acc *ta, size_t a)
+/* Trial i's iterations into cnt[a], a = accepted drafts; its counts into
+ * *sm. */
+static void S_replay_trial(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, size_t i,
+                           uint64_t *cnt, S_sums *sm)
 {
-    if (ta->cnt)
-        ta->cnt[a]++;
-    else if (ta->hist)
-        ta->hist[a] += 1.0;
-    ta->its++;
-    ta->s1 += a;
-    ta->s2 += (uint64_t)a * a;
-}
-
-/* Merges the trial's iterations into *acc as one summary (Chan's merge,
- * sd_welford_merge_sums, instead of one Welford division per iteration,
- * which cost a third of the kernel's time); in trial order, so still a
- * function of the block only. */
-static void S_trial_merge(sd_welford *acc, const S_trial_acc *ta)
-{
-    if (acc)
-        sd_welford_merge_sums(acc, ta->its, ta->s1, ta->s2);
-}
-
-/* Trial i of the group: its iterations from its end bits, then its counts;
- * the histogram into cnt (integer counts, added to out->hist after the
- * group: a double's read-modify-write per iteration chained through
- * memory wherever consecutive iterations fell in the same bin), or, cnt =
- * NULL, into out->hist. */
-static void S_replay(const sd_token_work *w, size_t i, const sd_observe *out, uint32_t *cnt)
-{
-    S_trial_acc ta = {0, 0, 0, out->hist, cnt};
+    uint64_t its = 0;
     size_t n0 = 1;
-    for (size_t wd = 0; wd < w->words; wd++)
-        for (uint64_t m = w->ends[wd * w->S + i]; m; m &= m - 1) {
-            size_t n = wd * 64 + (size_t)__builtin_ctzll(m) + 1;
-            S_iteration(&ta, n - n0);
-            n0 = n + 1;
+    for (size_t wd = 0; wd < (T + 63) / 64; wd++)
+        for (uint64_t m = ends[wd * stride + i]; m; m &= m - 1) {
+            size_t e = wd * 64 + (size_t)__builtin_ctzll(m) + 1;
+            cnt[e - n0]++;
+            its++;
+            n0 = e + 1;
         }
-    if (n0 <= w->T)
-        S_iteration(&ta, w->T - n0 + 1);
-    S_trial_merge(out->acc, &ta);
+    if (n0 <= T) {
+        cnt[T - n0 + 1]++;
+        its++;
+    }
+    sm->r1 += rej[i];
+    sm->r2 += (uint64_t)rej[i] * rej[i];
+    sm->c1 += its;
+    sm->c2 += its * its;
+}
+
+#if S_HAVE_X86
+/* Trials i0..i0+8⌊n/8⌋-1 for T <= 62 (one word of end bits per trial), eight
+ * at a time, without a data-dependent branch per iteration: with
+ * M = (ends << 1) | 1 | [x_T not an end]·2^(T+1), the ones of M are the
+ * iterations' ends with a virtual end at 0 (the first iteration starts at
+ * 1) and at T + 1 (a last iteration reaching the horizon), and an end at e
+ * whose previous end is e - a - 1 had a accepted drafts.  For a = 0, 1, ...
+ * the ends not yet matched that have an end a + 1 before them,
+ * todo & (M << (a + 1)), are the iterations with exactly a accepted (the
+ * nearest earlier end is found first); their count per lane is a popcount.
+ * h8[8a + lane] receives the counts per lane (summed by the caller);
+ * iterations = popcount(M) - 1.  The same integers as S_replay_trial. */
+__attribute__((target("avx512f,avx512vpopcntdq"))) static size_t S_replay_avx512(size_t T, const uint64_t *ends,
+                                                                               const uint32_t *rej, size_t i0,
+                                                                               size_t n, uint64_t *h8,
+                                                                               S_sums *sm)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    __m512i r1 = _mm512_setzero_si512(), r2 = r1, c1 = r1, c2 = r1;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i e = _mm512_loadu_si512((const void *)(ends + i0 + i));
+        __m512i last = _mm512_andnot_si512(_mm512_srli_epi64(e, (unsigned)T - 1), one);
+        __m512i M = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(e, 1), one),
+                                    _mm512_slli_epi64(last, (unsigned)T + 1));
+        __m512i its = _mm512_sub_epi64(_mm512_popcnt_epi64(M), one);
+        __m512i r = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(rej + i0 + i)));
+        r1 = _mm512_add_epi64(r1, r);
+        r2 = _mm512_add_epi64(r2, _mm512_mul_epu32(r, r));
+        c1 = _mm512_add_epi64(c1, its);
+        c2 = _mm512_add_epi64(c2, _mm512_mul_epu32(its, its));
+        __m512i todo = _mm512_andnot_si512(one, M), P = M;
+        for (uint64_t *h = h8; _mm512_test_epi64_mask(todo, todo); h += 8) {
+            P = _mm512_slli_epi64(P, 1);
+            __m512i hit = _mm512_and_si512(todo, P);
+            _mm512_storeu_si512((void *)h, _mm512_add_epi64(_mm512_loadu_si512((const void *)h),
+                                                           _mm512_popcnt_epi64(hit)));
+            todo = _mm512_andnot_si512(hit, todo);
+        }
+    }
+    sm->r1 += (uint64_t)_mm512_reduce_add_epi64(r1);
+    sm->r2 += (uint64_t)_mm512_reduce_add_epi64(r2);
+    sm->c1 += (uint64_t)_mm512_reduce_add_epi64(c1);
+    sm->c2 += (uint64_t)_mm512_reduce_add_epi64(c2);
+    return i;
+}
+#endif
+
+/* cnt: 8(T + 1) words of scratch (sd_token_replay). */
+static void S_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
+                     size_t i0, size_t n, uint64_t *cnt, const sd_observe *out)
+{
+    S_sums sm = {0, 0, 0, 0};
+    size_t i = 0;
+    memset(cnt, 0, 8 * (T + 1) * sizeof *cnt);
+#if S_HAVE_X86
+    if (T <= 62 && sd_rngbuf_avx512popcnt()) {
+        i = S_replay_avx512(T, ends, rej, i0, n, cnt, &sm);
+        for (size_t a = 0; a <= T; a++) { /* the lanes' counts */
+            uint64_t k = 0;
+            for (size_t l = 0; l < 8; l++)
+                k += cnt[8 * a + l];
+            cnt[a] = k;
+        }
+    }
+#endif
+    for (; i < n; i++)
+        S_replay_trial(T, stride, ends, rej, i0 + i, cnt, &sm);
+    for (size_t t = i0; out->rb && t < i0 + n; t++)
+        sd_welford_add(out->rb, rb[t]);
     if (out->rej)
-        sd_welford_add(out->rej, (double)w->rej[i]);
-    if (out->rb)
-        sd_welford_add(out->rb, w->rb[i]);
+        sd_welford_merge_sums(out->rej, n, sm.r1, sm.r2);
     if (out->calls)
-        sd_welford_add(out->calls, (double)ta.its);
+        sd_welford_merge_sums(out->calls, n, sm.c1, sm.c2);
+    if (out->acc) {
+        uint64_t k = 0, s1 = 0, s2 = 0;
+        for (uint64_t a = 0; a <= T; a++) {
+            k += cnt[a];
+            s1 += a * cnt[a];
+            s2 += a * a * cnt[a];
+        }
+        sd_welford_merge_sums(out->acc, k, s1, s2);
+    }
+    for (size_t a = 0; out->hist && a <= T; a++)
+        out->hist[a] += (double)cnt[a];
 }
 
 /* Trials g0..g0+s-1 (s <= w->S) over positions 1..N; tok: their token rows
@@ -783,13 +850,7 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
                 out->cells[w->cell[i]] += 1.0;
         return;
     }
-    uint32_t *cnt = out->hist ? w->cnt : NULL;
-    if (cnt)
-        memset(cnt, 0, (T + 1) * sizeof *cnt);
-    for (size_t i = 0; i < s; i++)
-        S_replay(w, i, out, cnt);
-    for (size_t a = 0; cnt && a <= T; a++)
-        out->hist[a] += (double)cnt[a]; /* integers below 2^32: the same sums in any order */
+    S_replay(T, S, w->ends, w->rej, w->rb, 0, s, w->cnt, out);
 }
 
 void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t seed, uint64_t lo,
@@ -810,35 +871,38 @@ static uint64_t S_u53(sd_stream *s)
 }
 
 void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens,
-                         size_t *rejections, size_t *iterations, double *hist, sd_welford *acc)
+                         size_t *rejections, size_t *iterations, double *hist)
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
     const size_t gamma = pl->gamma < T ? pl->gamma : 0;
-    S_trial_acc ta = {0, 0, 0, hist, NULL};
     sd_stream rng;
     sd_stream_init(&rng, seed, trial);
     size_t prev = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng)) >> 1;
     tokens[0] = prev;
-    size_t rej = 0, n0 = 1, j = 0;
+    size_t rej = 0, its = 0, n0 = 1, j = 0;
     for (size_t n = 1; n <= T; n++) {
         const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K) + prev * K;
         size_t o = sd_token_alias_draw(tab, pl->lgK, S_u53(&rng));
         prev = tokens[n] = o >> 1;
         int bonus = gamma && j == gamma;
-        if (bonus || (o & 1)) { /* the iteration ends at n */
+        if (bonus || (o & 1)) { /* the iteration ends at n, after n - n0 accepted drafts */
             rej += !bonus;
-            S_iteration(&ta, n - n0);
+            its++;
+            if (hist)
+                hist[n - n0] += 1.0;
             n0 = n + 1;
             j = 0;
         } else {
             j++;
         }
     }
-    if (n0 <= T)
-        S_iteration(&ta, T - n0 + 1);
-    S_trial_merge(acc, &ta);
+    if (n0 <= T) {
+        its++;
+        if (hist)
+            hist[T - n0 + 1] += 1.0;
+    }
     *rejections = rej;
-    *iterations = ta.its;
+    *iterations = its;
 }
 
 /* --- the kernels as sd_kernel_type (sd_verifier.h) -------------------------- */
@@ -920,11 +984,16 @@ void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint
         S_pos_gamma(tab, lgK, i0, s, u, prev, rej, j, gamma, ends, bit);
 }
 
-void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
-                     size_t i, const sd_observe *out)
+size_t sd_token_group(size_t T)
 {
-    /* A view of the arrays as the work of a group of `stride` trials. */
-    sd_token_work w = {.S = stride, .words = (T + 63) / 64, .T = T, .rej = (uint32_t *)(uintptr_t)rej,
-                       .ends = (uint64_t *)(uintptr_t)ends, .rb = (double *)(uintptr_t)rb};
-    S_replay(&w, i, out, NULL);
+    size_t S = S_GROUP, words = (T + 63) / 64;
+    while (S > 8 && S * words > S_ENDS_MAX)
+        S /= 2;
+    return S;
+}
+
+void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
+                     size_t i0, size_t n, uint64_t *cnt, const sd_observe *out)
+{
+    S_replay(T, stride, ends, rej, rb, i0, n, cnt, out);
 }

@@ -16,8 +16,8 @@
  * step's.  Trial i draws uniform n of its stream (seed, i) at position n as
  * the plan does, so its sequence (x_n, R_n) is the plan's; after position T
  * each trial's iterations are replayed from its end bits in trial order,
- * block by block (sd_token_replay, the plan's replay), so the statistics are
- * the stored run's bit for bit, for any number of threads.  Its law is
+ * in the plan's groups of each block (sd_token_replay, the plan's replay),
+ * so the statistics are the stored run's bit for bit, for any number of threads.  Its law is
  * therefore the token kernel's (Yin et al. 2024, Alg. 1 and Theorem 1; the
  * argument at the top of the kernel in sims/token.c), which `check` tests on
  * stored chains; tests/test_stream.c holds the two runs to the same bytes.
@@ -263,17 +263,18 @@ static void S_replay_blocks(const S_plan *pl, const S_trials *st, const sd_sim_o
                             sd_sim_block *blocks, double *hist, int threads, int *bad)
 {
     const uint64_t N = st->N, nb = sd_sim_block_count(N);
-    const size_t T = pl->T;
+    const size_t T = pl->T, G = sd_token_group(T);
 #pragma omp parallel num_threads(threads)
     {
         double *h = calloc(T + 1, sizeof *h);
-        if (!h) {
+        uint64_t *cnt = malloc(8 * (T + 1) * sizeof *cnt);
+        if (!h || !cnt) {
 #pragma omp atomic write
             *bad = 1;
         }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t b = 0; b < nb; b++) {
-            if (!h)
+            if (!h || !cnt)
                 continue;
             sd_sim_block *blk = &blocks[b];
             sd_welford_init(&blk->rej);
@@ -283,14 +284,15 @@ static void S_replay_blocks(const S_plan *pl, const S_trials *st, const sd_sim_o
             sd_observe obs = {.rej = &blk->rej, .calls = &blk->calls, .acc = &blk->acc, .hist = h,
                               .rb = o->want_rb ? &blk->rb : NULL};
             uint64_t hi = (b + 1) * SD_SIM_BLOCK < N ? (b + 1) * SD_SIM_BLOCK : N;
-            for (uint64_t i = b * SD_SIM_BLOCK; i < hi; i++)
-                sd_token_replay(T, N, st->ends, st->rej, st->rb, i, &obs);
+            for (uint64_t g0 = b * SD_SIM_BLOCK; g0 < hi; g0 += G) /* the plan's groups */
+                sd_token_replay(T, N, st->ends, st->rej, st->rb, g0, hi - g0 < G ? hi - g0 : G, cnt, &obs);
         }
         /* integer-valued counts: exact in any order */
 #pragma omp critical(sd_token_stream_hist)
         for (size_t a = 0; h && a <= T; a++)
             hist[a] += h[a];
         free(h);
+        free(cnt);
     }
 }
 

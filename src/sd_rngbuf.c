@@ -245,8 +245,8 @@ __attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, 
     return i;
 }
 
-/* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ);
- * asked once. */
+/* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ,
+ * 3 AVX-512 VPOPCNTDQ); asked once. */
 static unsigned S_cpu(void)
 {
     static int cached = -1;
@@ -254,7 +254,7 @@ static unsigned S_cpu(void)
     if (v < 0) {
         __builtin_cpu_init();
         v = (__builtin_cpu_supports("avx2") ? 1 : 0) | (__builtin_cpu_supports("avx512f") ? 2 : 0) |
-            (__builtin_cpu_supports("avx512dq") ? 4 : 0);
+            (__builtin_cpu_supports("avx512dq") ? 4 : 0) | (__builtin_cpu_supports("avx512vpopcntdq") ? 8 : 0);
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return (unsigned)v;
@@ -281,6 +281,11 @@ int sd_rngbuf_avx512(void)
 int sd_rngbuf_avx512dq(void)
 {
     return S_can(2u | 4u, 2);
+}
+
+int sd_rngbuf_avx512popcnt(void)
+{
+    return S_can(2u | 8u, 2);
 }
 
 int sd_rngbuf_vectorised(void)

@@ -76,8 +76,12 @@ int sd_rngbuf_avx512(void);
 /* 1 if it has AVX-512F and DQ (the block kernel's vector passes). */
 int sd_rngbuf_avx512dq(void);
 
+/* 1 if it has AVX-512F and VPOPCNTDQ (the token kernel's replay). */
+int sd_rngbuf_avx512popcnt(void);
+
 /* Tests only: caps the instruction set that sd_rngbuf_avx512(),
- * sd_rngbuf_avx512dq() and sd_rngbuf_vectorised() report (and every vector path uses, the kernels'
+ * sd_rngbuf_avx512dq(), sd_rngbuf_avx512popcnt() and
+ * sd_rngbuf_vectorised() report (and every vector path uses, the kernels'
  * included): 0 scalar, 1 AVX2, 2 or -1 whatever the processor has (the
  * default).  Not for use while other threads run kernels. */
 void sd_rngbuf_cap_isa(int isa);

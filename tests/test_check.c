@@ -247,7 +247,7 @@ Test(check, table_matches_sim_trial_and_threads)
             cr_assert_eq(sd_token_plan_new(c, &par, SD_TOKEN_EXACT, 0, 1, &plan, &err), SD_OK, "%s", err.msg);
             for (uint64_t t = 0; t < o.trials; t++) {
                 size_t rej, its;
-                sd_token_plan_trial(plan, o.seed, t, tokens, &rej, &its, NULL, NULL);
+                sd_token_plan_trial(plan, o.seed, t, tokens, &rej, &its, NULL);
                 table[tokens[1] * 3 + tokens[2]] += 1.0;
             }
             sd_token_plan_free(plan);

@@ -45,6 +45,19 @@ Test(rng_buffered, rngbuf_is_the_sd_stream)
 
 /* --- chains ------------------------------------------------------------------ */
 
+/* V = 3, q = 0.99 p + 0.01 fresh: most trials accept every draft. */
+static sd_chain *S_near_chain(size_t T)
+{
+    sd_gen_params gp;
+    sd_gen_defaults(&gp);
+    gp.V = 3;
+    gp.T = T;
+    gp.mix = 0.01;
+    sd_chain *c = sd_chain_generate(&gp, NULL);
+    cr_assert_not_null(c);
+    return c;
+}
+
 static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
 {
     sd_gen_params gp;
@@ -572,16 +585,55 @@ static sd_token_plan *S_plan(const sd_chain *c, size_t gamma)
     return plan;
 }
 
+/* The reference statistics of trials lo..hi-1 of run `seed`, one by one
+ * through sd_token_plan_trial (tokens of trial lo + i into tok[i·(T+1)..]
+ * when tok is not NULL), merged as sd_token.h promises: per group of
+ * sd_token_group(T) trials from lo, the exact integer sums Σx, Σx² of
+ * rejections and of iterations, and of the accepted drafts over the group's
+ * iterations (from the group's histogram), one sd_welford_merge_sums each;
+ * hist += the histograms. */
+static void S_reference(const sd_token_plan *plan, size_t T, uint64_t seed, uint64_t lo, uint64_t hi,
+                        size_t *tok, sd_welford *rej, sd_welford *calls, sd_welford *acc, double *hist)
+{
+    const size_t G = sd_token_group(T);
+    size_t *row = malloc((T + 1) * sizeof *row);
+    double *hg = malloc((T + 1) * sizeof *hg);
+    cr_assert(row && hg);
+    for (uint64_t g0 = lo; g0 < hi; g0 += G) {
+        uint64_t g1 = hi - g0 < G ? hi : g0 + G, r1 = 0, r2 = 0, c1 = 0, c2 = 0, k = 0, s1 = 0, s2 = 0;
+        memset(hg, 0, (T + 1) * sizeof *hg);
+        for (uint64_t t = g0; t < g1; t++) {
+            size_t r, its;
+            sd_token_plan_trial(plan, seed, t, tok ? tok + (t - lo) * (T + 1) : row, &r, &its, hg);
+            r1 += r;
+            r2 += (uint64_t)r * r;
+            c1 += its;
+            c2 += (uint64_t)its * its;
+        }
+        for (uint64_t a = 0; a <= T; a++) {
+            k += (uint64_t)hg[a];
+            s1 += a * (uint64_t)hg[a];
+            s2 += a * a * (uint64_t)hg[a];
+            hist[a] += hg[a];
+        }
+        sd_welford_merge_sums(rej, g1 - g0, r1, r2);
+        sd_welford_merge_sums(calls, g1 - g0, c1, c2);
+        sd_welford_merge_sums(acc, k, s1, s2);
+    }
+    free(row);
+    free(hg);
+}
+
 /* Trials lo..hi-1 through the lockstep code and one by one through
  * sd_token_plan_trial: same tokens, and the same Welford bits when the
- * scalar results are added in trial order (acc: one summary per trial). */
+ * scalar results are merged by the kernel's groups (S_reference). */
 static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, uint64_t hi)
 {
     sd_token_plan *plan = S_plan(c, gamma);
     sd_token_work *w = NULL;
     cr_assert_eq(sd_token_work_new(plan, &w, NULL), SD_OK);
     size_t T = c->T, n = (size_t)(hi - lo);
-    size_t *tok = malloc(n * (T + 1) * sizeof *tok), *ref = malloc((T + 1) * sizeof *ref);
+    size_t *tok = malloc(n * (T + 1) * sizeof *tok), *ref = malloc(n * (T + 1) * sizeof *ref);
     double *h1 = calloc(T + 1, sizeof *h1), *h2 = calloc(T + 1, sizeof *h2);
     sd_welford r1, c1, a1, r2, c2, a2;
     sd_welford_init(&r1);
@@ -592,15 +644,11 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
     sd_welford_init(&a2);
     sd_observe o = {.rej = &r1, .calls = &c1, .acc = &a1, .hist = h1, .tokens = tok};
     sd_token_plan_run(plan, w, 77, lo, hi, &o);
-    for (size_t i = 0; i < n; i++) {
-        size_t rej, its;
-        sd_token_plan_trial(plan, 77, lo + i, ref, &rej, &its, h2, &a2);
-        cr_assert_eq(memcmp(ref, tok + i * (T + 1), (T + 1) * sizeof *ref), 0,
+    S_reference(plan, T, 77, lo, hi, ref, &r2, &c2, &a2, h2);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(memcmp(ref + i * (T + 1), tok + i * (T + 1), (T + 1) * sizeof *ref), 0,
                      "V=%zu T=%zu gamma %zu trial %llu: tokens differ", c->V, T, gamma,
                      (unsigned long long)(lo + i));
-        sd_welford_add(&r2, (double)rej);
-        sd_welford_add(&c2, (double)its);
-    }
     cr_assert_eq(memcmp(&r1, &r2, sizeof r1), 0, "V=%zu gamma %zu: rejections", c->V, gamma);
     cr_assert_eq(memcmp(&c1, &c2, sizeof c1), 0, "V=%zu gamma %zu: calls", c->V, gamma);
     cr_assert_eq(memcmp(&a1, &a2, sizeof a1), 0, "V=%zu gamma %zu: accepted", c->V, gamma);
@@ -630,24 +678,39 @@ static void S_lockstep_vs_scalar(const sd_chain *c, size_t gamma, uint64_t lo, u
 Test(kernel, lockstep_equals_scalar_reference)
 {
     /* Groups of 1024 trials with a ragged tail (lo = 5), horizons across a
-     * 64-bit word of end bits (T = 70), sparse rows, exact zeros, a
-     * homogeneous chain, gamma 0, 1, 3, T-1 (a bonus at T) and >= T. */
+     * 64-bit word of end bits (T = 70) and at the vector replay's bound
+     * (T = 62, an end at T + 1 in bit 63; 63 replays scalar), sparse rows,
+     * exact zeros, a homogeneous chain, gamma 0, 1, 3, T-1 (a bonus at T)
+     * and >= T; at T = 62, 63 q close to p (mix 0.01: runs of accepts to
+     * the horizon). */
+    sd_chain *c62 = S_near_chain(62), *c63 = S_near_chain(63);
     sd_chain *c7 = S_chain(7, 70, 10, 1.0), *c37 = S_chain(37, 20, 3, 0.05), *c300 = S_chain(300, 4, 4, 1.0);
     sd_chain *cz = S_zero_chain();
     double p[4] = {0.1, 0.2, 0.3, 0.4}, q[4] = {0.4, 0.0, 0.3, 0.3};
     sd_chain *ch = sd_chain_from_pq(p, q, 4, 12, NULL);
     cr_assert_not_null(ch);
-    S_lockstep_vs_scalar(c7, 0, 5, 2105);
-    S_lockstep_vs_scalar(c7, 3, 5, 1500);
-    S_lockstep_vs_scalar(c7, 69, 0, 300);
-    S_lockstep_vs_scalar(c37, 0, 1, 600);
-    S_lockstep_vs_scalar(c37, 2, 1, 600);
-    S_lockstep_vs_scalar(c300, 0, 0, 200);
-    S_lockstep_vs_scalar(cz, 0, 0, 500);
-    S_lockstep_vs_scalar(cz, 1, 0, 500);
-    S_lockstep_vs_scalar(cz, 3, 0, 100);
-    S_lockstep_vs_scalar(ch, 0, 3, 700);
-    S_lockstep_vs_scalar(ch, 5, 3, 700);
+    /* isa: the vector paths the processor has (the replay's eight-lane
+     * popcounts at T <= 62), then all scalar (sd_rngbuf_cap_isa) */
+    for (int isa = 2; isa >= 0; isa -= 2) {
+        sd_rngbuf_cap_isa(isa);
+        S_lockstep_vs_scalar(c7, 0, 5, 2105);
+        S_lockstep_vs_scalar(c7, 3, 5, 1500);
+        S_lockstep_vs_scalar(c7, 69, 0, 300);
+        S_lockstep_vs_scalar(c37, 0, 1, 600);
+        S_lockstep_vs_scalar(c37, 2, 1, 600);
+        S_lockstep_vs_scalar(c300, 0, 0, 200);
+        S_lockstep_vs_scalar(cz, 0, 0, 500);
+        S_lockstep_vs_scalar(cz, 1, 0, 500);
+        S_lockstep_vs_scalar(cz, 3, 0, 100);
+        S_lockstep_vs_scalar(ch, 0, 3, 700);
+        S_lockstep_vs_scalar(ch, 5, 3, 700);
+        S_lockstep_vs_scalar(c62, 0, 0, 333);
+        S_lockstep_vs_scalar(c62, 61, 0, 333);
+        S_lockstep_vs_scalar(c63, 0, 0, 333);
+    }
+    sd_rngbuf_cap_isa(-1);
+    sd_chain_free(c62);
+    sd_chain_free(c63);
     sd_chain_free(c7);
     sd_chain_free(c37);
     sd_chain_free(c300);
@@ -657,9 +720,9 @@ Test(kernel, lockstep_equals_scalar_reference)
 
 Test(kernel, driver_statistics_are_per_block_in_trial_order)
 {
-    /* sd_sim_run on the kernel = per-block Welford of the scalar reference
-     * in trial order (accepted drafts: one summary per trial), blocks merged
-     * in order; any thread count. */
+    /* sd_sim_run on the kernel = the scalar reference merged per group
+     * within each block (S_reference), blocks merged in order; any thread
+     * count. */
     sd_chain *c = S_chain(5, 30, 12, 1.0);
     for (size_t gamma = 0; gamma <= 2; gamma += 2) {
         sd_params par;
@@ -669,17 +732,13 @@ Test(kernel, driver_statistics_are_per_block_in_trial_order)
         uint64_t trials = 2 * SD_SIM_BLOCK + 77, nb = sd_sim_block_count(trials);
         sd_sim_block *blocks = calloc(nb, sizeof *blocks);
         double *hist = calloc(31, sizeof *hist);
-        size_t tok[31];
         for (uint64_t b = 0; b < nb; b++) {
             sd_welford_init(&blocks[b].rej);
             sd_welford_init(&blocks[b].calls);
             sd_welford_init(&blocks[b].acc);
-            for (uint64_t t = b * SD_SIM_BLOCK; t < (b + 1) * SD_SIM_BLOCK && t < trials; t++) {
-                size_t rej, its;
-                sd_token_plan_trial(plan, 6, t, tok, &rej, &its, hist, &blocks[b].acc);
-                sd_welford_add(&blocks[b].rej, (double)rej);
-                sd_welford_add(&blocks[b].calls, (double)its);
-            }
+            uint64_t hi = (b + 1) * SD_SIM_BLOCK < trials ? (b + 1) * SD_SIM_BLOCK : trials;
+            S_reference(plan, 30, 6, b * SD_SIM_BLOCK, hi, NULL, &blocks[b].rej, &blocks[b].calls,
+                        &blocks[b].acc, hist);
         }
         sd_sim_result ref, r;
         sd_sim_opts so = {.seed = 6, .trials = trials, .threads = 1};
