@@ -182,6 +182,7 @@ struct sd_token_work {
     uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
     uint64_t *cnt;                   /* [8(T + 1)]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
+    unsigned char *arena;            /* every array above (S_carve) */
 };
 
 /* The smallest lgK with 2^lgK >= 2V. */
@@ -451,18 +452,20 @@ void sd_token_work_free(sd_token_work *w)
 {
     if (!w)
         return;
-    free(w->prev);
-    free(w->j);
-    free(w->rej);
-    free(w->ua);
-    free(w->ub);
-    free(w->ends);
-    free(w->cell);
-    free(w->rb);
-    free(w->idx);
-    free(w->ent);
-    free(w->cnt);
+    free(w->arena);
     free(w);
+}
+
+/* The next array of `bytes` from the arena at *off (NULL arena: only
+ * counts).  Each array starts on a cache line, 5 lines after the end of the
+ * one before: arrays of 4 and 8 KiB would otherwise start at the same
+ * offset modulo 4096, and a pass that loads one and stores another then
+ * waits on false store-to-load dependencies (4K aliasing). */
+static void *S_carve(unsigned char *arena, size_t *off, size_t bytes)
+{
+    void *p = arena ? arena + *off : NULL;
+    *off += (bytes + 63) / 64 * 64 + 5 * 64;
+    return p;
 }
 
 int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *err)
@@ -474,22 +477,25 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     w->T = plan->T;
     w->words = (plan->T + 63) / 64;
     w->S = sd_token_group(plan->T);
-    size_t S = w->S;
-    w->prev = malloc(S * sizeof *w->prev);
-    w->j = malloc(S * sizeof *w->j);
-    w->rej = malloc(S * sizeof *w->rej);
-    w->ua = malloc(S * sizeof *w->ua);
-    w->ub = malloc(S * sizeof *w->ub);
-    w->ends = malloc(S * w->words * sizeof *w->ends);
-    w->cell = malloc(S * sizeof *w->cell);
-    w->rb = malloc(S * sizeof *w->rb);
-    w->idx = malloc(S * sizeof *w->idx);
-    w->ent = malloc(S * sizeof *w->ent);
-    w->cnt = malloc(8 * (plan->T + 1) * sizeof *w->cnt);
-    if (!w->prev || !w->j || !w->rej || !w->ua || !w->ub || !w->ends || !w->cell || !w->rb || !w->idx || !w->ent ||
-        !w->cnt) {
-        sd_token_work_free(w);
-        return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
+    const size_t S = w->S;
+    for (int pass = 0; pass < 2; pass++) { /* 0: the size, 1: the arrays */
+        size_t off = 0;
+        unsigned char *a = w->arena;
+        w->prev = S_carve(a, &off, S * sizeof *w->prev);
+        w->j = S_carve(a, &off, S * sizeof *w->j);
+        w->rej = S_carve(a, &off, S * sizeof *w->rej);
+        w->ua = S_carve(a, &off, S * sizeof *w->ua);
+        w->ub = S_carve(a, &off, S * sizeof *w->ub);
+        w->ends = S_carve(a, &off, S * w->words * sizeof *w->ends);
+        w->cell = S_carve(a, &off, S * sizeof *w->cell);
+        w->rb = S_carve(a, &off, S * sizeof *w->rb);
+        w->idx = S_carve(a, &off, S * sizeof *w->idx);
+        w->ent = S_carve(a, &off, S * sizeof *w->ent);
+        w->cnt = S_carve(a, &off, 8 * (plan->T + 1) * sizeof *w->cnt);
+        if (pass == 0 && !(w->arena = aligned_alloc(64, off))) {
+            sd_token_work_free(w);
+            return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
+        }
     }
     *out = w;
     return SD_OK;
