@@ -148,15 +148,37 @@ uint64_t *sd_token_table_alloc(size_t bytes);
 /* The table of x_0 ~ init (outcomes 2·b) into tab[0..2^lgK). */
 int sd_token_init_table(const double *init, size_t V, uint64_t *tab, sd_error *err);
 
+/* Uniforms (sims/token.c, "uniforms"): uniform n (n = 0..T) of trial t
+ * of run seed is the 53-bit integer w·2^21 + L with w = 32-bit word n of
+ * sd_stream(seed, t) (word n mod 4 of its Philox block n/4:
+ * sd_rngbuf_trials_hi gives w·2^21) and L = sd_token_low21(seed, t, n), the
+ * top 21 bits of word n of the same stream from Philox block
+ * SD_TOKEN_LOW_BLOCK on, which the kernels compute only when w cannot
+ * decide a draw. */
+#define SD_TOKEN_LOW_BLOCK ((uint64_t)1 << 62)
+uint64_t sd_token_low21(uint64_t seed, uint64_t trial, size_t n);
+
+/* sd_token_alias_draw of uniform n of trial t from its high part hi =
+ * w·2^21 (the low bits computed where needed): the same outcome. */
+size_t sd_token_draw_hi(const uint64_t *tab, unsigned lgK, uint64_t hi, uint64_t seed, uint64_t trial, size_t n);
+
+/* Tests only: the kernels trust only the top `bits` (0..32) of each
+ * uniform's word w and compute the whole uniform whenever those leave a
+ * draw undecided (32, the default: only when w itself does), so that the
+ * tests run that path often; the outcomes are the same for any value.  Not
+ * for use while other threads run kernels. */
+void sd_token_test_trust_bits(unsigned bits);
+
 /* Position n of s trials in lockstep: tab and tv are step n's (V tables,
- * V rejected masses), u[i] trial i's 53-bit uniform n, gamma the draft
- * length or 0 for lookahead to the horizon (gamma >= T counts as 0).
+ * V rejected masses), u[i] = w·2^21 for trial t0 + i's uniform n (above),
+ * gamma the draft length or 0 for lookahead to the horizon (gamma >= T
+ * counts as 0).
  * Updates prev (x_{n-1} -> x_n), rej, j (drafts accepted in the current
  * iteration), rb (if not NULL: += tv[x_{n-1}] at a drafting position) and
  * sets bit `bit` of ends[i] where an iteration ends at n. */
 void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint32_t gamma, size_t s,
                        const uint64_t *u, uint32_t *prev, uint32_t *rej, uint32_t *j, double *rb,
-                       uint64_t *ends, unsigned bit);
+                       uint64_t *ends, unsigned bit, uint64_t seed, uint64_t t0, size_t n);
 
 /* Trials per lockstep group at horizon T (a power of two, at most 1024,
  * smaller where the end bits of a group would pass 2^20 words).  Groups

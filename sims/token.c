@@ -177,7 +177,7 @@ struct sd_token_plan {
 struct sd_token_work {
     size_t S, words, T;
     uint32_t *prev, *j, *rej;
-    uint64_t *ua, *ub, *ends, *cell; /* ends: [words][S] */
+    uint64_t *u[4], *ends, *cell;    /* u: a Philox block's four words per trial; ends: [words][S] */
     uint32_t *idx;                   /* a position's table indices and entries (sd_fetch64); */
     uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
     uint64_t *cnt;                   /* [8(T + 1)]: the group's histogram of accepted drafts */
@@ -484,8 +484,8 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
         w->prev = S_carve(a, &off, S * sizeof *w->prev);
         w->j = S_carve(a, &off, S * sizeof *w->j);
         w->rej = S_carve(a, &off, S * sizeof *w->rej);
-        w->ua = S_carve(a, &off, S * sizeof *w->ua);
-        w->ub = S_carve(a, &off, S * sizeof *w->ub);
+        for (int r = 0; r < 4; r++)
+            w->u[r] = S_carve(a, &off, S * sizeof *w->u[r]);
         w->ends = S_carve(a, &off, S * w->words * sizeof *w->ends);
         w->cell = S_carve(a, &off, S * sizeof *w->cell);
         w->rb = S_carve(a, &off, S * sizeof *w->rb);
@@ -501,13 +501,68 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     return SD_OK;
 }
 
+/* --- uniforms: 32 bits per position, 21 more on demand ---------------------
+ *
+ * Uniform n (n = 0..T) of trial t is the 53-bit integer U = w·2^21 + L:
+ * w = 32-bit word n of the trial's stream sd_stream(seed, t) (word n mod 4
+ * of Philox block n/4: four positions per block, drawn across trials by
+ * sd_rngbuf_trials_hi), L = the top 21 bits of word n of the same stream
+ * from block SD_TOKEN_LOW_BLOCK on (a counter range no trial reaches).
+ * The alias draw (sd_token_alias_draw) compares f = U mod C with the
+ * entry's thr; knowing only w, f lies in [f_w, f_w + 2^21 - 1] with f_w =
+ * (w·2^21) mod C, so f < thr is decided unless f_w < thr <= f_w + 2^21 - 1,
+ * which happens for at most 2^21 of the 2^53 values of U per entry
+ * (probability <= 2^-(32-lgK), 2^-28 at V = 7): only then is L computed
+ * (one scalar Philox block).  The outcome is the one of the whole 53-bit U,
+ * always: the law is the table's masses exactly, as before, with half the
+ * Philox blocks of two words per uniform.  S_window is 2^21 - 1, or larger
+ * when a test distrusts more of w (sd_token_test_trust_bits), which makes
+ * the full computation frequent without changing any outcome. */
+#define S_LOW21 (((uint64_t)1 << 21) - 1)
+static uint64_t S_window = S_LOW21;
+
+void sd_token_test_trust_bits(unsigned bits)
+{
+    uint64_t w = bits >= 32 ? S_LOW21 : bits == 0 ? ~(uint64_t)0 >> 11 : ((uint64_t)1 << (53 - bits)) - 1;
+    __atomic_store_n(&S_window, w, __ATOMIC_RELAXED);
+}
+
+static uint64_t S_window_now(void)
+{
+    return __atomic_load_n(&S_window, __ATOMIC_RELAXED);
+}
+
+uint64_t sd_token_low21(uint64_t seed, uint64_t trial, size_t n)
+{
+    const uint64_t blk = SD_TOKEN_LOW_BLOCK + n / 4;
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    philox4x32_ctr_t ctr = {{(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)trial, (uint32_t)(trial >> 32)}};
+    return (uint64_t)(philox4x32(ctr, key).v[n % 4] >> 11);
+}
+
+/* The outcome of uniform n of trial t, given hi = w·2^21 (its high bits):
+ * sd_token_alias_draw of the whole uniform, with its low bits computed
+ * only where hi cannot decide (window: S_window_now()). */
+static inline size_t S_draw_hi(const uint64_t *tab, unsigned lgK, uint64_t hi, uint64_t window, uint64_t seed,
+                               uint64_t t, size_t n)
+{
+    const unsigned sh = 53u - lgK;
+    const uint64_t cm = ((uint64_t)1 << sh) - 1, k = hi >> sh, e = tab[k];
+    const uint64_t thr = e >> lgK, f = hi & cm & ~window;
+    if (f < thr && (f | window) >= thr) /* undecided by the trusted bits: the whole uniform */
+        return sd_token_alias_draw(tab, lgK, hi | sd_token_low21(seed, t, n));
+    return f < thr ? (size_t)k : (size_t)(e & (((uint64_t)1 << lgK) - 1));
+}
+
 /* Position n of trials i0..s-1, lookahead to the horizon: every position
  * drafts, every rejection ends an iteration. */
 static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, const uint64_t *u,
-                          uint32_t *prev, uint32_t *rej, uint64_t *ends, unsigned bit)
+                          uint32_t *prev, uint32_t *rej, uint64_t *ends, unsigned bit, uint64_t seed,
+                          uint64_t t0, size_t n)
 {
+    const uint64_t window = S_window_now();
     for (size_t i = i0; i < s; i++) {
-        size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
+        size_t o = S_draw_hi(tab + ((size_t)prev[i] << lgK), lgK, u[i], window, seed, t0 + i, n);
         uint32_t f = (uint32_t)(o & 1);
         prev[i] = (uint32_t)(o >> 1);
         rej[i] += f;
@@ -520,10 +575,11 @@ static void S_pos_horizon(const uint64_t *tab, unsigned lgK, size_t i0, size_t s
  * iteration. */
 static void S_pos_gamma(const uint64_t *tab, unsigned lgK, size_t i0, size_t s, const uint64_t *u,
                         uint32_t *prev, uint32_t *rej, uint32_t *jv, uint32_t gamma, uint64_t *ends,
-                        unsigned bit)
+                        unsigned bit, uint64_t seed, uint64_t t0, size_t n)
 {
+    const uint64_t window = S_window_now();
     for (size_t i = i0; i < s; i++) {
-        size_t o = sd_token_alias_draw(tab + ((size_t)prev[i] << lgK), lgK, u[i]);
+        size_t o = S_draw_hi(tab + ((size_t)prev[i] << lgK), lgK, u[i], window, seed, t0 + i, n);
         uint32_t j = jv[i], f = (uint32_t)(o & 1), bonus = j == gamma, end = f | bonus;
         prev[i] = (uint32_t)(o >> 1);
         rej[i] += f & (bonus ^ 1u);
@@ -578,18 +634,32 @@ __attribute__((target("avx512f"))) static void S_index_avx512(unsigned lgK, size
 __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *tab, unsigned lgK, size_t s,
                                                                const uint64_t *u, const uint64_t *ent,
                                                                uint32_t *prev, uint32_t *rej, uint32_t *jv,
-                                                               uint32_t gamma, uint64_t *ends, unsigned bit)
+                                                               uint32_t gamma, uint64_t *ends, unsigned bit,
+                                                               uint64_t seed, uint64_t t0, size_t n)
 {
     S_draw_consts c;
     S_draw_init(&c, lgK, gamma);
+    const uint64_t window = S_window_now();
     const __m512i endbit = _mm512_set1_epi64((long long)((uint64_t)1 << bit));
+    const __m512i cmw = _mm512_andnot_si512(_mm512_set1_epi64((long long)window), c.cm),
+                  win = _mm512_set1_epi64((long long)window);
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
         __m512i a = S_LD32(prev + i), r = S_LD32(rej + i);
         __m512i U = _mm512_loadu_si512((const void *)(u + i)), k = _mm512_srl_epi64(U, c.sh);
         __m512i t = ent ? _mm512_loadu_si512((const void *)(ent + i))
                         : sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c.lg), k), 3));
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, c.cm), _mm512_srl_epi64(t, c.lg));
+        __m512i thr = _mm512_srl_epi64(t, c.lg), fw = _mm512_and_si512(U, cmw);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_or_si512(fw, win), thr);
+        __mmask8 open = (__mmask8)(_mm512_cmplt_epu64_mask(fw, thr) & ~keep);
+        while (open) { /* rare (S_draw_hi): the lane's whole uniform */
+            unsigned l = (unsigned)__builtin_ctz(open);
+            uint64_t Ul = u[i + l] | sd_token_low21(seed, t0 + i + l, n);
+            size_t o = sd_token_alias_draw(tab + ((size_t)prev[i + l] << lgK), lgK, Ul);
+            if (o == (size_t)(Ul >> (53u - lgK))) /* the column itself: kept */
+                keep = (__mmask8)(keep | (1u << l));
+            open = (__mmask8)(open & (open - 1));
+        }
         __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c.km), k);
         __mmask8 f = _mm512_test_epi64_mask(o, c.one), end = f, inc = f;
         S_ST32(prev + i, _mm512_srli_epi64(o, 1));
@@ -800,9 +870,10 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     const int wide = sd_rngbuf_avx512();
     const int fetch = V * K - 1 <= UINT32_MAX; /* a step's entries indexed by 32 bits (S_index_avx512) */
 #endif
-    sd_rngbuf_trials(seed, 0, g0, s, w->ua, w->ub);
+    const uint64_t window = S_window_now();
+    sd_rngbuf_trials_hi(seed, 0, g0, s, w->u);
     for (size_t i = 0; i < s; i++)
-        prev[i] = (uint32_t)(sd_token_alias_draw(pl->init, lgK, w->ua[i]) >> 1);
+        prev[i] = (uint32_t)(S_draw_hi(pl->init, lgK, w->u[0][i], window, seed, g0 + i, 0) >> 1);
     memset(w->rej, 0, s * sizeof *w->rej);
     memset(w->j, 0, s * sizeof *w->j);
     memset(w->cell, 0, s * sizeof *w->cell);
@@ -815,11 +886,9 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
             tok[i * (T + 1)] = prev[i];
     const uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
     for (size_t n = 1; n <= N; n++) {
-        const uint64_t *u = w->ub; /* odd n: uniform 2m+1 of block m = (n-1)/2 */
-        if (n % 2 == 0) {
-            sd_rngbuf_trials(seed, n / 2, g0, s, w->ua, w->ub);
-            u = w->ua;
-        }
+        if (n % 4 == 0) /* uniforms n..n+3 */
+            sd_rngbuf_trials_hi(seed, n / 4, g0, s, w->u);
+        const uint64_t *u = w->u[n % 4];
         const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K);
         uint64_t *ends = w->ends + ((n - 1) / 64) * S;
         const unsigned bit = (unsigned)((n - 1) % 64);
@@ -831,15 +900,15 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
             size_t nb = s / 8 * 8;
             S_index_avx512(lgK, nb, u, prev, w->idx);
             sd_fetch64(tab, w->idx, nb, w->ent);
-            i0 = S_pos_avx512(tab, lgK, s, u, w->ent, prev, w->rej, w->j, gamma, ends, bit);
+            i0 = S_pos_avx512(tab, lgK, s, u, w->ent, prev, w->rej, w->j, gamma, ends, bit, seed, g0, n);
         } else if (wide) {
-            i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, w->rej, w->j, gamma, ends, bit);
+            i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, w->rej, w->j, gamma, ends, bit, seed, g0, n);
         }
 #endif
         if (gamma == 0)
-            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit);
+            S_pos_horizon(tab, lgK, i0, s, u, prev, w->rej, ends, bit, seed, g0, n);
         else
-            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit);
+            S_pos_gamma(tab, lgK, i0, s, u, prev, w->rej, w->j, gamma, ends, bit, seed, g0, n);
         if (out->pos)
             for (size_t i = 0; i < s; i++)
                 out->pos[(n - 1) * V + prev[i]] += 1.0;
@@ -869,11 +938,13 @@ void sd_token_plan_run(const sd_token_plan *plan, sd_token_work *w, uint64_t see
     }
 }
 
-/* The next 53-bit uniform integer of a scalar stream (sd_stream_uniform·2^53). */
-static uint64_t S_u53(sd_stream *s)
+/* The next uniform of the reference: the next word of hi, times 2^21, plus
+ * the top 21 bits of the next word of lo (the stream from block
+ * SD_TOKEN_LOW_BLOCK): every uniform whole, none of the kernel's shortcuts. */
+static uint64_t S_u53(sd_stream *hi, sd_stream *lo)
 {
-    uint64_t a = sd_stream_u32(s) >> 5;
-    return (a << 26) | (sd_stream_u32(s) >> 6);
+    uint64_t w = sd_stream_u32(hi);
+    return (w << 21) | (sd_stream_u32(lo) >> 11);
 }
 
 void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens,
@@ -881,14 +952,17 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
     const size_t gamma = pl->gamma < T ? pl->gamma : 0;
-    sd_stream rng;
+    sd_stream rng, low;
     sd_stream_init(&rng, seed, trial);
-    size_t prev = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng)) >> 1;
+    sd_stream_init(&low, seed, trial);
+    low.ctr.v[0] = (uint32_t)SD_TOKEN_LOW_BLOCK;
+    low.ctr.v[1] = (uint32_t)(SD_TOKEN_LOW_BLOCK >> 32);
+    size_t prev = sd_token_alias_draw(pl->init, pl->lgK, S_u53(&rng, &low)) >> 1;
     tokens[0] = prev;
     size_t rej = 0, its = 0, n0 = 1, j = 0;
     for (size_t n = 1; n <= T; n++) {
         const uint64_t *tab = pl->tab + (pl->steps == 1 ? 0 : (n - 1) * V * K) + prev * K;
-        size_t o = sd_token_alias_draw(tab, pl->lgK, S_u53(&rng));
+        size_t o = sd_token_alias_draw(tab, pl->lgK, S_u53(&rng, &low));
         prev = tokens[n] = o >> 1;
         int bonus = gamma && j == gamma;
         if (bonus || (o & 1)) { /* the iteration ends at n, after n - n0 accepted drafts */
@@ -975,19 +1049,19 @@ const sd_kernel_type sd_token_kernel_broken = {
 
 void sd_token_position(const uint64_t *tab, const double *tv, unsigned lgK, uint32_t gamma, size_t s,
                        const uint64_t *u, uint32_t *prev, uint32_t *rej, uint32_t *j, double *rb,
-                       uint64_t *ends, unsigned bit)
+                       uint64_t *ends, unsigned bit, uint64_t seed, uint64_t t0, size_t n)
 {
     size_t i0 = 0;
     if (rb)
         S_pos_rb(tv, s, prev, j, gamma, rb, NULL);
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
-        i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, rej, j, gamma, ends, bit);
+        i0 = S_pos_avx512(tab, lgK, s, u, NULL, prev, rej, j, gamma, ends, bit, seed, t0, n);
 #endif
     if (gamma == 0)
-        S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit);
+        S_pos_horizon(tab, lgK, i0, s, u, prev, rej, ends, bit, seed, t0, n);
     else
-        S_pos_gamma(tab, lgK, i0, s, u, prev, rej, j, gamma, ends, bit);
+        S_pos_gamma(tab, lgK, i0, s, u, prev, rej, j, gamma, ends, bit, seed, t0, n);
 }
 
 size_t sd_token_group(size_t T)
@@ -1002,4 +1076,9 @@ void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32
                      size_t i0, size_t n, uint64_t *cnt, const sd_observe *out)
 {
     S_replay(T, stride, ends, rej, rb, i0, n, cnt, out);
+}
+
+size_t sd_token_draw_hi(const uint64_t *tab, unsigned lgK, uint64_t hi, uint64_t seed, uint64_t trial, size_t n)
+{
+    return S_draw_hi(tab, lgK, hi, S_window_now(), seed, trial, n);
 }

@@ -11,19 +11,19 @@
  * (sd_token_step_tables, the plan's own builder), ALL trials advance
  * through position n (sd_token_position, the plan's own lockstep code, on
  * per-trial arrays: x_{n-1}, drafts accepted j, rejections, the
- * Rao-Blackwellised sum, the Philox uniform kept for n+1, one end bit per
- * position), and the step's rows and tables are overwritten by the next
- * step's.  Trial i draws uniform n of its stream (seed, i) at position n as
- * the plan does, so its sequence (x_n, R_n) is the plan's; after position T
+ * Rao-Blackwellised sum, one end bit per position), and the step's rows and
+ * tables are overwritten by the next step's.  Trial i draws uniform n of
+ * its stream (seed, i) at position n as the plan does (sd_token.h; its
+ * Philox block n/4 recomputed at each position), so its sequence (x_n, R_n) is the plan's; after position T
  * each trial's iterations are replayed from its end bits in trial order,
  * in the plan's groups of each block (sd_token_replay, the plan's replay),
- * so the statistics are the stored run's bit for bit, for any number of threads.  Its law is
- * therefore the token kernel's (Yin et al. 2024, Alg. 1 and Theorem 1; the
- * argument at the top of the kernel in sims/token.c), which `check` tests on
- * stored chains; tests/test_stream.c holds the two runs to the same bytes.
+ * so the statistics are the stored run's bit for bit, for any number of
+ * threads.  Its law is therefore the token kernel's (Yin et al. 2024,
+ * Alg. 1 and Theorem 1; the argument at the top of the kernel in
+ * sims/token.c), which `check` tests on stored chains; tests/test_stream.c holds the two runs to the same bytes.
  *
  * Memory: 2·V²·8 bytes of rows, V·2^lgK·8 of tables (268 MB each at
- * V = 4096), and 28 + 8·⌈T/64⌉ bytes per trial; the plan refuses more than
+ * V = 4096), and 20 + 8·⌈T/64⌉ bytes per trial; the plan refuses more than
  * its bound before allocating (sd_token_stream_bytes).
  *
  * Exact values on the way.  Theorem 1 of Yin et al. 2024,
@@ -137,9 +137,9 @@ size_t sd_token_stream_bytes(size_t V)
 
 size_t sd_token_stream_trial_bytes(size_t T)
 {
-    /* x_{n-1}, j, rejections (4 bytes each), the RB sum, the kept uniform,
-     * ⌈T/64⌉ words of end bits */
-    return 3 * sizeof(uint32_t) + sizeof(double) + sizeof(uint64_t) + (T + 63) / 64 * sizeof(uint64_t);
+    /* x_{n-1}, j, rejections (4 bytes each), the RB sum, ⌈T/64⌉ words of
+     * end bits */
+    return 3 * sizeof(uint32_t) + sizeof(double) + (T + 63) / 64 * sizeof(uint64_t);
 }
 
 static int S_plan_kind(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
@@ -192,7 +192,7 @@ typedef struct {
     uint64_t N;
     uint32_t *prev, *j, *rej;
     double *rb;
-    uint64_t *ub, *ends;
+    uint64_t *ends;
 } S_trials;
 
 static void S_trials_free(S_trials *s)
@@ -201,7 +201,6 @@ static void S_trials_free(S_trials *s)
     free(s->j);
     free(s->rej);
     free(s->rb);
-    free(s->ub);
     free(s->ends);
 }
 
@@ -221,14 +220,13 @@ static void S_chunk(const S_plan *pl, S_trials *st, uint64_t seed, const uint64_
 {
     const uint64_t N = st->N;
     const uint32_t gamma = pl->gamma < pl->T ? (uint32_t)pl->gamma : 0;
-    const uint64_t *u = st->ub + c0; /* odd n: uniform 2m+1 of Philox block m = (n-1)/2 */
-    if (n % 2 == 0) {
-        sd_rngbuf_trials(seed, n / 2, c0, s, ua, st->ub + c0);
-        u = ua;
-    }
-    sd_token_position(tab, tv, pl->lgK, gamma, s, u, st->prev + c0, st->rej + c0, st->j + c0,
+    /* uniform n: word n mod 4 of Philox block n/4, recomputed at each
+     * position (no uniform kept per trial; the rows cost far more) */
+    uint64_t *const w[4] = {ua, ua + S_CHUNK, ua + 2 * S_CHUNK, ua + 3 * S_CHUNK};
+    sd_rngbuf_trials_hi(seed, n / 4, c0, s, w);
+    sd_token_position(tab, tv, pl->lgK, gamma, s, w[n % 4], st->prev + c0, st->rej + c0, st->j + c0,
                       st->rb ? st->rb + c0 : NULL, st->ends + ((n - 1) / 64) * N + c0,
-                      (unsigned)((n - 1) % 64));
+                      (unsigned)((n - 1) % 64), seed, c0, n);
     if (tokens && n <= k)
         for (size_t i = 0; i < s; i++)
             tokens[(c0 + i) * k + n - 1] = st->prev[c0 + i];
@@ -242,7 +240,7 @@ static void S_position(const S_plan *pl, S_trials *st, uint64_t seed, const uint
     const uint64_t N = st->N, chunks = (N + S_CHUNK - 1) / S_CHUNK;
 #pragma omp parallel num_threads(threads)
     {
-        uint64_t ua[S_CHUNK];
+        uint64_t ua[4 * S_CHUNK];
 #pragma omp for schedule(static)
         for (uint64_t c = 0; c < chunks; c++) {
             uint64_t c0 = c * S_CHUNK;
@@ -251,9 +249,10 @@ static void S_position(const S_plan *pl, S_trials *st, uint64_t seed, const uint
                 S_chunk(pl, st, seed, tab, tv, n, c0, s, ua, tokens, k);
                 continue;
             }
-            sd_rngbuf_trials(seed, 0, c0, s, ua, st->ub + c0);
+            uint64_t *const w[4] = {ua, ua + S_CHUNK, ua + 2 * S_CHUNK, ua + 3 * S_CHUNK};
+            sd_rngbuf_trials_hi(seed, 0, c0, s, w);
             for (size_t i = 0; i < s; i++)
-                st->prev[c0 + i] = (uint32_t)(sd_token_alias_draw(itab, pl->lgK, ua[i]) >> 1);
+                st->prev[c0 + i] = (uint32_t)(sd_token_draw_hi(itab, pl->lgK, ua[i], seed, c0 + i, 0) >> 1);
         }
     }
 }
@@ -373,9 +372,8 @@ static int S_run_all(const void *plan, const sd_sim_opts *o, sd_sim_block *block
     st.j = calloc(N, sizeof *st.j);
     st.rej = calloc(N, sizeof *st.rej);
     st.rb = o->want_rb ? calloc(N, sizeof *st.rb) : NULL;
-    st.ub = malloc(N * sizeof *st.ub);
     st.ends = calloc(N * words, sizeof *st.ends);
-    int rc = (!st.prev || !st.j || !st.rej || (o->want_rb && !st.rb) || !st.ub || !st.ends)
+    int rc = (!st.prev || !st.j || !st.rej || (o->want_rb && !st.rb) || !st.ends)
                  ? sd_error_set(err, SD_ENOMEM, "out of memory for the state of %llu trials",
                                 (unsigned long long)N)
                  : S_pass(pl, o, &st, blocks, hist, pos, tokens, err);

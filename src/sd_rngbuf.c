@@ -133,6 +133,39 @@ __attribute__((target("avx2"))) static size_t S_trials_avx2(uint64_t seed, uint6
     return i;
 }
 
+/* The eight 32-bit words of w, in lane order, as w·2^21 in 64-bit
+ * integers at out[0..7]. */
+__attribute__((target("avx2"))) static inline void S_hi8(__m256i w, uint64_t *out)
+{
+    __m256i lo = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(w));
+    __m256i hi = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(w, 1));
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_slli_epi64(lo, 21));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_slli_epi64(hi, 21));
+}
+
+/* Trials t0 + i, i < 8·⌊n/8⌋, of sd_rngbuf_trials_hi; returns how many. */
+__attribute__((target("avx2"))) static size_t S_hi_avx2(uint64_t seed, uint64_t blk, uint64_t t0, size_t n,
+                                                        uint64_t *const w[4])
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t lo[8], hi[8];
+        for (unsigned l = 0; l < 8; l++) {
+            lo[l] = (uint32_t)(t0 + i + l);
+            hi[l] = (uint32_t)((t0 + i + l) >> 32);
+        }
+        __m256i c[4];
+        c[0] = _mm256_set1_epi32((int)(uint32_t)blk);
+        c[1] = _mm256_set1_epi32((int)(uint32_t)(blk >> 32));
+        c[2] = _mm256_loadu_si256((const __m256i *)(const void *)lo);
+        c[3] = _mm256_loadu_si256((const __m256i *)(const void *)hi);
+        S_rounds8(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+        for (int r = 0; r < 4; r++)
+            S_hi8(c[r], w[r] + i);
+    }
+    return i;
+}
+
 /* The same with AVX-512F, eight trials per register in 64-bit lanes: a
  * 32-bit word lives in the low half of its lane and the high half is
  * never read (vpmuludq reads only the low halves; the output masks them).
@@ -245,6 +278,37 @@ __attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, 
     return i;
 }
 
+/* Trials t0 + i, i < 8·⌊n/8⌋, of sd_rngbuf_trials_hi, 32 then 8 at a time:
+ * each word, in the low half of its lane (the high half is garbage),
+ * masked and shifted to w·2^21. */
+__attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint64_t blk, uint64_t t0, size_t n,
+                                                             uint64_t *const w[4])
+{
+    S_key512 K;
+    S_key512_init(&K, seed, blk);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), m32 = _mm512_set1_epi64(0xFFFFFFFFll);
+    const __m512i base = _mm512_add_epi64(_mm512_set1_epi64((long long)t0), lane);
+    size_t i = 0;
+#define S_T(j) _mm512_add_epi64(base, _mm512_set1_epi64((long long)(i + 8 * (j))))
+#define S_PUT(j, r) _mm512_storeu_si512((void *)(w[r] + i + 8 * (j)), _mm512_slli_epi64(_mm512_and_si512(c[j][r], m32), 21))
+    for (; i + 32 <= n; i += 32) {
+        __m512i c[4][4], t[4] = {S_T(0), S_T(1), S_T(2), S_T(3)};
+        S_philox8x4(&K, t, c);
+        for (int j = 0; j < 4; j++)
+            for (int r = 0; r < 4; r++)
+                S_PUT(j, r);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m512i c[1][4], t = S_T(0);
+        S_philox8x1(&K, &t, c);
+        for (int r = 0; r < 4; r++)
+            S_PUT(0, r);
+    }
+#undef S_PUT
+#undef S_T
+    return i;
+}
+
 /* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ,
  * 3 AVX-512 VPOPCNTDQ); asked once. */
 static unsigned S_cpu(void)
@@ -336,4 +400,25 @@ void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_
                          uint64_t *even, uint64_t *odd)
 {
     S_trials(seed, blk, t0, idx, n, even, odd);
+}
+
+void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *const w[4])
+{
+    size_t i = 0;
+#if S_HAVE_X86
+    if (sd_rngbuf_avx512())
+        i = S_hi_avx512(seed, blk, t0, n, w);
+    if (sd_rngbuf_vectorised()) {
+        uint64_t *const rest[4] = {w[0] + i, w[1] + i, w[2] + i, w[3] + i};
+        i += S_hi_avx2(seed, blk, t0 + i, n - i, rest);
+    }
+#endif
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    for (; i < n; i++) {
+        uint64_t t = t0 + i;
+        philox4x32_ctr_t ctr = {{(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)t, (uint32_t)(t >> 32)}};
+        philox4x32_ctr_t c = philox4x32(ctr, key);
+        for (int r = 0; r < 4; r++)
+            w[r][i] = (uint64_t)c.v[r] << 21;
+    }
 }

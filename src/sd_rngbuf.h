@@ -66,6 +66,15 @@ void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64
 void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
                          uint64_t *even, uint64_t *odd);
 
+/* The stream across trials word by word (the token kernel, sims/token.c):
+ * for trials t0 .. t0+n-1 of run `seed`, the four 32-bit words of Philox
+ * block `blk` of each trial's stream — words 4·blk .. 4·blk+3 of
+ * sd_stream(seed, t0+i), in sd_stream_u32's order — as w[r][i] = word_r·2^21,
+ * the high 32 bits of a 53-bit integer.  Thirty-two and eight trials at a
+ * time with AVX-512F, eight with AVX2, scalar otherwise; the same bits on
+ * every path. */
+void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *const w[4]);
+
 /* 1 if refills use the AVX2 code on this processor. */
 int sd_rngbuf_vectorised(void);
 

@@ -328,7 +328,7 @@ Test(stream_cli, refusals_name_sizes_before_allocating)
               "memory budget 67108864");
     /* the trials' state */
     S_refused("run --V 50 --T 50 --stream --trials 100000000 --max-memory 100M", 65,
-              "--trials 100000000 keep 36 bytes of state each", "104857600");
+              "--trials 100000000 keep 28 bytes of state each", "104857600");
     /* a verifier without a streamed kernel: the stored chain over the budget */
     S_refused("run --algo block --V 2048 --T 50 --max-memory 1G", 65, "V=2048, T=50 takes 3.355 GB stored",
               "1.07 GB (--max-memory)");
