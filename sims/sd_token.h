@@ -11,8 +11,8 @@
  * flag ignored (the two rows add up to q).  Why this has the law of the
  * mechanistic verifier, and how the random numbers are laid out: the
  * comment at the top of the kernel in sims/token.c.  One uniform per
- * position (uniform n of the trial's sd_stream for x_n, uniform 0 for x_0),
- * so trials run in lockstep, position by position, over groups of trials.
+ * position (uniform n of the trial, below, for x_n, uniform 0 for x_0), so
+ * trials run in lockstep, position by position, over groups of trials.
  *
  * Alias tables (sd_token_alias_build).  K = 2^lgK columns (K >= number of
  * outcomes), C = 2^(53-lgK) = 2^53/K.  The outcome weights are rounded to
@@ -192,7 +192,8 @@ size_t sd_token_group(size_t T);
  * sd_token_plan_run adds a group: rej and calls as exact integer sums over
  * the group, one sd_welford_merge_sums each; acc likewise from the group's
  * histogram of accepted drafts (counted in cnt, 8(T + 1) words of scratch);
- * hist += that histogram; rb one sd_welford_add per trial, in trial order. */
+ * hist += that histogram; rb as the group's mean and sum of squared
+ * deviations (two passes in a fixed order), one sd_welford_merge. */
 void sd_token_replay(size_t T, size_t stride, const uint64_t *ends, const uint32_t *rej, const double *rb,
                      size_t i0, size_t n, uint64_t *cnt, const sd_observe *out);
 

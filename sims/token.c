@@ -144,23 +144,24 @@ const sd_verifier_type sd_verifier_token = {
  *
  * Random numbers.  Trial i of run `seed` uses its sd_stream (Philox,
  * src/sd_rng.h): uniform 0 draws x_0 (init as outcomes 2·x_0), uniform n
- * draws position n, as a 53-bit integer (sd_token_alias_draw).  Uniforms
- * 2m and 2m+1 are Philox block m of the stream: the uniform of (seed, i, n)
- * is a fixed function, computed for eight trials at once by
- * sd_rngbuf_trials, and equal to the scalar stream of sd_token_plan_trial.
+ * draws position n, as a 53-bit integer (sd_token_alias_draw) whose high 32
+ * bits are word n of the stream (four positions per Philox block, computed
+ * for eight trials at once by sd_rngbuf_trials_hi) and whose low 21 bits
+ * come from another counter range of the same stream, computed only when
+ * the high bits leave the draw open ("uniforms" below).  The uniform of
+ * (seed, i, n) is a fixed function, equal to the whole uniforms of the
+ * scalar reference sd_token_plan_trial.
  *
  * Lockstep.  Every trial consumes exactly one draw per position, so a group
  * of trials advances position by position and only step n's V tables are
  * in use while position n is drawn.  Per-trial state lives in arrays over
  * the group: previous token, drafts accepted so far j, rejections, and one
  * bit per position set where an iteration ended (a rejection or a bonus).
- * After the group each trial's iterations are replayed from its bits, in
- * order (accepted = end - start; a last iteration reaching the horizon
- * accepted all of its T - start + 1 drafts), and the statistics are added
- * trial by trial, in trial order, as the driver's generic path adds them —
- * except that a trial's accepted counts enter the block's Welford
- * accumulator as one exact summary (S_trial_merge) rather than one division
- * per iteration.  Everything stays a function of (seed, block). */
+ * After the group the trials' iterations are replayed from their bits
+ * (accepted = end - start; a last iteration reaching the horizon accepted
+ * all of its T - start + 1 drafts) into the group's integer histogram and
+ * exact integer sums, merged into the block's accumulators once per group
+ * (S_replay): the statistics are a function of (seed, block). */
 
 #define S_GROUP 1024                  /* trials per lockstep group (power of 2) */
 #define S_ENDS_MAX ((size_t)1 << 20)  /* 64-bit words of end bits per group */
@@ -740,9 +741,11 @@ static void S_pos_rb(const double *tv, size_t s, const uint32_t *prev, const uin
  * integer sums Σx, Σx² over the group.  Then one Chan merge per statistic
  * and group (sd_welford_merge_sums): rej, calls, and acc from the histogram
  * (Σ cnt, Σ a·cnt, Σ a²·cnt); hist += the histogram (integers below 2^32:
- * the same sums in any order).  rb, a double per trial, is added trial by
- * trial.  Everything is a function of the group's trials, in trial order:
- * the same bits for any thread count, and on every path below (integers). */
+ * the same sums in any order).  rb, a double per trial, enters as the
+ * group's mean and sum of squared deviations from it (two passes, four
+ * partial sums in a fixed order), merged once.  Everything is a function of
+ * the group's trials, in trial order: the same bits for any thread count,
+ * and on every path below. */
 typedef struct {
     uint64_t r1, r2, c1, c2; /* Σ rej, Σ rej², Σ its, Σ its² */
 } S_sums;
@@ -839,8 +842,16 @@ static void S_replay(size_t T, size_t stride, const uint64_t *ends, const uint32
 #endif
     for (; i < n; i++)
         S_replay_trial(T, stride, ends, rej, i0 + i, cnt, &sm);
-    for (size_t t = i0; out->rb && t < i0 + n; t++)
-        sd_welford_add(out->rb, rb[t]);
+    if (out->rb && n) { /* two passes over the group: its mean, then Σ (x - mean)²; one merge */
+        double a[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0};
+        for (size_t t = 0; t < n; t++)
+            a[t % 4] += rb[i0 + t];
+        const double mean = ((a[0] + a[1]) + (a[2] + a[3])) / (double)n;
+        for (size_t t = 0; t < n; t++)
+            d[t % 4] += (rb[i0 + t] - mean) * (rb[i0 + t] - mean);
+        sd_welford g = {(double)n, mean, (d[0] + d[1]) + (d[2] + d[3])};
+        sd_welford_merge(out->rb, &g);
+    }
     if (out->rej)
         sd_welford_merge_sums(out->rej, n, sm.r1, sm.r2);
     if (out->calls)
