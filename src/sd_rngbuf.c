@@ -107,6 +107,24 @@ __attribute__((target("avx2"))) static inline void S_u53x8(__m256i wa, __m256i w
     _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_srli_epi64(_mm256_unpackhi_epi32(b, a), 6));
 }
 
+/* Philox block blk of the eight trials t0 + idx[i..i+7] (idx NULL:
+ * t0 + i..i+7), one per 32-bit lane of c[0..3]. */
+__attribute__((target("avx2"))) static inline void S_block8(uint64_t seed, uint64_t blk, uint64_t t0,
+                                                           const uint32_t *idx, size_t i, __m256i c[4])
+{
+    uint32_t lo[8], hi[8];
+    for (unsigned l = 0; l < 8; l++) {
+        uint64_t t = t0 + (idx ? idx[i + l] : i + l);
+        lo[l] = (uint32_t)t;
+        hi[l] = (uint32_t)(t >> 32);
+    }
+    c[0] = _mm256_set1_epi32((int)(uint32_t)blk);
+    c[1] = _mm256_set1_epi32((int)(uint32_t)(blk >> 32));
+    c[2] = _mm256_loadu_si256((const __m256i *)(const void *)lo);
+    c[3] = _mm256_loadu_si256((const __m256i *)(const void *)hi);
+    S_rounds8(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
 /* Trials t0 + idx[i] (idx NULL: t0 + i), i < 8·⌊n/8⌋, of sd_rngbuf_trials;
  * returns how many. */
 __attribute__((target("avx2"))) static size_t S_trials_avx2(uint64_t seed, uint64_t blk, uint64_t t0,
@@ -115,18 +133,8 @@ __attribute__((target("avx2"))) static size_t S_trials_avx2(uint64_t seed, uint6
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint32_t lo[8], hi[8];
-        for (unsigned l = 0; l < 8; l++) {
-            uint64_t t = t0 + (idx ? idx[i + l] : i + l);
-            lo[l] = (uint32_t)t;
-            hi[l] = (uint32_t)(t >> 32);
-        }
         __m256i c[4];
-        c[0] = _mm256_set1_epi32((int)(uint32_t)blk);
-        c[1] = _mm256_set1_epi32((int)(uint32_t)(blk >> 32));
-        c[2] = _mm256_loadu_si256((const __m256i *)(const void *)lo);
-        c[3] = _mm256_loadu_si256((const __m256i *)(const void *)hi);
-        S_rounds8(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+        S_block8(seed, blk, t0, idx, i, c);
         S_u53x8(c[0], c[1], even + i);
         S_u53x8(c[2], c[3], odd + i);
     }
@@ -149,17 +157,8 @@ __attribute__((target("avx2"))) static size_t S_hi_avx2(uint64_t seed, uint64_t 
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint32_t lo[8], hi[8];
-        for (unsigned l = 0; l < 8; l++) {
-            lo[l] = (uint32_t)(t0 + i + l);
-            hi[l] = (uint32_t)((t0 + i + l) >> 32);
-        }
         __m256i c[4];
-        c[0] = _mm256_set1_epi32((int)(uint32_t)blk);
-        c[1] = _mm256_set1_epi32((int)(uint32_t)(blk >> 32));
-        c[2] = _mm256_loadu_si256((const __m256i *)(const void *)lo);
-        c[3] = _mm256_loadu_si256((const __m256i *)(const void *)hi);
-        S_rounds8(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+        S_block8(seed, blk, t0, NULL, i, c);
         for (int r = 0; r < 4; r++)
             S_hi8(c[r], w[r] + i);
     }
