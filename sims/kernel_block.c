@@ -83,12 +83,14 @@ typedef struct S_row {
     const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
     const double *Q, *P;     /* [V+1] prefix sums of q, p in the sorted order */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
+    size_t j1;               /* j*(1) */
+    double m1;               /* m(1) = Σ max(q - p, 0) */
 } S_row;
 
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t ap, aq, rs, rat, Q, P, ord, stride;
+    size_t ap, aq, rs, rat, Q, P, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -100,29 +102,24 @@ typedef struct S_plan {
     char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
-/* A trial's counts (rejections, iterations, Σ τ, Σ τ², Σ (1 - p_G)) in
- * arrays, entry k for trial act[k] (act NULL: entry s for trial s). */
+/* A trial's counts (rejections, iterations, Σ (1 - p_G)) in arrays, entry
+ * k for trial act[k]. */
 typedef struct S_counts {
     uint32_t *act, *rej, *its;
-    uint64_t *s1, *s2;
     double *rb;
 } S_counts;
 
-static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, uint64_t s1,
-                                uint64_t s2, double rb)
+static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, double rb)
 {
-    if (c->act)
-        c->act[k] = s;
+    c->act[k] = s;
     c->rej[k] = rej;
     c->its[k] = its;
-    c->s1[k] = s1;
-    c->s2[k] = s2;
     c->rb[k] = rb;
 }
 
 typedef struct S_work {
     size_t S;
-    S_counts trial; /* by trial of the group */
+    double *trb;    /* [S]: Σ (1 - p_G) by trial of the group */
     size_t *tok;    /* [S][T+1]: x_0..x_T when an observer needs them */
     /* the trials running, by place (compacted after each round), with
      * their counts so far (moved with them: sequential, not scattered by
@@ -133,11 +130,16 @@ typedef struct S_work {
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
+    /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), set where step τ < G accepted:
+     * the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
+    uint32_t *tauj;
+    double *taum;
     uint64_t *ue, *uo;
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* X_i, then the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
+    uint32_t *jw;   /* j* found */
     double *qj, *pj; /* Q_{j*}, P_{j*} of m_i = max(π Q_{j*} - P_{j*}, 0) */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
@@ -145,6 +147,7 @@ typedef struct S_work {
     uint64_t *ent;  /* the words loaded */
     uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
                        (consecutive increments of one counter would wait for each other) */
+    unsigned char *arena; /* every array above (S_carve) */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -152,10 +155,14 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
 {
     const char *r = pl->slab + off;
     const S_layout *l = &pl->lay;
+    uint32_t j1;
+    double m1;
+    memcpy(&j1, r + l->j1, sizeof j1);
+    memcpy(&m1, r + l->m1, sizeof m1);
     return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
                    (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
                    (const double *)(const void *)(r + l->Q),    (const double *)(const void *)(r + l->P),
-                   (const uint32_t *)(const void *)(r + l->ord)};
+                   (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
 /* Row ridx = (t - 1) V + a: position t after a. */
@@ -210,17 +217,27 @@ static inline double S_mass(const S_row *r, size_t j, double pi)
     return m > 0.0 ? m : 0.0;
 }
 
-/* A draw from max(π q - p, 0) / m given j = j*(π) >= 1 and m > 0. */
-static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, double u)
+/* A draw from max(π q - p, 0) / m given j = j*(π) >= 1, m > 0 and
+ * target = u m (u uniform on [0, 1)): the sorted token t < j with
+ * W_t <= target < W_{t+1}, i.e. the number of t in 1..j-1 with W_t <= target
+ * (W increases up to j*: the predicate holds on a prefix); at most j - 1,
+ * even where u m rounds up to m = W_j.  Rows up to S_COUNT_MAX tokens count
+ * (as the vector code, S_count_w8, does), longer ones search by halving. */
+static inline size_t S_residual(const S_row *r, size_t V, size_t j, double pi, double target)
 {
-    double target = u * m;
-    size_t base = 0, n = j; /* the first of 0..j-1 with W_{base+1} > target; j-1 at the latest */
+    size_t base = 0;
+    if (V <= S_COUNT_MAX) {
+        for (size_t t = 1; t < V; t++)
+            base += (t < j) & (pi * r->Q[t] - r->P[t] <= target);
+        return r->ord[base];
+    }
+    size_t n = j - 1; /* the prefix of t = 1..j-1 (as S_jstar) */
     while (n > 1) {
         size_t half = n / 2;
         base += half & -(size_t)(pi * r->Q[base + half] - r->P[base + half] <= target);
         n -= half;
     }
-    return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
+    return r->ord[base + (n && pi * r->Q[base + 1] - r->P[base + 1] <= target)];
 }
 
 static int S_cmp(const void *a, const void *b)
@@ -276,6 +293,14 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
     for (size_t x = 0; x < V; x++)
         rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
     sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
+    /* j*(1) and m(1): the residual of an iteration that rejected its first
+     * draft (τ = 0, π = p_0 = 1), and of every rejection of the broken
+     * control */
+    S_row sr = {.rs = rs, .Q = Q, .P = P};
+    uint32_t j1 = (uint32_t)S_jstar(&sr, V, 1.0);
+    double m1 = S_mass(&sr, j1, 1.0);
+    memcpy(r + l->j1, &j1, sizeof j1);
+    memcpy(r + l->m1, &m1, sizeof m1);
     return SD_OK;
 }
 
@@ -304,7 +329,9 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     l.ap = l.P + s8;
     l.rat = l.ap + K * sizeof(uint64_t);
     l.aq = l.rat + V * sizeof(double);
-    l.ord = l.aq + K * sizeof(uint64_t);
+    l.m1 = l.aq + K * sizeof(uint64_t);
+    l.j1 = l.m1 + sizeof(double);
+    l.ord = l.j1 + sizeof(uint32_t);
     l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE;
     /* the vector code's byte offsets are products of 32-bit numbers */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
@@ -355,9 +382,21 @@ __attribute__((target("avx512f"))) static inline size_t S_count8(const double *r
     return j;
 }
 
-__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+/* S_residual's count on a row of up to S_COUNT_MAX tokens: the t in
+ * 1..j-1 with π Q_t - P_t <= target, eight per compare (the same
+ * arithmetic: the same number). */
+__attribute__((target("avx512f"))) static inline size_t S_count_w8(const double *Q, const double *P, size_t V, size_t j,
+                                                                 double pi, double target)
 {
-    return S_count8(r->rs, V, pi);
+    const __m512d vp = _mm512_set1_pd(pi), tg = _mm512_set1_pd(target);
+    size_t c = 0;
+    for (size_t o = 0; o + 1 < V; o += 8) {
+        size_t n = j - 1 > o ? j - 1 - o : 0; /* lanes o+1.. below j */
+        __mmask8 k = (__mmask8)(n >= 8 ? 0xffu : (1u << n) - 1u);
+        __m512d W = _mm512_sub_pd(_mm512_mul_pd(vp, _mm512_maskz_loadu_pd(k, Q + o + 1)), _mm512_maskz_loadu_pd(k, P + o + 1));
+        c += (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, tg, _CMP_LE_OQ));
+    }
+    return c;
 }
 
 /* A masked gather from byte offsets off of base: lanes outside m read
@@ -394,11 +433,13 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
         w->y[b] = (uint32_t)x;
         if (pi == 0.0)
             continue; /* nothing later can be accepted (m_j = 0): it stops drafting */
-        double eta = (double)w->uo[b] * S_2M53;
+        double eta = (double)w->uo[b] * S_2M53, m = 0.0;
+        size_t j = 0;
         int accept;
         if (i < G) {
             S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
-            double m = S_mass(&nx, S_jstar(&nx, V, pi), pi);
+            j = S_jstar(&nx, V, pi);
+            m = S_mass(&nx, j, pi);
             accept = eta * (m + (1.0 - pi)) < m; /* η < h_i = m_i / (m_i + 1 - p_i) */
         } else {
             accept = eta < pi; /* h_G = p_G */
@@ -407,7 +448,9 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
         uint32_t am = -(uint32_t)accept;
         w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
         w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
+        w->tauj[b] ^= (w->tauj[b] ^ (uint32_t)j) & am;
         w->taup[b] = sd_block_sel(accept, pi, w->taup[b]);
+        w->taum[b] = sd_block_sel(accept, m, w->taum[b]);
     }
 }
 
@@ -424,104 +467,119 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
  * many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+/* The low eight 32-bit lanes of v to a[0..7] where m is set (AVX-512F: a
+ * 16-lane masked store with the upper mask bits clear). */
+#define S_MST32(a, m, v) _mm512_mask_storeu_epi32((void *)(a), (__mmask16)(m), _mm512_castsi256_si512(v))
+#define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
 __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
                                                                           size_t na, size_t *tok)
 {
     const S_layout *l = &pl->lay;
     const char *slab = pl->slab;
     const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8;
-    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)pl->V);
+    const size_t nb = na / 8 * 8, Vn = pl->V;
+    /* the work arrays in locals: the vector stores (may_alias types) would
+     * otherwise make the compiler reload every pointer from w after each */
+    const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
+    uint32_t *restrict yv = w->y, *restrict xv = w->x, *restrict idx = w->idx, *restrict jw = w->jw;
+    uint32_t *restrict tauv = w->tau, *restrict tpv = w->tauprev, *restrict tjv = w->tauj;
+    double *restrict piv = w->pi, *restrict tpp = w->taup, *restrict tmv = w->taum, *restrict qj = w->qj,
+                     *restrict pj = w->pj;
+    const uint64_t *restrict ue = w->ue, *restrict uo = w->uo;
+    uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
+    uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
+    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
+    const __m512i im2 = _mm512_set1_epi64((long long)i - 2), im1 = _mm512_set1_epi64((long long)i - 1);
     const __m512i stride = _mm512_set1_epi64((long long)l->stride);
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
-    const __m512i zi = _mm512_setzero_si512();
     const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
-    uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
-    uint32_t *idx = w->idx;
-    uint64_t *ent = w->ent;
     /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
      * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
-        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), y = S_LD32(yv + b);
+        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), zero, _CMP_GT_OQ);
         live[b / 8] = lv;
-        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
-                                     stride);
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
-        _mm512_storeu_si512((void *)(w->R + b), R);
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im2), V), y), stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        _mm512_storeu_si512((void *)(Rv + b), R);
         S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
     }
     sd_fetch64(slab, idx, nb, ent);
     /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
         __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        S_ST32(w->x + b, x);
-        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        S_ST32(xv + b, x);
+        __m512i R = _mm512_loadu_si512((const void *)(Rv + b));
         S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
     }
     sd_fetch64(slab, idx, nb, ent);
     /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
+        __m256i x32 = S_LD256(xv + b);
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), x = _mm512_cvtepu32_epi64(x32);
         if (tok) {
             __m512i a = S_LD32(w->run.act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
-                                          _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
+                                          _mm512_add_epi64(n, im1));
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
-        __m512d pi0 = _mm512_loadu_pd(w->pi + b);
-        __m512d r = _mm512_mask_blend_pd(lv, one, _mm512_loadu_pd((const double *)(const void *)(ent + b)));
-        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, r), one));
-        _mm512_storeu_pd(w->pi + b, pi);
-        S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
+        __m512d pi0 = _mm512_loadu_pd(piv + b);
+        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, _mm512_maskz_loadu_pd(lv, (const double *)(const void *)(ent + b))), one);
+        _mm512_storeu_pd(piv + b, pi);
+        S_MST32(yv + b, lv, x32);
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
         __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
         inner[b / 8] = in;
         live[b / 8] = alive; /* from here: the places that test η_i */
-        __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
-                                      stride);
-        _mm512_storeu_si512((void *)(w->R + b), _mm512_maskz_mov_epi64(in, R2)); /* row 0 where unused */
-        _mm512_storeu_si512((void *)(w->jb + b), zi);
+        /* row 0 where unused */
+        _mm512_storeu_si512((void *)(Rv + b), _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride));
+        if (Vn > S_COUNT_MAX)
+            _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
     }
-    if (pl->V <= S_COUNT_MAX) {
+    const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
+    if (Vn <= 8) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row, eight tokens per compare) and Q_{j*}, P_{j*};
-         * every place, without a branch (pass 5 reads the inner ones).  Per
-         * place one vector multiply and compare, the rest loads and integer
-         * work (the vector ports are the bottleneck here). */
-        const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
-        const size_t Vn = pl->V;
-        const uint64_t *Rb = w->R;
-        const double *pib = w->pi;
-        double *qb = w->qj, *pb = w->pj;
+         * padded sorted row: one multiply and compare) and Q_{j*}, P_{j*};
+         * every place, without a branch (pass 5 reads the inner ones) */
         for (size_t b = 0; b < nb; b++) {
-            size_t off = Rb[b];
-            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pib[b]);
-            memcpy(qb + b, Q + off + 8 * j, sizeof *qb);
-            memcpy(pb + b, P + off + 8 * j, sizeof *pb);
+            size_t off = Rv[b];
+            __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
+            uint32_t j = (uint32_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
+            jw[b] = j;
+            memcpy(qj + b, Q + off + 8 * (size_t)j, sizeof *qj);
+            memcpy(pj + b, P + off + 8 * (size_t)j, sizeof *pj);
+        }
+    } else if (Vn <= S_COUNT_MAX) {
+        /* the same, eight tokens per compare */
+        for (size_t b = 0; b < nb; b++) {
+            size_t off = Rv[b];
+            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, piv[b]);
+            jw[b] = (uint32_t)j;
+            memcpy(qj + b, Q + off + 8 * j, sizeof *qj);
+            memcpy(pj + b, P + off + 8 * j, sizeof *pj);
         }
     } else {
         /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
          * search), one gather per pass; then m_i */
-        for (size_t len = pl->V;;) {
+        for (size_t len = Vn;;) {
             size_t half = len > 1 ? len / 2 : 1;
             for (size_t b = 0; b < nb; b += 8) {
                 __mmask8 in = inner[b / 8];
-                __m512i base = _mm512_loadu_si512((const void *)(w->jb + b));
+                __m512i base = _mm512_loadu_si512((const void *)(jb + b));
                 __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
-                __m512d rs = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
-                                                                    _mm512_slli_epi64(at, 3)), slab + l->rs);
-                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), rs), one, _CMP_GT_OQ);
-                _mm512_storeu_si512((void *)(w->jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
+                __m512d r = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
+                                                                   _mm512_slli_epi64(at, 3)), rs);
+                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(piv + b), r), one, _CMP_GT_OQ);
+                _mm512_storeu_si512((void *)(jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
             }
             if (len <= 1)
                 break;
@@ -529,54 +587,69 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         }
         for (size_t b = 0; b < nb; b += 8) {
             __mmask8 in = inner[b / 8];
-            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
-                                          _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
-            _mm512_storeu_pd(w->qj + b, S_gather_pd(zero, in, jo, slab + l->Q));
-            _mm512_storeu_pd(w->pj + b, S_gather_pd(zero, in, jo, slab + l->P));
+            __m512i j = _mm512_loadu_si512((const void *)(jb + b));
+            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 3));
+            S_ST32(jw + b, j);
+            _mm512_storeu_pd(qj + b, S_gather_pd(zero, in, jo, Q));
+            _mm512_storeu_pd(pj + b, S_gather_pd(zero, in, jo, P));
         }
     }
-    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
+    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G;
+     * where accepted, τ = i and its state (X_τ, p_τ, j*, m_τ) */
+    const __m256i vi32 = _mm256_set1_epi32((int)i);
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
-        __m512d pi = _mm512_loadu_pd(w->pi + b);
+        __m512d pi = _mm512_loadu_pd(piv + b);
         /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
-        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(w->qj + b)), _mm512_loadu_pd(w->pj + b)), zero);
-        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
+        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(qj + b)), _mm512_loadu_pd(pj + b)), zero);
+        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(uo + b))), s53);
         __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
         __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
-        S_ST32(w->tau + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tau + b), vi));
-        S_ST32(w->tauprev + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tauprev + b), S_LD32(w->x + b)));
-        _mm512_storeu_pd(w->taup + b, _mm512_mask_blend_pd(accept, _mm512_loadu_pd(w->taup + b), pi));
+        S_MST32(tauv + b, accept, vi32);
+        S_MST32(tpv + b, accept, S_LD256(xv + b));
+        S_MST32(tjv + b, accept, S_LD256(jw + b));
+        _mm512_mask_storeu_pd(tpp + b, accept, pi);
+        _mm512_mask_storeu_pd(tmv + b, accept, m);
     }
     return nb;
 }
 #undef S_LD32
 #undef S_ST32
+#undef S_MST32
+#undef S_LD256
 
 #endif
 
-/* The residual token of a place whose iteration rejected (τ < G): a draw
- * from max(π q - p, 0) at row (n + τ, X_τ) (byte offset off), π = p_τ
- * (eq. 4; 1 in the broken control). */
-static inline uint32_t S_reject_token_j(const S_plan *pl, const S_work *w, size_t b, const S_row *r, size_t j,
-                                        double piv)
-{
-    double m = S_mass(r, j, piv);
-    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
-    uint64_t U = w->ue[b];
-    return (uint32_t)(j && m > 0.0 ? S_residual(r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r->aq, pl->lgK, U));
-}
+/* The residual of a place whose iteration rejected (τ < G): max(π q - p, 0)
+ * at row (n + τ, X_τ) (byte offset off), π = p_τ (eq. 4; 1 in the broken
+ * control), with j = j*(π), m = m(π) as step τ computed them (τ = 0, and
+ * the control: π = 1, the row's j1, m1); target = u m for the draw.  res:
+ * 0 where m = 0 (probability 0 at τ < G, sims/block.c; rounding): the
+ * token is then drawn from q. */
+typedef struct S_rej {
+    S_row r;
+    size_t j;
+    double pi, target;
+    int res;
+} S_rej;
 
-static inline double S_piv(const S_plan *pl, const S_work *w, size_t b)
+static inline S_rej S_reject_setup(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
-    return pl->broken ? 1.0 : w->taup[b];
+    S_rej s = {.r = S_row_off(pl, off)};
+    int own = !pl->broken && w->tau[b] > 0;
+    s.pi = own ? w->taup[b] : 1.0;
+    s.j = own ? w->tauj[b] : s.r.j1;
+    double m = own ? w->taum[b] : s.r.m1;
+    s.target = (double)w->ue[b] * S_2M53 * m;
+    s.res = s.j && m > 0.0;
+    return s;
 }
 
 static inline uint32_t S_reject_token(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
-    S_row r = S_row_off(pl, off);
-    double piv = S_piv(pl, w, b);
-    return S_reject_token_j(pl, w, b, &r, S_jstar(&r, pl->V, piv), piv);
+    S_rej s = S_reject_setup(pl, w, b, off);
+    return (uint32_t)(s.res ? S_residual(&s.r, pl->V, s.j, s.pi, s.target)
+                            : sd_token_alias_draw(s.r.aq, pl->lgK, w->ue[b]));
 }
 
 /* The last token of the round's iteration at places b0..na-1 into x
@@ -648,10 +721,13 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
     }
     for (size_t r = 0; r < nr; r++) {
         size_t b = w->rl[r];
-        S_row row = S_row_off(pl, w->R[b]);
-        double piv = S_piv(pl, w, b);
-        size_t j = pl->V <= S_COUNT_MAX ? S_jstar_count8(&row, pl->V, piv) : S_jstar(&row, pl->V, piv);
-        w->x[b] = S_reject_token_j(pl, w, b, &row, j, piv);
+        if (pl->V > S_COUNT_MAX) {
+            w->x[b] = S_reject_token(pl, w, b, w->R[b]);
+            continue;
+        }
+        S_rej s = S_reject_setup(pl, w, b, w->R[b]);
+        w->x[b] = (uint32_t)(s.res ? s.r.ord[S_count_w8(s.r.Q, s.r.P, pl->V, s.j, s.pi, s.target)]
+                                   : sd_token_alias_draw(s.r.aq, pl->lgK, w->ue[b]));
     }
     return nb;
 }
@@ -687,15 +763,14 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
         uint32_t rej = w->run.rej[b] + (full ^ 1u), its = w->run.its[b] + 1;
-        uint64_t s1 = w->run.s1[b] + tau, s2 = w->run.s2[b] + (uint64_t)tau * tau;
         double rb = w->run.rb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         if (!first && n + emitted <= L) {
-            S_counts_set(&w->run, keep, s, rej, its, s1, s2, rb);
+            S_counts_set(&w->run, keep, s, rej, its, rb);
             uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
             *maxG = g > *maxG ? g : *maxG;
         } else {
-            S_counts_set(&w->done, (*nd)++, s, rej, its, s1, s2, rb);
+            S_counts_set(&w->done, (*nd)++, s, rej, its, rb);
         }
     }
     return keep;
@@ -711,14 +786,11 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
 /* The lanes m of (s, counts) to entries k.. of c, compressed: eight
  * entries are written, those past the popcount of m with garbage. */
 __attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
-                                                                    __m512i rej, __m512i its, __m512i s1, __m512i s2,
-                                                                    __m512d rb)
+                                                                    __m512i rej, __m512i its, __m512d rb)
 {
     S_ST32(c->act + k, _mm512_maskz_compress_epi64(m, s));
     S_ST32(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
     S_ST32(c->its + k, _mm512_maskz_compress_epi64(m, its));
-    _mm512_storeu_si512((void *)(c->s1 + k), _mm512_maskz_compress_epi64(m, s1));
-    _mm512_storeu_si512((void *)(c->s2 + k), _mm512_maskz_compress_epi64(m, s2));
     _mm512_storeu_pd(c->rb + k, _mm512_maskz_compress_pd(m, rb));
 }
 
@@ -744,8 +816,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
                                          _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
         __m512i rej = S_LD32(w->run.rej + b), its = _mm512_add_epi64(S_LD32(w->run.its + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
-        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s1 + b)), tau);
-        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s2 + b)), _mm512_mul_epu32(tau, tau));
         __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->run.rb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
         if (gmax < 16)
             for (size_t t = 0; t <= gmax; t++)
@@ -761,7 +831,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        S_counts_put8(&w->run, keep, km, s, rej, its, s1, s2, rb);
+        S_counts_put8(&w->run, keep, km, s, rej, its, rb);
         S_ST32(w->n + keep, nk);
         S_ST32(w->G + keep, Gk);
         S_ST32(w->y + keep, xk);
@@ -772,7 +842,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         keep += (size_t)__builtin_popcount(km);
         /* the trials done */
         if (dm) {
-            S_counts_put8(&w->done, d, dm, s, rej, its, s1, s2, rb);
+            S_counts_put8(&w->done, d, dm, s, rej, its, rb);
             d += (size_t)__builtin_popcount(dm);
         }
     }
@@ -815,8 +885,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
         uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
-        S_counts_set(&w->trial, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
+        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0.0);
         uint32_t g = S_begin(pl, w, s, 1, x0);
         maxG = g > maxG ? g : maxG;
         if (tok)
@@ -844,25 +913,42 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         S_last_scalar(pl, w, b0, na);
         na = S_finish(pl, w, na, L, obs->first_iteration, tok, &nd, &maxG, wide);
     }
-    for (size_t d = 0; d < nd; d++) { /* the counts by trial */
-        const S_counts *c = &w->done;
-        S_counts_set(&w->trial, c->act[d], c->act[d], c->rej[d], c->its[d], c->s1[d], c->s2[d], c->rb[d]);
+    /* The group's statistics: exact integer sums over its trials (in any
+     * order: the finished list), one sd_welford_merge_sums per statistic;
+     * accepted per iteration from the group's histogram of τ (Σ h_a, Σ a h_a,
+     * Σ a² h_a); rb, a double per trial, added trial by trial. */
+    const S_counts *dn = &w->done;
+    uint64_t r1 = 0, r2 = 0, c1 = 0, c2 = 0, h0 = 0, h1 = 0, h2 = 0;
+    for (size_t d = 0; d < nd; d++) {
+        r1 += dn->rej[d];
+        r2 += (uint64_t)dn->rej[d] * dn->rej[d];
+        c1 += dn->its[d];
+        c2 += (uint64_t)dn->its[d] * dn->its[d];
     }
-    if (obs->hist)
-        for (size_t a = 0; a <= gmax; a++)
-            for (size_t c = 0; c < S_HCOPIES; c++)
-                obs->hist[a] += (double)w->hist[c * (gmax + 1) + a]; /* integers: exact in any order */
-    for (size_t s = 0; s < S; s++) {
-        if (obs->acc)
-            sd_welford_merge_sums(obs->acc, w->trial.its[s], w->trial.s1[s], w->trial.s2[s]);
-        if (obs->rej)
-            sd_welford_add(obs->rej, (double)w->trial.rej[s]);
-        if (obs->calls)
-            sd_welford_add(obs->calls, (double)w->trial.its[s]);
-        if (obs->rb)
-            sd_welford_add(obs->rb, w->trial.rb[s]);
-        if (!tok)
-            continue;
+    for (size_t a = 0; a <= gmax; a++) {
+        uint64_t h = 0;
+        for (size_t k = 0; k < S_HCOPIES; k++)
+            h += w->hist[k * (gmax + 1) + a];
+        h0 += h;
+        h1 += a * h;
+        h2 += a * a * h;
+        if (obs->hist)
+            obs->hist[a] += (double)h; /* an integer below 2^53: exact in any order */
+    }
+    if (obs->rej)
+        sd_welford_merge_sums(obs->rej, S, r1, r2);
+    if (obs->calls)
+        sd_welford_merge_sums(obs->calls, S, c1, c2);
+    if (obs->acc)
+        sd_welford_merge_sums(obs->acc, h0, h1, h2);
+    if (obs->rb) {
+        memset(w->trb, 0, S * sizeof *w->trb);
+        for (size_t d = 0; d < nd; d++)
+            w->trb[dn->act[d]] = dn->rb[d];
+        for (size_t s = 0; s < S; s++)
+            sd_welford_add(obs->rb, w->trb[s]);
+    }
+    for (size_t s = 0; tok && s < S; s++) {
         const size_t *x = tok + s * (T + 1);
         if (obs->pos)
             for (size_t n = 1; n <= T; n++)
@@ -910,20 +996,20 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    const S_counts *cs[] = {&w->trial, &w->run, &w->done};
-    for (size_t i = 0; i < 3; i++) {
-        free(cs[i]->act);
-        free(cs[i]->rej);
-        free(cs[i]->its);
-        free(cs[i]->s1);
-        free(cs[i]->s2);
-        free(cs[i]->rb);
-    }
-    void *arrays[] = {w->tok, w->n,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->qj, w->pj, w->mk, w->rl, w->hist, w->idx, w->ent};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
+    free(w->arena);
     free(w);
+}
+
+/* The next array of n elements of `size` bytes from the arena at *off (NULL
+ * arena: only counts).  Each starts on a cache line, 5 lines after the end
+ * of the one before: arrays of 1 and 2 KiB would otherwise start at offsets
+ * equal modulo 4096, and a pass that loads one and stores another would
+ * wait on false store-to-load dependencies (4K aliasing). */
+static void *S_carve(unsigned char *arena, size_t *off, size_t n, size_t size)
+{
+    void *p = arena ? arena + *off : NULL;
+    *off += (n * size + S_LINE - 1) / S_LINE * S_LINE + 5 * S_LINE;
+    return p;
 }
 
 static int S_work_new(const void *plan, void **work, sd_error *err)
@@ -932,27 +1018,30 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     S_work *w = calloc(1, sizeof *w);
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
-    size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->trial.rej, &w->trial.its, &w->run.act,  &w->run.rej, &w->run.its,
-                        &w->done.act,  &w->done.rej,  &w->done.its, &w->n,       &w->G,
-                        &w->y,         &w->tau,       &w->tauprev,  &w->x,       &w->rl,
-                        &w->idx};
-    uint64_t **u64[] = {&w->trial.s1, &w->trial.s2, &w->run.s1, &w->run.s2, &w->done.s1, &w->done.s2,
-                        &w->ue,       &w->uo,       &w->R,      &w->jb,     &w->ent};
-    double **dbl[] = {&w->trial.rb, &w->run.rb, &w->done.rb, &w->pi, &w->taup, &w->qj, &w->pj};
-    int bad = 0;
-    for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
-        bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
-    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc((S + 8) * sizeof **u64[i]));
-    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
-        bad |= !(*dbl[i] = malloc((S + 8) * sizeof **dbl[i]));
-    bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
-    bad |= !(w->mk = malloc(2 * S / 8));
-    bad |= !(w->hist = malloc(S_HCOPIES * (pl->gmax + 1) * sizeof *w->hist));
-    if (bad) {
-        S_work_free(w);
-        return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
+    const size_t S = w->S = S_GROUP, S8 = S + 8; /* vector stores run up to 8 lanes past the last place */
+    for (int pass = 0; pass < 2; pass++) { /* 0: the size, 1: the arrays */
+        size_t off = 0;
+        unsigned char *a = w->arena;
+        uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
+                            &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
+                            &w->x,       &w->rl,      &w->idx,     &w->jw};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent};
+        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum, &w->qj, &w->pj};
+        for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
+            *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
+        for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
+            *u64[i] = S_carve(a, &off, S8, sizeof **u64[i]);
+        for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+            *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
+        w->tok = S_carve(a, &off, S * (pl->T + 1), sizeof *w->tok);
+        w->mk = S_carve(a, &off, 2 * S / 8, 1);
+        w->hist = S_carve(a, &off, S_HCOPIES * (pl->gmax + 1), sizeof *w->hist);
+        if (pass == 0 && !(w->arena = aligned_alloc(S_LINE, off))) { /* off: a multiple of S_LINE */
+            free(w);
+            return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
+        }
+        if (pass == 0)
+            memset(w->arena, 0, off);
     }
     *work = w;
     return SD_OK;
