@@ -81,7 +81,8 @@ typedef struct S_row {
     const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
                                 (+inf where p = 0 < q, -1 where p = q = 0) */
     const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
-    const double *Q, *P;     /* [V+1] prefix sums of q, p in the sorted order */
+    const double *QP;        /* [V+1 pairs, padded to a multiple of 8] the prefix sums (Q_j, P_j) of
+                                q, p in the sorted order, interleaved: one line holds both */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
     size_t j1;               /* j*(1) */
     double m1;               /* m(1) = Σ max(q - p, 0) */
@@ -90,7 +91,7 @@ typedef struct S_row {
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t ap, aq, rs, rat, Q, P, ord, j1, m1, stride;
+    size_t ap, aq, rs, rat, QP, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -140,7 +141,7 @@ typedef struct S_work {
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
     uint32_t *jw;   /* j* found */
-    double *qj, *pj; /* Q_{j*}, P_{j*} of m_i = max(π Q_{j*} - P_{j*}, 0) */
+    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
@@ -161,7 +162,7 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
     memcpy(&m1, r + l->m1, sizeof m1);
     return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
                    (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
-                   (const double *)(const void *)(r + l->Q),    (const double *)(const void *)(r + l->P),
+                   (const double *)(const void *)(r + l->QP),
                    (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
@@ -213,7 +214,7 @@ static inline double S_min1(double v)
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
 {
-    double m = pi * r->Q[j] - r->P[j];
+    double m = pi * r->QP[2 * j] - r->QP[2 * j + 1];
     return m > 0.0 ? m : 0.0;
 }
 
@@ -228,16 +229,17 @@ static inline size_t S_residual(const S_row *r, size_t V, size_t j, double pi, d
     size_t base = 0;
     if (V <= S_COUNT_MAX) {
         for (size_t t = 1; t < V; t++)
-            base += (t < j) & (pi * r->Q[t] - r->P[t] <= target);
+            base += (t < j) & (pi * r->QP[2 * t] - r->QP[2 * t + 1] <= target);
         return r->ord[base];
     }
     size_t n = j - 1; /* the prefix of t = 1..j-1 (as S_jstar) */
     while (n > 1) {
         size_t half = n / 2;
-        base += half & -(size_t)(pi * r->Q[base + half] - r->P[base + half] <= target);
+        size_t t = base + half;
+        base += half & -(size_t)(pi * r->QP[2 * t] - r->QP[2 * t + 1] <= target);
         n -= half;
     }
-    return r->ord[base + (n && pi * r->Q[base + 1] - r->P[base + 1] <= target)];
+    return r->ord[base + (n && pi * r->QP[2 * base + 2] - r->QP[2 * base + 3] <= target)];
 }
 
 static int S_cmp(const void *a, const void *b)
@@ -277,13 +279,14 @@ static void S_plan_free(void *plan)
     free(pl);
 }
 
-/* Row (p, q)'s tables into the row at r (layout l); key: V of scratch. */
+/* Row (p, q)'s tables into the row at r (layout l); key: V, Q: 2(V + 1)
+ * of scratch. */
 static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
-                       sd_block_key *key, sd_error *err)
+                       sd_block_key *key, double *Q, sd_error *err)
 {
     uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
     double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
-    double *Q = (double *)(void *)(r + l->Q), *P = (double *)(void *)(r + l->P);
+    double *QP = (double *)(void *)(r + l->QP), *P = Q + V + 1;
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
     int rc = sd_token_alias_build(p, V, lgK, ap, err);
     if (!rc)
@@ -293,10 +296,14 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
     for (size_t x = 0; x < V; x++)
         rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
     sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
+    for (size_t j = 0; j < (V + 8) / 8 * 8; j++) {
+        QP[2 * j] = j <= V ? Q[j] : Q[V]; /* the padding: W_j = π Q_V - P_V */
+        QP[2 * j + 1] = j <= V ? P[j] : P[V];
+    }
     /* j*(1) and m(1): the residual of an iteration that rejected its first
      * draft (τ = 0, π = p_0 = 1), and of every rejection of the broken
      * control */
-    S_row sr = {.rs = rs, .Q = Q, .P = P};
+    S_row sr = {.rs = rs, .QP = QP};
     uint32_t j1 = (uint32_t)S_jstar(&sr, V, 1.0);
     double m1 = S_mass(&sr, j1, 1.0);
     memcpy(r + l->j1, &j1, sizeof j1);
@@ -322,11 +329,10 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
      * the prefix sums first, each padded to whole 64-byte loads, then the
      * draft's alias table and r(X), then the bonus's table. */
     S_layout l;
-    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s8 = (V + 8) / 8 * 8 * sizeof(double);
+    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s16 = (V + 8) / 8 * 16 * sizeof(double);
     l.rs = 0;
-    l.Q = l.rs + r8;
-    l.P = l.Q + s8;
-    l.ap = l.P + s8;
+    l.QP = l.rs + r8;
+    l.ap = l.QP + s16;
     l.rat = l.ap + K * sizeof(uint64_t);
     l.aq = l.rat + V * sizeof(double);
     l.m1 = l.aq + K * sizeof(uint64_t);
@@ -340,13 +346,15 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
                             nrows, l.stride, max_bytes < UINT32_MAX ? max_bytes : (size_t)UINT32_MAX);
     S_plan *pl = calloc(1, sizeof *pl);
     sd_block_key *key = malloc(V * sizeof *key);
+    double *Qs = malloc(2 * (V + 1) * sizeof *Qs);
     if (pl) {
         pl->slab = aligned_alloc(S_LINE, nrows ? nrows * l.stride : S_LINE); /* a multiple of S_LINE */
         pl->init = malloc(K * sizeof *pl->init);
     }
-    if (!pl || !key || !pl->slab || !pl->init) {
+    if (!pl || !key || !Qs || !pl->slab || !pl->init) {
         S_plan_free(pl);
         free(key);
+        free(Qs);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory for %zu rows", nrows);
     }
     pl->V = V;
@@ -360,8 +368,9 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     for (size_t t = 1; t <= T && !rc; t++)
         for (size_t a = 0; a < V && !rc; a++)
             rc = S_row_build(pl->slab + ((t - 1) * V + a) * l.stride, &l, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
-                             V, lgK, key, err);
+                             V, lgK, key, Qs, err);
     free(key);
+    free(Qs);
     if (rc) {
         S_plan_free(pl);
         return rc;
@@ -382,18 +391,25 @@ __attribute__((target("avx512f"))) static inline size_t S_count8(const double *r
     return j;
 }
 
+/* The even and the odd lanes of (lo, hi): Q_j and P_j of eight
+ * interleaved pairs. */
+#define S_EVEN _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0)
+#define S_ODD _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1)
+
 /* S_residual's count on a row of up to S_COUNT_MAX tokens: the t in
  * 1..j-1 with π Q_t - P_t <= target, eight per compare (the same
  * arithmetic: the same number). */
-__attribute__((target("avx512f"))) static inline size_t S_count_w8(const double *Q, const double *P, size_t V, size_t j,
-                                                                 double pi, double target)
+__attribute__((target("avx512f"))) static inline size_t S_count_w8(const double *QP, size_t V, size_t j, double pi,
+                                                                 double target)
 {
     const __m512d vp = _mm512_set1_pd(pi), tg = _mm512_set1_pd(target);
     size_t c = 0;
-    for (size_t o = 0; o + 1 < V; o += 8) {
-        size_t n = j - 1 > o ? j - 1 - o : 0; /* lanes o+1.. below j */
-        __mmask8 k = (__mmask8)(n >= 8 ? 0xffu : (1u << n) - 1u);
-        __m512d W = _mm512_sub_pd(_mm512_mul_pd(vp, _mm512_maskz_loadu_pd(k, Q + o + 1)), _mm512_maskz_loadu_pd(k, P + o + 1));
+    for (size_t o = 0; o < V; o += 8) { /* pairs o..o+7 */
+        size_t n = j > o ? j - o : 0;   /* lanes below j */
+        __mmask8 k = (__mmask8)((n >= 8 ? 0xffu : (1u << n) - 1u) & (o ? 0xffu : 0xfeu)); /* and t >= 1 */
+        __m512d lo = _mm512_loadu_pd(QP + 2 * o), hi = _mm512_loadu_pd(QP + 2 * o + 8);
+        __m512d W = _mm512_sub_pd(_mm512_mul_pd(vp, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                  _mm512_permutex2var_pd(lo, S_ODD, hi));
         c += (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, tg, _CMP_LE_OQ));
     }
     return c;
@@ -483,8 +499,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
     uint32_t *restrict yv = w->y, *restrict xv = w->x, *restrict idx = w->idx, *restrict jw = w->jw;
     uint32_t *restrict tauv = w->tau, *restrict tpv = w->tauprev, *restrict tjv = w->tauj;
-    double *restrict piv = w->pi, *restrict tpp = w->taup, *restrict tmv = w->taum, *restrict qj = w->qj,
-                     *restrict pj = w->pj;
+    double *restrict piv = w->pi, *restrict tpp = w->taup, *restrict tmv = w->taum, *restrict qp = w->qp;
     const uint64_t *restrict ue = w->ue, *restrict uo = w->uo;
     uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
     uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
@@ -545,18 +560,18 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         if (Vn > S_COUNT_MAX)
             _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
     }
-    const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
+    const char *rs = slab + l->rs, *QP = slab + l->QP;
     if (Vn <= 8) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row: one multiply and compare) and Q_{j*}, P_{j*};
-         * every place, without a branch (pass 5 reads the inner ones) */
+         * padded sorted row: one multiply and compare) and the pair
+         * (Q_{j*}, P_{j*}); every place, without a branch (pass 5 reads the
+         * inner ones) */
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
             __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
-            uint32_t j = (uint32_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
-            jw[b] = j;
-            memcpy(qj + b, Q + off + 8 * (size_t)j, sizeof *qj);
-            memcpy(pj + b, P + off + 8 * (size_t)j, sizeof *pj);
+            size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
+            jw[b] = (uint32_t)j;
+            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
         }
     } else if (Vn <= S_COUNT_MAX) {
         /* the same, eight tokens per compare */
@@ -564,8 +579,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             size_t off = Rv[b];
             size_t j = S_count8((const double *)(const void *)(rs + off), Vn, piv[b]);
             jw[b] = (uint32_t)j;
-            memcpy(qj + b, Q + off + 8 * j, sizeof *qj);
-            memcpy(pj + b, P + off + 8 * j, sizeof *pj);
+            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
         }
     } else {
         /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
@@ -588,10 +602,11 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         for (size_t b = 0; b < nb; b += 8) {
             __mmask8 in = inner[b / 8];
             __m512i j = _mm512_loadu_si512((const void *)(jb + b));
-            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 3));
+            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 4));
             S_ST32(jw + b, j);
-            _mm512_storeu_pd(qj + b, S_gather_pd(zero, in, jo, Q));
-            _mm512_storeu_pd(pj + b, S_gather_pd(zero, in, jo, P));
+            __m512d q = S_gather_pd(zero, in, jo, QP), p = S_gather_pd(zero, in, jo, QP + 8);
+            _mm512_storeu_pd(qp + 2 * b, _mm512_permutex2var_pd(q, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), p));
+            _mm512_storeu_pd(qp + 2 * b + 8, _mm512_permutex2var_pd(q, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), p));
         }
     }
     /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G;
@@ -601,7 +616,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
         __m512d pi = _mm512_loadu_pd(piv + b);
         /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
-        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(qj + b)), _mm512_loadu_pd(pj + b)), zero);
+        __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
+        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                _mm512_permutex2var_pd(lo, S_ODD, hi)), zero);
         __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(uo + b))), s53);
         __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
         __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
@@ -726,7 +743,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
             continue;
         }
         S_rej s = S_reject_setup(pl, w, b, w->R[b]);
-        w->x[b] = (uint32_t)(s.res ? s.r.ord[S_count_w8(s.r.Q, s.r.P, pl->V, s.j, s.pi, s.target)]
+        w->x[b] = (uint32_t)(s.res ? s.r.ord[S_count_w8(s.r.QP, pl->V, s.j, s.pi, s.target)]
                                    : sd_token_alias_draw(s.r.aq, pl->lgK, w->ue[b]));
     }
     return nb;
@@ -1026,13 +1043,14 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx,     &w->jw};
         uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent};
-        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum, &w->qj, &w->pj};
+        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
         for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
             *u64[i] = S_carve(a, &off, S8, sizeof **u64[i]);
         for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
             *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
+        w->qp = S_carve(a, &off, 2 * S8, sizeof *w->qp);
         w->tok = S_carve(a, &off, S * (pl->T + 1), sizeof *w->tok);
         w->mk = S_carve(a, &off, 2 * S / 8, 1);
         w->hist = S_carve(a, &off, S_HCOPIES * (pl->gmax + 1), sizeof *w->hist);
