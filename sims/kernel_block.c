@@ -146,6 +146,7 @@ typedef struct S_work {
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
+    uint64_t *ent1; /* the words after them (S_fetch2) */
     uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
                        (consecutive increments of one counter would wait for each other) */
     unsigned char *arena; /* every array above (S_carve) */
@@ -630,10 +631,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     }
     return nb;
 }
-#undef S_LD32
-#undef S_ST32
-#undef S_MST32
-#undef S_LD256
 
 #endif
 
@@ -692,59 +689,104 @@ static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
  * (their entries by sd_fetch64), the places that rejected listed and then
  * done one by one without a branch on the coin; returns how many places it
  * did. */
+/* sd_fetch64 for two consecutive words: e0[i], e1[i] = the words at
+ * base + 8·idx[i] and 8 bytes further (n a multiple of 2). */
+static inline void S_fetch2(const void *base, const uint32_t *idx, size_t n, uint64_t *e0, uint64_t *e1)
+{
+    const unsigned char *bp = base;
+    for (size_t i = 0; i < n; i += 2) {
+        const unsigned char *a = bp + (size_t)idx[i] * 8, *c = bp + (size_t)idx[i + 1] * 8;
+        uint64_t a0, a1, c0, c1;
+        memcpy(&a0, a, 8);
+        memcpy(&a1, a + 8, 8);
+        memcpy(&c0, c, 8);
+        memcpy(&c1, c + 8, 8);
+#if defined(__GNUC__)
+        __asm__("" : "+r"(a0), "+r"(a1), "+r"(c0), "+r"(c1)); /* no gather (sd_fetch64) */
+#endif
+        e0[i] = a0;
+        e1[i] = a1;
+        e0[i + 1] = c0;
+        e1[i + 1] = c1;
+    }
+}
+
+/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time,
+ * and for the places that rejected the residual's π, j = j*(π) and target
+ * u m (S_reject_setup: j = 0 where m = 0), the row's j1, m1 where τ = 0
+ * (their slab words, like the bonus's table entries, by one fetch); then
+ * the residual draws place by place, without a branch on the coin.
+ * Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
 {
     const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8;
-    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const size_t nb = na / 8 * 8, Vn = pl->V;
+    const uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict tauv = w->tau, *restrict tpv = w->tauprev;
+    uint32_t *restrict xv = w->x, *restrict idx = w->idx, *restrict rl = w->rl, *restrict tjv = w->tauj;
+    double *restrict tpp = w->taup, *restrict tmv = w->taum;
+    const uint64_t *restrict ue = w->ue;
+    uint64_t *restrict Rv = w->R, *restrict e0 = w->ent, *restrict e1 = w->ent1;
+    uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
+    const __m512i V = _mm512_set1_epi64((long long)Vn), stride = _mm512_set1_epi64((long long)l->stride);
     const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi64(1), lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i aq = _mm512_set1_epi64((long long)l->aq);
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
+    const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
     size_t nr = 0;
-    /* the row of the last token; the entry of the bonus's alias table */
+    /* the row of the last token; the entry of the bonus's alias table, or
+     * the row's m1, j1 where the residual has π = 1 */
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
-        __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
-        __m512i tau = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tau + b)));
-        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
-        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), _mm512_set1_epi64(1)), V), tp),
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b), tp = S_LD32(tpv + b);
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), tp),
                                        stride);
-        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G), rej = (__mmask8)~full;
         __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        w->mk[b / 8] = bonus;
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
-        _mm256_storeu_si256((__m256i *)(void *)(w->idx + b),
-                            _mm512_cvtepi64_epi32(_mm512_maskz_srli_epi64(bonus, _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)), 3)));
-        _mm512_storeu_si512((void *)(w->R + b), off);
-        __mmask8 rej = (__mmask8)~full;
+        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(tau, zi));
+        bon[b / 8] = bonus;
+        dflt[b / 8] = d;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
+        _mm512_storeu_si512((void *)(Rv + b), off);
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
-        _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
         nr += (size_t)__builtin_popcount(rej);
     }
-    sd_fetch64(pl->slab, w->idx, nb, w->ent);
-    /* the bonus draws (the alias test), else X_G (the horizon) for now */
+    S_fetch2(pl->slab, idx, nb, e0, e1);
+    /* the bonus draws (the alias test), else X_G (the horizon) for now; the
+     * residual's π, j, target in taup, tauj, taum */
     for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 bonus = w->mk[b / 8];
-        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __mmask8 bonus = bon[b / 8], d = dflt[b / 8];
+        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(w->ent + b));
+        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(e0 + b));
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        S_MST32(xv + b, ~bonus, S_LD256(tpv + b));
+        S_MST32(xv + b, bonus, _mm512_cvtepi64_epi32(xb));
+        __m512d pi = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tpp + b), oned);
+        __m512d m = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tmv + b), _mm512_loadu_pd((const double *)(const void *)(e0 + b)));
+        __m512i j = _mm512_mask_blend_epi64(d, S_LD32(tjv + b), _mm512_and_si512(_mm512_loadu_si512((const void *)(e1 + b)), lo32));
+        __mmask8 res = _mm512_cmpneq_epi64_mask(j, zi) & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
+        _mm512_storeu_pd(tpp + b, pi);
+        _mm512_storeu_pd(tmv + b, _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(U), s53), m));
+        S_ST32(tjv + b, _mm512_maskz_mov_epi64(res, j));
     }
+    const char *slab = pl->slab;
     for (size_t r = 0; r < nr; r++) {
-        size_t b = w->rl[r];
-        if (pl->V > S_COUNT_MAX) {
-            w->x[b] = S_reject_token(pl, w, b, w->R[b]);
-            continue;
-        }
-        S_rej s = S_reject_setup(pl, w, b, w->R[b]);
-        w->x[b] = (uint32_t)(s.res ? s.r.ord[S_count_w8(s.r.QP, pl->V, s.j, s.pi, s.target)]
-                                   : sd_token_alias_draw(s.r.aq, pl->lgK, w->ue[b]));
+        size_t b = rl[r], j = tjv[b];
+        S_row row = S_row_off(pl, Rv[b]);
+        if (!j) /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
+            xv[b] = (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
+        else if (Vn <= S_COUNT_MAX)
+            xv[b] = row.ord[S_count_w8((const double *)(const void *)(slab + Rv[b] + l->QP), Vn, j, tpp[b], tmv[b])];
+        else
+            xv[b] = (uint32_t)S_residual(&row, Vn, j, tpp[b], tmv[b]);
     }
     return nb;
 }
@@ -798,8 +840,6 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
  * arithmetic, the moves as compressions (every store of eight lanes lands
  * on places already read), the histogram of τ by comparisons for small
  * Gmax.  Returns the places kept; *nd, *maxG as there. */
-#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
-#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The lanes m of (s, counts) to entries k.. of c, compressed: eight
  * entries are written, those past the popcount of m with garbage. */
 __attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
@@ -870,6 +910,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
 }
 #undef S_LD32
 #undef S_ST32
+#undef S_MST32
+#undef S_LD256
 #endif
 
 /* The bookkeeping of the round at places 0..na-1 (S_finish_scalar). */
@@ -1042,7 +1084,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx,     &w->jw};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
         double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
