@@ -489,7 +489,7 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
 #define S_MST32(a, m, v) _mm512_mask_storeu_epi32((void *)(a), (__mmask16)(m), _mm512_castsi256_si512(v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
 __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          size_t na, size_t *tok)
+                                                                          size_t maxG, size_t na, size_t *tok)
 {
     const S_layout *l = &pl->lay;
     const char *slab = pl->slab;
@@ -562,7 +562,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
             _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
     }
     const char *rs = slab + l->rs, *QP = slab + l->QP;
-    if (Vn <= 8) {
+    if (i >= maxG) {
+        /* no place has i < G: no m_i to compute (pass 5 tests η_G < p_G) */
+    } else if (Vn <= 8) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
          * padded sorted row: one multiply and compare) and the pair
          * (Q_{j*}, P_{j*}); every place, without a branch (pass 5 reads the
@@ -959,7 +961,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
-                b0 = S_draft_avx512(pl, w, i, na, tok);
+                b0 = S_draft_avx512(pl, w, i, maxG, na, tok);
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
