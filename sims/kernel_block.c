@@ -956,8 +956,14 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
+        /* the uniforms of whole groups of eight places (vector Philox): the
+         * list of trials padded with repeats of its first, whose values
+         * nothing reads */
+        size_t nu = wide ? (na + 7) / 8 * 8 : na;
+        for (size_t b = na; b < nu; b++)
+            w->run.act[b] = w->run.act[0];
         for (size_t i = 1; i <= maxG; i++) {
-            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, na, w->ue, w->uo);
+            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, nu, w->ue, w->uo);
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
@@ -965,7 +971,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
-        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, na, w->ue, w->uo);
+        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, nu, w->ue, w->uo);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
