@@ -956,18 +956,20 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
         uint64_t base = 1 + k * (gmax + 1); /* b_k */
-        /* the uniforms of whole groups of eight places (vector Philox): the
-         * list of trials padded with repeats of its first, whose values
-         * nothing reads */
+        /* whole groups of eight places for the uniforms (vector Philox) and
+         * the drafting steps: the list padded with places that never draft
+         * (G = 0), repeating the first trial, whose values nothing reads */
         size_t nu = wide ? (na + 7) / 8 * 8 : na;
-        for (size_t b = na; b < nu; b++)
+        for (size_t b = na; b < nu; b++) {
             w->run.act[b] = w->run.act[0];
+            w->G[b] = 0;
+        }
         for (size_t i = 1; i <= maxG; i++) {
             sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, nu, w->ue, w->uo);
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
-                b0 = S_draft_avx512(pl, w, i, maxG, na, tok);
+                b0 = S_draft_avx512(pl, w, i, maxG, nu, tok);
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
