@@ -780,6 +780,21 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_
         S_ST32(tjv + b, _mm512_maskz_mov_epi64(res, j));
     }
     const char *slab = pl->slab;
+    if (Vn <= 8) { /* the same, one compare of the pairs 0..7 */
+        const char *QP = slab + l->QP;
+        for (size_t r = 0; r < nr; r++) {
+            size_t b = rl[r], j = tjv[b], off = Rv[b];
+            const double *qp = (const double *)(const void *)(QP + off);
+            __m512d lo = _mm512_loadu_pd(qp), hi = _mm512_loadu_pd(qp + 8);
+            __m512d W = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(tpp[b]), _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                      _mm512_permutex2var_pd(lo, S_ODD, hi));
+            __mmask8 k = (__mmask8)(((1u << j) - 1u) & 0xfeu); /* t in 1..j-1 */
+            size_t c = (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, _mm512_set1_pd(tmv[b]), _CMP_LE_OQ));
+            S_row row = S_row_off(pl, off);
+            xv[b] = j ? row.ord[c] : (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
+        }
+        return nb;
+    }
     for (size_t r = 0; r < nr; r++) {
         size_t b = rl[r], j = tjv[b];
         S_row row = S_row_off(pl, Rv[b]);
