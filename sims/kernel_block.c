@@ -40,11 +40,14 @@
  * laid out so that every trial of a round uses the same Philox block
  * (the uniform of (seed, trial, iteration, role) is a fixed function, so
  * results do not depend on the thread count).  With Gmax = γ (or T at
- * lookahead to the horizon), block 0 draws x_0 (even uniform), and
- * iteration k (0-based) uses blocks b_k = 1 + k (Gmax + 1) onwards:
- * block b_k + i - 1 draws X_i (even) and η_i (odd), block b_k + Gmax the
- * iteration's last token (even).  No uniform is used twice, so they are
- * independent, as sd_block_step's are.
+ * lookahead to the horizon), block 0 draws x_0 (even uniform), and the
+ * iterations go in pairs: pair m (iterations 2m and 2m + 1, 0-based) uses
+ * blocks c_m = 1 + m (2 Gmax + 1) onwards; iteration 2m + e (e = 0, 1)
+ * draws X_i (even) and η_i (odd) from block c_m + e Gmax + i - 1, and its
+ * last token from block c_m + 2 Gmax, the even uniform for e = 0, the odd
+ * one for e = 1 (kept with the trial's place from one round to the next):
+ * 2 Gmax + 1 blocks for two iterations.  No uniform is used twice, so they
+ * are independent, as sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
@@ -136,6 +139,7 @@ typedef struct S_work {
     uint32_t *tauj;
     double *taum;
     uint64_t *ue, *uo;
+    uint64_t *ul;   /* the odd uniform of a pair's last block: the next iteration's last token */
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* X_i, then the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
@@ -843,6 +847,7 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         if (!first && n + emitted <= L) {
             S_counts_set(&w->run, keep, s, rej, its, rb);
+            w->ul[keep] = w->ul[b];
             uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
             *maxG = g > *maxG ? g : *maxG;
         } else {
@@ -906,6 +911,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
         S_counts_put8(&w->run, keep, km, s, rej, its, rb);
+        _mm512_storeu_si512((void *)(w->ul + keep), _mm512_maskz_compress_epi64(km, _mm512_loadu_si512((const void *)(w->ul + b))));
         S_ST32(w->n + keep, nk);
         S_ST32(w->G + keep, Gk);
         S_ST32(w->y + keep, xk);
@@ -970,7 +976,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
-        uint64_t base = 1 + k * (gmax + 1); /* b_k */
+        const uint64_t cm = 1 + k / 2 * (2 * gmax + 1), base = cm + k % 2 * gmax; /* c_m; the drafts' first block */
         /* whole groups of eight places for the uniforms (vector Philox) and
          * the drafting steps: the list padded with places that never draft
          * (G = 0), repeating the first trial, whose values nothing reads */
@@ -988,7 +994,10 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #endif
             S_draft_scalar(pl, w, i, b0, na, tok);
         }
-        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, nu, w->ue, w->uo);
+        if (k % 2 == 0) /* the last tokens of this round (even) and the next (odd) */
+            sd_rngbuf_trials_at(seed, cm + 2 * gmax, g0, w->run.act, nu, w->ue, w->ul);
+        else
+            memcpy(w->ue, w->ul, na * sizeof *w->ue);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
@@ -1109,7 +1118,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx,     &w->jw};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->ul, &w->R, &w->jb, &w->ent, &w->ent1};
         double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
