@@ -882,26 +882,34 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     const __m512i Lv = _mm512_set1_epi64((long long)L), gam = _mm512_set1_epi64((long long)pl->gamma);
     const __m512i Tp1 = _mm512_set1_epi64((long long)(T + 1));
     const __m512d oned = _mm512_set1_pd(1.0);
+    /* the arrays in locals (S_draft_avx512) */
+    uint32_t *restrict act = w->run.act, *restrict rejv = w->run.rej, *restrict itsv = w->run.its;
+    double *restrict rbv = w->run.rb, *restrict piv = w->pi, *restrict tpp = w->taup;
+    uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict yv = w->y, *restrict tauv = w->tau,
+                       *restrict tpv = w->tauprev;
+    const uint32_t *restrict xv = w->x;
+    uint64_t *restrict ul = w->ul, *restrict hist = w->hist;
+    const S_counts done = w->done;
     __m512i mg = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i s = S_LD32(w->run.act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
-        __m512i x = S_LD32(w->x + b);
+        __m512i s = S_LD32(act + b), n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b);
+        __m512i x = S_LD32(xv + b);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
         __m512i t1 = _mm512_add_epi64(tau, one), emitted = _mm512_mask_sub_epi64(t1, nob, t1, one);
         if (tok)
             _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
                                          _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
-        __m512i rej = S_LD32(w->run.rej + b), its = _mm512_add_epi64(S_LD32(w->run.its + b), one);
+        __m512i rej = S_LD32(rejv + b), its = _mm512_add_epi64(S_LD32(itsv + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
-        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->run.rb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
+        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(rbv + b), _mm512_sub_pd(oned, _mm512_loadu_pd(piv + b)));
         if (gmax < 16)
             for (size_t t = 0; t <= gmax; t++)
-                w->hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
+                hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
         else
             for (size_t c = 0; c < 8; c++)
-                w->hist[(c % S_HCOPIES) * (gmax + 1) + w->tau[b + c]]++;
+                hist[(c % S_HCOPIES) * (gmax + 1) + tauv[b + c]]++;
         __m512i nn = _mm512_add_epi64(n, emitted);
         __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv), dm = (__mmask8)~km;
         /* the places kept, and their next iteration (S_begin) */
@@ -910,19 +918,23 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        S_counts_put8(&w->run, keep, km, s, rej, its, rb);
-        _mm512_storeu_si512((void *)(w->ul + keep), _mm512_maskz_compress_epi64(km, _mm512_loadu_si512((const void *)(w->ul + b))));
-        S_ST32(w->n + keep, nk);
-        S_ST32(w->G + keep, Gk);
-        S_ST32(w->y + keep, xk);
-        S_ST32(w->tauprev + keep, xk);
-        _mm512_storeu_pd(w->pi + keep, oned);
-        _mm512_storeu_pd(w->taup + keep, oned);
-        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        __m512i ulk = _mm512_maskz_compress_epi64(km, _mm512_loadu_si512((const void *)(ul + b)));
+        S_ST32(act + keep, _mm512_maskz_compress_epi64(km, s));
+        S_ST32(rejv + keep, _mm512_maskz_compress_epi64(km, rej));
+        S_ST32(itsv + keep, _mm512_maskz_compress_epi64(km, its));
+        _mm512_storeu_pd(rbv + keep, _mm512_maskz_compress_pd(km, rb));
+        _mm512_storeu_si512((void *)(ul + keep), ulk);
+        S_ST32(nv + keep, nk);
+        S_ST32(Gv + keep, Gk);
+        S_ST32(yv + keep, xk);
+        S_ST32(tpv + keep, xk);
+        _mm512_storeu_pd(piv + keep, oned);
+        _mm512_storeu_pd(tpp + keep, oned);
+        S_ST32(tauv + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
         /* the trials done */
         if (dm) {
-            S_counts_put8(&w->done, d, dm, s, rej, its, rb);
+            S_counts_put8(&done, d, dm, s, rej, its, rb);
             d += (size_t)__builtin_popcount(dm);
         }
     }
