@@ -490,9 +490,9 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The low eight 32-bit lanes of v to a[0..7] where m is set (AVX-512F: a
  * 16-lane masked store with the upper mask bits clear). */
-#define S_MST32(a, m, v) _mm512_mask_storeu_epi32((void *)(a), (__mmask16)(m), _mm512_castsi256_si512(v))
+#define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
-__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
                                                                           size_t maxG, size_t na, size_t *tok)
 {
     const S_layout *l = &pl->lay;
@@ -723,7 +723,7 @@ static inline void S_fetch2(const void *base, const uint32_t *idx, size_t n, uin
  * (their slab words, like the bonus's table entries, by one fetch); then
  * the residual draws place by place, without a branch on the coin.
  * Returns how many places it did. */
-__attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
 {
     const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
@@ -973,7 +973,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
     int wide = 0;
 #if S_HAVE_X86
-    wide = sd_rngbuf_avx512dq();
+    wide = sd_rngbuf_avx512dq() && __builtin_cpu_supports("avx512vl");
 #endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     uint32_t maxG = 0;
