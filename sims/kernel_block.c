@@ -7,15 +7,19 @@
  * residual mass m(π) = Σ_x max(π q(x) - p(x), 0) and on the residual
  * sample.  Per row (position t, previous token a) this kernel stores the
  * tokens sorted by r = q/p decreasing (p = 0 < q first with r = +inf,
- * p = q = 0 last with r = -1), with prefix sums Q_j, P_j in that order.
+ * p = q = 0 last with r = -1), with prefix sums Q_j, P_j in that order
+ * (stored as interleaved pairs: one cache line holds both).
  * π q(x) > p(x), i.e. π r(x) > 1, holds exactly for the first j*(π)
  * tokens of that order, so
  *     m(π) = π Q_{j*} - P_{j*},
  * with j* found by one binary search on the sorted r (or by counting π r > 1
  * on small rows: the same number); and the residual's
  * cumulative weight over the first j sorted tokens, W_j = π Q_j - P_j,
- * increases with j up to j*, so a residual sample is a second binary
- * search for the first j with W_{j+1} > u m.  Drafts X_i ~ p and bonus
+ * increases with j up to j*, so a residual sample is the number of
+ * t = 1..j*-1 with W_t <= u m (a count, or a binary search on long rows).
+ * The residual of an iteration that stopped at τ is at row (n + τ, X_τ)
+ * with π = p_τ: the j* and m that the acceptance test of step τ computed
+ * there (τ = 0: π = 1, whose j*(1), m(1) each row stores).  Drafts X_i ~ p and bonus
  * tokens ~ q are drawn from integer alias tables (sd_token_alias_draw,
  * sims/sd_token.h: every token returned for exactly its mass of the 2^53
  * values of a 53-bit uniform, never one of probability 0), and
@@ -34,7 +38,8 @@
  * list of trials still running is compacted after each round; within a
  * round, trials that stopped drafting are masked.  With AVX-512 a step runs
  * as vector passes over the trials (S_draft_avx512, S_last_avx512), with
- * the scalar code's arithmetic in the same order.
+ * the scalar code's arithmetic in the same order; the list is padded to a
+ * multiple of eight places with places that never draft.
  *
  * Random numbers: 53-bit uniforms of the trial's sd_stream (seed, trial),
  * laid out so that every trial of a round uses the same Philox block
@@ -51,9 +56,13 @@
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
- * the list is compacted, and are set down by trial when it is done) and
- * added to the observers trial by trial in trial order after the group: a
- * function of (seed, block).
+ * the list is compacted) and, after the group, merged into the observers
+ * once per statistic from exact integer sums over the group's trials
+ * (sd_welford_merge_sums: rejections and target calls from Σx, Σx²,
+ * accepted per iteration from the group's histogram of τ); the
+ * Rao-Blackwellised 1 - p_G sums, doubles, are added trial by trial in
+ * trial order.  Groups start at the first trial of each run call (an
+ * engine block): a function of (seed, block).
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
