@@ -804,7 +804,10 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512
             __mmask8 k = (__mmask8)(((1u << j) - 1u) & 0xfeu); /* t in 1..j-1 */
             size_t c = (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, _mm512_set1_pd(tmv[b]), _CMP_LE_OQ));
             S_row row = S_row_off(pl, off);
-            xv[b] = j ? row.ord[c] : (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
+            if (__builtin_expect(j != 0, 1))
+                xv[b] = row.ord[c];
+            else /* m = 0: q (S_reject_token) */
+                xv[b] = (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
         }
         return nb;
     }
