@@ -143,12 +143,15 @@ typedef struct S_work {
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
-    /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), set where step τ < G accepted:
-     * the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
+    /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), from step τ's records
+     * (S_tau): the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
     uint32_t *tauj;
     double *taum;
+    /* the round's drafting steps, step i at [i·(S + 8)..]: X_i, p_i, and
+     * where i < G, j*(p_i) and m_i at row (n + i, X_i) (S_tau) */
+    uint32_t *xs, *js;
+    double *ps, *ms;
     uint64_t *ue, *uo;
-    uint64_t *ul;   /* the odd uniform of a pair's last block: the next iteration's last token */
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* X_i, then the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
@@ -446,41 +449,72 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
  * for the running trials at places b0..na-1 whose iteration still drafts
  * (i <= G, p_{i-1} > 0); w->ue, w->uo: their uniforms of block b_k + i - 1.  The
  * vector version below does the same arithmetic on eight places at once. */
-static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t *tok)
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, size_t b0, size_t na,
+                           size_t *tok)
 {
-    const size_t V = pl->V;
+    const size_t V = pl->V, S8 = w->S + 8;
     const unsigned lgK = pl->lgK;
+    uint32_t *xs = w->xs + i * S8, *js = w->js + i * S8;
+    double *ps = w->ps + i * S8, *ms = w->ms + i * S8;
     for (size_t b = b0; b < na; b++) {
         uint32_t n = w->n[b], G = w->G[b];
+        ps[b] = w->pi[b];
         if (i > G || !(w->pi[b] > 0.0))
             continue;
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
-        size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
+        size_t x = sd_token_alias_draw(r.ap, lgK, U[b]);
         if (tok)
             tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
         double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
-        w->pi[b] = pi;
-        w->y[b] = (uint32_t)x;
-        if (pi == 0.0)
-            continue; /* nothing later can be accepted (m_j = 0): it stops drafting */
-        double eta = (double)w->uo[b] * S_2M53, m = 0.0;
-        size_t j = 0;
-        int accept;
-        if (i < G) {
-            S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
-            j = S_jstar(&nx, V, pi);
-            m = S_mass(&nx, j, pi);
-            accept = eta * (m + (1.0 - pi)) < m; /* η < h_i = m_i / (m_i + 1 - p_i) */
-        } else {
-            accept = eta < pi; /* h_G = p_G */
+        w->pi[b] = ps[b] = pi;
+        w->y[b] = xs[b] = (uint32_t)x;
+        if (pi == 0.0 || i == G)
+            continue; /* p_i = 0: nothing later can be accepted (m_j = 0), it stops drafting */
+        S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
+        size_t j = S_jstar(&nx, V, pi);
+        js[b] = (uint32_t)j;
+        ms[b] = S_mass(&nx, j, pi);
+    }
+}
+
+/* The iteration's τ at places b0..na-1 from their drafting steps' records
+ * and one uniform each (u[b]): Alg. 2 accepts sub-block i with probability
+ * h_i = m_i / (m_i + 1 - p_i) (i < G), h_G = p_G, by independent coins, and
+ * τ is the last i accepted (0 if none), so given the drafts
+ *     P(τ >= i) = 1 - Π_{j >= i} (1 - h_j) = 1 - A_i / B_i,
+ * A_i = Π_{j >= i} a_j, B_i = Π_{j >= i} b_j, 1 - h_j = a_j / b_j with
+ * a_j = 1 - p_j, b_j = m_j + 1 - p_j (i < G), a_G = 1 - p_G, b_G = 1, and
+ * a_j = b_j = 1 where step j tests nothing (j > G, p_j = 0, or b_j = 0,
+ * where the coin never accepts).  These events shrink as i grows, so τ is
+ * the largest i with u B_i < B_i - A_i: one uniform instead of a coin per
+ * step.  Sets tau, tauprev, taup, tauj, taum (from S_begin's where τ = 0).
+ * The vector version below does the same arithmetic in the same order. */
+static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t b0, size_t na)
+{
+    const size_t S8 = w->S + 8;
+    for (size_t b = b0; b < na; b++) {
+        const double v = (double)u[b] * S_2M53;
+        const uint32_t G = w->G[b];
+        double A = 1.0, B = 1.0;
+        int found = 0;
+        for (size_t i = maxG; i >= 1; i--) {
+            const double p = w->ps[i * S8 + b], m = w->ms[i * S8 + b];
+            int alive = i <= G && p > 0.0, inner = alive && i < G;
+            double a = alive ? 1.0 - p : 1.0, bb = inner ? m + (1.0 - p) : 1.0;
+            if (bb == 0.0)
+                a = bb = 1.0;
+            A *= a;
+            B *= bb;
+            int hit = !found && v * B < B - A;
+            found |= hit;
+            if (hit) {
+                w->tau[b] = (uint32_t)i;
+                w->tauprev[b] = w->xs[i * S8 + b];
+                w->taup[b] = p;
+                w->tauj[b] = w->js[i * S8 + b];
+                w->taum[b] = m;
+            }
         }
-        /* branch-free: accept is a coin */
-        uint32_t am = -(uint32_t)accept;
-        w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
-        w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
-        w->tauj[b] ^= (w->tauj[b] ^ (uint32_t)j) & am;
-        w->taup[b] = sd_block_sel(accept, pi, w->taup[b]);
-        w->taum[b] = sd_block_sel(accept, m, w->taum[b]);
     }
 }
 
@@ -502,7 +536,8 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
 #define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          size_t maxG, size_t na, size_t *tok)
+                                                                          size_t maxG, const uint64_t *ue, size_t na,
+                                                                          size_t *tok)
 {
     const S_layout *l = &pl->lay;
     const char *slab = pl->slab;
@@ -511,10 +546,9 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
     /* the work arrays in locals: the vector stores (may_alias types) would
      * otherwise make the compiler reload every pointer from w after each */
     const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
-    uint32_t *restrict yv = w->y, *restrict xv = w->x, *restrict idx = w->idx, *restrict jw = w->jw;
-    uint32_t *restrict tauv = w->tau, *restrict tpv = w->tauprev, *restrict tjv = w->tauj;
-    double *restrict piv = w->pi, *restrict tpp = w->taup, *restrict tmv = w->taum, *restrict qp = w->qp;
-    const uint64_t *restrict ue = w->ue, *restrict uo = w->uo;
+    const size_t S8 = w->S + 8;
+    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx, *restrict jw = w->js + i * S8;
+    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + i * S8, *restrict qp = w->qp;
     uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
     uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
     const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
@@ -523,7 +557,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
     /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
      * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
@@ -564,6 +598,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
         __m512d pi0 = _mm512_loadu_pd(piv + b);
         __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, _mm512_maskz_loadu_pd(lv, (const double *)(const void *)(ent + b))), one);
         _mm512_storeu_pd(piv + b, pi);
+        _mm512_storeu_pd(psv + b, pi);
         S_MST32(yv + b, lv, x32);
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
         __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
@@ -625,24 +660,56 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
             _mm512_storeu_pd(qp + 2 * b + 8, _mm512_permutex2var_pd(q, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), p));
         }
     }
-    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G;
-     * where accepted, τ = i and its state (X_τ, p_τ, j*, m_τ) */
-    const __m256i vi32 = _mm256_set1_epi32((int)i);
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
+    /* pass 5: m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as
+     * its comparison (garbage where i = G or p_i = 0: S_tau reads no m_i
+     * there) */
+    for (size_t b = 0; i < maxG && b < nb; b += 8) {
         __m512d pi = _mm512_loadu_pd(piv + b);
-        /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
         __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
-        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
-                                                _mm512_permutex2var_pd(lo, S_ODD, hi)), zero);
-        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(uo + b))), s53);
-        __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
-        __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
-        S_MST32(tauv + b, accept, vi32);
-        S_MST32(tpv + b, accept, S_LD256(xv + b));
-        S_MST32(tjv + b, accept, S_LD256(jw + b));
-        _mm512_mask_storeu_pd(tpp + b, accept, pi);
-        _mm512_mask_storeu_pd(tmv + b, accept, m);
+        _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                               _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
+    }
+    return nb;
+}
+
+/* S_tau_scalar on places 0..8⌊na/8⌋-1, eight at a time (the same
+ * arithmetic in the same order); returns how many places it did. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(S_work *w, size_t maxG, const uint64_t *u,
+                                                                                size_t na)
+{
+    const size_t S8 = w->S + 8, nb = na / 8 * 8;
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    for (size_t b = 0; b < nb; b += 8) {
+        const __m512d v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(u + b))), s53);
+        const __m512i G = S_LD32(w->G + b);
+        __m512d A = one, B = one, tpp = _mm512_loadu_pd(w->taup + b), tm = _mm512_loadu_pd(w->taum + b);
+        __m256i tau = S_LD256(w->tau + b), tp = S_LD256(w->tauprev + b), tj = S_LD256(w->tauj + b);
+        __mmask8 found = 0;
+        for (size_t i = maxG; i >= 1; i--) {
+            const __m512d p = _mm512_loadu_pd(w->ps + i * S8 + b), m = _mm512_loadu_pd(w->ms + i * S8 + b);
+            const __m512i vi = _mm512_set1_epi64((long long)i);
+            __mmask8 alive = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(p, zero, _CMP_GT_OQ);
+            __mmask8 inner = alive & _mm512_cmplt_epu64_mask(vi, G);
+            __m512d om = _mm512_sub_pd(one, p);
+            __m512d a = _mm512_mask_blend_pd(alive, one, om), bb = _mm512_mask_blend_pd(inner, one, _mm512_add_pd(m, om));
+            __mmask8 z = _mm512_cmp_pd_mask(bb, zero, _CMP_EQ_OQ);
+            a = _mm512_mask_blend_pd(z, a, one);
+            bb = _mm512_mask_blend_pd(z, bb, one);
+            A = _mm512_mul_pd(A, a);
+            B = _mm512_mul_pd(B, bb);
+            __mmask8 hit = (__mmask8)(~found & _mm512_cmp_pd_mask(_mm512_mul_pd(v, B), _mm512_sub_pd(B, A), _CMP_LT_OQ));
+            found |= hit;
+            tau = _mm256_mask_blend_epi32(hit, tau, _mm256_set1_epi32((int)i));
+            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(w->xs + i * S8 + b));
+            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(w->js + i * S8 + b));
+            tpp = _mm512_mask_blend_pd(hit, tpp, p);
+            tm = _mm512_mask_blend_pd(hit, tm, m);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(w->tau + b), tau);
+        _mm256_storeu_si256((__m256i *)(void *)(w->tauprev + b), tp);
+        _mm256_storeu_si256((__m256i *)(void *)(w->tauj + b), tj);
+        _mm512_storeu_pd(w->taup + b, tpp);
+        _mm512_storeu_pd(w->taum + b, tm);
     }
     return nb;
 }
@@ -859,7 +926,6 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         if (!first && n + emitted <= L) {
             S_counts_set(&w->run, keep, s, rej, its, rb);
-            w->ul[keep] = w->ul[b];
             uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
             *maxG = g > *maxG ? g : *maxG;
         } else {
@@ -900,7 +966,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict yv = w->y, *restrict tauv = w->tau,
                        *restrict tpv = w->tauprev;
     const uint32_t *restrict xv = w->x;
-    uint64_t *restrict ul = w->ul, *restrict hist = w->hist;
+    uint64_t *restrict hist = w->hist;
     const S_counts done = w->done;
     __m512i mg = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
@@ -930,12 +996,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        __m512i ulk = _mm512_maskz_compress_epi64(km, _mm512_loadu_si512((const void *)(ul + b)));
         S_ST32(act + keep, _mm512_maskz_compress_epi64(km, s));
         S_ST32(rejv + keep, _mm512_maskz_compress_epi64(km, rej));
         S_ST32(itsv + keep, _mm512_maskz_compress_epi64(km, its));
         _mm512_storeu_pd(rbv + keep, _mm512_maskz_compress_pd(km, rb));
-        _mm512_storeu_si512((void *)(ul + keep), ulk);
         S_ST32(nv + keep, nk);
         S_ST32(Gv + keep, Gk);
         S_ST32(yv + keep, xk);
@@ -1000,7 +1064,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
-        const uint64_t cm = 1 + k / 2 * (2 * gmax + 1), base = cm + k % 2 * gmax; /* c_m; the drafts' first block */
+        const uint64_t hb = (gmax + 1) / 2, base = 1 + k * (hb + 1); /* b_k */
         /* whole groups of eight places for the uniforms (vector Philox) and
          * the drafting steps: the list padded with places that never draft
          * (G = 0), repeating the first trial, whose values nothing reads */
@@ -1010,19 +1074,25 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             w->G[b] = 0;
         }
         for (size_t i = 1; i <= maxG; i++) {
-            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, nu, w->ue, w->uo);
+            if (i % 2)
+                sd_rngbuf_trials_at(seed, base + (i - 1) / 2, g0, w->run.act, nu, w->ue, w->uo);
+            const uint64_t *U = i % 2 ? w->ue : w->uo; /* X_i's uniform */
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
-                b0 = S_draft_avx512(pl, w, i, maxG, nu, tok);
+                b0 = S_draft_avx512(pl, w, i, maxG, U, nu, tok);
 #endif
-            S_draft_scalar(pl, w, i, b0, na, tok);
+            S_draft_scalar(pl, w, i, U, b0, na, tok);
         }
-        if (k % 2 == 0) /* the last tokens of this round (even) and the next (odd) */
-            sd_rngbuf_trials_at(seed, cm + 2 * gmax, g0, w->run.act, nu, w->ue, w->ul);
-        else
-            memcpy(w->ue, w->ul, na * sizeof *w->ue);
+        /* the last tokens' uniforms (even) and τ's (odd) */
+        sd_rngbuf_trials_at(seed, base + hb, g0, w->run.act, nu, w->ue, w->uo);
         size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_tau_avx512(w, maxG, w->uo, na);
+#endif
+        S_tau_scalar(w, maxG, w->uo, b0, na);
+        b0 = 0;
 #if S_HAVE_X86
         if (wide)
             b0 = S_last_avx512(pl, w, na);
@@ -1142,7 +1212,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx,     &w->jw};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->ul, &w->R, &w->jb, &w->ent, &w->ent1};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
         double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
@@ -1151,6 +1221,10 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
             *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
         w->qp = S_carve(a, &off, 2 * S8, sizeof *w->qp);
+        w->xs = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->xs);
+        w->js = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->js);
+        w->ps = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ps);
+        w->ms = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ms);
         w->tok = S_carve(a, &off, S * (pl->T + 1), sizeof *w->tok);
         w->mk = S_carve(a, &off, 2 * S / 8, 1);
         w->hist = S_carve(a, &off, S_HCOPIES * (pl->gmax + 1), sizeof *w->hist);
