@@ -18,8 +18,8 @@
  * increases with j up to j*, so a residual sample is the number of
  * t = 1..j*-1 with W_t <= u m (a count, or a binary search on long rows).
  * The residual of an iteration that stopped at τ is at row (n + τ, X_τ)
- * with π = p_τ: the j* and m that the acceptance test of step τ computed
- * there (τ = 0: π = 1, whose j*(1), m(1) each row stores).  Drafts X_i ~ p and bonus
+ * with π = p_τ: the j* and m that drafting step τ computed there for h_τ
+ * (τ = 0: π = 1, whose j*(1), m(1) each row stores).  Drafts X_i ~ p and bonus
  * tokens ~ q are drawn from integer alias tables (sd_token_alias_draw,
  * sims/sd_token.h: every token returned for exactly its mass of the 2^53
  * values of a 53-bit uniform, never one of probability 0), and
@@ -34,7 +34,9 @@
  * all of them before step i + 1, so the per-trial state lives in arrays,
  * the random numbers of a step are computed for all its trials at once
  * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
- * different trials are independent (they overlap in the processor).  The
+ * different trials are independent (they overlap in the processor).  Each
+ * step records X_i, p_i, j*, m_i; after the last step τ and its state are
+ * picked from these records (S_tau_scalar).  The
  * list of trials still running is compacted after each round; within a
  * round, trials that stopped drafting are masked.  With AVX-512 a step runs
  * as vector passes over the trials (S_draft_avx512, S_last_avx512), with
@@ -45,14 +47,14 @@
  * laid out so that every trial of a round uses the same Philox block
  * (the uniform of (seed, trial, iteration, role) is a fixed function, so
  * results do not depend on the thread count).  With Gmax = γ (or T at
- * lookahead to the horizon), block 0 draws x_0 (even uniform), and the
- * iterations go in pairs: pair m (iterations 2m and 2m + 1, 0-based) uses
- * blocks c_m = 1 + m (2 Gmax + 1) onwards; iteration 2m + e (e = 0, 1)
- * draws X_i (even) and η_i (odd) from block c_m + e Gmax + i - 1, and its
- * last token from block c_m + 2 Gmax, the even uniform for e = 0, the odd
- * one for e = 1 (kept with the trial's place from one round to the next):
- * 2 Gmax + 1 blocks for two iterations.  No uniform is used twice, so they
- * are independent, as sd_block_step's are.
+ * lookahead to the horizon) and H = ⌈Gmax/2⌉, block 0 draws x_0 (even
+ * uniform), and iteration k (0-based) uses blocks b_k = 1 + k (H + 1)
+ * onwards: X_i is the even uniform of block b_k + (i - 1)/2 for odd i, the
+ * odd one of the same block for even i; block b_k + H draws the
+ * iteration's last token (even) and its τ (odd): instead of a coin η_i per
+ * step (Alg. 2), τ is drawn from its law given the drafts with one
+ * uniform (S_tau_scalar), the same joint law of drafts and τ.  No uniform
+ * is used twice, so they are independent, as sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
@@ -445,10 +447,11 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
 }
 #endif
 
-/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
- * for the running trials at places b0..na-1 whose iteration still drafts
- * (i <= G, p_{i-1} > 0); w->ue, w->uo: their uniforms of block b_k + i - 1.  The
- * vector version below does the same arithmetic on eight places at once. */
+/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i and, for
+ * h_i, m_i) for the running trials at places b0..na-1 whose iteration
+ * still drafts (i <= G, p_{i-1} > 0), recorded for S_tau_scalar (p_i at
+ * every place); U: the uniforms of X_i.  The vector version below does the
+ * same arithmetic on eight places at once. */
 static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, size_t b0, size_t na,
                            size_t *tok)
 {
@@ -519,20 +522,20 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
 }
 
 #if S_HAVE_X86
-/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
+/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
  * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
  * loads per place, so it runs as passes over all places, one link of the
- * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i and the
- * test): within a pass the loads of different places are independent.
+ * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i): within
+ * a pass the loads of different places are independent.  At the round's
+ * last step (i = max G) no place has i < G and j*, m_i are skipped.
  * The slab words a pass needs are loaded by sd_fetch64 between two vector
  * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
  * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
  * many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
-/* The low eight 32-bit lanes of v to a[0..7] where m is set (AVX-512F: a
- * 16-lane masked store with the upper mask bits clear). */
+/* The eight 32-bit lanes of v to a[0..7] where m is set. */
 #define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
@@ -603,7 +606,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
         __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
         inner[b / 8] = in;
-        live[b / 8] = alive; /* from here: the places that test η_i */
+        live[b / 8] = alive; /* from here: the places still drafting */
         /* row 0 where unused */
         _mm512_storeu_si512((void *)(Rv + b), _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride));
         if (Vn > S_COUNT_MAX)
@@ -611,11 +614,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
     }
     const char *rs = slab + l->rs, *QP = slab + l->QP;
     if (i >= maxG) {
-        /* no place has i < G: no m_i to compute (pass 5 tests η_G < p_G) */
+        /* no place has i < G: no m_i to compute (h_G = p_G) */
     } else if (Vn <= 8) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
          * padded sorted row: one multiply and compare) and the pair
-         * (Q_{j*}, P_{j*}); every place, without a branch (pass 5 reads the
+         * (Q_{j*}, P_{j*}); every place, without a branch (S_tau reads the
          * inner ones) */
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
