@@ -155,10 +155,9 @@ typedef struct S_work {
     double *ps, *ms;
     uint64_t *ue, *uo;
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
-    uint32_t *x;    /* X_i, then the round's last token */
+    uint32_t *x;    /* the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    uint32_t *jw;   /* j* found */
     double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
@@ -1214,7 +1213,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         unsigned char *a = w->arena;
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
-                            &w->x,       &w->rl,      &w->idx,     &w->jw};
+                            &w->x,       &w->rl,      &w->idx};
         uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
         double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
