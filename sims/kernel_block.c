@@ -970,7 +970,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     const uint32_t *restrict xv = w->x;
     uint64_t *restrict hist = w->hist;
     const S_counts done = w->done;
-    __m512i mg = _mm512_setzero_si512();
+    const __m512i three = _mm512_set1_epi64(3), four = _mm512_set1_epi64(4);
+    __m512i mg = _mm512_setzero_si512(), h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
     for (size_t b = 0; b < nb; b += 8) {
         __m512i s = S_LD32(act + b), n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b);
@@ -984,7 +985,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         __m512i rej = S_LD32(rejv + b), its = _mm512_add_epi64(S_LD32(itsv + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
         __m512d rb = _mm512_add_pd(_mm512_loadu_pd(rbv + b), _mm512_sub_pd(oned, _mm512_loadu_pd(piv + b)));
-        if (gmax < 16)
+        if (gmax < 8) { /* 16-bit counters in the lanes: τ < 4 in h0, else h1 */
+            __m512i bit = _mm512_sllv_epi64(one, _mm512_slli_epi64(_mm512_and_si512(tau, three), 4));
+            __mmask8 lo = _mm512_cmplt_epu64_mask(tau, four);
+            h0 = _mm512_mask_add_epi64(h0, lo, h0, bit);
+            h1 = _mm512_mask_add_epi64(h1, (__mmask8)~lo, h1, bit);
+        } else if (gmax < 16)
             for (size_t t = 0; t <= gmax; t++)
                 hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
         else
@@ -1016,6 +1022,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
             d += (size_t)__builtin_popcount(dm);
         }
     }
+    if (gmax < 8) /* a field counts at most one place per eight: < 2^16 */
+        for (size_t t = 0; t <= gmax; t++)
+            hist[t] += (uint64_t)_mm512_reduce_add_epi64(_mm512_and_si512(
+                _mm512_srli_epi64(t < 4 ? h0 : h1, (unsigned)(16 * (t & 3))), _mm512_set1_epi64(0xffff)));
     uint32_t g = (uint32_t)_mm512_reduce_max_epu64(mg);
     *maxG = g > *maxG ? g : *maxG;
     *nd = d;
