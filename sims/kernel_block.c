@@ -7,15 +7,19 @@
  * residual mass m(π) = Σ_x max(π q(x) - p(x), 0) and on the residual
  * sample.  Per row (position t, previous token a) this kernel stores the
  * tokens sorted by r = q/p decreasing (p = 0 < q first with r = +inf,
- * p = q = 0 last with r = -1), with prefix sums Q_j, P_j in that order.
+ * p = q = 0 last with r = -1), with prefix sums Q_j, P_j in that order
+ * (stored as interleaved pairs: one cache line holds both).
  * π q(x) > p(x), i.e. π r(x) > 1, holds exactly for the first j*(π)
  * tokens of that order, so
  *     m(π) = π Q_{j*} - P_{j*},
  * with j* found by one binary search on the sorted r (or by counting π r > 1
  * on small rows: the same number); and the residual's
  * cumulative weight over the first j sorted tokens, W_j = π Q_j - P_j,
- * increases with j up to j*, so a residual sample is a second binary
- * search for the first j with W_{j+1} > u m.  Drafts X_i ~ p and bonus
+ * increases with j up to j*, so a residual sample is the number of
+ * t = 1..j*-1 with W_t <= u m (a count, or a binary search on long rows).
+ * The residual of an iteration that stopped at τ is at row (n + τ, X_τ)
+ * with π = p_τ: the j* and m that drafting step τ computed there for h_τ
+ * (τ = 0: π = 1, whose j*(1), m(1) each row stores).  Drafts X_i ~ p and bonus
  * tokens ~ q are drawn from integer alias tables (sd_token_alias_draw,
  * sims/sd_token.h: every token returned for exactly its mass of the 2^53
  * values of a 53-bit uniform, never one of probability 0), and
@@ -30,27 +34,37 @@
  * all of them before step i + 1, so the per-trial state lives in arrays,
  * the random numbers of a step are computed for all its trials at once
  * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
- * different trials are independent (they overlap in the processor).  The
+ * different trials are independent (they overlap in the processor).  Each
+ * step records X_i, p_i, j*, m_i; after the last step τ and its state are
+ * picked from these records (S_tau_scalar).  The
  * list of trials still running is compacted after each round; within a
  * round, trials that stopped drafting are masked.  With AVX-512 a step runs
  * as vector passes over the trials (S_draft_avx512, S_last_avx512), with
- * the scalar code's arithmetic in the same order.
+ * the scalar code's arithmetic in the same order; the list is padded to a
+ * multiple of eight places with places that never draft.
  *
  * Random numbers: 53-bit uniforms of the trial's sd_stream (seed, trial),
  * laid out so that every trial of a round uses the same Philox block
  * (the uniform of (seed, trial, iteration, role) is a fixed function, so
  * results do not depend on the thread count).  With Gmax = γ (or T at
- * lookahead to the horizon), block 0 draws x_0 (even uniform), and
- * iteration k (0-based) uses blocks b_k = 1 + k (Gmax + 1) onwards:
- * block b_k + i - 1 draws X_i (even) and η_i (odd), block b_k + Gmax the
- * iteration's last token (even).  No uniform is used twice, so they are
- * independent, as sd_block_step's are.
+ * lookahead to the horizon) and H = ⌈Gmax/2⌉, block 0 draws x_0 (even
+ * uniform), and iteration k (0-based) uses blocks b_k = 1 + k (H + 1)
+ * onwards: X_i is the even uniform of block b_k + (i - 1)/2 for odd i, the
+ * odd one of the same block for even i; block b_k + H draws the
+ * iteration's last token (even) and its τ (odd): instead of a coin η_i per
+ * step (Alg. 2), τ is drawn from its law given the drafts with one
+ * uniform (S_tau_scalar), the same joint law of drafts and τ.  No uniform
+ * is used twice, so they are independent, as sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
- * the list is compacted, and are set down by trial when it is done) and
- * added to the observers trial by trial in trial order after the group: a
- * function of (seed, block).
+ * the list is compacted) and, after the group, merged into the observers
+ * once per statistic from exact integer sums over the group's trials
+ * (sd_welford_merge_sums: rejections and target calls from Σx, Σx²,
+ * accepted per iteration from the group's histogram of τ); the
+ * Rao-Blackwellised 1 - p_G sums, doubles, are added trial by trial in
+ * trial order.  Groups start at the first trial of each run call (an
+ * engine block): a function of (seed, block).
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
@@ -81,14 +95,17 @@ typedef struct S_row {
     const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
                                 (+inf where p = 0 < q, -1 where p = q = 0) */
     const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
-    const double *Q, *P;     /* [V+1] prefix sums of q, p in the sorted order */
+    const double *QP;        /* [V+1 pairs, padded to a multiple of 8] the prefix sums (Q_j, P_j) of
+                                q, p in the sorted order, interleaved: one line holds both */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
+    size_t j1;               /* j*(1) */
+    double m1;               /* m(1) = Σ max(q - p, 0) */
 } S_row;
 
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t ap, aq, rs, rat, Q, P, ord, stride;
+    size_t ap, aq, rs, rat, QP, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -100,29 +117,24 @@ typedef struct S_plan {
     char *slab;     /* [T*V rows]: row (t, a) at ((t-1)V + a)·stride */
 } S_plan;
 
-/* A trial's counts (rejections, iterations, Σ τ, Σ τ², Σ (1 - p_G)) in
- * arrays, entry k for trial act[k] (act NULL: entry s for trial s). */
+/* A trial's counts (rejections, iterations, Σ (1 - p_G)) in arrays, entry
+ * k for trial act[k]. */
 typedef struct S_counts {
     uint32_t *act, *rej, *its;
-    uint64_t *s1, *s2;
     double *rb;
 } S_counts;
 
-static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, uint64_t s1,
-                                uint64_t s2, double rb)
+static inline void S_counts_set(const S_counts *c, size_t k, uint32_t s, uint32_t rej, uint32_t its, double rb)
 {
-    if (c->act)
-        c->act[k] = s;
+    c->act[k] = s;
     c->rej[k] = rej;
     c->its[k] = its;
-    c->s1[k] = s1;
-    c->s2[k] = s2;
     c->rb[k] = rb;
 }
 
 typedef struct S_work {
     size_t S;
-    S_counts trial; /* by trial of the group */
+    double *trb;    /* [S]: Σ (1 - p_G) by trial of the group */
     size_t *tok;    /* [S][T+1]: x_0..x_T when an observer needs them */
     /* the trials running, by place (compacted after each round), with
      * their counts so far (moved with them: sequential, not scattered by
@@ -133,18 +145,28 @@ typedef struct S_work {
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
+    /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), from step τ's records
+     * (S_tau): the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
+    uint32_t *tauj;
+    double *taum;
+    /* the round's drafting steps, step i at [i·(S + 8)..]: X_i, p_i, and
+     * where i < G, j*(p_i) and m_i at row (n + i, X_i) (S_tau) */
+    uint32_t *xs, *js;
+    double *ps, *ms;
     uint64_t *ue, *uo;
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
-    uint32_t *x;    /* X_i, then the round's last token */
+    uint32_t *x;    /* the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    double *qj, *pj; /* Q_{j*}, P_{j*} of m_i = max(π Q_{j*} - P_{j*}, 0) */
+    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
+    uint64_t *ent1; /* the words after them (S_fetch2) */
     uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
                        (consecutive increments of one counter would wait for each other) */
+    unsigned char *arena; /* every array above (S_carve) */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -152,10 +174,14 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
 {
     const char *r = pl->slab + off;
     const S_layout *l = &pl->lay;
+    uint32_t j1;
+    double m1;
+    memcpy(&j1, r + l->j1, sizeof j1);
+    memcpy(&m1, r + l->m1, sizeof m1);
     return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
                    (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
-                   (const double *)(const void *)(r + l->Q),    (const double *)(const void *)(r + l->P),
-                   (const uint32_t *)(const void *)(r + l->ord)};
+                   (const double *)(const void *)(r + l->QP),
+                   (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
 /* Row ridx = (t - 1) V + a: position t after a. */
@@ -206,21 +232,32 @@ static inline double S_min1(double v)
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
 {
-    double m = pi * r->Q[j] - r->P[j];
+    double m = pi * r->QP[2 * j] - r->QP[2 * j + 1];
     return m > 0.0 ? m : 0.0;
 }
 
-/* A draw from max(π q - p, 0) / m given j = j*(π) >= 1 and m > 0. */
-static inline size_t S_residual(const S_row *r, size_t j, double pi, double m, double u)
+/* A draw from max(π q - p, 0) / m given j = j*(π) >= 1, m > 0 and
+ * target = u m (u uniform on [0, 1)): the sorted token t < j with
+ * W_t <= target < W_{t+1}, i.e. the number of t in 1..j-1 with W_t <= target
+ * (W increases up to j*: the predicate holds on a prefix); at most j - 1,
+ * even where u m rounds up to m = W_j.  Rows up to S_COUNT_MAX tokens count
+ * (as the vector code, S_count_w8, does), longer ones search by halving. */
+static inline size_t S_residual(const S_row *r, size_t V, size_t j, double pi, double target)
 {
-    double target = u * m;
-    size_t base = 0, n = j; /* the first of 0..j-1 with W_{base+1} > target; j-1 at the latest */
+    size_t base = 0;
+    if (V <= S_COUNT_MAX) {
+        for (size_t t = 1; t < V; t++)
+            base += (t < j) & (pi * r->QP[2 * t] - r->QP[2 * t + 1] <= target);
+        return r->ord[base];
+    }
+    size_t n = j - 1; /* the prefix of t = 1..j-1 (as S_jstar) */
     while (n > 1) {
         size_t half = n / 2;
-        base += half & -(size_t)(pi * r->Q[base + half] - r->P[base + half] <= target);
+        size_t t = base + half;
+        base += half & -(size_t)(pi * r->QP[2 * t] - r->QP[2 * t + 1] <= target);
         n -= half;
     }
-    return r->ord[base + (pi * r->Q[base + 1] - r->P[base + 1] <= target)];
+    return r->ord[base + (n && pi * r->QP[2 * base + 2] - r->QP[2 * base + 3] <= target)];
 }
 
 static int S_cmp(const void *a, const void *b)
@@ -260,13 +297,14 @@ static void S_plan_free(void *plan)
     free(pl);
 }
 
-/* Row (p, q)'s tables into the row at r (layout l); key: V of scratch. */
+/* Row (p, q)'s tables into the row at r (layout l); key: V, Q: 2(V + 1)
+ * of scratch. */
 static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
-                       sd_block_key *key, sd_error *err)
+                       sd_block_key *key, double *Q, sd_error *err)
 {
     uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
     double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
-    double *Q = (double *)(void *)(r + l->Q), *P = (double *)(void *)(r + l->P);
+    double *QP = (double *)(void *)(r + l->QP), *P = Q + V + 1;
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
     int rc = sd_token_alias_build(p, V, lgK, ap, err);
     if (!rc)
@@ -276,6 +314,18 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
     for (size_t x = 0; x < V; x++)
         rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
     sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
+    for (size_t j = 0; j < (V + 8) / 8 * 8; j++) {
+        QP[2 * j] = j <= V ? Q[j] : Q[V]; /* the padding: W_j = π Q_V - P_V */
+        QP[2 * j + 1] = j <= V ? P[j] : P[V];
+    }
+    /* j*(1) and m(1): the residual of an iteration that rejected its first
+     * draft (τ = 0, π = p_0 = 1), and of every rejection of the broken
+     * control */
+    S_row sr = {.rs = rs, .QP = QP};
+    uint32_t j1 = (uint32_t)S_jstar(&sr, V, 1.0);
+    double m1 = S_mass(&sr, j1, 1.0);
+    memcpy(r + l->j1, &j1, sizeof j1);
+    memcpy(r + l->m1, &m1, sizeof m1);
     return SD_OK;
 }
 
@@ -297,14 +347,15 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
      * the prefix sums first, each padded to whole 64-byte loads, then the
      * draft's alias table and r(X), then the bonus's table. */
     S_layout l;
-    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s8 = (V + 8) / 8 * 8 * sizeof(double);
+    const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s16 = (V + 8) / 8 * 16 * sizeof(double);
     l.rs = 0;
-    l.Q = l.rs + r8;
-    l.P = l.Q + s8;
-    l.ap = l.P + s8;
+    l.QP = l.rs + r8;
+    l.ap = l.QP + s16;
     l.rat = l.ap + K * sizeof(uint64_t);
     l.aq = l.rat + V * sizeof(double);
-    l.ord = l.aq + K * sizeof(uint64_t);
+    l.m1 = l.aq + K * sizeof(uint64_t);
+    l.j1 = l.m1 + sizeof(double);
+    l.ord = l.j1 + sizeof(uint32_t);
     l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE;
     /* the vector code's byte offsets are products of 32-bit numbers */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || l.stride > (max_bytes - K * sizeof(uint64_t)) / nrows ||
@@ -313,13 +364,15 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
                             nrows, l.stride, max_bytes < UINT32_MAX ? max_bytes : (size_t)UINT32_MAX);
     S_plan *pl = calloc(1, sizeof *pl);
     sd_block_key *key = malloc(V * sizeof *key);
+    double *Qs = malloc(2 * (V + 1) * sizeof *Qs);
     if (pl) {
         pl->slab = aligned_alloc(S_LINE, nrows ? nrows * l.stride : S_LINE); /* a multiple of S_LINE */
         pl->init = malloc(K * sizeof *pl->init);
     }
-    if (!pl || !key || !pl->slab || !pl->init) {
+    if (!pl || !key || !Qs || !pl->slab || !pl->init) {
         S_plan_free(pl);
         free(key);
+        free(Qs);
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory for %zu rows", nrows);
     }
     pl->V = V;
@@ -333,8 +386,9 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     for (size_t t = 1; t <= T && !rc; t++)
         for (size_t a = 0; a < V && !rc; a++)
             rc = S_row_build(pl->slab + ((t - 1) * V + a) * l.stride, &l, sd_chain_p(c, t, a), sd_chain_q(c, t, a),
-                             V, lgK, key, err);
+                             V, lgK, key, Qs, err);
     free(key);
+    free(Qs);
     if (rc) {
         S_plan_free(pl);
         return rc;
@@ -355,9 +409,28 @@ __attribute__((target("avx512f"))) static inline size_t S_count8(const double *r
     return j;
 }
 
-__attribute__((target("avx512f"))) static inline size_t S_jstar_count8(const S_row *r, size_t V, double pi)
+/* The even and the odd lanes of (lo, hi): Q_j and P_j of eight
+ * interleaved pairs. */
+#define S_EVEN _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0)
+#define S_ODD _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1)
+
+/* S_residual's count on a row of up to S_COUNT_MAX tokens: the t in
+ * 1..j-1 with π Q_t - P_t <= target, eight per compare (the same
+ * arithmetic: the same number). */
+__attribute__((target("avx512f"))) static inline size_t S_count_w8(const double *QP, size_t V, size_t j, double pi,
+                                                                 double target)
 {
-    return S_count8(r->rs, V, pi);
+    const __m512d vp = _mm512_set1_pd(pi), tg = _mm512_set1_pd(target);
+    size_t c = 0;
+    for (size_t o = 0; o < V; o += 8) { /* pairs o..o+7 */
+        size_t n = j > o ? j - o : 0;   /* lanes below j */
+        __mmask8 k = (__mmask8)((n >= 8 ? 0xffu : (1u << n) - 1u) & (o ? 0xffu : 0xfeu)); /* and t >= 1 */
+        __m512d lo = _mm512_loadu_pd(QP + 2 * o), hi = _mm512_loadu_pd(QP + 2 * o + 8);
+        __m512d W = _mm512_sub_pd(_mm512_mul_pd(vp, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                  _mm512_permutex2var_pd(lo, S_ODD, hi));
+        c += (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, tg, _CMP_LE_OQ));
+    }
+    return c;
 }
 
 /* A masked gather from byte offsets off of base: lanes outside m read
@@ -373,155 +446,207 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
 }
 #endif
 
-/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i, η_i < h_i)
- * for the running trials at places b0..na-1 whose iteration still drafts
- * (i <= G, p_{i-1} > 0); w->ue, w->uo: their uniforms of block b_k + i - 1.  The
- * vector version below does the same arithmetic on eight places at once. */
-static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t *tok)
+/* Drafting step i of the round's iteration (Alg. 2's X_i, p_i and, for
+ * h_i, m_i) for the running trials at places b0..na-1 whose iteration
+ * still drafts (i <= G, p_{i-1} > 0), recorded for S_tau_scalar (p_i at
+ * every place); U: the uniforms of X_i.  The vector version below does the
+ * same arithmetic on eight places at once. */
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, size_t b0, size_t na,
+                           size_t *tok)
 {
-    const size_t V = pl->V;
+    const size_t V = pl->V, S8 = w->S + 8;
     const unsigned lgK = pl->lgK;
+    uint32_t *xs = w->xs + i * S8, *js = w->js + i * S8;
+    double *ps = w->ps + i * S8, *ms = w->ms + i * S8;
     for (size_t b = b0; b < na; b++) {
         uint32_t n = w->n[b], G = w->G[b];
+        ps[b] = w->pi[b];
         if (i > G || !(w->pi[b] > 0.0))
             continue;
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
-        size_t x = sd_token_alias_draw(r.ap, lgK, w->ue[b]);
+        size_t x = sd_token_alias_draw(r.ap, lgK, U[b]);
         if (tok)
             tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
         double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
-        w->pi[b] = pi;
-        w->y[b] = (uint32_t)x;
-        if (pi == 0.0)
-            continue; /* nothing later can be accepted (m_j = 0): it stops drafting */
-        double eta = (double)w->uo[b] * S_2M53;
-        int accept;
-        if (i < G) {
-            S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
-            double m = S_mass(&nx, S_jstar(&nx, V, pi), pi);
-            accept = eta * (m + (1.0 - pi)) < m; /* η < h_i = m_i / (m_i + 1 - p_i) */
-        } else {
-            accept = eta < pi; /* h_G = p_G */
+        w->pi[b] = ps[b] = pi;
+        w->y[b] = xs[b] = (uint32_t)x;
+        if (pi == 0.0 || i == G)
+            continue; /* p_i = 0: nothing later can be accepted (m_j = 0), it stops drafting */
+        S_row nx = S_row_at(pl, (size_t)(n + i - 1) * V + x);
+        size_t j = S_jstar(&nx, V, pi);
+        js[b] = (uint32_t)j;
+        ms[b] = S_mass(&nx, j, pi);
+    }
+}
+
+/* The iteration's τ at places b0..na-1 from their drafting steps' records
+ * and one uniform each (u[b]): Alg. 2 accepts sub-block i with probability
+ * h_i = m_i / (m_i + 1 - p_i) (i < G), h_G = p_G, by independent coins, and
+ * τ is the last i accepted (0 if none), so given the drafts
+ *     P(τ >= i) = 1 - Π_{j >= i} (1 - h_j) = 1 - A_i / B_i,
+ * A_i = Π_{j >= i} a_j, B_i = Π_{j >= i} b_j, 1 - h_j = a_j / b_j with
+ * a_j = 1 - p_j, b_j = m_j + 1 - p_j (i < G), a_G = 1 - p_G, b_G = 1, and
+ * a_j = b_j = 1 where step j tests nothing (j > G, p_j = 0, or b_j = 0,
+ * where the coin never accepts).  These events shrink as i grows, so τ is
+ * the largest i with u B_i < B_i - A_i: one uniform instead of a coin per
+ * step.  Sets tau, tauprev, taup, tauj, taum (from S_begin's where τ = 0).
+ * The vector version below does the same arithmetic in the same order. */
+static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t b0, size_t na)
+{
+    const size_t S8 = w->S + 8;
+    for (size_t b = b0; b < na; b++) {
+        const double v = (double)u[b] * S_2M53;
+        const uint32_t G = w->G[b];
+        double A = 1.0, B = 1.0;
+        int found = 0;
+        for (size_t i = maxG; i >= 1; i--) {
+            const double p = w->ps[i * S8 + b], m = w->ms[i * S8 + b];
+            int alive = i <= G && p > 0.0, inner = alive && i < G;
+            double a = alive ? 1.0 - p : 1.0, bb = inner ? m + (1.0 - p) : 1.0;
+            if (bb == 0.0)
+                a = bb = 1.0;
+            A *= a;
+            B *= bb;
+            int hit = !found && v * B < B - A;
+            found |= hit;
+            if (hit) {
+                w->tau[b] = (uint32_t)i;
+                w->tauprev[b] = w->xs[i * S8 + b];
+                w->taup[b] = p;
+                w->tauj[b] = w->js[i * S8 + b];
+                w->taum[b] = m;
+            }
         }
-        /* branch-free: accept is a coin */
-        uint32_t am = -(uint32_t)accept;
-        w->tau[b] ^= (w->tau[b] ^ (uint32_t)i) & am;
-        w->tauprev[b] ^= (w->tauprev[b] ^ (uint32_t)x) & am;
-        w->taup[b] = sd_block_sel(accept, pi, w->taup[b]);
     }
 }
 
 #if S_HAVE_X86
-/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F and DQ: the same
+/* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
  * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
  * loads per place, so it runs as passes over all places, one link of the
- * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i and the
- * test): within a pass the loads of different places are independent.
+ * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i): within
+ * a pass the loads of different places are independent.  At the round's
+ * last step (i = max G) no place has i < G and j*, m_i are skipped.
  * The slab words a pass needs are loaded by sd_fetch64 between two vector
  * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
  * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
  * many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
-__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          size_t na, size_t *tok)
+/* The eight 32-bit lanes of v to a[0..7] where m is set. */
+#define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
+#define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                          size_t maxG, const uint64_t *ue, size_t na,
+                                                                          size_t *tok)
 {
     const S_layout *l = &pl->lay;
     const char *slab = pl->slab;
     const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8;
-    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)pl->V);
+    const size_t nb = na / 8 * 8, Vn = pl->V;
+    /* the work arrays in locals: the vector stores (may_alias types) would
+     * otherwise make the compiler reload every pointer from w after each */
+    const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
+    const size_t S8 = w->S + 8;
+    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx, *restrict jw = w->js + i * S8;
+    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + i * S8, *restrict qp = w->qp;
+    uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
+    uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
+    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
+    const __m512i im2 = _mm512_set1_epi64((long long)i - 2), im1 = _mm512_set1_epi64((long long)i - 1);
     const __m512i stride = _mm512_set1_epi64((long long)l->stride);
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
-    const __m512i zi = _mm512_setzero_si512();
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
-    uint8_t *live = w->mk, *inner = w->mk + S_GROUP / 8;
-    uint32_t *idx = w->idx;
-    uint64_t *ent = w->ent;
     /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
      * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
-        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(w->pi + b), zero, _CMP_GT_OQ);
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), y = S_LD32(yv + b);
+        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), zero, _CMP_GT_OQ);
         live[b / 8] = lv;
-        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(2))), V), y),
-                                     stride);
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
-        _mm512_storeu_si512((void *)(w->R + b), R);
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im2), V), y), stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        _mm512_storeu_si512((void *)(Rv + b), R);
         S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
     }
     sd_fetch64(slab, idx, nb, ent);
     /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
         __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        S_ST32(w->x + b, x);
-        __m512i R = _mm512_loadu_si512((const void *)(w->R + b));
+        S_ST32(xv + b, x);
+        __m512i R = _mm512_loadu_si512((const void *)(Rv + b));
         S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
     }
     sd_fetch64(slab, idx, nb, ent);
     /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 lv = live[b / 8];
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), x = S_LD32(w->x + b);
+        __m256i x32 = S_LD256(xv + b);
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), x = _mm512_cvtepu32_epi64(x32);
         if (tok) {
             __m512i a = S_LD32(w->run.act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
-                                          _mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))));
+                                          _mm512_add_epi64(n, im1));
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
-        __m512d pi0 = _mm512_loadu_pd(w->pi + b);
-        __m512d r = _mm512_mask_blend_pd(lv, one, _mm512_loadu_pd((const double *)(const void *)(ent + b)));
-        __m512d pi = _mm512_mask_blend_pd(lv, pi0, _mm512_min_pd(_mm512_mul_pd(pi0, r), one));
-        _mm512_storeu_pd(w->pi + b, pi);
-        S_ST32(w->y + b, _mm512_mask_blend_epi64(lv, S_LD32(w->y + b), x));
+        __m512d pi0 = _mm512_loadu_pd(piv + b);
+        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, _mm512_maskz_loadu_pd(lv, (const double *)(const void *)(ent + b))), one);
+        _mm512_storeu_pd(piv + b, pi);
+        _mm512_storeu_pd(psv + b, pi);
+        S_MST32(yv + b, lv, x32);
         __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
         __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
         inner[b / 8] = in;
-        live[b / 8] = alive; /* from here: the places that test η_i */
-        __m512i R2 = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, _mm512_sub_epi64(vi, _mm512_set1_epi64(1))), V), x),
-                                      stride);
-        _mm512_storeu_si512((void *)(w->R + b), _mm512_maskz_mov_epi64(in, R2)); /* row 0 where unused */
-        _mm512_storeu_si512((void *)(w->jb + b), zi);
+        live[b / 8] = alive; /* from here: the places still drafting */
+        /* row 0 where unused */
+        _mm512_storeu_si512((void *)(Rv + b), _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride));
+        if (Vn > S_COUNT_MAX)
+            _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
     }
-    if (pl->V <= S_COUNT_MAX) {
+    const char *rs = slab + l->rs, *QP = slab + l->QP;
+    if (i >= maxG) {
+        /* no place has i < G: no m_i to compute (h_G = p_G) */
+    } else if (Vn <= 8) {
         /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row, eight tokens per compare) and Q_{j*}, P_{j*};
-         * every place, without a branch (pass 5 reads the inner ones).  Per
-         * place one vector multiply and compare, the rest loads and integer
-         * work (the vector ports are the bottleneck here). */
-        const char *rs = slab + l->rs, *Q = slab + l->Q, *P = slab + l->P;
-        const size_t Vn = pl->V;
-        const uint64_t *Rb = w->R;
-        const double *pib = w->pi;
-        double *qb = w->qj, *pb = w->pj;
+         * padded sorted row: one multiply and compare) and the pair
+         * (Q_{j*}, P_{j*}); every place, without a branch (S_tau reads the
+         * inner ones) */
         for (size_t b = 0; b < nb; b++) {
-            size_t off = Rb[b];
-            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, pib[b]);
-            memcpy(qb + b, Q + off + 8 * j, sizeof *qb);
-            memcpy(pb + b, P + off + 8 * j, sizeof *pb);
+            size_t off = Rv[b];
+            __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
+            size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
+            jw[b] = (uint32_t)j;
+            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
+        }
+    } else if (Vn <= S_COUNT_MAX) {
+        /* the same, eight tokens per compare */
+        for (size_t b = 0; b < nb; b++) {
+            size_t off = Rv[b];
+            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, piv[b]);
+            jw[b] = (uint32_t)j;
+            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
         }
     } else {
         /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
          * search), one gather per pass; then m_i */
-        for (size_t len = pl->V;;) {
+        for (size_t len = Vn;;) {
             size_t half = len > 1 ? len / 2 : 1;
             for (size_t b = 0; b < nb; b += 8) {
                 __mmask8 in = inner[b / 8];
-                __m512i base = _mm512_loadu_si512((const void *)(w->jb + b));
+                __m512i base = _mm512_loadu_si512((const void *)(jb + b));
                 __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
-                __m512d rs = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
-                                                                    _mm512_slli_epi64(at, 3)), slab + l->rs);
-                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(w->pi + b), rs), one, _CMP_GT_OQ);
-                _mm512_storeu_si512((void *)(w->jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
+                __m512d r = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
+                                                                   _mm512_slli_epi64(at, 3)), rs);
+                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(piv + b), r), one, _CMP_GT_OQ);
+                _mm512_storeu_si512((void *)(jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
             }
             if (len <= 1)
                 break;
@@ -529,54 +654,100 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         }
         for (size_t b = 0; b < nb; b += 8) {
             __mmask8 in = inner[b / 8];
-            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->R + b)),
-                                          _mm512_slli_epi64(_mm512_loadu_si512((const void *)(w->jb + b)), 3));
-            _mm512_storeu_pd(w->qj + b, S_gather_pd(zero, in, jo, slab + l->Q));
-            _mm512_storeu_pd(w->pj + b, S_gather_pd(zero, in, jo, slab + l->P));
+            __m512i j = _mm512_loadu_si512((const void *)(jb + b));
+            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 4));
+            S_ST32(jw + b, j);
+            __m512d q = S_gather_pd(zero, in, jo, QP), p = S_gather_pd(zero, in, jo, QP + 8);
+            _mm512_storeu_pd(qp + 2 * b, _mm512_permutex2var_pd(q, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), p));
+            _mm512_storeu_pd(qp + 2 * b + 8, _mm512_permutex2var_pd(q, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), p));
         }
     }
-    /* pass 5: accept iff η_i (m_i + 1 - p_i) < m_i (i < G) or η_G < p_G */
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 in = inner[b / 8], last = live[b / 8] & ~in;
-        __m512d pi = _mm512_loadu_pd(w->pi + b);
-        /* m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison */
-        __m512d m = _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_loadu_pd(w->qj + b)), _mm512_loadu_pd(w->pj + b)), zero);
-        __m512d eta = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53);
-        __m512d h = _mm512_mul_pd(eta, _mm512_add_pd(m, _mm512_sub_pd(one, pi)));
-        __mmask8 accept = (__mmask8)((in & _mm512_cmp_pd_mask(h, m, _CMP_LT_OQ)) | (last & _mm512_cmp_pd_mask(eta, pi, _CMP_LT_OQ)));
-        S_ST32(w->tau + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tau + b), vi));
-        S_ST32(w->tauprev + b, _mm512_mask_blend_epi64(accept, S_LD32(w->tauprev + b), S_LD32(w->x + b)));
-        _mm512_storeu_pd(w->taup + b, _mm512_mask_blend_pd(accept, _mm512_loadu_pd(w->taup + b), pi));
+    /* pass 5: m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as
+     * its comparison (garbage where i = G or p_i = 0: S_tau reads no m_i
+     * there) */
+    for (size_t b = 0; i < maxG && b < nb; b += 8) {
+        __m512d pi = _mm512_loadu_pd(piv + b);
+        __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
+        _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                               _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
     }
     return nb;
 }
-#undef S_LD32
-#undef S_ST32
+
+/* S_tau_scalar on places 0..8⌊na/8⌋-1, eight at a time (the same
+ * arithmetic in the same order); returns how many places it did. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(S_work *w, size_t maxG, const uint64_t *u,
+                                                                                size_t na)
+{
+    const size_t S8 = w->S + 8, nb = na / 8 * 8;
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    for (size_t b = 0; b < nb; b += 8) {
+        const __m512d v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(u + b))), s53);
+        const __m512i G = S_LD32(w->G + b);
+        __m512d A = one, B = one, tpp = _mm512_loadu_pd(w->taup + b), tm = _mm512_loadu_pd(w->taum + b);
+        __m256i tau = S_LD256(w->tau + b), tp = S_LD256(w->tauprev + b), tj = S_LD256(w->tauj + b);
+        __mmask8 found = 0;
+        for (size_t i = maxG; i >= 1; i--) {
+            const __m512d p = _mm512_loadu_pd(w->ps + i * S8 + b), m = _mm512_loadu_pd(w->ms + i * S8 + b);
+            const __m512i vi = _mm512_set1_epi64((long long)i);
+            __mmask8 alive = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(p, zero, _CMP_GT_OQ);
+            __mmask8 inner = alive & _mm512_cmplt_epu64_mask(vi, G);
+            __m512d om = _mm512_sub_pd(one, p);
+            __m512d a = _mm512_mask_blend_pd(alive, one, om), bb = _mm512_mask_blend_pd(inner, one, _mm512_add_pd(m, om));
+            __mmask8 z = _mm512_cmp_pd_mask(bb, zero, _CMP_EQ_OQ);
+            a = _mm512_mask_blend_pd(z, a, one);
+            bb = _mm512_mask_blend_pd(z, bb, one);
+            A = _mm512_mul_pd(A, a);
+            B = _mm512_mul_pd(B, bb);
+            __mmask8 hit = (__mmask8)(~found & _mm512_cmp_pd_mask(_mm512_mul_pd(v, B), _mm512_sub_pd(B, A), _CMP_LT_OQ));
+            found |= hit;
+            tau = _mm256_mask_blend_epi32(hit, tau, _mm256_set1_epi32((int)i));
+            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(w->xs + i * S8 + b));
+            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(w->js + i * S8 + b));
+            tpp = _mm512_mask_blend_pd(hit, tpp, p);
+            tm = _mm512_mask_blend_pd(hit, tm, m);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(w->tau + b), tau);
+        _mm256_storeu_si256((__m256i *)(void *)(w->tauprev + b), tp);
+        _mm256_storeu_si256((__m256i *)(void *)(w->tauj + b), tj);
+        _mm512_storeu_pd(w->taup + b, tpp);
+        _mm512_storeu_pd(w->taum + b, tm);
+    }
+    return nb;
+}
 
 #endif
 
-/* The residual token of a place whose iteration rejected (τ < G): a draw
- * from max(π q - p, 0) at row (n + τ, X_τ) (byte offset off), π = p_τ
- * (eq. 4; 1 in the broken control). */
-static inline uint32_t S_reject_token_j(const S_plan *pl, const S_work *w, size_t b, const S_row *r, size_t j,
-                                        double piv)
-{
-    double m = S_mass(r, j, piv);
-    /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
-    uint64_t U = w->ue[b];
-    return (uint32_t)(j && m > 0.0 ? S_residual(r, j, piv, m, (double)U * S_2M53) : sd_token_alias_draw(r->aq, pl->lgK, U));
-}
+/* The residual of a place whose iteration rejected (τ < G): max(π q - p, 0)
+ * at row (n + τ, X_τ) (byte offset off), π = p_τ (eq. 4; 1 in the broken
+ * control), with j = j*(π), m = m(π) as step τ computed them (τ = 0, and
+ * the control: π = 1, the row's j1, m1); target = u m for the draw.  res:
+ * 0 where m = 0 (probability 0 at τ < G, sims/block.c; rounding): the
+ * token is then drawn from q. */
+typedef struct S_rej {
+    S_row r;
+    size_t j;
+    double pi, target;
+    int res;
+} S_rej;
 
-static inline double S_piv(const S_plan *pl, const S_work *w, size_t b)
+static inline S_rej S_reject_setup(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
-    return pl->broken ? 1.0 : w->taup[b];
+    S_rej s = {.r = S_row_off(pl, off)};
+    int own = !pl->broken && w->tau[b] > 0;
+    s.pi = own ? w->taup[b] : 1.0;
+    s.j = own ? w->tauj[b] : s.r.j1;
+    double m = own ? w->taum[b] : s.r.m1;
+    s.target = (double)w->ue[b] * S_2M53 * m;
+    s.res = s.j && m > 0.0;
+    return s;
 }
 
 static inline uint32_t S_reject_token(const S_plan *pl, const S_work *w, size_t b, size_t off)
 {
-    S_row r = S_row_off(pl, off);
-    double piv = S_piv(pl, w, b);
-    return S_reject_token_j(pl, w, b, &r, S_jstar(&r, pl->V, piv), piv);
+    S_rej s = S_reject_setup(pl, w, b, off);
+    return (uint32_t)(s.res ? S_residual(&s.r, pl->V, s.j, s.pi, s.target)
+                            : sd_token_alias_draw(s.r.aq, pl->lgK, w->ue[b]));
 }
 
 /* The last token of the round's iteration at places b0..na-1 into x
@@ -602,56 +773,122 @@ static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
  * (their entries by sd_fetch64), the places that rejected listed and then
  * done one by one without a branch on the coin; returns how many places it
  * did. */
-__attribute__((target("avx512f,avx512dq"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
+/* sd_fetch64 for two consecutive words: e0[i], e1[i] = the words at
+ * base + 8·idx[i] and 8 bytes further (n a multiple of 2). */
+static inline void S_fetch2(const void *base, const uint32_t *idx, size_t n, uint64_t *e0, uint64_t *e1)
+{
+    const unsigned char *bp = base;
+    for (size_t i = 0; i < n; i += 2) {
+        const unsigned char *a = bp + (size_t)idx[i] * 8, *c = bp + (size_t)idx[i + 1] * 8;
+        uint64_t a0, a1, c0, c1;
+        memcpy(&a0, a, 8);
+        memcpy(&a1, a + 8, 8);
+        memcpy(&c0, c, 8);
+        memcpy(&c1, c + 8, 8);
+#if defined(__GNUC__)
+        __asm__("" : "+r"(a0), "+r"(a1), "+r"(c0), "+r"(c1)); /* no gather (sd_fetch64) */
+#endif
+        e0[i] = a0;
+        e1[i] = a1;
+        e0[i + 1] = c0;
+        e1[i + 1] = c1;
+    }
+}
+
+/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time,
+ * and for the places that rejected the residual's π, j = j*(π) and target
+ * u m (S_reject_setup: j = 0 where m = 0), the row's j1, m1 where τ = 0
+ * (their slab words, like the bonus's table entries, by one fetch); then
+ * the residual draws place by place, without a branch on the coin.
+ * Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512(const S_plan *pl, S_work *w, size_t na)
 {
     const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8;
-    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const size_t nb = na / 8 * 8, Vn = pl->V;
+    const uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict tauv = w->tau, *restrict tpv = w->tauprev;
+    uint32_t *restrict xv = w->x, *restrict idx = w->idx, *restrict rl = w->rl, *restrict tjv = w->tauj;
+    double *restrict tpp = w->taup, *restrict tmv = w->taum;
+    const uint64_t *restrict ue = w->ue;
+    uint64_t *restrict Rv = w->R, *restrict e0 = w->ent, *restrict e1 = w->ent1;
+    uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
+    const __m512i V = _mm512_set1_epi64((long long)Vn), stride = _mm512_set1_epi64((long long)l->stride);
     const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi64(1), lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i aq = _mm512_set1_epi64((long long)l->aq);
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
+    const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
     size_t nr = 0;
-    /* the row of the last token; the entry of the bonus's alias table */
+    /* the row of the last token; the entry of the bonus's alias table, or
+     * the row's m1, j1 where the residual has π = 1 */
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->n + b)));
-        __m512i G = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->G + b)));
-        __m512i tau = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tau + b)));
-        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
-        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), _mm512_set1_epi64(1)), V), tp),
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b), tp = S_LD32(tpv + b);
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), tp),
                                        stride);
-        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G), rej = (__mmask8)~full;
         __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        w->mk[b / 8] = bonus;
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(w->ue + b)), c_sh);
-        _mm256_storeu_si256((__m256i *)(void *)(w->idx + b),
-                            _mm512_cvtepi64_epi32(_mm512_maskz_srli_epi64(bonus, _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)), 3)));
-        _mm512_storeu_si512((void *)(w->R + b), off);
-        __mmask8 rej = (__mmask8)~full;
+        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(tau, zi));
+        bon[b / 8] = bonus;
+        dflt[b / 8] = d;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
+        _mm512_storeu_si512((void *)(Rv + b), off);
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
-        _mm512_mask_compressstoreu_epi32(w->rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
         nr += (size_t)__builtin_popcount(rej);
     }
-    sd_fetch64(pl->slab, w->idx, nb, w->ent);
-    /* the bonus draws (the alias test), else X_G (the horizon) for now */
+    S_fetch2(pl->slab, idx, nb, e0, e1);
+    /* the bonus draws (the alias test), else X_G (the horizon) for now; the
+     * residual's π, j, target in taup, tauj, taum */
     for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 bonus = w->mk[b / 8];
-        __m512i tp = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(w->tauprev + b)));
-        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b));
+        __mmask8 bonus = bon[b / 8], d = dflt[b / 8];
+        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(w->ent + b));
+        __m512i e = _mm512_maskz_loadu_epi64(bonus, (const void *)(e0 + b));
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i xb = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        _mm256_storeu_si256((__m256i *)(void *)(w->x + b), _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(bonus, tp, xb)));
+        S_MST32(xv + b, ~bonus, S_LD256(tpv + b));
+        S_MST32(xv + b, bonus, _mm512_cvtepi64_epi32(xb));
+        __m512d pi = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tpp + b), oned);
+        __m512d m = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tmv + b), _mm512_loadu_pd((const double *)(const void *)(e0 + b)));
+        __m512i j = _mm512_mask_blend_epi64(d, S_LD32(tjv + b), _mm512_and_si512(_mm512_loadu_si512((const void *)(e1 + b)), lo32));
+        __mmask8 res = _mm512_cmpneq_epi64_mask(j, zi) & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
+        _mm512_storeu_pd(tpp + b, pi);
+        _mm512_storeu_pd(tmv + b, _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(U), s53), m));
+        S_ST32(tjv + b, _mm512_maskz_mov_epi64(res, j));
+    }
+    const char *slab = pl->slab;
+    if (Vn <= 8) { /* the same, one compare of the pairs 0..7 */
+        const char *QP = slab + l->QP;
+        for (size_t r = 0; r < nr; r++) {
+            size_t b = rl[r], j = tjv[b], off = Rv[b];
+            const double *qp = (const double *)(const void *)(QP + off);
+            __m512d lo = _mm512_loadu_pd(qp), hi = _mm512_loadu_pd(qp + 8);
+            __m512d W = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(tpp[b]), _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                      _mm512_permutex2var_pd(lo, S_ODD, hi));
+            __mmask8 k = (__mmask8)(((1u << j) - 1u) & 0xfeu); /* t in 1..j-1 */
+            size_t c = (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, _mm512_set1_pd(tmv[b]), _CMP_LE_OQ));
+            S_row row = S_row_off(pl, off);
+            if (__builtin_expect(j != 0, 1))
+                xv[b] = row.ord[c];
+            else /* m = 0: q (S_reject_token) */
+                xv[b] = (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
+        }
+        return nb;
     }
     for (size_t r = 0; r < nr; r++) {
-        size_t b = w->rl[r];
-        S_row row = S_row_off(pl, w->R[b]);
-        double piv = S_piv(pl, w, b);
-        size_t j = pl->V <= S_COUNT_MAX ? S_jstar_count8(&row, pl->V, piv) : S_jstar(&row, pl->V, piv);
-        w->x[b] = S_reject_token_j(pl, w, b, &row, j, piv);
+        size_t b = rl[r], j = tjv[b];
+        S_row row = S_row_off(pl, Rv[b]);
+        if (!j) /* m = 0 at τ < G has probability 0 (sims/block.c); rounding: q */
+            xv[b] = (uint32_t)sd_token_alias_draw(row.aq, lgK, ue[b]);
+        else if (Vn <= S_COUNT_MAX)
+            xv[b] = row.ord[S_count_w8((const double *)(const void *)(slab + Rv[b] + l->QP), Vn, j, tpp[b], tmv[b])];
+        else
+            xv[b] = (uint32_t)S_residual(&row, Vn, j, tpp[b], tmv[b]);
     }
     return nb;
 }
@@ -687,15 +924,14 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
         if (tok && emitted > tau)
             tok[(size_t)s * (T + 1) + n + tau] = x;
         uint32_t rej = w->run.rej[b] + (full ^ 1u), its = w->run.its[b] + 1;
-        uint64_t s1 = w->run.s1[b] + tau, s2 = w->run.s2[b] + (uint64_t)tau * tau;
         double rb = w->run.rb[b] + (1.0 - w->pi[b]); /* P(rejection | drafts) = 1 - p_G (eq. 5) */
         w->hist[(b % S_HCOPIES) * (pl->gmax + 1) + tau]++;
         if (!first && n + emitted <= L) {
-            S_counts_set(&w->run, keep, s, rej, its, s1, s2, rb);
+            S_counts_set(&w->run, keep, s, rej, its, rb);
             uint32_t g = S_begin(pl, w, keep++, n + emitted, x);
             *maxG = g > *maxG ? g : *maxG;
         } else {
-            S_counts_set(&w->done, (*nd)++, s, rej, its, s1, s2, rb);
+            S_counts_set(&w->done, (*nd)++, s, rej, its, rb);
         }
     }
     return keep;
@@ -706,19 +942,14 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
  * arithmetic, the moves as compressions (every store of eight lanes lands
  * on places already read), the histogram of τ by comparisons for small
  * Gmax.  Returns the places kept; *nd, *maxG as there. */
-#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
-#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The lanes m of (s, counts) to entries k.. of c, compressed: eight
  * entries are written, those past the popcount of m with garbage. */
 __attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
-                                                                    __m512i rej, __m512i its, __m512i s1, __m512i s2,
-                                                                    __m512d rb)
+                                                                    __m512i rej, __m512i its, __m512d rb)
 {
     S_ST32(c->act + k, _mm512_maskz_compress_epi64(m, s));
     S_ST32(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
     S_ST32(c->its + k, _mm512_maskz_compress_epi64(m, its));
-    _mm512_storeu_si512((void *)(c->s1 + k), _mm512_maskz_compress_epi64(m, s1));
-    _mm512_storeu_si512((void *)(c->s2 + k), _mm512_maskz_compress_epi64(m, s2));
     _mm512_storeu_pd(c->rb + k, _mm512_maskz_compress_pd(m, rb));
 }
 
@@ -731,28 +962,40 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     const __m512i Lv = _mm512_set1_epi64((long long)L), gam = _mm512_set1_epi64((long long)pl->gamma);
     const __m512i Tp1 = _mm512_set1_epi64((long long)(T + 1));
     const __m512d oned = _mm512_set1_pd(1.0);
-    __m512i mg = _mm512_setzero_si512();
+    /* the arrays in locals (S_draft_avx512) */
+    uint32_t *restrict act = w->run.act, *restrict rejv = w->run.rej, *restrict itsv = w->run.its;
+    double *restrict rbv = w->run.rb, *restrict piv = w->pi, *restrict tpp = w->taup;
+    uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict yv = w->y, *restrict tauv = w->tau,
+                       *restrict tpv = w->tauprev;
+    const uint32_t *restrict xv = w->x;
+    uint64_t *restrict hist = w->hist;
+    const S_counts done = w->done;
+    const __m512i three = _mm512_set1_epi64(3), four = _mm512_set1_epi64(4);
+    __m512i mg = _mm512_setzero_si512(), h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i s = S_LD32(w->run.act + b), n = S_LD32(w->n + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
-        __m512i x = S_LD32(w->x + b);
+        __m512i s = S_LD32(act + b), n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b);
+        __m512i x = S_LD32(xv + b);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
         __m512i t1 = _mm512_add_epi64(tau, one), emitted = _mm512_mask_sub_epi64(t1, nob, t1, one);
         if (tok)
             _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
                                          _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
-        __m512i rej = S_LD32(w->run.rej + b), its = _mm512_add_epi64(S_LD32(w->run.its + b), one);
+        __m512i rej = S_LD32(rejv + b), its = _mm512_add_epi64(S_LD32(itsv + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
-        __m512i s1 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s1 + b)), tau);
-        __m512i s2 = _mm512_add_epi64(_mm512_loadu_si512((const void *)(w->run.s2 + b)), _mm512_mul_epu32(tau, tau));
-        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(w->run.rb + b), _mm512_sub_pd(oned, _mm512_loadu_pd(w->pi + b)));
-        if (gmax < 16)
+        __m512d rb = _mm512_add_pd(_mm512_loadu_pd(rbv + b), _mm512_sub_pd(oned, _mm512_loadu_pd(piv + b)));
+        if (gmax < 8) { /* 16-bit counters in the lanes: τ < 4 in h0, else h1 */
+            __m512i bit = _mm512_sllv_epi64(one, _mm512_slli_epi64(_mm512_and_si512(tau, three), 4));
+            __mmask8 lo = _mm512_cmplt_epu64_mask(tau, four);
+            h0 = _mm512_mask_add_epi64(h0, lo, h0, bit);
+            h1 = _mm512_mask_add_epi64(h1, (__mmask8)~lo, h1, bit);
+        } else if (gmax < 16)
             for (size_t t = 0; t <= gmax; t++)
-                w->hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
+                hist[t] += (uint64_t)__builtin_popcount(_mm512_cmpeq_epi64_mask(tau, _mm512_set1_epi64((long long)t)));
         else
             for (size_t c = 0; c < 8; c++)
-                w->hist[(c % S_HCOPIES) * (gmax + 1) + w->tau[b + c]]++;
+                hist[(c % S_HCOPIES) * (gmax + 1) + tauv[b + c]]++;
         __m512i nn = _mm512_add_epi64(n, emitted);
         __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv), dm = (__mmask8)~km;
         /* the places kept, and their next iteration (S_begin) */
@@ -761,21 +1004,28 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        S_counts_put8(&w->run, keep, km, s, rej, its, s1, s2, rb);
-        S_ST32(w->n + keep, nk);
-        S_ST32(w->G + keep, Gk);
-        S_ST32(w->y + keep, xk);
-        S_ST32(w->tauprev + keep, xk);
-        _mm512_storeu_pd(w->pi + keep, oned);
-        _mm512_storeu_pd(w->taup + keep, oned);
-        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        S_ST32(act + keep, _mm512_maskz_compress_epi64(km, s));
+        S_ST32(rejv + keep, _mm512_maskz_compress_epi64(km, rej));
+        S_ST32(itsv + keep, _mm512_maskz_compress_epi64(km, its));
+        _mm512_storeu_pd(rbv + keep, _mm512_maskz_compress_pd(km, rb));
+        S_ST32(nv + keep, nk);
+        S_ST32(Gv + keep, Gk);
+        S_ST32(yv + keep, xk);
+        S_ST32(tpv + keep, xk);
+        _mm512_storeu_pd(piv + keep, oned);
+        _mm512_storeu_pd(tpp + keep, oned);
+        S_ST32(tauv + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
         /* the trials done */
         if (dm) {
-            S_counts_put8(&w->done, d, dm, s, rej, its, s1, s2, rb);
+            S_counts_put8(&done, d, dm, s, rej, its, rb);
             d += (size_t)__builtin_popcount(dm);
         }
     }
+    if (gmax < 8) /* a field counts at most one place per eight: < 2^16 */
+        for (size_t t = 0; t <= gmax; t++)
+            hist[t] += (uint64_t)_mm512_reduce_add_epi64(_mm512_and_si512(
+                _mm512_srli_epi64(t < 4 ? h0 : h1, (unsigned)(16 * (t & 3))), _mm512_set1_epi64(0xffff)));
     uint32_t g = (uint32_t)_mm512_reduce_max_epu64(mg);
     *maxG = g > *maxG ? g : *maxG;
     *nd = d;
@@ -783,6 +1033,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
 }
 #undef S_LD32
 #undef S_ST32
+#undef S_MST32
+#undef S_LD256
 #endif
 
 /* The bookkeeping of the round at places 0..na-1 (S_finish_scalar). */
@@ -809,14 +1061,13 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
     int wide = 0;
 #if S_HAVE_X86
-    wide = sd_rngbuf_avx512dq();
+    wide = sd_rngbuf_avx512dq() && __builtin_cpu_supports("avx512vl");
 #endif
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
         uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
-        S_counts_set(&w->trial, s, (uint32_t)s, 0, 0, 0, 0, 0.0);
+        S_counts_set(&w->run, s, (uint32_t)s, 0, 0, 0.0);
         uint32_t g = S_begin(pl, w, s, 1, x0);
         maxG = g > maxG ? g : maxG;
         if (tok)
@@ -825,18 +1076,35 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
-        uint64_t base = 1 + k * (gmax + 1); /* b_k */
+        const uint64_t hb = (gmax + 1) / 2, base = 1 + k * (hb + 1); /* b_k */
+        /* whole groups of eight places for the uniforms (vector Philox) and
+         * the drafting steps: the list padded with places that never draft
+         * (G = 0), repeating the first trial, whose values nothing reads */
+        size_t nu = wide ? (na + 7) / 8 * 8 : na;
+        for (size_t b = na; b < nu; b++) {
+            w->run.act[b] = w->run.act[0];
+            w->G[b] = 0;
+        }
         for (size_t i = 1; i <= maxG; i++) {
-            sd_rngbuf_trials_at(seed, base + i - 1, g0, w->run.act, na, w->ue, w->uo);
+            if (i % 2)
+                sd_rngbuf_trials_at(seed, base + (i - 1) / 2, g0, w->run.act, nu, w->ue, w->uo);
+            const uint64_t *U = i % 2 ? w->ue : w->uo; /* X_i's uniform */
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide)
-                b0 = S_draft_avx512(pl, w, i, na, tok);
+                b0 = S_draft_avx512(pl, w, i, maxG, U, nu, tok);
 #endif
-            S_draft_scalar(pl, w, i, b0, na, tok);
+            S_draft_scalar(pl, w, i, U, b0, na, tok);
         }
-        sd_rngbuf_trials_at(seed, base + gmax, g0, w->run.act, na, w->ue, w->uo);
+        /* the last tokens' uniforms (even) and τ's (odd) */
+        sd_rngbuf_trials_at(seed, base + hb, g0, w->run.act, nu, w->ue, w->uo);
         size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_tau_avx512(w, maxG, w->uo, na);
+#endif
+        S_tau_scalar(w, maxG, w->uo, b0, na);
+        b0 = 0;
 #if S_HAVE_X86
         if (wide)
             b0 = S_last_avx512(pl, w, na);
@@ -844,25 +1112,42 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         S_last_scalar(pl, w, b0, na);
         na = S_finish(pl, w, na, L, obs->first_iteration, tok, &nd, &maxG, wide);
     }
-    for (size_t d = 0; d < nd; d++) { /* the counts by trial */
-        const S_counts *c = &w->done;
-        S_counts_set(&w->trial, c->act[d], c->act[d], c->rej[d], c->its[d], c->s1[d], c->s2[d], c->rb[d]);
+    /* The group's statistics: exact integer sums over its trials (in any
+     * order: the finished list), one sd_welford_merge_sums per statistic;
+     * accepted per iteration from the group's histogram of τ (Σ h_a, Σ a h_a,
+     * Σ a² h_a); rb, a double per trial, added trial by trial. */
+    const S_counts *dn = &w->done;
+    uint64_t r1 = 0, r2 = 0, c1 = 0, c2 = 0, h0 = 0, h1 = 0, h2 = 0;
+    for (size_t d = 0; d < nd; d++) {
+        r1 += dn->rej[d];
+        r2 += (uint64_t)dn->rej[d] * dn->rej[d];
+        c1 += dn->its[d];
+        c2 += (uint64_t)dn->its[d] * dn->its[d];
     }
-    if (obs->hist)
-        for (size_t a = 0; a <= gmax; a++)
-            for (size_t c = 0; c < S_HCOPIES; c++)
-                obs->hist[a] += (double)w->hist[c * (gmax + 1) + a]; /* integers: exact in any order */
-    for (size_t s = 0; s < S; s++) {
-        if (obs->acc)
-            sd_welford_merge_sums(obs->acc, w->trial.its[s], w->trial.s1[s], w->trial.s2[s]);
-        if (obs->rej)
-            sd_welford_add(obs->rej, (double)w->trial.rej[s]);
-        if (obs->calls)
-            sd_welford_add(obs->calls, (double)w->trial.its[s]);
-        if (obs->rb)
-            sd_welford_add(obs->rb, w->trial.rb[s]);
-        if (!tok)
-            continue;
+    for (size_t a = 0; a <= gmax; a++) {
+        uint64_t h = 0;
+        for (size_t k = 0; k < S_HCOPIES; k++)
+            h += w->hist[k * (gmax + 1) + a];
+        h0 += h;
+        h1 += a * h;
+        h2 += a * a * h;
+        if (obs->hist)
+            obs->hist[a] += (double)h; /* an integer below 2^53: exact in any order */
+    }
+    if (obs->rej)
+        sd_welford_merge_sums(obs->rej, S, r1, r2);
+    if (obs->calls)
+        sd_welford_merge_sums(obs->calls, S, c1, c2);
+    if (obs->acc)
+        sd_welford_merge_sums(obs->acc, h0, h1, h2);
+    if (obs->rb) {
+        memset(w->trb, 0, S * sizeof *w->trb);
+        for (size_t d = 0; d < nd; d++)
+            w->trb[dn->act[d]] = dn->rb[d];
+        for (size_t s = 0; s < S; s++)
+            sd_welford_add(obs->rb, w->trb[s]);
+    }
+    for (size_t s = 0; tok && s < S; s++) {
         const size_t *x = tok + s * (T + 1);
         if (obs->pos)
             for (size_t n = 1; n <= T; n++)
@@ -910,20 +1195,20 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    const S_counts *cs[] = {&w->trial, &w->run, &w->done};
-    for (size_t i = 0; i < 3; i++) {
-        free(cs[i]->act);
-        free(cs[i]->rej);
-        free(cs[i]->its);
-        free(cs[i]->s1);
-        free(cs[i]->s2);
-        free(cs[i]->rb);
-    }
-    void *arrays[] = {w->tok, w->n,
-                      w->G, w->y, w->tau, w->tauprev, w->pi, w->taup, w->ue, w->uo, w->x, w->R, w->jb, w->qj, w->pj, w->mk, w->rl, w->hist, w->idx, w->ent};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
+    free(w->arena);
     free(w);
+}
+
+/* The next array of n elements of `size` bytes from the arena at *off (NULL
+ * arena: only counts).  Each starts on a cache line, 5 lines after the end
+ * of the one before: arrays of 1 and 2 KiB would otherwise start at offsets
+ * equal modulo 4096, and a pass that loads one and stores another would
+ * wait on false store-to-load dependencies (4K aliasing). */
+static void *S_carve(unsigned char *arena, size_t *off, size_t n, size_t size)
+{
+    void *p = arena ? arena + *off : NULL;
+    *off += (n * size + S_LINE - 1) / S_LINE * S_LINE + 5 * S_LINE;
+    return p;
 }
 
 static int S_work_new(const void *plan, void **work, sd_error *err)
@@ -932,27 +1217,35 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     S_work *w = calloc(1, sizeof *w);
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
-    size_t S = w->S = S_GROUP;
-    uint32_t **u32[] = {&w->trial.rej, &w->trial.its, &w->run.act,  &w->run.rej, &w->run.its,
-                        &w->done.act,  &w->done.rej,  &w->done.its, &w->n,       &w->G,
-                        &w->y,         &w->tau,       &w->tauprev,  &w->x,       &w->rl,
-                        &w->idx};
-    uint64_t **u64[] = {&w->trial.s1, &w->trial.s2, &w->run.s1, &w->run.s2, &w->done.s1, &w->done.s2,
-                        &w->ue,       &w->uo,       &w->R,      &w->jb,     &w->ent};
-    double **dbl[] = {&w->trial.rb, &w->run.rb, &w->done.rb, &w->pi, &w->taup, &w->qj, &w->pj};
-    int bad = 0;
-    for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
-        bad |= !(*u32[i] = malloc((S + 8) * sizeof **u32[i]));
-    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc((S + 8) * sizeof **u64[i]));
-    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
-        bad |= !(*dbl[i] = malloc((S + 8) * sizeof **dbl[i]));
-    bad |= !(w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok));
-    bad |= !(w->mk = malloc(2 * S / 8));
-    bad |= !(w->hist = malloc(S_HCOPIES * (pl->gmax + 1) * sizeof *w->hist));
-    if (bad) {
-        S_work_free(w);
-        return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
+    const size_t S = w->S = S_GROUP, S8 = S + 8; /* vector stores run up to 8 lanes past the last place */
+    for (int pass = 0; pass < 2; pass++) { /* 0: the size, 1: the arrays */
+        size_t off = 0;
+        unsigned char *a = w->arena;
+        uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
+                            &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
+                            &w->x,       &w->rl,      &w->idx};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
+        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
+        for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
+            *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
+        for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
+            *u64[i] = S_carve(a, &off, S8, sizeof **u64[i]);
+        for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+            *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
+        w->qp = S_carve(a, &off, 2 * S8, sizeof *w->qp);
+        w->xs = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->xs);
+        w->js = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->js);
+        w->ps = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ps);
+        w->ms = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ms);
+        w->tok = S_carve(a, &off, S * (pl->T + 1), sizeof *w->tok);
+        w->mk = S_carve(a, &off, 2 * S / 8, 1);
+        w->hist = S_carve(a, &off, S_HCOPIES * (pl->gmax + 1), sizeof *w->hist);
+        if (pass == 0 && !(w->arena = aligned_alloc(S_LINE, off))) { /* off: a multiple of S_LINE */
+            free(w);
+            return sd_error_set(err, SD_ENOMEM, "block kernel: out of memory");
+        }
+        if (pass == 0)
+            memset(w->arena, 0, off);
     }
     *work = w;
     return SD_OK;

@@ -179,3 +179,49 @@ Test(kernel_block, vector_passes_equal_the_scalar_code)
         sd_chain_free(cs[i]);
     }
 }
+
+/* The statistics' contract: the kernel merges each lockstep group of trials
+ * into the observers once per statistic, from exact integer sums
+ * (sd_welford_merge_sums), not trial by trial.  A run of fewer trials than
+ * one group (and one engine block) is one such merge into empty
+ * accumulators, so the result is reproduced bit for bit from integers:
+ * accepted per iteration from the histogram of accepted drafts (its count,
+ * Σ a h_a, Σ a² h_a), target calls' mean as Σ h_a / n (each iteration is
+ * one call), and rejections and target calls from the integers n·mean and
+ * m2 + (n·mean)²/n that their mean and m2 must encode.  (Welford additions
+ * trial by trial would give other last bits.) */
+Test(kernel_block, statistics_are_exact_group_sums)
+{
+    sd_chain *c = tu_chain(7, 30, 6);
+    cr_assert_not_null(c);
+    sd_params par;
+    sd_params_defaults(&par, &sd_verifier_block);
+    par.gamma = 4;
+    sd_sim_opts so = {.seed = 12, .trials = 200, .threads = 1};
+    sd_sim_result r;
+    cr_assert_eq(sd_sim_run(&sd_verifier_block, c, &par, &so, &r, NULL), SD_OK);
+    cr_assert_str_eq(r.kernel, "block-sorted");
+    uint64_t k = 0, s1 = 0, s2 = 0;
+    for (uint64_t a = 0; a <= r.T; a++) {
+        uint64_t h = (uint64_t)r.accept_hist[a];
+        cr_assert_eq((double)h, r.accept_hist[a]);
+        k += h;
+        s1 += a * h;
+        s2 += a * a * h;
+    }
+    sd_welford acc = {0, 0, 0};
+    sd_welford_merge_sums(&acc, k, s1, s2);
+    cr_expect_eq(memcmp(&acc, &r.accepted, sizeof acc), 0, "accepted: %.17g %.17g vs %.17g %.17g", acc.mean,
+                 acc.m2, r.accepted.mean, r.accepted.m2);
+    cr_expect_eq(r.target_calls.mean, (double)k / (double)so.trials);
+    const sd_welford *ws[2] = {&r.rejections, &r.target_calls};
+    for (int i = 0; i < 2; i++) {
+        double n = ws[i]->n, t1 = nearbyint(ws[i]->mean * n), t2 = nearbyint(ws[i]->m2 + t1 * t1 / n);
+        sd_welford ref = {0, 0, 0};
+        sd_welford_merge_sums(&ref, (uint64_t)n, (uint64_t)t1, (uint64_t)t2);
+        cr_expect_eq(memcmp(&ref, ws[i], sizeof ref), 0, "statistic %d: %.17g %.17g vs %.17g %.17g", i, ref.mean,
+                     ref.m2, ws[i]->mean, ws[i]->m2);
+    }
+    sd_sim_result_free(&r);
+    sd_chain_free(c);
+}
