@@ -114,20 +114,33 @@ typedef struct S_plan {
 /* A group of up to S trials in lockstep; per-trial state is indexed by the
  * trial's number s in the group, the round's uniforms by its place b in
  * the list act of trials still running. */
+/* A group of up to S trials in lockstep.  Counts are kept by the trial's
+ * number s in the group; the state of the trials still running by their
+ * place b in the list (compacted after each round), structure of arrays:
+ * entry [k][b] at k S + b. */
 typedef struct S_work {
-    size_t S, cap;       /* trials per group; cap = gmax */
-    sd_greedy_frame *fr; /* [S][cap] the active frames (oldest first) */
-    sd_greedy_ratio *R;  /* [S][(cap+1) cap]: frame a's ratio after X^i at [i cap + a] */
-    sd_greedy_ratio *K;  /* [S][cap+1]: the iteration's p_i */
-    S_shape *lev;        /* [S][cap+1]: the levels at one position */
-    size_t *row;         /* [S][cap]: the row index of depth i, (n+i-1) V + X^i's last token */
-    uint64_t *eta;       /* [S][cap]: η_i (53-bit integers) */
-    size_t *tok;         /* [S][T+1]: x_0..x_T (and drafts past them) */
-    size_t *nf, *n, *G, *tau, *drafted; /* [S] */
-    size_t *rej, *its;   /* [S] counts */
-    uint64_t *s1, *s2;   /* [S] Σ τ, Σ τ² */
-    uint32_t *act;       /* [S] trials still running, by place */
-    uint64_t *ue, *uo;   /* [S] the round's uniforms, by place */
+    size_t S, cap;          /* trials per group; cap = gmax (depths, frame slots) */
+    size_t *tok;            /* [S][T+1] by trial: x_0..x_T (and drafts past them) */
+    uint32_t *rej, *its;    /* [S] by trial: rejections, iterations */
+    uint64_t *s1, *s2;      /* [S] by trial: Σ τ, Σ τ² */
+    uint32_t *ts;           /* [S] by place: the trial */
+    uint32_t *n, *nf;       /* [S] the iteration's position, its active frames (oldest first) */
+    uint32_t *fe;           /* [cap][S] frame f's last position */
+    double *fa, *fb;        /* [cap][S] its ratio along the emitted path up to n-1 */
+    uint32_t *G, *dr, *tau; /* [S] draft length, depths to verify, accepted drafts */
+    uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
+    size_t *ro;             /* [cap][S] the row index of depth i, (n+i-1) V + X^i's last token */
+    uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
+    double *Ka, *Kb;        /* [cap+1][S] p_i */
+    double *Ra, *Rb;        /* [(cap+1) cap][S] frame f's ratio after X^i at row i cap + f */
+    double *ta, *tb, *mt;   /* [S] the level being built at the current depth, its mass */
+    uint32_t *lv;           /* [S] the places verifying the current depth */
+    uint32_t *cov;          /* [cap][S] the places whose position frame f covers */
+    size_t *ncov;           /* [cap] their number */
+    uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
+    sd_greedy_frame *fr;    /* [cap] one place's frames (S_last) */
+    sd_greedy_ratio *Rs;    /* [cap] their ratios */
+    S_shape *lev;           /* [cap+1] the levels at one position */
 } S_work;
 
 /* Row ridx = (t - 1) V + a: position t after a. */
@@ -255,64 +268,159 @@ static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size
         to[a] = a >= a0 ? sd_greedy_ratio_extend(from[a], S_val(r, lev[a - a0], x), px) : from[a];
 }
 
-/* Trial s starts an iteration at its n (as sd_greedy_enter). */
-static inline void S_enter(const S_plan *pl, S_work *w, size_t s)
-{
-    const size_t cap = w->cap, n = w->n[s], rest = pl->T - n + 1;
-    sd_greedy_frame *fr = w->fr + s * cap;
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap;
-    size_t nf = w->nf[s] = sd_greedy_frames_drop(fr, w->nf[s], n);
-    for (size_t a = 0; a < nf; a++)
-        R[a] = fr[a].r;
-    w->K[s * (cap + 1)] = (sd_greedy_ratio){1.0, 1.0};
-    w->G[s] = w->drafted[s] = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-    w->tau[s] = 0;
-}
+/* Trial of place b: frames, ratios and levels of the round's iteration are
+ * stored structure-of-arrays, entry [k][b] at k S + b (S the group size). */
+#define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
-/* Trial s verifies depth i < drafted (its drafts X_1..X_G are drawn):
- * h_i's coin (i >= 1), the frames' ratios and p_{i+1}; drafting stops when
- * p_{i+1} = 0 (every later h is 0). */
-static inline __attribute__((always_inline)) void S_verify(const S_plan *pl, S_work *w, size_t s, size_t i, int wide)
+/* The round's iterations begin at places 0..na-1 (as sd_greedy_enter):
+ * frames whose zones ended before n dropped, R row 0 = their ratios,
+ * p_0 = 1, G, X^0 = x_{n-1}.  *maxG, *maxF: the largest G and frame count. */
+static void S_enter_all(const S_plan *pl, S_work *w, size_t na, size_t *maxG, size_t *maxF)
 {
-    const size_t cap = w->cap, n = w->n[s], nf = w->nf[s];
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
-    S_shape *lev = w->lev + s * (cap + 1);
-    size_t a0, x = w->tok[s * (pl->T + 1) + n + i];
-    double mtop;
-    S_row r = S_row_at(pl, w->row[s * cap + i]);
-    size_t L = S_levels(pl, &r, w->fr + s * cap, nf, R + i * cap, n + i, lev, &a0, &mtop, wide);
-    S_shape top = lev[L];
-    sd_greedy_ratio k = K[i];
-    if (i >= 1) { /* h_i = num / den at X^i (Alg. 4): accepted when η_i den < num */
-        S_shape h = S_times(k, top);
-        double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
-        w->tau[s] = S_pick((double)w->eta[s * cap + i] * S_2M53 * den < num, i, w->tau[s]);
+    const size_t T = pl->T, cap = w->cap;
+    size_t mg = 0, mf = 0;
+    for (size_t b = 0; b < na; b++) {
+        const size_t n = w->n[b], nf = w->nf[b], rest = T - n + 1;
+        size_t d = 0;
+        while (d < nf && w->fe[S_AT(d, b)] < n) /* the zones end in order: a prefix */
+            d++;
+        for (size_t f = d; f < nf; f++) {
+            w->fe[S_AT(f - d, b)] = w->fe[S_AT(f, b)];
+            w->fa[S_AT(f - d, b)] = w->fa[S_AT(f, b)];
+            w->fb[S_AT(f - d, b)] = w->fb[S_AT(f, b)];
+        }
+        w->nf[b] = (uint32_t)(nf - d);
+        for (size_t f = 0; f < nf - d; f++) {
+            w->Ra[S_AT(f, b)] = w->fa[S_AT(f, b)];
+            w->Rb[S_AT(f, b)] = w->fb[S_AT(f, b)];
+        }
+        w->Ka[b] = w->Kb[b] = 1.0;
+        size_t G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+        w->G[b] = w->dr[b] = (uint32_t)G;
+        w->tau[b] = 0;
+        w->X[b] = (uint32_t)w->tok[(size_t)w->ts[b] * (T + 1) + n - 1];
+        mg = G > mg ? G : mg;
+        mf = nf - d > mf ? nf - d : mf;
     }
-    S_advance(&r, lev, a0, nf, R + i * cap, R + (i + 1) * cap, x);
-    K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
-    if (K[i + 1].a == 0.0) /* p_j = 0 for all j > i: h_j = 0 */
-        w->drafted[s] = i + 1;
+    (void)cap;
+    *maxG = mg;
+    *maxF = mf;
 }
 
-/* Trial s ends its iteration with the uniforms etaG, U: η_G < p_G, then
+/* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
+ * places 0..na-1 that draft it, with the uniforms ue (X_{i+1}) and uo
+ * (η_i) of block b_k + i. */
+static void S_draft_all(const S_plan *pl, S_work *w, size_t i, size_t na)
+{
+    const size_t T = pl->T, V = pl->V;
+    for (size_t b = 0; b < na; b++) {
+        if (i >= w->G[b])
+            continue;
+        size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
+        uint32_t x = (uint32_t)sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
+        w->ro[S_AT(i, b)] = ridx;
+        w->eta[S_AT(i, b)] = w->uo[b];
+        w->X[S_AT(i + 1, b)] = x;
+        w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = x;
+    }
+}
+
+/* Depth i < dr of the places 0..na-1 (their drafts X_1..X_G drawn): the
+ * levels at position n+i after X^i, h_i's coin (i >= 1), every frame's
+ * ratio after X^{i+1} and p_{i+1}; drafting stops when p_{i+1} = 0 (every
+ * later h is 0).  In passes over the places: the frames covering the
+ * position are listed per frame (the levels apply them oldest first, each
+ * to the level the earlier ones made: frame f's pass runs after frame
+ * f-1's), so that no pass branches on a trial's own frame count. */
+static inline __attribute__((always_inline)) void S_verify_all(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                               size_t maxF, int wide)
+{
+    const size_t V = pl->V, cap = w->cap;
+    size_t nl = 0, *ncov = w->ncov;
+    for (size_t f = 0; f < maxF; f++)
+        ncov[f] = 0;
+    /* the places verifying depth i; level 0 (q: (1, 0), mass Σq); the frames covering n+i */
+    for (size_t b = 0; b < na; b++) {
+        if (i >= w->dr[b])
+            continue;
+        w->lv[nl++] = (uint32_t)b;
+        const size_t j = w->n[b] + i, nf = w->nf[b];
+        S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
+        w->ta[b] = 1.0;
+        w->tb[b] = 0.0;
+        w->mt[b] = r.Q[V];
+        for (size_t f = 0; f < maxF; f++) {
+            uint32_t *c = w->cov + f * w->S;
+            c[ncov[f]] = (uint32_t)b;
+            ncov[f] += f < nf && w->fe[S_AT(f, b)] >= j;
+        }
+    }
+    /* frame by frame: its ratio after X^{i+1} (extended by its input
+     * level), then the next level max(A α q - (A β + B) p, 0) / s; frames
+     * not covering n+i keep their ratio */
+    for (size_t f = 0; f < maxF; f++) {
+        const double *ra = w->Ra + S_AT(i * cap + f, 0), *rb = w->Rb + S_AT(i * cap + f, 0);
+        double *na_ = w->Ra + S_AT((i + 1) * cap + f, 0), *nb_ = w->Rb + S_AT((i + 1) * cap + f, 0);
+        memcpy(na_, ra, na * sizeof *na_);
+        memcpy(nb_, rb, na * sizeof *nb_);
+        const uint32_t *c = w->cov + f * w->S;
+        for (size_t k = 0; k < ncov[f]; k++) {
+            const size_t b = c[k], x = w->X[S_AT(i + 1, b)];
+            S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
+            const sd_greedy_ratio R = {ra[b], rb[b]};
+            const S_shape in = {w->ta[b], w->tb[b]};
+            sd_greedy_ratio nr = sd_greedy_ratio_extend(R, S_val(&r, in, x), r.pq[2 * x]);
+            na_[b] = nr.a;
+            nb_[b] = nr.b;
+            S_shape wt = S_times(R, in);
+            double s = S_mass(&r, S_count(pl, &r, wt, wide), wt);
+            double inv = s > 0.0 ? 1.0 / s : 0.0;
+            w->ta[b] = wt.al * inv;
+            w->tb[b] = wt.be * inv;
+            w->mt[b] = s > 0.0 ? 1.0 : 0.0;
+        }
+    }
+    /* h_i = num / den at X^i (Alg. 4): accepted when η_i den < num; p_{i+1} */
+    for (size_t k = 0; k < nl; k++) {
+        const size_t b = w->lv[k], x = w->X[S_AT(i + 1, b)];
+        S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
+        const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
+        const S_shape top = {w->ta[b], w->tb[b]};
+        if (i >= 1) {
+            S_shape h = S_times(K, top);
+            double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (K.a * w->mt[b] - K.b);
+            w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
+        }
+        sd_greedy_ratio K1 = sd_greedy_ratio_extend(K, S_val(&r, top, x), r.pq[2 * x]);
+        w->Ka[S_AT(i + 1, b)] = K1.a;
+        w->Kb[S_AT(i + 1, b)] = K1.b;
+        w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i: h_j = 0 */
+    }
+}
+
+/* Place b ends its iteration with the uniforms etaG, U: η_G < p_G, then
  * the token after X^τ (the bonus from D_L(.|X^G), or eq. 30's residual)
  * and the frames along X^τ, Y with this iteration's own (zone
  * n+τ+1..n+G-1).  Returns the tokens emitted. */
-static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t s, uint64_t etaG,
-                                                          uint64_t U, int wide)
+static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t b, uint64_t etaG,
+                                                          uint64_t U, sd_greedy_frame *fr, sd_greedy_ratio *R,
+                                                          S_shape *lev, int wide)
 {
-    const size_t cap = w->cap, n = w->n[s], G = w->G[s], nf = w->nf[s], drafted = w->drafted[s];
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
-    sd_greedy_frame *fr = w->fr + s * cap;
-    S_shape *lev = w->lev + s * (cap + 1);
-    size_t *x = w->tok + s * (pl->T + 1) + n - 1, a0; /* x[i] = X^i's last token, x[0] = x_{n-1} */
-    size_t tau = w->tau[s] = S_pick(drafted == G && (double)etaG * S_2M53 < K[drafted].a / K[drafted].b, G, w->tau[s]);
+    const size_t cap = w->cap, n = w->n[b], G = w->G[b], nf = w->nf[b], dr = w->dr[b];
+    const sd_greedy_ratio KG = {w->Ka[S_AT(dr, b)], w->Kb[S_AT(dr, b)]};
+    size_t tau = w->tau[b] = (uint32_t)S_pick(dr == G && (double)etaG * S_2M53 < KG.a / KG.b, G, w->tau[b]);
     if (tau == G && n + G > pl->T)
         return tau; /* no bonus position */
+    for (size_t a = 0; a < nf; a++) {
+        fr[a].e = w->fe[S_AT(a, b)];
+        R[a] = (sd_greedy_ratio){w->Ra[S_AT(tau * cap + a, b)], w->Rb[S_AT(tau * cap + a, b)]};
+    }
+    const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+    size_t a0;
     double mtop;
-    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + x[tau]);
-    size_t L = S_levels(pl, &r, fr, nf, R + tau * cap, n + tau, lev, &a0, &mtop, wide);
-    S_shape top = lev[L], res = S_times(K[tau], top);
+    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + w->X[S_AT(tau, b)]);
+    size_t L = S_levels(pl, &r, fr, nf, R, n + tau, lev, &a0, &mtop, wide);
+    S_shape top = lev[L], res = S_times(Kt, top);
     int bonus = tau == G;
     S_shape wt = {sd_block_sel(bonus, top.al, res.al), sd_block_sel(bonus, top.be, res.be)};
     size_t j = S_count(pl, &r, wt, wide);
@@ -328,15 +436,19 @@ static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_w
         m = S_mass(&r, j, wt);
     }
     size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
-    x[tau + 1] = y;
-    S_advance(&r, lev, a0, nf, R + tau * cap, R, y);
-    for (size_t a = 0; a < nf; a++)
-        fr[a].r = R[a];
-    /* fr[nf] exists: the frames active here started at distinct positions
+    w->tok[(size_t)w->ts[b] * (pl->T + 1) + n + tau] = y;
+    S_advance(&r, lev, a0, nf, R, R, y);
+    for (size_t a = 0; a < nf; a++) {
+        w->fa[S_AT(a, b)] = R[a].a;
+        w->fb[S_AT(a, b)] = R[a].b;
+    }
+    /* slot nf exists: the frames active here started at distinct positions
      * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    fr[nf].e = n + G - 1;
-    fr[nf].r = sd_greedy_ratio_extend(K[tau], S_val(&r, top, y), r.pq[2 * y]);
-    w->nf[s] = nf + (tau + 1 < G && !pl->broken);
+    sd_greedy_ratio nr = sd_greedy_ratio_extend(Kt, S_val(&r, top, y), r.pq[2 * y]);
+    w->fe[S_AT(nf, b)] = (uint32_t)(n + G - 1);
+    w->fa[S_AT(nf, b)] = nr.a;
+    w->fb[S_AT(nf, b)] = nr.b;
+    w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
     return tau + 1;
 }
 
@@ -348,15 +460,17 @@ static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_w
  * block 0 draws x_0 (even uniform); iteration k (0-based) uses blocks
  * b_k = 1 + k (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and
  * η_i (odd; unused at i = 0), block b_k + Gmax η_G (even) and the last
- * token (odd).  No uniform is used twice. */
+ * token (odd).  No uniform is used twice.  The places of the trials still
+ * running are compacted after each round (their n, frames and trial move
+ * with them); counts are kept by trial. */
 static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
                                                           size_t S, const sd_observe *obs, int wide)
 {
-    const size_t T = pl->T, V = pl->V, L = obs->L ? obs->L : T, cap = w->cap;
+    const size_t T = pl->T, L = obs->L ? obs->L : T, cap = w->cap;
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     for (size_t s = 0; s < S; s++) {
         w->tok[s * (T + 1)] = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        w->act[s] = (uint32_t)s;
+        w->ts[s] = (uint32_t)s;
         w->n[s] = 1;
         w->nf[s] = w->rej[s] = w->its[s] = 0;
         w->s1[s] = w->s2[s] = 0;
@@ -364,43 +478,36 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
-        size_t maxG = 0;
-        for (size_t b = 0; b < na; b++) {
-            size_t s = w->act[b];
-            S_enter(pl, w, s);
-            maxG = w->G[s] > maxG ? w->G[s] : maxG;
-        }
+        size_t maxG, maxF;
+        S_enter_all(pl, w, na, &maxG, &maxF);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
-            sd_rngbuf_trials_at(seed, base + i, g0, w->act, na, w->ue, w->uo);
-            for (size_t b = 0; b < na; b++) {
-                size_t s = w->act[b];
-                if (i >= w->G[s])
-                    continue;
-                size_t *x = w->tok + s * (T + 1) + w->n[s] + i, ridx = (w->n[s] + i - 1) * V + x[-1];
-                w->row[s * cap + i] = ridx;
-                w->eta[s * cap + i] = w->uo[b];
-                *x = sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
-            }
+            sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
+            S_draft_all(pl, w, i, na);
         }
         for (size_t i = 0; i < maxG; i++)
-            for (size_t b = 0; b < na; b++) {
-                size_t s = w->act[b];
-                if (i < w->drafted[s])
-                    S_verify(pl, w, s, i, wide);
-            }
-        sd_rngbuf_trials_at(seed, base + cap, g0, w->act, na, w->ue, w->uo);
+            S_verify_all(pl, w, i, na, maxF, wide);
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
         size_t keep = 0;
         for (size_t b = 0; b < na; b++) {
-            size_t s = w->act[b], emitted = S_last(pl, w, s, w->ue[b], w->uo[b], wide), tau = w->tau[s];
-            w->rej[s] += tau < w->G[s];
+            size_t s = w->ts[b], emitted = S_last(pl, w, b, w->ue[b], w->uo[b], w->fr, w->Rs, w->lev, wide);
+            size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
+            w->rej[s] += tau < w->G[b];
             w->its[s]++;
             w->s1[s] += tau;
             w->s2[s] += (uint64_t)tau * tau;
             if (obs->hist)
                 obs->hist[tau] += 1.0;
-            w->n[s] += emitted;
-            w->act[keep] = (uint32_t)s;
-            keep += !obs->first_iteration && w->n[s] <= L;
+            if (obs->first_iteration || n > L)
+                continue;
+            w->ts[keep] = (uint32_t)s;
+            w->n[keep] = (uint32_t)n;
+            w->nf[keep] = (uint32_t)nf;
+            for (size_t f = 0; f < nf; f++) {
+                w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
+                w->fa[S_AT(f, keep)] = w->fa[S_AT(f, b)];
+                w->fb[S_AT(f, keep)] = w->fb[S_AT(f, b)];
+            }
+            keep++;
         }
         na = keep;
     }
@@ -571,8 +678,9 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->fr, w->R,  w->K,       w->lev, w->row, w->eta, w->tok, w->nf, w->n,  w->G,
-                      w->tau, w->drafted, w->rej, w->its, w->s1,  w->s2,  w->act, w->ue,  w->uo};
+    void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts,  w->n,  w->nf,   w->fe, w->fa, w->fb, w->G,
+                      w->dr,  w->tau, w->X,   w->ro, w->eta, w->Ka, w->Kb, w->Ra,  w->Rb,  w->ta, w->tb, w->mt,
+                      w->lv,  w->cov, w->ncov, w->ue, w->uo, w->fr, w->Rs, w->lev};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -587,25 +695,36 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory");
     /* S_GROUP trials, fewer when their ratios or their tokens would exceed
      * S_GROUP_BYTES each */
-    size_t per = (g + 1) * g * sizeof *w->R, S = S_GROUP_BYTES / per, St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
+    size_t per = 2 * (g + 1) * g * sizeof *w->Ra, S = S_GROUP_BYTES / per,
+           St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
     S = St < S ? St : S;
     S = w->S = S < 1 ? 1 : S > S_GROUP ? S_GROUP : S;
     w->cap = g;
-    w->fr = malloc(S * g * sizeof *w->fr);
-    w->R = malloc(S * (g + 1) * g * sizeof *w->R);
-    w->K = malloc(S * (g + 1) * sizeof *w->K);
-    w->lev = malloc(S * (g + 1) * sizeof *w->lev);
-    w->row = malloc(S * g * sizeof *w->row);
-    w->eta = malloc(S * g * sizeof *w->eta);
-    w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok);
-    size_t **sz[] = {&w->nf, &w->n, &w->G, &w->tau, &w->drafted, &w->rej, &w->its};
-    int bad = !w->fr || !w->R || !w->K || !w->lev || !w->row || !w->eta || !w->tok;
-    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
-        bad |= !(*sz[i] = malloc(S * sizeof **sz[i]));
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo};
-    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
-    bad |= !(w->act = malloc(S * sizeof *w->act));
+    /* every array zeroed: the passes copy entries of unused frame slots */
+    struct {
+        void **p;
+        size_t n, size;
+    } a[] = {
+        {(void **)&w->tok, S * (pl->T + 1), sizeof *w->tok}, {(void **)&w->rej, S, sizeof *w->rej},
+        {(void **)&w->its, S, sizeof *w->its},              {(void **)&w->s1, S, sizeof *w->s1},
+        {(void **)&w->s2, S, sizeof *w->s2},                {(void **)&w->ts, S, sizeof *w->ts},
+        {(void **)&w->n, S, sizeof *w->n},                  {(void **)&w->nf, S, sizeof *w->nf},
+        {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->fa, g * S, sizeof *w->fa},
+        {(void **)&w->fb, g * S, sizeof *w->fb},            {(void **)&w->G, S, sizeof *w->G},
+        {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
+        {(void **)&w->X, (g + 1) * S, sizeof *w->X},        {(void **)&w->ro, g * S, sizeof *w->ro},
+        {(void **)&w->eta, g * S, sizeof *w->eta},          {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},
+        {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},      {(void **)&w->Ra, (g + 1) * g * S, sizeof *w->Ra},
+        {(void **)&w->Rb, (g + 1) * g * S, sizeof *w->Rb},  {(void **)&w->ta, S, sizeof *w->ta},
+        {(void **)&w->tb, S, sizeof *w->tb},                {(void **)&w->mt, S, sizeof *w->mt},
+        {(void **)&w->lv, S, sizeof *w->lv},                {(void **)&w->cov, g * S, sizeof *w->cov},
+        {(void **)&w->ncov, g, sizeof *w->ncov},            {(void **)&w->ue, S, sizeof *w->ue},
+        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->fr, g, sizeof *w->fr},
+        {(void **)&w->Rs, g, sizeof *w->Rs},                {(void **)&w->lev, g + 1, sizeof *w->lev},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        bad |= !(*a[i].p = calloc(a[i].n, a[i].size));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
