@@ -111,13 +111,10 @@ typedef struct S_plan {
     char *slab;     /* [T V rows]: row (t, a)'s other tables at ((t-1) V + a) stride */
 } S_plan;
 
-/* A group of up to S trials in lockstep; per-trial state is indexed by the
- * trial's number s in the group, the round's uniforms by its place b in
- * the list act of trials still running. */
 /* A group of up to S trials in lockstep.  Counts are kept by the trial's
- * number s in the group; the state of the trials still running by their
- * place b in the list (compacted after each round), structure of arrays:
- * entry [k][b] at k S + b. */
+ * number s in the group, the state of the trials still running by their
+ * place b in the list (compacted after each round), as structure-of-arrays
+ * tables: entry [k][b] at k S + b. */
 typedef struct S_work {
     size_t S, cap;          /* trials per group; cap = gmax (depths, frame slots) */
     size_t *tok;            /* [S][T+1] by trial: x_0..x_T (and drafts past them) */
@@ -126,31 +123,38 @@ typedef struct S_work {
     uint32_t *ts;           /* [S] by place: the trial */
     uint32_t *n, *nf;       /* [S] the iteration's position, its active frames (oldest first) */
     uint32_t *fe;           /* [cap][S] frame f's last position */
-    double *fa, *fb;        /* [cap][S] its ratio along the emitted path up to n-1 */
     uint32_t *G, *dr, *tau; /* [S] draft length, depths to verify, accepted drafts */
     uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
-    size_t *ro;             /* [cap][S] the row index of depth i, (n+i-1) V + X^i's last token */
     uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
     double *Ka, *Kb;        /* [cap+1][S] p_i */
-    double *Ra, *Rb;        /* [(cap+1) cap][S] frame f's ratio after X^i at row i cap + f */
-    double *ta, *tb, *mt;   /* [S] the level being built at the current depth, its mass */
-    uint32_t *lv;           /* [S] the places verifying the current depth */
-    uint32_t *cov;          /* [cap][S] the places whose position frame f covers */
-    size_t *ncov;           /* [cap] their number */
+    double *Ra, *Rb;        /* [(cap+1) cap][S] frame f's ratio after X^i at row i cap + f
+                               (row f: the frames' ratios between iterations) */
+    double *LA, *LB;        /* [(cap+1) cap][S] frame f's input level at depth i (where it covers) */
+    double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
+    /* one depth's scratch, by place */
+    size_t *off;            /* the row's byte offset in the slab */
+    double *PX, *QX;        /* p(X_{i+1}), q(X_{i+1}) */
+    double *WA, *WB;        /* a weight max(a q - b p, 0) */
+    double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
+    uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
+    uint32_t *lst;          /* those places */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
-    sd_greedy_frame *fr;    /* [cap] one place's frames (S_last) */
-    sd_greedy_ratio *Rs;    /* [cap] their ratios */
-    S_shape *lev;           /* [cap+1] the levels at one position */
 } S_work;
 
-/* Row ridx = (t - 1) V + a: position t after a. */
-static inline S_row S_row_at(const S_plan *pl, size_t ridx)
+/* The row at byte offset off of the slab. */
+static inline S_row S_row_off(const S_plan *pl, size_t off)
 {
-    const char *r = pl->slab + ridx * pl->lay.stride;
+    const char *r = pl->slab + off;
     const S_layout *l = &pl->lay;
     return (S_row){(const double *)(const void *)(r + l->rs), (const double *)(const void *)(r + l->Q),
                    (const double *)(const void *)(r + l->P),  (const double *)(const void *)(r + l->pq),
                    (const uint32_t *)(const void *)(r + l->ord)};
+}
+
+/* Row ridx = (t - 1) V + a: position t after a. */
+static inline S_row S_row_at(const S_plan *pl, size_t ridx)
+{
+    return S_row_off(pl, ridx * pl->lay.stride);
 }
 
 #if S_HAVE_X86
@@ -226,30 +230,6 @@ static inline S_shape S_times(sd_greedy_ratio k, S_shape d)
     return (S_shape){k.a * d.al, k.a * d.be + k.b};
 }
 
-/* The levels at position j after the row r with the frames' ratios Ri
- * (sd_greedy_levels in closed form, see the top): lev[0..L], returns L;
- * *a0 = the first frame covering j, *mtop = the top level's mass. */
-static inline __attribute__((always_inline)) size_t S_levels(const S_plan *pl, const S_row *r, const sd_greedy_frame *fr,
-                                                             size_t nf, const sd_greedy_ratio *Ri, size_t j, S_shape *lev,
-                                                             size_t *a0, double *mtop, int wide)
-{
-    size_t a = 0;
-    while (a < nf && fr[a].e < j)
-        a++;
-    *a0 = a;
-    lev[0] = (S_shape){1.0, 0.0};
-    double m = r->Q[pl->V];
-    for (size_t l = 0; a < nf; a++, l++) {
-        S_shape w = S_times(Ri[a], lev[l]);
-        double s = S_mass(r, S_count(pl, r, w, wide), w);
-        double inv = s > 0.0 ? 1.0 / s : 0.0;
-        lev[l + 1] = (S_shape){w.al * inv, w.be * inv};
-        m = s > 0.0 ? 1.0 : 0.0;
-    }
-    *mtop = m;
-    return nf - *a0;
-}
-
 static const double S_2M53 = 1.0 / 9007199254740992.0;
 
 /* c ? a : b without a branch (the coins are unpredictable). */
@@ -258,26 +238,15 @@ static inline size_t S_pick(int c, size_t a, size_t b)
     return b ^ ((a ^ b) & -(size_t)(c != 0));
 }
 
-/* Every frame's ratio after X^{i+1} = x at a position whose levels are lev
- * (frames a0.. cover it, each extended by its own input level). */
-static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size_t nf,
-                             const sd_greedy_ratio *from, sd_greedy_ratio *to, size_t x)
-{
-    double px = r->pq[2 * x];
-    for (size_t a = 0; a < nf; a++)
-        to[a] = a >= a0 ? sd_greedy_ratio_extend(from[a], S_val(r, lev[a - a0], x), px) : from[a];
-}
-
-/* Trial of place b: frames, ratios and levels of the round's iteration are
- * stored structure-of-arrays, entry [k][b] at k S + b (S the group size). */
+/* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
 /* The round's iterations begin at places 0..na-1 (as sd_greedy_enter):
  * frames whose zones ended before n dropped, R row 0 = their ratios,
  * p_0 = 1, G, X^0 = x_{n-1}.  *maxG, *maxF: the largest G and frame count. */
-static void S_enter_all(const S_plan *pl, S_work *w, size_t na, size_t *maxG, size_t *maxF)
+static void S_enter(const S_plan *pl, S_work *w, size_t na, size_t *maxG, size_t *maxF)
 {
-    const size_t T = pl->T, cap = w->cap;
+    const size_t T = pl->T;
     size_t mg = 0, mf = 0;
     for (size_t b = 0; b < na; b++) {
         const size_t n = w->n[b], nf = w->nf[b], rest = T - n + 1;
@@ -286,14 +255,10 @@ static void S_enter_all(const S_plan *pl, S_work *w, size_t na, size_t *maxG, si
             d++;
         for (size_t f = d; f < nf; f++) {
             w->fe[S_AT(f - d, b)] = w->fe[S_AT(f, b)];
-            w->fa[S_AT(f - d, b)] = w->fa[S_AT(f, b)];
-            w->fb[S_AT(f - d, b)] = w->fb[S_AT(f, b)];
+            w->Ra[S_AT(f - d, b)] = w->Ra[S_AT(f, b)];
+            w->Rb[S_AT(f - d, b)] = w->Rb[S_AT(f, b)];
         }
         w->nf[b] = (uint32_t)(nf - d);
-        for (size_t f = 0; f < nf - d; f++) {
-            w->Ra[S_AT(f, b)] = w->fa[S_AT(f, b)];
-            w->Rb[S_AT(f, b)] = w->fb[S_AT(f, b)];
-        }
         w->Ka[b] = w->Kb[b] = 1.0;
         size_t G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
         w->G[b] = w->dr[b] = (uint32_t)G;
@@ -302,7 +267,6 @@ static void S_enter_all(const S_plan *pl, S_work *w, size_t na, size_t *maxG, si
         mg = G > mg ? G : mg;
         mf = nf - d > mf ? nf - d : mf;
     }
-    (void)cap;
     *maxG = mg;
     *maxF = mf;
 }
@@ -310,7 +274,7 @@ static void S_enter_all(const S_plan *pl, S_work *w, size_t na, size_t *maxG, si
 /* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
  * places 0..na-1 that draft it, with the uniforms ue (X_{i+1}) and uo
  * (η_i) of block b_k + i. */
-static void S_draft_all(const S_plan *pl, S_work *w, size_t i, size_t na)
+static void S_draft(const S_plan *pl, S_work *w, size_t i, size_t na)
 {
     const size_t T = pl->T, V = pl->V;
     for (size_t b = 0; b < na; b++) {
@@ -318,110 +282,329 @@ static void S_draft_all(const S_plan *pl, S_work *w, size_t i, size_t na)
             continue;
         size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
         uint32_t x = (uint32_t)sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
-        w->ro[S_AT(i, b)] = ridx;
         w->eta[S_AT(i, b)] = w->uo[b];
         w->X[S_AT(i + 1, b)] = x;
         w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = x;
     }
 }
 
-/* Depth i < dr of the places 0..na-1 (their drafts X_1..X_G drawn): the
- * levels at position n+i after X^i, h_i's coin (i >= 1), every frame's
- * ratio after X^{i+1} and p_{i+1}; drafting stops when p_{i+1} = 0 (every
- * later h is 0).  In passes over the places: the frames covering the
- * position are listed per frame (the levels apply them oldest first, each
- * to the level the earlier ones made: frame f's pass runs after frame
- * f-1's), so that no pass branches on a trial's own frame count. */
-static inline __attribute__((always_inline)) void S_verify_all(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                               size_t maxF, int wide)
+/* Depth i: the places that need the levels at position n+i after X^i
+ * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
+ * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
+ * (1, 0), of mass Σq, and p, q of X_{i+1}. */
+static void S_rows(const S_plan *pl, S_work *w, size_t i, size_t na)
 {
-    const size_t V = pl->V, cap = w->cap;
-    size_t nl = 0, *ncov = w->ncov;
-    for (size_t f = 0; f < maxF; f++)
-        ncov[f] = 0;
-    /* the places verifying depth i; level 0 (q: (1, 0), mass Σq); the frames covering n+i */
+    const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
     for (size_t b = 0; b < na; b++) {
-        if (i >= w->dr[b])
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        const unsigned ver = i < dr, lev = ver || (i == G && dr == G && n + G <= T);
+        w->fl[b] = (uint8_t)(lev | ver << 1);
+        if (!lev)
             continue;
-        w->lv[nl++] = (uint32_t)b;
-        const size_t j = w->n[b] + i, nf = w->nf[b];
-        S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
-        w->ta[b] = 1.0;
-        w->tb[b] = 0.0;
-        w->mt[b] = r.Q[V];
-        for (size_t f = 0; f < maxF; f++) {
-            uint32_t *c = w->cov + f * w->S;
-            c[ncov[f]] = (uint32_t)b;
-            ncov[f] += f < nf && w->fe[S_AT(f, b)] >= j;
+        const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
+        const S_row r = S_row_off(pl, off);
+        w->off[b] = off;
+        w->TA[S_AT(i, b)] = 1.0;
+        w->TB[S_AT(i, b)] = 0.0;
+        w->MT[S_AT(i, b)] = r.Q[V];
+        if (ver) {
+            const size_t x = w->X[S_AT(i + 1, b)];
+            w->PX[b] = r.pq[2 * x];
+            w->QX[b] = r.pq[2 * x + 1];
         }
     }
-    /* frame by frame: its ratio after X^{i+1} (extended by its input
-     * level), then the next level max(A α q - (A β + B) p, 0) / s; frames
-     * not covering n+i keep their ratio */
-    for (size_t f = 0; f < maxF; f++) {
-        const double *ra = w->Ra + S_AT(i * cap + f, 0), *rb = w->Rb + S_AT(i * cap + f, 0);
-        double *na_ = w->Ra + S_AT((i + 1) * cap + f, 0), *nb_ = w->Rb + S_AT((i + 1) * cap + f, 0);
-        memcpy(na_, ra, na * sizeof *na_);
-        memcpy(nb_, rb, na * sizeof *nb_);
-        const uint32_t *c = w->cov + f * w->S;
-        for (size_t k = 0; k < ncov[f]; k++) {
-            const size_t b = c[k], x = w->X[S_AT(i + 1, b)];
-            S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
-            const sd_greedy_ratio R = {ra[b], rb[b]};
-            const S_shape in = {w->ta[b], w->tb[b]};
-            sd_greedy_ratio nr = sd_greedy_ratio_extend(R, S_val(&r, in, x), r.pq[2 * x]);
-            na_[b] = nr.a;
-            nb_[b] = nr.b;
-            S_shape wt = S_times(R, in);
-            double s = S_mass(&r, S_count(pl, &r, wt, wide), wt);
-            double inv = s > 0.0 ? 1.0 / s : 0.0;
-            w->ta[b] = wt.al * inv;
-            w->tb[b] = wt.be * inv;
-            w->mt[b] = s > 0.0 ? 1.0 : 0.0;
+}
+
+/* c[b] set: (a, b) = (WA, WB) of place b; its row's j* = #{a r > b} and
+ * Q_{j*}, P_{j*} into QJ, PJ (places listed first, then one count each). */
+static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_work *w, const uint8_t *c, size_t na,
+                                                           int wide)
+{
+    size_t k = 0;
+    for (size_t b = 0; b < na; b++) {
+        w->lst[k] = (uint32_t)b;
+        k += c[b];
+    }
+    for (size_t t = 0; t < k; t++) {
+        const size_t b = w->lst[t];
+        const S_row r = S_row_off(pl, w->off[b]);
+        const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, wide);
+        w->QJ[b] = r.Q[j];
+        w->PJ[b] = r.P[j];
+    }
+}
+
+/* Frame f at depth i, every place (the vector pass below does the same
+ * arithmetic eight places at a time): whether it covers n+i at a place
+ * with levels there (cv), its input level (LA, LB), the weight
+ * max(A α q - (A β + B) p, 0) of the next level (WA, WB), and its ratio
+ * after X^{i+1} (extended by its input level where it covers a verified
+ * depth, kept elsewhere; i < cap). */
+static void S_frame_scalar(S_work *w, size_t i, size_t f, size_t b0, size_t na)
+{
+    const size_t cap = w->cap, k = i * cap + f;
+    for (size_t b = b0; b < na; b++) {
+        const unsigned fl = w->fl[b];
+        const int cov = (fl & 1u) && f < w->nf[b] && w->fe[S_AT(f, b)] >= w->n[b] + i;
+        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
+        const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+        w->cv[b] = (uint8_t)cov;
+        w->LA[S_AT(k, b)] = ta;
+        w->LB[S_AT(k, b)] = tb;
+        w->WA[b] = R.a * ta;
+        w->WB[b] = R.a * tb + R.b;
+        if (i < cap) {
+            double v = ta * w->QX[b] - tb * w->PX[b];
+            sd_greedy_ratio e = sd_greedy_ratio_extend(R, v > 0.0 ? v : 0.0, w->PX[b]);
+            const int adv = cov && (fl & 2u);
+            w->Ra[S_AT(k + cap, b)] = sd_block_sel(adv, e.a, R.a);
+            w->Rb[S_AT(k + cap, b)] = sd_block_sel(adv, e.b, R.b);
         }
     }
-    /* h_i = num / den at X^i (Alg. 4): accepted when η_i den < num; p_{i+1} */
-    for (size_t k = 0; k < nl; k++) {
-        const size_t b = w->lv[k], x = w->X[S_AT(i + 1, b)];
-        S_row r = S_row_at(pl, w->ro[S_AT(i, b)]);
+}
+
+/* Frame f's next level where it covers: (WA, WB) / s, s = its mass
+ * (the dead level (0, 0) when s = 0), and the level's mass 1 (0 if dead). */
+static void S_level_scalar(S_work *w, size_t i, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        if (!w->cv[b])
+            continue;
+        double s = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
+        s = s > 0.0 ? s : 0.0;
+        double inv = s > 0.0 ? 1.0 / s : 0.0;
+        w->TA[S_AT(i, b)] = w->WA[b] * inv;
+        w->TB[S_AT(i, b)] = w->WB[b] * inv;
+        w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
+    }
+}
+
+/* h_i's weight max(K_a D - K_b p, 0) for the top level D at the places
+ * verifying depth i (cv). */
+static void S_hweight_scalar(S_work *w, size_t i, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        const double ka = w->Ka[S_AT(i, b)], kb = w->Kb[S_AT(i, b)];
+        w->cv[b] = (uint8_t)(w->fl[b] >> 1);
+        w->WA[b] = ka * w->TA[S_AT(i, b)];
+        w->WB[b] = ka * w->TB[S_AT(i, b)] + kb;
+    }
+}
+
+/* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
+ * accepted when η_i den < num, with num the mass of h's weight (QJ, PJ)
+ * and den = num - (K_a ΣD - K_b); p_{i+1} = p_i extended by D(X_{i+1});
+ * drafting stops when p_{i+1} = 0 (every later h is 0). */
+static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        if (!(w->fl[b] & 2u))
+            continue;
         const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
-        const S_shape top = {w->ta[b], w->tb[b]};
+        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
         if (i >= 1) {
-            S_shape h = S_times(K, top);
-            double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (K.a * w->mt[b] - K.b);
+            double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
+            num = num > 0.0 ? num : 0.0;
+            double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
-        sd_greedy_ratio K1 = sd_greedy_ratio_extend(K, S_val(&r, top, x), r.pq[2 * x]);
+        double v = ta * w->QX[b] - tb * w->PX[b];
+        sd_greedy_ratio K1 = sd_greedy_ratio_extend(K, v > 0.0 ? v : 0.0, w->PX[b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
-        w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i: h_j = 0 */
+        w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
     }
+}
+
+#if S_HAVE_X86
+/* The passes above, eight places at a time (places 0..8⌊na/8⌋-1; they
+ * return how many they did, the scalar code does the rest): the same
+ * operations in the same order, lanes masked where the scalar code skips
+ * (x > 0 ? x : 0 is max(x, 0) and a > b ? a : b is max(a, b), NaN and
+ * signed zeros included; no fused multiply-adds). */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+#define S_LD8(a) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(a)))
+#define S_ST8(a, m) _mm_storel_epi64((__m128i *)(void *)(a), _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64((m), _mm512_set1_epi64(1))))
+
+/* sd_greedy_ratio_extend of (a, b) by (mb, ms), eight lanes. */
+__attribute__((target("avx512f"))) static inline void S_extend8(__m512d a, __m512d b, __m512d mb, __m512d ms,
+                                                               __m512d *na, __m512d *nb)
+{
+    __m512d x = _mm512_mul_pd(a, mb), y = _mm512_mul_pd(b, ms), m = _mm512_max_pd(x, y);
+    __mmask8 ok = _mm512_cmp_pd_mask(m, _mm512_setzero_pd(), _CMP_GT_OQ);
+    *na = _mm512_maskz_div_pd(ok, x, m);
+    *nb = _mm512_maskz_div_pd(ok, y, m);
+}
+
+/* max(al q(x) - be p(x), 0) (S_val) from p(x), q(x). */
+__attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m512d be, __m512d qx, __m512d px)
+{
+    return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
+}
+
+__attribute__((target("avx512f"))) static size_t S_frame_avx512(S_work *w, size_t i, size_t f, size_t na)
+{
+    const size_t cap = w->cap, k = i * cap + f, nb = na / 8 * 8;
+    const double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *ra = w->Ra + S_AT(k, 0), *rb = w->Rb + S_AT(k, 0);
+    double *la = w->LA + S_AT(k, 0), *lb = w->LB + S_AT(k, 0), *ra1 = w->Ra + S_AT(k + cap, 0), *rb1 = w->Rb + S_AT(k + cap, 0);
+    const uint32_t *fe = w->fe + S_AT(f, 0);
+    const __m512i vf = _mm512_set1_epi64((long long)f), vi = _mm512_set1_epi64((long long)i);
+    const __m512i one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i fl = S_LD8(w->fl + b);
+        __mmask8 cov = _mm512_test_epi64_mask(fl, one) & _mm512_cmpgt_epu64_mask(S_LD32(w->nf + b), vf) &
+                       _mm512_cmpge_epu64_mask(S_LD32(fe + b), _mm512_add_epi64(S_LD32(w->n + b), vi));
+        S_ST8(w->cv + b, cov);
+        __m512d a = _mm512_loadu_pd(ta + b), be = _mm512_loadu_pd(tb + b);
+        __m512d Ra = _mm512_loadu_pd(ra + b), Rb = _mm512_loadu_pd(rb + b);
+        _mm512_storeu_pd(la + b, a);
+        _mm512_storeu_pd(lb + b, be);
+        _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ra, a));
+        _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ra, be), Rb));
+        if (i < cap) {
+            __m512d px = _mm512_loadu_pd(w->PX + b), ea, eb;
+            S_extend8(Ra, Rb, S_val8(a, be, _mm512_loadu_pd(w->QX + b), px), px, &ea, &eb);
+            __mmask8 adv = cov & _mm512_test_epi64_mask(fl, two);
+            _mm512_storeu_pd(ra1 + b, _mm512_mask_mov_pd(Ra, adv, ea));
+            _mm512_storeu_pd(rb1 + b, _mm512_mask_mov_pd(Rb, adv, eb));
+        }
+    }
+    return nb;
+}
+
+__attribute__((target("avx512f"))) static size_t S_level_avx512(S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    const __m512d zero = _mm512_setzero_pd(), oned = _mm512_set1_pd(1.0);
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 cov = _mm512_test_epi64_mask(S_LD8(w->cv + b), _mm512_set1_epi64(1));
+        __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
+        __m512d s = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
+        s = _mm512_max_pd(s, zero);
+        __mmask8 pos = _mm512_cmp_pd_mask(s, zero, _CMP_GT_OQ);
+        __m512d inv = _mm512_maskz_div_pd(pos, oned, s);
+        _mm512_mask_storeu_pd(ta + b, cov, _mm512_mul_pd(wa, inv));
+        _mm512_mask_storeu_pd(tb + b, cov, _mm512_mul_pd(wb, inv));
+        _mm512_mask_storeu_pd(mt + b, cov, _mm512_maskz_mov_pd(pos, oned));
+    }
+    return nb;
+}
+
+__attribute__((target("avx512f"))) static size_t S_hweight_avx512(S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
+    for (size_t b = 0; b < nb; b += 8) {
+        S_ST8(w->cv + b, _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2)));
+        __m512d k = _mm512_loadu_pd(ka + b);
+        _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(k, _mm512_loadu_pd(ta + b)));
+        _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(k, _mm512_loadu_pd(tb + b)), _mm512_loadu_pd(kb + b)));
+    }
+    return nb;
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
+    const double *mt = w->MT + S_AT(i, 0);
+    const uint64_t *eta = w->eta + S_AT(i, 0);
+    double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
+    const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
+        __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
+        if (i >= 1) {
+            __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
+                                        _mm512_mul_pd(_mm512_loadu_pd(w->WB + b), _mm512_loadu_pd(w->PJ + b)));
+            num = _mm512_max_pd(num, zero);
+            __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
+            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
+            __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
+            S_ST32(w->tau + b, _mm512_mask_mov_epi64(S_LD32(w->tau + b), acc, vi));
+        }
+        __m512d px = _mm512_loadu_pd(w->PX + b), k1a, k1b;
+        S_extend8(Ka, Kb, S_val8(_mm512_loadu_pd(ta + b), _mm512_loadu_pd(tb + b), _mm512_loadu_pd(w->QX + b), px), px,
+                  &k1a, &k1b);
+        _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
+        _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
+        __mmask8 stop = ver & _mm512_cmp_pd_mask(k1a, zero, _CMP_EQ_OQ);
+        S_ST32(w->dr + b, _mm512_mask_mov_epi64(S_LD32(w->dr + b), stop, vi1));
+    }
+    return nb;
+}
+#undef S_LD32
+#undef S_ST32
+#undef S_LD8
+#undef S_ST8
+#endif
+
+/* Depth i of the round at places 0..na-1 (maxF: the most frames at a
+ * place): the levels at position n+i after X^i (frames oldest first, each
+ * applied to the level the earlier ones made, so frame f's passes follow
+ * frame f-1's) and, where depth i is verified, h_i's coin, the frames'
+ * ratios after X^{i+1} and p_{i+1}.  Passes over the places, the table
+ * reads (S_rows, S_counts) apart from the arithmetic, which runs eight
+ * places at a time in the AVX-512 instance. */
+static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                          size_t maxF, int verify, int wide)
+{
+    S_rows(pl, w, i, na);
+    for (size_t f = 0; f < maxF; f++) {
+        size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_frame_avx512(w, i, f, na);
+#endif
+        S_frame_scalar(w, i, f, b0, na);
+        S_counts(pl, w, w->cv, na, wide);
+        b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_level_avx512(w, i, na);
+#endif
+        S_level_scalar(w, i, b0, na);
+    }
+    if (!verify)
+        return; /* depth maxG: the levels for the bonus only */
+    size_t b0 = 0;
+    if (i >= 1) {
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_hweight_avx512(w, i, na);
+#endif
+        S_hweight_scalar(w, i, b0, na);
+        S_counts(pl, w, w->cv, na, wide);
+    }
+    b0 = 0;
+#if S_HAVE_X86
+    if (wide)
+        b0 = S_accept_avx512(w, i, na);
+#endif
+    S_accept_scalar(w, i, b0, na);
 }
 
 /* Place b ends its iteration with the uniforms etaG, U: η_G < p_G, then
  * the token after X^τ (the bonus from D_L(.|X^G), or eq. 30's residual)
- * and the frames along X^τ, Y with this iteration's own (zone
- * n+τ+1..n+G-1).  Returns the tokens emitted. */
+ * from the levels at depth τ, and the frames along X^τ, Y (R row 0) with
+ * this iteration's own (zone n+τ+1..n+G-1).  Returns the tokens emitted. */
 static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t b, uint64_t etaG,
-                                                          uint64_t U, sd_greedy_frame *fr, sd_greedy_ratio *R,
-                                                          S_shape *lev, int wide)
+                                                          uint64_t U, int wide)
 {
     const size_t cap = w->cap, n = w->n[b], G = w->G[b], nf = w->nf[b], dr = w->dr[b];
-    const sd_greedy_ratio KG = {w->Ka[S_AT(dr, b)], w->Kb[S_AT(dr, b)]};
-    size_t tau = w->tau[b] = (uint32_t)S_pick(dr == G && (double)etaG * S_2M53 < KG.a / KG.b, G, w->tau[b]);
+    size_t tau = w->tau[b];
+    if (dr == G && (double)etaG * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)])
+        tau = G;
+    w->tau[b] = (uint32_t)tau;
     if (tau == G && n + G > pl->T)
         return tau; /* no bonus position */
-    for (size_t a = 0; a < nf; a++) {
-        fr[a].e = w->fe[S_AT(a, b)];
-        R[a] = (sd_greedy_ratio){w->Ra[S_AT(tau * cap + a, b)], w->Rb[S_AT(tau * cap + a, b)]};
-    }
+    const S_row r = S_row_at(pl, (n + tau - 1) * pl->V + w->X[S_AT(tau, b)]);
     const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-    size_t a0;
-    double mtop;
-    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + w->X[S_AT(tau, b)]);
-    size_t L = S_levels(pl, &r, fr, nf, R, n + tau, lev, &a0, &mtop, wide);
-    S_shape top = lev[L], res = S_times(Kt, top);
-    int bonus = tau == G;
+    const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
+    const int bonus = tau == G;
     S_shape wt = {sd_block_sel(bonus, top.al, res.al), sd_block_sel(bonus, top.be, res.be)};
     size_t j = S_count(pl, &r, wt, wide);
     double m = S_mass(&r, j, wt);
@@ -435,34 +618,40 @@ static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_w
         j = S_count(pl, &r, wt, wide);
         m = S_mass(&r, j, wt);
     }
-    size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
+    const size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
+    const double py = r.pq[2 * y];
     w->tok[(size_t)w->ts[b] * (pl->T + 1) + n + tau] = y;
-    S_advance(&r, lev, a0, nf, R, R, y);
-    for (size_t a = 0; a < nf; a++) {
-        w->fa[S_AT(a, b)] = R[a].a;
-        w->fb[S_AT(a, b)] = R[a].b;
+    /* the frames covering n+τ extended by y from their input levels there */
+    for (size_t f = 0; f < nf; f++) {
+        const size_t k = tau * cap + f;
+        const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+        const S_shape in = {w->LA[S_AT(k, b)], w->LB[S_AT(k, b)]};
+        const sd_greedy_ratio e = sd_greedy_ratio_extend(R, S_val(&r, in, y), py);
+        const int cov = w->fe[S_AT(f, b)] >= n + tau;
+        w->Ra[S_AT(f, b)] = sd_block_sel(cov, e.a, R.a);
+        w->Rb[S_AT(f, b)] = sd_block_sel(cov, e.b, R.b);
     }
     /* slot nf exists: the frames active here started at distinct positions
      * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    sd_greedy_ratio nr = sd_greedy_ratio_extend(Kt, S_val(&r, top, y), r.pq[2 * y]);
+    const sd_greedy_ratio nr = sd_greedy_ratio_extend(Kt, S_val(&r, top, y), py);
     w->fe[S_AT(nf, b)] = (uint32_t)(n + G - 1);
-    w->fa[S_AT(nf, b)] = nr.a;
-    w->fb[S_AT(nf, b)] = nr.b;
+    w->Ra[S_AT(nf, b)] = nr.a;
+    w->Rb[S_AT(nf, b)] = nr.b;
     w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
     return tau + 1;
 }
 
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
  * its k-th iteration, drafting step i of all of them before step i + 1,
- * then verifying depth i of all of them before depth i + 1, so that the
- * processor overlaps the trials' serial chains (of alias lookups, then of
- * levels and ratios).  Uniforms (sd_rngbuf_trials_at, across trials):
- * block 0 draws x_0 (even uniform); iteration k (0-based) uses blocks
- * b_k = 1 + k (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and
- * η_i (odd; unused at i = 0), block b_k + Gmax η_G (even) and the last
- * token (odd).  No uniform is used twice.  The places of the trials still
- * running are compacted after each round (their n, frames and trial move
- * with them); counts are kept by trial. */
+ * then depth i of all of them before depth i + 1, so that the processor
+ * overlaps the trials' serial chains (of alias lookups, then of levels and
+ * ratios).  Uniforms (sd_rngbuf_trials_at, across trials): block 0 draws
+ * x_0 (even uniform); iteration k (0-based) uses blocks b_k = 1 + k
+ * (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and η_i (odd;
+ * unused at i = 0), block b_k + Gmax η_G (even) and the last token (odd).
+ * No uniform is used twice.  The places of the trials still running are
+ * compacted after each round (their n, frames and trial move with them);
+ * counts are kept by trial. */
 static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
                                                           size_t S, const sd_observe *obs, int wide)
 {
@@ -479,18 +668,18 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
         size_t maxG, maxF;
-        S_enter_all(pl, w, na, &maxG, &maxF);
+        S_enter(pl, w, na, &maxG, &maxF);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
             sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
-            S_draft_all(pl, w, i, na);
+            S_draft(pl, w, i, na);
         }
-        for (size_t i = 0; i < maxG; i++)
-            S_verify_all(pl, w, i, na, maxF, wide);
+        for (size_t i = 0; i <= maxG; i++)
+            S_depth(pl, w, i, na, maxF, i < maxG, wide);
         sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
         size_t keep = 0;
         for (size_t b = 0; b < na; b++) {
-            size_t s = w->ts[b], emitted = S_last(pl, w, b, w->ue[b], w->uo[b], w->fr, w->Rs, w->lev, wide);
-            size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
+            const size_t s = w->ts[b], emitted = S_last(pl, w, b, w->ue[b], w->uo[b], wide);
+            const size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
             w->rej[s] += tau < w->G[b];
             w->its[s]++;
             w->s1[s] += tau;
@@ -504,8 +693,8 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             w->nf[keep] = (uint32_t)nf;
             for (size_t f = 0; f < nf; f++) {
                 w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
-                w->fa[S_AT(f, keep)] = w->fa[S_AT(f, b)];
-                w->fb[S_AT(f, keep)] = w->fb[S_AT(f, b)];
+                w->Ra[S_AT(f, keep)] = w->Ra[S_AT(f, b)];
+                w->Rb[S_AT(f, keep)] = w->Rb[S_AT(f, b)];
             }
             keep++;
         }
@@ -678,9 +867,10 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts,  w->n,  w->nf,   w->fe, w->fa, w->fb, w->G,
-                      w->dr,  w->tau, w->X,   w->ro, w->eta, w->Ka, w->Kb, w->Ra,  w->Rb,  w->ta, w->tb, w->mt,
-                      w->lv,  w->cov, w->ncov, w->ue, w->uo, w->fr, w->Rs, w->lev};
+    void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
+                      w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst,
+                      w->ue,  w->uo};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -693,14 +883,16 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     S_work *w = calloc(1, sizeof *w);
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory");
-    /* S_GROUP trials, fewer when their ratios or their tokens would exceed
-     * S_GROUP_BYTES each */
-    size_t per = 2 * (g + 1) * g * sizeof *w->Ra, S = S_GROUP_BYTES / per,
+    /* S_GROUP trials, fewer when their ratios and levels, or their tokens,
+     * would exceed S_GROUP_BYTES */
+    size_t per = 4 * (g + 1) * g * sizeof(double), S = S_GROUP_BYTES / per,
            St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
     S = St < S ? St : S;
     S = w->S = S < 1 ? 1 : S > S_GROUP ? S_GROUP : S;
     w->cap = g;
-    /* every array zeroed: the passes copy entries of unused frame slots */
+    /* zeroed: the vector passes read (and discard) entries of places and
+     * frame slots not in use */
+    const size_t R = (g + 1) * g * S;
     struct {
         void **p;
         size_t n, size;
@@ -709,18 +901,20 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->its, S, sizeof *w->its},              {(void **)&w->s1, S, sizeof *w->s1},
         {(void **)&w->s2, S, sizeof *w->s2},                {(void **)&w->ts, S, sizeof *w->ts},
         {(void **)&w->n, S, sizeof *w->n},                  {(void **)&w->nf, S, sizeof *w->nf},
-        {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->fa, g * S, sizeof *w->fa},
-        {(void **)&w->fb, g * S, sizeof *w->fb},            {(void **)&w->G, S, sizeof *w->G},
+        {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->G, S, sizeof *w->G},
         {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
-        {(void **)&w->X, (g + 1) * S, sizeof *w->X},        {(void **)&w->ro, g * S, sizeof *w->ro},
-        {(void **)&w->eta, g * S, sizeof *w->eta},          {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},
-        {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},      {(void **)&w->Ra, (g + 1) * g * S, sizeof *w->Ra},
-        {(void **)&w->Rb, (g + 1) * g * S, sizeof *w->Rb},  {(void **)&w->ta, S, sizeof *w->ta},
-        {(void **)&w->tb, S, sizeof *w->tb},                {(void **)&w->mt, S, sizeof *w->mt},
-        {(void **)&w->lv, S, sizeof *w->lv},                {(void **)&w->cov, g * S, sizeof *w->cov},
-        {(void **)&w->ncov, g, sizeof *w->ncov},            {(void **)&w->ue, S, sizeof *w->ue},
-        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->fr, g, sizeof *w->fr},
-        {(void **)&w->Rs, g, sizeof *w->Rs},                {(void **)&w->lev, g + 1, sizeof *w->lev},
+        {(void **)&w->X, (g + 1) * S, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
+        {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
+        {(void **)&w->Ra, R, sizeof *w->Ra},                {(void **)&w->Rb, R, sizeof *w->Rb},
+        {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
+        {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
+        {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
+        {(void **)&w->PX, S, sizeof *w->PX},                {(void **)&w->QX, S, sizeof *w->QX},
+        {(void **)&w->WA, S, sizeof *w->WA},                {(void **)&w->WB, S, sizeof *w->WB},
+        {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
+        {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
+        {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
+        {(void **)&w->uo, S, sizeof *w->uo},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
