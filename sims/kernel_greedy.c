@@ -138,6 +138,9 @@ typedef struct S_work {
     double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
     uint32_t *lst;          /* those places */
+    uint32_t *jj;           /* their j* */
+    uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
+    double *PY, *QY;        /* p(Y), q(Y) */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
 } S_work;
 
@@ -205,11 +208,13 @@ static inline double S_mass(const S_row *r, size_t j, S_shape w)
 /* A draw from max(al q - be p, 0) / m given j = j* >= 1 and m > 0: the
  * first sorted token k < j with cumulative weight W_{k+1} > u m (j-1 at
  * the latest). */
-static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u)
+static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u, unsigned lgK)
 {
     double target = u * m;
     size_t base = 0, n = j;
-    while (n > 1) {
+    /* lgK >= log2 V >= log2 j turns: past n = 1 a turn adds 0 and keeps n
+     * (the search of a while (n > 1) loop, without its unpredictable exit) */
+    for (unsigned s = 0; s < lgK; s++) {
         size_t half = n / 2;
         base += half & -(size_t)(w.al * r->Q[base + half] - w.be * r->P[base + half] <= target);
         n -= half;
@@ -329,6 +334,7 @@ static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_w
         const size_t b = w->lst[t];
         const S_row r = S_row_off(pl, w->off[b]);
         const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, wide);
+        w->jj[b] = (uint32_t)j;
         w->QJ[b] = r.Q[j];
         w->PJ[b] = r.P[j];
     }
@@ -587,58 +593,92 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
     S_accept_scalar(w, i, b0, na);
 }
 
-/* Place b ends its iteration with the uniforms etaG, U: η_G < p_G, then
- * the token after X^τ (the bonus from D_L(.|X^G), or eq. 30's residual)
- * from the levels at depth τ, and the frames along X^τ, Y (R row 0) with
- * this iteration's own (zone n+τ+1..n+G-1).  Returns the tokens emitted. */
-static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t b, uint64_t etaG,
-                                                          uint64_t U, int wide)
+/* The end of the round's iterations at places 0..na-1, in passes (the
+ * uniforms ue: η_G, uo: the last token's).  First η_G < p_G, and the
+ * weight of the token after X^τ: the bonus from D_L(.|X^G), or eq. 30's
+ * residual max(p_τ D_L - p, 0), from the levels at depth τ (counted where
+ * there is a position: not a bonus past T); em = the tokens emitted. */
+static void S_last_weight(const S_plan *pl, S_work *w, size_t na)
 {
-    const size_t cap = w->cap, n = w->n[b], G = w->G[b], nf = w->nf[b], dr = w->dr[b];
-    size_t tau = w->tau[b];
-    if (dr == G && (double)etaG * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)])
-        tau = G;
-    w->tau[b] = (uint32_t)tau;
-    if (tau == G && n + G > pl->T)
-        return tau; /* no bonus position */
-    const S_row r = S_row_at(pl, (n + tau - 1) * pl->V + w->X[S_AT(tau, b)]);
-    const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-    const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
-    const int bonus = tau == G;
-    S_shape wt = {sd_block_sel(bonus, top.al, res.al), sd_block_sel(bonus, top.be, res.be)};
-    size_t j = S_count(pl, &r, wt, wide);
-    double m = S_mass(&r, j, wt);
-    if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
-        wt = top;
-        j = S_count(pl, &r, wt, wide);
-        m = S_mass(&r, j, wt);
+    const size_t T = pl->T, V = pl->V, stride = pl->lay.stride;
+    for (size_t b = 0; b < na; b++) {
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        const int full = dr == G && (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)];
+        const size_t tau = S_pick(full, G, w->tau[b]);
+        const int go = !(tau == G && n + G > T); /* else no bonus position */
+        w->tau[b] = (uint32_t)tau;
+        w->em[b] = (uint32_t)(tau + (size_t)go);
+        w->cv[b] = (uint8_t)go;
+        w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
+        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+        const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
+        const int bonus = tau == G;
+        w->WA[b] = sd_block_sel(bonus, top.al, res.al);
+        w->WB[b] = sd_block_sel(bonus, top.be, res.be);
     }
-    if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
-        wt = (S_shape){1.0, 0.0};
-        j = S_count(pl, &r, wt, wide);
-        m = S_mass(&r, j, wt);
+}
+
+/* The last token Y where there is a position: its weight's mass (zero
+ * mass, from rounding or a dead row, falls back to D_L, then to q) and a
+ * draw from it. */
+static inline __attribute__((always_inline)) void S_last_draw(const S_plan *pl, S_work *w, size_t na, int wide)
+{
+    for (size_t b = 0; b < na; b++) {
+        if (!w->cv[b])
+            continue;
+        const S_row r = S_row_off(pl, w->off[b]);
+        S_shape wt = {w->WA[b], w->WB[b]};
+        size_t j = w->jj[b];
+        double m = wt.al * w->QJ[b] - wt.be * w->PJ[b];
+        m = m > 0.0 ? m : 0.0;
+        if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
+            const size_t tau = w->tau[b];
+            wt = (S_shape){w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]};
+            j = S_count(pl, &r, wt, wide);
+            m = S_mass(&r, j, wt);
+            if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
+                wt = (S_shape){1.0, 0.0};
+                j = S_count(pl, &r, wt, wide);
+                m = S_mass(&r, j, wt);
+            }
+        }
+        const size_t y = S_draw(&r, j, wt, m, (double)w->uo[b] * S_2M53, pl->lgK);
+        w->Y[b] = (uint32_t)y;
+        w->PY[b] = r.pq[2 * y];
+        w->QY[b] = r.pq[2 * y + 1];
+        w->tok[(size_t)w->ts[b] * (pl->T + 1) + w->n[b] + w->tau[b]] = y;
     }
-    const size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
-    const double py = r.pq[2 * y];
-    w->tok[(size_t)w->ts[b] * (pl->T + 1) + n + tau] = y;
-    /* the frames covering n+τ extended by y from their input levels there */
-    for (size_t f = 0; f < nf; f++) {
-        const size_t k = tau * cap + f;
-        const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
-        const S_shape in = {w->LA[S_AT(k, b)], w->LB[S_AT(k, b)]};
-        const sd_greedy_ratio e = sd_greedy_ratio_extend(R, S_val(&r, in, y), py);
-        const int cov = w->fe[S_AT(f, b)] >= n + tau;
-        w->Ra[S_AT(f, b)] = sd_block_sel(cov, e.a, R.a);
-        w->Rb[S_AT(f, b)] = sd_block_sel(cov, e.b, R.b);
-    }
+}
+
+/* The frames along X^τ, Y (R row 0): those covering n+τ extended by Y from
+ * their input levels there, the others kept, then this iteration's own
+ * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
+ * what is written for them is not read. */
+static void S_last_frames(const S_plan *pl, S_work *w, size_t na, size_t maxF)
+{
+    const size_t cap = w->cap;
+    for (size_t f = 0; f < maxF; f++)
+        for (size_t b = 0; b < na; b++) {
+            const size_t tau = w->tau[b], k = tau * cap + f;
+            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            double v = w->LA[S_AT(k, b)] * w->QY[b] - w->LB[S_AT(k, b)] * w->PY[b];
+            const sd_greedy_ratio e = sd_greedy_ratio_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
+            const int cov = f < w->nf[b] && w->fe[S_AT(f, b)] >= w->n[b] + tau;
+            w->Ra[S_AT(f, b)] = sd_block_sel(cov, e.a, R.a);
+            w->Rb[S_AT(f, b)] = sd_block_sel(cov, e.b, R.b);
+        }
     /* slot nf exists: the frames active here started at distinct positions
      * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    const sd_greedy_ratio nr = sd_greedy_ratio_extend(Kt, S_val(&r, top, y), py);
-    w->fe[S_AT(nf, b)] = (uint32_t)(n + G - 1);
-    w->Ra[S_AT(nf, b)] = nr.a;
-    w->Rb[S_AT(nf, b)] = nr.b;
-    w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
-    return tau + 1;
+    for (size_t b = 0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
+        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+        double v = w->TA[S_AT(tau, b)] * w->QY[b] - w->TB[S_AT(tau, b)] * w->PY[b];
+        const sd_greedy_ratio e = sd_greedy_ratio_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
+        w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
+        w->Ra[S_AT(nf, b)] = e.a;
+        w->Rb[S_AT(nf, b)] = e.b;
+        w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
+    }
 }
 
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
@@ -676,9 +716,13 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         for (size_t i = 0; i <= maxG; i++)
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
         sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
+        S_last_weight(pl, w, na);
+        S_counts(pl, w, w->cv, na, wide);
+        S_last_draw(pl, w, na, wide);
+        S_last_frames(pl, w, na, maxF);
         size_t keep = 0;
         for (size_t b = 0; b < na; b++) {
-            const size_t s = w->ts[b], emitted = S_last(pl, w, b, w->ue[b], w->uo[b], wide);
+            const size_t s = w->ts[b], emitted = w->em[b];
             const size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
             w->rej[s] += tau < w->G[b];
             w->its[s]++;
@@ -869,7 +913,7 @@ static void S_work_free(void *work)
         return;
     void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
                       w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
-                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->em, w->Y, w->PY, w->QY,
                       w->ue,  w->uo};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -914,7 +958,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
         {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
         {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
-        {(void **)&w->uo, S, sizeof *w->uo},
+        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
+        {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
+        {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
