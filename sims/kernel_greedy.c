@@ -139,6 +139,7 @@ typedef struct S_work {
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
     uint32_t *lst;          /* those places */
     uint32_t *jj;           /* their j* */
+    uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
@@ -243,6 +244,19 @@ static inline size_t S_pick(int c, size_t a, size_t b)
     return b ^ ((a ^ b) & -(size_t)(c != 0));
 }
 
+/* sd_greedy_ratio_extend with one division: (x, y) = (a mb, b ms) divided
+ * by m = max(x, y) is (1, y/x) when x > y, else (x/y, 1), since z/z = 1
+ * exactly; (0, 0) when m = 0.  The same bits. */
+static inline sd_greedy_ratio S_extend(sd_greedy_ratio r, double mb, double ms)
+{
+    const double x = r.a * mb, y = r.b * ms;
+    const int gt = x > y;
+    const double m = gt ? x : y, q = (gt ? y : x) / m;
+    if (!(m > 0.0))
+        return (sd_greedy_ratio){0.0, 0.0};
+    return (sd_greedy_ratio){sd_block_sel(gt, 1.0, q), sd_block_sel(gt, q, 1.0)};
+}
+
 /* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
@@ -297,9 +311,10 @@ static void S_draft(const S_plan *pl, S_work *w, size_t i, size_t na)
  * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
  * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
  * (1, 0), of mass Σq, and p, q of X_{i+1}. */
-static void S_rows(const S_plan *pl, S_work *w, size_t i, size_t na)
+static size_t S_rows(const S_plan *pl, S_work *w, size_t i, size_t na, size_t maxF)
 {
     const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
+    size_t nl = 0;
     for (size_t b = 0; b < na; b++) {
         const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
         const unsigned ver = i < dr, lev = ver || (i == G && dr == G && n + G <= T);
@@ -317,6 +332,50 @@ static void S_rows(const S_plan *pl, S_work *w, size_t i, size_t na)
             w->PX[b] = r.pq[2 * x];
             w->QX[b] = r.pq[2 * x + 1];
         }
+        size_t c = 0, nf = w->nf[b];
+        for (size_t f = 0; f < maxF; f++)
+            c += f < nf && w->fe[S_AT(f, b)] >= n + i;
+        w->a0[b] = (uint32_t)(nf - c);
+        w->fls[nl] = (uint32_t)b;
+        nl += c > 0;
+    }
+    return nl;
+}
+
+/* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
+ * the levels, each frame's input level (LA, LB) and, where depth i is
+ * verified, its ratio after X^{i+1} (extended by its input level).  Frames
+ * not covering n+i are not extended: they are dropped before they are
+ * read again (their zones end before the next iteration). */
+static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int wide)
+{
+    const size_t cap = w->cap;
+    for (size_t t = 0; t < nl; t++) {
+        const size_t b = w->fls[t], nf = w->nf[b];
+        const int ver = (w->fl[b] & 2u) != 0;
+        const S_row r = S_row_off(pl, w->off[b]);
+        const double px = w->PX[b], qx = w->QX[b];
+        S_shape top = {1.0, 0.0};
+        double m = w->MT[S_AT(i, b)];
+        for (size_t f = w->a0[b]; f < nf; f++) {
+            const size_t k = i * cap + f;
+            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            w->LA[S_AT(k, b)] = top.al;
+            w->LB[S_AT(k, b)] = top.be;
+            if (ver) {
+                double v = top.al * qx - top.be * px;
+                sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, px);
+                w->Ra[S_AT(k + cap, b)] = e.a;
+                w->Rb[S_AT(k + cap, b)] = e.b;
+            }
+            const S_shape wt = S_times(R, top);
+            const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
+            top = (S_shape){wt.al * inv, wt.be * inv};
+            m = s > 0.0 ? 1.0 : 0.0;
+        }
+        w->TA[S_AT(i, b)] = top.al;
+        w->TB[S_AT(i, b)] = top.be;
+        w->MT[S_AT(i, b)] = m;
     }
 }
 
@@ -337,51 +396,6 @@ static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_w
         w->jj[b] = (uint32_t)j;
         w->QJ[b] = r.Q[j];
         w->PJ[b] = r.P[j];
-    }
-}
-
-/* Frame f at depth i, every place (the vector pass below does the same
- * arithmetic eight places at a time): whether it covers n+i at a place
- * with levels there (cv), its input level (LA, LB), the weight
- * max(A α q - (A β + B) p, 0) of the next level (WA, WB), and its ratio
- * after X^{i+1} (extended by its input level where it covers a verified
- * depth, kept elsewhere; i < cap). */
-static void S_frame_scalar(S_work *w, size_t i, size_t f, size_t b0, size_t na)
-{
-    const size_t cap = w->cap, k = i * cap + f;
-    for (size_t b = b0; b < na; b++) {
-        const unsigned fl = w->fl[b];
-        const int cov = (fl & 1u) && f < w->nf[b] && w->fe[S_AT(f, b)] >= w->n[b] + i;
-        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
-        const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
-        w->cv[b] = (uint8_t)cov;
-        w->LA[S_AT(k, b)] = ta;
-        w->LB[S_AT(k, b)] = tb;
-        w->WA[b] = R.a * ta;
-        w->WB[b] = R.a * tb + R.b;
-        if (i < cap) {
-            double v = ta * w->QX[b] - tb * w->PX[b];
-            sd_greedy_ratio e = sd_greedy_ratio_extend(R, v > 0.0 ? v : 0.0, w->PX[b]);
-            const int adv = cov && (fl & 2u);
-            w->Ra[S_AT(k + cap, b)] = sd_block_sel(adv, e.a, R.a);
-            w->Rb[S_AT(k + cap, b)] = sd_block_sel(adv, e.b, R.b);
-        }
-    }
-}
-
-/* Frame f's next level where it covers: (WA, WB) / s, s = its mass
- * (the dead level (0, 0) when s = 0), and the level's mass 1 (0 if dead). */
-static void S_level_scalar(S_work *w, size_t i, size_t b0, size_t na)
-{
-    for (size_t b = b0; b < na; b++) {
-        if (!w->cv[b])
-            continue;
-        double s = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
-        s = s > 0.0 ? s : 0.0;
-        double inv = s > 0.0 ? 1.0 / s : 0.0;
-        w->TA[S_AT(i, b)] = w->WA[b] * inv;
-        w->TB[S_AT(i, b)] = w->WB[b] * inv;
-        w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
     }
 }
 
@@ -415,7 +429,7 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
         double v = ta * w->QX[b] - tb * w->PX[b];
-        sd_greedy_ratio K1 = sd_greedy_ratio_extend(K, v > 0.0 ? v : 0.0, w->PX[b]);
+        sd_greedy_ratio K1 = S_extend(K, v > 0.0 ? v : 0.0, w->PX[b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
         w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
@@ -433,69 +447,23 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
 #define S_LD8(a) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(a)))
 #define S_ST8(a, m) _mm_storel_epi64((__m128i *)(void *)(a), _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64((m), _mm512_set1_epi64(1))))
 
-/* sd_greedy_ratio_extend of (a, b) by (mb, ms), eight lanes. */
+/* S_extend of (a, b) by (mb, ms), eight lanes. */
 __attribute__((target("avx512f"))) static inline void S_extend8(__m512d a, __m512d b, __m512d mb, __m512d ms,
                                                                __m512d *na, __m512d *nb)
 {
-    __m512d x = _mm512_mul_pd(a, mb), y = _mm512_mul_pd(b, ms), m = _mm512_max_pd(x, y);
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d x = _mm512_mul_pd(a, mb), y = _mm512_mul_pd(b, ms);
+    __mmask8 gt = _mm512_cmp_pd_mask(x, y, _CMP_GT_OQ);
+    __m512d m = _mm512_mask_blend_pd(gt, y, x), q = _mm512_div_pd(_mm512_mask_blend_pd(gt, x, y), m);
     __mmask8 ok = _mm512_cmp_pd_mask(m, _mm512_setzero_pd(), _CMP_GT_OQ);
-    *na = _mm512_maskz_div_pd(ok, x, m);
-    *nb = _mm512_maskz_div_pd(ok, y, m);
+    *na = _mm512_maskz_mov_pd(ok, _mm512_mask_blend_pd(gt, q, one));
+    *nb = _mm512_maskz_mov_pd(ok, _mm512_mask_blend_pd(gt, one, q));
 }
 
 /* max(al q(x) - be p(x), 0) (S_val) from p(x), q(x). */
 __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m512d be, __m512d qx, __m512d px)
 {
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
-}
-
-__attribute__((target("avx512f"))) static size_t S_frame_avx512(S_work *w, size_t i, size_t f, size_t na)
-{
-    const size_t cap = w->cap, k = i * cap + f, nb = na / 8 * 8;
-    const double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *ra = w->Ra + S_AT(k, 0), *rb = w->Rb + S_AT(k, 0);
-    double *la = w->LA + S_AT(k, 0), *lb = w->LB + S_AT(k, 0), *ra1 = w->Ra + S_AT(k + cap, 0), *rb1 = w->Rb + S_AT(k + cap, 0);
-    const uint32_t *fe = w->fe + S_AT(f, 0);
-    const __m512i vf = _mm512_set1_epi64((long long)f), vi = _mm512_set1_epi64((long long)i);
-    const __m512i one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
-    for (size_t b = 0; b < nb; b += 8) {
-        __m512i fl = S_LD8(w->fl + b);
-        __mmask8 cov = _mm512_test_epi64_mask(fl, one) & _mm512_cmpgt_epu64_mask(S_LD32(w->nf + b), vf) &
-                       _mm512_cmpge_epu64_mask(S_LD32(fe + b), _mm512_add_epi64(S_LD32(w->n + b), vi));
-        S_ST8(w->cv + b, cov);
-        __m512d a = _mm512_loadu_pd(ta + b), be = _mm512_loadu_pd(tb + b);
-        __m512d Ra = _mm512_loadu_pd(ra + b), Rb = _mm512_loadu_pd(rb + b);
-        _mm512_storeu_pd(la + b, a);
-        _mm512_storeu_pd(lb + b, be);
-        _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ra, a));
-        _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ra, be), Rb));
-        if (i < cap) {
-            __m512d px = _mm512_loadu_pd(w->PX + b), ea, eb;
-            S_extend8(Ra, Rb, S_val8(a, be, _mm512_loadu_pd(w->QX + b), px), px, &ea, &eb);
-            __mmask8 adv = cov & _mm512_test_epi64_mask(fl, two);
-            _mm512_storeu_pd(ra1 + b, _mm512_mask_mov_pd(Ra, adv, ea));
-            _mm512_storeu_pd(rb1 + b, _mm512_mask_mov_pd(Rb, adv, eb));
-        }
-    }
-    return nb;
-}
-
-__attribute__((target("avx512f"))) static size_t S_level_avx512(S_work *w, size_t i, size_t na)
-{
-    const size_t nb = na / 8 * 8;
-    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
-    const __m512d zero = _mm512_setzero_pd(), oned = _mm512_set1_pd(1.0);
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 cov = _mm512_test_epi64_mask(S_LD8(w->cv + b), _mm512_set1_epi64(1));
-        __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
-        __m512d s = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
-        s = _mm512_max_pd(s, zero);
-        __mmask8 pos = _mm512_cmp_pd_mask(s, zero, _CMP_GT_OQ);
-        __m512d inv = _mm512_maskz_div_pd(pos, oned, s);
-        _mm512_mask_storeu_pd(ta + b, cov, _mm512_mul_pd(wa, inv));
-        _mm512_mask_storeu_pd(tb + b, cov, _mm512_mul_pd(wb, inv));
-        _mm512_mask_storeu_pd(mt + b, cov, _mm512_maskz_mov_pd(pos, oned));
-    }
-    return nb;
 }
 
 __attribute__((target("avx512f"))) static size_t S_hweight_avx512(S_work *w, size_t i, size_t na)
@@ -558,22 +526,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
 static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
                                                           size_t maxF, int verify, int wide)
 {
-    S_rows(pl, w, i, na);
-    for (size_t f = 0; f < maxF; f++) {
-        size_t b0 = 0;
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_frame_avx512(w, i, f, na);
-#endif
-        S_frame_scalar(w, i, f, b0, na);
-        S_counts(pl, w, w->cv, na, wide);
-        b0 = 0;
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_level_avx512(w, i, na);
-#endif
-        S_level_scalar(w, i, b0, na);
-    }
+    S_frames(pl, w, i, S_rows(pl, w, i, na, maxF), wide);
     if (!verify)
         return; /* depth maxG: the levels for the bonus only */
     size_t b0 = 0;
@@ -654,26 +607,29 @@ static inline __attribute__((always_inline)) void S_last_draw(const S_plan *pl, 
  * their input levels there, the others kept, then this iteration's own
  * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
  * what is written for them is not read. */
-static void S_last_frames(const S_plan *pl, S_work *w, size_t na, size_t maxF)
+static void S_last_frames(const S_plan *pl, S_work *w, size_t na)
 {
     const size_t cap = w->cap;
-    for (size_t f = 0; f < maxF; f++)
-        for (size_t b = 0; b < na; b++) {
-            const size_t tau = w->tau[b], k = tau * cap + f;
+    for (size_t b = 0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], j = w->n[b] + tau;
+        for (size_t f = 0; f < nf; f++) {
+            if (w->fe[S_AT(f, b)] < j)
+                continue; /* dropped at the next iteration */
+            const size_t k = tau * cap + f;
             const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
             double v = w->LA[S_AT(k, b)] * w->QY[b] - w->LB[S_AT(k, b)] * w->PY[b];
-            const sd_greedy_ratio e = sd_greedy_ratio_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
-            const int cov = f < w->nf[b] && w->fe[S_AT(f, b)] >= w->n[b] + tau;
-            w->Ra[S_AT(f, b)] = sd_block_sel(cov, e.a, R.a);
-            w->Rb[S_AT(f, b)] = sd_block_sel(cov, e.b, R.b);
+            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
+            w->Ra[S_AT(f, b)] = e.a;
+            w->Rb[S_AT(f, b)] = e.b;
         }
+    }
     /* slot nf exists: the frames active here started at distinct positions
      * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
     for (size_t b = 0; b < na; b++) {
         const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
         const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
         double v = w->TA[S_AT(tau, b)] * w->QY[b] - w->TB[S_AT(tau, b)] * w->PY[b];
-        const sd_greedy_ratio e = sd_greedy_ratio_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
+        const sd_greedy_ratio e = S_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
         w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
         w->Ra[S_AT(nf, b)] = e.a;
         w->Rb[S_AT(nf, b)] = e.b;
@@ -719,7 +675,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         S_last_weight(pl, w, na);
         S_counts(pl, w, w->cv, na, wide);
         S_last_draw(pl, w, na, wide);
-        S_last_frames(pl, w, na, maxF);
+        S_last_frames(pl, w, na);
         size_t keep = 0;
         for (size_t b = 0; b < na; b++) {
             const size_t s = w->ts[b], emitted = w->em[b];
@@ -913,7 +869,7 @@ static void S_work_free(void *work)
         return;
     void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
                       w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
-                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->em, w->Y, w->PY, w->QY,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY,
                       w->ue,  w->uo};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -959,6 +915,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
         {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
+        {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
     };
