@@ -293,10 +293,10 @@ static void S_enter(const S_plan *pl, S_work *w, size_t na, size_t *maxG, size_t
 /* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
  * places 0..na-1 that draft it, with the uniforms ue (X_{i+1}) and uo
  * (η_i) of block b_k + i. */
-static void S_draft(const S_plan *pl, S_work *w, size_t i, size_t na)
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na)
 {
     const size_t T = pl->T, V = pl->V;
-    for (size_t b = 0; b < na; b++) {
+    for (size_t b = b0; b < na; b++) {
         if (i >= w->G[b])
             continue;
         size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
@@ -311,11 +311,10 @@ static void S_draft(const S_plan *pl, S_work *w, size_t i, size_t na)
  * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
  * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
  * (1, 0), of mass Σq, and p, q of X_{i+1}. */
-static size_t S_rows(const S_plan *pl, S_work *w, size_t i, size_t na, size_t maxF)
+static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t maxF, size_t nl)
 {
     const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
-    size_t nl = 0;
-    for (size_t b = 0; b < na; b++) {
+    for (size_t b = b0; b < na; b++) {
         const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
         const unsigned ver = i < dr, lev = ver || (i == G && dr == G && n + G <= T);
         w->fl[b] = (uint8_t)(lev | ver << 1);
@@ -510,6 +509,100 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
     }
     return nb;
 }
+
+/* S_rows on places 0..8⌊na/8⌋-1: flags, offsets and the covering count as
+ * vector passes, the three row words (Σq, p and q of X_{i+1}) fetched by
+ * scalar loads between them (sims/sd_token.h: a gather is slower here);
+ * *nl: the places listed.  Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                                         size_t maxF, size_t *nl)
+{
+    const S_layout *l = &pl->lay;
+    const size_t nb = na / 8 * 8, cap = w->cap;
+    const char *slab = pl->slab;
+    const __m512i vi = _mm512_set1_epi64((long long)i), vim1 = _mm512_set1_epi64((long long)i - 1);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T = _mm512_set1_epi64((long long)pl->T), one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
+    const __m512i cQ = _mm512_set1_epi64((long long)(l->Q + 8 * pl->V)), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i < cap ? i + 1 : i, 0);
+    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    size_t k = *nl;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
+        __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
+        __mmask8 lev = ver | (_mm512_cmpeq_epi64_mask(vi, G) & _mm512_cmpeq_epi64_mask(dr, G) &
+                              _mm512_cmple_epu64_mask(_mm512_add_epi64(n, G), T));
+        _mm_storel_epi64((__m128i *)(void *)(w->fl + b),
+                         _mm512_cvtepi64_epi8(_mm512_or_si512(_mm512_maskz_mov_epi64(lev, one), _mm512_maskz_mov_epi64(ver, two))));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i off = _mm512_maskz_mov_epi64(lev, _mm512_mul_epu32(row, stride));
+        __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
+        _mm512_storeu_si512((void *)(w->off + b), off);
+        uint64_t iq[8], ip[8];
+        _mm512_storeu_si512((void *)iq, _mm512_add_epi64(off, cQ));
+        _mm512_storeu_si512((void *)ip, _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
+        double vq[8], vp[8], vx[8];
+        for (size_t c = 0; c < 8; c++) {
+            memcpy(vq + c, slab + iq[c], sizeof(double));
+            memcpy(vp + c, slab + ip[c], sizeof(double));
+            memcpy(vx + c, slab + ip[c] + 8, sizeof(double));
+        }
+        _mm512_mask_storeu_pd(ta + b, lev, oned);
+        _mm512_mask_storeu_pd(tb + b, lev, zero);
+        _mm512_mask_storeu_pd(mt + b, lev, _mm512_loadu_pd(vq));
+        _mm512_storeu_pd(w->PX + b, _mm512_loadu_pd(vp));
+        _mm512_storeu_pd(w->QX + b, _mm512_loadu_pd(vx));
+        __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
+        for (size_t f = 0; f < maxF; f++) {
+            __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
+                          _mm512_cmpge_epu64_mask(S_LD32(w->fe + S_AT(f, b)), nj);
+            c = _mm512_mask_add_epi64(c, cf, c, one);
+        }
+        S_ST32(w->a0 + b, _mm512_sub_epi64(nf, c));
+        __mmask8 has = lev & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
+        k += (size_t)__builtin_popcount(has);
+    }
+    *nl = k;
+    return nb;
+}
+
+/* S_draft on places 0..8⌊na/8⌋-1: the alias entries' indices as one vector
+ * pass, the entries fetched by scalar loads, the alias test as another. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const unsigned lgK = pl->lgK;
+    const __m512i vim1 = _mm512_set1_epi64((long long)i - 1), vi = _mm512_set1_epi64((long long)i);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const uint32_t *Xi = w->X + S_AT(i, 0);
+    uint32_t *Xi1 = w->X + S_AT(i + 1, 0);
+    uint64_t *eta = w->eta + S_AT(i, 0);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b);
+        __mmask8 dm = _mm512_cmplt_epu64_mask(vi, S_LD32(w->G + b));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b)), k = _mm512_srl_epi64(U, c_sh);
+        uint64_t at[8], e8[8];
+        _mm512_storeu_si512((void *)at, _mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)));
+        for (size_t c = 0; c < 8; c++)
+            e8[c] = pl->ap[at[c]];
+        __m512i e = _mm512_loadu_si512((const void *)e8);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
+        _mm512_storeu_si512((void *)(eta + b), _mm512_loadu_si512((const void *)(w->uo + b)));
+        __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(n, vi));
+        _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
+    }
+    return nb;
+}
 #undef S_LD32
 #undef S_ST32
 #undef S_LD8
@@ -526,10 +619,16 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
 static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
                                                           size_t maxF, int verify, int wide)
 {
-    S_frames(pl, w, i, S_rows(pl, w, i, na, maxF), wide);
+    size_t b0 = 0, nl = 0;
+#if S_HAVE_X86
+    if (wide)
+        b0 = S_rows_avx512(pl, w, i, na, maxF, &nl);
+#endif
+    nl = S_rows_scalar(pl, w, i, b0, na, maxF, nl);
+    S_frames(pl, w, i, nl, wide);
     if (!verify)
         return; /* depth maxG: the levels for the bonus only */
-    size_t b0 = 0;
+    b0 = 0;
     if (i >= 1) {
 #if S_HAVE_X86
         if (wide)
@@ -667,7 +766,12 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         S_enter(pl, w, na, &maxG, &maxF);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
             sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
-            S_draft(pl, w, i, na);
+            size_t b0 = 0;
+#if S_HAVE_X86
+            if (wide)
+                b0 = S_draft_avx512(pl, w, i, na);
+#endif
+            S_draft_scalar(pl, w, i, b0, na);
         }
         for (size_t i = 0; i <= maxG; i++)
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
@@ -739,7 +843,7 @@ static void S_trials_scalar(const S_plan *pl, S_work *w, uint64_t seed, uint64_t
 
 #if S_HAVE_X86
 /* The same code compiled for AVX-512 (the counts as one comparison). */
-__attribute__((target("avx512f"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
+__attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
                                                                uint64_t hi, const sd_observe *obs)
 {
     S_trials(pl, w, seed, lo, hi, obs, 1);
@@ -749,7 +853,7 @@ __attribute__((target("avx512f"))) static void S_trials_avx512(const S_plan *pl,
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
 {
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512()) {
+    if (sd_rngbuf_avx512dq()) {
         S_trials_avx512(plan, work, seed, lo, hi, obs);
         return;
     }
