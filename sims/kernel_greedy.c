@@ -142,6 +142,8 @@ typedef struct S_work {
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
+    double *KTa, *KTb;      /* p_τ */
+    double *TTa, *TTb;      /* the top level at depth τ */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
 } S_work;
 
@@ -435,6 +437,110 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
     }
 }
 
+/* The end of the round's iterations at places 0..na-1, in passes (the
+ * uniforms ue: η_G, uo: the last token's).  First η_G < p_G, and the
+ * weight of the token after X^τ: the bonus from D_L(.|X^G), or eq. 30's
+ * residual max(p_τ D_L - p, 0), from the levels at depth τ (counted where
+ * there is a position: not a bonus past T); em = the tokens emitted. */
+static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    const size_t T = pl->T, V = pl->V, stride = pl->lay.stride;
+    for (size_t b = b0; b < na; b++) {
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        const int full = dr == G && (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)];
+        const size_t tau = S_pick(full, G, w->tau[b]);
+        const int go = !(tau == G && n + G > T); /* else no bonus position */
+        w->tau[b] = (uint32_t)tau;
+        w->em[b] = (uint32_t)(tau + (size_t)go);
+        w->cv[b] = (uint8_t)go;
+        w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
+        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+        const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
+        const int bonus = tau == G;
+        w->WA[b] = sd_block_sel(bonus, top.al, res.al);
+        w->WB[b] = sd_block_sel(bonus, top.be, res.be);
+        w->KTa[b] = Kt.a;
+        w->KTb[b] = Kt.b;
+        w->TTa[b] = top.al;
+        w->TTb[b] = top.be;
+    }
+}
+
+/* The last token Y where there is a position: its weight's mass (zero
+ * mass, from rounding or a dead row, falls back to D_L, then to q) and a
+ * draw from it. */
+static inline __attribute__((always_inline)) void S_last_draw1(const S_plan *pl, S_work *w, size_t b, int wide)
+{
+    const S_row r = S_row_off(pl, w->off[b]);
+    S_shape wt = {w->WA[b], w->WB[b]};
+    size_t j = w->jj[b];
+    double m = wt.al * w->QJ[b] - wt.be * w->PJ[b];
+    m = m > 0.0 ? m : 0.0;
+    if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
+        wt = (S_shape){w->TTa[b], w->TTb[b]};
+        j = S_count(pl, &r, wt, wide);
+        m = S_mass(&r, j, wt);
+        if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
+            wt = (S_shape){1.0, 0.0};
+            j = S_count(pl, &r, wt, wide);
+            m = S_mass(&r, j, wt);
+        }
+    }
+    const size_t y = S_draw(&r, j, wt, m, (double)w->uo[b] * S_2M53, pl->lgK);
+    w->Y[b] = (uint32_t)y;
+    w->PY[b] = r.pq[2 * y];
+    w->QY[b] = r.pq[2 * y + 1];
+    w->tok[(size_t)w->ts[b] * (pl->T + 1) + w->n[b] + w->tau[b]] = y;
+}
+
+static inline __attribute__((always_inline)) void S_last_draw_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na,
+                                                                     int wide)
+{
+    for (size_t b = b0; b < na; b++)
+        if (w->cv[b])
+            S_last_draw1(pl, w, b, wide);
+}
+
+/* The frames along X^τ, Y (R row 0): those covering n+τ extended by Y from
+ * their input levels there, the others kept, then this iteration's own
+ * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
+ * what is written for them is not read. */
+static void S_last_frames(S_work *w, size_t na)
+{
+    const size_t cap = w->cap;
+    for (size_t b = 0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], j = w->n[b] + tau;
+        for (size_t f = 0; f < nf; f++) {
+            if (w->fe[S_AT(f, b)] < j)
+                continue; /* dropped at the next iteration */
+            const size_t k = tau * cap + f;
+            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            double v = w->LA[S_AT(k, b)] * w->QY[b] - w->LB[S_AT(k, b)] * w->PY[b];
+            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
+            w->Ra[S_AT(f, b)] = e.a;
+            w->Rb[S_AT(f, b)] = e.b;
+        }
+    }
+}
+
+/* This iteration's frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) in slot
+ * nf of places b0..na-1.  Slot nf exists: the frames active here started
+ * at distinct positions in n-cap+1..n-1, so nf < cap; it counts only when
+ * its zone is not empty. */
+static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
+        const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
+        double v = w->TTa[b] * w->QY[b] - w->TTb[b] * w->PY[b];
+        const sd_greedy_ratio e = S_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
+        w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
+        w->Ra[S_AT(nf, b)] = e.a;
+        w->Rb[S_AT(nf, b)] = e.b;
+        w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
+    }
+}
+
 #if S_HAVE_X86
 /* The passes above, eight places at a time (places 0..8⌊na/8⌋-1; they
  * return how many they did, the scalar code does the rest): the same
@@ -603,6 +709,130 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     }
     return nb;
 }
+
+/* Eight lanes of 64-bit words at base + off[l] (byte offsets), fetched
+ * by scalar loads (sd_fetch64's reason: a gather is slower here). */
+__attribute__((target("avx512f"))) static inline __m512i S_fetch8(const void *base, __m512i off)
+{
+    uint64_t o[8], v[8];
+    _mm512_storeu_si512((void *)o, off);
+    const unsigned char *p = base;
+    for (size_t c = 0; c < 8; c++)
+        memcpy(v + c, p + o[c], 8);
+    return _mm512_loadu_si512((const void *)v);
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_fetch8_pd(const void *base, __m512i off)
+{
+    return _mm512_castsi512_pd(S_fetch8(base, off));
+}
+
+/* S_last_weight on places 0..8⌊na/8⌋-1 (also keeping p_τ and the top
+ * level at τ, KT and TT, for the new frame). */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
+    const __m512i T = _mm512_set1_epi64((long long)pl->T), V = _mm512_set1_epi64((long long)pl->V);
+    const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), one = _mm512_set1_epi64(1);
+    const __m512d s53 = _mm512_set1_pd(S_2M53);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b);
+        __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(G, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d pG = _mm512_div_pd(S_fetch8_pd(w->Ka, at), S_fetch8_pd(w->Kb, at));
+        __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), s53);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(dr, G) & _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
+        __m512i tau = _mm512_mask_blend_epi64(full, S_LD32(w->tau + b), G);
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 go = (__mmask8)~(bonus & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), T));
+        S_ST32(w->tau + b, tau);
+        S_ST32(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
+        S_ST8(w->cv + b, go);
+        __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8), ta = S_fetch8_pd(w->TA, t8), tb = S_fetch8_pd(w->TB, t8);
+        __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
+        _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
+        _mm512_storeu_pd(w->WA + b, _mm512_mask_blend_pd(bonus, _mm512_mul_pd(ka, ta), ta));
+        _mm512_storeu_pd(w->WB + b, _mm512_mask_blend_pd(bonus, _mm512_add_pd(_mm512_mul_pd(ka, tb), kb), tb));
+        _mm512_storeu_pd(w->KTa + b, ka);
+        _mm512_storeu_pd(w->KTb + b, kb);
+        _mm512_storeu_pd(w->TTa + b, ta);
+        _mm512_storeu_pd(w->TTb + b, tb);
+    }
+    return nb;
+}
+
+/* S_last_draw on places 0..8⌊na/8⌋-1: the search as vector passes with the
+ * prefix sums fetched between them, its lgK turns for every lane; places
+ * whose weight has zero mass (rounding) are done by the scalar code. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(const S_plan *pl, S_work *w, size_t na,
+                                                                              int wide)
+{
+    const S_layout *l = &pl->lay;
+    const size_t nb = na / 8 * 8;
+    const char *slab = pl->slab;
+    const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i cQ = _mm512_set1_epi64((long long)l->Q), cP = _mm512_set1_epi64((long long)l->P);
+    const __m512i cord = _mm512_set1_epi64((long long)l->ord), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i one = _mm512_set1_epi64(1), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 go = _mm512_test_epi64_mask(S_LD8(w->cv + b), one);
+        __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
+        __m512d m = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
+        m = _mm512_max_pd(m, zero);
+        __mmask8 ok = go & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
+        __m512d target = _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53), m);
+        __m512i off = _mm512_maskz_loadu_epi64(ok, (const void *)(w->off + b)); /* row 0 where not drawn */
+        __m512i oQ = _mm512_add_epi64(off, cQ), oP = _mm512_add_epi64(off, cP);
+        __m512i base = _mm512_setzero_si512(), len = _mm512_maskz_mov_epi64(ok, S_LD32(w->jj + b));
+        for (unsigned s = 0; s < pl->lgK; s++) {
+            __m512i half = _mm512_srli_epi64(len, 1), a8 = _mm512_slli_epi64(_mm512_add_epi64(base, half), 3);
+            __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
+                                      _mm512_mul_pd(wb, S_fetch8_pd(slab, _mm512_add_epi64(oP, a8))));
+            base = _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, half);
+            len = _mm512_sub_epi64(len, half);
+        }
+        __m512i a8 = _mm512_slli_epi64(_mm512_add_epi64(base, one), 3);
+        __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
+                                  _mm512_mul_pd(wb, S_fetch8_pd(slab, _mm512_add_epi64(oP, a8))));
+        base = _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, one);
+        __m512i y = _mm512_and_si512(S_fetch8(slab, _mm512_add_epi64(_mm512_add_epi64(off, cord), _mm512_slli_epi64(base, 2))),
+                                     _mm512_set1_epi64(0xffffffff));
+        __m512i opq = _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(y, 4));
+        _mm512_mask_cvtepi64_storeu_epi32(w->Y + b, ok, y);
+        _mm512_mask_storeu_pd(w->PY + b, ok, S_fetch8_pd(slab, opq));
+        _mm512_mask_storeu_pd(w->QY + b, ok, S_fetch8_pd(slab, _mm512_add_epi64(opq, _mm512_set1_epi64(8))));
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->tau + b)));
+        _mm512_mask_i64scatter_epi64(w->tok, ok, at, y, 8);
+        for (__mmask8 fb = go & (__mmask8)~ok; fb; fb &= (__mmask8)(fb - 1))
+            S_last_draw1(pl, w, b + (size_t)__builtin_ctz(fb), wide);
+    }
+    return nb;
+}
+
+/* The new frames of S_last_frames on places 0..8⌊na/8⌋-1 (slot nf of each,
+ * scattered). */
+__attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
+    const __m512i one = _mm512_set1_epi64(1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i nf = S_LD32(w->nf + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512d py = _mm512_loadu_pd(w->PY + b), ea, eb;
+        S_extend8(_mm512_loadu_pd(w->KTa + b), _mm512_loadu_pd(w->KTb + b),
+                  S_val8(_mm512_loadu_pd(w->TTa + b), _mm512_loadu_pd(w->TTb + b), _mm512_loadu_pd(w->QY + b), py), py, &ea, &eb);
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(nf, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(S_LD32(w->n + b), G), one)), 4);
+        _mm512_i64scatter_pd(w->Ra, at, ea, 8);
+        _mm512_i64scatter_pd(w->Rb, at, eb, 8);
+        if (!pl->broken)
+            nf = _mm512_mask_add_epi64(nf, _mm512_cmplt_epu64_mask(_mm512_add_epi64(tau, one), G), nf, one);
+        S_ST32(w->nf + b, nf);
+    }
+    return nb;
+}
 #undef S_LD32
 #undef S_ST32
 #undef S_LD8
@@ -645,97 +875,6 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
     S_accept_scalar(w, i, b0, na);
 }
 
-/* The end of the round's iterations at places 0..na-1, in passes (the
- * uniforms ue: η_G, uo: the last token's).  First η_G < p_G, and the
- * weight of the token after X^τ: the bonus from D_L(.|X^G), or eq. 30's
- * residual max(p_τ D_L - p, 0), from the levels at depth τ (counted where
- * there is a position: not a bonus past T); em = the tokens emitted. */
-static void S_last_weight(const S_plan *pl, S_work *w, size_t na)
-{
-    const size_t T = pl->T, V = pl->V, stride = pl->lay.stride;
-    for (size_t b = 0; b < na; b++) {
-        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
-        const int full = dr == G && (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)];
-        const size_t tau = S_pick(full, G, w->tau[b]);
-        const int go = !(tau == G && n + G > T); /* else no bonus position */
-        w->tau[b] = (uint32_t)tau;
-        w->em[b] = (uint32_t)(tau + (size_t)go);
-        w->cv[b] = (uint8_t)go;
-        w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
-        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
-        const int bonus = tau == G;
-        w->WA[b] = sd_block_sel(bonus, top.al, res.al);
-        w->WB[b] = sd_block_sel(bonus, top.be, res.be);
-    }
-}
-
-/* The last token Y where there is a position: its weight's mass (zero
- * mass, from rounding or a dead row, falls back to D_L, then to q) and a
- * draw from it. */
-static inline __attribute__((always_inline)) void S_last_draw(const S_plan *pl, S_work *w, size_t na, int wide)
-{
-    for (size_t b = 0; b < na; b++) {
-        if (!w->cv[b])
-            continue;
-        const S_row r = S_row_off(pl, w->off[b]);
-        S_shape wt = {w->WA[b], w->WB[b]};
-        size_t j = w->jj[b];
-        double m = wt.al * w->QJ[b] - wt.be * w->PJ[b];
-        m = m > 0.0 ? m : 0.0;
-        if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
-            const size_t tau = w->tau[b];
-            wt = (S_shape){w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]};
-            j = S_count(pl, &r, wt, wide);
-            m = S_mass(&r, j, wt);
-            if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
-                wt = (S_shape){1.0, 0.0};
-                j = S_count(pl, &r, wt, wide);
-                m = S_mass(&r, j, wt);
-            }
-        }
-        const size_t y = S_draw(&r, j, wt, m, (double)w->uo[b] * S_2M53, pl->lgK);
-        w->Y[b] = (uint32_t)y;
-        w->PY[b] = r.pq[2 * y];
-        w->QY[b] = r.pq[2 * y + 1];
-        w->tok[(size_t)w->ts[b] * (pl->T + 1) + w->n[b] + w->tau[b]] = y;
-    }
-}
-
-/* The frames along X^τ, Y (R row 0): those covering n+τ extended by Y from
- * their input levels there, the others kept, then this iteration's own
- * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
- * what is written for them is not read. */
-static void S_last_frames(const S_plan *pl, S_work *w, size_t na)
-{
-    const size_t cap = w->cap;
-    for (size_t b = 0; b < na; b++) {
-        const size_t tau = w->tau[b], nf = w->nf[b], j = w->n[b] + tau;
-        for (size_t f = 0; f < nf; f++) {
-            if (w->fe[S_AT(f, b)] < j)
-                continue; /* dropped at the next iteration */
-            const size_t k = tau * cap + f;
-            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
-            double v = w->LA[S_AT(k, b)] * w->QY[b] - w->LB[S_AT(k, b)] * w->PY[b];
-            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
-            w->Ra[S_AT(f, b)] = e.a;
-            w->Rb[S_AT(f, b)] = e.b;
-        }
-    }
-    /* slot nf exists: the frames active here started at distinct positions
-     * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    for (size_t b = 0; b < na; b++) {
-        const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
-        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        double v = w->TA[S_AT(tau, b)] * w->QY[b] - w->TB[S_AT(tau, b)] * w->PY[b];
-        const sd_greedy_ratio e = S_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
-        w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
-        w->Ra[S_AT(nf, b)] = e.a;
-        w->Rb[S_AT(nf, b)] = e.b;
-        w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
-    }
-}
-
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
  * its k-th iteration, drafting step i of all of them before step i + 1,
  * then depth i of all of them before depth i + 1, so that the processor
@@ -776,10 +915,26 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         for (size_t i = 0; i <= maxG; i++)
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
         sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
-        S_last_weight(pl, w, na);
+        size_t b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_last_weight_avx512(pl, w, na);
+#endif
+        S_last_weight_scalar(pl, w, b0, na);
         S_counts(pl, w, w->cv, na, wide);
-        S_last_draw(pl, w, na, wide);
-        S_last_frames(pl, w, na);
+        b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_last_draw_avx512(pl, w, na, wide);
+#endif
+        S_last_draw_scalar(pl, w, b0, na, wide);
+        S_last_frames(w, na);
+        b0 = 0;
+#if S_HAVE_X86
+        if (wide)
+            b0 = S_last_new_avx512(pl, w, na);
+#endif
+        S_last_new_scalar(pl, w, b0, na);
         size_t keep = 0;
         for (size_t b = 0; b < na; b++) {
             const size_t s = w->ts[b], emitted = w->em[b];
@@ -921,7 +1076,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     S_plan *pl = calloc(1, sizeof *pl);
     sd_block_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->slab = malloc(nrows * l.stride);
+        pl->slab = malloc(nrows * l.stride + 8); /* + 8: the vector code loads eight bytes for a 4-byte ord entry */
         pl->ap = malloc(nrows * K * sizeof *pl->ap);
         pl->init = malloc(K * sizeof *pl->init);
     }
@@ -973,7 +1128,7 @@ static void S_work_free(void *work)
         return;
     void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
                       w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
-                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
                       w->ue,  w->uo};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -1007,7 +1162,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->n, S, sizeof *w->n},                  {(void **)&w->nf, S, sizeof *w->nf},
         {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->G, S, sizeof *w->G},
         {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
-        {(void **)&w->X, (g + 1) * S, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
+        {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
         {(void **)&w->Ra, R, sizeof *w->Ra},                {(void **)&w->Rb, R, sizeof *w->Rb},
         {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
@@ -1022,6 +1177,8 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
+        {(void **)&w->KTa, S, sizeof *w->KTa},              {(void **)&w->KTb, S, sizeof *w->KTb},
+        {(void **)&w->TTa, S, sizeof *w->TTa},              {(void **)&w->TTb, S, sizeof *w->TTb},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
