@@ -262,34 +262,18 @@ static inline sd_greedy_ratio S_extend(sd_greedy_ratio r, double mb, double ms)
 /* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
-/* The round's iterations begin at places 0..na-1 (as sd_greedy_enter):
- * frames whose zones ended before n dropped, R row 0 = their ratios,
- * p_0 = 1, G, X^0 = x_{n-1}.  *maxG, *maxF: the largest G and frame count. */
-static void S_enter(const S_plan *pl, S_work *w, size_t na, size_t *maxG, size_t *maxF)
+/* Place b begins an iteration at position n after token x (its frames,
+ * those still active at n, are in R row 0): p_0 = 1, G = γ or what is
+ * left of the horizon.  Returns G. */
+static inline size_t S_begin(const S_plan *pl, S_work *w, size_t b, size_t n, uint32_t x)
 {
-    const size_t T = pl->T;
-    size_t mg = 0, mf = 0;
-    for (size_t b = 0; b < na; b++) {
-        const size_t n = w->n[b], nf = w->nf[b], rest = T - n + 1;
-        size_t d = 0;
-        while (d < nf && w->fe[S_AT(d, b)] < n) /* the zones end in order: a prefix */
-            d++;
-        for (size_t f = d; f < nf; f++) {
-            w->fe[S_AT(f - d, b)] = w->fe[S_AT(f, b)];
-            w->Ra[S_AT(f - d, b)] = w->Ra[S_AT(f, b)];
-            w->Rb[S_AT(f - d, b)] = w->Rb[S_AT(f, b)];
-        }
-        w->nf[b] = (uint32_t)(nf - d);
-        w->Ka[b] = w->Kb[b] = 1.0;
-        size_t G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-        w->G[b] = w->dr[b] = (uint32_t)G;
-        w->tau[b] = 0;
-        w->X[b] = (uint32_t)w->tok[(size_t)w->ts[b] * (T + 1) + n - 1];
-        mg = G > mg ? G : mg;
-        mf = nf - d > mf ? nf - d : mf;
-    }
-    *maxG = mg;
-    *maxF = mf;
+    const size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    w->n[b] = (uint32_t)n;
+    w->X[b] = x;
+    w->Ka[b] = w->Kb[b] = 1.0;
+    w->G[b] = w->dr[b] = (uint32_t)G;
+    w->tau[b] = 0;
+    return G;
 }
 
 /* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
@@ -509,17 +493,21 @@ static void S_last_frames(S_work *w, size_t na)
 {
     const size_t cap = w->cap;
     for (size_t b = 0; b < na; b++) {
-        const size_t tau = w->tau[b], nf = w->nf[b], j = w->n[b] + tau;
+        const size_t tau = w->tau[b], nf = w->nf[b], next = w->n[b] + tau + 1;
+        size_t k = 0;
         for (size_t f = 0; f < nf; f++) {
-            if (w->fe[S_AT(f, b)] < j)
-                continue; /* dropped at the next iteration */
-            const size_t k = tau * cap + f;
-            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
-            double v = w->LA[S_AT(k, b)] * w->QY[b] - w->LB[S_AT(k, b)] * w->PY[b];
+            if (w->fe[S_AT(f, b)] < next)
+                continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
+            const size_t a = tau * cap + f;
+            const sd_greedy_ratio R = {w->Ra[S_AT(a, b)], w->Rb[S_AT(a, b)]};
+            double v = w->LA[S_AT(a, b)] * w->QY[b] - w->LB[S_AT(a, b)] * w->PY[b];
             const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
-            w->Ra[S_AT(f, b)] = e.a;
-            w->Rb[S_AT(f, b)] = e.b;
+            w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
+            w->Ra[S_AT(k, b)] = e.a;
+            w->Rb[S_AT(k, b)] = e.b;
+            k++;
         }
+        w->nf[b] = (uint32_t)k;
     }
 }
 
@@ -891,18 +879,19 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
 {
     const size_t T = pl->T, L = obs->L ? obs->L : T, cap = w->cap;
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    size_t maxG = 0, maxF = 0;
     for (size_t s = 0; s < S; s++) {
-        w->tok[s * (T + 1)] = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        const uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        w->tok[s * (T + 1)] = x0;
         w->ts[s] = (uint32_t)s;
-        w->n[s] = 1;
         w->nf[s] = w->rej[s] = w->its[s] = 0;
         w->s1[s] = w->s2[s] = 0;
+        const size_t G = S_begin(pl, w, s, 1, x0);
+        maxG = G > maxG ? G : maxG;
     }
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
-        size_t maxG, maxF;
-        S_enter(pl, w, na, &maxG, &maxF);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
             sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
             size_t b0 = 0;
@@ -936,9 +925,11 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
 #endif
         S_last_new_scalar(pl, w, b0, na);
         size_t keep = 0;
+        maxG = maxF = 0;
         for (size_t b = 0; b < na; b++) {
             const size_t s = w->ts[b], emitted = w->em[b];
             const size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
+            const uint32_t y = w->Y[b];
             w->rej[s] += tau < w->G[b];
             w->its[s]++;
             w->s1[s] += tau;
@@ -948,14 +939,15 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             if (obs->first_iteration || n > L)
                 continue;
             w->ts[keep] = (uint32_t)s;
-            w->n[keep] = (uint32_t)n;
             w->nf[keep] = (uint32_t)nf;
             for (size_t f = 0; f < nf; f++) {
                 w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
                 w->Ra[S_AT(f, keep)] = w->Ra[S_AT(f, b)];
                 w->Rb[S_AT(f, keep)] = w->Rb[S_AT(f, b)];
             }
-            keep++;
+            const size_t G = S_begin(pl, w, keep++, n, y);
+            maxG = G > maxG ? G : maxG;
+            maxF = nf > maxF ? nf : maxF;
         }
         na = keep;
     }
