@@ -127,7 +127,7 @@ typedef struct S_work {
     uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
     uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
     double *Ka, *Kb;        /* [cap+1][S] p_i */
-    double *Ra, *Rb;        /* [(cap+1) cap][S] frame f's ratio after X^i at row i cap + f
+    double *Ra, *Rb;        /* [(cap+2) cap][S] frame f's ratio after X^i at row i cap + f
                                (row f: the frames' ratios between iterations) */
     double *LA, *LB;        /* [(cap+1) cap][S] frame f's input level at depth i (where it covers) */
     double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
@@ -335,32 +335,33 @@ static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, si
 static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int wide)
 {
     const size_t cap = w->cap;
-    for (size_t t = 0; t < nl; t++) {
-        const size_t b = w->fls[t], nf = w->nf[b];
-        const int ver = (w->fl[b] & 2u) != 0;
-        const S_row r = S_row_off(pl, w->off[b]);
-        const double px = w->PX[b], qx = w->QX[b];
-        S_shape top = {1.0, 0.0};
-        double m = w->MT[S_AT(i, b)];
-        for (size_t f = w->a0[b]; f < nf; f++) {
-            const size_t k = i * cap + f;
+    uint32_t *lst = w->fls;
+    /* step l applies frame a0 + l at every listed place, then keeps those
+     * with a frame after it (no branch on a place's own frame count) */
+    for (size_t l = 0; nl > 0; l++) {
+        size_t keep = 0;
+        for (size_t t = 0; t < nl; t++) {
+            const size_t b = lst[t], f = w->a0[b] + l, k = i * cap + f;
+            const S_row r = S_row_off(pl, w->off[b]);
             const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
             w->LA[S_AT(k, b)] = top.al;
             w->LB[S_AT(k, b)] = top.be;
-            if (ver) {
-                double v = top.al * qx - top.be * px;
-                sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, px);
-                w->Ra[S_AT(k + cap, b)] = e.a;
-                w->Rb[S_AT(k + cap, b)] = e.b;
-            }
+            /* extended where depth i is verified (elsewhere not read; row
+             * (cap+1) cap exists for the bonus's depth i = cap) */
+            const double px = w->PX[b], v = top.al * w->QX[b] - top.be * px;
+            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, px);
+            w->Ra[S_AT(k + cap, b)] = e.a;
+            w->Rb[S_AT(k + cap, b)] = e.b;
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
-            top = (S_shape){wt.al * inv, wt.be * inv};
-            m = s > 0.0 ? 1.0 : 0.0;
+            w->TA[S_AT(i, b)] = wt.al * inv;
+            w->TB[S_AT(i, b)] = wt.be * inv;
+            w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
+            lst[keep] = (uint32_t)b;
+            keep += f + 1 < w->nf[b];
         }
-        w->TA[S_AT(i, b)] = top.al;
-        w->TB[S_AT(i, b)] = top.be;
-        w->MT[S_AT(i, b)] = m;
+        nl = keep;
     }
 }
 
@@ -1143,7 +1144,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     w->cap = g;
     /* zeroed: the vector passes read (and discard) entries of places and
      * frame slots not in use */
-    const size_t R = (g + 1) * g * S;
+    const size_t R = (g + 1) * g * S, R2 = (g + 2) * g * S;
     struct {
         void **p;
         size_t n, size;
@@ -1156,7 +1157,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
         {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
-        {(void **)&w->Ra, R, sizeof *w->Ra},                {(void **)&w->Rb, R, sizeof *w->Rb},
+        {(void **)&w->Ra, R2, sizeof *w->Ra},               {(void **)&w->Rb, R2, sizeof *w->Rb},
         {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
         {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
         {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
