@@ -367,11 +367,11 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
 
 /* c[b] set: (a, b) = (WA, WB) of place b; its row's j* = #{a r > b} and
  * Q_{j*}, P_{j*} into QJ, PJ (places listed first, then one count each). */
-static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_work *w, const uint8_t *c, size_t na,
-                                                           int wide)
+static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_work *w, const uint8_t *c, size_t b0,
+                                                           size_t na, int wide)
 {
     size_t k = 0;
-    for (size_t b = 0; b < na; b++) {
+    for (size_t b = b0; b < na; b++) {
         w->lst[k] = (uint32_t)b;
         k += c[b];
     }
@@ -560,20 +560,7 @@ __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m5
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
 }
 
-__attribute__((target("avx512f"))) static size_t S_hweight_avx512(S_work *w, size_t i, size_t na)
-{
-    const size_t nb = na / 8 * 8;
-    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
-    for (size_t b = 0; b < nb; b += 8) {
-        S_ST8(w->cv + b, _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2)));
-        __m512d k = _mm512_loadu_pd(ka + b);
-        _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(k, _mm512_loadu_pd(ta + b)));
-        _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(k, _mm512_loadu_pd(tb + b)), _mm512_loadu_pd(kb + b)));
-    }
-    return nb;
-}
-
-__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
+__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
 {
     const size_t nb = na / 8 * 8;
     const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
@@ -585,9 +572,19 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
         __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
-        if (i >= 1) {
-            __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
-                                        _mm512_mul_pd(_mm512_loadu_pd(w->WB + b), _mm512_loadu_pd(w->PJ + b)));
+        if (i >= 1) { /* h's weight, its counts (S_hweight_scalar, S_counts) within the eight places */
+            __m512d wa = _mm512_mul_pd(Ka, _mm512_loadu_pd(ta + b));
+            __m512d wb = _mm512_add_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(tb + b)), Kb);
+            double a8[8], b8[8], q8[8], p8[8];
+            _mm512_storeu_pd(a8, wa);
+            _mm512_storeu_pd(b8, wb);
+            for (size_t c = 0; c < 8; c++) { /* every place: row 0 where not verifying */
+                const S_row r = S_row_off(pl, w->off[b + c]);
+                const size_t j = S_count(pl, &r, (S_shape){a8[c], b8[c]}, 1);
+                q8[c] = r.Q[j];
+                p8[c] = r.P[j];
+            }
+            __m512d num = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(q8)), _mm512_mul_pd(wb, _mm512_loadu_pd(p8)));
             num = _mm512_max_pd(num, zero);
             __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
             __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
@@ -768,6 +765,13 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 go = _mm512_test_epi64_mask(S_LD8(w->cv + b), one);
         __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
+        for (size_t c = 0; c < 8; c++) { /* S_counts within the eight places (row 0 where no position) */
+            const S_row r = S_row_off(pl, w->off[b + c]);
+            const size_t j = S_count(pl, &r, (S_shape){w->WA[b + c], w->WB[b + c]}, 1);
+            w->jj[b + c] = (uint32_t)j;
+            w->QJ[b + c] = r.Q[j];
+            w->PJ[b + c] = r.P[j];
+        }
         __m512d m = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
         m = _mm512_max_pd(m, zero);
         __mmask8 ok = go & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
@@ -848,19 +852,14 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
     if (!verify)
         return; /* depth maxG: the levels for the bonus only */
     b0 = 0;
-    if (i >= 1) {
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_hweight_avx512(w, i, na);
-#endif
-        S_hweight_scalar(w, i, b0, na);
-        S_counts(pl, w, w->cv, na, wide);
-    }
-    b0 = 0;
 #if S_HAVE_X86
     if (wide)
-        b0 = S_accept_avx512(w, i, na);
+        b0 = S_accept_avx512(pl, w, i, na);
 #endif
+    if (i >= 1) {
+        S_hweight_scalar(w, i, b0, na);
+        S_counts(pl, w, w->cv, b0, na, wide);
+    }
     S_accept_scalar(w, i, b0, na);
 }
 
@@ -911,11 +910,10 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             b0 = S_last_weight_avx512(pl, w, na);
 #endif
         S_last_weight_scalar(pl, w, b0, na);
-        S_counts(pl, w, w->cv, na, wide);
-        b0 = 0;
+        S_counts(pl, w, w->cv, b0, na, wide);
 #if S_HAVE_X86
         if (wide)
-            b0 = S_last_draw_avx512(pl, w, na, wide);
+            S_last_draw_avx512(pl, w, na, wide);
 #endif
         S_last_draw_scalar(pl, w, b0, na, wide);
         S_last_frames(w, na);
