@@ -82,6 +82,7 @@
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 #define S_GROUP 128                     /* trials in lockstep */
+#define S_FRAMES_VEC 8                  /* the vector compaction moves up to this many frames */
 #define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
 /* max(al q - be p, 0): a level, or a weight built from one. */
@@ -826,6 +827,59 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
     }
     return nb;
 }
+
+/* The round's compaction (S_group) on places 0..8⌊na/8⌋-1: the places
+ * whose trial goes on move to places keep.. (trial, position, frames f <
+ * nfmax, last token) as compressions (every store of eight lanes lands on
+ * places already read) and begin their next iteration (S_begin).  Returns
+ * the places kept; *maxG, *maxF as there. */
+__attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *pl, S_work *w, size_t na, size_t L,
+                                                                   int first, size_t nfmax, size_t *maxG, size_t *maxF)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i Lv = _mm512_set1_epi64((long long)L), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    const __m512i gam = _mm512_set1_epi64((long long)pl->gamma);
+    const __m512d oned = _mm512_set1_pd(1.0);
+    __m512i mg = _mm512_setzero_si512(), mf = _mm512_setzero_si512();
+    size_t keep = 0;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i nn = _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->em + b)), nf = S_LD32(w->nf + b);
+        __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv);
+        __m512i ts = S_LD32(w->ts + b), y = S_LD32(w->Y + b);
+        __m512i fe[S_FRAMES_VEC];
+        __m512d ra[S_FRAMES_VEC], rb[S_FRAMES_VEC];
+        for (size_t f = 0; f < nfmax; f++) {
+            fe[f] = S_LD32(w->fe + S_AT(f, b));
+            ra[f] = _mm512_loadu_pd(w->Ra + S_AT(f, b));
+            rb[f] = _mm512_loadu_pd(w->Rb + S_AT(f, b));
+        }
+        S_ST32(w->ts + keep, _mm512_maskz_compress_epi64(km, ts));
+        S_ST32(w->nf + keep, _mm512_maskz_compress_epi64(km, nf));
+        for (size_t f = 0; f < nfmax; f++) {
+            S_ST32(w->fe + S_AT(f, keep), _mm512_maskz_compress_epi64(km, fe[f]));
+            _mm512_storeu_pd(w->Ra + S_AT(f, keep), _mm512_maskz_compress_pd(km, ra[f]));
+            _mm512_storeu_pd(w->Rb + S_AT(f, keep), _mm512_maskz_compress_pd(km, rb[f]));
+        }
+        /* S_begin */
+        __m512i nk = _mm512_maskz_compress_epi64(km, nn), G = _mm512_sub_epi64(T1, nk);
+        if (pl->gamma)
+            G = _mm512_min_epu64(G, gam);
+        const __mmask8 lo = (__mmask8)((1u << __builtin_popcount(km)) - 1u);
+        mg = _mm512_mask_max_epu64(mg, lo, mg, G);
+        mf = _mm512_mask_max_epu64(mf, km, mf, nf);
+        S_ST32(w->n + keep, nk);
+        S_ST32(w->X + keep, _mm512_maskz_compress_epi64(km, y));
+        _mm512_storeu_pd(w->Ka + keep, oned);
+        _mm512_storeu_pd(w->Kb + keep, oned);
+        S_ST32(w->G + keep, G);
+        S_ST32(w->dr + keep, G);
+        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        keep += (size_t)__builtin_popcount(km);
+    }
+    *maxG = (size_t)_mm512_reduce_max_epu64(mg);
+    *maxF = (size_t)_mm512_reduce_max_epu64(mf);
+    return keep;
+}
 #undef S_LD32
 #undef S_ST32
 #undef S_LD8
@@ -923,18 +977,28 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             b0 = S_last_new_avx512(pl, w, na);
 #endif
         S_last_new_scalar(pl, w, b0, na);
-        size_t keep = 0;
-        maxG = maxF = 0;
-        for (size_t b = 0; b < na; b++) {
-            const size_t s = w->ts[b], emitted = w->em[b];
-            const size_t tau = w->tau[b], n = w->n[b] + emitted, nf = w->nf[b];
-            const uint32_t y = w->Y[b];
+        size_t nfmax = 0;
+        for (size_t b = 0; b < na; b++) { /* the counts, by trial */
+            const size_t s = w->ts[b], tau = w->tau[b];
             w->rej[s] += tau < w->G[b];
             w->its[s]++;
             w->s1[s] += tau;
             w->s2[s] += (uint64_t)tau * tau;
             if (obs->hist)
                 obs->hist[tau] += 1.0;
+            nfmax = w->nf[b] > nfmax ? w->nf[b] : nfmax;
+        }
+        size_t keep = 0, b = 0;
+        maxG = maxF = 0;
+#if S_HAVE_X86
+        if (wide && nfmax <= S_FRAMES_VEC) {
+            keep = S_compact_avx512(pl, w, na, L, obs->first_iteration, nfmax, &maxG, &maxF);
+            b = na / 8 * 8;
+        }
+#endif
+        for (; b < na; b++) {
+            const size_t s = w->ts[b], n = w->n[b] + w->em[b], nf = w->nf[b];
+            const uint32_t y = w->Y[b];
             if (obs->first_iteration || n > L)
                 continue;
             w->ts[keep] = (uint32_t)s;
