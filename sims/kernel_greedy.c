@@ -491,10 +491,10 @@ static inline __attribute__((always_inline)) void S_last_draw_scalar(const S_pla
  * their input levels there, the others kept, then this iteration's own
  * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
  * what is written for them is not read. */
-static void S_last_frames(S_work *w, size_t na)
+static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
 {
     const size_t cap = w->cap;
-    for (size_t b = 0; b < na; b++) {
+    for (size_t b = b0; b < na; b++) {
         const size_t tau = w->tau[b], nf = w->nf[b], next = w->n[b] + tau + 1;
         size_t k = 0;
         for (size_t f = 0; f < nf; f++) {
@@ -880,6 +880,38 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
     *maxF = (size_t)_mm512_reduce_max_epu64(mf);
     return keep;
 }
+
+/* S_last_frames on places 0..8⌊na/8⌋-1 (frames f < nfmax): the ratios and
+ * input levels at depth τ fetched, the kept frames scattered to their
+ * slots (slot k <= f: frame f's entries are read before any store to them). */
+__attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w, size_t na, size_t nfmax)
+{
+    const size_t nb = na / 8 * 8, S = w->S, cap = w->cap;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), one = _mm512_set1_epi64(1);
+    const __m512i Sv = _mm512_set1_epi64((long long)S), capS = _mm512_set1_epi64((long long)(cap * S));
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i tau = S_LD32(w->tau + b), nf = S_LD32(w->nf + b), pl_ = _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b));
+        __m512i next = _mm512_add_epi64(_mm512_add_epi64(S_LD32(w->n + b), tau), one);
+        __m512d py = _mm512_loadu_pd(w->PY + b), qy = _mm512_loadu_pd(w->QY + b);
+        __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, capS), pl_), 3); /* row τ cap, in bytes */
+        __m512i k = _mm512_setzero_si512();
+        for (size_t f = 0; f < nfmax; f++) {
+            __m512i fe = S_LD32(w->fe + S_AT(f, b));
+            __mmask8 kp = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) & _mm512_cmpge_epu64_mask(fe, next);
+            __m512i a8 = _mm512_add_epi64(at, _mm512_set1_epi64((long long)(f * S * 8)));
+            __m512d ea, eb;
+            S_extend8(S_fetch8_pd(w->Ra, a8), S_fetch8_pd(w->Rb, a8),
+                      S_val8(S_fetch8_pd(w->LA, a8), S_fetch8_pd(w->LB, a8), qy, py), py, &ea, &eb);
+            __m512i to = _mm512_add_epi64(_mm512_mul_epu32(k, Sv), pl_);
+            _mm512_mask_i64scatter_epi32(w->fe, kp, to, _mm512_cvtepi64_epi32(fe), 4);
+            _mm512_mask_i64scatter_pd(w->Ra, kp, to, ea, 8);
+            _mm512_mask_i64scatter_pd(w->Rb, kp, to, eb, 8);
+            k = _mm512_mask_add_epi64(k, kp, k, one);
+        }
+        S_ST32(w->nf + b, k);
+    }
+    return nb;
+}
 #undef S_LD32
 #undef S_ST32
 #undef S_LD8
@@ -970,7 +1002,12 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             S_last_draw_avx512(pl, w, na, wide);
 #endif
         S_last_draw_scalar(pl, w, b0, na, wide);
-        S_last_frames(w, na);
+        b0 = 0;
+#if S_HAVE_X86
+        if (wide && maxF <= S_FRAMES_VEC)
+            b0 = S_last_frames_avx512(w, na, maxF);
+#endif
+        S_last_frames_scalar(w, b0, na);
         b0 = 0;
 #if S_HAVE_X86
         if (wide)
