@@ -81,7 +81,7 @@
 #endif
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
-#define S_GROUP 128                     /* trials in lockstep */
+#define S_GROUP 256                     /* trials in lockstep */
 #define S_FRAMES_VEC 8                  /* the vector compaction moves up to this many frames */
 #define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
