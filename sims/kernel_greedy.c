@@ -570,22 +570,25 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const 
     double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
     const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
     const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
+    if (i >= 1) /* h's weight (S_hweight_scalar) and its counts at every place (row 0 where not verifying),
+                   a pass of their own: the next pass reads them as vectors */
+        for (size_t b = 0; b < nb; b += 8) {
+            __m512d Ka = _mm512_loadu_pd(ka + b);
+            _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, _mm512_loadu_pd(ta + b)));
+            _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(tb + b)), _mm512_loadu_pd(kb + b)));
+            for (size_t c = b; c < b + 8; c++) {
+                const S_row r = S_row_off(pl, w->off[c]);
+                const size_t j = S_count(pl, &r, (S_shape){w->WA[c], w->WB[c]}, 1);
+                w->QJ[c] = r.Q[j];
+                w->PJ[c] = r.P[j];
+            }
+        }
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
         __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
-        if (i >= 1) { /* h's weight, its counts (S_hweight_scalar, S_counts) within the eight places */
-            __m512d wa = _mm512_mul_pd(Ka, _mm512_loadu_pd(ta + b));
-            __m512d wb = _mm512_add_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(tb + b)), Kb);
-            double a8[8], b8[8], q8[8], p8[8];
-            _mm512_storeu_pd(a8, wa);
-            _mm512_storeu_pd(b8, wb);
-            for (size_t c = 0; c < 8; c++) { /* every place: row 0 where not verifying */
-                const S_row r = S_row_off(pl, w->off[b + c]);
-                const size_t j = S_count(pl, &r, (S_shape){a8[c], b8[c]}, 1);
-                q8[c] = r.Q[j];
-                p8[c] = r.P[j];
-            }
-            __m512d num = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(q8)), _mm512_mul_pd(wb, _mm512_loadu_pd(p8)));
+        if (i >= 1) {
+            __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
+                                        _mm512_mul_pd(_mm512_loadu_pd(w->WB + b), _mm512_loadu_pd(w->PJ + b)));
             num = _mm512_max_pd(num, zero);
             __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
             __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
