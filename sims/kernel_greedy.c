@@ -139,6 +139,7 @@ typedef struct S_work {
     double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
     uint32_t *lst;          /* those places */
+    uint64_t *iq, *ip;      /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *jj;           /* their j* */
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
@@ -636,20 +637,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m512i off = _mm512_maskz_mov_epi64(lev, _mm512_mul_epu32(row, stride));
         __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
-        uint64_t iq[8], ip[8];
-        _mm512_storeu_si512((void *)iq, _mm512_add_epi64(off, cQ));
-        _mm512_storeu_si512((void *)ip, _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
-        double vq[8], vp[8], vx[8];
-        for (size_t c = 0; c < 8; c++) {
-            memcpy(vq + c, slab + iq[c], sizeof(double));
-            memcpy(vp + c, slab + ip[c], sizeof(double));
-            memcpy(vx + c, slab + ip[c] + 8, sizeof(double));
-        }
+        _mm512_storeu_si512((void *)(w->iq + b), _mm512_add_epi64(off, cQ));
+        _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
         _mm512_mask_storeu_pd(ta + b, lev, oned);
         _mm512_mask_storeu_pd(tb + b, lev, zero);
-        _mm512_mask_storeu_pd(mt + b, lev, _mm512_loadu_pd(vq));
-        _mm512_storeu_pd(w->PX + b, _mm512_loadu_pd(vp));
-        _mm512_storeu_pd(w->QX + b, _mm512_loadu_pd(vx));
         __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
         for (size_t f = 0; f < maxF; f++) {
             __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
@@ -661,6 +652,13 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
         k += (size_t)__builtin_popcount(has);
+    }
+    /* the row words: Σq (level 0's mass; written at places without levels
+     * too, where it is not read), p and q of X_{i+1} */
+    for (size_t b = 0; b < nb; b++) {
+        memcpy(mt + b, slab + w->iq[b], sizeof(double));
+        memcpy(w->PX + b, slab + w->ip[b], sizeof(double));
+        memcpy(w->QX + b, slab + w->ip[b] + 8, sizeof(double));
     }
     *nl = k;
     return nb;
@@ -766,16 +764,16 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
     const __m512i cQ = _mm512_set1_epi64((long long)l->Q), cP = _mm512_set1_epi64((long long)l->P);
     const __m512i cord = _mm512_set1_epi64((long long)l->ord), cpq = _mm512_set1_epi64((long long)l->pq);
     const __m512i one = _mm512_set1_epi64(1), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    for (size_t b = 0; b < nb; b++) { /* S_counts at every place (row 0 where no position) */
+        const S_row r = S_row_off(pl, w->off[b]);
+        const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, 1);
+        w->jj[b] = (uint32_t)j;
+        w->QJ[b] = r.Q[j];
+        w->PJ[b] = r.P[j];
+    }
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 go = _mm512_test_epi64_mask(S_LD8(w->cv + b), one);
         __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
-        for (size_t c = 0; c < 8; c++) { /* S_counts within the eight places (row 0 where no position) */
-            const S_row r = S_row_off(pl, w->off[b + c]);
-            const size_t j = S_count(pl, &r, (S_shape){w->WA[b + c], w->WB[b + c]}, 1);
-            w->jj[b + c] = (uint32_t)j;
-            w->QJ[b + c] = r.Q[j];
-            w->PJ[b + c] = r.P[j];
-        }
         __m512d m = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
         m = _mm512_max_pd(m, zero);
         __mmask8 ok = go & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
@@ -1223,7 +1221,7 @@ static void S_work_free(void *work)
         return;
     void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
                       w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
-                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->iq, w->ip, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
                       w->ue,  w->uo};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -1270,6 +1268,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
+        {(void **)&w->iq, S, sizeof *w->iq},                {(void **)&w->ip, S, sizeof *w->ip},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
         {(void **)&w->KTa, S, sizeof *w->KTa},              {(void **)&w->KTb, S, sizeof *w->KTb},
