@@ -577,11 +577,14 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const 
             __m512d Ka = _mm512_loadu_pd(ka + b);
             _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, _mm512_loadu_pd(ta + b)));
             _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(tb + b)), _mm512_loadu_pd(kb + b)));
+            const size_t *off = w->off;
+            const double *wa = w->WA, *wb = w->WB;
+            double *qj = w->QJ, *pj = w->PJ;
             for (size_t c = b; c < b + 8; c++) {
-                const S_row r = S_row_off(pl, w->off[c]);
-                const size_t j = S_count(pl, &r, (S_shape){w->WA[c], w->WB[c]}, 1);
-                w->QJ[c] = r.Q[j];
-                w->PJ[c] = r.P[j];
+                const S_row r = S_row_off(pl, off[c]);
+                const size_t j = S_count(pl, &r, (S_shape){wa[c], wb[c]}, 1);
+                qj[c] = r.Q[j];
+                pj[c] = r.P[j];
             }
         }
     for (size_t b = 0; b < nb; b += 8) {
@@ -655,10 +658,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     }
     /* the row words: Σq (level 0's mass; written at places without levels
      * too, where it is not read), p and q of X_{i+1} */
+    const uint64_t *iq = w->iq, *ip = w->ip;
+    double *px = w->PX, *qx = w->QX;
     for (size_t b = 0; b < nb; b++) {
-        memcpy(mt + b, slab + w->iq[b], sizeof(double));
-        memcpy(w->PX + b, slab + w->ip[b], sizeof(double));
-        memcpy(w->QX + b, slab + w->ip[b] + 8, sizeof(double));
+        memcpy(mt + b, slab + iq[b], sizeof(double));
+        memcpy(px + b, slab + ip[b], sizeof(double));
+        memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
     }
     *nl = k;
     return nb;
@@ -764,12 +769,18 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
     const __m512i cQ = _mm512_set1_epi64((long long)l->Q), cP = _mm512_set1_epi64((long long)l->P);
     const __m512i cord = _mm512_set1_epi64((long long)l->ord), cpq = _mm512_set1_epi64((long long)l->pq);
     const __m512i one = _mm512_set1_epi64(1), T1 = _mm512_set1_epi64((long long)pl->T + 1);
-    for (size_t b = 0; b < nb; b++) { /* S_counts at every place (row 0 where no position) */
-        const S_row r = S_row_off(pl, w->off[b]);
-        const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, 1);
-        w->jj[b] = (uint32_t)j;
-        w->QJ[b] = r.Q[j];
-        w->PJ[b] = r.P[j];
+    {
+        const size_t *ofs = w->off;
+        const double *wa = w->WA, *wb = w->WB;
+        double *qj = w->QJ, *pj = w->PJ;
+        uint32_t *jj = w->jj;
+        for (size_t b = 0; b < nb; b++) { /* S_counts at every place (row 0 where no position) */
+            const S_row r = S_row_off(pl, ofs[b]);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
+            jj[b] = (uint32_t)j;
+            qj[b] = r.Q[j];
+            pj[b] = r.P[j];
+        }
     }
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 go = _mm512_test_epi64_mask(S_LD8(w->cv + b), one);
