@@ -82,6 +82,7 @@
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 #define S_GROUP 256                     /* trials in lockstep */
+#define S_LINE 64                       /* bytes of a cache line: rows start on one */
 #define S_FRAMES_VEC 8                  /* the vector compaction moves up to this many frames */
 #define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
@@ -1172,7 +1173,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     l.P = l.Q + (V + 1) * sizeof(double);
     l.pq = l.P + (V + 1) * sizeof(double);
     l.ord = l.pq + 2 * V * sizeof(double);
-    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE; /* rows on cache lines */
     const size_t per = l.stride + K * sizeof(uint64_t); /* a row's bytes, its alias table of p included */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || per > (max_bytes - K * sizeof(uint64_t)) / nrows))
         return sd_error_set(err, SD_ETOOBIG, "greedy-block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
@@ -1180,7 +1181,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     S_plan *pl = calloc(1, sizeof *pl);
     sd_block_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->slab = malloc(nrows * l.stride + 8); /* + 8: the vector code loads eight bytes for a 4-byte ord entry */
+        /* + S_LINE: the vector code loads eight bytes for a 4-byte ord entry */
+        pl->slab = aligned_alloc(S_LINE, nrows * l.stride + S_LINE);
         pl->ap = malloc(nrows * K * sizeof *pl->ap);
         pl->init = malloc(K * sizeof *pl->init);
     }
