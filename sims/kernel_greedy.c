@@ -911,6 +911,8 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
         for (size_t f = 0; f < nfmax; f++) {
             __m512i fe = S_LD32(w->fe + S_AT(f, b));
             __mmask8 kp = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) & _mm512_cmpge_epu64_mask(fe, next);
+            if (!kp)
+                continue; /* no place keeps frame f */
             __m512i a8 = _mm512_add_epi64(at, _mm512_set1_epi64((long long)(f * S * 8)));
             __m512d ea, eb;
             S_extend8(S_fetch8_pd(w->Ra, a8), S_fetch8_pd(w->Rb, a8),
