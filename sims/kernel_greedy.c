@@ -305,7 +305,10 @@ static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, si
     const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
     for (size_t b = b0; b < na; b++) {
         const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
-        const unsigned ver = i < dr, lev = ver || (i == G && dr == G && n + G <= T);
+        /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
+        const unsigned ver = i < dr,
+                       lev = ver || (i == G && dr == G && n + G <= T &&
+                                     (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)]);
         w->fl[b] = (uint8_t)(lev | ver << 1);
         if (!lev)
             continue;
@@ -633,8 +636,14 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
         __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
-        __mmask8 lev = ver | (_mm512_cmpeq_epi64_mask(vi, G) & _mm512_cmpeq_epi64_mask(dr, G) &
-                              _mm512_cmple_epu64_mask(_mm512_add_epi64(n, G), T));
+        __mmask8 lev = _mm512_cmpeq_epi64_mask(vi, G) & _mm512_cmpeq_epi64_mask(dr, G) &
+                       _mm512_cmple_epu64_mask(_mm512_add_epi64(n, G), T);
+        if (lev) { /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
+            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), _mm512_set1_pd(S_2M53));
+            __m512d pG = _mm512_div_pd(_mm512_loadu_pd(w->Ka + S_AT(i, b)), _mm512_loadu_pd(w->Kb + S_AT(i, b)));
+            lev &= _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
+        }
+        lev |= ver;
         _mm_storel_epi64((__m128i *)(void *)(w->fl + b),
                          _mm512_cvtepi64_epi8(_mm512_or_si512(_mm512_maskz_mov_epi64(lev, one), _mm512_maskz_mov_epi64(ver, two))));
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
@@ -1002,9 +1011,10 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
 #endif
             S_draft_scalar(pl, w, i, b0, na);
         }
+        /* the last block's uniforms now: η_G decides (S_rows) where depth G's levels are needed */
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
         for (size_t i = 0; i <= maxG; i++)
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
-        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
