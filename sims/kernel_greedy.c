@@ -27,39 +27,52 @@
  * with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead one).
  * A level's value at one token, needed to extend the frames' ratios, is
  * max(α q(x) - β p(x), 0) from the row's p and q.  The ratios themselves are
- * extended by sd_greedy_ratio_extend and the frames retired by
- * sd_greedy_frames_drop, the step's own pieces (sims/sd_block.h); the order
- * of the levels, which frames cover a position, the acceptance η_i den <
- * num (i < G) and η_G < p_G, the early stop once p_i = 0, the horizon's
- * missing bonus, the fall-backs of a residual of zero mass (rounding: D_L,
- * then q) and the new frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) are
- * the step's.  The law is therefore the step's exactly; floating-point
- * rounding differs (prefix sums instead of V-long sums).
+ * extended as sd_greedy_ratio_extend does (S_extend: (x, y)/max(x, y) with
+ * one division, (1, y/x) or (x/y, 1), the same bits since z/z = 1), and the
+ * frames retired as sd_greedy_frames_drop does, at the end of the iteration
+ * (a frame whose zone ends before the next iteration is neither extended
+ * nor kept: it would be dropped before being read); the order of the
+ * levels, which frames cover a position, the acceptance η_i den < num
+ * (i < G) and η_G < p_G, the early stop once p_i = 0, the horizon's missing
+ * bonus, the fall-backs of a residual of zero mass (rounding: D_L, then q)
+ * and the new frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) are the
+ * step's.  The law is therefore the step's exactly; floating-point rounding
+ * differs (prefix sums instead of V-long sums).
  *
- * Tables, per row (position t, previous token a): the integer alias table
- * of p (sims/sd_token.h: every token returned for exactly its mass of the
- * 2^53 values of a 53-bit uniform, never one of probability 0), in an array
- * of its own so that the drafts' chain of lookups stays in a small table;
- * r sorted decreasing (padded with -1 to a multiple of 8: never counted),
- * the prefix sums, the order, and p, q by token.  The draft X_i ~ p is one
- * alias draw; the bonus and the residuals are draws by the search above
- * (the bonus from q itself is the row (1, 0)).
+ * Tables, per row (position t, previous token a; rows start on cache
+ * lines): the integer alias table of p (sims/sd_token.h: every token
+ * returned for exactly its mass of the 2^53 values of a 53-bit uniform,
+ * never one of probability 0), in an array of its own so that the drafts'
+ * chain of lookups stays in a small table; r sorted decreasing (padded with
+ * -1 to a multiple of 8: never counted), the prefix sums, the order, and
+ * p, q by token.  The draft X_i ~ p is one alias draw; the bonus and the
+ * residuals are draws by the search above (the bonus from q itself is the
+ * row (1, 0)).
  *
  * Lockstep.  A group of trials runs iteration by iteration, as the block
  * kernel's: in round k every trial still running does its k-th iteration,
  * first its G drafts (alias lookups only; they do not depend on the
- * verification), depth by depth across the trials, then the verification
- * of depth i of every trial before depth i + 1, so that the processor
- * overlaps the trials' serial chains.  Per-trial state (the frames, their
- * ratios after each X^i, p_i, the rows and η_i of each depth) lives in the
- * work arrays, indexed by the trial's number in the group.  Uniforms are
- * those of the block kernel's layout (53-bit, sd_rngbuf_trials_at across
- * trials): block 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1)
- * onwards, block b_k + i giving X_{i+1} (even) and η_i (odd, unused at
- * i = 0), block b_k + Gmax η_G (even) and the last token (odd).  No uniform
- * is used twice, and each is a function of (seed, trial, block), so results
- * do not depend on the thread count.  Statistics are per trial, added to
- * the observers in trial order after the group.
+ * verification), depth by depth across the trials, then the levels and
+ * the verification of depth i of every trial before depth i + 1, then the
+ * last token.  The state of the trials still running is kept by place
+ * (compacted after each round) in structure-of-arrays tables, and each
+ * step is a sequence of passes over the places: the table reads of a pass
+ * (row words, counts j*, prefix sums) apart from its arithmetic, which the
+ * AVX-512 instance (F and DQ, run-time check) does eight places at a time
+ * with the scalar code's operations in the same order (no fused
+ * multiply-adds; max(x, 0) for x > 0 ? x : 0), fetching table words by
+ * scalar loads between vector passes (a gather is slower here,
+ * sims/sd_token.h).  The frames covering a depth are applied in steps over
+ * the places that have them (most have none).  Uniforms are those of the
+ * block kernel's layout (53-bit, sd_rngbuf_trials_at across trials): block
+ * 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1) onwards,
+ * block b_k + i giving X_{i+1} (even) and η_i (odd, unused at i = 0), block
+ * b_k + Gmax η_G (even) and the last token (odd); block b_k + Gmax is drawn
+ * before the depths, so that depth G's levels (the bonus's) are built only
+ * where η_G < p_G.  No uniform is used twice, and each is a function of
+ * (seed, trial, block), so results do not depend on the thread count or on
+ * the instruction set (tests/test_kernel_greedy.c).  Statistics are per
+ * trial, added to the observers in trial order after the group.
  *
  * The broken variant (a control for `check`, broken-greedy-kernel) never
  * records the iteration's modification: Alg. 4 alone, which Sun et al.
@@ -140,8 +153,8 @@ typedef struct S_work {
     double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
     uint32_t *lst;          /* those places */
-    uint64_t *iq, *ip;      /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *jj;           /* their j* */
+    uint64_t *iq, *ip;      /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
@@ -158,12 +171,6 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
     return (S_row){(const double *)(const void *)(r + l->rs), (const double *)(const void *)(r + l->Q),
                    (const double *)(const void *)(r + l->P),  (const double *)(const void *)(r + l->pq),
                    (const uint32_t *)(const void *)(r + l->ord)};
-}
-
-/* Row ridx = (t - 1) V + a: position t after a. */
-static inline S_row S_row_at(const S_plan *pl, size_t ridx)
-{
-    return S_row_off(pl, ridx * pl->lay.stride);
 }
 
 #if S_HAVE_X86
@@ -226,13 +233,6 @@ static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, doubl
         n -= half;
     }
     return r->ord[base + (w.al * r->Q[base + 1] - w.be * r->P[base + 1] <= target)];
-}
-
-/* The level's (or weight's) value at token x. */
-static inline double S_val(const S_row *r, S_shape w, size_t x)
-{
-    double d = w.al * r->pq[2 * x + 1] - w.be * r->pq[2 * x];
-    return d > 0.0 ? d : 0.0;
 }
 
 /* max(K_a D - K_b p, 0) for the level D: h's numerator and eq. 30's residual. */
@@ -944,11 +944,11 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
 
 /* Depth i of the round at places 0..na-1 (maxF: the most frames at a
  * place): the levels at position n+i after X^i (frames oldest first, each
- * applied to the level the earlier ones made, so frame f's passes follow
- * frame f-1's) and, where depth i is verified, h_i's coin, the frames'
- * ratios after X^{i+1} and p_{i+1}.  Passes over the places, the table
- * reads (S_rows, S_counts) apart from the arithmetic, which runs eight
- * places at a time in the AVX-512 instance. */
+ * applied to the level the earlier ones made: S_frames' steps) and, where
+ * depth i is verified, h_i's coin, the frames' ratios after X^{i+1} and
+ * p_{i+1}.  Passes over the places, the table reads (row words, counts)
+ * apart from the arithmetic, which runs eight places at a time in the
+ * AVX-512 instance. */
 static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
                                                           size_t maxF, int verify, int wide)
 {
@@ -980,10 +980,10 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
  * ratios).  Uniforms (sd_rngbuf_trials_at, across trials): block 0 draws
  * x_0 (even uniform); iteration k (0-based) uses blocks b_k = 1 + k
  * (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and η_i (odd;
- * unused at i = 0), block b_k + Gmax η_G (even) and the last token (odd).
- * No uniform is used twice.  The places of the trials still running are
- * compacted after each round (their n, frames and trial move with them);
- * counts are kept by trial. */
+ * unused at i = 0), block b_k + Gmax η_G (even) and the last token (odd),
+ * drawn before the depths.  No uniform is used twice.  The places of the
+ * trials still running are compacted after each round (their n, frames,
+ * last token and trial move with them); counts are kept by trial. */
 static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
                                                           size_t S, const sd_observe *obs, int wide)
 {
