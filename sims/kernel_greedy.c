@@ -296,11 +296,26 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
     }
 }
 
+/* h_i's weight max(K_a D - K_b p, 0) for the top level D at place b
+ * (S_times), its count and prefix sums into WA, WB, QJ, PJ. */
+static inline __attribute__((always_inline)) void S_hcount(const S_plan *pl, S_work *w, size_t i, size_t b,
+                                                           const S_row *r, S_shape top, int wide)
+{
+    const S_shape h = S_times((sd_greedy_ratio){w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]}, top);
+    const size_t j = S_count(pl, r, h, wide);
+    w->WA[b] = h.al;
+    w->WB[b] = h.be;
+    w->QJ[b] = r->Q[j];
+    w->PJ[b] = r->P[j];
+}
+
 /* Depth i: the places that need the levels at position n+i after X^i
  * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
  * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
  * (1, 0), of mass Σq, and p, q of X_{i+1}. */
-static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na, size_t maxF, size_t nl)
+static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0,
+                                                                   size_t na, size_t maxF, int count, size_t nl,
+                                                                   int wide)
 {
     const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
     for (size_t b = b0; b < na; b++) {
@@ -323,6 +338,8 @@ static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, si
             w->PX[b] = r.pq[2 * x];
             w->QX[b] = r.pq[2 * x + 1];
         }
+        if (count && ver) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
+            S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
         size_t c = 0, nf = w->nf[b];
         for (size_t f = 0; f < maxF; f++)
             c += f < nf && w->fe[S_AT(f, b)] >= n + i;
@@ -338,16 +355,18 @@ static size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, si
  * verified, its ratio after X^{i+1} (extended by its input level).  Frames
  * not covering n+i are not extended: they are dropped before they are
  * read again (their zones end before the next iteration). */
-static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int wide)
+static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
+                                                           int wide)
 {
-    const size_t cap = w->cap;
-    uint32_t *lst = w->fls;
+    const size_t cap = w->cap, nl0 = nl;
+    const uint32_t *in = w->fls;
+    uint32_t *lst = w->lst;
     /* step l applies frame a0 + l at every listed place, then keeps those
      * with a frame after it (no branch on a place's own frame count) */
     for (size_t l = 0; nl > 0; l++) {
         size_t keep = 0;
         for (size_t t = 0; t < nl; t++) {
-            const size_t b = lst[t], f = w->a0[b] + l, k = i * cap + f;
+            const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
             const S_row r = S_row_off(pl, w->off[b]);
             const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
             const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
@@ -368,7 +387,15 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             keep += f + 1 < w->nf[b];
         }
         nl = keep;
+        in = lst;
     }
+    if (count) /* h's weight and count from the top level */
+        for (size_t t = 0; t < nl0; t++) {
+            const size_t b = w->fls[t];
+            const S_row r = S_row_off(pl, w->off[b]);
+            if (w->fl[b] & 2u)
+                S_hcount(pl, w, i, b, &r, (S_shape){w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]}, wide);
+        }
 }
 
 /* c[b] set: (a, b) = (WA, WB) of place b; its row's j* = #{a r > b} and
@@ -388,18 +415,6 @@ static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_w
         w->jj[b] = (uint32_t)j;
         w->QJ[b] = r.Q[j];
         w->PJ[b] = r.P[j];
-    }
-}
-
-/* h_i's weight max(K_a D - K_b p, 0) for the top level D at the places
- * verifying depth i (cv). */
-static void S_hweight_scalar(S_work *w, size_t i, size_t b0, size_t na)
-{
-    for (size_t b = b0; b < na; b++) {
-        const double ka = w->Ka[S_AT(i, b)], kb = w->Kb[S_AT(i, b)];
-        w->cv[b] = (uint8_t)(w->fl[b] >> 1);
-        w->WA[b] = ka * w->TA[S_AT(i, b)];
-        w->WB[b] = ka * w->TB[S_AT(i, b)] + kb;
     }
 }
 
@@ -566,7 +581,7 @@ __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m5
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
 }
 
-__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
+__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
 {
     const size_t nb = na / 8 * 8;
     const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
@@ -575,22 +590,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const 
     double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
     const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
     const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
-    if (i >= 1) /* h's weight (S_hweight_scalar) and its counts at every place (row 0 where not verifying),
-                   a pass of their own: the next pass reads them as vectors */
-        for (size_t b = 0; b < nb; b += 8) {
-            __m512d Ka = _mm512_loadu_pd(ka + b);
-            _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, _mm512_loadu_pd(ta + b)));
-            _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(tb + b)), _mm512_loadu_pd(kb + b)));
-            const size_t *off = w->off;
-            const double *wa = w->WA, *wb = w->WB;
-            double *qj = w->QJ, *pj = w->PJ;
-            for (size_t c = b; c < b + 8; c++) {
-                const S_row r = S_row_off(pl, off[c]);
-                const size_t j = S_count(pl, &r, (S_shape){wa[c], wb[c]}, 1);
-                qj[c] = r.Q[j];
-                pj[c] = r.P[j];
-            }
-        }
     for (size_t b = 0; b < nb; b += 8) {
         __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
         __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
@@ -619,7 +618,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(const 
  * scalar loads between them (sims/sd_token.h: a gather is slower here);
  * *nl: the places listed.  Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                                         size_t maxF, size_t *nl)
+                                                                         size_t maxF, int count, size_t *nl)
 {
     const S_layout *l = &pl->lay;
     const size_t nb = na / 8 * 8, cap = w->cap;
@@ -654,6 +653,11 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
         _mm512_mask_storeu_pd(ta + b, lev, oned);
         _mm512_mask_storeu_pd(tb + b, lev, zero);
+        if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
+            __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
+            _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
+            _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, zero), _mm512_loadu_pd(w->Kb + S_AT(i, b))));
+        }
         __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
         for (size_t f = 0; f < maxF; f++) {
             __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
@@ -669,12 +673,21 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     /* the row words: Σq (level 0's mass; written at places without levels
      * too, where it is not read), p and q of X_{i+1} */
     const uint64_t *iq = w->iq, *ip = w->ip;
-    double *px = w->PX, *qx = w->QX;
+    const size_t *ofs = w->off;
+    const double *wa = w->WA, *wb = w->WB;
+    double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
     for (size_t b = 0; b < nb; b++) {
         memcpy(mt + b, slab + iq[b], sizeof(double));
         memcpy(px + b, slab + ip[b], sizeof(double));
         memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
     }
+    if (count) /* h's counts at level 0 (S_frames redoes them where frames cover; row 0 where not verifying) */
+        for (size_t b = 0; b < nb; b++) {
+            const S_row r = S_row_off(pl, ofs[b]);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
+            qj[b] = r.Q[j];
+            pj[b] = r.P[j];
+        }
     *nl = k;
     return nb;
 }
@@ -952,24 +965,21 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
 static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
                                                           size_t maxF, int verify, int wide)
 {
+    const int count = verify && i >= 1; /* h_i's counts, at the levels' top */
     size_t b0 = 0, nl = 0;
 #if S_HAVE_X86
     if (wide)
-        b0 = S_rows_avx512(pl, w, i, na, maxF, &nl);
+        b0 = S_rows_avx512(pl, w, i, na, maxF, count, &nl);
 #endif
-    nl = S_rows_scalar(pl, w, i, b0, na, maxF, nl);
-    S_frames(pl, w, i, nl, wide);
+    nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
+    S_frames(pl, w, i, nl, count, wide);
     if (!verify)
         return; /* depth maxG: the levels for the bonus only */
     b0 = 0;
 #if S_HAVE_X86
     if (wide)
-        b0 = S_accept_avx512(pl, w, i, na);
+        b0 = S_accept_avx512(w, i, na);
 #endif
-    if (i >= 1) {
-        S_hweight_scalar(w, i, b0, na);
-        S_counts(pl, w, w->cv, b0, na, wide);
-    }
     S_accept_scalar(w, i, b0, na);
 }
 
