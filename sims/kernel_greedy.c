@@ -96,7 +96,6 @@
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 #define S_GROUP 256                     /* trials in lockstep */
 #define S_LINE 64                       /* bytes of a cache line: rows start on one */
-#define S_FRAMES_VEC 8                  /* the vector compaction moves up to this many frames */
 #define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
 /* max(al q - be p, 0): a level, or a weight built from one. */
@@ -161,6 +160,7 @@ typedef struct S_work {
     double *KTa, *KTb;      /* p_τ */
     double *TTa, *TTb;      /* the top level at depth τ */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
+    uint8_t *mk;            /* [S/8] the compaction's masks of places kept */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -864,10 +864,10 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
 }
 
 /* The round's compaction (S_group) on places 0..8⌊na/8⌋-1: the places
- * whose trial goes on move to places keep.. (trial, position, frames f <
- * nfmax, last token) as compressions (every store of eight lanes lands on
- * places already read) and begin their next iteration (S_begin).  Returns
- * the places kept; *maxG, *maxF as there. */
+ * whose trial goes on move to places keep.. (trial, position, last token;
+ * then frame slot by frame slot, f < nfmax) as compressions (every store of
+ * eight lanes lands on places already read) and begin their next iteration
+ * (S_begin).  Returns the places kept; *maxG, *maxF as there. */
 __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *pl, S_work *w, size_t na, size_t L,
                                                                    int first, size_t nfmax, size_t *maxG, size_t *maxF)
 {
@@ -880,21 +880,9 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
     for (size_t b = 0; b < nb; b += 8) {
         __m512i nn = _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->em + b)), nf = S_LD32(w->nf + b);
         __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv);
-        __m512i ts = S_LD32(w->ts + b), y = S_LD32(w->Y + b);
-        __m512i fe[S_FRAMES_VEC];
-        __m512d ra[S_FRAMES_VEC], rb[S_FRAMES_VEC];
-        for (size_t f = 0; f < nfmax; f++) {
-            fe[f] = S_LD32(w->fe + S_AT(f, b));
-            ra[f] = _mm512_loadu_pd(w->Ra + S_AT(f, b));
-            rb[f] = _mm512_loadu_pd(w->Rb + S_AT(f, b));
-        }
-        S_ST32(w->ts + keep, _mm512_maskz_compress_epi64(km, ts));
+        w->mk[b / 8] = km;
+        S_ST32(w->ts + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->ts + b)));
         S_ST32(w->nf + keep, _mm512_maskz_compress_epi64(km, nf));
-        for (size_t f = 0; f < nfmax; f++) {
-            S_ST32(w->fe + S_AT(f, keep), _mm512_maskz_compress_epi64(km, fe[f]));
-            _mm512_storeu_pd(w->Ra + S_AT(f, keep), _mm512_maskz_compress_pd(km, ra[f]));
-            _mm512_storeu_pd(w->Rb + S_AT(f, keep), _mm512_maskz_compress_pd(km, rb[f]));
-        }
         /* S_begin */
         __m512i nk = _mm512_maskz_compress_epi64(km, nn), G = _mm512_sub_epi64(T1, nk);
         if (pl->gamma)
@@ -903,13 +891,25 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
         mg = _mm512_mask_max_epu64(mg, lo, mg, G);
         mf = _mm512_mask_max_epu64(mf, km, mf, nf);
         S_ST32(w->n + keep, nk);
-        S_ST32(w->X + keep, _mm512_maskz_compress_epi64(km, y));
+        S_ST32(w->X + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->Y + b)));
         _mm512_storeu_pd(w->Ka + keep, oned);
         _mm512_storeu_pd(w->Kb + keep, oned);
         S_ST32(w->G + keep, G);
         S_ST32(w->dr + keep, G);
         S_ST32(w->tau + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
+    }
+    for (size_t f = 0; f < nfmax; f++) {
+        uint32_t *fe = w->fe + S_AT(f, 0);
+        double *ra = w->Ra + S_AT(f, 0), *rb = w->Rb + S_AT(f, 0);
+        size_t k = 0;
+        for (size_t b = 0; b < nb; b += 8) {
+            const __mmask8 km = w->mk[b / 8];
+            S_ST32(fe + k, _mm512_maskz_compress_epi64(km, S_LD32(fe + b)));
+            _mm512_storeu_pd(ra + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(ra + b)));
+            _mm512_storeu_pd(rb + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(rb + b)));
+            k += (size_t)__builtin_popcount(km);
+        }
     }
     *maxG = (size_t)_mm512_reduce_max_epu64(mg);
     *maxF = (size_t)_mm512_reduce_max_epu64(mf);
@@ -1039,7 +1039,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         S_last_draw_scalar(pl, w, b0, na, wide);
         b0 = 0;
 #if S_HAVE_X86
-        if (wide && maxF <= S_FRAMES_VEC)
+        if (wide)
             b0 = S_last_frames_avx512(w, na, maxF);
 #endif
         S_last_frames_scalar(w, b0, na);
@@ -1063,7 +1063,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         size_t keep = 0, b = 0;
         maxG = maxF = 0;
 #if S_HAVE_X86
-        if (wide && nfmax <= S_FRAMES_VEC) {
+        if (wide) {
             keep = S_compact_avx512(pl, w, na, L, obs->first_iteration, nfmax, &maxG, &maxF);
             b = na / 8 * 8;
         }
@@ -1257,7 +1257,7 @@ static void S_work_free(void *work)
     void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
                       w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
                       w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->iq, w->ip, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
-                      w->ue,  w->uo};
+                      w->ue,  w->uo, w->mk};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -1302,6 +1302,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
         {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
+        {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
         {(void **)&w->iq, S, sizeof *w->iq},                {(void **)&w->ip, S, sizeof *w->ip},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},

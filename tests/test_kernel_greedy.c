@@ -192,8 +192,7 @@ Test(kernel_greedy, bit_identical_across_threads)
  * scalar Philox too) every statistic is the same bits.  Rows of 5 (one
  * vector), 12 (counted by the scalar loop either way) and 20 tokens
  * (binary search); gamma 3 and the horizon; a chain with exact zeros; at
- * the horizon of T = 12 and T = 40 more than 8 frames are active at once
- * (10 and 20), where the vector instance moves them with the scalar code. */
+ * the horizon of T = 12 and T = 40, up to 10 and 20 frames active at once. */
 Test(kernel_greedy, vector_instance_equals_the_scalar_code)
 {
     sd_chain *cs[5] = {tu_chain(5, 12, 31), tu_chain(12, 8, 32), tu_chain(20, 6, 33), tu_zero_chain(6, 10, 34),
