@@ -825,7 +825,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
         __m512i a8 = _mm512_slli_epi64(_mm512_add_epi64(base, one), 3);
         __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
                                   _mm512_mul_pd(wb, S_fetch8_pd(slab, _mm512_add_epi64(oP, a8))));
-        base = _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, one);
+        /* places not drawn read ord[0] of row 0 (their base may be 1, past the row's tokens at V = 1) */
+        base = _mm512_maskz_mov_epi64(ok, _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, one));
         __m512i y = _mm512_and_si512(S_fetch8(slab, _mm512_add_epi64(_mm512_add_epi64(off, cord), _mm512_slli_epi64(base, 2))),
                                      _mm512_set1_epi64(0xffffffff));
         __m512i opq = _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(y, 4));
