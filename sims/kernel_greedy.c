@@ -956,6 +956,14 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
 #undef S_ST8
 #endif
 
+/* A pass's vector part where `wide` (the AVX-512 instance): the number of
+ * places it did, 0 where there is none; the scalar code does the rest. */
+#if S_HAVE_X86
+#define S_VEC(call) (wide ? (call) : 0)
+#else
+#define S_VEC(call) 0
+#endif
+
 /* Depth i of the round at places 0..na-1 (maxF: the most frames at a
  * place): the levels at position n+i after X^i (frames oldest first, each
  * applied to the level the earlier ones made: S_frames' steps) and, where
@@ -967,21 +975,13 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
                                                           size_t maxF, int verify, int wide)
 {
     const int count = verify && i >= 1; /* h_i's counts, at the levels' top */
-    size_t b0 = 0, nl = 0;
-#if S_HAVE_X86
-    if (wide)
-        b0 = S_rows_avx512(pl, w, i, na, maxF, count, &nl);
-#endif
+    size_t nl = 0;
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl));
     nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
     S_frames(pl, w, i, nl, count, wide);
     if (!verify)
         return; /* depth maxG: the levels for the bonus only */
-    b0 = 0;
-#if S_HAVE_X86
-    if (wide)
-        b0 = S_accept_avx512(w, i, na);
-#endif
-    S_accept_scalar(w, i, b0, na);
+    S_accept_scalar(w, i, S_VEC(S_accept_avx512(w, i, na)), na);
 }
 
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
@@ -1015,41 +1015,19 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         const uint64_t base = 1 + k * (cap + 1);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
             sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
-            size_t b0 = 0;
-#if S_HAVE_X86
-            if (wide)
-                b0 = S_draft_avx512(pl, w, i, na);
-#endif
-            S_draft_scalar(pl, w, i, b0, na);
+            S_draft_scalar(pl, w, i, S_VEC(S_draft_avx512(pl, w, i, na)), na);
         }
         /* the last block's uniforms now: η_G decides (S_rows) where depth G's levels are needed */
         sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
         for (size_t i = 0; i <= maxG; i++)
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
-        size_t b0 = 0;
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_last_weight_avx512(pl, w, na);
-#endif
+        const size_t b0 = S_VEC(S_last_weight_avx512(pl, w, na));
         S_last_weight_scalar(pl, w, b0, na);
-        S_counts(pl, w, w->cv, b0, na, wide);
-#if S_HAVE_X86
-        if (wide)
-            S_last_draw_avx512(pl, w, na, wide);
-#endif
+        S_counts(pl, w, w->cv, b0, na, wide); /* the vector draw counts its own places */
+        (void)S_VEC(S_last_draw_avx512(pl, w, na, wide));
         S_last_draw_scalar(pl, w, b0, na, wide);
-        b0 = 0;
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_last_frames_avx512(w, na, maxF);
-#endif
-        S_last_frames_scalar(w, b0, na);
-        b0 = 0;
-#if S_HAVE_X86
-        if (wide)
-            b0 = S_last_new_avx512(pl, w, na);
-#endif
-        S_last_new_scalar(pl, w, b0, na);
+        S_last_frames_scalar(w, S_VEC(S_last_frames_avx512(w, na, maxF)), na);
+        S_last_new_scalar(pl, w, S_VEC(S_last_new_avx512(pl, w, na)), na);
         size_t nfmax = 0;
         for (size_t b = 0; b < na; b++) { /* the counts, by trial */
             const size_t s = w->ts[b], tau = w->tau[b];
