@@ -262,6 +262,14 @@ static inline sd_greedy_ratio S_extend(sd_greedy_ratio r, double mb, double ms)
     return (sd_greedy_ratio){sd_block_sel(gt, 1.0, q), sd_block_sel(gt, q, 1.0)};
 }
 
+/* A level's (or weight's) value max(al q(x) - be p(x), 0) at a token of
+ * probabilities p(x) = px, q(x) = qx. */
+static inline double S_val(double al, double be, double qx, double px)
+{
+    const double v = al * qx - be * px;
+    return v > 0.0 ? v : 0.0;
+}
+
 /* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
@@ -374,8 +382,8 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             w->LB[S_AT(k, b)] = top.be;
             /* extended where depth i is verified (elsewhere not read; row
              * (cap+1) cap exists for the bonus's depth i = cap) */
-            const double px = w->PX[b], v = top.al * w->QX[b] - top.be * px;
-            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, px);
+            const double px = w->PX[b];
+            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
             w->Ra[S_AT(k + cap, b)] = e.a;
             w->Rb[S_AT(k + cap, b)] = e.b;
             const S_shape wt = S_times(R, top);
@@ -435,8 +443,7 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
             double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
-        double v = ta * w->QX[b] - tb * w->PX[b];
-        sd_greedy_ratio K1 = S_extend(K, v > 0.0 ? v : 0.0, w->PX[b]);
+        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->QX[b], w->PX[b]), w->PX[b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
         w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
@@ -522,8 +529,7 @@ static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
                 continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
             const size_t a = tau * cap + f;
             const sd_greedy_ratio R = {w->Ra[S_AT(a, b)], w->Rb[S_AT(a, b)]};
-            double v = w->LA[S_AT(a, b)] * w->QY[b] - w->LB[S_AT(a, b)] * w->PY[b];
-            const sd_greedy_ratio e = S_extend(R, v > 0.0 ? v : 0.0, w->PY[b]);
+            const sd_greedy_ratio e = S_extend(R, S_val(w->LA[S_AT(a, b)], w->LB[S_AT(a, b)], w->QY[b], w->PY[b]), w->PY[b]);
             w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
             w->Ra[S_AT(k, b)] = e.a;
             w->Rb[S_AT(k, b)] = e.b;
@@ -542,8 +548,7 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
     for (size_t b = b0; b < na; b++) {
         const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
         const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
-        double v = w->TTa[b] * w->QY[b] - w->TTb[b] * w->PY[b];
-        const sd_greedy_ratio e = S_extend(Kt, v > 0.0 ? v : 0.0, w->PY[b]);
+        const sd_greedy_ratio e = S_extend(Kt, S_val(w->TTa[b], w->TTb[b], w->QY[b], w->PY[b]), w->PY[b]);
         w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
         w->Ra[S_AT(nf, b)] = e.a;
         w->Rb[S_AT(nf, b)] = e.b;
@@ -575,7 +580,7 @@ __attribute__((target("avx512f"))) static inline void S_extend8(__m512d a, __m51
     *nb = _mm512_maskz_mov_pd(ok, _mm512_mask_blend_pd(gt, one, q));
 }
 
-/* max(al q(x) - be p(x), 0) (S_val) from p(x), q(x). */
+/* S_val, eight lanes. */
 __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m512d be, __m512d qx, __m512d px)
 {
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
