@@ -27,39 +27,52 @@
  * with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead one).
  * A level's value at one token, needed to extend the frames' ratios, is
  * max(α q(x) - β p(x), 0) from the row's p and q.  The ratios themselves are
- * extended by sd_greedy_ratio_extend and the frames retired by
- * sd_greedy_frames_drop, the step's own pieces (sims/sd_block.h); the order
- * of the levels, which frames cover a position, the acceptance η_i den <
- * num (i < G) and η_G < p_G, the early stop once p_i = 0, the horizon's
- * missing bonus, the fall-backs of a residual of zero mass (rounding: D_L,
- * then q) and the new frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) are
- * the step's.  The law is therefore the step's exactly; floating-point
- * rounding differs (prefix sums instead of V-long sums).
+ * extended as sd_greedy_ratio_extend does (S_extend: (x, y)/max(x, y) with
+ * one division, (1, y/x) or (x/y, 1), the same bits since z/z = 1), and the
+ * frames retired as sd_greedy_frames_drop does, at the end of the iteration
+ * (a frame whose zone ends before the next iteration is neither extended
+ * nor kept: it would be dropped before being read); the order of the
+ * levels, which frames cover a position, the acceptance η_i den < num
+ * (i < G) and η_G < p_G, the early stop once p_i = 0, the horizon's missing
+ * bonus, the fall-backs of a residual of zero mass (rounding: D_L, then q)
+ * and the new frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) are the
+ * step's.  The law is therefore the step's exactly; floating-point rounding
+ * differs (prefix sums instead of V-long sums).
  *
- * Tables, per row (position t, previous token a): the integer alias table
- * of p (sims/sd_token.h: every token returned for exactly its mass of the
- * 2^53 values of a 53-bit uniform, never one of probability 0), in an array
- * of its own so that the drafts' chain of lookups stays in a small table;
- * r sorted decreasing (padded with -1 to a multiple of 8: never counted),
- * the prefix sums, the order, and p, q by token.  The draft X_i ~ p is one
- * alias draw; the bonus and the residuals are draws by the search above
- * (the bonus from q itself is the row (1, 0)).
+ * Tables, per row (position t, previous token a; rows start on cache
+ * lines): the integer alias table of p (sims/sd_token.h: every token
+ * returned for exactly its mass of the 2^53 values of a 53-bit uniform,
+ * never one of probability 0), in an array of its own so that the drafts'
+ * chain of lookups stays in a small table; r sorted decreasing (padded with
+ * -1 to a multiple of 8: never counted), the prefix sums, the order, and
+ * p, q by token.  The draft X_i ~ p is one alias draw; the bonus and the
+ * residuals are draws by the search above (the bonus from q itself is the
+ * row (1, 0)).
  *
  * Lockstep.  A group of trials runs iteration by iteration, as the block
  * kernel's: in round k every trial still running does its k-th iteration,
  * first its G drafts (alias lookups only; they do not depend on the
- * verification), depth by depth across the trials, then the verification
- * of depth i of every trial before depth i + 1, so that the processor
- * overlaps the trials' serial chains.  Per-trial state (the frames, their
- * ratios after each X^i, p_i, the rows and η_i of each depth) lives in the
- * work arrays, indexed by the trial's number in the group.  Uniforms are
- * those of the block kernel's layout (53-bit, sd_rngbuf_trials_at across
- * trials): block 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1)
- * onwards, block b_k + i giving X_{i+1} (even) and η_i (odd, unused at
- * i = 0), block b_k + Gmax η_G (even) and the last token (odd).  No uniform
- * is used twice, and each is a function of (seed, trial, block), so results
- * do not depend on the thread count.  Statistics are per trial, added to
- * the observers in trial order after the group.
+ * verification), depth by depth across the trials, then the levels and
+ * the verification of depth i of every trial before depth i + 1, then the
+ * last token.  The state of the trials still running is kept by place
+ * (compacted after each round) in structure-of-arrays tables, and each
+ * step is a sequence of passes over the places: the table reads of a pass
+ * (row words, counts j*, prefix sums) apart from its arithmetic, which the
+ * AVX-512 instance (F and DQ, run-time check) does eight places at a time
+ * with the scalar code's operations in the same order (no fused
+ * multiply-adds; max(x, 0) for x > 0 ? x : 0), fetching table words by
+ * scalar loads between vector passes (a gather is slower here,
+ * sims/sd_token.h).  The frames covering a depth are applied in steps over
+ * the places that have them (most have none).  Uniforms are those of the
+ * block kernel's layout (53-bit, sd_rngbuf_trials_at across trials): block
+ * 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1) onwards,
+ * block b_k + i giving X_{i+1} (even) and η_i (odd, unused at i = 0), block
+ * b_k + Gmax η_G (even) and the last token (odd); block b_k + Gmax is drawn
+ * before the depths, so that depth G's levels (the bonus's) are built only
+ * where η_G < p_G.  No uniform is used twice, and each is a function of
+ * (seed, trial, block), so results do not depend on the thread count or on
+ * the instruction set (tests/test_kernel_greedy.c).  Statistics are per
+ * trial, added to the observers in trial order after the group.
  *
  * The broken variant (a control for `check`, broken-greedy-kernel) never
  * records the iteration's modification: Alg. 4 alone, which Sun et al.
@@ -81,7 +94,8 @@
 #endif
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
-#define S_GROUP 128                     /* trials in lockstep */
+#define S_GROUP 256                     /* trials in lockstep */
+#define S_LINE 64                       /* bytes of a cache line: rows start on one */
 #define S_GROUP_BYTES ((size_t)1 << 24) /* a group's ratios, and its tokens, at most (unless one trial needs more) */
 
 /* max(al q - be p, 0): a level, or a weight built from one. */
@@ -111,29 +125,48 @@ typedef struct S_plan {
     char *slab;     /* [T V rows]: row (t, a)'s other tables at ((t-1) V + a) stride */
 } S_plan;
 
-/* A group of up to S trials in lockstep; per-trial state is indexed by the
- * trial's number s in the group, the round's uniforms by its place b in
- * the list act of trials still running. */
+/* A group of up to S trials in lockstep.  Counts are kept by the trial's
+ * number s in the group, the state of the trials still running by their
+ * place b in the list (compacted after each round), as structure-of-arrays
+ * tables: entry [k][b] at k S + b. */
 typedef struct S_work {
-    size_t S, cap;       /* trials per group; cap = gmax */
-    sd_greedy_frame *fr; /* [S][cap] the active frames (oldest first) */
-    sd_greedy_ratio *R;  /* [S][(cap+1) cap]: frame a's ratio after X^i at [i cap + a] */
-    sd_greedy_ratio *K;  /* [S][cap+1]: the iteration's p_i */
-    S_shape *lev;        /* [S][cap+1]: the levels at one position */
-    size_t *row;         /* [S][cap]: the row index of depth i, (n+i-1) V + X^i's last token */
-    uint64_t *eta;       /* [S][cap]: η_i (53-bit integers) */
-    size_t *tok;         /* [S][T+1]: x_0..x_T (and drafts past them) */
-    size_t *nf, *n, *G, *tau, *drafted; /* [S] */
-    size_t *rej, *its;   /* [S] counts */
-    uint64_t *s1, *s2;   /* [S] Σ τ, Σ τ² */
-    uint32_t *act;       /* [S] trials still running, by place */
-    uint64_t *ue, *uo;   /* [S] the round's uniforms, by place */
+    size_t S, cap;          /* trials per group; cap = gmax (depths, frame slots) */
+    size_t *tok;            /* [S][T+1] by trial: x_0..x_T (and drafts past them) */
+    uint32_t *rej, *its;    /* [S] by trial: rejections, iterations */
+    uint64_t *s1, *s2;      /* [S] by trial: Σ τ, Σ τ² */
+    uint32_t *ts;           /* [S] by place: the trial */
+    uint32_t *n, *nf;       /* [S] the iteration's position, its active frames (oldest first) */
+    uint32_t *fe;           /* [cap][S] frame f's last position */
+    uint32_t *G, *dr, *tau; /* [S] draft length, depths to verify, accepted drafts */
+    uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
+    uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
+    double *Ka, *Kb;        /* [cap+1][S] p_i */
+    double *Ra, *Rb;        /* [(cap+2) cap][S] frame f's ratio after X^i at row i cap + f
+                               (row f: the frames' ratios between iterations) */
+    double *LA, *LB;        /* [(cap+1) cap][S] frame f's input level at depth i (where it covers) */
+    double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
+    /* one depth's scratch, by place */
+    size_t *off;            /* the row's byte offset in the slab */
+    double *PX, *QX;        /* p(X_{i+1}), q(X_{i+1}) */
+    double *WA, *WB;        /* a weight max(a q - b p, 0) */
+    double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
+    uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
+    uint32_t *lst;          /* those places */
+    uint32_t *jj;           /* their j* */
+    uint64_t *iq, *ip;      /* byte offsets of row words to fetch (S_rows_avx512) */
+    uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
+    uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
+    double *PY, *QY;        /* p(Y), q(Y) */
+    double *KTa, *KTb;      /* p_τ */
+    double *TTa, *TTb;      /* the top level at depth τ */
+    uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
+    uint8_t *mk;            /* [S/8] the compaction's masks of places kept */
 } S_work;
 
-/* Row ridx = (t - 1) V + a: position t after a. */
-static inline S_row S_row_at(const S_plan *pl, size_t ridx)
+/* The row at byte offset off of the slab. */
+static inline S_row S_row_off(const S_plan *pl, size_t off)
 {
-    const char *r = pl->slab + ridx * pl->lay.stride;
+    const char *r = pl->slab + off;
     const S_layout *l = &pl->lay;
     return (S_row){(const double *)(const void *)(r + l->rs), (const double *)(const void *)(r + l->Q),
                    (const double *)(const void *)(r + l->P),  (const double *)(const void *)(r + l->pq),
@@ -188,11 +221,13 @@ static inline double S_mass(const S_row *r, size_t j, S_shape w)
 /* A draw from max(al q - be p, 0) / m given j = j* >= 1 and m > 0: the
  * first sorted token k < j with cumulative weight W_{k+1} > u m (j-1 at
  * the latest). */
-static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u)
+static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u, unsigned lgK)
 {
     double target = u * m;
     size_t base = 0, n = j;
-    while (n > 1) {
+    /* lgK >= log2 V >= log2 j turns: past n = 1 a turn adds 0 and keeps n
+     * (the search of a while (n > 1) loop, without its unpredictable exit) */
+    for (unsigned s = 0; s < lgK; s++) {
         size_t half = n / 2;
         base += half & -(size_t)(w.al * r->Q[base + half] - w.be * r->P[base + half] <= target);
         n -= half;
@@ -200,41 +235,10 @@ static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, doubl
     return r->ord[base + (w.al * r->Q[base + 1] - w.be * r->P[base + 1] <= target)];
 }
 
-/* The level's (or weight's) value at token x. */
-static inline double S_val(const S_row *r, S_shape w, size_t x)
-{
-    double d = w.al * r->pq[2 * x + 1] - w.be * r->pq[2 * x];
-    return d > 0.0 ? d : 0.0;
-}
-
 /* max(K_a D - K_b p, 0) for the level D: h's numerator and eq. 30's residual. */
 static inline S_shape S_times(sd_greedy_ratio k, S_shape d)
 {
     return (S_shape){k.a * d.al, k.a * d.be + k.b};
-}
-
-/* The levels at position j after the row r with the frames' ratios Ri
- * (sd_greedy_levels in closed form, see the top): lev[0..L], returns L;
- * *a0 = the first frame covering j, *mtop = the top level's mass. */
-static inline __attribute__((always_inline)) size_t S_levels(const S_plan *pl, const S_row *r, const sd_greedy_frame *fr,
-                                                             size_t nf, const sd_greedy_ratio *Ri, size_t j, S_shape *lev,
-                                                             size_t *a0, double *mtop, int wide)
-{
-    size_t a = 0;
-    while (a < nf && fr[a].e < j)
-        a++;
-    *a0 = a;
-    lev[0] = (S_shape){1.0, 0.0};
-    double m = r->Q[pl->V];
-    for (size_t l = 0; a < nf; a++, l++) {
-        S_shape w = S_times(Ri[a], lev[l]);
-        double s = S_mass(r, S_count(pl, r, w, wide), w);
-        double inv = s > 0.0 ? 1.0 / s : 0.0;
-        lev[l + 1] = (S_shape){w.al * inv, w.be * inv};
-        m = s > 0.0 ? 1.0 : 0.0;
-    }
-    *mtop = m;
-    return nf - *a0;
 }
 
 static const double S_2M53 = 1.0 / 9007199254740992.0;
@@ -245,162 +249,824 @@ static inline size_t S_pick(int c, size_t a, size_t b)
     return b ^ ((a ^ b) & -(size_t)(c != 0));
 }
 
-/* Every frame's ratio after X^{i+1} = x at a position whose levels are lev
- * (frames a0.. cover it, each extended by its own input level). */
-static inline void S_advance(const S_row *r, const S_shape *lev, size_t a0, size_t nf,
-                             const sd_greedy_ratio *from, sd_greedy_ratio *to, size_t x)
+/* sd_greedy_ratio_extend with one division: (x, y) = (a mb, b ms) divided
+ * by m = max(x, y) is (1, y/x) when x > y, else (x/y, 1), since z/z = 1
+ * exactly; (0, 0) when m = 0.  The same bits. */
+static inline sd_greedy_ratio S_extend(sd_greedy_ratio r, double mb, double ms)
 {
-    double px = r->pq[2 * x];
-    for (size_t a = 0; a < nf; a++)
-        to[a] = a >= a0 ? sd_greedy_ratio_extend(from[a], S_val(r, lev[a - a0], x), px) : from[a];
+    const double x = r.a * mb, y = r.b * ms;
+    const int gt = x > y;
+    const double m = gt ? x : y, q = (gt ? y : x) / m;
+    if (!(m > 0.0))
+        return (sd_greedy_ratio){0.0, 0.0};
+    return (sd_greedy_ratio){sd_block_sel(gt, 1.0, q), sd_block_sel(gt, q, 1.0)};
 }
 
-/* Trial s starts an iteration at its n (as sd_greedy_enter). */
-static inline void S_enter(const S_plan *pl, S_work *w, size_t s)
+/* A level's (or weight's) value max(al q(x) - be p(x), 0) at a token of
+ * probabilities p(x) = px, q(x) = qx. */
+static inline double S_val(double al, double be, double qx, double px)
 {
-    const size_t cap = w->cap, n = w->n[s], rest = pl->T - n + 1;
-    sd_greedy_frame *fr = w->fr + s * cap;
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap;
-    size_t nf = w->nf[s] = sd_greedy_frames_drop(fr, w->nf[s], n);
-    for (size_t a = 0; a < nf; a++)
-        R[a] = fr[a].r;
-    w->K[s * (cap + 1)] = (sd_greedy_ratio){1.0, 1.0};
-    w->G[s] = w->drafted[s] = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
-    w->tau[s] = 0;
+    const double v = al * qx - be * px;
+    return v > 0.0 ? v : 0.0;
 }
 
-/* Trial s verifies depth i < drafted (its drafts X_1..X_G are drawn):
- * h_i's coin (i >= 1), the frames' ratios and p_{i+1}; drafting stops when
- * p_{i+1} = 0 (every later h is 0). */
-static inline __attribute__((always_inline)) void S_verify(const S_plan *pl, S_work *w, size_t s, size_t i, int wide)
+/* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
+#define S_AT(k, b) ((size_t)(k) * w->S + (b))
+
+/* Place b begins an iteration at position n after token x (its frames,
+ * those still active at n, are in R row 0): p_0 = 1, G = γ or what is
+ * left of the horizon.  Returns G. */
+static inline size_t S_begin(const S_plan *pl, S_work *w, size_t b, size_t n, uint32_t x)
 {
-    const size_t cap = w->cap, n = w->n[s], nf = w->nf[s];
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
-    S_shape *lev = w->lev + s * (cap + 1);
-    size_t a0, x = w->tok[s * (pl->T + 1) + n + i];
-    double mtop;
-    S_row r = S_row_at(pl, w->row[s * cap + i]);
-    size_t L = S_levels(pl, &r, w->fr + s * cap, nf, R + i * cap, n + i, lev, &a0, &mtop, wide);
-    S_shape top = lev[L];
-    sd_greedy_ratio k = K[i];
-    if (i >= 1) { /* h_i = num / den at X^i (Alg. 4): accepted when η_i den < num */
-        S_shape h = S_times(k, top);
-        double num = S_mass(&r, S_count(pl, &r, h, wide), h), den = num - (k.a * mtop - k.b);
-        w->tau[s] = S_pick((double)w->eta[s * cap + i] * S_2M53 * den < num, i, w->tau[s]);
+    const size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    w->n[b] = (uint32_t)n;
+    w->X[b] = x;
+    w->Ka[b] = w->Kb[b] = 1.0;
+    w->G[b] = w->dr[b] = (uint32_t)G;
+    w->tau[b] = 0;
+    return G;
+}
+
+/* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
+ * places 0..na-1 that draft it, with the uniforms ue (X_{i+1}) and uo
+ * (η_i) of block b_k + i. */
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na)
+{
+    const size_t T = pl->T, V = pl->V;
+    for (size_t b = b0; b < na; b++) {
+        if (i >= w->G[b])
+            continue;
+        size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
+        uint32_t x = (uint32_t)sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
+        w->eta[S_AT(i, b)] = w->uo[b];
+        w->X[S_AT(i + 1, b)] = x;
+        w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = x;
     }
-    S_advance(&r, lev, a0, nf, R + i * cap, R + (i + 1) * cap, x);
-    K[i + 1] = sd_greedy_ratio_extend(k, S_val(&r, top, x), r.pq[2 * x]);
-    if (K[i + 1].a == 0.0) /* p_j = 0 for all j > i: h_j = 0 */
-        w->drafted[s] = i + 1;
 }
 
-/* Trial s ends its iteration with the uniforms etaG, U: η_G < p_G, then
- * the token after X^τ (the bonus from D_L(.|X^G), or eq. 30's residual)
- * and the frames along X^τ, Y with this iteration's own (zone
- * n+τ+1..n+G-1).  Returns the tokens emitted. */
-static inline __attribute__((always_inline)) size_t S_last(const S_plan *pl, S_work *w, size_t s, uint64_t etaG,
-                                                          uint64_t U, int wide)
+/* h_i's weight max(K_a D - K_b p, 0) for the top level D at place b
+ * (S_times), its count and prefix sums into WA, WB, QJ, PJ. */
+static inline __attribute__((always_inline)) void S_hcount(const S_plan *pl, S_work *w, size_t i, size_t b,
+                                                           const S_row *r, S_shape top, int wide)
 {
-    const size_t cap = w->cap, n = w->n[s], G = w->G[s], nf = w->nf[s], drafted = w->drafted[s];
-    sd_greedy_ratio *R = w->R + s * (cap + 1) * cap, *K = w->K + s * (cap + 1);
-    sd_greedy_frame *fr = w->fr + s * cap;
-    S_shape *lev = w->lev + s * (cap + 1);
-    size_t *x = w->tok + s * (pl->T + 1) + n - 1, a0; /* x[i] = X^i's last token, x[0] = x_{n-1} */
-    size_t tau = w->tau[s] = S_pick(drafted == G && (double)etaG * S_2M53 < K[drafted].a / K[drafted].b, G, w->tau[s]);
-    if (tau == G && n + G > pl->T)
-        return tau; /* no bonus position */
-    double mtop;
-    S_row r = S_row_at(pl, (n + tau - 1) * pl->V + x[tau]);
-    size_t L = S_levels(pl, &r, fr, nf, R + tau * cap, n + tau, lev, &a0, &mtop, wide);
-    S_shape top = lev[L], res = S_times(K[tau], top);
-    int bonus = tau == G;
-    S_shape wt = {sd_block_sel(bonus, top.al, res.al), sd_block_sel(bonus, top.be, res.be)};
-    size_t j = S_count(pl, &r, wt, wide);
-    double m = S_mass(&r, j, wt);
+    const S_shape h = S_times((sd_greedy_ratio){w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]}, top);
+    const size_t j = S_count(pl, r, h, wide);
+    w->WA[b] = h.al;
+    w->WB[b] = h.be;
+    w->QJ[b] = r->Q[j];
+    w->PJ[b] = r->P[j];
+}
+
+/* Depth i: the places that need the levels at position n+i after X^i
+ * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
+ * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
+ * (1, 0), of mass Σq, and p, q of X_{i+1}. */
+static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0,
+                                                                   size_t na, size_t maxF, int count, size_t nl,
+                                                                   int wide)
+{
+    const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
+    for (size_t b = b0; b < na; b++) {
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
+        const unsigned ver = i < dr,
+                       lev = ver || (i == G && dr == G && n + G <= T &&
+                                     (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)]);
+        w->fl[b] = (uint8_t)(lev | ver << 1);
+        if (!lev)
+            continue;
+        const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
+        const S_row r = S_row_off(pl, off);
+        w->off[b] = off;
+        w->TA[S_AT(i, b)] = 1.0;
+        w->TB[S_AT(i, b)] = 0.0;
+        w->MT[S_AT(i, b)] = r.Q[V];
+        if (ver) {
+            const size_t x = w->X[S_AT(i + 1, b)];
+            w->PX[b] = r.pq[2 * x];
+            w->QX[b] = r.pq[2 * x + 1];
+        }
+        if (count && ver) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
+            S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
+        size_t c = 0, nf = w->nf[b];
+        for (size_t f = 0; f < maxF; f++)
+            c += f < nf && w->fe[S_AT(f, b)] >= n + i;
+        w->a0[b] = (uint32_t)(nf - c);
+        w->fls[nl] = (uint32_t)b;
+        nl += c > 0;
+    }
+    return nl;
+}
+
+/* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
+ * the levels, each frame's input level (LA, LB) and, where depth i is
+ * verified, its ratio after X^{i+1} (extended by its input level).  Frames
+ * not covering n+i are not extended: they are dropped before they are
+ * read again (their zones end before the next iteration). */
+static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
+                                                           int wide)
+{
+    const size_t cap = w->cap, nl0 = nl;
+    const uint32_t *in = w->fls;
+    uint32_t *lst = w->lst;
+    /* step l applies frame a0 + l at every listed place, then keeps those
+     * with a frame after it (no branch on a place's own frame count) */
+    for (size_t l = 0; nl > 0; l++) {
+        size_t keep = 0;
+        for (size_t t = 0; t < nl; t++) {
+            const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
+            const S_row r = S_row_off(pl, w->off[b]);
+            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
+            w->LA[S_AT(k, b)] = top.al;
+            w->LB[S_AT(k, b)] = top.be;
+            /* extended where depth i is verified (elsewhere not read; row
+             * (cap+1) cap exists for the bonus's depth i = cap) */
+            const double px = w->PX[b];
+            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
+            w->Ra[S_AT(k + cap, b)] = e.a;
+            w->Rb[S_AT(k + cap, b)] = e.b;
+            const S_shape wt = S_times(R, top);
+            const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
+            w->TA[S_AT(i, b)] = wt.al * inv;
+            w->TB[S_AT(i, b)] = wt.be * inv;
+            w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
+            lst[keep] = (uint32_t)b;
+            keep += f + 1 < w->nf[b];
+        }
+        nl = keep;
+        in = lst;
+    }
+    if (count) /* h's weight and count from the top level */
+        for (size_t t = 0; t < nl0; t++) {
+            const size_t b = w->fls[t];
+            const S_row r = S_row_off(pl, w->off[b]);
+            if (w->fl[b] & 2u)
+                S_hcount(pl, w, i, b, &r, (S_shape){w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]}, wide);
+        }
+}
+
+/* c[b] set: (a, b) = (WA, WB) of place b; its row's j* = #{a r > b} and
+ * Q_{j*}, P_{j*} into QJ, PJ (places listed first, then one count each). */
+static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_work *w, const uint8_t *c, size_t b0,
+                                                           size_t na, int wide)
+{
+    size_t k = 0;
+    for (size_t b = b0; b < na; b++) {
+        w->lst[k] = (uint32_t)b;
+        k += c[b];
+    }
+    for (size_t t = 0; t < k; t++) {
+        const size_t b = w->lst[t];
+        const S_row r = S_row_off(pl, w->off[b]);
+        const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, wide);
+        w->jj[b] = (uint32_t)j;
+        w->QJ[b] = r.Q[j];
+        w->PJ[b] = r.P[j];
+    }
+}
+
+/* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
+ * accepted when η_i den < num, with num the mass of h's weight (QJ, PJ)
+ * and den = num - (K_a ΣD - K_b); p_{i+1} = p_i extended by D(X_{i+1});
+ * drafting stops when p_{i+1} = 0 (every later h is 0). */
+static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        if (!(w->fl[b] & 2u))
+            continue;
+        const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
+        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
+        if (i >= 1) {
+            double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
+            num = num > 0.0 ? num : 0.0;
+            double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
+            w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
+        }
+        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->QX[b], w->PX[b]), w->PX[b]);
+        w->Ka[S_AT(i + 1, b)] = K1.a;
+        w->Kb[S_AT(i + 1, b)] = K1.b;
+        w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
+    }
+}
+
+/* The end of the round's iterations at places 0..na-1, in passes (the
+ * uniforms ue: η_G, uo: the last token's).  First η_G < p_G, and the
+ * weight of the token after X^τ: the bonus from D_L(.|X^G), or eq. 30's
+ * residual max(p_τ D_L - p, 0), from the levels at depth τ (counted where
+ * there is a position: not a bonus past T); em = the tokens emitted. */
+static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    const size_t T = pl->T, V = pl->V, stride = pl->lay.stride;
+    for (size_t b = b0; b < na; b++) {
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        const int full = dr == G && (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)];
+        const size_t tau = S_pick(full, G, w->tau[b]);
+        const int go = !(tau == G && n + G > T); /* else no bonus position */
+        w->tau[b] = (uint32_t)tau;
+        w->em[b] = (uint32_t)(tau + (size_t)go);
+        w->cv[b] = (uint8_t)go;
+        w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
+        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+        const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
+        const int bonus = tau == G;
+        w->WA[b] = sd_block_sel(bonus, top.al, res.al);
+        w->WB[b] = sd_block_sel(bonus, top.be, res.be);
+        w->KTa[b] = Kt.a;
+        w->KTb[b] = Kt.b;
+        w->TTa[b] = top.al;
+        w->TTb[b] = top.be;
+    }
+}
+
+/* The last token Y where there is a position: its weight's mass (zero
+ * mass, from rounding or a dead row, falls back to D_L, then to q) and a
+ * draw from it. */
+static inline __attribute__((always_inline)) void S_last_draw1(const S_plan *pl, S_work *w, size_t b, int wide)
+{
+    const S_row r = S_row_off(pl, w->off[b]);
+    S_shape wt = {w->WA[b], w->WB[b]};
+    size_t j = w->jj[b];
+    double m = wt.al * w->QJ[b] - wt.be * w->PJ[b];
+    m = m > 0.0 ? m : 0.0;
     if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
-        wt = top;
+        wt = (S_shape){w->TTa[b], w->TTb[b]};
         j = S_count(pl, &r, wt, wide);
         m = S_mass(&r, j, wt);
+        if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
+            wt = (S_shape){1.0, 0.0};
+            j = S_count(pl, &r, wt, wide);
+            m = S_mass(&r, j, wt);
+        }
     }
-    if (!(m > 0.0)) { /* D_L dead: q, i.e. max(1 q - 0 p, 0) */
-        wt = (S_shape){1.0, 0.0};
-        j = S_count(pl, &r, wt, wide);
-        m = S_mass(&r, j, wt);
+    const size_t y = S_draw(&r, j, wt, m, (double)w->uo[b] * S_2M53, pl->lgK);
+    w->Y[b] = (uint32_t)y;
+    w->PY[b] = r.pq[2 * y];
+    w->QY[b] = r.pq[2 * y + 1];
+    w->tok[(size_t)w->ts[b] * (pl->T + 1) + w->n[b] + w->tau[b]] = y;
+}
+
+static inline __attribute__((always_inline)) void S_last_draw_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na,
+                                                                     int wide)
+{
+    for (size_t b = b0; b < na; b++)
+        if (w->cv[b])
+            S_last_draw1(pl, w, b, wide);
+}
+
+/* The frames along X^τ, Y (R row 0): those covering n+τ extended by Y from
+ * their input levels there, the others kept, then this iteration's own
+ * (zone n+τ+1..n+G-1).  Places without a position end their trial here:
+ * what is written for them is not read. */
+static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
+{
+    const size_t cap = w->cap;
+    for (size_t b = b0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], next = w->n[b] + tau + 1;
+        size_t k = 0;
+        for (size_t f = 0; f < nf; f++) {
+            if (w->fe[S_AT(f, b)] < next)
+                continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
+            const size_t a = tau * cap + f;
+            const sd_greedy_ratio R = {w->Ra[S_AT(a, b)], w->Rb[S_AT(a, b)]};
+            const sd_greedy_ratio e = S_extend(R, S_val(w->LA[S_AT(a, b)], w->LB[S_AT(a, b)], w->QY[b], w->PY[b]), w->PY[b]);
+            w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
+            w->Ra[S_AT(k, b)] = e.a;
+            w->Rb[S_AT(k, b)] = e.b;
+            k++;
+        }
+        w->nf[b] = (uint32_t)k;
     }
-    size_t y = S_draw(&r, j, wt, m, (double)U * S_2M53);
-    x[tau + 1] = y;
-    S_advance(&r, lev, a0, nf, R + tau * cap, R, y);
-    for (size_t a = 0; a < nf; a++)
-        fr[a].r = R[a];
-    /* fr[nf] exists: the frames active here started at distinct positions
-     * in n-cap+1..n-1, so nf < cap; it counts only when its zone is not empty */
-    fr[nf].e = n + G - 1;
-    fr[nf].r = sd_greedy_ratio_extend(K[tau], S_val(&r, top, y), r.pq[2 * y]);
-    w->nf[s] = nf + (tau + 1 < G && !pl->broken);
-    return tau + 1;
+}
+
+/* This iteration's frame (zone n+τ+1..n+G-1, ratio p_τ D_L(Y)/p(Y)) in slot
+ * nf of places b0..na-1.  Slot nf exists: the frames active here started
+ * at distinct positions in n-cap+1..n-1, so nf < cap; it counts only when
+ * its zone is not empty. */
+static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        const size_t tau = w->tau[b], nf = w->nf[b], G = w->G[b];
+        const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
+        const sd_greedy_ratio e = S_extend(Kt, S_val(w->TTa[b], w->TTb[b], w->QY[b], w->PY[b]), w->PY[b]);
+        w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
+        w->Ra[S_AT(nf, b)] = e.a;
+        w->Rb[S_AT(nf, b)] = e.b;
+        w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
+    }
+}
+
+#if S_HAVE_X86
+/* The passes above, eight places at a time (places 0..8⌊na/8⌋-1; they
+ * return how many they did, the scalar code does the rest): the same
+ * operations in the same order, lanes masked where the scalar code skips
+ * (x > 0 ? x : 0 is max(x, 0) and a > b ? a : b is max(a, b), NaN and
+ * signed zeros included; no fused multiply-adds). */
+#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
+#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
+#define S_LD8(a) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(a)))
+#define S_ST8(a, m) _mm_storel_epi64((__m128i *)(void *)(a), _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64((m), _mm512_set1_epi64(1))))
+
+/* S_extend of (a, b) by (mb, ms), eight lanes. */
+__attribute__((target("avx512f"))) static inline void S_extend8(__m512d a, __m512d b, __m512d mb, __m512d ms,
+                                                               __m512d *na, __m512d *nb)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d x = _mm512_mul_pd(a, mb), y = _mm512_mul_pd(b, ms);
+    __mmask8 gt = _mm512_cmp_pd_mask(x, y, _CMP_GT_OQ);
+    __m512d m = _mm512_mask_blend_pd(gt, y, x), q = _mm512_div_pd(_mm512_mask_blend_pd(gt, x, y), m);
+    __mmask8 ok = _mm512_cmp_pd_mask(m, _mm512_setzero_pd(), _CMP_GT_OQ);
+    *na = _mm512_maskz_mov_pd(ok, _mm512_mask_blend_pd(gt, q, one));
+    *nb = _mm512_maskz_mov_pd(ok, _mm512_mask_blend_pd(gt, one, q));
+}
+
+/* S_val, eight lanes. */
+__attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m512d be, __m512d qx, __m512d px)
+{
+    return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
+    const double *mt = w->MT + S_AT(i, 0);
+    const uint64_t *eta = w->eta + S_AT(i, 0);
+    double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
+    const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
+        __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
+        if (i >= 1) {
+            __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
+                                        _mm512_mul_pd(_mm512_loadu_pd(w->WB + b), _mm512_loadu_pd(w->PJ + b)));
+            num = _mm512_max_pd(num, zero);
+            __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
+            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
+            __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
+            S_ST32(w->tau + b, _mm512_mask_mov_epi64(S_LD32(w->tau + b), acc, vi));
+        }
+        __m512d px = _mm512_loadu_pd(w->PX + b), k1a, k1b;
+        S_extend8(Ka, Kb, S_val8(_mm512_loadu_pd(ta + b), _mm512_loadu_pd(tb + b), _mm512_loadu_pd(w->QX + b), px), px,
+                  &k1a, &k1b);
+        _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
+        _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
+        __mmask8 stop = ver & _mm512_cmp_pd_mask(k1a, zero, _CMP_EQ_OQ);
+        S_ST32(w->dr + b, _mm512_mask_mov_epi64(S_LD32(w->dr + b), stop, vi1));
+    }
+    return nb;
+}
+
+/* S_rows on places 0..8⌊na/8⌋-1: flags, offsets and the covering count as
+ * vector passes, the three row words (Σq, p and q of X_{i+1}) fetched by
+ * scalar loads between them (sims/sd_token.h: a gather is slower here);
+ * *nl: the places listed.  Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                                         size_t maxF, int count, size_t *nl)
+{
+    const S_layout *l = &pl->lay;
+    const size_t nb = na / 8 * 8, cap = w->cap;
+    const char *slab = pl->slab;
+    const __m512i vi = _mm512_set1_epi64((long long)i), vim1 = _mm512_set1_epi64((long long)i - 1);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T = _mm512_set1_epi64((long long)pl->T), one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
+    const __m512i cQ = _mm512_set1_epi64((long long)(l->Q + 8 * pl->V)), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i < cap ? i + 1 : i, 0);
+    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    size_t k = *nl;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
+        __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
+        __mmask8 lev = _mm512_cmpeq_epi64_mask(vi, G) & _mm512_cmpeq_epi64_mask(dr, G) &
+                       _mm512_cmple_epu64_mask(_mm512_add_epi64(n, G), T);
+        if (lev) { /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
+            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), _mm512_set1_pd(S_2M53));
+            __m512d pG = _mm512_div_pd(_mm512_loadu_pd(w->Ka + S_AT(i, b)), _mm512_loadu_pd(w->Kb + S_AT(i, b)));
+            lev &= _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
+        }
+        lev |= ver;
+        _mm_storel_epi64((__m128i *)(void *)(w->fl + b),
+                         _mm512_cvtepi64_epi8(_mm512_or_si512(_mm512_maskz_mov_epi64(lev, one), _mm512_maskz_mov_epi64(ver, two))));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i off = _mm512_maskz_mov_epi64(lev, _mm512_mul_epu32(row, stride));
+        __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
+        _mm512_storeu_si512((void *)(w->off + b), off);
+        _mm512_storeu_si512((void *)(w->iq + b), _mm512_add_epi64(off, cQ));
+        _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
+        _mm512_mask_storeu_pd(ta + b, lev, oned);
+        _mm512_mask_storeu_pd(tb + b, lev, zero);
+        if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
+            __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
+            _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
+            _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, zero), _mm512_loadu_pd(w->Kb + S_AT(i, b))));
+        }
+        __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
+        for (size_t f = 0; f < maxF; f++) {
+            __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
+                          _mm512_cmpge_epu64_mask(S_LD32(w->fe + S_AT(f, b)), nj);
+            c = _mm512_mask_add_epi64(c, cf, c, one);
+        }
+        S_ST32(w->a0 + b, _mm512_sub_epi64(nf, c));
+        __mmask8 has = lev & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
+        k += (size_t)__builtin_popcount(has);
+    }
+    /* the row words: Σq (level 0's mass; written at places without levels
+     * too, where it is not read), p and q of X_{i+1} */
+    const uint64_t *iq = w->iq, *ip = w->ip;
+    const size_t *ofs = w->off;
+    const double *wa = w->WA, *wb = w->WB;
+    double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
+    for (size_t b = 0; b < nb; b++) {
+        memcpy(mt + b, slab + iq[b], sizeof(double));
+        memcpy(px + b, slab + ip[b], sizeof(double));
+        memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
+    }
+    if (count) /* h's counts at level 0 (S_frames redoes them where frames cover; row 0 where not verifying) */
+        for (size_t b = 0; b < nb; b++) {
+            const S_row r = S_row_off(pl, ofs[b]);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
+            qj[b] = r.Q[j];
+            pj[b] = r.P[j];
+        }
+    *nl = k;
+    return nb;
+}
+
+/* S_draft on places 0..8⌊na/8⌋-1: the alias entries' indices as one vector
+ * pass, the entries fetched by scalar loads, the alias test as another. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const unsigned lgK = pl->lgK;
+    const __m512i vim1 = _mm512_set1_epi64((long long)i - 1), vi = _mm512_set1_epi64((long long)i);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const uint32_t *Xi = w->X + S_AT(i, 0);
+    uint32_t *Xi1 = w->X + S_AT(i + 1, 0);
+    uint64_t *eta = w->eta + S_AT(i, 0);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b);
+        __mmask8 dm = _mm512_cmplt_epu64_mask(vi, S_LD32(w->G + b));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b)), k = _mm512_srl_epi64(U, c_sh);
+        uint64_t at[8], e8[8];
+        _mm512_storeu_si512((void *)at, _mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)));
+        for (size_t c = 0; c < 8; c++)
+            e8[c] = pl->ap[at[c]];
+        __m512i e = _mm512_loadu_si512((const void *)e8);
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
+        _mm512_storeu_si512((void *)(eta + b), _mm512_loadu_si512((const void *)(w->uo + b)));
+        __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(n, vi));
+        _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
+    }
+    return nb;
+}
+
+/* Eight lanes of 64-bit words at base + off[l] (byte offsets), fetched
+ * by scalar loads (sd_fetch64's reason: a gather is slower here). */
+__attribute__((target("avx512f"))) static inline __m512i S_fetch8(const void *base, __m512i off)
+{
+    uint64_t o[8], v[8];
+    _mm512_storeu_si512((void *)o, off);
+    const unsigned char *p = base;
+    for (size_t c = 0; c < 8; c++)
+        memcpy(v + c, p + o[c], 8);
+    return _mm512_loadu_si512((const void *)v);
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_fetch8_pd(const void *base, __m512i off)
+{
+    return _mm512_castsi512_pd(S_fetch8(base, off));
+}
+
+/* S_last_weight on places 0..8⌊na/8⌋-1 (also keeping p_τ and the top
+ * level at τ, KT and TT, for the new frame). */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
+    const __m512i T = _mm512_set1_epi64((long long)pl->T), V = _mm512_set1_epi64((long long)pl->V);
+    const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), one = _mm512_set1_epi64(1);
+    const __m512d s53 = _mm512_set1_pd(S_2M53);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b);
+        __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(G, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d pG = _mm512_div_pd(S_fetch8_pd(w->Ka, at), S_fetch8_pd(w->Kb, at));
+        __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), s53);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(dr, G) & _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
+        __m512i tau = _mm512_mask_blend_epi64(full, S_LD32(w->tau + b), G);
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 go = (__mmask8)~(bonus & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), T));
+        S_ST32(w->tau + b, tau);
+        S_ST32(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
+        S_ST8(w->cv + b, go);
+        __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8), ta = S_fetch8_pd(w->TA, t8), tb = S_fetch8_pd(w->TB, t8);
+        __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
+        _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
+        _mm512_storeu_pd(w->WA + b, _mm512_mask_blend_pd(bonus, _mm512_mul_pd(ka, ta), ta));
+        _mm512_storeu_pd(w->WB + b, _mm512_mask_blend_pd(bonus, _mm512_add_pd(_mm512_mul_pd(ka, tb), kb), tb));
+        _mm512_storeu_pd(w->KTa + b, ka);
+        _mm512_storeu_pd(w->KTb + b, kb);
+        _mm512_storeu_pd(w->TTa + b, ta);
+        _mm512_storeu_pd(w->TTb + b, tb);
+    }
+    return nb;
+}
+
+/* S_last_draw on places 0..8⌊na/8⌋-1: the search as vector passes with the
+ * prefix sums fetched between them, its lgK turns for every lane; places
+ * whose weight has zero mass (rounding) are done by the scalar code. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(const S_plan *pl, S_work *w, size_t na,
+                                                                              int wide)
+{
+    const S_layout *l = &pl->lay;
+    const size_t nb = na / 8 * 8;
+    const char *slab = pl->slab;
+    const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i cQ = _mm512_set1_epi64((long long)l->Q), cP = _mm512_set1_epi64((long long)l->P);
+    const __m512i cord = _mm512_set1_epi64((long long)l->ord), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i one = _mm512_set1_epi64(1), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    {
+        const size_t *ofs = w->off;
+        const double *wa = w->WA, *wb = w->WB;
+        double *qj = w->QJ, *pj = w->PJ;
+        uint32_t *jj = w->jj;
+        for (size_t b = 0; b < nb; b++) { /* S_counts at every place (row 0 where no position) */
+            const S_row r = S_row_off(pl, ofs[b]);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
+            jj[b] = (uint32_t)j;
+            qj[b] = r.Q[j];
+            pj[b] = r.P[j];
+        }
+    }
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 go = _mm512_test_epi64_mask(S_LD8(w->cv + b), one);
+        __m512d wa = _mm512_loadu_pd(w->WA + b), wb = _mm512_loadu_pd(w->WB + b);
+        __m512d m = _mm512_sub_pd(_mm512_mul_pd(wa, _mm512_loadu_pd(w->QJ + b)), _mm512_mul_pd(wb, _mm512_loadu_pd(w->PJ + b)));
+        m = _mm512_max_pd(m, zero);
+        __mmask8 ok = go & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
+        __m512d target = _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53), m);
+        __m512i off = _mm512_maskz_loadu_epi64(ok, (const void *)(w->off + b)); /* row 0 where not drawn */
+        __m512i oQ = _mm512_add_epi64(off, cQ), oP = _mm512_add_epi64(off, cP);
+        __m512i base = _mm512_setzero_si512(), len = _mm512_maskz_mov_epi64(ok, S_LD32(w->jj + b));
+        for (unsigned s = 0; s < pl->lgK; s++) {
+            __m512i half = _mm512_srli_epi64(len, 1), a8 = _mm512_slli_epi64(_mm512_add_epi64(base, half), 3);
+            __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
+                                      _mm512_mul_pd(wb, S_fetch8_pd(slab, _mm512_add_epi64(oP, a8))));
+            base = _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, half);
+            len = _mm512_sub_epi64(len, half);
+        }
+        __m512i a8 = _mm512_slli_epi64(_mm512_add_epi64(base, one), 3);
+        __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
+                                  _mm512_mul_pd(wb, S_fetch8_pd(slab, _mm512_add_epi64(oP, a8))));
+        /* places not drawn read ord[0] of row 0 (their base may be 1, past the row's tokens at V = 1) */
+        base = _mm512_maskz_mov_epi64(ok, _mm512_mask_add_epi64(base, _mm512_cmp_pd_mask(W, target, _CMP_LE_OQ), base, one));
+        __m512i y = _mm512_and_si512(S_fetch8(slab, _mm512_add_epi64(_mm512_add_epi64(off, cord), _mm512_slli_epi64(base, 2))),
+                                     _mm512_set1_epi64(0xffffffff));
+        __m512i opq = _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(y, 4));
+        _mm512_mask_cvtepi64_storeu_epi32(w->Y + b, ok, y);
+        _mm512_mask_storeu_pd(w->PY + b, ok, S_fetch8_pd(slab, opq));
+        _mm512_mask_storeu_pd(w->QY + b, ok, S_fetch8_pd(slab, _mm512_add_epi64(opq, _mm512_set1_epi64(8))));
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->tau + b)));
+        _mm512_mask_i64scatter_epi64(w->tok, ok, at, y, 8);
+        for (__mmask8 fb = go & (__mmask8)~ok; fb; fb &= (__mmask8)(fb - 1))
+            S_last_draw1(pl, w, b + (size_t)__builtin_ctz(fb), wide);
+    }
+    return nb;
+}
+
+/* The new frames of S_last_frames on places 0..8⌊na/8⌋-1 (slot nf of each,
+ * scattered). */
+__attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
+    const __m512i one = _mm512_set1_epi64(1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i nf = S_LD32(w->nf + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512d py = _mm512_loadu_pd(w->PY + b), ea, eb;
+        S_extend8(_mm512_loadu_pd(w->KTa + b), _mm512_loadu_pd(w->KTb + b),
+                  S_val8(_mm512_loadu_pd(w->TTa + b), _mm512_loadu_pd(w->TTb + b), _mm512_loadu_pd(w->QY + b), py), py, &ea, &eb);
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(nf, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(S_LD32(w->n + b), G), one)), 4);
+        _mm512_i64scatter_pd(w->Ra, at, ea, 8);
+        _mm512_i64scatter_pd(w->Rb, at, eb, 8);
+        if (!pl->broken)
+            nf = _mm512_mask_add_epi64(nf, _mm512_cmplt_epu64_mask(_mm512_add_epi64(tau, one), G), nf, one);
+        S_ST32(w->nf + b, nf);
+    }
+    return nb;
+}
+
+/* The round's compaction (S_group) on places 0..8⌊na/8⌋-1: the places
+ * whose trial goes on move to places keep.. (trial, position, last token;
+ * then frame slot by frame slot, f < nfmax) as compressions (every store of
+ * eight lanes lands on places already read) and begin their next iteration
+ * (S_begin).  Returns the places kept; *maxG, *maxF as there. */
+__attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *pl, S_work *w, size_t na, size_t L,
+                                                                   int first, size_t nfmax, size_t *maxG, size_t *maxF)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i Lv = _mm512_set1_epi64((long long)L), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    const __m512i gam = _mm512_set1_epi64((long long)pl->gamma);
+    const __m512d oned = _mm512_set1_pd(1.0);
+    __m512i mg = _mm512_setzero_si512(), mf = _mm512_setzero_si512();
+    size_t keep = 0;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i nn = _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->em + b)), nf = S_LD32(w->nf + b);
+        __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv);
+        w->mk[b / 8] = km;
+        S_ST32(w->ts + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->ts + b)));
+        S_ST32(w->nf + keep, _mm512_maskz_compress_epi64(km, nf));
+        /* S_begin */
+        __m512i nk = _mm512_maskz_compress_epi64(km, nn), G = _mm512_sub_epi64(T1, nk);
+        if (pl->gamma)
+            G = _mm512_min_epu64(G, gam);
+        const __mmask8 lo = (__mmask8)((1u << __builtin_popcount(km)) - 1u);
+        mg = _mm512_mask_max_epu64(mg, lo, mg, G);
+        mf = _mm512_mask_max_epu64(mf, km, mf, nf);
+        S_ST32(w->n + keep, nk);
+        S_ST32(w->X + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->Y + b)));
+        _mm512_storeu_pd(w->Ka + keep, oned);
+        _mm512_storeu_pd(w->Kb + keep, oned);
+        S_ST32(w->G + keep, G);
+        S_ST32(w->dr + keep, G);
+        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        keep += (size_t)__builtin_popcount(km);
+    }
+    for (size_t f = 0; f < nfmax; f++) {
+        uint32_t *fe = w->fe + S_AT(f, 0);
+        double *ra = w->Ra + S_AT(f, 0), *rb = w->Rb + S_AT(f, 0);
+        size_t k = 0;
+        for (size_t b = 0; b < nb; b += 8) {
+            const __mmask8 km = w->mk[b / 8];
+            S_ST32(fe + k, _mm512_maskz_compress_epi64(km, S_LD32(fe + b)));
+            _mm512_storeu_pd(ra + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(ra + b)));
+            _mm512_storeu_pd(rb + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(rb + b)));
+            k += (size_t)__builtin_popcount(km);
+        }
+    }
+    *maxG = (size_t)_mm512_reduce_max_epu64(mg);
+    *maxF = (size_t)_mm512_reduce_max_epu64(mf);
+    return keep;
+}
+
+/* S_last_frames on places 0..8⌊na/8⌋-1 (frames f < nfmax): the ratios and
+ * input levels at depth τ fetched, the kept frames scattered to their
+ * slots (slot k <= f: frame f's entries are read before any store to them). */
+__attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w, size_t na, size_t nfmax)
+{
+    const size_t nb = na / 8 * 8, S = w->S, cap = w->cap;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), one = _mm512_set1_epi64(1);
+    const __m512i Sv = _mm512_set1_epi64((long long)S), capS = _mm512_set1_epi64((long long)(cap * S));
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i tau = S_LD32(w->tau + b), nf = S_LD32(w->nf + b), pl_ = _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b));
+        __m512i next = _mm512_add_epi64(_mm512_add_epi64(S_LD32(w->n + b), tau), one);
+        __m512d py = _mm512_loadu_pd(w->PY + b), qy = _mm512_loadu_pd(w->QY + b);
+        __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, capS), pl_), 3); /* row τ cap, in bytes */
+        __m512i k = _mm512_setzero_si512();
+        for (size_t f = 0; f < nfmax; f++) {
+            __m512i fe = S_LD32(w->fe + S_AT(f, b));
+            __mmask8 kp = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) & _mm512_cmpge_epu64_mask(fe, next);
+            if (!kp)
+                continue; /* no place keeps frame f */
+            __m512i a8 = _mm512_add_epi64(at, _mm512_set1_epi64((long long)(f * S * 8)));
+            __m512d ea, eb;
+            S_extend8(S_fetch8_pd(w->Ra, a8), S_fetch8_pd(w->Rb, a8),
+                      S_val8(S_fetch8_pd(w->LA, a8), S_fetch8_pd(w->LB, a8), qy, py), py, &ea, &eb);
+            __m512i to = _mm512_add_epi64(_mm512_mul_epu32(k, Sv), pl_);
+            _mm512_mask_i64scatter_epi32(w->fe, kp, to, _mm512_cvtepi64_epi32(fe), 4);
+            _mm512_mask_i64scatter_pd(w->Ra, kp, to, ea, 8);
+            _mm512_mask_i64scatter_pd(w->Rb, kp, to, eb, 8);
+            k = _mm512_mask_add_epi64(k, kp, k, one);
+        }
+        S_ST32(w->nf + b, k);
+    }
+    return nb;
+}
+#undef S_LD32
+#undef S_ST32
+#undef S_LD8
+#undef S_ST8
+#endif
+
+/* A pass's vector part where `wide` (the AVX-512 instance): the number of
+ * places it did, 0 where there is none; the scalar code does the rest. */
+#if S_HAVE_X86
+#define S_VEC(call) (wide ? (call) : 0)
+#else
+#define S_VEC(call) 0
+#endif
+
+/* Depth i of the round at places 0..na-1 (maxF: the most frames at a
+ * place): the levels at position n+i after X^i (frames oldest first, each
+ * applied to the level the earlier ones made: S_frames' steps) and, where
+ * depth i is verified, h_i's coin, the frames' ratios after X^{i+1} and
+ * p_{i+1}.  Passes over the places, the table reads (row words, counts)
+ * apart from the arithmetic, which runs eight places at a time in the
+ * AVX-512 instance. */
+static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                          size_t maxF, int verify, int wide)
+{
+    const int count = verify && i >= 1; /* h_i's counts, at the levels' top */
+    size_t nl = 0;
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl));
+    nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
+    S_frames(pl, w, i, nl, count, wide);
+    if (!verify)
+        return; /* depth maxG: the levels for the bonus only */
+    S_accept_scalar(w, i, S_VEC(S_accept_avx512(w, i, na)), na);
 }
 
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
  * its k-th iteration, drafting step i of all of them before step i + 1,
- * then verifying depth i of all of them before depth i + 1, so that the
- * processor overlaps the trials' serial chains (of alias lookups, then of
- * levels and ratios).  Uniforms (sd_rngbuf_trials_at, across trials):
- * block 0 draws x_0 (even uniform); iteration k (0-based) uses blocks
- * b_k = 1 + k (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and
- * η_i (odd; unused at i = 0), block b_k + Gmax η_G (even) and the last
- * token (odd).  No uniform is used twice. */
+ * then depth i of all of them before depth i + 1, so that the processor
+ * overlaps the trials' serial chains (of alias lookups, then of levels and
+ * ratios).  Uniforms (sd_rngbuf_trials_at, across trials): block 0 draws
+ * x_0 (even uniform); iteration k (0-based) uses blocks b_k = 1 + k
+ * (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and η_i (odd;
+ * unused at i = 0), block b_k + Gmax η_G (even) and the last token (odd),
+ * drawn before the depths.  No uniform is used twice.  The places of the
+ * trials still running are compacted after each round (their n, frames,
+ * last token and trial move with them); counts are kept by trial. */
 static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
                                                           size_t S, const sd_observe *obs, int wide)
 {
-    const size_t T = pl->T, V = pl->V, L = obs->L ? obs->L : T, cap = w->cap;
+    const size_t T = pl->T, L = obs->L ? obs->L : T, cap = w->cap;
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
+    size_t maxG = 0, maxF = 0;
     for (size_t s = 0; s < S; s++) {
-        w->tok[s * (T + 1)] = sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
-        w->act[s] = (uint32_t)s;
-        w->n[s] = 1;
+        const uint32_t x0 = (uint32_t)sd_token_alias_draw(pl->init, pl->lgK, w->ue[s]);
+        w->tok[s * (T + 1)] = x0;
+        w->ts[s] = (uint32_t)s;
         w->nf[s] = w->rej[s] = w->its[s] = 0;
         w->s1[s] = w->s2[s] = 0;
+        const size_t G = S_begin(pl, w, s, 1, x0);
+        maxG = G > maxG ? G : maxG;
     }
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
-        size_t maxG = 0;
-        for (size_t b = 0; b < na; b++) {
-            size_t s = w->act[b];
-            S_enter(pl, w, s);
-            maxG = w->G[s] > maxG ? w->G[s] : maxG;
-        }
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
-            sd_rngbuf_trials_at(seed, base + i, g0, w->act, na, w->ue, w->uo);
-            for (size_t b = 0; b < na; b++) {
-                size_t s = w->act[b];
-                if (i >= w->G[s])
-                    continue;
-                size_t *x = w->tok + s * (T + 1) + w->n[s] + i, ridx = (w->n[s] + i - 1) * V + x[-1];
-                w->row[s * cap + i] = ridx;
-                w->eta[s * cap + i] = w->uo[b];
-                *x = sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
-            }
+            sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
+            S_draft_scalar(pl, w, i, S_VEC(S_draft_avx512(pl, w, i, na)), na);
         }
-        for (size_t i = 0; i < maxG; i++)
-            for (size_t b = 0; b < na; b++) {
-                size_t s = w->act[b];
-                if (i < w->drafted[s])
-                    S_verify(pl, w, s, i, wide);
-            }
-        sd_rngbuf_trials_at(seed, base + cap, g0, w->act, na, w->ue, w->uo);
-        size_t keep = 0;
-        for (size_t b = 0; b < na; b++) {
-            size_t s = w->act[b], emitted = S_last(pl, w, s, w->ue[b], w->uo[b], wide), tau = w->tau[s];
-            w->rej[s] += tau < w->G[s];
+        /* the last block's uniforms now: η_G decides (S_rows) where depth G's levels are needed */
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
+        for (size_t i = 0; i <= maxG; i++)
+            S_depth(pl, w, i, na, maxF, i < maxG, wide);
+        const size_t b0 = S_VEC(S_last_weight_avx512(pl, w, na));
+        S_last_weight_scalar(pl, w, b0, na);
+        S_counts(pl, w, w->cv, b0, na, wide); /* the vector draw counts its own places */
+        (void)S_VEC(S_last_draw_avx512(pl, w, na, wide));
+        S_last_draw_scalar(pl, w, b0, na, wide);
+        S_last_frames_scalar(w, S_VEC(S_last_frames_avx512(w, na, maxF)), na);
+        S_last_new_scalar(pl, w, S_VEC(S_last_new_avx512(pl, w, na)), na);
+        size_t nfmax = 0;
+        for (size_t b = 0; b < na; b++) { /* the counts, by trial */
+            const size_t s = w->ts[b], tau = w->tau[b];
+            w->rej[s] += tau < w->G[b];
             w->its[s]++;
             w->s1[s] += tau;
             w->s2[s] += (uint64_t)tau * tau;
             if (obs->hist)
                 obs->hist[tau] += 1.0;
-            w->n[s] += emitted;
-            w->act[keep] = (uint32_t)s;
-            keep += !obs->first_iteration && w->n[s] <= L;
+            nfmax = w->nf[b] > nfmax ? w->nf[b] : nfmax;
+        }
+        size_t keep = 0, b = 0;
+        maxG = maxF = 0;
+#if S_HAVE_X86
+        if (wide) {
+            keep = S_compact_avx512(pl, w, na, L, obs->first_iteration, nfmax, &maxG, &maxF);
+            b = na / 8 * 8;
+        }
+#endif
+        for (; b < na; b++) {
+            const size_t s = w->ts[b], n = w->n[b] + w->em[b], nf = w->nf[b];
+            const uint32_t y = w->Y[b];
+            if (obs->first_iteration || n > L)
+                continue;
+            w->ts[keep] = (uint32_t)s;
+            w->nf[keep] = (uint32_t)nf;
+            for (size_t f = 0; f < nf; f++) {
+                w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
+                w->Ra[S_AT(f, keep)] = w->Ra[S_AT(f, b)];
+                w->Rb[S_AT(f, keep)] = w->Rb[S_AT(f, b)];
+            }
+            const size_t G = S_begin(pl, w, keep++, n, y);
+            maxG = G > maxG ? G : maxG;
+            maxF = nf > maxF ? nf : maxF;
         }
         na = keep;
     }
@@ -443,7 +1109,7 @@ static void S_trials_scalar(const S_plan *pl, S_work *w, uint64_t seed, uint64_t
 
 #if S_HAVE_X86
 /* The same code compiled for AVX-512 (the counts as one comparison). */
-__attribute__((target("avx512f"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
+__attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
                                                                uint64_t hi, const sd_observe *obs)
 {
     S_trials(pl, w, seed, lo, hi, obs, 1);
@@ -453,7 +1119,7 @@ __attribute__((target("avx512f"))) static void S_trials_avx512(const S_plan *pl,
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
 {
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512()) {
+    if (sd_rngbuf_avx512dq()) {
         S_trials_avx512(plan, work, seed, lo, hi, obs);
         return;
     }
@@ -513,7 +1179,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     l.P = l.Q + (V + 1) * sizeof(double);
     l.pq = l.P + (V + 1) * sizeof(double);
     l.ord = l.pq + 2 * V * sizeof(double);
-    l.stride = (l.ord + V * sizeof(uint32_t) + 7) / 8 * 8;
+    l.stride = (l.ord + V * sizeof(uint32_t) + S_LINE - 1) / S_LINE * S_LINE; /* rows on cache lines */
     const size_t per = l.stride + K * sizeof(uint64_t); /* a row's bytes, its alias table of p included */
     if (nrows && (max_bytes < K * sizeof(uint64_t) || per > (max_bytes - K * sizeof(uint64_t)) / nrows))
         return sd_error_set(err, SD_ETOOBIG, "greedy-block kernel: tables of %zu rows x %zu bytes exceed %zu bytes",
@@ -521,7 +1187,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     S_plan *pl = calloc(1, sizeof *pl);
     sd_block_key *key = malloc(V * sizeof *key);
     if (pl) {
-        pl->slab = malloc(nrows * l.stride);
+        /* + S_LINE: the vector code loads eight bytes for a 4-byte ord entry */
+        pl->slab = aligned_alloc(S_LINE, nrows * l.stride + S_LINE);
         pl->ap = malloc(nrows * K * sizeof *pl->ap);
         pl->init = malloc(K * sizeof *pl->init);
     }
@@ -571,8 +1238,10 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->fr, w->R,  w->K,       w->lev, w->row, w->eta, w->tok, w->nf, w->n,  w->G,
-                      w->tau, w->drafted, w->rej, w->its, w->s1,  w->s2,  w->act, w->ue,  w->uo};
+    void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
+                      w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
+                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->iq, w->ip, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
+                      w->ue,  w->uo, w->mk};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(w);
@@ -585,27 +1254,49 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     S_work *w = calloc(1, sizeof *w);
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory");
-    /* S_GROUP trials, fewer when their ratios or their tokens would exceed
-     * S_GROUP_BYTES each */
-    size_t per = (g + 1) * g * sizeof *w->R, S = S_GROUP_BYTES / per, St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
+    /* S_GROUP trials, fewer when their ratios and levels, or their tokens,
+     * would exceed S_GROUP_BYTES */
+    size_t per = 4 * (g + 1) * g * sizeof(double), S = S_GROUP_BYTES / per,
+           St = S_GROUP_BYTES / ((pl->T + 1) * sizeof *w->tok);
     S = St < S ? St : S;
     S = w->S = S < 1 ? 1 : S > S_GROUP ? S_GROUP : S;
     w->cap = g;
-    w->fr = malloc(S * g * sizeof *w->fr);
-    w->R = malloc(S * (g + 1) * g * sizeof *w->R);
-    w->K = malloc(S * (g + 1) * sizeof *w->K);
-    w->lev = malloc(S * (g + 1) * sizeof *w->lev);
-    w->row = malloc(S * g * sizeof *w->row);
-    w->eta = malloc(S * g * sizeof *w->eta);
-    w->tok = malloc(S * (pl->T + 1) * sizeof *w->tok);
-    size_t **sz[] = {&w->nf, &w->n, &w->G, &w->tau, &w->drafted, &w->rej, &w->its};
-    int bad = !w->fr || !w->R || !w->K || !w->lev || !w->row || !w->eta || !w->tok;
-    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
-        bad |= !(*sz[i] = malloc(S * sizeof **sz[i]));
-    uint64_t **u64[] = {&w->s1, &w->s2, &w->ue, &w->uo};
-    for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
-        bad |= !(*u64[i] = malloc(S * sizeof **u64[i]));
-    bad |= !(w->act = malloc(S * sizeof *w->act));
+    /* zeroed: the vector passes read (and discard) entries of places and
+     * frame slots not in use */
+    const size_t R = (g + 1) * g * S, R2 = (g + 2) * g * S;
+    struct {
+        void **p;
+        size_t n, size;
+    } a[] = {
+        {(void **)&w->tok, S * (pl->T + 1), sizeof *w->tok}, {(void **)&w->rej, S, sizeof *w->rej},
+        {(void **)&w->its, S, sizeof *w->its},              {(void **)&w->s1, S, sizeof *w->s1},
+        {(void **)&w->s2, S, sizeof *w->s2},                {(void **)&w->ts, S, sizeof *w->ts},
+        {(void **)&w->n, S, sizeof *w->n},                  {(void **)&w->nf, S, sizeof *w->nf},
+        {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->G, S, sizeof *w->G},
+        {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
+        {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
+        {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
+        {(void **)&w->Ra, R2, sizeof *w->Ra},               {(void **)&w->Rb, R2, sizeof *w->Rb},
+        {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
+        {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
+        {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
+        {(void **)&w->PX, S, sizeof *w->PX},                {(void **)&w->QX, S, sizeof *w->QX},
+        {(void **)&w->WA, S, sizeof *w->WA},                {(void **)&w->WB, S, sizeof *w->WB},
+        {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
+        {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
+        {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
+        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
+        {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
+        {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
+        {(void **)&w->iq, S, sizeof *w->iq},                {(void **)&w->ip, S, sizeof *w->ip},
+        {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
+        {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
+        {(void **)&w->KTa, S, sizeof *w->KTa},              {(void **)&w->KTb, S, sizeof *w->KTb},
+        {(void **)&w->TTa, S, sizeof *w->TTa},              {(void **)&w->TTb, S, sizeof *w->TTb},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        bad |= !(*a[i].p = calloc(a[i].n, a[i].size));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
