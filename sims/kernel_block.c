@@ -1199,16 +1199,10 @@ static void S_work_free(void *work)
     free(w);
 }
 
-/* The next array of n elements of `size` bytes from the arena at *off (NULL
- * arena: only counts).  Each starts on a cache line, 5 lines after the end
- * of the one before: arrays of 1 and 2 KiB would otherwise start at offsets
- * equal modulo 4096, and a pass that loads one and stores another would
- * wait on false store-to-load dependencies (4K aliasing). */
+/* The next array of n elements of `size` bytes from the arena (sd_carve). */
 static void *S_carve(unsigned char *arena, size_t *off, size_t n, size_t size)
 {
-    void *p = arena ? arena + *off : NULL;
-    *off += (n * size + S_LINE - 1) / S_LINE * S_LINE + 5 * S_LINE;
-    return p;
+    return sd_carve(arena, off, n * size);
 }
 
 static int S_work_new(const void *plan, void **work, sd_error *err)

@@ -161,6 +161,7 @@ typedef struct S_work {
     double *TTa, *TTb;      /* the top level at depth τ */
     uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
     uint8_t *mk;            /* [S/8] the compaction's masks of places kept */
+    unsigned char *arena;   /* every array above (sd_carve) */
 } S_work;
 
 /* The row at byte offset off of the slab. */
@@ -1238,12 +1239,7 @@ static void S_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    void *arrays[] = {w->tok, w->rej, w->its, w->s1, w->s2, w->ts, w->n,  w->nf, w->fe, w->G,  w->dr,
-                      w->tau, w->X,   w->eta, w->Ka, w->Kb, w->Ra, w->Rb, w->LA, w->LB, w->TA, w->TB,
-                      w->MT,  w->off, w->PX,  w->QX, w->WA, w->WB, w->QJ, w->PJ, w->fl, w->cv, w->lst, w->iq, w->ip, w->jj, w->a0, w->fls, w->em, w->Y, w->PY, w->QY, w->KTa, w->KTb, w->TTa, w->TTb,
-                      w->ue,  w->uo, w->mk};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
+    free(w->arena);
     free(w);
 }
 
@@ -1295,12 +1291,18 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->TTa, S, sizeof *w->TTa},              {(void **)&w->TTb, S, sizeof *w->TTb},
     };
     int bad = 0;
+    size_t off = 0; /* one arena (sd_carve: no 4K aliasing between the arrays) */
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
-        bad |= !(*a[i].p = calloc(a[i].n, a[i].size));
+        sd_carve(NULL, &off, a[i].n * a[i].size);
+    bad = !(w->arena = aligned_alloc(64, off));
     if (bad) {
         S_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "greedy-block kernel: out of memory for G = %zu", g);
     }
+    memset(w->arena, 0, off);
+    off = 0;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        *a[i].p = sd_carve(w->arena, &off, a[i].n * a[i].size);
     *work = w;
     return SD_OK;
 }

@@ -84,6 +84,20 @@ static inline void sd_fetch64(const void *base, const uint32_t *idx, size_t n, u
     }
 }
 
+/* The next array of `bytes` from a kernel's work arena at *off (arena NULL:
+ * only counts the bytes).  Each array starts on a cache line, five lines
+ * after the end of the one before: the kernels' arrays of 1–8 KiB would
+ * otherwise start at offsets equal modulo 4096, and a pass that loads one
+ * and stores another would wait on false store-to-load dependencies (4K
+ * aliasing; docs/findings.md, 42).  *off stays a multiple of 64, so the
+ * arena may come from aligned_alloc(64, *off). */
+static inline void *sd_carve(unsigned char *arena, size_t *off, size_t bytes)
+{
+    void *p = arena ? arena + *off : NULL;
+    *off += (bytes + 63) / 64 * 64 + 5 * 64;
+    return p;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 /* The eight 64-bit words at base + off[l] (byte offsets, one per lane) as

@@ -183,7 +183,7 @@ struct sd_token_work {
     uint64_t *ent;                   /* ent: also the rows' TV for the Rao-Blackwell sums */
     uint64_t *cnt;                   /* [8(T + 1)]: the group's histogram of accepted drafts */
     double *rb;                      /* Σ of tv over each trial's drafting positions */
-    unsigned char *arena;            /* every array above (S_carve) */
+    unsigned char *arena;            /* every array above (sd_carve) */
 };
 
 /* The smallest lgK with 2^lgK >= 2V. */
@@ -457,18 +457,6 @@ void sd_token_work_free(sd_token_work *w)
     free(w);
 }
 
-/* The next array of `bytes` from the arena at *off (NULL arena: only
- * counts).  Each array starts on a cache line, 5 lines after the end of the
- * one before: arrays of 4 and 8 KiB would otherwise start at the same
- * offset modulo 4096, and a pass that loads one and stores another then
- * waits on false store-to-load dependencies (4K aliasing). */
-static void *S_carve(unsigned char *arena, size_t *off, size_t bytes)
-{
-    void *p = arena ? arena + *off : NULL;
-    *off += (bytes + 63) / 64 * 64 + 5 * 64;
-    return p;
-}
-
 int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *err)
 {
     *out = NULL;
@@ -482,17 +470,17 @@ int sd_token_work_new(const sd_token_plan *plan, sd_token_work **out, sd_error *
     for (int pass = 0; pass < 2; pass++) { /* 0: the size, 1: the arrays */
         size_t off = 0;
         unsigned char *a = w->arena;
-        w->prev = S_carve(a, &off, S * sizeof *w->prev);
-        w->j = S_carve(a, &off, S * sizeof *w->j);
-        w->rej = S_carve(a, &off, S * sizeof *w->rej);
+        w->prev = sd_carve(a, &off, S * sizeof *w->prev);
+        w->j = sd_carve(a, &off, S * sizeof *w->j);
+        w->rej = sd_carve(a, &off, S * sizeof *w->rej);
         for (int r = 0; r < 4; r++)
-            w->u[r] = S_carve(a, &off, S * sizeof *w->u[r]);
-        w->ends = S_carve(a, &off, S * w->words * sizeof *w->ends);
-        w->cell = S_carve(a, &off, S * sizeof *w->cell);
-        w->rb = S_carve(a, &off, S * sizeof *w->rb);
-        w->idx = S_carve(a, &off, S * sizeof *w->idx);
-        w->ent = S_carve(a, &off, S * sizeof *w->ent);
-        w->cnt = S_carve(a, &off, 8 * (plan->T + 1) * sizeof *w->cnt);
+            w->u[r] = sd_carve(a, &off, S * sizeof *w->u[r]);
+        w->ends = sd_carve(a, &off, S * w->words * sizeof *w->ends);
+        w->cell = sd_carve(a, &off, S * sizeof *w->cell);
+        w->rb = sd_carve(a, &off, S * sizeof *w->rb);
+        w->idx = sd_carve(a, &off, S * sizeof *w->idx);
+        w->ent = sd_carve(a, &off, S * sizeof *w->ent);
+        w->cnt = sd_carve(a, &off, 8 * (plan->T + 1) * sizeof *w->cnt);
         if (pass == 0 && !(w->arena = aligned_alloc(64, off))) {
             sd_token_work_free(w);
             return sd_error_set(err, SD_ENOMEM, "out of memory for the token kernel's work arrays");
