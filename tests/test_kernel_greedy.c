@@ -155,16 +155,6 @@ Test(kernel_greedy, check_passes_greedy_block_and_flags_the_broken_kernel)
     }
 }
 
-static void S_same(const sd_sim_result *a, const sd_sim_result *b, const char *what)
-{
-    cr_expect_eq(memcmp(&a->rejections, &b->rejections, sizeof a->rejections), 0, "%s: rejections", what);
-    cr_expect_eq(memcmp(&a->target_calls, &b->target_calls, sizeof a->target_calls), 0, "%s: calls", what);
-    cr_expect_eq(memcmp(&a->accepted, &b->accepted, sizeof a->accepted), 0, "%s: accepted", what);
-    cr_expect_eq(memcmp(a->accept_hist, b->accept_hist, (a->T + 1) * sizeof *a->accept_hist), 0, "%s: hist", what);
-    cr_expect_eq(memcmp(a->pos_counts, b->pos_counts, a->T * a->V * sizeof *a->pos_counts), 0, "%s: positions",
-                 what);
-}
-
 /* The same bits on 1, 2 and 3 threads (more trials than one engine block,
  * a tail not a multiple of the kernel's group). */
 Test(kernel_greedy, bit_identical_across_threads)
@@ -179,7 +169,7 @@ Test(kernel_greedy, bit_identical_across_threads)
     for (unsigned th = 2; th <= 3; th++) {
         so.threads = th;
         cr_assert_eq(sd_sim_run(&sd_verifier_greedy_block, c, &par, &so, &b, NULL), SD_OK);
-        S_same(&a, &b, th == 2 ? "2 threads" : "3 threads");
+        tu_same_sim(&a, &b, th == 2 ? "2 threads" : "3 threads");
         sd_sim_result_free(&b);
     }
     sd_sim_result_free(&a);
@@ -211,7 +201,7 @@ Test(kernel_greedy, vector_instance_equals_the_scalar_code)
             sd_rngbuf_cap_isa(-1);
             cr_assert_str_eq(a.kernel, "greedy-sorted");
             cr_assert_str_eq(b.kernel, "greedy-sorted");
-            S_same(&a, &b, "scalar against vector");
+            tu_same_sim(&a, &b, "scalar against vector");
             sd_sim_result_free(&a);
             sd_sim_result_free(&b);
         }

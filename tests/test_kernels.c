@@ -73,17 +73,6 @@ static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
 
 /* --- bit-identical runs ---------------------------------------------------- */
 
-static void S_same(const sd_sim_result *a, const sd_sim_result *b, const char *what)
-{
-    cr_assert_eq(a->trials, b->trials, "%s", what);
-    cr_assert_eq(memcmp(&a->rejections, &b->rejections, sizeof a->rejections), 0, "%s", what);
-    cr_assert_eq(memcmp(&a->target_calls, &b->target_calls, sizeof a->target_calls), 0, "%s", what);
-    cr_assert_eq(memcmp(&a->accepted, &b->accepted, sizeof a->accepted), 0, "%s", what);
-    cr_assert_eq(memcmp(a->accept_hist, b->accept_hist, (a->T + 1) * sizeof *a->accept_hist), 0, "%s", what);
-    if (a->pos_counts || b->pos_counts)
-        cr_assert_eq(memcmp(a->pos_counts, b->pos_counts, a->T * a->V * sizeof *a->pos_counts), 0, "%s", what);
-}
-
 Test(engine_blocks, bit_identical_across_threads_for_several_verifiers)
 {
     sd_chain *c = S_chain(5, 12, 10, 1.0);
@@ -109,7 +98,7 @@ Test(engine_blocks, bit_identical_across_threads_for_several_verifiers)
         for (size_t k = 0; k < 2; k++) {
             so.threads = th[k];
             cr_assert_eq(sd_sim_run(vt, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
-            S_same(&r1, &r, algos[i]);
+            tu_same_sim(&r1, &r, algos[i]);
             sd_sim_result_free(&r);
         }
         sd_sim_result_free(&r1);
@@ -143,7 +132,7 @@ Test(engine_blocks, block_ranges_merge_to_the_single_run)
                      SD_OK);
     sd_sim_result_merge(&split, blocks, nb);
     cr_assert_str_eq(kernel, whole.kernel);
-    S_same(&whole, &split, "split");
+    tu_same_sim(&whole, &split, "split");
     cr_assert_eq(sd_sim_run_blocks(&job, &so, 5, 7, blocks, split.accept_hist, NULL, NULL, NULL), SD_EUSAGE);
     so.generic = 1;
     cr_assert_eq(sd_sim_run_job(&job, &so, &gen, NULL), SD_OK);
@@ -171,11 +160,11 @@ Test(engine_stop, target_stderr_is_reproducible_and_a_prefix)
     cr_assert_leq(sd_welford_stderr(&r1.rejections), 0.03);
     so.threads = 2;
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r2, NULL), SD_OK);
-    S_same(&r1, &r2, "threads");
+    tu_same_sim(&r1, &r2, "threads");
     /* the shortest prefix: one block fewer misses the target */
     sd_sim_opts plain = {.seed = 2, .trials = r1.trials, .threads = 2};
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &plain, &ref, NULL), SD_OK);
-    S_same(&r1, &ref, "prefix");
+    tu_same_sim(&r1, &ref, "prefix");
     sd_sim_result_free(&ref);
     if (r1.trials > SD_SIM_BLOCK) {
         plain.trials = r1.trials - SD_SIM_BLOCK;
@@ -206,7 +195,7 @@ Test(engine_stop, time_limit_stops_at_whole_blocks)
     cr_assert_eq(r.trials_requested, so.trials);
     sd_sim_opts plain = {.seed = 4, .trials = r.trials, .threads = 1};
     cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &plain, &ref, NULL), SD_OK);
-    S_same(&r, &ref, "time-limit prefix");
+    tu_same_sim(&r, &ref, "time-limit prefix");
     sd_sim_result_free(&r);
     sd_sim_result_free(&ref);
     sd_chain_free(c);
@@ -854,7 +843,7 @@ Test(kernel, driver_statistics_are_per_block_in_trial_order)
             so.threads = th[k];
             cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, NULL), SD_OK);
             cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
-            S_same(&ref, &r, "kernel vs scalar reference");
+            tu_same_sim(&ref, &r, "kernel vs scalar reference");
             sd_sim_result_free(&r);
         }
         sd_sim_result_free(&ref);

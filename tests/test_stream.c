@@ -55,18 +55,6 @@ Test(stream_gen, steps_are_the_stored_chain)
     }
 }
 
-/* The Welford records and the histogram of two runs are the same bits. */
-static void S_same_result(const sd_sim_result *a, const sd_sim_result *b, const char *what)
-{
-    cr_assert_eq(memcmp(&a->rejections, &b->rejections, sizeof a->rejections), 0, "%s: rejections", what);
-    cr_assert_eq(memcmp(&a->target_calls, &b->target_calls, sizeof a->target_calls), 0, "%s: calls", what);
-    cr_assert_eq(memcmp(&a->accepted, &b->accepted, sizeof a->accepted), 0, "%s: accepted", what);
-    cr_assert_eq(memcmp(&a->rejections_rb, &b->rejections_rb, sizeof a->rejections_rb), 0, "%s: rb", what);
-    cr_assert_eq(memcmp(a->accept_hist, b->accept_hist, (a->T + 1) * sizeof *a->accept_hist), 0,
-                 "%s: histogram", what);
-    cr_assert_eq(a->trials, b->trials, "%s", what);
-}
-
 /* streamed = stored, bit for bit: several V, T (one and more than 64 end-bit
  * words), gamma (horizon, 1, 3, T-1, beyond T), trial counts with a partial
  * block and a partial lockstep group, threads 1, 2, 3, the sampled tokens
@@ -106,7 +94,7 @@ Test(stream_kernel, same_bits_as_the_stored_run)
             char what[96];
             snprintf(what, sizeof what, "V=%zu T=%zu gamma=%zu threads %u", cases[k].V, cases[k].T,
                      cases[k].gamma, th);
-            S_same_result(&ref, &r, what);
+            tu_same_sim(&ref, &r, what);
             cr_assert_eq(memcmp(ref.tokens, r.tokens, cases[k].trials * ntok * sizeof *r.tokens), 0, "%s: tokens",
                          what);
             cr_assert_eq(memcmp(ref.pos_counts, r.pos_counts, cases[k].T * cases[k].V * sizeof *r.pos_counts), 0,
@@ -147,7 +135,7 @@ Test(stream_kernel, broken_tables_are_caught_by_the_same_comparison)
     cr_assert_neq(memcmp(good.tokens, broken.tokens, 6000 * 20 * sizeof *good.tokens), 0,
                   "the broken streamed kernel must not reproduce the exact kernel's tokens");
     cr_assert_eq(sd_sim_run(bt, c, &par, &so, &broken_stored, &err), SD_OK, "%s", err.msg);
-    S_same_result(&broken_stored, &broken, "broken: streamed vs stored");
+    tu_same_sim(&broken_stored, &broken, "broken: streamed vs stored");
     sd_sim_result_free(&good);
     sd_sim_result_free(&broken);
     sd_sim_result_free(&broken_stored);
@@ -367,7 +355,7 @@ Test(stream_limits, chain_freed_once_the_token_tables_are_built)
     so.kernel_ready_ctx = &c;
     cr_assert_eq(sd_sim_run(vt, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
     cr_assert_null(c, "token-alias: the chain was released");
-    S_same_result(&ref, &r, "chain freed after the tables");
+    tu_same_sim(&ref, &r, "chain freed after the tables");
     sd_sim_result_free(&ref);
     sd_sim_result_free(&r);
     /* the block kernel and the generic step keep reading the rows */

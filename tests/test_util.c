@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "../sims/sd_params.h"
+#include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
 
@@ -225,4 +226,20 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
         tu_dist(r, c->target + i * V, V, alpha, zf);
     }
     return c;
+}
+
+void tu_same_sim(const sd_sim_result *a, const sd_sim_result *b, const char *what)
+{
+    cr_assert_eq(a->trials, b->trials, "%s: trials", what);
+    cr_assert_eq(memcmp(&a->rejections, &b->rejections, sizeof a->rejections), 0, "%s: rejections", what);
+    cr_assert_eq(memcmp(&a->target_calls, &b->target_calls, sizeof a->target_calls), 0, "%s: calls", what);
+    cr_assert_eq(memcmp(&a->accepted, &b->accepted, sizeof a->accepted), 0, "%s: accepted", what);
+    cr_assert_eq(memcmp(&a->rejections_rb, &b->rejections_rb, sizeof a->rejections_rb), 0, "%s: rb", what);
+    cr_assert_eq(memcmp(a->accept_hist, b->accept_hist, (a->T + 1) * sizeof *a->accept_hist), 0,
+                 "%s: histogram", what);
+    if (a->pos_counts || b->pos_counts) {
+        cr_assert(a->pos_counts && b->pos_counts, "%s: positions kept by one run only", what);
+        cr_assert_eq(memcmp(a->pos_counts, b->pos_counts, a->T * a->V * sizeof *a->pos_counts), 0,
+                     "%s: positions", what);
+    }
 }

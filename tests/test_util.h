@@ -23,6 +23,14 @@ int tu_contains(const char *hay, const char *needle);
  * (which describe the machine, not the result) are left out. */
 int tu_same_results(const char *a, const char *b);
 
+struct sd_sim_result;
+/* Asserts that two runs gave the same bits: trial count, the Welford
+ * records of rejections, target calls, accepted drafts and the
+ * Rao-Blackwellised rejections, the histogram of accepted drafts, and the
+ * per-position counts where either run kept them.  `what` names the pair in
+ * a failure's message. */
+void tu_same_sim(const struct sd_sim_result *a, const struct sd_sim_result *b, const char *what);
+
 struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
  * options at their defaults); NULL on failure. */
