@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""goals.py -- the whole-process part of `make bench`.
+
+Runs the simdec binary as a user does (one process per command, wall time and
+peak resident memory of that process from os.wait4) and prints, beside the
+throughput table of simdec-bench, the measurements of issue 14's other goals:
+
+  * --estimator rb on token rejections, default chain (V=7, T=50,
+    model-seed 10), gamma = horizon: variance ratio plain/rb (goal >= 30x)
+    and the rb mean against Theorem 1 (goal |z| < 4);
+  * `lp otm --k 3 --V 30`: the network-flow method (the default) against
+    GLPK's simplex (`--method simplex`, the formulation of before), same
+    optimum to 1e-9, speed-up (goal >= 100x); the simplex run takes 10-60 s
+    and is skipped with --quick;
+  * `eval rejections --p @a --q @b --T 50` at V = 10^6 (two i.i.d. lists
+    written to a temporary directory): wall time and peak RSS (goals < 2 s,
+    < 200 MB);
+  * the README demo `run --algo block --T 50` as a whole process: wall time
+    beside the setup and Monte-Carlo times the run reports.
+
+Standard library only.  Usage: goals.py SIMDEC [--quick]
+Exit status 0 whatever the timings (timings are not tests); 70 when a
+command fails or prints something unexpected.
+"""
+
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+
+
+def run(simdec, args):
+    """Runs simdec with args, output to temporary files; returns (stdout,
+    wall seconds, peak RSS in bytes) of that one process.  posix_spawn, not
+    fork: a forked child's peak RSS would count this interpreter's pages
+    (the lists below) before the exec; the peak includes this interpreter's
+    resident size at the spawn (about 13 MB), as it would a shell's."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        pid = os.posix_spawn(simdec, [simdec] + args, os.environ,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, ru = os.wait4(pid, 0)
+        wall = time.monotonic() - t0
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if code != 0:
+            sys.stderr.write("goals.py: simdec %s: exit %d\n%s" % (" ".join(args), code,
+                                                                   err.read().decode(errors="replace")))
+            sys.exit(70)
+        return out.read().decode(), wall, ru.ru_maxrss * 1024  # ru_maxrss: KiB on Linux
+
+
+def rb_goal(simdec):
+    out, wall, _ = run(simdec, ["run", "--algo", "token", "--trials", "100000", "--seed", "1",
+                             "--estimator", "rb", "--json"])
+    d = json.loads(out)
+    plain, rb, exact = d["rejections"], d["rejections_rb"], d["exact_rejections"]
+    ratio = (plain["stderr"] / rb["stderr"]) ** 2
+    z = (rb["mean"] - exact) / rb["stderr"]
+    print("  --estimator rb, token rejections, default chain (V=7, T=50, gamma = horizon, 10^5 "
+          "trials, seed 1):")
+    print("    variance plain/rb %.1fx (goal >= 30x: %s); rb mean %.6f +- %.6f, Theorem 1 %.6f, "
+          "z %+.2f (goal |z| < 4: %s)" % (ratio, "met" if ratio >= 30 else "NOT met", rb["mean"],
+                                          rb["stderr"], exact, z, "met" if abs(z) < 4 else "NOT met"))
+
+
+def otm_goal(simdec, quick):
+    args = ["lp", "otm", "--k", "3", "--V", "30", "--json"]
+    out, wf, _ = run(simdec, args)
+    f = json.loads(out)
+    print("  lp otm --k 3 --V 30: flow (default) %.3f s wall (%.4f s solve), optimum %.15g"
+          % (wf, f["seconds"], f["optimum"]))
+    if quick:
+        print("    simplex skipped (--quick); docs/performance.md has the last full measurement")
+        return
+    out, ws, _ = run(simdec, args + ["--method", "simplex"])
+    s = json.loads(out)
+    same = abs(f["optimum"] - s["optimum"]) <= 1e-9
+    print("    simplex (--method simplex) %.2f s wall (%.2f s solve), optimum %.15g; same optimum "
+          "(1e-9): %s" % (ws, s["seconds"], s["optimum"], "yes" if same else "NO"))
+    ratio = ws / wf
+    print("    whole process simplex/flow %.0fx (goal >= 100x: %s)"
+          % (ratio, "met" if ratio >= 100 and same else "NOT met"))
+
+
+def iid_goal(simdec):
+    V = 1000000
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for seed, name in ((1, "p"), (2, "q")):
+            # two passes over the same stream (the total, then the values
+            # divided by it) in chunks: this interpreter stays small, so
+            # that the child's peak RSS is its own (see run())
+            rnd = random.Random(seed)
+            s = sum(rnd.random() for _ in range(V))
+            rnd = random.Random(seed)
+            path = os.path.join(d, name + ".txt")
+            with open(path, "w") as fh:
+                for c in range(0, V, 10000):
+                    fh.write(("," if c else "") + ",".join("%.17g" % (rnd.random() / s)
+                                                           for _ in range(10000)))
+            paths.append(path)
+        out, wall, rss = run(simdec, ["eval", "rejections", "--p", "@" + paths[0], "--q",
+                                      "@" + paths[1], "--T", "50", "--json"])
+        rej = json.loads(out)["rejections"]
+        size = os.path.getsize(paths[0])
+    print("  eval rejections --p @a --q @b --T 50, V = 10^6 (lists of %.1f MB each): %.2f s wall, "
+          "%.0f MB peak RSS, E[N_rej] = %.6f" % (size / 1e6, wall, rss / 1e6, rej))
+    print("    goal < 2 s: %s; goal < 200 MB: %s" % ("met" if wall < 2 else "NOT met",
+                                                   "met" if rss < 200e6 else "NOT met"))
+
+
+def demo(simdec):
+    out, wall, _ = run(simdec, ["run", "--algo", "block", "--T", "50", "--json"])
+    d = json.loads(out)
+    print("  README demo `simdec run --algo block --T 50`: %.3f s wall as a process; the run "
+          "reports %.4f s of Monte-Carlo (%d trials), the rest is the model, tables and exact "
+          "values" % (wall, d["seconds"], d["trials"]))
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(sys.argv) >= 2 else 64
+    simdec, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    print("\nwhole processes (bench/goals.py, %s):" % simdec)
+    rb_goal(simdec)
+    iid_goal(simdec)
+    demo(simdec)
+    otm_goal(simdec, quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
