@@ -19,9 +19,10 @@ ASAN_BIN   ?= simdec-asan
 SAN_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Criterion suites run under the sanitizers by check-sanitize: the hostile
 # inputs and edge cases, the CLI's error cases, the foundation, and the
-# lossless checks of every verifier, the Zipf kernel and the LP suites
+# lossless checks of every verifier, the Zipf kernel and the LP suites, the
+# streamed chain's refusals
 # (their memory errors are silent without a sanitizer; about a minute on 2 cores).
-SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*|callback*|samples_engine*|samples_format*|zipf*|lp_*|tree_laws*)
+SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*|callback*|samples_engine*|samples_format*|zipf*|lp_*|tree_laws*|stream_cli/refusals*)
 
 FUZZ_CC    ?= clang-14
 FUZZ_BUILD ?= build-fuzz
