@@ -184,6 +184,13 @@ def test_interrupt_inside_a_step_stops_the_run():
         return [0], 0, 0
 
     simdec.verifier("py-interrupted", step)
-    with pytest.raises(KeyboardInterrupt):
-        simdec.run(None, "py-interrupted", trials=100000)
+    # Python's own Ctrl-C handler, as in a notebook or a terminal: a process
+    # started with SIGINT ignored (`sh -c '... &'`) inherits SIG_IGN, and
+    # Python then installs no handler, so the kill would do nothing.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            simdec.run(None, "py-interrupted", trials=100000)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert calls[0] == 100  # the engine stopped at the step that raised
