@@ -90,11 +90,18 @@
 #define S_HCOPIES 4    /* copies of the histogram of τ */
 
 /* A row's tables, inside the plan's slab (S_row_at). */
+/* Entry k of a row's draft table takes S_APR words: the alias word
+ * thr·K + alias of p's table (sd_token_alias_build's), then r(k) and
+ * r(alias) as doubles (q/p, 0 where p = 0 or k >= V: never drafted), so
+ * that a draft and its ratio come from one load of one line; the fourth
+ * word pads the entry to 32 bytes. */
+#define S_APR 4
+
 typedef struct S_row {
-    const uint64_t *ap, *aq; /* [K] alias tables of p and q */
+    const uint64_t *apr;     /* [K][S_APR] p's alias table with the ratios (above) */
+    const uint64_t *aq;      /* [K] q's alias table */
     const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
                                 (+inf where p = 0 < q, -1 where p = q = 0) */
-    const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
     const double *QP;        /* [V+1 pairs, padded to a multiple of 8] the prefix sums (Q_j, P_j) of
                                 q, p in the sorted order, interleaved: one line holds both */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
@@ -105,7 +112,7 @@ typedef struct S_row {
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t ap, aq, rs, rat, QP, ord, j1, m1, stride;
+    size_t apr, aq, rs, QP, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -153,17 +160,18 @@ typedef struct S_work {
      * where i < G, j*(p_i) and m_i at row (n + i, X_i) (S_tau) */
     uint32_t *xs, *js;
     double *ps, *ms;
-    uint64_t *ue, *uo;
+    uint64_t *ue, *uo, *ue2, *uo2; /* uniforms by place: two pairs (S_group) */
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
     uint64_t *ent1; /* the words after them (S_fetch2) */
+    uint64_t *ea;   /* [S + 8][S_APR]: the draft entries of the step, by place (S_copy_entries) */
+    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
                        (consecutive increments of one counter would wait for each other) */
     unsigned char *arena; /* every array above (S_carve) */
@@ -178,9 +186,8 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
     double m1;
     memcpy(&j1, r + l->j1, sizeof j1);
     memcpy(&m1, r + l->m1, sizeof m1);
-    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
-                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
-                   (const double *)(const void *)(r + l->QP),
+    return (S_row){(const uint64_t *)(const void *)(r + l->apr), (const uint64_t *)(const void *)(r + l->aq),
+                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->QP),
                    (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
@@ -228,6 +235,22 @@ static inline double S_min1(double v)
 #else
     return v < 1.0 ? v : 1.0;
 #endif
+}
+
+/* X ~ p from the row's draft table (apr) with the 53-bit uniform U:
+ * sd_token_alias_draw's outcome (column k = U >> (53 - lgK), kept where
+ * U mod 2^(53-lgK) < thr, else its alias), and r(X) into *rx. */
+static inline size_t S_draw_p(const uint64_t *apr, unsigned lgK, uint64_t U, double *rx)
+{
+    const unsigned s = 53u - lgK;
+    const uint64_t k = U >> s, *e = apr + S_APR * k;
+    const int keep = (U & (((uint64_t)1 << s) - 1)) < (e[0] >> lgK);
+    double rk, ra;
+    memcpy(&rk, e + 1, sizeof rk);
+    memcpy(&ra, e + 2, sizeof ra);
+    *rx = sd_block_sel(keep, rk, ra);
+    const uint64_t a = e[0] & (((uint64_t)1 << lgK) - 1);
+    return (size_t)(a ^ ((a ^ k) & -(uint64_t)keep));
 }
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
@@ -302,17 +325,25 @@ static void S_plan_free(void *plan)
 static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
                        sd_block_key *key, double *Q, sd_error *err)
 {
-    uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
-    double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
+    uint64_t *apr = (uint64_t *)(void *)(r + l->apr), *aq = (uint64_t *)(void *)(r + l->aq);
+    double *rs = (double *)(void *)(r + l->rs);
     double *QP = (double *)(void *)(r + l->QP), *P = Q + V + 1;
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
-    int rc = sd_token_alias_build(p, V, lgK, ap, err);
+    int rc = sd_token_alias_build(p, V, lgK, apr, err); /* into words 0..K-1, spread below */
     if (!rc)
         rc = sd_token_alias_build(q, V, lgK, aq, err);
     if (rc)
         return rc;
-    for (size_t x = 0; x < V; x++)
-        rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
+    /* entry k to words S_APR·k.. from the top down (S_APR·k >= k: no word
+     * is overwritten before it is read) */
+    for (size_t k = ((size_t)1 << lgK); k-- > 0;) {
+        const uint64_t e = apr[k], a = e & (((uint64_t)1 << lgK) - 1);
+        const double rk = k < V && p[k] > 0.0 ? q[k] / p[k] : 0.0, ra = a < V && p[a] > 0.0 ? q[a] / p[a] : 0.0;
+        apr[S_APR * k] = e;
+        memcpy(apr + S_APR * k + 1, &rk, sizeof rk);
+        memcpy(apr + S_APR * k + 2, &ra, sizeof ra);
+        apr[S_APR * k + 3] = 0;
+    }
     sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
     for (size_t j = 0; j < (V + 8) / 8 * 8; j++) {
         QP[2 * j] = j <= V ? Q[j] : Q[V]; /* the padding: W_j = π Q_V - P_V */
@@ -345,14 +376,13 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
     /* Rows start on 64-byte lines: the sorted ratios (padded with -1) and
      * the prefix sums first, each padded to whole 64-byte loads, then the
-     * draft's alias table and r(X), then the bonus's table. */
+     * draft's alias table with the ratios, then the bonus's table. */
     S_layout l;
     const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s16 = (V + 8) / 8 * 16 * sizeof(double);
     l.rs = 0;
     l.QP = l.rs + r8;
-    l.ap = l.QP + s16;
-    l.rat = l.ap + K * sizeof(uint64_t);
-    l.aq = l.rat + V * sizeof(double);
+    l.apr = l.QP + s16;
+    l.aq = l.apr + S_APR * K * sizeof(uint64_t);
     l.m1 = l.aq + K * sizeof(uint64_t);
     l.j1 = l.m1 + sizeof(double);
     l.ord = l.j1 + sizeof(uint32_t);
@@ -464,10 +494,11 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t
         if (i > G || !(w->pi[b] > 0.0))
             continue;
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
-        size_t x = sd_token_alias_draw(r.ap, lgK, U[b]);
+        double rx;
+        size_t x = S_draw_p(r.apr, lgK, U[b], &rx);
         if (tok)
             tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
-        double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
+        double pi = S_min1(w->pi[b] * rx); /* p_i = min(1, p_{i-1} q/p) */
         w->pi[b] = ps[b] = pi;
         w->y[b] = xs[b] = (uint32_t)x;
         if (pi == 0.0 || i == G)
@@ -523,120 +554,171 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
 #if S_HAVE_X86
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
- * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
- * loads per place, so it runs as passes over all places, one link of the
- * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i): within
- * a pass the loads of different places are independent.  At the round's
- * last step (i = max G) no place has i < G and j*, m_i are skipped.
- * The slab words a pass needs are loaded by sd_fetch64 between two vector
- * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
- * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
- * many places it did. */
+ * the scalar code skips.  A drafting step chains table loads (the draft's
+ * entry; then, at the row (n + i, X_i) it selects, the sorted ratios for
+ * j* and the pair Q_{j*}, P_{j*}), so a step runs as passes over all
+ * places, within which the loads of different places are independent:
+ *   S_draft_avx512 (vector): m_{i-1} from step i - 1's pair; X_i by the
+ *     alias test on its entry, p_i = min(1, p_{i-1} r(X_i)) with r(X_i)
+ *     from the same entry; the row (n + i, X_i) and the slab offset of
+ *     step i + 1's entry there;
+ *   S_next (one place at a time, the loads only): j*(p_i) and the pair
+ *     (Q_{j*}, P_{j*}) at that row, and step i + 1's entry (S_APR words of
+ *     one line, copied whole).
+ * Step 1's entries come from S_first.  At the round's last step (i = max G)
+ * no place has i < G: no j*, m_i, nor next entry.  Loads are made one place
+ * at a time, not gathered (a gather costs 30–40 cycles here,
+ * docs/findings.md), in loops that do little else, so that many places'
+ * loads are in flight at once; only the halving search for rows over
+ * S_COUNT_MAX tokens gathers.  Returns how many places it did. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The eight 32-bit lanes of v to a[0..7] where m is set. */
 #define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          size_t maxG, const uint64_t *ue, size_t na,
-                                                                          size_t *tok)
+
+/* The draft entry (S_APR words, 32 bytes of one line) at slab byte offset
+ * idx[b] into ea[S_APR·b ..], for b < nb. */
+__attribute__((target("avx512f,avx512vl"))) static inline void S_copy_entries(const char *slab, const uint32_t *idx,
+                                                                             size_t nb, uint64_t *ea)
 {
-    const S_layout *l = &pl->lay;
-    const char *slab = pl->slab;
+    for (size_t b = 0; b < nb; b++)
+        _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
+}
+
+/* Step 1's draft entries at places 0..nb-1 (nb a multiple of 8): row
+ * (n - 1, y), the column of U (row 0 where G = 0: the padding, which never
+ * drafts). */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_first(const S_plan *pl, S_work *w, const uint64_t *U,
+                                                                         size_t nb)
+{
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - pl->lgK));
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)pl->lay.stride);
+    const __m512i apr = _mm512_set1_epi64((long long)pl->lay.apr), one = _mm512_set1_epi64(1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
+        __mmask8 lv = _mm512_test_epi64_mask(G, G);
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(n, one), V), y), stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(U + b)), c_sh);
+        S_ST32(w->idx + b, _mm512_maskz_add_epi64(lv, _mm512_add_epi64(R, apr), _mm512_slli_epi64(k, 5)));
+    }
+    S_copy_entries(pl->slab, w->idx, nb, w->ea);
+}
+
+/* Drafting step i (see above): un, the uniforms of step i + 1 (NULL at
+ * i = max G). */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                          const uint64_t *ue, const uint64_t *un,
+                                                                          size_t na, size_t *tok)
+{
     const unsigned lgK = pl->lgK;
     const size_t nb = na / 8 * 8, Vn = pl->V;
     /* the work arrays in locals: the vector stores (may_alias types) would
      * otherwise make the compiler reload every pointer from w after each */
     const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
     const size_t S8 = w->S + 8;
-    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx, *restrict jw = w->js + i * S8;
-    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + i * S8, *restrict qp = w->qp;
-    uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
-    uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
+    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx;
+    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + (i - 1) * S8;
+    const double *restrict qp = w->qp;
+    uint64_t *restrict Rv = w->R, *restrict jb = w->jb;
+    const uint64_t *restrict ea = w->ea;
+    uint8_t *restrict inner = w->mk + S_GROUP / 8;
     const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
-    const __m512i im2 = _mm512_set1_epi64((long long)i - 2), im1 = _mm512_set1_epi64((long long)i - 1);
-    const __m512i stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i im1 = _mm512_set1_epi64((long long)i - 1);
+    const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), apr = _mm512_set1_epi64((long long)pl->lay.apr);
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
-    /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
-     * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
+    /* the words w of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
+     * load): word 0 and 1 of four places, word 2 of four places */
+    const __m512i w01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0), w2 = _mm512_set_epi64(14, 10, 6, 2, 14, 10, 6, 2);
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), y = S_LD32(yv + b);
-        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), zero, _CMP_GT_OQ);
-        live[b / 8] = lv;
-        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im2), V), y), stride);
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
-        _mm512_storeu_si512((void *)(Rv + b), R);
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
-    }
-    sd_fetch64(slab, idx, nb, ent);
-    /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 lv = live[b / 8];
+        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b);
+        __m512d pi0 = _mm512_loadu_pd(piv + b);
+        if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
+                        (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
+            __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
+            _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi0, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                                   _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
+        }
+        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(pi0, zero, _CMP_GT_OQ);
+        /* the entries of the eight places: alias word, r(k), r(alias) */
+        const uint64_t *eb = ea + S_APR * b;
+        __m512i a0 = _mm512_loadu_si512((const void *)eb), a1 = _mm512_loadu_si512((const void *)(eb + 8));
+        __m512i a2 = _mm512_loadu_si512((const void *)(eb + 16)), a3 = _mm512_loadu_si512((const void *)(eb + 24));
+        __m512i t01 = _mm512_permutex2var_epi64(a0, w01, a1), t23 = _mm512_permutex2var_epi64(a2, w01, a3);
+        __m512i u01 = _mm512_permutex2var_epi64(a0, w2, a1), u23 = _mm512_permutex2var_epi64(a2, w2, a3);
+        __m512i e = _mm512_maskz_shuffle_i64x2(lv, t01, t23, 0x44); /* 0 where not live */
+        __m512d rk = _mm512_castsi512_pd(_mm512_shuffle_i64x2(t01, t23, 0xee));
+        __m512d ra = _mm512_castsi512_pd(_mm512_shuffle_i64x2(u01, u23, 0x44));
+        /* X_i: the alias test; r(X_i) */
         __m512i U = _mm512_loadu_si512((const void *)(ue + b));
         __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        S_ST32(xv + b, x);
-        __m512i R = _mm512_loadu_si512((const void *)(Rv + b));
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
-    }
-    sd_fetch64(slab, idx, nb, ent);
-    /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 lv = live[b / 8];
-        __m256i x32 = S_LD256(xv + b);
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), x = _mm512_cvtepu32_epi64(x32);
+        __m512d r = _mm512_mask_blend_pd(keep, ra, rk);
+        __m256i x32 = _mm512_cvtepi64_epi32(x);
+        _mm256_storeu_si256((__m256i *)(void *)(xv + b), x32);
         if (tok) {
             __m512i a = S_LD32(w->run.act + b);
             __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
                                           _mm512_add_epi64(n, im1));
             _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
         }
-        __m512d pi0 = _mm512_loadu_pd(piv + b);
-        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, _mm512_maskz_loadu_pd(lv, (const double *)(const void *)(ent + b))), one);
+        /* p_i = min(1, p_{i-1} r(X_i)) */
+        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, r), one);
         _mm512_storeu_pd(piv + b, pi);
         _mm512_storeu_pd(psv + b, pi);
         S_MST32(yv + b, lv, x32);
-        __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
-        __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
+        if (!un)
+            continue;
+        __mmask8 in = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ) & _mm512_cmplt_epu64_mask(vi, G);
         inner[b / 8] = in;
-        live[b / 8] = alive; /* from here: the places still drafting */
-        /* row 0 where unused */
-        _mm512_storeu_si512((void *)(Rv + b), _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride));
+        /* row (n + i, X_i), row 0 where unused; step i + 1's entry there */
+        __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
+        __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
+        _mm512_storeu_si512((void *)(Rv + b), R);
+        S_ST32(idx + b, _mm512_add_epi64(_mm512_add_epi64(R, apr), _mm512_slli_epi64(kn, 5)));
         if (Vn > S_COUNT_MAX)
             _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
     }
-    const char *rs = slab + l->rs, *QP = slab + l->QP;
-    if (i >= maxG) {
-        /* no place has i < G: no m_i to compute (h_G = p_G) */
-    } else if (Vn <= 8) {
-        /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row: one multiply and compare) and the pair
-         * (Q_{j*}, P_{j*}); every place, without a branch (S_tau reads the
-         * inner ones) */
+    return nb;
+}
+
+/* The loads of drafting step i < max G at places 0..nb-1 (nb a multiple
+ * of 8; see S_draft_avx512), at row (n + i, X_i) (R; row 0 where the place
+ * stops drafting: every place, without a branch, S_tau reads the inner
+ * ones): j*(p_i) as a count (V <= 8: π r > 1 on the padded sorted row, one
+ * multiply and compare; V <= S_COUNT_MAX: eight tokens per compare) or by
+ * halving (S_jstar's search, one gather per round over all places), the
+ * pair (Q_{j*}, P_{j*}) into qp, and step i + 1's entry (idx) into ea. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                               size_t nb)
+{
+    const S_layout *l = &pl->lay;
+    const size_t Vn = pl->V, S8 = w->S + 8;
+    const char *slab = pl->slab, *rs = pl->slab + l->rs, *QP = pl->slab + l->QP;
+    const double *restrict piv = w->pi;
+    const uint64_t *restrict Rv = w->R;
+    const uint32_t *restrict idx = w->idx;
+    uint64_t *restrict jb = w->jb, *restrict ea = w->ea;
+    uint32_t *restrict jw = w->js + i * S8;
+    double *restrict qp = w->qp;
+    const uint8_t *restrict inner = w->mk + S_GROUP / 8;
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    if (Vn <= 8) {
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
             __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
             size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
             jw[b] = (uint32_t)j;
             memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
+            _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
         }
-    } else if (Vn <= S_COUNT_MAX) {
-        /* the same, eight tokens per compare */
-        for (size_t b = 0; b < nb; b++) {
-            size_t off = Rv[b];
-            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, piv[b]);
-            jw[b] = (uint32_t)j;
-            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
-        }
-    } else {
-        /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
-         * search), one gather per pass; then m_i */
+        return;
+    }
+    if (Vn > S_COUNT_MAX)
         for (size_t len = Vn;;) {
             size_t half = len > 1 ? len / 2 : 1;
             for (size_t b = 0; b < nb; b += 8) {
@@ -652,26 +734,13 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
                 break;
             len -= half;
         }
-        for (size_t b = 0; b < nb; b += 8) {
-            __mmask8 in = inner[b / 8];
-            __m512i j = _mm512_loadu_si512((const void *)(jb + b));
-            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 4));
-            S_ST32(jw + b, j);
-            __m512d q = S_gather_pd(zero, in, jo, QP), p = S_gather_pd(zero, in, jo, QP + 8);
-            _mm512_storeu_pd(qp + 2 * b, _mm512_permutex2var_pd(q, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), p));
-            _mm512_storeu_pd(qp + 2 * b + 8, _mm512_permutex2var_pd(q, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), p));
-        }
+    for (size_t b = 0; b < nb; b++) {
+        size_t off = Rv[b];
+        size_t j = Vn <= S_COUNT_MAX ? S_count8((const double *)(const void *)(rs + off), Vn, piv[b]) : jb[b];
+        jw[b] = (uint32_t)j;
+        memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
     }
-    /* pass 5: m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as
-     * its comparison (garbage where i = G or p_i = 0: S_tau reads no m_i
-     * there) */
-    for (size_t b = 0; i < maxG && b < nb; b += 8) {
-        __m512d pi = _mm512_loadu_pd(piv + b);
-        __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
-        _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
-                                                               _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
-    }
-    return nb;
+    S_copy_entries(slab, idx, nb, ea);
 }
 
 /* S_tau_scalar on places 0..8⌊na/8⌋-1, eight at a time (the same
@@ -1085,14 +1154,32 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             w->run.act[b] = w->run.act[0];
             w->G[b] = 0;
         }
+        /* X_i's uniforms: block base + c holds those of steps 2c + 1 (even)
+         * and 2c + 2 (odd), into the pair of arrays c % 2; the vector passes
+         * also read step i + 1's (S_draft_avx512), so block c + 1 is made
+         * at step 2c + 2, before the pass */
         for (size_t i = 1; i <= maxG; i++) {
-            if (i % 2)
-                sd_rngbuf_trials_at(seed, base + (i - 1) / 2, g0, w->run.act, nu, w->ue, w->uo);
-            const uint64_t *U = i % 2 ? w->ue : w->uo; /* X_i's uniform */
+            const size_t c = (i - 1) / 2;
+            uint64_t *E = c % 2 ? w->ue2 : w->ue, *O = c % 2 ? w->uo2 : w->uo;
+            if (i % 2 && (i == 1 || !wide))
+                sd_rngbuf_trials_at(seed, base + c, g0, w->run.act, nu, E, O);
+            const uint64_t *U = i % 2 ? E : O; /* X_i's uniform */
             size_t b0 = 0;
 #if S_HAVE_X86
-            if (wide)
-                b0 = S_draft_avx512(pl, w, i, maxG, U, nu, tok);
+            if (wide) {
+                const uint64_t *un = NULL; /* step i + 1's */
+                if (i < maxG && i % 2 == 0) {
+                    uint64_t *E1 = c % 2 ? w->ue : w->ue2, *O1 = c % 2 ? w->uo : w->uo2;
+                    sd_rngbuf_trials_at(seed, base + c + 1, g0, w->run.act, nu, E1, O1);
+                    un = E1;
+                } else if (i < maxG)
+                    un = O;
+                if (i == 1)
+                    S_first(pl, w, U, nu);
+                b0 = S_draft_avx512(pl, w, i, U, un, nu, tok);
+                if (un)
+                    S_next_avx512(pl, w, i, b0);
+            }
 #endif
             S_draft_scalar(pl, w, i, U, b0, na, tok);
         }
@@ -1218,7 +1305,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->ue2, &w->uo2, &w->R, &w->jb, &w->ent, &w->ent1};
         double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
@@ -1227,6 +1314,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
             *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
         w->qp = S_carve(a, &off, 2 * S8, sizeof *w->qp);
+        w->ea = S_carve(a, &off, S_APR * S8, sizeof *w->ea);
         w->xs = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->xs);
         w->js = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->js);
         w->ps = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ps);
