@@ -152,6 +152,7 @@ typedef struct S_work {
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
+    double *pis; /* p_{i-1} of the groups whose draft test was left open (S_draft8) */
     /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), from step τ's records
      * (S_tau): the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
     uint32_t *tauj;
@@ -160,7 +161,8 @@ typedef struct S_work {
      * where i < G, j*(p_i) and m_i at row (n + i, X_i) (S_tau) */
     uint32_t *xs, *js;
     double *ps, *ms;
-    uint64_t *ue, *uo, *ue2, *uo2; /* uniforms by place: two pairs (S_group) */
+    uint64_t *ue, *uo; /* 53-bit uniforms by place */
+    uint64_t *uh[2][4]; /* the drafts' high words by place: two sets (S_group) */
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
@@ -237,14 +239,39 @@ static inline double S_min1(double v)
 #endif
 }
 
-/* X ~ p from the row's draft table (apr) with the 53-bit uniform U:
- * sd_token_alias_draw's outcome (column k = U >> (53 - lgK), kept where
- * U mod 2^(53-lgK) < thr, else its alias), and r(X) into *rx. */
-static inline size_t S_draw_p(const uint64_t *apr, unsigned lgK, uint64_t U, double *rx)
+/* Where a drafting step's uniforms come from (the layout: top of the
+ * file): the run's seed, the group's first trial g0 (trial g0 + act[b] at
+ * place b), the index n of the low bits' word (sd_token_low21(seed, trial,
+ * n)) and the bits of w·2^21 not trusted to decide (S_window). */
+typedef struct S_draws {
+    uint64_t seed, g0, nlow, window;
+} S_draws;
+
+#define S_LOW21 (((uint64_t)1 << 21) - 1)
+static uint64_t S_window = S_LOW21;
+
+void sd_block_test_trust_bits(unsigned bits)
+{
+    uint64_t w = bits >= 32 ? S_LOW21 : bits == 0 ? ~(uint64_t)0 >> 11 : ((uint64_t)1 << (53 - bits)) - 1;
+    __atomic_store_n(&S_window, w, __ATOMIC_RELAXED);
+}
+
+/* X ~ p from the row's draft table (apr) with the 53-bit uniform
+ * U = hi + L of trial t (hi = w·2^21, L = sd_token_low21(d->seed, t,
+ * d->nlow)): sd_token_alias_draw's outcome (column k = U >> (53 - lgK),
+ * kept where f = U mod 2^(53-lgK) < thr, else its alias), and r(X) into
+ * *rx.  L is computed only where the trusted bits of hi leave f < thr open
+ * (f_w < thr <= f_w + window, f_w = hi mod 2^(53-lgK) with the window's
+ * bits cleared): at most 2^21 of the 2^53 values of U per column. */
+static inline size_t S_draw_p(const uint64_t *apr, unsigned lgK, uint64_t hi, const S_draws *d, uint64_t t,
+                              double *rx)
 {
     const unsigned s = 53u - lgK;
-    const uint64_t k = U >> s, *e = apr + S_APR * k;
-    const int keep = (U & (((uint64_t)1 << s) - 1)) < (e[0] >> lgK);
+    const uint64_t cm = ((uint64_t)1 << s) - 1, k = hi >> s, *e = apr + S_APR * k, thr = e[0] >> lgK;
+    uint64_t f = hi & cm & ~d->window;
+    if (f < thr && (f | d->window) >= thr) /* open: the whole uniform */
+        f = (hi | sd_token_low21(d->seed, t, d->nlow)) & cm;
+    const int keep = f < thr;
     double rk, ra;
     memcpy(&rk, e + 1, sizeof rk);
     memcpy(&ra, e + 2, sizeof ra);
@@ -481,8 +508,8 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
  * still drafts (i <= G, p_{i-1} > 0), recorded for S_tau_scalar (p_i at
  * every place); U: the uniforms of X_i.  The vector version below does the
  * same arithmetic on eight places at once. */
-static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, size_t b0, size_t na,
-                           size_t *tok)
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, const S_draws *d, size_t b0,
+                           size_t na, size_t *tok)
 {
     const size_t V = pl->V, S8 = w->S + 8;
     const unsigned lgK = pl->lgK;
@@ -495,7 +522,7 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t
             continue;
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
         double rx;
-        size_t x = S_draw_p(r.apr, lgK, U[b], &rx);
+        size_t x = S_draw_p(r.apr, lgK, U[b], d, d->g0 + w->run.act[b], &rx);
         if (tok)
             tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
         double pi = S_min1(w->pi[b] * rx); /* p_i = min(1, p_{i-1} q/p) */
@@ -605,84 +632,122 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_first(const S
     S_copy_entries(pl->slab, w->idx, nb, w->ea);
 }
 
-/* Drafting step i (see above): un, the uniforms of step i + 1 (NULL at
- * i = max G). */
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          const uint64_t *ue, const uint64_t *un,
-                                                                          size_t na, size_t *tok)
+/* Drafting step i (see above) at the eight places b..b+7; un, the
+ * uniforms of step i + 1 (NULL at i = max G).  X_i's alias test is
+ * decided by the trusted bits of w (S_draw_p) or, with `given`, is the
+ * caller's keep; returns the lanes it left open (S_draw_p: the whole
+ * uniform decides), after saving p_{i-1} for them in w->pis. */
+__attribute__((target("avx512f,avx512dq,avx512vl"), always_inline)) static inline __mmask8
+S_draft8(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_t window, size_t *tok,
+         size_t b, int given, __mmask8 keep)
 {
     const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8, Vn = pl->V;
-    /* the work arrays in locals: the vector stores (may_alias types) would
-     * otherwise make the compiler reload every pointer from w after each */
-    const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
     const size_t S8 = w->S + 8;
-    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx;
-    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + (i - 1) * S8;
-    const double *restrict qp = w->qp;
-    uint64_t *restrict Rv = w->R, *restrict jb = w->jb;
-    const uint64_t *restrict ea = w->ea;
-    uint8_t *restrict inner = w->mk + S_GROUP / 8;
-    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
-    const __m512i im1 = _mm512_set1_epi64((long long)i - 1);
-    const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), apr = _mm512_set1_epi64((long long)pl->lay.apr);
+    const uint64_t cm = ((uint64_t)1 << (53u - lgK)) - 1;
+    const __m512i vi = _mm512_set1_epi64((long long)i), im1 = _mm512_set1_epi64((long long)i - 1);
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
-    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
-    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    /* the words w of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
-     * load): word 0 and 1 of four places, word 2 of four places */
+    /* the words of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
+     * load): words 0 and 1 of four places, word 2 of four places */
     const __m512i w01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0), w2 = _mm512_set_epi64(14, 10, 6, 2, 14, 10, 6, 2);
-    for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b);
-        __m512d pi0 = _mm512_loadu_pd(piv + b);
-        if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
-                        (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
-            __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
-            _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi0, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
-                                                                   _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
-        }
-        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(pi0, zero, _CMP_GT_OQ);
-        /* the entries of the eight places: alias word, r(k), r(alias) */
-        const uint64_t *eb = ea + S_APR * b;
-        __m512i a0 = _mm512_loadu_si512((const void *)eb), a1 = _mm512_loadu_si512((const void *)(eb + 8));
-        __m512i a2 = _mm512_loadu_si512((const void *)(eb + 16)), a3 = _mm512_loadu_si512((const void *)(eb + 24));
-        __m512i t01 = _mm512_permutex2var_epi64(a0, w01, a1), t23 = _mm512_permutex2var_epi64(a2, w01, a3);
-        __m512i u01 = _mm512_permutex2var_epi64(a0, w2, a1), u23 = _mm512_permutex2var_epi64(a2, w2, a3);
-        __m512i e = _mm512_maskz_shuffle_i64x2(lv, t01, t23, 0x44); /* 0 where not live */
-        __m512d rk = _mm512_castsi512_pd(_mm512_shuffle_i64x2(t01, t23, 0xee));
-        __m512d ra = _mm512_castsi512_pd(_mm512_shuffle_i64x2(u01, u23, 0x44));
-        /* X_i: the alias test; r(X_i) */
-        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        __m512d r = _mm512_mask_blend_pd(keep, ra, rk);
-        __m256i x32 = _mm512_cvtepi64_epi32(x);
-        _mm256_storeu_si256((__m256i *)(void *)(xv + b), x32);
-        if (tok) {
-            __m512i a = S_LD32(w->run.act + b);
-            __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
-                                          _mm512_add_epi64(n, im1));
-            _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
-        }
-        /* p_i = min(1, p_{i-1} r(X_i)) */
-        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, r), one);
-        _mm512_storeu_pd(piv + b, pi);
-        _mm512_storeu_pd(psv + b, pi);
-        S_MST32(yv + b, lv, x32);
-        if (!un)
-            continue;
-        __mmask8 in = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ) & _mm512_cmplt_epu64_mask(vi, G);
-        inner[b / 8] = in;
-        /* row (n + i, X_i), row 0 where unused; step i + 1's entry there */
-        __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
-        __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
-        _mm512_storeu_si512((void *)(Rv + b), R);
-        S_ST32(idx + b, _mm512_add_epi64(_mm512_add_epi64(R, apr), _mm512_slli_epi64(kn, 5)));
-        if (Vn > S_COUNT_MAX)
-            _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
+    __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b);
+    __m512d pi0 = _mm512_loadu_pd(w->pi + b);
+    if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
+                    (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
+        __m512d lo = _mm512_loadu_pd(w->qp + 2 * b), hi = _mm512_loadu_pd(w->qp + 2 * b + 8);
+        _mm512_storeu_pd(w->ms + (i - 1) * S8 + b,
+                         _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi0, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                     _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
     }
+    __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(pi0, zero, _CMP_GT_OQ);
+    /* the entries of the eight places: alias word, r(k), r(alias) */
+    const uint64_t *eb = w->ea + S_APR * b;
+    __m512i a0 = _mm512_loadu_si512((const void *)eb), a1 = _mm512_loadu_si512((const void *)(eb + 8));
+    __m512i a2 = _mm512_loadu_si512((const void *)(eb + 16)), a3 = _mm512_loadu_si512((const void *)(eb + 24));
+    __m512i t01 = _mm512_permutex2var_epi64(a0, w01, a1), t23 = _mm512_permutex2var_epi64(a2, w01, a3);
+    __m512i u01 = _mm512_permutex2var_epi64(a0, w2, a1), u23 = _mm512_permutex2var_epi64(a2, w2, a3);
+    __m512i e = _mm512_maskz_shuffle_i64x2(lv, t01, t23, 0x44); /* 0 where not live */
+    __m512d rk = _mm512_castsi512_pd(_mm512_shuffle_i64x2(t01, t23, 0xee));
+    __m512d ra = _mm512_castsi512_pd(_mm512_shuffle_i64x2(u01, u23, 0x44));
+    /* X_i: the alias test; r(X_i) */
+    __m512i U = _mm512_loadu_si512((const void *)(ue + b)), k = _mm512_srl_epi64(U, c_sh);
+    __mmask8 open = 0;
+    if (!given) {
+        const __m512i win = _mm512_set1_epi64((long long)window), cmw = _mm512_set1_epi64((long long)(cm & ~window));
+        __m512i thr = _mm512_srl_epi64(e, c_lg), fw = _mm512_and_si512(U, cmw);
+        keep = _mm512_cmplt_epu64_mask(_mm512_or_si512(fw, win), thr);
+        open = (__mmask8)(_mm512_cmplt_epu64_mask(fw, thr) & ~keep);
+        if (__builtin_expect(open != 0, 0))
+            _mm512_storeu_pd(w->pis + b, pi0);
+    }
+    __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1))), k);
+    __m512d r = _mm512_mask_blend_pd(keep, ra, rk);
+    __m256i x32 = _mm512_cvtepi64_epi32(x);
+    _mm256_storeu_si256((__m256i *)(void *)(w->xs + i * S8 + b), x32);
+    if (tok) {
+        __m512i a = S_LD32(w->run.act + b);
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
+                                      _mm512_add_epi64(n, im1));
+        _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
+    }
+    /* p_i = min(1, p_{i-1} r(X_i)) */
+    __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, r), one);
+    _mm512_storeu_pd(w->pi + b, pi);
+    _mm512_storeu_pd(w->ps + i * S8 + b, pi);
+    S_MST32(w->y + b, lv, x32);
+    if (!un)
+        return open;
+    __mmask8 in = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ) & _mm512_cmplt_epu64_mask(vi, G);
+    w->mk[S_GROUP / 8 + b / 8] = in;
+    /* row (n + i, X_i), row 0 where unused; step i + 1's entry there */
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)pl->lay.stride);
+    __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
+    __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
+    _mm512_storeu_si512((void *)(w->R + b), R);
+    S_ST32(w->idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)pl->lay.apr)), _mm512_slli_epi64(kn, 5)));
+    if (pl->V > S_COUNT_MAX)
+        _mm512_storeu_si512((void *)(w->jb + b), _mm512_setzero_si512());
+    return open;
+}
+
+/* The groups of eight places at ol[0..no) that S_draft8 left open, again:
+ * p_{i-1} restored, the open lanes' tests decided by their whole uniforms
+ * (S_draw_p), the step redone with that keep.  Rare: out of line, so that
+ * the call to sd_token_low21 does not weigh on the main loop. */
+__attribute__((target("avx512f,avx512dq,avx512vl"), noinline, cold)) static void
+S_draft_open(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64_t *un, const S_draws *d,
+             size_t *tok, const uint32_t *ol, size_t no)
+{
+    const unsigned lgK = pl->lgK;
+    const uint64_t cm = ((uint64_t)1 << (53u - lgK)) - 1;
+    for (size_t o = 0; o < no; o++) {
+        const size_t b = ol[o];
+        memcpy(w->pi + b, w->pis + b, 8 * sizeof *w->pi);
+        __mmask8 keep = 0;
+        for (unsigned c = 0; c < 8; c++) {
+            const size_t p = b + c;
+            const int lv = i <= w->G[p] && w->pi[p] > 0.0;
+            const uint64_t thr = lv ? w->ea[S_APR * p] >> lgK : 0, f = ue[p] & cm & ~d->window;
+            int kp = (f | d->window) < thr;
+            if (f < thr && !kp) /* open */
+                kp = ((ue[p] | sd_token_low21(d->seed, d->g0 + w->run.act[p], d->nlow)) & cm) < thr;
+            keep = (__mmask8)(keep | (unsigned)kp << c);
+        }
+        S_draft8(pl, w, i, ue, un, d->window, tok, b, 1, keep);
+    }
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                          const uint64_t *ue, const uint64_t *un,
+                                                                          const S_draws *d, size_t na, size_t *tok)
+{
+    const size_t nb = na / 8 * 8;
+    size_t no = 0;
+    for (size_t b = 0; b < nb; b += 8)
+        if (__builtin_expect(S_draft8(pl, w, i, ue, un, d->window, tok, b, 0, 0) != 0, 0))
+            w->rl[no++] = (uint32_t)b;
+    if (no)
+        S_draft_open(pl, w, i, ue, un, d, tok, w->rl, no);
     return nb;
 }
 
@@ -1132,6 +1197,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #if S_HAVE_X86
     wide = sd_rngbuf_avx512dq() && __builtin_cpu_supports("avx512vl");
 #endif
+    const uint64_t window = __atomic_load_n(&S_window, __ATOMIC_RELAXED);
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
@@ -1145,7 +1211,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
-        const uint64_t hb = (gmax + 1) / 2, base = 1 + k * (hb + 1); /* b_k */
+        const uint64_t hb = (gmax + 3) / 4, base = 1 + k * (hb + 1); /* b_k */
         /* whole groups of eight places for the uniforms (vector Philox) and
          * the drafting steps: the list padded with places that never draft
          * (G = 0), repeating the first trial, whose values nothing reads */
@@ -1154,34 +1220,34 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             w->run.act[b] = w->run.act[0];
             w->G[b] = 0;
         }
-        /* X_i's uniforms: block base + c holds those of steps 2c + 1 (even)
-         * and 2c + 2 (odd), into the pair of arrays c % 2; the vector passes
-         * also read step i + 1's (S_draft_avx512), so block c + 1 is made
-         * at step 2c + 2, before the pass */
+        /* X_i's high words: block b_k + c holds those of steps 4c + 1 ..
+         * 4c + 4 (words 0..3), into the set of arrays c % 2; the vector
+         * passes also read step i + 1's (S_draft_avx512), so block c + 1 is
+         * made at step 4c + 4, before the pass */
         for (size_t i = 1; i <= maxG; i++) {
-            const size_t c = (i - 1) / 2;
-            uint64_t *E = c % 2 ? w->ue2 : w->ue, *O = c % 2 ? w->uo2 : w->uo;
-            if (i % 2 && (i == 1 || !wide))
-                sd_rngbuf_trials_at(seed, base + c, g0, w->run.act, nu, E, O);
-            const uint64_t *U = i % 2 ? E : O; /* X_i's uniform */
+            const size_t c = (i - 1) / 4, r = (i - 1) % 4;
+            uint64_t *const *Wc = w->uh[c % 2];
+            if (r == 0 && (i == 1 || !wide))
+                sd_rngbuf_trials_hi_at(seed, base + c, g0, w->run.act, nu, Wc);
+            const uint64_t *U = Wc[r]; /* X_i's */
+            const S_draws d = {seed, g0, 4 * (base + c) + r, window};
             size_t b0 = 0;
 #if S_HAVE_X86
             if (wide) {
                 const uint64_t *un = NULL; /* step i + 1's */
-                if (i < maxG && i % 2 == 0) {
-                    uint64_t *E1 = c % 2 ? w->ue : w->ue2, *O1 = c % 2 ? w->uo : w->uo2;
-                    sd_rngbuf_trials_at(seed, base + c + 1, g0, w->run.act, nu, E1, O1);
-                    un = E1;
+                if (i < maxG && r == 3) {
+                    sd_rngbuf_trials_hi_at(seed, base + c + 1, g0, w->run.act, nu, w->uh[(c + 1) % 2]);
+                    un = w->uh[(c + 1) % 2][0];
                 } else if (i < maxG)
-                    un = O;
+                    un = Wc[r + 1];
                 if (i == 1)
                     S_first(pl, w, U, nu);
-                b0 = S_draft_avx512(pl, w, i, U, un, nu, tok);
+                b0 = S_draft_avx512(pl, w, i, U, un, &d, nu, tok);
                 if (un)
                     S_next_avx512(pl, w, i, b0);
             }
 #endif
-            S_draft_scalar(pl, w, i, U, b0, na, tok);
+            S_draft_scalar(pl, w, i, U, &d, b0, na, tok);
         }
         /* the last tokens' uniforms (even) and τ's (odd) */
         sd_rngbuf_trials_at(seed, base + hb, g0, w->run.act, nu, w->ue, w->uo);
@@ -1305,8 +1371,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->ue2, &w->uo2, &w->R, &w->jb, &w->ent, &w->ent1};
-        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->uh[0][0], &w->uh[0][1], &w->uh[0][2], &w->uh[0][3],
+                            &w->uh[1][0], &w->uh[1][1], &w->uh[1][2], &w->uh[1][3], &w->R, &w->jb, &w->ent, &w->ent1};
+        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum, &w->pis};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
         for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
