@@ -24,7 +24,9 @@
  * sims/sd_token.h: every token returned for exactly its mass of the 2^53
  * values of a 53-bit uniform, never one of probability 0), and
  * p_i = min(1, p_{i-1} q(X_i)/p(X_i)) multiplies p_{i-1} by the row's
- * stored ratio r(X_i) (p(X_i) > 0: X_i was drawn from p).  Everything
+ * stored ratio r(X_i) (p(X_i) > 0: X_i was drawn from p), kept beside the
+ * alias word of each column of p's table (S_APR): one line gives the
+ * draft and its ratio.  Everything
  * else (the acceptance rule η < h_i, h_i = m_i / (m_i + 1 - p_i),
  * h_G = p_G; the horizon's dummy position; the early stop at p_i = 0) is
  * sd_block_step's.
@@ -33,8 +35,9 @@
  * every trial still running does its k-th iteration, drafting step i of
  * all of them before step i + 1, so the per-trial state lives in arrays,
  * the random numbers of a step are computed for all its trials at once
- * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
- * different trials are independent (they overlap in the processor).  Each
+ * (sd_rngbuf_trials_hi_at, sd_rngbuf_trials_at: AVX-512 across trials)
+ * and the table loads of different trials are independent (they overlap in
+ * the processor).  Each
  * step records X_i, p_i, j*, m_i; after the last step τ and its state are
  * picked from these records (S_tau_scalar).  The
  * list of trials still running is compacted after each round; within a
@@ -47,14 +50,22 @@
  * laid out so that every trial of a round uses the same Philox block
  * (the uniform of (seed, trial, iteration, role) is a fixed function, so
  * results do not depend on the thread count).  With Gmax = γ (or T at
- * lookahead to the horizon) and H = ⌈Gmax/2⌉, block 0 draws x_0 (even
- * uniform), and iteration k (0-based) uses blocks b_k = 1 + k (H + 1)
- * onwards: X_i is the even uniform of block b_k + (i - 1)/2 for odd i, the
- * odd one of the same block for even i; block b_k + H draws the
- * iteration's last token (even) and its τ (odd): instead of a coin η_i per
- * step (Alg. 2), τ is drawn from its law given the drafts with one
- * uniform (S_tau_scalar), the same joint law of drafts and τ.  No uniform
- * is used twice, so they are independent, as sd_block_step's are.
+ * lookahead to the horizon) and H = ⌈Gmax/4⌉, block 0 draws x_0 (its
+ * even uniform: words 0, 1), and iteration k (0-based) uses blocks
+ * b_k = 1 + k (H + 1) onwards.  X_i's uniform is the 53-bit integer
+ * U = w·2^21 + L with w = word (i - 1) mod 4 of block b_k + ⌊(i - 1)/4⌋
+ * (four drafts per block) and L = the top 21 bits of the same word of
+ * block SD_TOKEN_LOW_BLOCK + b_k + ⌊(i - 1)/4⌋ (a counter range no trial
+ * reaches), the token kernel's scheme (sims/token.c, "uniforms"): the
+ * alias test compares f = U mod 2^(53-lgK) with the column's thr, and w
+ * alone decides it unless f_w < thr <= f_w + 2^21 - 1 (f_w: w·2^21 mod
+ * 2^(53-lgK)), at most 2^21 of the 2^53 values of U per column; only then
+ * is L computed (S_draw_p), so the outcome is always the whole U's.  Block
+ * b_k + H draws the iteration's last token (even uniform) and its τ (odd):
+ * instead of a coin η_i per step (Alg. 2), τ is drawn from its law given
+ * the drafts with one uniform (S_tau_scalar), the same joint law of drafts
+ * and τ.  No uniform is used twice, so they are independent, as
+ * sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
