@@ -643,17 +643,40 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_first(const S
     S_copy_entries(pl->slab, w->idx, nb, w->ea);
 }
 
+/* The work arrays S_draft8 uses (step i's where by step) and the plan's
+ * numbers, in locals: the vector stores (of may-alias types) would
+ * otherwise make the compiler reload every pointer and number from the
+ * work and plan structs after each. */
+typedef struct S_dp {
+    unsigned lgK;
+    size_t V, T, stride, apr;
+    const uint32_t *n, *G, *act;
+    uint32_t *y, *xs, *idx;
+    double *pi, *ps, *ms, *pis;
+    const double *qp;
+    uint64_t *R, *jb;
+    const uint64_t *ea;
+    uint8_t *inner;
+} S_dp;
+
+static inline S_dp S_dp_of(const S_plan *pl, S_work *w, size_t i)
+{
+    const size_t S8 = w->S + 8;
+    return (S_dp){pl->lgK, pl->V, pl->T, pl->lay.stride, pl->lay.apr, w->n,          w->G,           w->run.act,         w->y,  w->xs + i * S8, w->idx,
+                  w->pi,         w->ps + i * S8, w->ms + (i - 1) * S8, w->pis, w->qp,         w->R,
+                  w->jb,         w->ea,          w->mk + S_GROUP / 8};
+}
+
 /* Drafting step i (see above) at the eight places b..b+7; un, the
  * uniforms of step i + 1 (NULL at i = max G).  X_i's alias test is
  * decided by the trusted bits of w (S_draw_p) or, with `given`, is the
  * caller's keep; returns the lanes it left open (S_draw_p: the whole
  * uniform decides), after saving p_{i-1} for them in w->pis. */
 __attribute__((target("avx512f,avx512dq,avx512vl"), always_inline)) static inline __mmask8
-S_draft8(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_t window, size_t *tok,
-         size_t b, int given, __mmask8 keep)
+S_draft8(const S_dp w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_t window, size_t *tok, size_t b,
+         int given, __mmask8 keep)
 {
-    const unsigned lgK = pl->lgK;
-    const size_t S8 = w->S + 8;
+    const unsigned lgK = w.lgK;
     const uint64_t cm = ((uint64_t)1 << (53u - lgK)) - 1;
     const __m512i vi = _mm512_set1_epi64((long long)i), im1 = _mm512_set1_epi64((long long)i - 1);
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
@@ -661,18 +684,18 @@ S_draft8(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64
     /* the words of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
      * load): words 0 and 1 of four places, word 2 of four places */
     const __m512i w01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0), w2 = _mm512_set_epi64(14, 10, 6, 2, 14, 10, 6, 2);
-    __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b);
-    __m512d pi0 = _mm512_loadu_pd(w->pi + b);
+    __m512i n = S_LD32(w.n + b), G = S_LD32(w.G + b);
+    __m512d pi0 = _mm512_loadu_pd(w.pi + b);
     if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
                     (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
-        __m512d lo = _mm512_loadu_pd(w->qp + 2 * b), hi = _mm512_loadu_pd(w->qp + 2 * b + 8);
-        _mm512_storeu_pd(w->ms + (i - 1) * S8 + b,
+        __m512d lo = _mm512_loadu_pd(w.qp + 2 * b), hi = _mm512_loadu_pd(w.qp + 2 * b + 8);
+        _mm512_storeu_pd(w.ms + b,
                          _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi0, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
                                                      _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
     }
     __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(pi0, zero, _CMP_GT_OQ);
     /* the entries of the eight places: alias word, r(k), r(alias) */
-    const uint64_t *eb = w->ea + S_APR * b;
+    const uint64_t *eb = w.ea + S_APR * b;
     __m512i a0 = _mm512_loadu_si512((const void *)eb), a1 = _mm512_loadu_si512((const void *)(eb + 8));
     __m512i a2 = _mm512_loadu_si512((const void *)(eb + 16)), a3 = _mm512_loadu_si512((const void *)(eb + 24));
     __m512i t01 = _mm512_permutex2var_epi64(a0, w01, a1), t23 = _mm512_permutex2var_epi64(a2, w01, a3);
@@ -689,35 +712,35 @@ S_draft8(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64
         keep = _mm512_cmplt_epu64_mask(_mm512_or_si512(fw, win), thr);
         open = (__mmask8)(_mm512_cmplt_epu64_mask(fw, thr) & ~keep);
         if (__builtin_expect(open != 0, 0))
-            _mm512_storeu_pd(w->pis + b, pi0);
+            _mm512_storeu_pd(w.pis + b, pi0);
     }
     __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1))), k);
     __m512d r = _mm512_mask_blend_pd(keep, ra, rk);
     __m256i x32 = _mm512_cvtepi64_epi32(x);
-    _mm256_storeu_si256((__m256i *)(void *)(w->xs + i * S8 + b), x32);
+    _mm256_storeu_si256((__m256i *)(void *)(w.xs + b), x32);
     if (tok) {
-        __m512i a = S_LD32(w->run.act + b);
-        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
+        __m512i a = S_LD32(w.act + b);
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(w.T + 1))),
                                       _mm512_add_epi64(n, im1));
         _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
     }
     /* p_i = min(1, p_{i-1} r(X_i)) */
     __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, r), one);
-    _mm512_storeu_pd(w->pi + b, pi);
-    _mm512_storeu_pd(w->ps + i * S8 + b, pi);
-    S_MST32(w->y + b, lv, x32);
+    _mm512_storeu_pd(w.pi + b, pi);
+    _mm512_storeu_pd(w.ps + b, pi);
+    S_MST32(w.y + b, lv, x32);
     if (!un)
         return open;
     __mmask8 in = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ) & _mm512_cmplt_epu64_mask(vi, G);
-    w->mk[S_GROUP / 8 + b / 8] = in;
+    w.inner[b / 8] = in;
     /* row (n + i, X_i), row 0 where unused; step i + 1's entry there */
-    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)pl->lay.stride);
+    const __m512i V = _mm512_set1_epi64((long long)w.V), stride = _mm512_set1_epi64((long long)w.stride);
     __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
     __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
-    _mm512_storeu_si512((void *)(w->R + b), R);
-    S_ST32(w->idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)pl->lay.apr)), _mm512_slli_epi64(kn, 5)));
-    if (pl->V > S_COUNT_MAX)
-        _mm512_storeu_si512((void *)(w->jb + b), _mm512_setzero_si512());
+    _mm512_storeu_si512((void *)(w.R + b), R);
+    S_ST32(w.idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)w.apr)), _mm512_slli_epi64(kn, 5)));
+    if (w.V > S_COUNT_MAX)
+        _mm512_storeu_si512((void *)(w.jb + b), _mm512_setzero_si512());
     return open;
 }
 
@@ -744,7 +767,7 @@ S_draft_open(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const ui
                 kp = ((ue[p] | sd_token_low21(d->seed, d->g0 + w->run.act[p], d->nlow)) & cm) < thr;
             keep = (__mmask8)(keep | (unsigned)kp << c);
         }
-        S_draft8(pl, w, i, ue, un, d->window, tok, b, 1, keep);
+        S_draft8(S_dp_of(pl, w, i), i, ue, un, d->window, tok, b, 1, keep);
     }
 }
 
@@ -753,9 +776,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
                                                                           const S_draws *d, size_t na, size_t *tok)
 {
     const size_t nb = na / 8 * 8;
+    const S_dp p = S_dp_of(pl, w, i);
+    const uint64_t window = d->window;
     size_t no = 0;
     for (size_t b = 0; b < nb; b += 8)
-        if (__builtin_expect(S_draft8(pl, w, i, ue, un, d->window, tok, b, 0, 0) != 0, 0))
+        if (__builtin_expect(S_draft8(p, i, ue, un, window, tok, b, 0, 0) != 0, 0))
             w->rl[no++] = (uint32_t)b;
     if (no)
         S_draft_open(pl, w, i, ue, un, d, tok, w->rl, no);
