@@ -180,6 +180,7 @@ typedef struct S_work {
     uint64_t *jb;   /* j* being searched */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
+    size_t nrej;    /* how many (S_tau_avx512) */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
     uint64_t *ent1; /* the words after them (S_fetch2) */
@@ -845,20 +846,42 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
 }
 
 /* S_tau_scalar on places 0..8⌊na/8⌋-1, eight at a time (the same
- * arithmetic in the same order); returns how many places it did. */
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(S_work *w, size_t maxG, const uint64_t *u,
-                                                                                size_t na)
+ * arithmetic in the same order; u: τ's uniforms), followed by the first
+ * pass of S_last_avx512 on the same places while τ and X_τ are in
+ * registers: the row (n + τ, X_τ) of the last token (R), the slab word
+ * to load there (idx: the bonus's alias entry, or the row's m1, j1 where
+ * the residual has π = 1), the masks of the bonus and of those residuals
+ * (mk), and the list of places whose iteration rejected (rl, w->nrej of
+ * them).  Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(const S_plan *pl, S_work *w, size_t maxG,
+                                                                                const uint64_t *u, size_t na)
 {
     const size_t S8 = w->S + 8, nb = na / 8 * 8;
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const S_layout *l = &pl->lay;
+    const double *restrict ps = w->ps, *restrict ms = w->ms;
+    const uint32_t *restrict Gv = w->G, *restrict nv = w->n, *restrict xs = w->xs, *restrict js = w->js;
+    uint32_t *restrict tauv = w->tau, *restrict tpv = w->tauprev, *restrict tjv = w->tauj, *restrict idx = w->idx,
+                       *restrict rl = w->rl;
+    double *restrict tppv = w->taup, *restrict tmv = w->taum;
+    const uint64_t *restrict ue = w->ue;
+    uint64_t *restrict Rv = w->R;
+    uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i onei = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - pl->lgK));
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
+    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
+    size_t nr = 0;
     for (size_t b = 0; b < nb; b += 8) {
         const __m512d v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(u + b))), s53);
-        const __m512i G = S_LD32(w->G + b);
-        __m512d A = one, B = one, tpp = _mm512_loadu_pd(w->taup + b), tm = _mm512_loadu_pd(w->taum + b);
-        __m256i tau = S_LD256(w->tau + b), tp = S_LD256(w->tauprev + b), tj = S_LD256(w->tauj + b);
+        const __m512i G = S_LD32(Gv + b);
+        __m512d A = one, B = one, tpp = _mm512_loadu_pd(tppv + b), tm = _mm512_loadu_pd(tmv + b);
+        __m256i tau = S_LD256(tauv + b), tp = S_LD256(tpv + b), tj = S_LD256(tjv + b);
         __mmask8 found = 0;
         for (size_t i = maxG; i >= 1; i--) {
-            const __m512d p = _mm512_loadu_pd(w->ps + i * S8 + b), m = _mm512_loadu_pd(w->ms + i * S8 + b);
+            const __m512d p = _mm512_loadu_pd(ps + i * S8 + b), m = _mm512_loadu_pd(ms + i * S8 + b);
             const __m512i vi = _mm512_set1_epi64((long long)i);
             __mmask8 alive = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(p, zero, _CMP_GT_OQ);
             __mmask8 inner = alive & _mm512_cmplt_epu64_mask(vi, G);
@@ -872,17 +895,34 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(
             __mmask8 hit = (__mmask8)(~found & _mm512_cmp_pd_mask(_mm512_mul_pd(v, B), _mm512_sub_pd(B, A), _CMP_LT_OQ));
             found |= hit;
             tau = _mm256_mask_blend_epi32(hit, tau, _mm256_set1_epi32((int)i));
-            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(w->xs + i * S8 + b));
-            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(w->js + i * S8 + b));
+            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(xs + i * S8 + b));
+            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(js + i * S8 + b));
             tpp = _mm512_mask_blend_pd(hit, tpp, p);
             tm = _mm512_mask_blend_pd(hit, tm, m);
         }
-        _mm256_storeu_si256((__m256i *)(void *)(w->tau + b), tau);
-        _mm256_storeu_si256((__m256i *)(void *)(w->tauprev + b), tp);
-        _mm256_storeu_si256((__m256i *)(void *)(w->tauj + b), tj);
-        _mm512_storeu_pd(w->taup + b, tpp);
-        _mm512_storeu_pd(w->taum + b, tm);
+        _mm256_storeu_si256((__m256i *)(void *)(tauv + b), tau);
+        _mm256_storeu_si256((__m256i *)(void *)(tpv + b), tp);
+        _mm256_storeu_si256((__m256i *)(void *)(tjv + b), tj);
+        _mm512_storeu_pd(tppv + b, tpp);
+        _mm512_storeu_pd(tmv + b, tm);
+        /* S_last_avx512's first pass */
+        __m512i n = S_LD32(nv + b), t = _mm512_cvtepu32_epi64(tau), x = _mm512_cvtepu32_epi64(tp);
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, t), onei), V), x),
+                                       stride);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(t, G), rej = (__mmask8)~full;
+        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
+        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(t, zi));
+        bon[b / 8] = bonus;
+        dflt[b / 8] = d;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
+        _mm512_storeu_si512((void *)(Rv + b), off);
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        nr += (size_t)__builtin_popcount(rej);
     }
+    w->nrej = nr;
     return nb;
 }
 
@@ -965,7 +1005,8 @@ static inline void S_fetch2(const void *base, const uint32_t *idx, size_t n, uin
     }
 }
 
-/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time,
+/* S_last_scalar on places 0..8⌊na/8⌋-1, after S_tau_avx512 on the same
+ * places (which made its first pass): the bonus draws eight at a time,
  * and for the places that rejected the residual's π, j = j*(π) and target
  * u m (S_reject_setup: j = 0 where m = 0), the row's j1, m1 where τ = 0
  * (their slab words, like the bonus's table entries, by one fetch); then
@@ -976,41 +1017,18 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512
     const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
     const size_t nb = na / 8 * 8, Vn = pl->V;
-    const uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict tauv = w->tau, *restrict tpv = w->tauprev;
+    const uint32_t *restrict tpv = w->tauprev;
     uint32_t *restrict xv = w->x, *restrict idx = w->idx, *restrict rl = w->rl, *restrict tjv = w->tauj;
     double *restrict tpp = w->taup, *restrict tmv = w->taum;
     const uint64_t *restrict ue = w->ue;
     uint64_t *restrict Rv = w->R, *restrict e0 = w->ent, *restrict e1 = w->ent1;
     uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
-    const __m512i V = _mm512_set1_epi64((long long)Vn), stride = _mm512_set1_epi64((long long)l->stride);
-    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i one = _mm512_set1_epi64(1), lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
-    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
-    size_t nr = 0;
-    /* the row of the last token; the entry of the bonus's alias table, or
-     * the row's m1, j1 where the residual has π = 1 */
-    for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b), tp = S_LD32(tpv + b);
-        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), tp),
-                                       stride);
-        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G), rej = (__mmask8)~full;
-        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(tau, zi));
-        bon[b / 8] = bonus;
-        dflt[b / 8] = d;
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
-        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
-        _mm512_storeu_si512((void *)(Rv + b), off);
-        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
-        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
-        nr += (size_t)__builtin_popcount(rej);
-    }
+    const size_t nr = w->nrej; /* the first pass: S_tau_avx512 */
     S_fetch2(pl->slab, idx, nb, e0, e1);
     /* the bonus draws (the alias test), else X_G (the horizon) for now; the
      * residual's π, j, target in taup, tauj, taum */
@@ -1290,7 +1308,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
-            b0 = S_tau_avx512(w, maxG, w->uo, na);
+            b0 = S_tau_avx512(pl, w, maxG, w->uo, na);
 #endif
         S_tau_scalar(w, maxG, w->uo, b0, na);
         b0 = 0;
