@@ -203,30 +203,3 @@ Test(kernel_block_draws, trusting_fewer_bits_changes_nothing)
     sd_rngbuf_cap_isa(-1);
     sd_chain_free(c);
 }
-
-/* sd_rngbuf_trials_hi_at: trials named by index (the block kernel's active
- * lists), in any order, with repeats: the words of sd_stream, times 2^21,
- * on every lane path (AVX-512 32s and 8s, AVX2 8s, scalar tail). */
-Test(kernel_block_draws, trials_hi_at_are_the_sd_stream_words)
-{
-    const uint64_t t0s[] = {0, 0xFFFFFFFFull - 40}, blks[] = {0, 3, 0x100000001ull};
-    const size_t ns[] = {1, 9, 40, 71};
-    uint32_t idx[71];
-    for (size_t i = 0; i < 71; i++)
-        idx[i] = (uint32_t)((i * 37 + 11) % 64);
-    uint64_t buf[4][71];
-    uint64_t *const w[4] = {buf[0], buf[1], buf[2], buf[3]};
-    for (int isa = 2; isa >= 0; isa--) {
-        sd_rngbuf_cap_isa(isa);
-        for (size_t b = 0; b < 2; b++)
-            for (size_t k = 0; k < 3; k++)
-                for (size_t m = 0; m < 4; m++) {
-                    sd_rngbuf_trials_hi_at(0xFEDCBA9876543210ull, blks[k], t0s[b], idx, ns[m], w);
-                    for (size_t i = 0; i < ns[m]; i++)
-                        for (unsigned r = 0; r < 4; r++)
-                            cr_assert_eq(w[r][i], (uint64_t)S_word(0xFEDCBA9876543210ull, t0s[b] + idx[i], blks[k], r) << 21,
-                                         "isa %d t0 %zu blk %zu n %zu lane %zu word %u", isa, b, k, ns[m], i, r);
-                }
-    }
-    sd_rngbuf_cap_isa(-1);
-}
