@@ -663,9 +663,10 @@ typedef struct S_dp {
 static inline S_dp S_dp_of(const S_plan *pl, S_work *w, size_t i)
 {
     const size_t S8 = w->S + 8;
-    return (S_dp){pl->lgK, pl->V, pl->T, pl->lay.stride, pl->lay.apr, w->n,          w->G,           w->run.act,         w->y,  w->xs + i * S8, w->idx,
-                  w->pi,         w->ps + i * S8, w->ms + (i - 1) * S8, w->pis, w->qp,         w->R,
-                  w->jb,         w->ea,          w->mk + S_GROUP / 8};
+    return (S_dp){.lgK = pl->lgK, .V = pl->V, .T = pl->T, .stride = pl->lay.stride, .apr = pl->lay.apr,
+                  .n = w->n, .G = w->G, .act = w->run.act, .y = w->y, .xs = w->xs + i * S8, .idx = w->idx,
+                  .pi = w->pi, .ps = w->ps + i * S8, .ms = w->ms + (i - 1) * S8, .pis = w->pis, .qp = w->qp,
+                  .R = w->R, .jb = w->jb, .ea = w->ea, .inner = w->mk + S_GROUP / 8};
 }
 
 /* Drafting step i (see above) at the eight places b..b+7; un, the
