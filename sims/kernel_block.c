@@ -518,7 +518,8 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
 /* Drafting step i of the round's iteration (Alg. 2's X_i, p_i and, for
  * h_i, m_i) for the running trials at places b0..na-1 whose iteration
  * still drafts (i <= G, p_{i-1} > 0), recorded for S_tau_scalar (p_i at
- * every place); U: the uniforms of X_i.  The vector version below does the
+ * every place); U: the high words w·2^21 of X_i's uniforms, d: where their
+ * low bits come from (S_draw_p).  The vector version below does the
  * same arithmetic on eight places at once. */
 static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, const S_draws *d, size_t b0,
                            size_t na, size_t *tok)
@@ -609,7 +610,7 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
  * at a time, not gathered (a gather costs 30–40 cycles here,
  * docs/findings.md), in loops that do little else, so that many places'
  * loads are in flight at once; only the halving search for rows over
- * S_COUNT_MAX tokens gathers.  Returns how many places it did. */
+ * S_COUNT_MAX tokens gathers. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The eight 32-bit lanes of v to a[0..7] where m is set. */
@@ -773,6 +774,9 @@ S_draft_open(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const ui
     }
 }
 
+/* The vector pass of drafting step i on places 0..8⌊na/8⌋-1 (S_draft8 on
+ * each group of eight, S_draft_open on the rare groups left open); returns
+ * how many places it did. */
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
                                                                           const uint64_t *ue, const uint64_t *un,
                                                                           const S_draws *d, size_t na, size_t *tok)
