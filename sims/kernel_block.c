@@ -24,7 +24,9 @@
  * sims/sd_token.h: every token returned for exactly its mass of the 2^53
  * values of a 53-bit uniform, never one of probability 0), and
  * p_i = min(1, p_{i-1} q(X_i)/p(X_i)) multiplies p_{i-1} by the row's
- * stored ratio r(X_i) (p(X_i) > 0: X_i was drawn from p).  Everything
+ * stored ratio r(X_i) (p(X_i) > 0: X_i was drawn from p), kept beside the
+ * alias word of each column of p's table (S_APR): one line gives the
+ * draft and its ratio.  Everything
  * else (the acceptance rule η < h_i, h_i = m_i / (m_i + 1 - p_i),
  * h_G = p_G; the horizon's dummy position; the early stop at p_i = 0) is
  * sd_block_step's.
@@ -33,8 +35,9 @@
  * every trial still running does its k-th iteration, drafting step i of
  * all of them before step i + 1, so the per-trial state lives in arrays,
  * the random numbers of a step are computed for all its trials at once
- * (sd_rngbuf_trials_at, AVX-512 across trials) and the table searches of
- * different trials are independent (they overlap in the processor).  Each
+ * (sd_rngbuf_trials_hi_at, sd_rngbuf_trials_at: AVX-512 across trials)
+ * and the table loads of different trials are independent (they overlap in
+ * the processor).  Each
  * step records X_i, p_i, j*, m_i; after the last step τ and its state are
  * picked from these records (S_tau_scalar).  The
  * list of trials still running is compacted after each round; within a
@@ -47,14 +50,22 @@
  * laid out so that every trial of a round uses the same Philox block
  * (the uniform of (seed, trial, iteration, role) is a fixed function, so
  * results do not depend on the thread count).  With Gmax = γ (or T at
- * lookahead to the horizon) and H = ⌈Gmax/2⌉, block 0 draws x_0 (even
- * uniform), and iteration k (0-based) uses blocks b_k = 1 + k (H + 1)
- * onwards: X_i is the even uniform of block b_k + (i - 1)/2 for odd i, the
- * odd one of the same block for even i; block b_k + H draws the
- * iteration's last token (even) and its τ (odd): instead of a coin η_i per
- * step (Alg. 2), τ is drawn from its law given the drafts with one
- * uniform (S_tau_scalar), the same joint law of drafts and τ.  No uniform
- * is used twice, so they are independent, as sd_block_step's are.
+ * lookahead to the horizon) and H = ⌈Gmax/4⌉, block 0 draws x_0 (its
+ * even uniform: words 0, 1), and iteration k (0-based) uses blocks
+ * b_k = 1 + k (H + 1) onwards.  X_i's uniform is the 53-bit integer
+ * U = w·2^21 + L with w = word (i - 1) mod 4 of block b_k + ⌊(i - 1)/4⌋
+ * (four drafts per block) and L = the top 21 bits of the same word of
+ * block SD_TOKEN_LOW_BLOCK + b_k + ⌊(i - 1)/4⌋ (a counter range no trial
+ * reaches), the token kernel's scheme (sims/token.c, "uniforms"): the
+ * alias test compares f = U mod 2^(53-lgK) with the column's thr, and w
+ * alone decides it unless f_w < thr <= f_w + 2^21 - 1 (f_w: w·2^21 mod
+ * 2^(53-lgK)), at most 2^21 of the 2^53 values of U per column; only then
+ * is L computed (S_draw_p), so the outcome is always the whole U's.  Block
+ * b_k + H draws the iteration's last token (even uniform) and its τ (odd):
+ * instead of a coin η_i per step (Alg. 2), τ is drawn from its law given
+ * the drafts with one uniform (S_tau_scalar), the same joint law of drafts
+ * and τ.  No uniform is used twice, so they are independent, as
+ * sd_block_step's are.
  *
  * Statistics are accumulated per trial (integer counts, the iteration's
  * 1 - p_G summed in iteration order; they move with the trial's place when
@@ -90,11 +101,18 @@
 #define S_HCOPIES 4    /* copies of the histogram of τ */
 
 /* A row's tables, inside the plan's slab (S_row_at). */
+/* Entry k of a row's draft table takes S_APR words: the alias word
+ * thr·K + alias of p's table (sd_token_alias_build's), then r(k) and
+ * r(alias) as doubles (q/p, 0 where p = 0 or k >= V: never drafted), so
+ * that a draft and its ratio come from one load of one line; the fourth
+ * word pads the entry to 32 bytes. */
+#define S_APR 4
+
 typedef struct S_row {
-    const uint64_t *ap, *aq; /* [K] alias tables of p and q */
+    const uint64_t *apr;     /* [K][S_APR] p's alias table with the ratios (above) */
+    const uint64_t *aq;      /* [K] q's alias table */
     const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
                                 (+inf where p = 0 < q, -1 where p = q = 0) */
-    const double *rat;       /* [V] q/p in token order (0 where p = 0: never drafted) */
     const double *QP;        /* [V+1 pairs, padded to a multiple of 8] the prefix sums (Q_j, P_j) of
                                 q, p in the sorted order, interleaved: one line holds both */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
@@ -105,7 +123,7 @@ typedef struct S_row {
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t ap, aq, rs, rat, QP, ord, j1, m1, stride;
+    size_t apr, aq, rs, QP, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -145,6 +163,7 @@ typedef struct S_work {
     /* the round's iteration, by place in act */
     uint32_t *G, *y, *tau, *tauprev;
     double *pi, *taup;
+    double *pis; /* p_{i-1} of the groups whose draft test was left open (S_draft8) */
     /* j*(p_τ) and m(p_τ) at row (n + τ, X_τ), from step τ's records
      * (S_tau): the residual's (S_reject_token; τ = 0 reads the row's j1, m1) */
     uint32_t *tauj;
@@ -153,17 +172,20 @@ typedef struct S_work {
      * where i < G, j*(p_i) and m_i at row (n + i, X_i) (S_tau) */
     uint32_t *xs, *js;
     double *ps, *ms;
-    uint64_t *ue, *uo;
+    uint64_t *ue, *uo; /* 53-bit uniforms by place */
+    uint64_t *uh[2][4]; /* the drafts' high words by place: two sets (S_group) */
     /* the vector passes (S_draft_avx512, S_last_avx512), by place */
     uint32_t *x;    /* the round's last token */
     uint64_t *R;    /* byte offset of the row in use */
     uint64_t *jb;   /* j* being searched */
-    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint8_t *mk;    /* [2·S/8] lane masks: places drafting, places with i < G */
     uint32_t *rl;   /* places whose iteration rejected */
+    size_t nrej;    /* how many (S_tau_avx512) */
     uint32_t *idx;  /* slab words to load (sd_fetch64) */
     uint64_t *ent;  /* the words loaded */
     uint64_t *ent1; /* the words after them (S_fetch2) */
+    uint64_t *ea;   /* [S + 8][S_APR]: the draft entries of the step, by place (S_copy_entries) */
+    double *qp;     /* [2 S] (Q_{j*}, P_{j*}) of m_i = max(π Q_{j*} - P_{j*}, 0), by place */
     uint64_t *hist; /* [S_HCOPIES][Gmax+1]: the group's iterations by τ, place b in copy b % S_HCOPIES
                        (consecutive increments of one counter would wait for each other) */
     unsigned char *arena; /* every array above (S_carve) */
@@ -178,9 +200,8 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
     double m1;
     memcpy(&j1, r + l->j1, sizeof j1);
     memcpy(&m1, r + l->m1, sizeof m1);
-    return (S_row){(const uint64_t *)(const void *)(r + l->ap), (const uint64_t *)(const void *)(r + l->aq),
-                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->rat),
-                   (const double *)(const void *)(r + l->QP),
+    return (S_row){(const uint64_t *)(const void *)(r + l->apr), (const uint64_t *)(const void *)(r + l->aq),
+                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->QP),
                    (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
@@ -228,6 +249,47 @@ static inline double S_min1(double v)
 #else
     return v < 1.0 ? v : 1.0;
 #endif
+}
+
+/* Where a drafting step's uniforms come from (the layout: top of the
+ * file): the run's seed, the group's first trial g0 (trial g0 + act[b] at
+ * place b), the index n of the low bits' word (sd_token_low21(seed, trial,
+ * n)) and the bits of w·2^21 not trusted to decide (S_window). */
+typedef struct S_draws {
+    uint64_t seed, g0, nlow, window;
+} S_draws;
+
+#define S_LOW21 (((uint64_t)1 << 21) - 1)
+static uint64_t S_window = S_LOW21;
+
+void sd_block_test_trust_bits(unsigned bits)
+{
+    uint64_t w = bits >= 32 ? S_LOW21 : bits == 0 ? ~(uint64_t)0 >> 11 : ((uint64_t)1 << (53 - bits)) - 1;
+    __atomic_store_n(&S_window, w, __ATOMIC_RELAXED);
+}
+
+/* X ~ p from the row's draft table (apr) with the 53-bit uniform
+ * U = hi + L of trial t (hi = w·2^21, L = sd_token_low21(d->seed, t,
+ * d->nlow)): sd_token_alias_draw's outcome (column k = U >> (53 - lgK),
+ * kept where f = U mod 2^(53-lgK) < thr, else its alias), and r(X) into
+ * *rx.  L is computed only where the trusted bits of hi leave f < thr open
+ * (f_w < thr <= f_w + window, f_w = hi mod 2^(53-lgK) with the window's
+ * bits cleared): at most 2^21 of the 2^53 values of U per column. */
+static inline size_t S_draw_p(const uint64_t *apr, unsigned lgK, uint64_t hi, const S_draws *d, uint64_t t,
+                              double *rx)
+{
+    const unsigned s = 53u - lgK;
+    const uint64_t cm = ((uint64_t)1 << s) - 1, k = hi >> s, *e = apr + S_APR * k, thr = e[0] >> lgK;
+    uint64_t f = hi & cm & ~d->window;
+    if (f < thr && (f | d->window) >= thr) /* open: the whole uniform */
+        f = (hi | sd_token_low21(d->seed, t, d->nlow)) & cm;
+    const int keep = f < thr;
+    double rk, ra;
+    memcpy(&rk, e + 1, sizeof rk);
+    memcpy(&ra, e + 2, sizeof ra);
+    *rx = sd_block_sel(keep, rk, ra);
+    const uint64_t a = e[0] & (((uint64_t)1 << lgK) - 1);
+    return (size_t)(a ^ ((a ^ k) & -(uint64_t)keep));
 }
 
 static inline double S_mass(const S_row *r, size_t j, double pi)
@@ -302,17 +364,25 @@ static void S_plan_free(void *plan)
 static int S_row_build(char *r, const S_layout *l, const double *p, const double *q, size_t V, unsigned lgK,
                        sd_block_key *key, double *Q, sd_error *err)
 {
-    uint64_t *ap = (uint64_t *)(void *)(r + l->ap), *aq = (uint64_t *)(void *)(r + l->aq);
-    double *rs = (double *)(void *)(r + l->rs), *rat = (double *)(void *)(r + l->rat);
+    uint64_t *apr = (uint64_t *)(void *)(r + l->apr), *aq = (uint64_t *)(void *)(r + l->aq);
+    double *rs = (double *)(void *)(r + l->rs);
     double *QP = (double *)(void *)(r + l->QP), *P = Q + V + 1;
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
-    int rc = sd_token_alias_build(p, V, lgK, ap, err);
+    int rc = sd_token_alias_build(p, V, lgK, apr, err); /* into words 0..K-1, spread below */
     if (!rc)
         rc = sd_token_alias_build(q, V, lgK, aq, err);
     if (rc)
         return rc;
-    for (size_t x = 0; x < V; x++)
-        rat[x] = p[x] > 0.0 ? q[x] / p[x] : 0.0;
+    /* entry k to words S_APR·k.. from the top down (S_APR·k >= k: no word
+     * is overwritten before it is read) */
+    for (size_t k = ((size_t)1 << lgK); k-- > 0;) {
+        const uint64_t e = apr[k], a = e & (((uint64_t)1 << lgK) - 1);
+        const double rk = k < V && p[k] > 0.0 ? q[k] / p[k] : 0.0, ra = a < V && p[a] > 0.0 ? q[a] / p[a] : 0.0;
+        apr[S_APR * k] = e;
+        memcpy(apr + S_APR * k + 1, &rk, sizeof rk);
+        memcpy(apr + S_APR * k + 2, &ra, sizeof ra);
+        apr[S_APR * k + 3] = 0;
+    }
     sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
     for (size_t j = 0; j < (V + 8) / 8 * 8; j++) {
         QP[2 * j] = j <= V ? Q[j] : Q[V]; /* the padding: W_j = π Q_V - P_V */
@@ -345,14 +415,13 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
     /* Rows start on 64-byte lines: the sorted ratios (padded with -1) and
      * the prefix sums first, each padded to whole 64-byte loads, then the
-     * draft's alias table and r(X), then the bonus's table. */
+     * draft's alias table with the ratios, then the bonus's table. */
     S_layout l;
     const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s16 = (V + 8) / 8 * 16 * sizeof(double);
     l.rs = 0;
     l.QP = l.rs + r8;
-    l.ap = l.QP + s16;
-    l.rat = l.ap + K * sizeof(uint64_t);
-    l.aq = l.rat + V * sizeof(double);
+    l.apr = l.QP + s16;
+    l.aq = l.apr + S_APR * K * sizeof(uint64_t);
     l.m1 = l.aq + K * sizeof(uint64_t);
     l.j1 = l.m1 + sizeof(double);
     l.ord = l.j1 + sizeof(uint32_t);
@@ -449,10 +518,11 @@ __attribute__((target("avx512f"))) static inline __m512d S_gather_pd(__m512d src
 /* Drafting step i of the round's iteration (Alg. 2's X_i, p_i and, for
  * h_i, m_i) for the running trials at places b0..na-1 whose iteration
  * still drafts (i <= G, p_{i-1} > 0), recorded for S_tau_scalar (p_i at
- * every place); U: the uniforms of X_i.  The vector version below does the
+ * every place); U: the high words w·2^21 of X_i's uniforms, d: where their
+ * low bits come from (S_draw_p).  The vector version below does the
  * same arithmetic on eight places at once. */
-static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, size_t b0, size_t na,
-                           size_t *tok)
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t *U, const S_draws *d, size_t b0,
+                           size_t na, size_t *tok)
 {
     const size_t V = pl->V, S8 = w->S + 8;
     const unsigned lgK = pl->lgK;
@@ -464,10 +534,11 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, const uint64_t
         if (i > G || !(w->pi[b] > 0.0))
             continue;
         S_row r = S_row_at(pl, (size_t)(n + i - 2) * V + w->y[b]);
-        size_t x = sd_token_alias_draw(r.ap, lgK, U[b]);
+        double rx;
+        size_t x = S_draw_p(r.apr, lgK, U[b], d, d->g0 + w->run.act[b], &rx);
         if (tok)
             tok[(size_t)w->run.act[b] * (pl->T + 1) + n + i - 1] = x;
-        double pi = S_min1(w->pi[b] * r.rat[x]); /* p_i = min(1, p_{i-1} q/p) */
+        double pi = S_min1(w->pi[b] * rx); /* p_i = min(1, p_{i-1} q/p) */
         w->pi[b] = ps[b] = pi;
         w->y[b] = xs[b] = (uint32_t)x;
         if (pi == 0.0 || i == G)
@@ -523,120 +594,238 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
 #if S_HAVE_X86
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
- * the scalar code skips.  A drafting step chains up to 3 + ⌈log2 V⌉ table
- * loads per place, so it runs as passes over all places, one link of the
- * chain per pass (draft; r(X_i) and p_i; j* and Q_{j*}, P_{j*}; m_i): within
- * a pass the loads of different places are independent.  At the round's
- * last step (i = max G) no place has i < G and j*, m_i are skipped.
- * The slab words a pass needs are loaded by sd_fetch64 between two vector
- * passes (a gather costs 30–40 cycles here, docs/findings.md); only the
- * halving search for rows over S_COUNT_MAX tokens gathers.  Returns how
- * many places it did. */
+ * the scalar code skips.  A drafting step chains table loads (the draft's
+ * entry; then, at the row (n + i, X_i) it selects, the sorted ratios for
+ * j* and the pair Q_{j*}, P_{j*}), so a step runs as passes over all
+ * places, within which the loads of different places are independent:
+ *   S_draft_avx512 (vector): m_{i-1} from step i - 1's pair; X_i by the
+ *     alias test on its entry, p_i = min(1, p_{i-1} r(X_i)) with r(X_i)
+ *     from the same entry; the row (n + i, X_i) and the slab offset of
+ *     step i + 1's entry there;
+ *   S_next (one place at a time, the loads only): j*(p_i) and the pair
+ *     (Q_{j*}, P_{j*}) at that row, and step i + 1's entry (S_APR words of
+ *     one line, copied whole).
+ * Step 1's entries come from S_first.  At the round's last step (i = max G)
+ * no place has i < G: no j*, m_i, nor next entry.  Loads are made one place
+ * at a time, not gathered (a gather costs 30–40 cycles here,
+ * docs/findings.md), in loops that do little else, so that many places'
+ * loads are in flight at once; only the halving search for rows over
+ * S_COUNT_MAX tokens gathers. */
 #define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
 #define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The eight 32-bit lanes of v to a[0..7] where m is set. */
 #define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
+
+/* The draft entry (S_APR words, 32 bytes of one line) at slab byte offset
+ * idx[b] into ea[S_APR·b ..], for b < nb. */
+__attribute__((target("avx512f,avx512vl"))) static inline void S_copy_entries(const char *slab, const uint32_t *idx,
+                                                                             size_t nb, uint64_t *ea)
+{
+    for (size_t b = 0; b < nb; b++)
+        _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
+}
+
+/* Step 1's draft entries at places 0..nb-1 (nb a multiple of 8): row
+ * (n - 1, y), the column of U (row 0 where G = 0: the padding, which never
+ * drafts). */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_first(const S_plan *pl, S_work *w, const uint64_t *U,
+                                                                         size_t nb)
+{
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - pl->lgK));
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)pl->lay.stride);
+    const __m512i apr = _mm512_set1_epi64((long long)pl->lay.apr), one = _mm512_set1_epi64(1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
+        __mmask8 lv = _mm512_test_epi64_mask(G, G);
+        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(n, one), V), y), stride);
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(U + b)), c_sh);
+        S_ST32(w->idx + b, _mm512_maskz_add_epi64(lv, _mm512_add_epi64(R, apr), _mm512_slli_epi64(k, 5)));
+    }
+    S_copy_entries(pl->slab, w->idx, nb, w->ea);
+}
+
+/* The work arrays S_draft8 uses (step i's where by step) and the plan's
+ * numbers, in locals: the vector stores (of may-alias types) would
+ * otherwise make the compiler reload every pointer and number from the
+ * work and plan structs after each. */
+typedef struct S_dp {
+    unsigned lgK;
+    size_t V, T, stride, apr;
+    const uint32_t *n, *G, *act;
+    uint32_t *y, *xs, *idx;
+    double *pi, *ps, *ms, *pis;
+    const double *qp;
+    uint64_t *R, *jb;
+    const uint64_t *ea;
+    uint8_t *inner;
+} S_dp;
+
+static inline S_dp S_dp_of(const S_plan *pl, S_work *w, size_t i)
+{
+    const size_t S8 = w->S + 8;
+    return (S_dp){.lgK = pl->lgK, .V = pl->V, .T = pl->T, .stride = pl->lay.stride, .apr = pl->lay.apr,
+                  .n = w->n, .G = w->G, .act = w->run.act, .y = w->y, .xs = w->xs + i * S8, .idx = w->idx,
+                  .pi = w->pi, .ps = w->ps + i * S8, .ms = w->ms + (i - 1) * S8, .pis = w->pis, .qp = w->qp,
+                  .R = w->R, .jb = w->jb, .ea = w->ea, .inner = w->mk + S_GROUP / 8};
+}
+
+/* Drafting step i (see above) at the eight places b..b+7; un, the
+ * uniforms of step i + 1 (NULL at i = max G).  X_i's alias test is
+ * decided by the trusted bits of w (S_draw_p) or, with `given`, is the
+ * caller's keep; returns the lanes it left open (S_draw_p: the whole
+ * uniform decides), after saving p_{i-1} for them in w->pis. */
+__attribute__((target("avx512f,avx512dq,avx512vl"), always_inline)) static inline __mmask8
+S_draft8(const S_dp w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_t window, size_t *tok, size_t b,
+         int given, __mmask8 keep)
+{
+    const unsigned lgK = w.lgK;
+    const uint64_t cm = ((uint64_t)1 << (53u - lgK)) - 1;
+    const __m512i vi = _mm512_set1_epi64((long long)i), im1 = _mm512_set1_epi64((long long)i - 1);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    /* the words of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
+     * load): words 0 and 1 of four places, word 2 of four places */
+    const __m512i w01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0), w2 = _mm512_set_epi64(14, 10, 6, 2, 14, 10, 6, 2);
+    __m512i n = S_LD32(w.n + b), G = S_LD32(w.G + b);
+    __m512d pi0 = _mm512_loadu_pd(w.pi + b);
+    if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
+                    (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
+        __m512d lo = _mm512_loadu_pd(w.qp + 2 * b), hi = _mm512_loadu_pd(w.qp + 2 * b + 8);
+        _mm512_storeu_pd(w.ms + b,
+                         _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi0, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
+                                                     _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
+    }
+    __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(pi0, zero, _CMP_GT_OQ);
+    /* the entries of the eight places: alias word, r(k), r(alias) */
+    const uint64_t *eb = w.ea + S_APR * b;
+    __m512i a0 = _mm512_loadu_si512((const void *)eb), a1 = _mm512_loadu_si512((const void *)(eb + 8));
+    __m512i a2 = _mm512_loadu_si512((const void *)(eb + 16)), a3 = _mm512_loadu_si512((const void *)(eb + 24));
+    __m512i t01 = _mm512_permutex2var_epi64(a0, w01, a1), t23 = _mm512_permutex2var_epi64(a2, w01, a3);
+    __m512i u01 = _mm512_permutex2var_epi64(a0, w2, a1), u23 = _mm512_permutex2var_epi64(a2, w2, a3);
+    __m512i e = _mm512_maskz_shuffle_i64x2(lv, t01, t23, 0x44); /* 0 where not live */
+    __m512d rk = _mm512_castsi512_pd(_mm512_shuffle_i64x2(t01, t23, 0xee));
+    __m512d ra = _mm512_castsi512_pd(_mm512_shuffle_i64x2(u01, u23, 0x44));
+    /* X_i: the alias test; r(X_i) */
+    __m512i U = _mm512_loadu_si512((const void *)(ue + b)), k = _mm512_srl_epi64(U, c_sh);
+    __mmask8 open = 0;
+    if (!given) {
+        const __m512i win = _mm512_set1_epi64((long long)window), cmw = _mm512_set1_epi64((long long)(cm & ~window));
+        __m512i thr = _mm512_srl_epi64(e, c_lg), fw = _mm512_and_si512(U, cmw);
+        keep = _mm512_cmplt_epu64_mask(_mm512_or_si512(fw, win), thr);
+        open = (__mmask8)(_mm512_cmplt_epu64_mask(fw, thr) & ~keep);
+        if (__builtin_expect(open != 0, 0))
+            _mm512_storeu_pd(w.pis + b, pi0);
+    }
+    __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1))), k);
+    __m512d r = _mm512_mask_blend_pd(keep, ra, rk);
+    __m256i x32 = _mm512_cvtepi64_epi32(x);
+    _mm256_storeu_si256((__m256i *)(void *)(w.xs + b), x32);
+    if (tok) {
+        __m512i a = S_LD32(w.act + b);
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(w.T + 1))),
+                                      _mm512_add_epi64(n, im1));
+        _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
+    }
+    /* p_i = min(1, p_{i-1} r(X_i)) */
+    __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, r), one);
+    _mm512_storeu_pd(w.pi + b, pi);
+    _mm512_storeu_pd(w.ps + b, pi);
+    S_MST32(w.y + b, lv, x32);
+    if (!un)
+        return open;
+    __mmask8 in = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ) & _mm512_cmplt_epu64_mask(vi, G);
+    w.inner[b / 8] = in;
+    /* row (n + i, X_i), row 0 where unused; step i + 1's entry there */
+    const __m512i V = _mm512_set1_epi64((long long)w.V), stride = _mm512_set1_epi64((long long)w.stride);
+    __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
+    __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
+    _mm512_storeu_si512((void *)(w.R + b), R);
+    S_ST32(w.idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)w.apr)), _mm512_slli_epi64(kn, 5)));
+    if (w.V > S_COUNT_MAX)
+        _mm512_storeu_si512((void *)(w.jb + b), _mm512_setzero_si512());
+    return open;
+}
+
+/* The groups of eight places at ol[0..no) that S_draft8 left open, again:
+ * p_{i-1} restored, the open lanes' tests decided by their whole uniforms
+ * (S_draw_p), the step redone with that keep.  Rare: out of line, so that
+ * the call to sd_token_low21 does not weigh on the main loop. */
+__attribute__((target("avx512f,avx512dq,avx512vl"), noinline, cold)) static void
+S_draft_open(const S_plan *pl, S_work *w, size_t i, const uint64_t *ue, const uint64_t *un, const S_draws *d,
+             size_t *tok, const uint32_t *ol, size_t no)
+{
+    const unsigned lgK = pl->lgK;
+    const uint64_t cm = ((uint64_t)1 << (53u - lgK)) - 1;
+    for (size_t o = 0; o < no; o++) {
+        const size_t b = ol[o];
+        memcpy(w->pi + b, w->pis + b, 8 * sizeof *w->pi);
+        __mmask8 keep = 0;
+        for (unsigned c = 0; c < 8; c++) {
+            const size_t p = b + c;
+            const int lv = i <= w->G[p] && w->pi[p] > 0.0;
+            const uint64_t thr = lv ? w->ea[S_APR * p] >> lgK : 0, f = ue[p] & cm & ~d->window;
+            int kp = (f | d->window) < thr;
+            if (f < thr && !kp) /* open */
+                kp = ((ue[p] | sd_token_low21(d->seed, d->g0 + w->run.act[p], d->nlow)) & cm) < thr;
+            keep = (__mmask8)(keep | (unsigned)kp << c);
+        }
+        S_draft8(S_dp_of(pl, w, i), i, ue, un, d->window, tok, b, 1, keep);
+    }
+}
+
+/* The vector pass of drafting step i on places 0..8⌊na/8⌋-1 (S_draft8 on
+ * each group of eight, S_draft_open on the rare groups left open); returns
+ * how many places it did. */
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i,
-                                                                          size_t maxG, const uint64_t *ue, size_t na,
-                                                                          size_t *tok)
+                                                                          const uint64_t *ue, const uint64_t *un,
+                                                                          const S_draws *d, size_t na, size_t *tok)
+{
+    const size_t nb = na / 8 * 8;
+    const S_dp p = S_dp_of(pl, w, i);
+    const uint64_t window = d->window;
+    size_t no = 0;
+    for (size_t b = 0; b < nb; b += 8)
+        if (__builtin_expect(S_draft8(p, i, ue, un, window, tok, b, 0, 0) != 0, 0))
+            w->rl[no++] = (uint32_t)b;
+    if (no)
+        S_draft_open(pl, w, i, ue, un, d, tok, w->rl, no);
+    return nb;
+}
+
+/* The loads of drafting step i < max G at places 0..nb-1 (nb a multiple
+ * of 8; see S_draft_avx512), at row (n + i, X_i) (R; row 0 where the place
+ * stops drafting: every place, without a branch, S_tau reads the inner
+ * ones): j*(p_i) as a count (V <= 8: π r > 1 on the padded sorted row, one
+ * multiply and compare; V <= S_COUNT_MAX: eight tokens per compare) or by
+ * halving (S_jstar's search, one gather per round over all places), the
+ * pair (Q_{j*}, P_{j*}) into qp, and step i + 1's entry (idx) into ea. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(const S_plan *pl, S_work *w, size_t i,
+                                                                               size_t nb)
 {
     const S_layout *l = &pl->lay;
-    const char *slab = pl->slab;
-    const unsigned lgK = pl->lgK;
-    const size_t nb = na / 8 * 8, Vn = pl->V;
-    /* the work arrays in locals: the vector stores (may_alias types) would
-     * otherwise make the compiler reload every pointer from w after each */
-    const uint32_t *restrict nv = w->n, *restrict Gv = w->G;
-    const size_t S8 = w->S + 8;
-    uint32_t *restrict yv = w->y, *restrict xv = w->xs + i * S8, *restrict idx = w->idx, *restrict jw = w->js + i * S8;
-    double *restrict piv = w->pi, *restrict psv = w->ps + i * S8, *restrict msv = w->ms + i * S8, *restrict qp = w->qp;
-    uint64_t *restrict Rv = w->R, *restrict ent = w->ent, *restrict jb = w->jb;
-    uint8_t *restrict live = w->mk, *restrict inner = w->mk + S_GROUP / 8;
-    const __m512i vi = _mm512_set1_epi64((long long)i), V = _mm512_set1_epi64((long long)Vn);
-    const __m512i im2 = _mm512_set1_epi64((long long)i - 2), im1 = _mm512_set1_epi64((long long)i - 1);
-    const __m512i stride = _mm512_set1_epi64((long long)l->stride);
-    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
-    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
-    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const size_t Vn = pl->V, S8 = w->S + 8;
+    const char *slab = pl->slab, *rs = pl->slab + l->rs, *QP = pl->slab + l->QP;
+    const double *restrict piv = w->pi;
+    const uint64_t *restrict Rv = w->R;
+    const uint32_t *restrict idx = w->idx;
+    uint64_t *restrict jb = w->jb, *restrict ea = w->ea;
+    uint32_t *restrict jw = w->js + i * S8;
+    double *restrict qp = w->qp;
+    const uint8_t *restrict inner = w->mk + S_GROUP / 8;
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    const __m512i ap = _mm512_set1_epi64((long long)l->ap), rat = _mm512_set1_epi64((long long)l->rat);
-    /* pass 1: the entry of X_i's alias table of p at row (n + i - 1, y)
-     * (a slab word's index: byte offsets are multiples of 8 below 2^32) */
-    for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), y = S_LD32(yv + b);
-        __mmask8 lv = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), zero, _CMP_GT_OQ);
-        live[b / 8] = lv;
-        __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im2), V), y), stride);
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
-        _mm512_storeu_si512((void *)(Rv + b), R);
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, ap), _mm512_slli_epi64(k, 3)), 3));
-    }
-    sd_fetch64(slab, idx, nb, ent);
-    /* pass 2: X_i (the alias test); the entry of its ratio r(X_i) */
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 lv = live[b / 8];
-        __m512i U = _mm512_loadu_si512((const void *)(ue + b));
-        __m512i k = _mm512_srl_epi64(U, c_sh);
-        __m512i e = _mm512_maskz_loadu_epi64(lv, (const void *)(ent + b)); /* 0 where not live */
-        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
-        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
-        S_ST32(xv + b, x);
-        __m512i R = _mm512_loadu_si512((const void *)(Rv + b));
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(lv, _mm512_add_epi64(_mm512_add_epi64(R, rat), _mm512_slli_epi64(x, 3)), 3));
-    }
-    sd_fetch64(slab, idx, nb, ent);
-    /* pass 3: p_i = min(1, p_{i-1} r(X_i)); the row of m_i */
-    for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 lv = live[b / 8];
-        __m256i x32 = S_LD256(xv + b);
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), x = _mm512_cvtepu32_epi64(x32);
-        if (tok) {
-            __m512i a = S_LD32(w->run.act + b);
-            __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(pl->T + 1))),
-                                          _mm512_add_epi64(n, im1));
-            _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
-        }
-        __m512d pi0 = _mm512_loadu_pd(piv + b);
-        __m512d pi = _mm512_mask_min_pd(pi0, lv, _mm512_mul_pd(pi0, _mm512_maskz_loadu_pd(lv, (const double *)(const void *)(ent + b))), one);
-        _mm512_storeu_pd(piv + b, pi);
-        _mm512_storeu_pd(psv + b, pi);
-        S_MST32(yv + b, lv, x32);
-        __mmask8 alive = lv & _mm512_cmp_pd_mask(pi, zero, _CMP_NEQ_UQ);
-        __mmask8 in = alive & _mm512_cmplt_epu64_mask(vi, G);
-        inner[b / 8] = in;
-        live[b / 8] = alive; /* from here: the places still drafting */
-        /* row 0 where unused */
-        _mm512_storeu_si512((void *)(Rv + b), _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride));
-        if (Vn > S_COUNT_MAX)
-            _mm512_storeu_si512((void *)(jb + b), _mm512_setzero_si512());
-    }
-    const char *rs = slab + l->rs, *QP = slab + l->QP;
-    if (i >= maxG) {
-        /* no place has i < G: no m_i to compute (h_G = p_G) */
-    } else if (Vn <= 8) {
-        /* pass 4: j*(p_i) at row (n + i, X_i) as a count (π r > 1 on the
-         * padded sorted row: one multiply and compare) and the pair
-         * (Q_{j*}, P_{j*}); every place, without a branch (S_tau reads the
-         * inner ones) */
+    if (Vn <= 8) {
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
             __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
             size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
             jw[b] = (uint32_t)j;
             memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
+            _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
         }
-    } else if (Vn <= S_COUNT_MAX) {
-        /* the same, eight tokens per compare */
-        for (size_t b = 0; b < nb; b++) {
-            size_t off = Rv[b];
-            size_t j = S_count8((const double *)(const void *)(rs + off), Vn, piv[b]);
-            jw[b] = (uint32_t)j;
-            memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
-        }
-    } else {
-        /* passes 4: j*(p_i) at row (n + i, X_i) by halving (S_jstar's
-         * search), one gather per pass; then m_i */
+        return;
+    }
+    if (Vn > S_COUNT_MAX)
         for (size_t len = Vn;;) {
             size_t half = len > 1 ? len / 2 : 1;
             for (size_t b = 0; b < nb; b += 8) {
@@ -652,43 +841,52 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
                 break;
             len -= half;
         }
-        for (size_t b = 0; b < nb; b += 8) {
-            __mmask8 in = inner[b / 8];
-            __m512i j = _mm512_loadu_si512((const void *)(jb + b));
-            __m512i jo = _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)), _mm512_slli_epi64(j, 4));
-            S_ST32(jw + b, j);
-            __m512d q = S_gather_pd(zero, in, jo, QP), p = S_gather_pd(zero, in, jo, QP + 8);
-            _mm512_storeu_pd(qp + 2 * b, _mm512_permutex2var_pd(q, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), p));
-            _mm512_storeu_pd(qp + 2 * b + 8, _mm512_permutex2var_pd(q, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), p));
-        }
+    for (size_t b = 0; b < nb; b++) {
+        size_t off = Rv[b];
+        size_t j = Vn <= S_COUNT_MAX ? S_count8((const double *)(const void *)(rs + off), Vn, piv[b]) : jb[b];
+        jw[b] = (uint32_t)j;
+        memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
     }
-    /* pass 5: m_i = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as
-     * its comparison (garbage where i = G or p_i = 0: S_tau reads no m_i
-     * there) */
-    for (size_t b = 0; i < maxG && b < nb; b += 8) {
-        __m512d pi = _mm512_loadu_pd(piv + b);
-        __m512d lo = _mm512_loadu_pd(qp + 2 * b), hi = _mm512_loadu_pd(qp + 2 * b + 8);
-        _mm512_storeu_pd(msv + b, _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(pi, _mm512_permutex2var_pd(lo, S_EVEN, hi)),
-                                                               _mm512_permutex2var_pd(lo, S_ODD, hi)), zero));
-    }
-    return nb;
+    S_copy_entries(slab, idx, nb, ea);
 }
 
 /* S_tau_scalar on places 0..8⌊na/8⌋-1, eight at a time (the same
- * arithmetic in the same order); returns how many places it did. */
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(S_work *w, size_t maxG, const uint64_t *u,
-                                                                                size_t na)
+ * arithmetic in the same order; u: τ's uniforms), followed by the first
+ * pass of S_last_avx512 on the same places while τ and X_τ are in
+ * registers: the row (n + τ, X_τ) of the last token (R), the slab word
+ * to load there (idx: the bonus's alias entry, or the row's m1, j1 where
+ * the residual has π = 1), the masks of the bonus and of those residuals
+ * (mk), and the list of places whose iteration rejected (rl, w->nrej of
+ * them).  Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(const S_plan *pl, S_work *w, size_t maxG,
+                                                                                const uint64_t *u, size_t na)
 {
     const size_t S8 = w->S + 8, nb = na / 8 * 8;
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const S_layout *l = &pl->lay;
+    const double *restrict ps = w->ps, *restrict ms = w->ms;
+    const uint32_t *restrict Gv = w->G, *restrict nv = w->n, *restrict xs = w->xs, *restrict js = w->js;
+    uint32_t *restrict tauv = w->tau, *restrict tpv = w->tauprev, *restrict tjv = w->tauj, *restrict idx = w->idx,
+                       *restrict rl = w->rl;
+    double *restrict tppv = w->taup, *restrict tmv = w->taum;
+    const uint64_t *restrict ue = w->ue;
+    uint64_t *restrict Rv = w->R;
+    uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i onei = _mm512_set1_epi64(1), zi = _mm512_setzero_si512();
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - pl->lgK));
+    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
+    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
+    size_t nr = 0;
     for (size_t b = 0; b < nb; b += 8) {
         const __m512d v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(u + b))), s53);
-        const __m512i G = S_LD32(w->G + b);
-        __m512d A = one, B = one, tpp = _mm512_loadu_pd(w->taup + b), tm = _mm512_loadu_pd(w->taum + b);
-        __m256i tau = S_LD256(w->tau + b), tp = S_LD256(w->tauprev + b), tj = S_LD256(w->tauj + b);
+        const __m512i G = S_LD32(Gv + b);
+        __m512d A = one, B = one, tpp = _mm512_loadu_pd(tppv + b), tm = _mm512_loadu_pd(tmv + b);
+        __m256i tau = S_LD256(tauv + b), tp = S_LD256(tpv + b), tj = S_LD256(tjv + b);
         __mmask8 found = 0;
         for (size_t i = maxG; i >= 1; i--) {
-            const __m512d p = _mm512_loadu_pd(w->ps + i * S8 + b), m = _mm512_loadu_pd(w->ms + i * S8 + b);
+            const __m512d p = _mm512_loadu_pd(ps + i * S8 + b), m = _mm512_loadu_pd(ms + i * S8 + b);
             const __m512i vi = _mm512_set1_epi64((long long)i);
             __mmask8 alive = _mm512_cmple_epu64_mask(vi, G) & _mm512_cmp_pd_mask(p, zero, _CMP_GT_OQ);
             __mmask8 inner = alive & _mm512_cmplt_epu64_mask(vi, G);
@@ -702,17 +900,34 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(
             __mmask8 hit = (__mmask8)(~found & _mm512_cmp_pd_mask(_mm512_mul_pd(v, B), _mm512_sub_pd(B, A), _CMP_LT_OQ));
             found |= hit;
             tau = _mm256_mask_blend_epi32(hit, tau, _mm256_set1_epi32((int)i));
-            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(w->xs + i * S8 + b));
-            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(w->js + i * S8 + b));
+            tp = _mm256_mask_blend_epi32(hit, tp, S_LD256(xs + i * S8 + b));
+            tj = _mm256_mask_blend_epi32(hit, tj, S_LD256(js + i * S8 + b));
             tpp = _mm512_mask_blend_pd(hit, tpp, p);
             tm = _mm512_mask_blend_pd(hit, tm, m);
         }
-        _mm256_storeu_si256((__m256i *)(void *)(w->tau + b), tau);
-        _mm256_storeu_si256((__m256i *)(void *)(w->tauprev + b), tp);
-        _mm256_storeu_si256((__m256i *)(void *)(w->tauj + b), tj);
-        _mm512_storeu_pd(w->taup + b, tpp);
-        _mm512_storeu_pd(w->taum + b, tm);
+        _mm256_storeu_si256((__m256i *)(void *)(tauv + b), tau);
+        _mm256_storeu_si256((__m256i *)(void *)(tpv + b), tp);
+        _mm256_storeu_si256((__m256i *)(void *)(tjv + b), tj);
+        _mm512_storeu_pd(tppv + b, tpp);
+        _mm512_storeu_pd(tmv + b, tm);
+        /* S_last_avx512's first pass */
+        __m512i n = S_LD32(nv + b), t = _mm512_cvtepu32_epi64(tau), x = _mm512_cvtepu32_epi64(tp);
+        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, t), onei), V), x),
+                                       stride);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(t, G), rej = (__mmask8)~full;
+        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
+        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(t, zi));
+        bon[b / 8] = bonus;
+        dflt[b / 8] = d;
+        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
+        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
+        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
+        _mm512_storeu_si512((void *)(Rv + b), off);
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
+        nr += (size_t)__builtin_popcount(rej);
     }
+    w->nrej = nr;
     return nb;
 }
 
@@ -795,7 +1010,8 @@ static inline void S_fetch2(const void *base, const uint32_t *idx, size_t n, uin
     }
 }
 
-/* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time,
+/* S_last_scalar on places 0..8⌊na/8⌋-1, after S_tau_avx512 on the same
+ * places (which made its first pass): the bonus draws eight at a time,
  * and for the places that rejected the residual's π, j = j*(π) and target
  * u m (S_reject_setup: j = 0 where m = 0), the row's j1, m1 where τ = 0
  * (their slab words, like the bonus's table entries, by one fetch); then
@@ -806,41 +1022,18 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512
     const S_layout *l = &pl->lay;
     const unsigned lgK = pl->lgK;
     const size_t nb = na / 8 * 8, Vn = pl->V;
-    const uint32_t *restrict nv = w->n, *restrict Gv = w->G, *restrict tauv = w->tau, *restrict tpv = w->tauprev;
+    const uint32_t *restrict tpv = w->tauprev;
     uint32_t *restrict xv = w->x, *restrict idx = w->idx, *restrict rl = w->rl, *restrict tjv = w->tauj;
     double *restrict tpp = w->taup, *restrict tmv = w->taum;
     const uint64_t *restrict ue = w->ue;
     uint64_t *restrict Rv = w->R, *restrict e0 = w->ent, *restrict e1 = w->ent1;
     uint8_t *restrict bon = w->mk, *restrict dflt = w->mk + S_GROUP / 8;
-    const __m512i V = _mm512_set1_epi64((long long)Vn), stride = _mm512_set1_epi64((long long)l->stride);
-    const __m512i T1 = _mm512_set1_epi64((long long)pl->T + 1), lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i one = _mm512_set1_epi64(1), lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffll), zi = _mm512_setzero_si512();
     const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
     const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
-    const __m512i aq = _mm512_set1_epi64((long long)l->aq), m1 = _mm512_set1_epi64((long long)l->m1);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
-    const __mmask8 ctl = pl->broken ? 0 : 0xff; /* the control's residual: π = 1 at every τ */
-    size_t nr = 0;
-    /* the row of the last token; the entry of the bonus's alias table, or
-     * the row's m1, j1 where the residual has π = 1 */
-    for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b), tp = S_LD32(tpv + b);
-        __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), tp),
-                                       stride);
-        __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G), rej = (__mmask8)~full;
-        __mmask8 bonus = full & _mm512_cmplt_epu64_mask(_mm512_add_epi64(n, G), T1);
-        __mmask8 d = rej & ~(ctl & _mm512_cmpneq_epi64_mask(tau, zi));
-        bon[b / 8] = bonus;
-        dflt[b / 8] = d;
-        __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
-        __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
-        _mm512_storeu_si512((void *)(Rv + b), off);
-        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
-        _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
-        nr += (size_t)__builtin_popcount(rej);
-    }
+    const size_t nr = w->nrej; /* the first pass: S_tau_avx512 */
     S_fetch2(pl->slab, idx, nb, e0, e1);
     /* the bonus draws (the alias test), else X_G (the horizon) for now; the
      * residual's π, j, target in taup, tauj, taum */
@@ -1063,6 +1256,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 #if S_HAVE_X86
     wide = sd_rngbuf_avx512dq() && __builtin_cpu_supports("avx512vl");
 #endif
+    const uint64_t window = __atomic_load_n(&S_window, __ATOMIC_RELAXED);
     sd_rngbuf_trials(seed, 0, g0, S, w->ue, w->uo);
     uint32_t maxG = 0;
     for (size_t s = 0; s < S; s++) {
@@ -1076,7 +1270,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
     memset(w->hist, 0, S_HCOPIES * (gmax + 1) * sizeof *w->hist);
     size_t na = L >= 1 ? S : 0, nd = 0;
     for (uint64_t k = 0; na > 0; k++) {
-        const uint64_t hb = (gmax + 1) / 2, base = 1 + k * (hb + 1); /* b_k */
+        const uint64_t hb = (gmax + 3) / 4, base = 1 + k * (hb + 1); /* b_k */
         /* whole groups of eight places for the uniforms (vector Philox) and
          * the drafting steps: the list padded with places that never draft
          * (G = 0), repeating the first trial, whose values nothing reads */
@@ -1085,23 +1279,41 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             w->run.act[b] = w->run.act[0];
             w->G[b] = 0;
         }
+        /* X_i's high words: block b_k + c holds those of steps 4c + 1 ..
+         * 4c + 4 (words 0..3), into the set of arrays c % 2; the vector
+         * passes also read step i + 1's (S_draft_avx512), so block c + 1 is
+         * made at step 4c + 4, before the pass */
         for (size_t i = 1; i <= maxG; i++) {
-            if (i % 2)
-                sd_rngbuf_trials_at(seed, base + (i - 1) / 2, g0, w->run.act, nu, w->ue, w->uo);
-            const uint64_t *U = i % 2 ? w->ue : w->uo; /* X_i's uniform */
+            const size_t c = (i - 1) / 4, r = (i - 1) % 4;
+            uint64_t *const *Wc = w->uh[c % 2];
+            if (r == 0 && (i == 1 || !wide))
+                sd_rngbuf_trials_hi_at(seed, base + c, g0, w->run.act, nu, Wc);
+            const uint64_t *U = Wc[r]; /* X_i's */
+            const S_draws d = {seed, g0, 4 * (base + c) + r, window};
             size_t b0 = 0;
 #if S_HAVE_X86
-            if (wide)
-                b0 = S_draft_avx512(pl, w, i, maxG, U, nu, tok);
+            if (wide) {
+                const uint64_t *un = NULL; /* step i + 1's */
+                if (i < maxG && r == 3) {
+                    sd_rngbuf_trials_hi_at(seed, base + c + 1, g0, w->run.act, nu, w->uh[(c + 1) % 2]);
+                    un = w->uh[(c + 1) % 2][0];
+                } else if (i < maxG)
+                    un = Wc[r + 1];
+                if (i == 1)
+                    S_first(pl, w, U, nu);
+                b0 = S_draft_avx512(pl, w, i, U, un, &d, nu, tok);
+                if (un)
+                    S_next_avx512(pl, w, i, b0);
+            }
 #endif
-            S_draft_scalar(pl, w, i, U, b0, na, tok);
+            S_draft_scalar(pl, w, i, U, &d, b0, na, tok);
         }
         /* the last tokens' uniforms (even) and τ's (odd) */
         sd_rngbuf_trials_at(seed, base + hb, g0, w->run.act, nu, w->ue, w->uo);
         size_t b0 = 0;
 #if S_HAVE_X86
         if (wide)
-            b0 = S_tau_avx512(w, maxG, w->uo, na);
+            b0 = S_tau_avx512(pl, w, maxG, w->uo, na);
 #endif
         S_tau_scalar(w, maxG, w->uo, b0, na);
         b0 = 0;
@@ -1218,8 +1430,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         uint32_t **u32[] = {&w->run.act, &w->run.rej, &w->run.its, &w->done.act, &w->done.rej, &w->done.its,
                             &w->n,       &w->G,       &w->y,       &w->tau,      &w->tauprev,  &w->tauj,
                             &w->x,       &w->rl,      &w->idx};
-        uint64_t **u64[] = {&w->ue, &w->uo, &w->R, &w->jb, &w->ent, &w->ent1};
-        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum};
+        uint64_t **u64[] = {&w->ue, &w->uo, &w->uh[0][0], &w->uh[0][1], &w->uh[0][2], &w->uh[0][3],
+                            &w->uh[1][0], &w->uh[1][1], &w->uh[1][2], &w->uh[1][3], &w->R, &w->jb, &w->ent, &w->ent1};
+        double **dbl[] = {&w->run.rb, &w->done.rb, &w->trb, &w->pi, &w->taup, &w->taum, &w->pis};
         for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++)
             *u32[i] = S_carve(a, &off, S8, sizeof **u32[i]);
         for (size_t i = 0; i < sizeof u64 / sizeof u64[0]; i++)
@@ -1227,6 +1440,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
             *dbl[i] = S_carve(a, &off, S8, sizeof **dbl[i]);
         w->qp = S_carve(a, &off, 2 * S8, sizeof *w->qp);
+        w->ea = S_carve(a, &off, S_APR * S8, sizeof *w->ea);
         w->xs = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->xs);
         w->js = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->js);
         w->ps = S_carve(a, &off, (pl->gmax + 1) * S8, sizeof *w->ps);

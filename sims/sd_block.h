@@ -33,6 +33,14 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
 
+/* Tests only: the block kernel trusts only the top `bits` (0..32) of each
+ * draft uniform's 32-bit word w and computes the whole 53-bit uniform
+ * whenever those leave the alias test open (32, the default: only where w
+ * itself does; see sims/kernel_block.c), so that the tests run that path
+ * often; the outcomes are the same for any value.  Not for use while other
+ * threads run kernels. */
+void sd_block_test_trust_bits(unsigned bits);
+
 /* c ? a : b without a branch (the kernels' coin outcomes are unpredictable):
  * the bits of a where c is non-zero, of b elsewhere. */
 static inline double sd_block_sel(int c, double a, double b)

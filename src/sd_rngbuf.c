@@ -151,14 +151,15 @@ __attribute__((target("avx2"))) static inline void S_hi8(__m256i w, uint64_t *ou
     _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_slli_epi64(hi, 21));
 }
 
-/* Trials t0 + i, i < 8·⌊n/8⌋, of sd_rngbuf_trials_hi; returns how many. */
-__attribute__((target("avx2"))) static size_t S_hi_avx2(uint64_t seed, uint64_t blk, uint64_t t0, size_t n,
-                                                        uint64_t *const w[4])
+/* Trials t0 + idx[i] (idx NULL: t0 + i), i < 8·⌊n/8⌋, of
+ * sd_rngbuf_trials_hi(_at); returns how many. */
+__attribute__((target("avx2"))) static size_t S_hi_avx2(uint64_t seed, uint64_t blk, uint64_t t0,
+                                                        const uint32_t *idx, size_t n, uint64_t *const w[4])
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i c[4];
-        S_block8(seed, blk, t0, NULL, i, c);
+        S_block8(seed, blk, t0, idx, i, c);
         for (int r = 0; r < 4; r++)
             S_hi8(c[r], w[r] + i);
     }
@@ -277,18 +278,19 @@ __attribute__((target("avx512f"))) static size_t S_trials_avx512(uint64_t seed, 
     return i;
 }
 
-/* Trials t0 + i, i < 8·⌊n/8⌋, of sd_rngbuf_trials_hi, 32 then 8 at a time:
- * each word, in the low half of its lane (the high half is garbage),
- * masked and shifted to w·2^21. */
-__attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint64_t blk, uint64_t t0, size_t n,
-                                                             uint64_t *const w[4])
+/* Trials t0 + idx[i] (idx NULL: t0 + i), i < 8·⌊n/8⌋, of
+ * sd_rngbuf_trials_hi(_at), 32 then 8 at a time: each word, in the low half
+ * of its lane (the high half is garbage), masked and shifted to w·2^21. */
+__attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint64_t blk, uint64_t t0,
+                                                             const uint32_t *idx, size_t n, uint64_t *const w[4])
 {
     S_key512 K;
     S_key512_init(&K, seed, blk);
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), m32 = _mm512_set1_epi64(0xFFFFFFFFll);
-    const __m512i base = _mm512_add_epi64(_mm512_set1_epi64((long long)t0), lane);
+    const __m512i t0v = _mm512_set1_epi64((long long)t0), base = _mm512_add_epi64(t0v, lane);
     size_t i = 0;
-#define S_T(j) _mm512_add_epi64(base, _mm512_set1_epi64((long long)(i + 8 * (j))))
+#define S_T(j) (idx ? _mm512_add_epi64(t0v, _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(idx + i + 8 * (j))))) \
+                    : _mm512_add_epi64(base, _mm512_set1_epi64((long long)(i + 8 * (j)))))
 #define S_PUT(j, r) _mm512_storeu_si512((void *)(w[r] + i + 8 * (j)), _mm512_slli_epi64(_mm512_and_si512(c[j][r], m32), 21))
     for (; i + 32 <= n; i += 32) {
         __m512i c[4][4], t[4] = {S_T(0), S_T(1), S_T(2), S_T(3)};
@@ -401,23 +403,35 @@ void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_
     S_trials(seed, blk, t0, idx, n, even, odd);
 }
 
-void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *const w[4])
+/* Trials t0 + idx[i] (idx NULL: t0 + i) for i < n. */
+static void S_hi(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n, uint64_t *const w[4])
 {
     size_t i = 0;
 #if S_HAVE_X86
     if (sd_rngbuf_avx512())
-        i = S_hi_avx512(seed, blk, t0, n, w);
+        i = S_hi_avx512(seed, blk, t0, idx, n, w);
     if (sd_rngbuf_vectorised()) {
         uint64_t *const rest[4] = {w[0] + i, w[1] + i, w[2] + i, w[3] + i};
-        i += S_hi_avx2(seed, blk, t0 + i, n - i, rest);
+        i += S_hi_avx2(seed, blk, idx ? t0 : t0 + i, idx ? idx + i : NULL, n - i, rest);
     }
 #endif
     philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
     for (; i < n; i++) {
-        uint64_t t = t0 + i;
+        uint64_t t = t0 + (idx ? idx[i] : i);
         philox4x32_ctr_t ctr = {{(uint32_t)blk, (uint32_t)(blk >> 32), (uint32_t)t, (uint32_t)(t >> 32)}};
         philox4x32_ctr_t c = philox4x32(ctr, key);
         for (int r = 0; r < 4; r++)
             w[r][i] = (uint64_t)c.v[r] << 21;
     }
+}
+
+void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *const w[4])
+{
+    S_hi(seed, blk, t0, NULL, n, w);
+}
+
+void sd_rngbuf_trials_hi_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
+                            uint64_t *const w[4])
+{
+    S_hi(seed, blk, t0, idx, n, w);
 }

@@ -75,6 +75,12 @@ void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_
  * every path. */
 void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64_t *const w[4]);
 
+/* The same for the trials t0 + idx[0], ..., t0 + idx[n-1] (any order,
+ * repeats allowed): w[r][i] = word_r·2^21 of Philox block blk of
+ * sd_stream(seed, t0 + idx[i]) (the block kernel, sims/kernel_block.c). */
+void sd_rngbuf_trials_hi_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
+                            uint64_t *const w[4]);
+
 /* 1 if refills use the AVX2 code on this processor. */
 int sd_rngbuf_vectorised(void);
 

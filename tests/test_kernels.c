@@ -447,30 +447,40 @@ Test(kernel_rng, trials_are_the_sd_stream)
 }
 
 /* sd_rngbuf_trials_hi: words 4·blk..4·blk+3 of sd_stream(seed, t0+i), times
- * 2^21, on every lane path (AVX-512 32s and 8s, AVX2 8s, scalar tail). */
+ * 2^21, on every lane path (AVX-512 32s and 8s, AVX2 8s, scalar tail); and
+ * sd_rngbuf_trials_hi_at for trials named by index (the block kernel's
+ * active lists), in any order, with repeats. */
 Test(kernel_rng, trials_hi_are_the_sd_stream_words)
 {
-    const uint64_t t0s[] = {0, 0xFFFFFFFFull - 20}, blks[] = {0, 3, 0x100000001ull};
+    const uint64_t t0s[] = {0, 0xFFFFFFFFull - 40}, blks[] = {0, 3, 0x100000001ull};
     const size_t ns[] = {1, 9, 40, 71};
+    uint32_t idx[71];
+    for (size_t i = 0; i < 71; i++)
+        idx[i] = (uint32_t)((i * 37 + 11) % 64); /* a permutation-like order with repeats */
     uint64_t buf[4][80];
     uint64_t *const w[4] = {buf[0], buf[1], buf[2], buf[3]};
-    for (int isa = 2; isa >= 0; isa--) {
-        sd_rngbuf_cap_isa(isa);
-        for (size_t b = 0; b < 2; b++)
-            for (size_t k = 0; k < 3; k++)
-                for (size_t m = 0; m < 4; m++) {
-                    sd_rngbuf_trials_hi(0xFEDCBA9876543210ull, blks[k], t0s[b], ns[m], w);
-                    for (size_t i = 0; i < ns[m]; i++) {
-                        sd_stream st;
-                        sd_stream_init(&st, 0xFEDCBA9876543210ull, t0s[b] + i);
-                        st.ctr.v[0] = (uint32_t)blks[k];
-                        st.ctr.v[1] = (uint32_t)(blks[k] >> 32);
-                        for (int r = 0; r < 4; r++)
-                            cr_assert_eq(w[r][i], (uint64_t)sd_stream_u32(&st) << 21,
-                                         "isa %d t0 %zu blk %zu n %zu lane %zu word %d", isa, b, k, ns[m], i,
-                                         r);
+    for (int at = 0; at < 2; at++) { /* sd_rngbuf_trials_hi, then _hi_at */
+        for (int isa = 2; isa >= 0; isa--) {
+            sd_rngbuf_cap_isa(isa);
+            for (size_t b = 0; b < 2; b++)
+                for (size_t k = 0; k < 3; k++)
+                    for (size_t m = 0; m < 4; m++) {
+                        if (at)
+                            sd_rngbuf_trials_hi_at(0xFEDCBA9876543210ull, blks[k], t0s[b], idx, ns[m], w);
+                        else
+                            sd_rngbuf_trials_hi(0xFEDCBA9876543210ull, blks[k], t0s[b], ns[m], w);
+                        for (size_t i = 0; i < ns[m]; i++) {
+                            sd_stream st;
+                            sd_stream_init(&st, 0xFEDCBA9876543210ull, t0s[b] + (at ? idx[i] : i));
+                            st.ctr.v[0] = (uint32_t)blks[k];
+                            st.ctr.v[1] = (uint32_t)(blks[k] >> 32);
+                            for (int r = 0; r < 4; r++)
+                                cr_assert_eq(w[r][i], (uint64_t)sd_stream_u32(&st) << 21,
+                                             "at %d isa %d t0 %zu blk %zu n %zu lane %zu word %d", at, isa, b, k, ns[m],
+                                             i, r);
+                        }
                     }
-                }
+        }
     }
     sd_rngbuf_cap_isa(-1);
 }
