@@ -219,16 +219,46 @@ static inline double S_mass(const S_row *r, size_t j, S_shape w)
     return m > 0.0 ? m : 0.0;
 }
 
+#if S_HAVE_X86
+/* The count of S_draw over a row of at most 8 tokens as one AVX-512
+ * comparison of W_1..W_{j-1} (the lanes past j-1 neither loaded nor
+ * counted): the same number. */
+__attribute__((target("avx512f"))) static inline size_t S_below8(const S_row *r, size_t j, S_shape w, double target)
+{
+    const __mmask8 k = (__mmask8)((1u << (j - 1)) - 1u);
+    const __m512d W = _mm512_sub_pd(_mm512_mul_pd(_mm512_set1_pd(w.al), _mm512_maskz_loadu_pd(k, r->Q + 1)),
+                                    _mm512_mul_pd(_mm512_set1_pd(w.be), _mm512_maskz_loadu_pd(k, r->P + 1)));
+    return (size_t)__builtin_popcount(_mm512_mask_cmp_pd_mask(k, W, _mm512_set1_pd(target), _CMP_LE_OQ));
+}
+#endif
+
 /* A draw from max(al q - be p, 0) / m given j = j* >= 1 and m > 0: the
  * first sorted token k < j with cumulative weight W_{k+1} > u m (j-1 at
- * the latest). */
-static inline size_t S_draw(const S_row *r, size_t j, S_shape w, double m, double u, unsigned lgK)
+ * the latest), W_k = al Q_k - be P_k nondecreasing on k <= j*.  Rows of at
+ * most 8 tokens: the number of k in 1..j-1 with W_k <= u m (the same token
+ * where W is nondecreasing; where rounding breaks that, still a token of
+ * the row of positive weight), one vector comparison when `wide`; longer
+ * rows: a branch-free binary search. */
+static inline __attribute__((always_inline)) size_t S_draw(const S_plan *pl, const S_row *r, size_t j, S_shape w,
+                                                           double m, double u, int wide)
 {
-    double target = u * m;
+    const double target = u * m;
+    if (pl->V <= 8) {
+#if S_HAVE_X86
+        if (wide)
+            return r->ord[S_below8(r, j, w, target)];
+#else
+        (void)wide;
+#endif
+        size_t below = 0;
+        for (size_t k = 1; k < j; k++)
+            below += w.al * r->Q[k] - w.be * r->P[k] <= target;
+        return r->ord[below];
+    }
     size_t base = 0, n = j;
     /* lgK >= log2 V >= log2 j turns: past n = 1 a turn adds 0 and keeps n
      * (the search of a while (n > 1) loop, without its unpredictable exit) */
-    for (unsigned s = 0; s < lgK; s++) {
+    for (unsigned s = 0; s < pl->lgK; s++) {
         size_t half = n / 2;
         base += half & -(size_t)(w.al * r->Q[base + half] - w.be * r->P[base + half] <= target);
         n -= half;
@@ -407,26 +437,6 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         }
 }
 
-/* c[b] set: (a, b) = (WA, WB) of place b; its row's j* = #{a r > b} and
- * Q_{j*}, P_{j*} into QJ, PJ (places listed first, then one count each). */
-static inline __attribute__((always_inline)) void S_counts(const S_plan *pl, S_work *w, const uint8_t *c, size_t b0,
-                                                           size_t na, int wide)
-{
-    size_t k = 0;
-    for (size_t b = b0; b < na; b++) {
-        w->lst[k] = (uint32_t)b;
-        k += c[b];
-    }
-    for (size_t t = 0; t < k; t++) {
-        const size_t b = w->lst[t];
-        const S_row r = S_row_off(pl, w->off[b]);
-        const size_t j = S_count(pl, &r, (S_shape){w->WA[b], w->WB[b]}, wide);
-        w->jj[b] = (uint32_t)j;
-        w->QJ[b] = r.Q[j];
-        w->PJ[b] = r.P[j];
-    }
-}
-
 /* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
  * accepted when η_i den < num, with num the mass of h's weight (QJ, PJ)
  * and den = num - (K_a ΣD - K_b); p_{i+1} = p_i extended by D(X_{i+1});
@@ -480,16 +490,15 @@ static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t 
     }
 }
 
-/* The last token Y where there is a position: its weight's mass (zero
- * mass, from rounding or a dead row, falls back to D_L, then to q) and a
- * draw from it. */
+/* The last token Y where there is a position: its weight's count and
+ * mass (zero mass, from rounding or a dead row, falls back to D_L, then
+ * to q) and a draw from it. */
 static inline __attribute__((always_inline)) void S_last_draw1(const S_plan *pl, S_work *w, size_t b, int wide)
 {
     const S_row r = S_row_off(pl, w->off[b]);
     S_shape wt = {w->WA[b], w->WB[b]};
-    size_t j = w->jj[b];
-    double m = wt.al * w->QJ[b] - wt.be * w->PJ[b];
-    m = m > 0.0 ? m : 0.0;
+    size_t j = S_count(pl, &r, wt, wide);
+    double m = S_mass(&r, j, wt);
     if (!(m > 0.0)) { /* rounding (or a dead row): D_L, else q */
         wt = (S_shape){w->TTa[b], w->TTb[b]};
         j = S_count(pl, &r, wt, wide);
@@ -500,7 +509,7 @@ static inline __attribute__((always_inline)) void S_last_draw1(const S_plan *pl,
             m = S_mass(&r, j, wt);
         }
     }
-    const size_t y = S_draw(&r, j, wt, m, (double)w->uo[b] * S_2M53, pl->lgK);
+    const size_t y = S_draw(pl, &r, j, wt, m, (double)w->uo[b] * S_2M53, wide);
     w->Y[b] = (uint32_t)y;
     w->PY[b] = r.pq[2 * y];
     w->QY[b] = r.pq[2 * y + 1];
@@ -785,9 +794,11 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(c
     return nb;
 }
 
-/* S_last_draw on places 0..8⌊na/8⌋-1: the search as vector passes with the
- * prefix sums fetched between them, its lgK turns for every lane; places
- * whose weight has zero mass (rounding) are done by the scalar code. */
+/* S_last_draw on places 0..8⌊na/8⌋-1 of rows longer than 8 tokens (shorter
+ * ones: none, the scalar pass draws by one comparison): the search as
+ * vector passes with the prefix sums fetched between them, its lgK turns
+ * for every lane; places whose weight has zero mass (rounding) are done by
+ * the scalar code. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(const S_plan *pl, S_work *w, size_t na,
                                                                               int wide)
 {
@@ -798,6 +809,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
     const __m512i cQ = _mm512_set1_epi64((long long)l->Q), cP = _mm512_set1_epi64((long long)l->P);
     const __m512i cord = _mm512_set1_epi64((long long)l->ord), cpq = _mm512_set1_epi64((long long)l->pq);
     const __m512i one = _mm512_set1_epi64(1), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    if (pl->V <= 8)
+        return 0;
     {
         const size_t *ofs = w->off;
         const double *wa = w->WA, *wb = w->WB;
@@ -1029,9 +1042,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             S_depth(pl, w, i, na, maxF, i < maxG, wide);
         const size_t b0 = S_VEC(S_last_weight_avx512(pl, w, na));
         S_last_weight_scalar(pl, w, b0, na);
-        S_counts(pl, w, w->cv, b0, na, wide); /* the vector draw counts its own places */
-        (void)S_VEC(S_last_draw_avx512(pl, w, na, wide));
-        S_last_draw_scalar(pl, w, b0, na, wide);
+        S_last_draw_scalar(pl, w, S_VEC(S_last_draw_avx512(pl, w, na, wide)), na, wide);
         S_last_frames_scalar(w, S_VEC(S_last_frames_avx512(w, na, maxF)), na);
         S_last_new_scalar(pl, w, S_VEC(S_last_new_avx512(pl, w, na)), na);
         size_t nfmax = 0;
