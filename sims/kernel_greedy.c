@@ -153,7 +153,7 @@ typedef struct S_work {
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
     uint32_t *lst;          /* those places */
     uint32_t *jj;           /* their j* */
-    uint64_t *iq, *ip;      /* byte offsets of row words to fetch (S_rows_avx512) */
+    uint64_t *ip;           /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
@@ -629,8 +629,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
 }
 
 /* S_rows on places 0..8⌊na/8⌋-1: flags, offsets and the covering count as
- * vector passes, the three row words (Σq, p and q of X_{i+1}) fetched by
- * scalar loads between them (sims/sd_token.h: a gather is slower here);
+ * vector passes, the row words (p and q of X_{i+1}; Σq with the counts)
+ * fetched by scalar loads between them (sims/sd_token.h: a gather is
+ * slower here);
  * *nl: the places listed.  Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
                                                                          size_t maxF, int count, size_t *nl)
@@ -641,7 +642,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const __m512i vi = _mm512_set1_epi64((long long)i), vim1 = _mm512_set1_epi64((long long)i - 1);
     const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
     const __m512i T = _mm512_set1_epi64((long long)pl->T), one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
-    const __m512i cQ = _mm512_set1_epi64((long long)(l->Q + 8 * pl->V)), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i cpq = _mm512_set1_epi64((long long)l->pq);
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i < cap ? i + 1 : i, 0);
@@ -664,7 +665,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m512i off = _mm512_maskz_mov_epi64(lev, _mm512_mul_epu32(row, stride));
         __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
-        _mm512_storeu_si512((void *)(w->iq + b), _mm512_add_epi64(off, cQ));
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
         _mm512_mask_storeu_pd(ta + b, lev, oned);
         _mm512_mask_storeu_pd(tb + b, lev, zero);
@@ -685,23 +685,24 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
         k += (size_t)__builtin_popcount(has);
     }
-    /* the row words: Σq (level 0's mass; written at places without levels
-     * too, where it is not read), p and q of X_{i+1} */
-    const uint64_t *iq = w->iq, *ip = w->ip;
+    /* the row words p and q of X_{i+1} (row 0 where not verifying) */
+    const uint64_t *ip = w->ip;
     const size_t *ofs = w->off;
     const double *wa = w->WA, *wb = w->WB;
     double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
     for (size_t b = 0; b < nb; b++) {
-        memcpy(mt + b, slab + iq[b], sizeof(double));
         memcpy(px + b, slab + ip[b], sizeof(double));
         memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
     }
-    if (count) /* h's counts at level 0 (S_frames redoes them where frames cover; row 0 where not verifying) */
+    /* h's counts at level 0 and its mass Σq (read only by the acceptance:
+     * S_frames redoes both where frames cover; row 0 where not verifying) */
+    if (count)
         for (size_t b = 0; b < nb; b++) {
             const S_row r = S_row_off(pl, ofs[b]);
             const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
             qj[b] = r.Q[j];
             pj[b] = r.P[j];
+            mt[b] = r.Q[pl->V];
         }
     *nl = k;
     return nb;
@@ -1295,7 +1296,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
         {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
-        {(void **)&w->iq, S, sizeof *w->iq},                {(void **)&w->ip, S, sizeof *w->ip},
+        {(void **)&w->ip, S, sizeof *w->ip},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
         {(void **)&w->KTa, S, sizeof *w->KTa},              {(void **)&w->KTb, S, sizeof *w->KTb},
