@@ -690,19 +690,22 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const size_t *ofs = w->off;
     const double *wa = w->WA, *wb = w->WB;
     double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
-    for (size_t b = 0; b < nb; b++) {
-        memcpy(px + b, slab + ip[b], sizeof(double));
-        memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
-    }
-    /* h's counts at level 0 and its mass Σq (read only by the acceptance:
-     * S_frames redoes both where frames cover; row 0 where not verifying) */
-    if (count)
+    if (count) /* with h's counts at level 0 and their mass Σq (read only by the
+                * acceptance: S_frames redoes both where frames cover; row 0
+                * where not verifying) */
         for (size_t b = 0; b < nb; b++) {
+            memcpy(px + b, slab + ip[b], sizeof(double));
+            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
             const S_row r = S_row_off(pl, ofs[b]);
             const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
             qj[b] = r.Q[j];
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
+        }
+    else
+        for (size_t b = 0; b < nb; b++) {
+            memcpy(px + b, slab + ip[b], sizeof(double));
+            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
         }
     *nl = k;
     return nb;
