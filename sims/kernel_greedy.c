@@ -391,13 +391,15 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
 
 /* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
  * the levels, each frame's input level (LA, LB) and, where depth i is
- * verified, its ratio after X^{i+1} (extended by its input level).  Frames
- * not covering n+i are not extended: they are dropped before they are
- * read again (their zones end before the next iteration). */
+ * verified, its ratio after X^{i+1} (extended by its input level); with
+ * `count`, h's weight and count at each new level (the last one made, the
+ * top, stays; written at places not verifying too, where it is not read).
+ * Frames not covering n+i are not extended: they are dropped before they
+ * are read again (their zones end before the next iteration). */
 static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
                                                            int wide)
 {
-    const size_t cap = w->cap, nl0 = nl;
+    const size_t cap = w->cap;
     const uint32_t *in = w->fls;
     uint32_t *lst = w->lst;
     /* step l applies frame a0 + l at every listed place, then keeps those
@@ -419,22 +421,18 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             w->Rb[S_AT(k + cap, b)] = e.b;
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
-            w->TA[S_AT(i, b)] = wt.al * inv;
-            w->TB[S_AT(i, b)] = wt.be * inv;
+            const S_shape nt = {wt.al * inv, wt.be * inv};
+            w->TA[S_AT(i, b)] = nt.al;
+            w->TB[S_AT(i, b)] = nt.be;
             w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
+            if (count) /* h's weight and count from this level (the top one after the last frame) */
+                S_hcount(pl, w, i, b, &r, nt, wide);
             lst[keep] = (uint32_t)b;
             keep += f + 1 < w->nf[b];
         }
         nl = keep;
         in = lst;
     }
-    if (count) /* h's weight and count from the top level */
-        for (size_t t = 0; t < nl0; t++) {
-            const size_t b = w->fls[t];
-            const S_row r = S_row_off(pl, w->off[b]);
-            if (w->fl[b] & 2u)
-                S_hcount(pl, w, i, b, &r, (S_shape){w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]}, wide);
-        }
 }
 
 /* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
