@@ -632,7 +632,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
  * slower here);
  * *nl: the places listed.  Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                                         size_t maxF, int count, size_t *nl)
+                                                                         size_t maxF, int verify, int count, size_t *nl)
 {
     const S_layout *l = &pl->lay;
     const size_t nb = na / 8 * 8, cap = w->cap;
@@ -700,7 +700,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
         }
-    else
+    else if (verify) /* (none at depth maxG: not read there) */
         for (size_t b = 0; b < nb; b++) {
             memcpy(px + b, slab + ip[b], sizeof(double));
             memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
@@ -997,7 +997,7 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
 {
     const int count = verify && i >= 1; /* h_i's counts, at the levels' top */
     size_t nl = 0;
-    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl));
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, verify, count, &nl));
     nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
     S_frames(pl, w, i, nl, count, wide);
     if (!verify)
