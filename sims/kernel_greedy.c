@@ -67,12 +67,18 @@
  * block kernel's layout (53-bit, sd_rngbuf_trials_at across trials): block
  * 0 draws x_0; iteration k uses blocks b_k = 1 + k (Gmax + 1) onwards,
  * block b_k + i giving X_{i+1} (even) and η_i (odd, unused at i = 0), block
- * b_k + Gmax η_G (even) and the last token (odd); block b_k + Gmax is drawn
- * before the depths, so that depth G's levels (the bonus's) are built only
- * where η_G < p_G.  No uniform is used twice, and each is a function of
+ * b_k + Gmax η_G (even) and the last token (odd).  No uniform is used
+ * twice, and each is a function of
  * (seed, trial, block), so results do not depend on the thread count or on
  * the instruction set (tests/test_kernel_greedy.c).  Statistics are per
  * trial, added to the observers in trial order after the group.
+ *
+ * The bonus's level.  D_L at depth G, where the bonus is drawn, is q
+ * itself: no frame covers n+G.  A frame made at position n' ends at
+ * n' + G' - 1 and the next iteration starts at n = n' + τ' + 1, so it
+ * covers at most n..n + G' - 2 - τ'; the ones made before end earlier.
+ * Where the bonus has a position (n + G <= T), G = γ >= G', so n + G is
+ * past every frame.  Only depths 0..G-1 are therefore built.
  *
  * The broken variant (a control for `check`, broken-greedy-kernel) never
  * records the iteration's modification: Alg. 4 alone, which Sun et al.
@@ -348,23 +354,18 @@ static inline __attribute__((always_inline)) void S_hcount(const S_plan *pl, S_w
     w->PJ[b] = r->P[j];
 }
 
-/* Depth i: the places that need the levels at position n+i after X^i
- * (flag bit 0; bit 1: i < dr, they verify depth i; the others need them
- * for the bonus at depth i = G), their row's offset, level 0 = q, i.e.
- * (1, 0), of mass Σq, and p, q of X_{i+1}. */
+/* Depth i: the places that verify it (flag: i < dr), their row's offset,
+ * level 0 = q, i.e. (1, 0), of mass Σq, and p, q of X_{i+1}. */
 static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0,
                                                                    size_t na, size_t maxF, int count, size_t nl,
                                                                    int wide)
 {
-    const size_t V = pl->V, T = pl->T, stride = pl->lay.stride;
+    const size_t V = pl->V, stride = pl->lay.stride;
     for (size_t b = b0; b < na; b++) {
-        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
-        /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
-        const unsigned ver = i < dr,
-                       lev = ver || (i == G && dr == G && n + G <= T &&
-                                     (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)]);
-        w->fl[b] = (uint8_t)(lev | ver << 1);
-        if (!lev)
+        const size_t n = w->n[b];
+        const int ver = i < w->dr[b];
+        w->fl[b] = (uint8_t)ver;
+        if (!ver)
             continue;
         const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
         const S_row r = S_row_off(pl, off);
@@ -372,12 +373,10 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
         w->TA[S_AT(i, b)] = 1.0;
         w->TB[S_AT(i, b)] = 0.0;
         w->MT[S_AT(i, b)] = r.Q[V];
-        if (ver) {
-            const size_t x = w->X[S_AT(i + 1, b)];
-            w->PX[b] = r.pq[2 * x];
-            w->QX[b] = r.pq[2 * x + 1];
-        }
-        if (count && ver) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
+        const size_t x = w->X[S_AT(i + 1, b)];
+        w->PX[b] = r.pq[2 * x];
+        w->QX[b] = r.pq[2 * x + 1];
+        if (count) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
             S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
         size_t c = 0, nf = w->nf[b];
         for (size_t f = 0; f < maxF; f++)
@@ -413,8 +412,6 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
             w->LA[S_AT(k, b)] = top.al;
             w->LB[S_AT(k, b)] = top.be;
-            /* extended where depth i is verified (elsewhere not read; row
-             * (cap+1) cap exists for the bonus's depth i = cap) */
             const double px = w->PX[b];
             const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
             w->Ra[S_AT(k + cap, b)] = e.a;
@@ -442,7 +439,7 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
 static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
 {
     for (size_t b = b0; b < na; b++) {
-        if (!(w->fl[b] & 2u))
+        if (!w->fl[b])
             continue;
         const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
         const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
@@ -476,9 +473,10 @@ static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t 
         w->em[b] = (uint32_t)(tau + (size_t)go);
         w->cv[b] = (uint8_t)go;
         w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
+        const int bonus = tau == G; /* D_L = q: no frame covers n+G */
         const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        const S_shape top = {w->TA[S_AT(tau, b)], w->TB[S_AT(tau, b)]}, res = S_times(Kt, top);
-        const int bonus = tau == G;
+        const S_shape top = {sd_block_sel(bonus, 1.0, w->TA[S_AT(tau, b)]), sd_block_sel(bonus, 0.0, w->TB[S_AT(tau, b)])},
+                      res = S_times(Kt, top);
         w->WA[b] = sd_block_sel(bonus, top.al, res.al);
         w->WB[b] = sd_block_sel(bonus, top.be, res.be);
         w->KTa[b] = Kt.a;
@@ -604,7 +602,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
     const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
     const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
     for (size_t b = 0; b < nb; b += 8) {
-        __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(2));
+        __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(1));
         __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
         if (i >= 1) {
             __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
@@ -632,40 +630,30 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
  * slower here);
  * *nl: the places listed.  Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                                         size_t maxF, int verify, int count, size_t *nl)
+                                                                         size_t maxF, int count, size_t *nl)
 {
     const S_layout *l = &pl->lay;
-    const size_t nb = na / 8 * 8, cap = w->cap;
+    const size_t nb = na / 8 * 8;
     const char *slab = pl->slab;
     const __m512i vi = _mm512_set1_epi64((long long)i), vim1 = _mm512_set1_epi64((long long)i - 1);
     const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
-    const __m512i T = _mm512_set1_epi64((long long)pl->T), one = _mm512_set1_epi64(1), two = _mm512_set1_epi64(2);
-    const __m512i cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i one = _mm512_set1_epi64(1), cpq = _mm512_set1_epi64((long long)l->pq);
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i < cap ? i + 1 : i, 0);
+    const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i + 1, 0);
     double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
     size_t k = *nl;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
+        __m512i n = S_LD32(w->n + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
         __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
-        __mmask8 lev = _mm512_cmpeq_epi64_mask(vi, G) & _mm512_cmpeq_epi64_mask(dr, G) &
-                       _mm512_cmple_epu64_mask(_mm512_add_epi64(n, G), T);
-        if (lev) { /* depth G: the bonus's levels, where η_G < p_G (the test of S_last_weight) */
-            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), _mm512_set1_pd(S_2M53));
-            __m512d pG = _mm512_div_pd(_mm512_loadu_pd(w->Ka + S_AT(i, b)), _mm512_loadu_pd(w->Kb + S_AT(i, b)));
-            lev &= _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
-        }
-        lev |= ver;
-        _mm_storel_epi64((__m128i *)(void *)(w->fl + b),
-                         _mm512_cvtepi64_epi8(_mm512_or_si512(_mm512_maskz_mov_epi64(lev, one), _mm512_maskz_mov_epi64(ver, two))));
+        S_ST8(w->fl + b, ver);
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
-        __m512i off = _mm512_maskz_mov_epi64(lev, _mm512_mul_epu32(row, stride));
+        __m512i off = _mm512_maskz_mov_epi64(ver, _mm512_mul_epu32(row, stride));
         __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
-        _mm512_mask_storeu_pd(ta + b, lev, oned);
-        _mm512_mask_storeu_pd(tb + b, lev, zero);
+        _mm512_mask_storeu_pd(ta + b, ver, oned);
+        _mm512_mask_storeu_pd(tb + b, ver, zero);
         if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
             __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
             _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
@@ -678,7 +666,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
             c = _mm512_mask_add_epi64(c, cf, c, one);
         }
         S_ST32(w->a0 + b, _mm512_sub_epi64(nf, c));
-        __mmask8 has = lev & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
+        __mmask8 has = ver & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
         k += (size_t)__builtin_popcount(has);
@@ -700,7 +688,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
         }
-    else if (verify) /* (none at depth maxG: not read there) */
+    else
         for (size_t b = 0; b < nb; b++) {
             memcpy(px + b, slab + ip[b], sizeof(double));
             memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
@@ -782,7 +770,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(c
         S_ST32(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
         S_ST8(w->cv + b, go);
         __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
-        __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8), ta = S_fetch8_pd(w->TA, t8), tb = S_fetch8_pd(w->TB, t8);
+        __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8);
+        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TA, t8), _mm512_set1_pd(1.0)); /* D_L = q at G */
+        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TB, t8));
         __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
         _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
@@ -993,15 +983,13 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
  * apart from the arithmetic, which runs eight places at a time in the
  * AVX-512 instance. */
 static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                          size_t maxF, int verify, int wide)
+                                                          size_t maxF, int wide)
 {
-    const int count = verify && i >= 1; /* h_i's counts, at the levels' top */
+    const int count = i >= 1; /* h_i's counts, at the levels' top */
     size_t nl = 0;
-    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, verify, count, &nl));
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl));
     nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
     S_frames(pl, w, i, nl, count, wide);
-    if (!verify)
-        return; /* depth maxG: the levels for the bonus only */
     S_accept_scalar(w, i, S_VEC(S_accept_avx512(w, i, na)), na);
 }
 
@@ -1013,7 +1001,7 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
  * x_0 (even uniform); iteration k (0-based) uses blocks b_k = 1 + k
  * (Gmax + 1) onwards: block b_k + i draws X_{i+1} (even) and η_i (odd;
  * unused at i = 0), block b_k + Gmax η_G (even) and the last token (odd),
- * drawn before the depths.  No uniform is used twice.  The places of the
+ * drawn after the depths.  No uniform is used twice.  The places of the
  * trials still running are compacted after each round (their n, frames,
  * last token and trial move with them); counts are kept by trial. */
 static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0,
@@ -1038,10 +1026,9 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
             S_draft_scalar(pl, w, i, S_VEC(S_draft_avx512(pl, w, i, na)), na);
         }
-        /* the last block's uniforms now: η_G decides (S_rows) where depth G's levels are needed */
-        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo);
-        for (size_t i = 0; i <= maxG; i++)
-            S_depth(pl, w, i, na, maxF, i < maxG, wide);
+        for (size_t i = 0; i < maxG; i++)
+            S_depth(pl, w, i, na, maxF, wide);
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo); /* η_G, the last token */
         const size_t b0 = S_VEC(S_last_weight_avx512(pl, w, na));
         S_last_weight_scalar(pl, w, b0, na);
         S_last_draw_scalar(pl, w, S_VEC(S_last_draw_avx512(pl, w, na, wide)), na, wide);
