@@ -22,7 +22,11 @@
  * p = q = 0 last).  With prefix sums Q_j, P_j of q and p in that order,
  *     mass(a, b) = a Q_{j*} - b P_{j*},   j* = #{x : a r(x) > b},
  * and a draw from the row is the first j with a Q_{j+1} - b P_{j+1} > u·mass
- * (a binary search), as in the block kernel (sims/kernel_block.c).  The
+ * (a binary search, as in the block kernel, sims/kernel_block.c; for rows
+ * of at most 8 tokens the number of j < j* - 1 with a Q_{j+1} - b P_{j+1}
+ * <= u·mass, one vector comparison: the same token wherever these
+ * cumulative weights are nondecreasing, as they are in exact arithmetic).
+ * The
  * denominator of h_i is Σ max(K_b p - K_a D_L, 0) = num - (K_a Σ D_L - K_b),
  * with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead one).
  * A level's value at one token, needed to extend the frames' ratios, is

@@ -176,13 +176,14 @@ Test(kernel_greedy, bit_identical_across_threads)
     sd_chain_free(c);
 }
 
-/* The AVX-512 instance (passes over eight places at a time, counts as one
- * vector comparison) and the uniforms across trials do the scalar code's
- * arithmetic: with the vector paths switched off (sd_rngbuf_cap_isa(0):
- * scalar Philox too) every statistic is the same bits.  Rows of 5 (one
- * vector), 12 (counted by the scalar loop either way) and 20 tokens
- * (binary search); gamma 3 and the horizon; a chain with exact zeros; at
- * the horizon of T = 12 and T = 40, up to 10 and 20 frames active at once. */
+/* The AVX-512 instance (passes over eight places at a time, counts and the
+ * last token's draw among at most 8 tokens as one vector comparison each)
+ * and the uniforms across trials do the scalar code's arithmetic: with the
+ * vector paths switched off (sd_rngbuf_cap_isa(0): scalar Philox too)
+ * every statistic is the same bits.  Rows of 5 and 6 (one vector), 12
+ * (counted by the scalar loop either way) and 20 tokens (binary search);
+ * gamma 3 and the horizon; a chain with exact zeros; at the horizon of
+ * T = 12 and T = 40, up to 10 and 20 frames active at once. */
 Test(kernel_greedy, vector_instance_equals_the_scalar_code)
 {
     sd_chain *cs[5] = {tu_chain(5, 12, 31), tu_chain(12, 8, 32), tu_chain(20, 6, 33), tu_zero_chain(6, 10, 34),
