@@ -26,9 +26,9 @@
  * of at most 8 tokens the number of j < j* - 1 with a Q_{j+1} - b P_{j+1}
  * <= u·mass, one vector comparison: the same token wherever these
  * cumulative weights are nondecreasing, as they are in exact arithmetic).
- * The
- * denominator of h_i is Σ max(K_b p - K_a D_L, 0) = num - (K_a Σ D_L - K_b),
- * with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead one).
+ * The denominator of h_i is Σ max(K_b p - K_a D_L, 0) = num - (K_a Σ D_L -
+ * K_b), with Σ D_L = 1 for a normalised level (Σ q for D_0, 0 for a dead
+ * one).
  * A level's value at one token, needed to extend the frames' ratios, is
  * max(α q(x) - β p(x), 0) from the row's p and q.  The ratios themselves are
  * extended as sd_greedy_ratio_extend does (S_extend: (x, y)/max(x, y) with
