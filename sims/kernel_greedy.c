@@ -329,8 +329,8 @@ static inline size_t S_begin(const S_plan *pl, S_work *w, size_t b, size_t n, ui
 }
 
 /* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
- * places 0..na-1 that draft it, with the uniforms ue (X_{i+1}) and uo
- * (η_i) of block b_k + i. */
+ * places 0..na-1 that draft it, with the uniform ue of block b_k + i (its
+ * other one, η_i, is drawn into eta's row i). */
 static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na)
 {
     const size_t T = pl->T, V = pl->V;
@@ -339,7 +339,6 @@ static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, siz
             continue;
         size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
         uint32_t x = (uint32_t)sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
-        w->eta[S_AT(i, b)] = w->uo[b];
         w->X[S_AT(i + 1, b)] = x;
         w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = x;
     }
@@ -714,7 +713,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
     const uint32_t *Xi = w->X + S_AT(i, 0);
     uint32_t *Xi1 = w->X + S_AT(i + 1, 0);
-    uint64_t *eta = w->eta + S_AT(i, 0);
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b);
         __mmask8 dm = _mm512_cmplt_epu64_mask(vi, S_LD32(w->G + b));
@@ -728,7 +726,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
         _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
-        _mm512_storeu_si512((void *)(eta + b), _mm512_loadu_si512((const void *)(w->uo + b)));
         __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(n, vi));
         _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
     }
@@ -1027,7 +1024,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
         for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
-            sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->uo);
+            sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->eta + S_AT(i, 0)); /* X_{i+1}, η_i */
             S_draft_scalar(pl, w, i, S_VEC(S_draft_avx512(pl, w, i, na)), na);
         }
         for (size_t i = 0; i < maxG; i++)
