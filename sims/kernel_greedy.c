@@ -296,11 +296,11 @@ static inline size_t S_pick(int c, size_t a, size_t b)
 static inline sd_greedy_ratio S_extend(sd_greedy_ratio r, double mb, double ms)
 {
     const double x = r.a * mb, y = r.b * ms;
-    const int gt = x > y;
-    const double m = gt ? x : y, q = (gt ? y : x) / m;
-    if (!(m > 0.0))
-        return (sd_greedy_ratio){0.0, 0.0};
-    return (sd_greedy_ratio){sd_block_sel(gt, 1.0, q), sd_block_sel(gt, q, 1.0)};
+    const int gt = x > y; /* unpredictable: selections without a branch */
+    const double m = sd_block_sel(gt, x, y), q = sd_block_sel(gt, y, x) / m;
+    const int live = m > 0.0;
+    return (sd_greedy_ratio){sd_block_sel(live, sd_block_sel(gt, 1.0, q), 0.0),
+                             sd_block_sel(live, sd_block_sel(gt, q, 1.0), 0.0)};
 }
 
 /* A level's (or weight's) value max(al q(x) - be p(x), 0) at a token of
