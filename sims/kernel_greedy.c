@@ -392,12 +392,11 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
 }
 
 /* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
- * the levels, each frame's input level (LA, LB) and, where depth i is
- * verified, its ratio after X^{i+1} (extended by its input level); with
- * `count`, h's weight and count at each new level (the last one made, the
- * top, stays; written at places not verifying too, where it is not read).
- * Frames not covering n+i are not extended: they are dropped before they
- * are read again (their zones end before the next iteration). */
+ * the levels, each frame's input level (LA, LB) and its ratio after
+ * X^{i+1} (extended by its input level); with `count`, h's weight and
+ * count at each new level (the last one made, the top, stays).  Frames not
+ * covering n+i are not extended: they are dropped before they are read
+ * again (their zones end before the next iteration). */
 static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
                                                            int wide)
 {
