@@ -197,12 +197,13 @@ __attribute__((target("avx512f"))) static inline size_t S_count8(const double *r
 /* j* = #{x : al r(x) > be} (al, be >= 0; the predicate holds on a prefix of
  * the sorted row; 0 when al = 0, where 0·inf is NaN and never counted).
  * Small rows: a branch-free count over the padded row (one vector
- * comparison when `wide`, the kernel's AVX-512 instance); else a
- * branch-free binary search. */
+ * comparison in the kernel's AVX-512 instances: `wide` 1 for rows of 8
+ * tokens or fewer, 2 where every row is one); else a branch-free binary
+ * search. */
 static inline __attribute__((always_inline)) size_t S_count(const S_plan *pl, const S_row *r, S_shape w, int wide)
 {
 #if S_HAVE_X86
-    if (wide && pl->Vpad == 8)
+    if (wide == 2 || (wide && pl->Vpad == 8))
         return S_count8(r->rs, w);
 #else
     (void)wide;
@@ -253,7 +254,7 @@ static inline __attribute__((always_inline)) size_t S_draw(const S_plan *pl, con
                                                            double m, double u, int wide)
 {
     const double target = u * m;
-    if (pl->V <= 8) {
+    if (wide == 2 || pl->V <= 8) {
 #if S_HAVE_X86
         if (wide)
             return r->ord[S_below8(r, j, w, target)];
@@ -632,7 +633,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
  * slower here);
  * *nl: the places listed.  Returns how many places it did. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
-                                                                         size_t maxF, int count, size_t *nl)
+                                                                         size_t maxF, int count, size_t *nl, int wide)
 {
     const S_layout *l = &pl->lay;
     const size_t nb = na / 8 * 8;
@@ -685,7 +686,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
             memcpy(px + b, slab + ip[b], sizeof(double));
             memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
             const S_row r = S_row_off(pl, ofs[b]);
-            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, 1);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, wide);
             qj[b] = r.Q[j];
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
@@ -987,7 +988,7 @@ static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_wo
 {
     const int count = i >= 1; /* h_i's counts, at the levels' top */
     size_t nl = 0;
-    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl));
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl, wide));
     nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
     S_frames(pl, w, i, nl, count, wide);
     S_accept_scalar(w, i, S_VEC(S_accept_avx512(w, i, na)), na);
@@ -1115,13 +1116,24 @@ __attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512(const S_
 {
     S_trials(pl, w, seed, lo, hi, obs, 1);
 }
+
+/* And for rows of at most 8 tokens (wide = 2: every count and draw one
+ * comparison, without the run-time choice of the row's method). */
+__attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512_v8(const S_plan *pl, S_work *w, uint64_t seed,
+                                                                            uint64_t lo, uint64_t hi, const sd_observe *obs)
+{
+    S_trials(pl, w, seed, lo, hi, obs, 2);
+}
 #endif
 
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
 {
 #if S_HAVE_X86
     if (sd_rngbuf_avx512dq()) {
-        S_trials_avx512(plan, work, seed, lo, hi, obs);
+        if (((const S_plan *)plan)->V <= 8)
+            S_trials_avx512_v8(plan, work, seed, lo, hi, obs);
+        else
+            S_trials_avx512(plan, work, seed, lo, hi, obs);
         return;
     }
 #endif

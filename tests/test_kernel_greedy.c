@@ -176,8 +176,9 @@ Test(kernel_greedy, bit_identical_across_threads)
     sd_chain_free(c);
 }
 
-/* The AVX-512 instance (passes over eight places at a time, counts and the
- * last token's draw among at most 8 tokens as one vector comparison each)
+/* The AVX-512 instances (passes over eight places at a time, counts and the
+ * last token's draw among at most 8 tokens as one vector comparison each;
+ * one instance for rows of at most 8 tokens, one for the others)
  * and the uniforms across trials do the scalar code's arithmetic: with the
  * vector paths switched off (sd_rngbuf_cap_isa(0): scalar Philox too)
  * every statistic is the same bits.  Rows of 5 and 6 (one vector), 12
