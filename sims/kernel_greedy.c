@@ -700,6 +700,33 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     return nb;
 }
 
+/* The 64-bit word at p + o. */
+static inline uint64_t S_word(const unsigned char *p, uint64_t o)
+{
+    uint64_t v;
+    memcpy(&v, p + o, sizeof v);
+    return v;
+}
+
+/* Eight lanes of 64-bit words at base + off[l] (byte offsets), fetched
+ * by scalar loads (sd_fetch64's reason: a gather is slower here), the
+ * offsets taken out and the words put in by lane moves: no arrays on the
+ * stack, whose vector moves the compiler may make aligned ones, which
+ * AddressSanitizer's fake frames (detect_stack_use_after_return) do not
+ * always align. */
+__attribute__((target("avx512f"))) static inline __m512i S_fetch8(const void *base, __m512i off)
+{
+    const unsigned char *p = base;
+    const __m256i lo = _mm512_castsi512_si256(off), hi = _mm512_extracti64x4_epi64(off, 1);
+    const __m128i q0 = _mm256_castsi256_si128(lo), q1 = _mm256_extracti128_si256(lo, 1);
+    const __m128i q2 = _mm256_castsi256_si128(hi), q3 = _mm256_extracti128_si256(hi, 1);
+    return _mm512_set_epi64(
+        (long long)S_word(p, (uint64_t)_mm_extract_epi64(q3, 1)), (long long)S_word(p, (uint64_t)_mm_cvtsi128_si64(q3)),
+        (long long)S_word(p, (uint64_t)_mm_extract_epi64(q2, 1)), (long long)S_word(p, (uint64_t)_mm_cvtsi128_si64(q2)),
+        (long long)S_word(p, (uint64_t)_mm_extract_epi64(q1, 1)), (long long)S_word(p, (uint64_t)_mm_cvtsi128_si64(q1)),
+        (long long)S_word(p, (uint64_t)_mm_extract_epi64(q0, 1)), (long long)S_word(p, (uint64_t)_mm_cvtsi128_si64(q0)));
+}
+
 /* S_draft on places 0..8⌊na/8⌋-1: the alias entries' indices as one vector
  * pass, the entries fetched by scalar loads, the alias test as another. */
 __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
@@ -718,11 +745,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         __mmask8 dm = _mm512_cmplt_epu64_mask(vi, S_LD32(w->G + b));
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b)), k = _mm512_srl_epi64(U, c_sh);
-        uint64_t at[8], e8[8];
-        _mm512_storeu_si512((void *)at, _mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)));
-        for (size_t c = 0; c < 8; c++)
-            e8[c] = pl->ap[at[c]];
-        __m512i e = _mm512_loadu_si512((const void *)e8);
+        __m512i e = S_fetch8(pl->ap, _mm512_slli_epi64(_mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)), 3));
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
         _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
@@ -730,18 +753,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
         _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
     }
     return nb;
-}
-
-/* Eight lanes of 64-bit words at base + off[l] (byte offsets), fetched
- * by scalar loads (sd_fetch64's reason: a gather is slower here). */
-__attribute__((target("avx512f"))) static inline __m512i S_fetch8(const void *base, __m512i off)
-{
-    uint64_t o[8], v[8];
-    _mm512_storeu_si512((void *)o, off);
-    const unsigned char *p = base;
-    for (size_t c = 0; c < 8; c++)
-        memcpy(v + c, p + o[c], 8);
-    return _mm512_loadu_si512((const void *)v);
 }
 
 __attribute__((target("avx512f"))) static inline __m512d S_fetch8_pd(const void *base, __m512i off)
