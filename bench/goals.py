@@ -16,7 +16,7 @@ throughput table of simdec-bench, the measurements of issue 14's other goals:
     written to a temporary directory): wall time and peak RSS (goals < 2 s,
     < 200 MB);
   * the README demo `run --algo block --T 50` as a whole process: wall time
-    beside the setup and Monte-Carlo times the run reports.
+    beside the Monte-Carlo time the run reports.
 
 Standard library only.  Usage: goals.py SIMDEC [--quick]
 Exit status 0 whatever the timings (timings are not tests); 70 when a
@@ -33,10 +33,10 @@ import time
 
 def run(simdec, args):
     """Runs simdec with args, output to temporary files; returns (stdout,
-    wall seconds, peak RSS in bytes) of that one process.  posix_spawn, not
-    fork: a forked child's peak RSS would count this interpreter's pages
-    (the lists below) before the exec; the peak includes this interpreter's
-    resident size at the spawn (about 13 MB), as it would a shell's."""
+    wall seconds, peak RSS in bytes) of that one process.  The kernel's peak
+    for a child is the larger of its own and the parent's resident size at
+    the spawn (counted before the exec), so this interpreter stays small
+    (about 13 MB: the lists below are written in chunks)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
         pid = os.posix_spawn(simdec, [simdec] + args, os.environ,
@@ -56,7 +56,7 @@ def run(simdec, args):
 
 def rb_goal(simdec):
     out, wall, _ = run(simdec, ["run", "--algo", "token", "--trials", "100000", "--seed", "1",
-                             "--estimator", "rb", "--json"])
+                                "--estimator", "rb", "--json"])
     d = json.loads(out)
     plain, rb, exact = d["rejections"], d["rejections_rb"], d["exact_rejections"]
     ratio = (plain["stderr"] / rb["stderr"]) ** 2
