@@ -92,22 +92,71 @@ def alias_tables(W):
     return prob.reshape(shape + (n,)), alias.reshape(shape + (n,))
 
 
-def simulate_alias(rng, prob, alias, N):
+def simulate_alias(rng, prob, alias, N, shift=1, gamma=0):
     """One step's tables flat (row x at x*K), one index array and take()
     per table: about 1.4x faster than indexing prob[t, x, k] with three
-    arrays."""
-    T, V, K = prob.shape
-    P2, A2 = prob.reshape(T, V * K), alias.reshape(T, V * K)
+    arrays.  prob, alias: (T, S, V, K), S table sets per position.  An
+    outcome o codes the token x = o >> shift and a rejection in its low bit.
+    gamma = 0: one set (S = 1), every position the same law; gamma > 0:
+    draft length gamma with a bonus token, set 0 for the drafting positions
+    and set 1 (the bonus from q) for the position after gamma acceptances,
+    k counting the tokens drafted in the current iteration (token-level
+    verification's iterations need no other state: the trajectories move in
+    lock-step, one position per pass)."""
+    T, S, V, K = prob.shape
+    P2, A2 = prob.reshape(T, S * V * K), alias.reshape(T, S * V * K)
     x = rng.integers(0, V, N)
     rej = np.zeros(N, dtype=np.int64)
+    if gamma:
+        k = np.zeros(N, dtype=np.int64)
     for t in range(T):
         u = rng.random(N) * K
-        k = u.astype(np.int64)
-        i = x * K + k
-        o = np.where(u - k < P2[t].take(i), k, A2[t].take(i))
-        x = o >> 1
-        rej += o & 1
+        c = u.astype(np.int64)
+        i = x * K + c
+        if gamma:
+            bonus = k == gamma
+            i += bonus * (V * K)
+        o = np.where(u - c < P2[t].take(i), c, A2[t].take(i))
+        x = o >> shift
+        r = o & 1
+        rej += r
+        if gamma:
+            k = np.where(bonus | (r == 1), 0, k + 1)
     return rej.mean()
+
+
+def biased_tables(P, Q, eps):
+    """Biased SD (Yin et al. 2024, Sec. 4, Theorem 4, residual opt), one
+    categorical draw per position over 2V outcomes (x, accepted) and (y,
+    rejected): at a drafting position min(p, q + eps) and R [q-p]+ / TV with
+    R = sum (p - q - eps)+ the rejected mass (simdec's biased-alias kernel's
+    weights); at the bonus position q."""
+    T, V, _ = P.shape
+    W = np.zeros((T, 2, V, 2 * V))
+    R = np.maximum(P - Q - eps, 0.0).sum(axis=2, keepdims=True)
+    D = np.maximum(Q - P, 0.0)
+    tv = D.sum(axis=2, keepdims=True)
+    W[:, 0, :, 0::2] = np.minimum(P, Q + eps)
+    W[:, 0, :, 1::2] = np.where(tv > 0, R * D / np.where(tv > 0, tv, 1.0), 0.0)
+    W[:, 1, :, 0::2] = Q
+    return alias_tables(W)
+
+
+def sprinter_tables(P, Q, tp, fp):
+    """SPRINTER (Zhong et al. 2025, Alg. 1-2; no draft length, no bonus),
+    one categorical draw per position over 4V outcomes, codes x*4 + c: c = 0
+    the cheap verifier's yes, weight p eta(x) (eta = tp where p <= q, else
+    fp); c = 1 the target rejects and y comes from the residual, weight
+    (1 - fp) [q-p]+(y); c = 2 the target keeps x, (1 - eta(x)) min(p, q);
+    c = 3 weight 0 (padding, so that the rejection is the low bit).  The
+    weights of simdec's sprinter-alias kernel."""
+    T, V, _ = P.shape
+    eta = np.where(P <= Q, tp, fp)
+    W = np.zeros((T, 1, V, 4 * V))
+    W[:, 0, :, 0::4] = P * eta
+    W[:, 0, :, 1::4] = (1.0 - fp) * np.maximum(Q - P, 0.0)
+    W[:, 0, :, 2::4] = (1.0 - eta) * np.minimum(P, Q)
+    return alias_tables(W)
 
 
 def simulate_block(rng, P, Q, gamma, N):
@@ -175,12 +224,33 @@ def simulate_block(rng, P, Q, gamma, N):
 CHUNK = 8192  # trajectories per vectorised pass of the alias and block baselines
 
 
-def chunked(f, rng, N, *args):
+def chunked(f, rng, N, *args, **kw):
     """f over N trajectories in passes of CHUNK: the working arrays stay in
     the cache (about 1.4x for alias, 1.15x for block against one pass over
     all N, 2026-11-22); the mean over all trajectories."""
-    return float(sum(f(rng, *args, min(CHUNK, N - s)) * min(CHUNK, N - s)
+    return float(sum(f(rng, *args, min(CHUNK, N - s), **kw) * min(CHUNK, N - s)
                      for s in range(0, N, CHUNK)) / N)
+
+
+def timed(name, V, T, gamma_field, reps, rng, N, f, *args, **kw):
+    """Best of reps runs of chunked(f) over N trajectories: the lines "name
+    V T [gamma] tokens_per_second mean_rejections" and "name-cpu ...", the
+    same per second of the process's CPU time (numpy on one thread): robust
+    to other processes sharing the cores.  gamma_field None: none."""
+    best = best_cpu = 0.0
+    for _ in range(reps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        mean_rej = chunked(f, rng, N, *args, **kw)
+        best = max(best, N * T / (time.perf_counter() - t0))
+        best_cpu = max(best_cpu, N * T / max(time.process_time() - c0, 1e-9))
+    g = "" if gamma_field is None else f" {gamma_field}"
+    print(f"{name} {V} {T}{g} {best:.6g} {mean_rej:.6g}", flush=True)
+    print(f"{name}-cpu {V} {T}{g} {best_cpu:.6g} {mean_rej:.6g}", flush=True)
+
+
+# The defaults of simdec's verifiers (sd_params_defaults, which bench.c
+# runs): biased eps = 0 with the opt residual; sprinter tp = 0.5, fp = 0.
+BIASED_EPS, SPRINTER_TP, SPRINTER_FP = 0.0, 0.5, 0.0
 
 
 def main():
@@ -197,30 +267,20 @@ def main():
             dt = time.perf_counter() - t0
             best = max(best, N * T / dt)
         print(f"baseline {V} {T} {best:.6g} {mean_rej:.6g}", flush=True)
-        if V <= 7:  # the alias and block baselines at the bench's V=7
-            W = np.empty((T, V, 2 * V))
-            W[:, :, 0::2] = np.minimum(P, Q)
-            W[:, :, 1::2] = np.maximum(Q - P, 0.0)
-            prob, alias = alias_tables(W)
-            best = best_cpu = 0.0
-            for _ in range(reps):
-                t0, c0 = time.perf_counter(), time.process_time()
-                mean_rej = chunked(simulate_alias, rng, N, prob, alias)
-                best = max(best, N * T / (time.perf_counter() - t0))
-                best_cpu = max(best_cpu, N * T / max(time.process_time() - c0, 1e-9))
-            print(f"alias {V} {T} {best:.6g} {mean_rej:.6g}", flush=True)
-            # per second of CPU time (the process's, numpy on one thread):
-            # robust to other processes sharing the cores
-            print(f"alias-cpu {V} {T} {best_cpu:.6g} {mean_rej:.6g}", flush=True)
-            gamma, NB = 4, N // 4
-            best = best_cpu = 0.0
-            for _ in range(reps):
-                t0, c0 = time.perf_counter(), time.process_time()
-                mean_rej = chunked(simulate_block, rng, NB, P, Q, gamma)
-                best = max(best, NB * T / (time.perf_counter() - t0))
-                best_cpu = max(best_cpu, NB * T / max(time.process_time() - c0, 1e-9))
-            print(f"block {V} {T} {gamma} {best:.6g} {mean_rej:.6g}", flush=True)
-            print(f"block-cpu {V} {T} {gamma} {best_cpu:.6g} {mean_rej:.6g}", flush=True)
+        if V > 7:
+            continue
+        # the alias, block and other verifiers' baselines at the bench's V=7
+        W = np.empty((T, 1, V, 2 * V))
+        W[:, 0, :, 0::2] = np.minimum(P, Q)
+        W[:, 0, :, 1::2] = np.maximum(Q - P, 0.0)
+        timed("alias", V, T, None, reps, rng, N, simulate_alias, *alias_tables(W))
+        gamma = 4
+        timed("block", V, T, gamma, reps, rng, N // 4, simulate_block, P, Q, gamma)
+        timed("biased", V, T, gamma, reps, rng, N, simulate_alias,
+              *biased_tables(P, Q, BIASED_EPS), gamma=gamma)
+        # sprinter has no draft length (gamma field 0): it drafts to the horizon
+        timed("sprinter", V, T, 0, reps, rng, N, simulate_alias,
+              *sprinter_tables(P, Q, SPRINTER_TP, SPRINTER_FP), shift=2)
 
 
 if __name__ == "__main__":
