@@ -92,37 +92,53 @@ def alias_tables(W):
     return prob.reshape(shape + (n,)), alias.reshape(shape + (n,))
 
 
-def simulate_alias(rng, prob, alias, N, shift=1, gamma=0):
+def simulate_alias(rng, prob, alias, N, shift=1, sets=None):
     """One step's tables flat (row x at x*K), one index array and take()
     per table: about 1.4x faster than indexing prob[t, x, k] with three
     arrays.  prob, alias: (T, S, V, K), S table sets per position.  An
     outcome o codes the token x = o >> shift and a rejection in its low bit.
-    gamma = 0: one set (S = 1), every position the same law; gamma > 0:
-    draft length gamma with a bonus token, set 0 for the drafting positions
-    and set 1 (the bonus from q) for the position after gamma acceptances,
-    k counting the tokens drafted in the current iteration (token-level
-    verification's iterations need no other state: the trajectories move in
-    lock-step, one position per pass)."""
+    sets None: one set (S = 1), every position the same law.  Otherwise
+    draft length gamma = len(sets) - 1 with a bonus token: k counts the
+    tokens drafted in the current iteration (0..gamma) and position t draws
+    from set sets[k] (the iterations of these verifiers need no other state:
+    the trajectories move in lock-step, one position per pass)."""
     T, S, V, K = prob.shape
     P2, A2 = prob.reshape(T, S * V * K), alias.reshape(T, S * V * K)
     x = rng.integers(0, V, N)
     rej = np.zeros(N, dtype=np.int64)
-    if gamma:
+    if sets is not None:
+        gamma, base = len(sets) - 1, np.asarray(sets, dtype=np.int64) * (V * K)
         k = np.zeros(N, dtype=np.int64)
     for t in range(T):
         u = rng.random(N) * K
         c = u.astype(np.int64)
         i = x * K + c
-        if gamma:
-            bonus = k == gamma
-            i += bonus * (V * K)
+        if sets is not None:
+            i += base.take(k)
         o = np.where(u - c < P2[t].take(i), c, A2[t].take(i))
         x = o >> shift
         r = o & 1
         rej += r
-        if gamma:
-            k = np.where(bonus | (r == 1), 0, k + 1)
+        if sets is not None:
+            k = np.where((k == gamma) | (r == 1), 0, k + 1)
     return rej.mean()
+
+
+def token_weights(P, Q):
+    """Token-level verification's one-draw law (Yin et al. 2024, Alg. 1):
+    2V outcomes, (x, accepted) weight min(p, q), (y, rejected) [q-p]+."""
+    T, V, _ = P.shape
+    W = np.zeros((T, V, 2 * V))
+    W[:, :, 0::2] = np.minimum(P, Q)
+    W[:, :, 1::2] = np.maximum(Q - P, 0.0)
+    return W
+
+
+def bonus_weights(Q):
+    """The bonus token from q, never a rejection, in the 2V layout."""
+    W = np.zeros(Q.shape[:2] + (2 * Q.shape[2],))
+    W[:, :, 0::2] = Q
+    return W
 
 
 def biased_tables(P, Q, eps):
@@ -138,7 +154,27 @@ def biased_tables(P, Q, eps):
     tv = D.sum(axis=2, keepdims=True)
     W[:, 0, :, 0::2] = np.minimum(P, Q + eps)
     W[:, 0, :, 1::2] = np.where(tv > 0, R * D / np.where(tv > 0, tv, 1.0), 0.0)
-    W[:, 1, :, 0::2] = Q
+    W[:, 1] = bonus_weights(Q)
+    return alias_tables(W)
+
+
+def batch_tables(P, Q, M):
+    """Batch SD (Yin et al. 2024, Alg. 4, M drafts), one categorical draw
+    per position, the weights of simdec's batch-alias kernel: set 0, the
+    iteration's first token, (y, some first token accepted) weight
+    (q - u)+ and (y, all M rejected) weight u, u = R_M q^{M+1} from
+    u_1 = q, u_{m+1} = [u_m - (sum u_m) p]+ (recursive rejection sampling,
+    the unnormalised residuals; src/sd_exact_batch.c); set 1, the chosen
+    draft's later tokens, token-level verification; set 2 the bonus."""
+    T, V, _ = P.shape
+    u = Q.copy()
+    for _ in range(M):
+        u = np.maximum(u - u.sum(axis=2, keepdims=True) * P, 0.0)
+    W = np.zeros((T, 3, V, 2 * V))
+    W[:, 0, :, 0::2] = np.maximum(Q - u, 0.0)
+    W[:, 0, :, 1::2] = u
+    W[:, 1] = token_weights(P, Q)
+    W[:, 2] = bonus_weights(Q)
     return alias_tables(W)
 
 
@@ -249,8 +285,9 @@ def timed(name, V, T, gamma_field, reps, rng, N, f, *args, **kw):
 
 
 # The defaults of simdec's verifiers (sd_params_defaults, which bench.c
-# runs): biased eps = 0 with the opt residual; sprinter tp = 0.5, fp = 0.
-BIASED_EPS, SPRINTER_TP, SPRINTER_FP = 0.0, 0.5, 0.0
+# runs): biased eps = 0 with the opt residual; sprinter tp = 0.5, fp = 0;
+# batch M = 2 drafts.
+BIASED_EPS, SPRINTER_TP, SPRINTER_FP, BATCH_M = 0.0, 0.5, 0.0, 2
 
 
 def main():
@@ -270,14 +307,14 @@ def main():
         if V > 7:
             continue
         # the alias, block and other verifiers' baselines at the bench's V=7
-        W = np.empty((T, 1, V, 2 * V))
-        W[:, 0, :, 0::2] = np.minimum(P, Q)
-        W[:, 0, :, 1::2] = np.maximum(Q - P, 0.0)
-        timed("alias", V, T, None, reps, rng, N, simulate_alias, *alias_tables(W))
+        timed("alias", V, T, None, reps, rng, N, simulate_alias,
+              *alias_tables(token_weights(P, Q)[:, None]))
         gamma = 4
         timed("block", V, T, gamma, reps, rng, N // 4, simulate_block, P, Q, gamma)
         timed("biased", V, T, gamma, reps, rng, N, simulate_alias,
-              *biased_tables(P, Q, BIASED_EPS), gamma=gamma)
+              *biased_tables(P, Q, BIASED_EPS), sets=[0] * gamma + [1])
+        timed("batch", V, T, gamma, reps, rng, N, simulate_alias,
+              *batch_tables(P, Q, BATCH_M), sets=[0] + [1] * (gamma - 1) + [2])
         # sprinter has no draft length (gamma field 0): it drafts to the horizon
         timed("sprinter", V, T, 0, reps, rng, N, simulate_alias,
               *sprinter_tables(P, Q, SPRINTER_TP, SPRINTER_FP), shift=2)
