@@ -5,7 +5,11 @@
  * token, threads, uniforms per token, the speed-up over the numpy baseline
  * (bench/baseline_numpy.py, same model law, run in the same `make bench`
  * when numpy is installed) and, for the multi-draft verifiers, the ratio to
- * token-level on the same chain.  It also measures, in the same process and
+ * token-level on the same chain; in the table of every verifier at gamma 4,
+ * the ratio to that verifier's vectorised numpy baseline where
+ * baseline_numpy.py has one (block, biased, batch, sprinter; the lines
+ * "NAME V T GAMMA tokens/s rejections", GAMMA 0 for no draft length), and
+ * one summary line each.  It also measures, in the same process and
  * on the same threads, the table build alone and the random-number floor:
  * the time to draw the token kernel's uniforms (1 per position + 1 for x_0,
  * per-trial Philox streams computed across trials exactly as the kernel
@@ -47,13 +51,33 @@ static double S_now(void)
 #endif
 }
 
+/* A verifier's vectorised numpy baseline at V=7 (bench/baseline_numpy.py's
+ * lines "NAME 7 50 GAMMA tokens/s rejections" and "NAME-cpu ..."): gamma 4,
+ * or 0 for a verifier without a draft length (sprinter). */
+typedef struct {
+    char name[16];
+    size_t gamma;    /* 4, or 0: no draft length */
+    double tps, cpu; /* tokens per wall second, per CPU second; 0 if unknown */
+} S_bl_row;
+
+enum { S_BL_ROWS = 8 };
+
 typedef struct {
     double v7, v256;  /* baseline tokens/s (inverse-CDF token), 0 if unknown */
     double alias7;    /* the alias-method token baseline at V=7 */
     double alias7cpu; /* the same per second of CPU time */
-    double block7;    /* the vectorised block-verification baseline, V=7, gamma 4 */
-    double block7cpu; /* the same per second of CPU time */
+    S_bl_row row[S_BL_ROWS]; /* block, biased, batch, sprinter, ... in the file's order */
+    size_t nrow;
 } S_baseline;
+
+/* The baseline row of verifier name, or NULL. */
+static S_bl_row *S_bl_find(S_baseline *b, const char *name)
+{
+    for (size_t i = 0; i < b->nrow; i++)
+        if (strcmp(b->row[i].name, name) == 0)
+            return &b->row[i];
+    return NULL;
+}
 
 static void S_read_baseline(const char *path, S_baseline *b)
 {
@@ -64,11 +88,26 @@ static void S_read_baseline(const char *path, S_baseline *b)
     double tps, rej;
     char kind[16];
     while (fscanf(f, " %15s %zu %zu", kind, &V, &T) == 3) {
-        if (strcmp(kind, "block") == 0 || strcmp(kind, "block-cpu") == 0) {
+        if (strcmp(kind, "baseline") != 0 && strcmp(kind, "alias") != 0 && strcmp(kind, "alias-cpu") != 0) {
+            /* a verifier's line: its gamma field first */
             if (fscanf(f, " %zu %lf %lf", &g, &tps, &rej) != 3)
                 break;
-            if (V == 7 && g == 4)
-                *(strcmp(kind, "block") == 0 ? &b->block7 : &b->block7cpu) = tps;
+            size_t len = strlen(kind);
+            int cpu = len > 4 && strcmp(kind + len - 4, "-cpu") == 0;
+            if (cpu)
+                kind[len - 4] = '\0';
+            if (V != 7 || (g != 4 && g != 0))
+                continue;
+            S_bl_row *r = S_bl_find(b, kind);
+            if (!r && b->nrow < S_BL_ROWS) {
+                r = &b->row[b->nrow++];
+                memset(r, 0, sizeof *r);
+                snprintf(r->name, sizeof r->name, "%s", kind);
+            }
+            if (r) {
+                r->gamma = g;
+                *(cpu ? &r->cpu : &r->tps) = tps;
+            }
             continue;
         }
         if (fscanf(f, " %lf %lf", &tps, &rej) != 2)
@@ -236,7 +275,8 @@ int main(int argc, char **argv)
 #else
     threads = 1;
 #endif
-    S_baseline bl = {0, 0, 0, 0, 0, 0};
+    S_baseline bl;
+    memset(&bl, 0, sizeof bl);
     if (baseline_file)
         S_read_baseline(baseline_file, &bl);
     uint64_t scale = quick ? 1 : 8;
@@ -321,8 +361,9 @@ int main(int argc, char **argv)
     S_row("token, gamma 4", 7, 50, &tokg, threads, bl.alias7, 0);
     static const char *const every[] = {"block", "greedy-block", "batch", "rrs", "spectr", "biased",
                                         "sprinter"};
-    S_meas blockg = {0}, greedyg = {0};
-    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+    enum { S_NEVERY = sizeof every / sizeof every[0] };
+    S_meas everym[S_NEVERY] = {{0}}, blockg = {0}, greedyg = {0};
+    for (size_t i = 0; i < S_NEVERY; i++) {
         const sd_verifier_type *vt = sd_verifier_find(every[i]);
         if (!vt)
             continue;
@@ -334,8 +375,10 @@ int main(int argc, char **argv)
         if (S_measure(&vj, 20000 * scale, threads, reps, &m))
             return 70;
         char label[64];
-        snprintf(label, sizeof label, "%s, gamma 4", every[i]);
-        S_row(label, 7, 50, &m, threads, strcmp(every[i], "block") == 0 ? bl.block7 : 0, tokg.tps);
+        snprintf(label, sizeof label, sd_params_decl(vt, "gamma", NULL) ? "%s, gamma 4" : "%s (no gamma)", every[i]);
+        const S_bl_row *br = S_bl_find(&bl, every[i]);
+        S_row(label, 7, 50, &m, threads, br ? br->tps : 0, tokg.tps);
+        everym[i] = m;
         if (strcmp(every[i], "block") == 0)
             blockg = m;
         if (strcmp(every[i], "greedy-block") == 0)
@@ -412,8 +455,9 @@ int main(int argc, char **argv)
             printf("alias-method numpy token baseline (one draw per token, as the kernel): %.4g tokens/s; "
                    "token kernel (%u threads) %.1fx at gamma = horizon, %.1fx at gamma 4.\n",
                    bl.alias7, threads, tok7.tps / bl.alias7, tokg.tps / bl.alias7);
-        if (bl.block7 > 0)
-            printf("vectorised numpy block verification (gamma 4): %.4g tokens/s.\n", bl.block7);
+        for (size_t i = 0; i < bl.nrow; i++)
+            printf("vectorised numpy %s (%s): %.4g tokens/s.\n", bl.row[i].name,
+                   bl.row[i].gamma ? "gamma 4" : "no draft length", bl.row[i].tps);
     } else
         printf("numpy baseline: not run (python3-numpy missing: scripts/install-deps.sh --extra).\n");
     /* The targets of issue 14, from this run's numbers (numpy on one thread). */
@@ -431,12 +475,13 @@ int main(int argc, char **argv)
         printf("    per second of CPU time (both on %u threads): %.3f\n", threads, greedyg.tps_cpu / tokg.tps_cpu);
         S_pairs_line(rgrd, npairs, 0.1);
     }
-    if (bl.block7 > 0 && blockg.tps > 0) {
+    const S_bl_row *bb = S_bl_find(&bl, "block");
+    if (bb && bb->tps > 0 && blockg.tps > 0) {
         printf("  block / vectorised numpy block (%u threads vs 1): %.1fx (goal >= 20x: %s)\n", threads,
-               blockg.tps / bl.block7, blockg.tps >= 20.0 * bl.block7 ? "met" : "NOT met");
-        if (bl.block7cpu > 0)
+               blockg.tps / bb->tps, blockg.tps >= 20.0 * bb->tps ? "met" : "NOT met");
+        if (bb->cpu > 0)
             printf("    per second of CPU time, i.e. per core (on %u idle cores the wall-time ratio is %u times "
-                   "this): %.1fx\n", threads, threads, blockg.tps_cpu / bl.block7cpu);
+                   "this): %.1fx\n", threads, threads, blockg.tps_cpu / bb->cpu);
     }
     if (bl.alias7 > 0) {
         printf("  token kernel / alias-method numpy at V=7, gamma = horizon, ONE thread: %.1fx (goal >= 10x: %s)\n",
@@ -447,6 +492,20 @@ int main(int argc, char **argv)
                    tok7_1.tps_cpu / bl.alias7cpu, tok7_1.tps_cpu, bl.alias7cpu);
         printf("  token kernel / alias-method numpy at V=7, gamma = horizon, %u threads: %.1fx\n", threads,
                tok7.tps / bl.alias7);
+    }
+    /* The other verifiers against their vectorised numpy baselines (block's
+     * are above, with its goal). */
+    for (size_t i = 0; i < S_NEVERY; i++) {
+        const S_bl_row *br = S_bl_find(&bl, every[i]);
+        if (strcmp(every[i], "block") == 0 || !br || !(br->tps > 0) || !(everym[i].tps > 0))
+            continue;
+        printf("  %s / vectorised numpy %s at V=7, %s (%u threads vs 1): %.1fx; per CPU second: ", every[i],
+               every[i], br->gamma ? "gamma 4" : "no draft length", threads,
+               everym[i].tps / br->tps);
+        if (br->cpu > 0 && everym[i].tps_cpu > 0)
+            printf("%.1fx\n", everym[i].tps_cpu / br->cpu);
+        else
+            printf("-\n");
     }
     sd_chain_free(c7);
     sd_chain_free(c256);
