@@ -110,36 +110,59 @@ def alias_tables(W):
     return prob.reshape(shape + (n,)), alias.reshape(shape + (n,))
 
 
-def simulate_alias(rng, prob, alias, N, shift=1, sets=None):
+def simulate_alias(rng, prob, alias, N, shift=1, machine=None):
     """One step's tables flat (row x at x*K), one index array and take()
     per table: about 1.4x faster than indexing prob[t, x, k] with three
     arrays.  prob, alias: (T, S, V, K), S table sets per position.  An
-    outcome o codes the token x = o >> shift and a rejection in its low bit.
-    sets None: one set (S = 1), every position the same law.  Otherwise
-    draft length gamma = len(sets) - 1 with a bonus token: k counts the
-    tokens drafted in the current iteration (0..gamma) and position t draws
-    from set sets[k] (the iterations of these verifiers need no other state:
-    the trajectories move in lock-step, one position per pass)."""
+    outcome o codes the token x = o >> shift and its class c = o & (2^shift
+    - 1), a rejection when c is odd.  machine None: one set (S = 1), every
+    position the same law.  Otherwise machine = (sets, nxt, z0) of
+    machine(): the trajectory's state z draws from set sets[z] and moves to
+    nxt[z << shift | c] (the trajectories move in lock-step, one position
+    per pass)."""
     T, S, V, K = prob.shape
     P2, A2 = prob.reshape(T, S * V * K), alias.reshape(T, S * V * K)
     x = rng.integers(0, V, N)
     rej = np.zeros(N, dtype=np.int64)
-    if sets is not None:
-        gamma, base = len(sets) - 1, np.asarray(sets, dtype=np.int64) * (V * K)
-        k = np.zeros(N, dtype=np.int64)
+    mask = (1 << shift) - 1
+    if machine is not None:
+        sets, nxt, z0 = machine
+        base = sets * (V * K)
+        z = np.full(N, z0, dtype=np.int64)
     for t in range(T):
         u = rng.random(N) * K
         c = u.astype(np.int64)
         i = x * K + c
-        if sets is not None:
-            i += base.take(k)
+        if machine is not None:
+            i += base.take(z)
         o = np.where(u - c < P2[t].take(i), c, A2[t].take(i))
         x = o >> shift
-        r = o & 1
-        rej += r
-        if sets is not None:
-            k = np.where((k == gamma) | (r == 1), 0, k + 1)
+        rej += o & 1
+        if machine is not None:
+            z = nxt.take((z << shift) | (o & mask))
     return rej.mean()
+
+
+def machine(gamma, k=1, shift=1, first=False):
+    """The state of an iteration of draft length gamma with a bonus token:
+    z = kk k + (a - 1), kk tokens drafted so far in the iteration (0..gamma),
+    a drafts surviving (1..k; k = 1 without a tree).  The set of z: k + first
+    at the bonus (kk = gamma), else a - 1, plus 1 after the first token when
+    first (batch's first token has its own law).  An outcome of class c
+    (odd: a rejection; even: the drafts agreeing with the token number
+    c/2 + 1) moves to the next token of the iteration, or after a rejection
+    or the bonus to a new iteration, kk = 0 and a = k."""
+    Z, z0 = (gamma + 1) * k, k - 1
+    sets = np.empty(Z, dtype=np.int64)
+    nxt = np.empty(Z << shift, dtype=np.int64)
+    for kk in range(gamma + 1):
+        for a in range(1, k + 1):
+            z = kk * k + a - 1
+            sets[z] = k + first if kk == gamma else a - 1 + (first and kk > 0)
+            for c in range(1 << shift):
+                end = kk == gamma or c & 1
+                nxt[(z << shift) | c] = z0 if end else min((kk + 1) * k + (c >> 1), Z - 1)
+    return sets, nxt, z0
 
 
 def token_weights(P, Q):
@@ -330,9 +353,9 @@ def main():
         gamma = 4
         timed("block", V, T, gamma, reps, rng, N // 4, simulate_block, P, Q, gamma)
         timed("biased", V, T, gamma, reps, rng, N, simulate_alias,
-              *biased_tables(P, Q, BIASED_EPS), sets=[0] * gamma + [1])
+              *biased_tables(P, Q, BIASED_EPS), machine=machine(gamma))
         timed("batch", V, T, gamma, reps, rng, N, simulate_alias,
-              *batch_tables(P, Q, BATCH_M), sets=[0] + [1] * (gamma - 1) + [2])
+              *batch_tables(P, Q, BATCH_M), machine=machine(gamma, first=True))
         # sprinter has no draft length (gamma field 0): it drafts to the horizon
         timed("sprinter", V, T, 0, reps, rng, N, simulate_alias,
               *sprinter_tables(P, Q, SPRINTER_TP, SPRINTER_FP), shift=2)
