@@ -64,6 +64,7 @@ block, biased, batch and sprinter, "NAME V T gamma tokens_per_second
 mean_rejections" (gamma 0: no draft length) and "NAME-cpu ...", read by
 bench/bench.c.
 """
+import math
 import sys
 import time
 
@@ -219,6 +220,36 @@ def batch_tables(P, Q, M):
     return alias_tables(W)
 
 
+def rrs_tables(P, Q, k):
+    """RRS over a k-draft tree (Sun et al. 2023, Alg. 3 and B.3; SpecInfer),
+    the weights of simdec's rrs-alias kernel (sims/sd_iter_laws.c): with a
+    drafts surviving, the tokens are tried in turn against u_1 = q, u_{m+1}
+    = [u_m - p]+ / r_m, r_m its mass: y accepted at round m has weight s_m
+    min(p(y), u_m(y)), s_m = r_1..r_{m-1}, and then 1 + Bin(a - m, p(y))
+    drafts agree with y (the untried ones equal to y; a rejected one never
+    does); all a failing, y ~ u_{a+1} with weight s_{a+1} (a rejection).
+    Codes y << shift | c: c = 1 the rejection, c = 2 (agree - 1) the
+    others.  Sets 0..k-1: a = 1..k; set k: the bonus from q."""
+    T, V, _ = P.shape
+    shift = max(1, (2 * k - 1).bit_length())
+    K = V << shift
+    W = np.zeros((T, k + 1, V, K))
+    for a in range(1, k + 1):
+        w, sm = Q.copy(), np.ones((T, V, 1))
+        for m in range(1, a + 1):
+            acc = sm * np.minimum(P, w)
+            for j in range(a - m + 1):  # j untried drafts equal to y
+                pmf = math.comb(a - m, j) * P ** j * (1.0 - P) ** (a - m - j)
+                W[:, a - 1, :, (2 * j)::(1 << shift)] += acc * pmf
+            d = np.maximum(w - P, 0.0)
+            r = d.sum(axis=2, keepdims=True)
+            w = np.where(r > 0, d / np.where(r > 0, r, 1.0), 0.0)
+            sm = sm * r
+        W[:, a - 1, :, 1::(1 << shift)] += sm * w
+    W[:, k, :, 0::(1 << shift)] = Q
+    return alias_tables(W), shift
+
+
 def sprinter_tables(P, Q, tp, fp):
     """SPRINTER (Zhong et al. 2025, Alg. 1-2; no draft length, no bonus),
     one categorical draw per position over 4V outcomes, codes x*4 + c: c = 0
@@ -327,8 +358,8 @@ def timed(name, V, T, gamma_field, reps, rng, N, f, *args, **kw):
 
 # The defaults of simdec's verifiers (sd_params_defaults, which bench.c
 # runs): biased eps = 0 with the opt residual; sprinter tp = 0.5, fp = 0;
-# batch M = 2 drafts.
-BIASED_EPS, SPRINTER_TP, SPRINTER_FP, BATCH_M = 0.0, 0.5, 0.0, 2
+# batch M = 2 drafts; rrs k = 2 drafts.
+BIASED_EPS, SPRINTER_TP, SPRINTER_FP, BATCH_M, RRS_K = 0.0, 0.5, 0.0, 2, 2
 
 
 def main():
@@ -356,6 +387,9 @@ def main():
               *biased_tables(P, Q, BIASED_EPS), machine=machine(gamma))
         timed("batch", V, T, gamma, reps, rng, N, simulate_alias,
               *batch_tables(P, Q, BATCH_M), machine=machine(gamma, first=True))
+        (prob, alias), shift = rrs_tables(P, Q, RRS_K)
+        timed("rrs", V, T, gamma, reps, rng, N, simulate_alias, prob, alias, shift=shift,
+              machine=machine(gamma, RRS_K, shift))
         # sprinter has no draft length (gamma field 0): it drafts to the horizon
         timed("sprinter", V, T, 0, reps, rng, N, simulate_alias,
               *sprinter_tables(P, Q, SPRINTER_TP, SPRINTER_FP), shift=2)
