@@ -220,33 +220,85 @@ def batch_tables(P, Q, M):
     return alias_tables(W)
 
 
-def rrs_tables(P, Q, k):
-    """RRS over a k-draft tree (Sun et al. 2023, Alg. 3 and B.3; SpecInfer),
-    the weights of simdec's rrs-alias kernel (sims/sd_iter_laws.c): with a
-    drafts surviving, the tokens are tried in turn against u_1 = q, u_{m+1}
-    = [u_m - p]+ / r_m, r_m its mass: y accepted at round m has weight s_m
-    min(p(y), u_m(y)), s_m = r_1..r_{m-1}, and then 1 + Bin(a - m, p(y))
-    drafts agree with y (the untried ones equal to y; a rejected one never
-    does); all a failing, y ~ u_{a+1} with weight s_{a+1} (a rejection).
+def binom_pmf(n, pr):
+    """The Bin(n, pr) probabilities of 0..n, pr an array (elementwise)."""
+    return [math.comb(n, j) * pr ** j * (1.0 - pr) ** (n - j) for j in range(n + 1)]
+
+
+def kseq_rho(P, Q, a):
+    """rho* of k-Seq (Sun et al. 2023, eq. 6) with a drafts for every row:
+    the root in [1, a] of the non-increasing f(rho) = 1 - (1 - beta)^a -
+    rho beta, beta(rho) = sum min(p, q/rho); rho = 1 when f(1) <= 0 (a = 1,
+    p = q, disjoint supports).  Bisection to the last bit, keeping the
+    upper end (f <= 0 there: the residual of eq. 5 is non-negative), as
+    simdec's sd_kseq_solve keeps the upper end of Brent's bracket."""
+    def f(rho):
+        beta = np.minimum(P, Q / rho).sum(axis=2, keepdims=True)
+        return 1.0 - (1.0 - beta) ** a - rho * beta
+    lo, hi = np.ones(P.shape[:2] + (1,)), np.full(P.shape[:2] + (1,), float(a))
+    hi = np.where(f(lo) <= 0.0, 1.0, hi)
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        neg = f(mid) <= 0.0
+        lo, hi = np.where(neg, lo, mid), np.where(neg, mid, hi)
+    return hi
+
+
+def tree_tables(P, Q, k, kseq):
+    """A k-draft tree, the selection at each depth RRS (Sun et al. 2023,
+    Alg. 3 and B.3; SpecInfer) or k-Seq (Sun et al. 2023, Alg. 2, eqs. 5-6),
+    the weights of simdec's rrs-alias and spectr-alias kernels
+    (sims/sd_iter_laws.c).  With a drafts surviving, tried in turn:
+      RRS:   against u_1 = q, u_{m+1} = [u_m - p]+ / r_m (r_m its mass); y
+             accepted at round m has weight s_m min(p(y), u_m(y)), s_m =
+             r_1..r_{m-1}, and then 1 + Bin(a - m, p(y)) drafts agree with y
+             (the untried ones; a rejected one never equals y); all failing,
+             y ~ u_{a+1} with weight s_{a+1}: a rejection;
+      k-Seq: y accepted at round m has weight (1-beta)^{m-1} min(p, q/rho*)
+             and 1 + Bin(m-1, pi(y)) + Bin(a-m, p(y)) drafts agree, pi the
+             law of a rejected draft, (p - min(p, q/rho*)) / (1 - beta); all
+             failing, y from the residual of eq. 5 with weight (1-beta)^a,
+             Bin(a, pi(y)) rejected drafts agree: none is a rejection.
     Codes y << shift | c: c = 1 the rejection, c = 2 (agree - 1) the
     others.  Sets 0..k-1: a = 1..k; set k: the bonus from q."""
     T, V, _ = P.shape
     shift = max(1, (2 * k - 1).bit_length())
-    K = V << shift
-    W = np.zeros((T, k + 1, V, K))
+    S = 1 << shift
+    W = np.zeros((T, k + 1, V, V << shift))
+
+    def spread(a_set, mass, base, n1, p1, n2, p2):
+        for j1, b1 in enumerate(binom_pmf(n1, p1)):
+            for j2, b2 in enumerate(binom_pmf(n2, p2)):
+                agree = base + j1 + j2
+                c = 2 * (agree - 1) if agree else 1
+                W[:, a_set, :, c::S] += mass * b1 * b2
+
+    zero = np.zeros_like(P)
     for a in range(1, k + 1):
-        w, sm = Q.copy(), np.ones((T, V, 1))
+        if not kseq:
+            w, sm = Q.copy(), np.ones((T, V, 1))
+            for m in range(1, a + 1):
+                spread(a - 1, sm * np.minimum(P, w), 1, 0, zero, a - m, P)
+                d = np.maximum(w - P, 0.0)
+                r = d.sum(axis=2, keepdims=True)
+                w = np.where(r > 0, d / np.where(r > 0, r, 1.0), 0.0)
+                sm = sm * r
+            W[:, a - 1, :, 1::S] += sm * w
+            continue
+        rho = kseq_rho(P, Q, a)
+        acc = np.minimum(P, Q / rho)
+        beta = acc.sum(axis=2, keepdims=True)
+        f = 1.0 - beta
+        pi = np.where(f > 0, (P - acc) / np.where(f > 0, f, 1.0), 0.0)
         for m in range(1, a + 1):
-            acc = sm * np.minimum(P, w)
-            for j in range(a - m + 1):  # j untried drafts equal to y
-                pmf = math.comb(a - m, j) * P ** j * (1.0 - P) ** (a - m - j)
-                W[:, a - 1, :, (2 * j)::(1 << shift)] += acc * pmf
-            d = np.maximum(w - P, 0.0)
-            r = d.sum(axis=2, keepdims=True)
-            w = np.where(r > 0, d / np.where(r > 0, r, 1.0), 0.0)
-            sm = sm * r
-        W[:, a - 1, :, 1::(1 << shift)] += sm * w
-    W[:, k, :, 0::(1 << shift)] = Q
+            spread(a - 1, f ** (m - 1) * acc, 1, m - 1, pi, a - m, P)
+        pacc = 1.0 - f ** a
+        c = np.where(beta > 0, pacc / np.where(beta > 0, beta, 1.0), float(a))
+        res = np.maximum(Q - acc * c, 0.0)
+        mass = res.sum(axis=2, keepdims=True)
+        r = np.where(mass > 0, res / np.where(mass > 0, mass, 1.0), Q)
+        spread(a - 1, f ** a * r, 0, a, pi, 0, zero)
+    W[:, k, :, 0::S] = Q
     return alias_tables(W), shift
 
 
@@ -358,8 +410,8 @@ def timed(name, V, T, gamma_field, reps, rng, N, f, *args, **kw):
 
 # The defaults of simdec's verifiers (sd_params_defaults, which bench.c
 # runs): biased eps = 0 with the opt residual; sprinter tp = 0.5, fp = 0;
-# batch M = 2 drafts; rrs k = 2 drafts.
-BIASED_EPS, SPRINTER_TP, SPRINTER_FP, BATCH_M, RRS_K = 0.0, 0.5, 0.0, 2, 2
+# batch M = 2 drafts; rrs and spectr (k-Seq) k = 2 drafts.
+BIASED_EPS, SPRINTER_TP, SPRINTER_FP, BATCH_M, RRS_K, SPECTR_K = 0.0, 0.5, 0.0, 2, 2, 2
 
 
 def main():
@@ -387,9 +439,10 @@ def main():
               *biased_tables(P, Q, BIASED_EPS), machine=machine(gamma))
         timed("batch", V, T, gamma, reps, rng, N, simulate_alias,
               *batch_tables(P, Q, BATCH_M), machine=machine(gamma, first=True))
-        (prob, alias), shift = rrs_tables(P, Q, RRS_K)
-        timed("rrs", V, T, gamma, reps, rng, N, simulate_alias, prob, alias, shift=shift,
-              machine=machine(gamma, RRS_K, shift))
+        for name, k, kseq in (("rrs", RRS_K, False), ("spectr", SPECTR_K, True)):
+            (prob, alias), shift = tree_tables(P, Q, k, kseq)
+            timed(name, V, T, gamma, reps, rng, N, simulate_alias, prob, alias, shift=shift,
+                  machine=machine(gamma, k, shift))
         # sprinter has no draft length (gamma field 0): it drafts to the horizon
         timed("sprinter", V, T, 0, reps, rng, N, simulate_alias,
               *sprinter_tables(P, Q, SPRINTER_TP, SPRINTER_FP), shift=2)
