@@ -43,10 +43,11 @@ against the first versions, docs/performance.md):
 The other verifiers of bench's "every verifier at gamma 4" table, at the
 defaults bench runs (sd_params_defaults), by simdec's own method for them,
 as alias does for token: the output is a Markov chain whose transition at
-a position depends on the previous token and on how many tokens the
-current iteration has drafted (k), so ONE categorical draw per position
-over (token, rejected or not), from a Walker/Vose table per (position,
-previous token, set of k), gives the law of the tokens and of the
+a position depends on the previous token and on the iteration's state z
+(tokens drafted so far in it; for the trees, the drafts surviving), so
+ONE categorical draw per position over (token, outcome class: rejected, or
+how many drafts go on), from a Walker/Vose table per (position, previous
+token, table set of z), gives the law of the tokens and of the
 rejections; the trajectories move in lock-step, one position per pass:
 
   biased    Yin et al. 2024, Sec. 4 (eps = 0, opt residual), gamma 4,
@@ -54,13 +55,16 @@ rejections; the trajectories move in lock-step, one position per pass:
   batch     Yin et al. 2024, Alg. 4 (M = 2), gamma 4: the first token of
             an iteration by recursive rejection over the M first tokens,
             the later ones token-level, the bonus;
+  rrs       Sun et al. 2023, Alg. 3 (k = 2 drafts), gamma 4, a tree whose
+            depths select by recursive rejection sampling;
+  spectr    Sun et al. 2023, Alg. 2 (k-Seq, k = 2), gamma 4;
   sprinter  Zhong et al. 2025, Alg. 1-2 (tp = 0.5, fp = 0): no draft length,
             no bonus.
 
 Output: one line per configuration, "baseline V T tokens_per_second
 mean_rejections", "alias V T tokens_per_second mean_rejections" (and
 "alias-cpu ...": the same per second of process CPU time) and, for each of
-block, biased, batch and sprinter, "NAME V T gamma tokens_per_second
+block, biased, batch, rrs, spectr and sprinter, "NAME V T gamma tokens_per_second
 mean_rejections" (gamma 0: no draft length) and "NAME-cpu ...", read by
 bench/bench.c.
 """

@@ -7,9 +7,9 @@
  * when numpy is installed) and, for the multi-draft verifiers, the ratio to
  * token-level on the same chain; in the table of every verifier at gamma 4,
  * the ratio to that verifier's vectorised numpy baseline where
- * baseline_numpy.py has one (block, biased, batch, sprinter; the lines
- * "NAME V T GAMMA tokens/s rejections", GAMMA 0 for no draft length), and
- * one summary line each.  It also measures, in the same process and
+ * baseline_numpy.py has one (block, biased, batch, rrs, spectr, sprinter;
+ * its lines "NAME V T GAMMA tokens/s rejections", GAMMA 0 for no draft
+ * length), and one summary line each.  It also measures, in the same process and
  * on the same threads, the table build alone and the random-number floor:
  * the time to draw the token kernel's uniforms (1 per position + 1 for x_0,
  * per-trial Philox streams computed across trials exactly as the kernel
@@ -66,7 +66,7 @@ typedef struct {
     double v7, v256;  /* baseline tokens/s (inverse-CDF token), 0 if unknown */
     double alias7;    /* the alias-method token baseline at V=7 */
     double alias7cpu; /* the same per second of CPU time */
-    S_bl_row row[S_BL_ROWS]; /* block, biased, batch, sprinter, ... in the file's order */
+    S_bl_row row[S_BL_ROWS]; /* block, biased, batch, rrs, spectr, sprinter: the file's order */
     size_t nrow;
 } S_baseline;
 
@@ -375,7 +375,8 @@ int main(int argc, char **argv)
         if (S_measure(&vj, 20000 * scale, threads, reps, &m))
             return 70;
         char label[64];
-        snprintf(label, sizeof label, sd_params_decl(vt, "gamma", NULL) ? "%s, gamma 4" : "%s (no gamma)", every[i]);
+        snprintf(label, sizeof label, sd_params_decl(vt, "gamma", NULL) ? "%s, gamma 4" : "%s (no gamma)",
+                 every[i]);
         const S_bl_row *br = S_bl_find(&bl, every[i]);
         S_row(label, 7, 50, &m, threads, br ? br->tps : 0, tokg.tps);
         everym[i] = m;
