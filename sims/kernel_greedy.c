@@ -404,6 +404,7 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
     const size_t cap = w->cap;
     const uint32_t *in = w->fls;
     uint32_t *lst = w->lst;
+    const size_t nl0 = nl;
     /* step l applies frame a0 + l at every listed place, then keeps those
      * with a frame after it (no branch on a place's own frame count) */
     for (size_t l = 0; nl > 0; l++) {
@@ -425,14 +426,18 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             w->TA[S_AT(i, b)] = nt.al;
             w->TB[S_AT(i, b)] = nt.be;
             w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
-            if (count) /* h's weight and count from this level (the top one after the last frame) */
-                S_hcount(pl, w, i, b, &r, nt, wide);
             lst[keep] = (uint32_t)b;
             keep += f + 1 < w->nf[b];
         }
         nl = keep;
         in = lst;
     }
+    if (count) /* h's weight and count at the top level, after the last frame */
+        for (size_t t = 0; t < nl0; t++) {
+            const size_t b = w->fls[t];
+            const S_row r = S_row_off(pl, w->off[b]);
+            S_hcount(pl, w, i, b, &r, (S_shape){w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]}, wide);
+        }
 }
 
 /* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
