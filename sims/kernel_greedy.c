@@ -151,9 +151,11 @@ typedef struct S_work {
     uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
     uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
     double *Ka, *Kb;        /* [cap+1][S] p_i */
-    double *Ra, *Rb;        /* [(cap+2) cap][S] frame f's ratio after X^i at row i cap + f
-                               (row f: the frames' ratios between iterations) */
-    double *LA, *LB;        /* [(cap+1) cap][S] frame f's input level at depth i (where it covers) */
+    double *R;              /* [(cap+2) cap][S][2] frame f's ratio (a, b) after X^i at row i cap + f
+                               (row f: the frames' ratios between iterations); pairs side by side,
+                               one cache line for both halves */
+    double *L;              /* [(cap+1) cap][S][2] frame f's input level (α, β) at depth i (where it
+                               covers) */
     double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
     /* one depth's scratch, by place */
     size_t *off;            /* the row's byte offset in the slab */
@@ -412,14 +414,14 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         for (size_t t = 0; t < nl; t++) {
             const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
             const S_row r = S_row_off(pl, w->off[b]);
-            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
+            const sd_greedy_ratio R = {w->R[2 * S_AT(k, b)], w->R[2 * S_AT(k, b) + 1]};
             const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
-            w->LA[S_AT(k, b)] = top.al;
-            w->LB[S_AT(k, b)] = top.be;
+            w->L[2 * S_AT(k, b)] = top.al;
+            w->L[2 * S_AT(k, b) + 1] = top.be;
             const double px = w->PX[b];
             const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
-            w->Ra[S_AT(k + cap, b)] = e.a;
-            w->Rb[S_AT(k + cap, b)] = e.b;
+            w->R[2 * S_AT(k + cap, b)] = e.a;
+            w->R[2 * S_AT(k + cap, b) + 1] = e.b;
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
             const S_shape nt = {wt.al * inv, wt.be * inv};
@@ -542,11 +544,12 @@ static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
             if (w->fe[S_AT(f, b)] < next)
                 continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
             const size_t a = tau * cap + f;
-            const sd_greedy_ratio R = {w->Ra[S_AT(a, b)], w->Rb[S_AT(a, b)]};
-            const sd_greedy_ratio e = S_extend(R, S_val(w->LA[S_AT(a, b)], w->LB[S_AT(a, b)], w->QY[b], w->PY[b]), w->PY[b]);
+            const sd_greedy_ratio R = {w->R[2 * S_AT(a, b)], w->R[2 * S_AT(a, b) + 1]};
+            const sd_greedy_ratio e =
+                S_extend(R, S_val(w->L[2 * S_AT(a, b)], w->L[2 * S_AT(a, b) + 1], w->QY[b], w->PY[b]), w->PY[b]);
             w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
-            w->Ra[S_AT(k, b)] = e.a;
-            w->Rb[S_AT(k, b)] = e.b;
+            w->R[2 * S_AT(k, b)] = e.a;
+            w->R[2 * S_AT(k, b) + 1] = e.b;
             k++;
         }
         w->nf[b] = (uint32_t)k;
@@ -564,8 +567,8 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
         const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
         const sd_greedy_ratio e = S_extend(Kt, S_val(w->TTa[b], w->TTb[b], w->QY[b], w->PY[b]), w->PY[b]);
         w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
-        w->Ra[S_AT(nf, b)] = e.a;
-        w->Rb[S_AT(nf, b)] = e.b;
+        w->R[2 * S_AT(nf, b)] = e.a;
+        w->R[2 * S_AT(nf, b) + 1] = e.b;
         w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
     }
 }
@@ -883,13 +886,23 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
                   S_val8(_mm512_loadu_pd(w->TTa + b), _mm512_loadu_pd(w->TTb + b), _mm512_loadu_pd(w->QY + b), py), py, &ea, &eb);
         __m512i at = _mm512_add_epi64(_mm512_mul_epu32(nf, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(S_LD32(w->n + b), G), one)), 4);
-        _mm512_i64scatter_pd(w->Ra, at, ea, 8);
-        _mm512_i64scatter_pd(w->Rb, at, eb, 8);
+        _mm512_i64scatter_pd(w->R, _mm512_add_epi64(at, at), ea, 8);
+        _mm512_i64scatter_pd(w->R + 1, _mm512_add_epi64(at, at), eb, 8);
         if (!pl->broken)
             nf = _mm512_mask_add_epi64(nf, _mm512_cmplt_epu64_mask(_mm512_add_epi64(tau, one), G), nf, one);
         S_ST32(w->nf + b, nf);
     }
     return nb;
+}
+
+/* The mask of the four pairs (eight lanes) of places whose bits are set
+ * among the low four of m: each bit twice. */
+static inline __mmask8 S_pairs4(unsigned m)
+{
+    m &= 15u;
+    m = (m | m << 2) & 0x33u;
+    m = (m | m << 1) & 0x55u;
+    return (__mmask8)(m | m << 1);
 }
 
 /* The round's compaction (S_group) on places 0..8⌊na/8⌋-1: the places
@@ -930,13 +943,16 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
     }
     for (size_t f = 0; f < nfmax; f++) {
         uint32_t *fe = w->fe + S_AT(f, 0);
-        double *ra = w->Ra + S_AT(f, 0), *rb = w->Rb + S_AT(f, 0);
+        double *r = w->R + 2 * S_AT(f, 0);
         size_t k = 0;
         for (size_t b = 0; b < nb; b += 8) {
             const __mmask8 km = w->mk[b / 8];
             S_ST32(fe + k, _mm512_maskz_compress_epi64(km, S_LD32(fe + b)));
-            _mm512_storeu_pd(ra + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(ra + b)));
-            _mm512_storeu_pd(rb + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(rb + b)));
+            /* the ratios' pairs, four places a vector: both read before either store */
+            const __m512d lo = _mm512_loadu_pd(r + 2 * b), hi = _mm512_loadu_pd(r + 2 * b + 8);
+            const size_t klo = k + (size_t)__builtin_popcount(km & 15u);
+            _mm512_storeu_pd(r + 2 * k, _mm512_maskz_compress_pd(S_pairs4(km), lo));
+            _mm512_storeu_pd(r + 2 * klo, _mm512_maskz_compress_pd(S_pairs4((unsigned)km >> 4), hi));
             k += (size_t)__builtin_popcount(km);
         }
     }
@@ -966,12 +982,13 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
                 continue; /* no place keeps frame f */
             __m512i a8 = _mm512_add_epi64(at, _mm512_set1_epi64((long long)(f * S * 8)));
             __m512d ea, eb;
-            S_extend8(S_fetch8_pd(w->Ra, a8), S_fetch8_pd(w->Rb, a8),
-                      S_val8(S_fetch8_pd(w->LA, a8), S_fetch8_pd(w->LB, a8), qy, py), py, &ea, &eb);
+            const __m512i p16 = _mm512_add_epi64(a8, a8); /* byte offsets of the pairs */
+            S_extend8(S_fetch8_pd(w->R, p16), S_fetch8_pd(w->R + 1, p16),
+                      S_val8(S_fetch8_pd(w->L, p16), S_fetch8_pd(w->L + 1, p16), qy, py), py, &ea, &eb);
             __m512i to = _mm512_add_epi64(_mm512_mul_epu32(k, Sv), pl_);
             _mm512_mask_i64scatter_epi32(w->fe, kp, to, _mm512_cvtepi64_epi32(fe), 4);
-            _mm512_mask_i64scatter_pd(w->Ra, kp, to, ea, 8);
-            _mm512_mask_i64scatter_pd(w->Rb, kp, to, eb, 8);
+            _mm512_mask_i64scatter_pd(w->R, kp, _mm512_add_epi64(to, to), ea, 8);
+            _mm512_mask_i64scatter_pd(w->R + 1, kp, _mm512_add_epi64(to, to), eb, 8);
             k = _mm512_mask_add_epi64(k, kp, k, one);
         }
         S_ST32(w->nf + b, k);
@@ -1079,8 +1096,8 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             w->nf[keep] = (uint32_t)nf;
             for (size_t f = 0; f < nf; f++) {
                 w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
-                w->Ra[S_AT(f, keep)] = w->Ra[S_AT(f, b)];
-                w->Rb[S_AT(f, keep)] = w->Rb[S_AT(f, b)];
+                w->R[2 * S_AT(f, keep)] = w->R[2 * S_AT(f, b)];
+                w->R[2 * S_AT(f, keep) + 1] = w->R[2 * S_AT(f, b) + 1];
             }
             const size_t G = S_begin(pl, w, keep++, n, y);
             maxG = G > maxG ? G : maxG;
@@ -1300,8 +1317,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
         {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
-        {(void **)&w->Ra, R2, sizeof *w->Ra},               {(void **)&w->Rb, R2, sizeof *w->Rb},
-        {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
+        {(void **)&w->R, 2 * R2, sizeof *w->R},             {(void **)&w->L, 2 * R, sizeof *w->L},
         {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
         {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
         {(void **)&w->PX, S, sizeof *w->PX},                {(void **)&w->QX, S, sizeof *w->QX},
