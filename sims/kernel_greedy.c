@@ -156,10 +156,11 @@ typedef struct S_work {
                                one cache line for both halves */
     double *L;              /* [(cap+1) cap][S][2] frame f's input level (α, β) at depth i (where it
                                covers) */
-    double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
+    double *TT;             /* [cap+1][S][2] the top level (α, β) at depth i (pairs side by side) */
+    double *MT;             /* [cap+1][S] its mass */
     /* one depth's scratch, by place */
     size_t *off;            /* the row's byte offset in the slab */
-    double *PX, *QX;        /* p(X_{i+1}), q(X_{i+1}) */
+    double *PQX;            /* [S][2] p(X_{i+1}), q(X_{i+1}) */
     double *WA, *WB;        /* a weight max(a q - b p, 0) */
     double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
@@ -376,12 +377,12 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
         const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
         const S_row r = S_row_off(pl, off);
         w->off[b] = off;
-        w->TA[S_AT(i, b)] = 1.0;
-        w->TB[S_AT(i, b)] = 0.0;
+        w->TT[2 * S_AT(i, b)] = 1.0;
+        w->TT[2 * S_AT(i, b) + 1] = 0.0;
         w->MT[S_AT(i, b)] = r.Q[V];
         const size_t x = w->X[S_AT(i + 1, b)];
-        w->PX[b] = r.pq[2 * x];
-        w->QX[b] = r.pq[2 * x + 1];
+        w->PQX[2 * b] = r.pq[2 * x];
+        w->PQX[2 * b + 1] = r.pq[2 * x + 1];
         if (count) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
             S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
         size_t c = 0, nf = w->nf[b];
@@ -415,18 +416,18 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
             const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
             const S_row r = S_row_off(pl, w->off[b]);
             const sd_greedy_ratio R = {w->R[2 * S_AT(k, b)], w->R[2 * S_AT(k, b) + 1]};
-            const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
+            const S_shape top = {w->TT[2 * S_AT(i, b)], w->TT[2 * S_AT(i, b) + 1]};
             w->L[2 * S_AT(k, b)] = top.al;
             w->L[2 * S_AT(k, b) + 1] = top.be;
-            const double px = w->PX[b];
-            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
+            const double px = w->PQX[2 * b];
+            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->PQX[2 * b + 1], px), px);
             w->R[2 * S_AT(k + cap, b)] = e.a;
             w->R[2 * S_AT(k + cap, b) + 1] = e.b;
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
             const S_shape nt = {wt.al * inv, wt.be * inv};
-            w->TA[S_AT(i, b)] = nt.al;
-            w->TB[S_AT(i, b)] = nt.be;
+            w->TT[2 * S_AT(i, b)] = nt.al;
+            w->TT[2 * S_AT(i, b) + 1] = nt.be;
             w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
             lst[keep] = (uint32_t)b;
             keep += f + 1 < w->nf[b];
@@ -438,7 +439,7 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         for (size_t t = 0; t < nl0; t++) {
             const size_t b = w->fls[t];
             const S_row r = S_row_off(pl, w->off[b]);
-            S_hcount(pl, w, i, b, &r, (S_shape){w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]}, wide);
+            S_hcount(pl, w, i, b, &r, (S_shape){w->TT[2 * S_AT(i, b)], w->TT[2 * S_AT(i, b) + 1]}, wide);
         }
 }
 
@@ -452,14 +453,14 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
         if (!w->fl[b])
             continue;
         const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
-        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
+        const double ta = w->TT[2 * S_AT(i, b)], tb = w->TT[2 * S_AT(i, b) + 1];
         if (i >= 1) {
             double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
             num = num > 0.0 ? num : 0.0;
             double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
-        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->QX[b], w->PX[b]), w->PX[b]);
+        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->PQX[2 * b + 1], w->PQX[2 * b]), w->PQX[2 * b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
         w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
@@ -485,7 +486,8 @@ static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t 
         w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
         const int bonus = tau == G; /* D_L = q: no frame covers n+G */
         const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        const S_shape top = {sd_block_sel(bonus, 1.0, w->TA[S_AT(tau, b)]), sd_block_sel(bonus, 0.0, w->TB[S_AT(tau, b)])},
+        const S_shape top = {sd_block_sel(bonus, 1.0, w->TT[2 * S_AT(tau, b)]),
+                             sd_block_sel(bonus, 0.0, w->TT[2 * S_AT(tau, b) + 1])},
                       res = S_times(Kt, top);
         w->WA[b] = sd_block_sel(bonus, top.al, res.al);
         w->WB[b] = sd_block_sel(bonus, top.be, res.be);
@@ -603,10 +605,32 @@ __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m5
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
 }
 
+/* The mask of the four pairs (eight lanes) of places whose bits are set
+ * among the low four of m: each bit twice. */
+static inline __mmask8 S_pairs4(unsigned m)
+{
+    m &= 15u;
+    m = (m | m << 2) & 0x33u;
+    m = (m | m << 1) & 0x55u;
+    return (__mmask8)(m | m << 1);
+}
+
+/* The first (S_even8) and second (S_odd8) halves of the pairs of eight
+ * places, four in lo and four in hi. */
+__attribute__((target("avx512f"))) static inline __m512d S_even8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), hi);
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_odd8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), hi);
+}
+
 __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
 {
     const size_t nb = na / 8 * 8;
-    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *tt = w->TT + 2 * S_AT(i, 0);
     const double *mt = w->MT + S_AT(i, 0);
     const uint64_t *eta = w->eta + S_AT(i, 0);
     double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
@@ -624,8 +648,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
             __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
             S_ST32(w->tau + b, _mm512_mask_mov_epi64(S_LD32(w->tau + b), acc, vi));
         }
-        __m512d px = _mm512_loadu_pd(w->PX + b), k1a, k1b;
-        S_extend8(Ka, Kb, S_val8(_mm512_loadu_pd(ta + b), _mm512_loadu_pd(tb + b), _mm512_loadu_pd(w->QX + b), px), px,
+        const __m512d t0 = _mm512_loadu_pd(tt + 2 * b), t1 = _mm512_loadu_pd(tt + 2 * b + 8);
+        const __m512d x0 = _mm512_loadu_pd(w->PQX + 2 * b), x1 = _mm512_loadu_pd(w->PQX + 2 * b + 8);
+        __m512d px = S_even8(x0, x1), k1a, k1b;
+        S_extend8(Ka, Kb, S_val8(S_even8(t0, t1), S_odd8(t0, t1), S_odd8(x0, x1), px), px,
                   &k1a, &k1b);
         _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
         _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
@@ -652,7 +678,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i + 1, 0);
-    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    double *tt = w->TT + 2 * S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    const __m512d lev0 = _mm512_set_pd(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0); /* (1, 0) pairs */
     size_t k = *nl;
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
@@ -663,8 +690,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
-        _mm512_mask_storeu_pd(ta + b, ver, oned);
-        _mm512_mask_storeu_pd(tb + b, ver, zero);
+        _mm512_mask_storeu_pd(tt + 2 * b, S_pairs4(ver), lev0);
+        _mm512_mask_storeu_pd(tt + 2 * b + 8, S_pairs4((unsigned)ver >> 4), lev0);
         if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
             __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
             _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
@@ -686,13 +713,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const uint64_t *ip = w->ip;
     const size_t *ofs = w->off;
     const double *wa = w->WA, *wb = w->WB;
-    double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
+    double *pqx = w->PQX, *qj = w->QJ, *pj = w->PJ;
     if (count) /* with h's counts at level 0 and their mass Σq (read only by the
                 * acceptance: S_frames redoes both where frames cover; row 0
                 * where not verifying) */
         for (size_t b = 0; b < nb; b++) {
-            memcpy(px + b, slab + ip[b], sizeof(double));
-            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
+            memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
             const S_row r = S_row_off(pl, ofs[b]);
             const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, wide);
             qj[b] = r.Q[j];
@@ -701,8 +727,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         }
     else
         for (size_t b = 0; b < nb; b++) {
-            memcpy(px + b, slab + ip[b], sizeof(double));
-            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
+            memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
         }
     *nl = k;
     return nb;
@@ -791,8 +816,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(c
         S_ST8(w->cv + b, go);
         __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
         __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8);
-        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TA, t8), _mm512_set1_pd(1.0)); /* D_L = q at G */
-        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TB, t8));
+        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TT, _mm512_add_epi64(t8, t8)), _mm512_set1_pd(1.0)); /* D_L = q at G */
+        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TT + 1, _mm512_add_epi64(t8, t8)));
         __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
         _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
@@ -893,16 +918,6 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
         S_ST32(w->nf + b, nf);
     }
     return nb;
-}
-
-/* The mask of the four pairs (eight lanes) of places whose bits are set
- * among the low four of m: each bit twice. */
-static inline __mmask8 S_pairs4(unsigned m)
-{
-    m &= 15u;
-    m = (m | m << 2) & 0x33u;
-    m = (m | m << 1) & 0x55u;
-    return (__mmask8)(m | m << 1);
 }
 
 /* The round's compaction (S_group) on places 0..8⌊na/8⌋-1: the places
@@ -1318,9 +1333,9 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
         {(void **)&w->R, 2 * R2, sizeof *w->R},             {(void **)&w->L, 2 * R, sizeof *w->L},
-        {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
+        {(void **)&w->TT, 2 * (g + 1) * S, sizeof *w->TT},
         {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
-        {(void **)&w->PX, S, sizeof *w->PX},                {(void **)&w->QX, S, sizeof *w->QX},
+        {(void **)&w->PQX, 2 * S, sizeof *w->PQX},
         {(void **)&w->WA, S, sizeof *w->WA},                {(void **)&w->WB, S, sizeof *w->WB},
         {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
         {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
