@@ -168,6 +168,7 @@ typedef struct S_work {
     uint32_t *jj;           /* their j* */
     uint64_t *ip;           /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
+    uint32_t *nfl;          /* the places verifying the depth that no frame covers (S_rows_avx512) */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
     double *KTa, *KTb;      /* p_τ */
@@ -680,7 +681,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i + 1, 0);
     double *tt = w->TT + 2 * S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
     const __m512d lev0 = _mm512_set_pd(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0); /* (1, 0) pairs */
-    size_t k = *nl;
+    size_t k = *nl, z = 0;
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
         __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
@@ -708,26 +709,27 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
         k += (size_t)__builtin_popcount(has);
+        const __mmask8 bare = ver & (__mmask8)~has;
+        _mm512_mask_compressstoreu_epi32(w->nfl + z, (__mmask16)bare, _mm512_castsi256_si512(pl32));
+        z += (size_t)__builtin_popcount(bare);
     }
     /* the row words p and q of X_{i+1} (row 0 where not verifying) */
     const uint64_t *ip = w->ip;
     const size_t *ofs = w->off;
     const double *wa = w->WA, *wb = w->WB;
     double *pqx = w->PQX, *qj = w->QJ, *pj = w->PJ;
-    if (count) /* with h's counts at level 0 and their mass Σq (read only by the
-                * acceptance: S_frames redoes both where frames cover; row 0
-                * where not verifying) */
-        for (size_t b = 0; b < nb; b++) {
-            memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
+    for (size_t b = 0; b < nb; b++)
+        memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
+    if (count) /* h's counts at level 0 and their mass Σq (read only by the
+                * acceptance) where no frame covers: S_frames makes both where
+                * frames cover */
+        for (size_t t = 0; t < z; t++) {
+            const size_t b = w->nfl[t];
             const S_row r = S_row_off(pl, ofs[b]);
             const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, wide);
             qj[b] = r.Q[j];
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
-        }
-    else
-        for (size_t b = 0; b < nb; b++) {
-            memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
         }
     *nl = k;
     return nb;
@@ -1343,6 +1345,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
         {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
+        {(void **)&w->nfl, S, sizeof *w->nfl},
         {(void **)&w->ip, S, sizeof *w->ip},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
