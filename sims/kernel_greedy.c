@@ -319,6 +319,25 @@ static inline double S_val(double al, double be, double qx, double px)
 /* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
+/* Pair tables (R, L, TT: [..][S][2], the two halves side by side, so that a
+ * place's pair is one cache line): entry at = S_AT(k, b) read as a ratio or
+ * as a shape, and written. */
+static inline sd_greedy_ratio S_ratio_at(const double *t, size_t at)
+{
+    return (sd_greedy_ratio){t[2 * at], t[2 * at + 1]};
+}
+
+static inline S_shape S_shape_at(const double *t, size_t at)
+{
+    return (S_shape){t[2 * at], t[2 * at + 1]};
+}
+
+static inline void S_put(double *t, size_t at, double x, double y)
+{
+    t[2 * at] = x;
+    t[2 * at + 1] = y;
+}
+
 /* Place b begins an iteration at position n after token x (its frames,
  * those still active at n, are in R row 0): p_0 = 1, G = γ or what is
  * left of the horizon.  Returns G. */
@@ -378,8 +397,7 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
         const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
         const S_row r = S_row_off(pl, off);
         w->off[b] = off;
-        w->TT[2 * S_AT(i, b)] = 1.0;
-        w->TT[2 * S_AT(i, b) + 1] = 0.0;
+        S_put(w->TT, S_AT(i, b), 1.0, 0.0);
         w->MT[S_AT(i, b)] = r.Q[V];
         const size_t x = w->X[S_AT(i + 1, b)];
         w->PQX[2 * b] = r.pq[2 * x];
@@ -397,9 +415,11 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
 }
 
 /* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
- * the levels, each frame's input level (LA, LB) and its ratio after
- * X^{i+1} (extended by its input level); with `count`, h's weight and
- * count at each new level (the last one made, the top, stays).  Frames not
+ * the levels, each frame's input level (L) and its ratio after X^{i+1}
+ * (extended by its input level); with `count`, then h's weight and count
+ * at the top level, once per place after the last step (they replace
+ * S_rows_scalar's level-0 ones; S_rows_avx512 makes those only where no
+ * frame covers).  Frames not
  * covering n+i are not extended: they are dropped before they are read
  * again (their zones end before the next iteration). */
 static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
@@ -416,19 +436,16 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         for (size_t t = 0; t < nl; t++) {
             const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
             const S_row r = S_row_off(pl, w->off[b]);
-            const sd_greedy_ratio R = {w->R[2 * S_AT(k, b)], w->R[2 * S_AT(k, b) + 1]};
-            const S_shape top = {w->TT[2 * S_AT(i, b)], w->TT[2 * S_AT(i, b) + 1]};
-            w->L[2 * S_AT(k, b)] = top.al;
-            w->L[2 * S_AT(k, b) + 1] = top.be;
+            const sd_greedy_ratio R = S_ratio_at(w->R, S_AT(k, b));
+            const S_shape top = S_shape_at(w->TT, S_AT(i, b));
+            S_put(w->L, S_AT(k, b), top.al, top.be);
             const double px = w->PQX[2 * b];
             const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->PQX[2 * b + 1], px), px);
-            w->R[2 * S_AT(k + cap, b)] = e.a;
-            w->R[2 * S_AT(k + cap, b) + 1] = e.b;
+            S_put(w->R, S_AT(k + cap, b), e.a, e.b);
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
             const S_shape nt = {wt.al * inv, wt.be * inv};
-            w->TT[2 * S_AT(i, b)] = nt.al;
-            w->TT[2 * S_AT(i, b) + 1] = nt.be;
+            S_put(w->TT, S_AT(i, b), nt.al, nt.be);
             w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
             lst[keep] = (uint32_t)b;
             keep += f + 1 < w->nf[b];
@@ -440,7 +457,7 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         for (size_t t = 0; t < nl0; t++) {
             const size_t b = w->fls[t];
             const S_row r = S_row_off(pl, w->off[b]);
-            S_hcount(pl, w, i, b, &r, (S_shape){w->TT[2 * S_AT(i, b)], w->TT[2 * S_AT(i, b) + 1]}, wide);
+            S_hcount(pl, w, i, b, &r, S_shape_at(w->TT, S_AT(i, b)), wide);
         }
 }
 
@@ -454,14 +471,14 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
         if (!w->fl[b])
             continue;
         const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
-        const double ta = w->TT[2 * S_AT(i, b)], tb = w->TT[2 * S_AT(i, b) + 1];
+        const S_shape top = S_shape_at(w->TT, S_AT(i, b));
         if (i >= 1) {
             double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
             num = num > 0.0 ? num : 0.0;
             double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
-        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->PQX[2 * b + 1], w->PQX[2 * b]), w->PQX[2 * b]);
+        const sd_greedy_ratio K1 = S_extend(K, S_val(top.al, top.be, w->PQX[2 * b + 1], w->PQX[2 * b]), w->PQX[2 * b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
         w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
@@ -487,9 +504,8 @@ static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t 
         w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
         const int bonus = tau == G; /* D_L = q: no frame covers n+G */
         const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        const S_shape top = {sd_block_sel(bonus, 1.0, w->TT[2 * S_AT(tau, b)]),
-                             sd_block_sel(bonus, 0.0, w->TT[2 * S_AT(tau, b) + 1])},
-                      res = S_times(Kt, top);
+        const S_shape tt = S_shape_at(w->TT, S_AT(tau, b));
+        const S_shape top = {sd_block_sel(bonus, 1.0, tt.al), sd_block_sel(bonus, 0.0, tt.be)}, res = S_times(Kt, top);
         w->WA[b] = sd_block_sel(bonus, top.al, res.al);
         w->WB[b] = sd_block_sel(bonus, top.be, res.be);
         w->KTa[b] = Kt.a;
@@ -547,12 +563,10 @@ static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
             if (w->fe[S_AT(f, b)] < next)
                 continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
             const size_t a = tau * cap + f;
-            const sd_greedy_ratio R = {w->R[2 * S_AT(a, b)], w->R[2 * S_AT(a, b) + 1]};
-            const sd_greedy_ratio e =
-                S_extend(R, S_val(w->L[2 * S_AT(a, b)], w->L[2 * S_AT(a, b) + 1], w->QY[b], w->PY[b]), w->PY[b]);
+            const S_shape lv = S_shape_at(w->L, S_AT(a, b));
+            const sd_greedy_ratio e = S_extend(S_ratio_at(w->R, S_AT(a, b)), S_val(lv.al, lv.be, w->QY[b], w->PY[b]), w->PY[b]);
             w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
-            w->R[2 * S_AT(k, b)] = e.a;
-            w->R[2 * S_AT(k, b) + 1] = e.b;
+            S_put(w->R, S_AT(k, b), e.a, e.b);
             k++;
         }
         w->nf[b] = (uint32_t)k;
@@ -570,8 +584,7 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
         const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
         const sd_greedy_ratio e = S_extend(Kt, S_val(w->TTa[b], w->TTb[b], w->QY[b], w->PY[b]), w->PY[b]);
         w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
-        w->R[2 * S_AT(nf, b)] = e.a;
-        w->R[2 * S_AT(nf, b) + 1] = e.b;
+        S_put(w->R, S_AT(nf, b), e.a, e.b);
         w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
     }
 }
@@ -1113,8 +1126,8 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             w->nf[keep] = (uint32_t)nf;
             for (size_t f = 0; f < nf; f++) {
                 w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
-                w->R[2 * S_AT(f, keep)] = w->R[2 * S_AT(f, b)];
-                w->R[2 * S_AT(f, keep) + 1] = w->R[2 * S_AT(f, b) + 1];
+                const sd_greedy_ratio r = S_ratio_at(w->R, S_AT(f, b));
+                S_put(w->R, S_AT(f, keep), r.a, r.b);
             }
             const size_t G = S_begin(pl, w, keep++, n, y);
             maxG = G > maxG ? G : maxG;
