@@ -151,13 +151,16 @@ typedef struct S_work {
     uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
     uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
     double *Ka, *Kb;        /* [cap+1][S] p_i */
-    double *Ra, *Rb;        /* [(cap+2) cap][S] frame f's ratio after X^i at row i cap + f
-                               (row f: the frames' ratios between iterations) */
-    double *LA, *LB;        /* [(cap+1) cap][S] frame f's input level at depth i (where it covers) */
-    double *TA, *TB, *MT;   /* [cap+1][S] the top level at depth i, its mass */
+    double *R;              /* [(cap+2) cap][S][2] frame f's ratio (a, b) after X^i at row i cap + f
+                               (row f: the frames' ratios between iterations); pairs side by side,
+                               one cache line for both halves */
+    double *L;              /* [(cap+1) cap][S][2] frame f's input level (α, β) at depth i (where it
+                               covers) */
+    double *TT;             /* [cap+1][S][2] the top level (α, β) at depth i (pairs side by side) */
+    double *MT;             /* [cap+1][S] its mass */
     /* one depth's scratch, by place */
     size_t *off;            /* the row's byte offset in the slab */
-    double *PX, *QX;        /* p(X_{i+1}), q(X_{i+1}) */
+    double *PQX;            /* [S][2] p(X_{i+1}), q(X_{i+1}) */
     double *WA, *WB;        /* a weight max(a q - b p, 0) */
     double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
     uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
@@ -165,6 +168,7 @@ typedef struct S_work {
     uint32_t *jj;           /* their j* */
     uint64_t *ip;           /* byte offsets of row words to fetch (S_rows_avx512) */
     uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
+    uint32_t *nfl;          /* the places verifying the depth that no frame covers (S_rows_avx512) */
     uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
     double *KTa, *KTb;      /* p_τ */
@@ -315,6 +319,25 @@ static inline double S_val(double al, double be, double qx, double px)
 /* Entry [k][b] of a structure-of-arrays table of the work (k S + b). */
 #define S_AT(k, b) ((size_t)(k) * w->S + (b))
 
+/* Pair tables (R, L, TT: [..][S][2], the two halves side by side, so that a
+ * place's pair is one cache line): entry at = S_AT(k, b) read as a ratio or
+ * as a shape, and written. */
+static inline sd_greedy_ratio S_ratio_at(const double *t, size_t at)
+{
+    return (sd_greedy_ratio){t[2 * at], t[2 * at + 1]};
+}
+
+static inline S_shape S_shape_at(const double *t, size_t at)
+{
+    return (S_shape){t[2 * at], t[2 * at + 1]};
+}
+
+static inline void S_put(double *t, size_t at, double x, double y)
+{
+    t[2 * at] = x;
+    t[2 * at + 1] = y;
+}
+
 /* Place b begins an iteration at position n after token x (its frames,
  * those still active at n, are in R row 0): p_0 = 1, G = γ or what is
  * left of the horizon.  Returns G. */
@@ -374,12 +397,11 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
         const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
         const S_row r = S_row_off(pl, off);
         w->off[b] = off;
-        w->TA[S_AT(i, b)] = 1.0;
-        w->TB[S_AT(i, b)] = 0.0;
+        S_put(w->TT, S_AT(i, b), 1.0, 0.0);
         w->MT[S_AT(i, b)] = r.Q[V];
         const size_t x = w->X[S_AT(i + 1, b)];
-        w->PX[b] = r.pq[2 * x];
-        w->QX[b] = r.pq[2 * x + 1];
+        w->PQX[2 * b] = r.pq[2 * x];
+        w->PQX[2 * b + 1] = r.pq[2 * x + 1];
         if (count) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
             S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
         size_t c = 0, nf = w->nf[b];
@@ -393,9 +415,11 @@ static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *
 }
 
 /* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
- * the levels, each frame's input level (LA, LB) and its ratio after
- * X^{i+1} (extended by its input level); with `count`, h's weight and
- * count at each new level (the last one made, the top, stays).  Frames not
+ * the levels, each frame's input level (L) and its ratio after X^{i+1}
+ * (extended by its input level); with `count`, then h's weight and count
+ * at the top level, once per place after the last step (they replace
+ * S_rows_scalar's level-0 ones; S_rows_avx512 makes those only where no
+ * frame covers).  Frames not
  * covering n+i are not extended: they are dropped before they are read
  * again (their zones end before the next iteration). */
 static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
@@ -404,6 +428,7 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
     const size_t cap = w->cap;
     const uint32_t *in = w->fls;
     uint32_t *lst = w->lst;
+    const size_t nl0 = nl;
     /* step l applies frame a0 + l at every listed place, then keeps those
      * with a frame after it (no branch on a place's own frame count) */
     for (size_t l = 0; nl > 0; l++) {
@@ -411,28 +436,29 @@ static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_w
         for (size_t t = 0; t < nl; t++) {
             const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
             const S_row r = S_row_off(pl, w->off[b]);
-            const sd_greedy_ratio R = {w->Ra[S_AT(k, b)], w->Rb[S_AT(k, b)]};
-            const S_shape top = {w->TA[S_AT(i, b)], w->TB[S_AT(i, b)]};
-            w->LA[S_AT(k, b)] = top.al;
-            w->LB[S_AT(k, b)] = top.be;
-            const double px = w->PX[b];
-            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->QX[b], px), px);
-            w->Ra[S_AT(k + cap, b)] = e.a;
-            w->Rb[S_AT(k + cap, b)] = e.b;
+            const sd_greedy_ratio R = S_ratio_at(w->R, S_AT(k, b));
+            const S_shape top = S_shape_at(w->TT, S_AT(i, b));
+            S_put(w->L, S_AT(k, b), top.al, top.be);
+            const double px = w->PQX[2 * b];
+            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->PQX[2 * b + 1], px), px);
+            S_put(w->R, S_AT(k + cap, b), e.a, e.b);
             const S_shape wt = S_times(R, top);
             const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
             const S_shape nt = {wt.al * inv, wt.be * inv};
-            w->TA[S_AT(i, b)] = nt.al;
-            w->TB[S_AT(i, b)] = nt.be;
+            S_put(w->TT, S_AT(i, b), nt.al, nt.be);
             w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
-            if (count) /* h's weight and count from this level (the top one after the last frame) */
-                S_hcount(pl, w, i, b, &r, nt, wide);
             lst[keep] = (uint32_t)b;
             keep += f + 1 < w->nf[b];
         }
         nl = keep;
         in = lst;
     }
+    if (count) /* h's weight and count at the top level, after the last frame */
+        for (size_t t = 0; t < nl0; t++) {
+            const size_t b = w->fls[t];
+            const S_row r = S_row_off(pl, w->off[b]);
+            S_hcount(pl, w, i, b, &r, S_shape_at(w->TT, S_AT(i, b)), wide);
+        }
 }
 
 /* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
@@ -445,14 +471,14 @@ static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
         if (!w->fl[b])
             continue;
         const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
-        const double ta = w->TA[S_AT(i, b)], tb = w->TB[S_AT(i, b)];
+        const S_shape top = S_shape_at(w->TT, S_AT(i, b));
         if (i >= 1) {
             double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
             num = num > 0.0 ? num : 0.0;
             double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
             w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
         }
-        const sd_greedy_ratio K1 = S_extend(K, S_val(ta, tb, w->QX[b], w->PX[b]), w->PX[b]);
+        const sd_greedy_ratio K1 = S_extend(K, S_val(top.al, top.be, w->PQX[2 * b + 1], w->PQX[2 * b]), w->PQX[2 * b]);
         w->Ka[S_AT(i + 1, b)] = K1.a;
         w->Kb[S_AT(i + 1, b)] = K1.b;
         w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
@@ -478,8 +504,8 @@ static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t 
         w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
         const int bonus = tau == G; /* D_L = q: no frame covers n+G */
         const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
-        const S_shape top = {sd_block_sel(bonus, 1.0, w->TA[S_AT(tau, b)]), sd_block_sel(bonus, 0.0, w->TB[S_AT(tau, b)])},
-                      res = S_times(Kt, top);
+        const S_shape tt = S_shape_at(w->TT, S_AT(tau, b));
+        const S_shape top = {sd_block_sel(bonus, 1.0, tt.al), sd_block_sel(bonus, 0.0, tt.be)}, res = S_times(Kt, top);
         w->WA[b] = sd_block_sel(bonus, top.al, res.al);
         w->WB[b] = sd_block_sel(bonus, top.be, res.be);
         w->KTa[b] = Kt.a;
@@ -537,11 +563,10 @@ static void S_last_frames_scalar(S_work *w, size_t b0, size_t na)
             if (w->fe[S_AT(f, b)] < next)
                 continue; /* its zone ends before the next iteration (as sd_greedy_frames_drop) */
             const size_t a = tau * cap + f;
-            const sd_greedy_ratio R = {w->Ra[S_AT(a, b)], w->Rb[S_AT(a, b)]};
-            const sd_greedy_ratio e = S_extend(R, S_val(w->LA[S_AT(a, b)], w->LB[S_AT(a, b)], w->QY[b], w->PY[b]), w->PY[b]);
+            const S_shape lv = S_shape_at(w->L, S_AT(a, b));
+            const sd_greedy_ratio e = S_extend(S_ratio_at(w->R, S_AT(a, b)), S_val(lv.al, lv.be, w->QY[b], w->PY[b]), w->PY[b]);
             w->fe[S_AT(k, b)] = w->fe[S_AT(f, b)];
-            w->Ra[S_AT(k, b)] = e.a;
-            w->Rb[S_AT(k, b)] = e.b;
+            S_put(w->R, S_AT(k, b), e.a, e.b);
             k++;
         }
         w->nf[b] = (uint32_t)k;
@@ -559,8 +584,7 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
         const sd_greedy_ratio Kt = {w->KTa[b], w->KTb[b]};
         const sd_greedy_ratio e = S_extend(Kt, S_val(w->TTa[b], w->TTb[b], w->QY[b], w->PY[b]), w->PY[b]);
         w->fe[S_AT(nf, b)] = (uint32_t)(w->n[b] + G - 1);
-        w->Ra[S_AT(nf, b)] = e.a;
-        w->Rb[S_AT(nf, b)] = e.b;
+        S_put(w->R, S_AT(nf, b), e.a, e.b);
         w->nf[b] = (uint32_t)(nf + (tau + 1 < G && !pl->broken));
     }
 }
@@ -595,10 +619,32 @@ __attribute__((target("avx512f"))) static inline __m512d S_val8(__m512d al, __m5
     return _mm512_max_pd(_mm512_sub_pd(_mm512_mul_pd(al, qx), _mm512_mul_pd(be, px)), _mm512_setzero_pd());
 }
 
+/* The mask of the four pairs (eight lanes) of places whose bits are set
+ * among the low four of m: each bit twice. */
+static inline __mmask8 S_pairs4(unsigned m)
+{
+    m &= 15u;
+    m = (m | m << 2) & 0x33u;
+    m = (m | m << 1) & 0x55u;
+    return (__mmask8)(m | m << 1);
+}
+
+/* The first (S_even8) and second (S_odd8) halves of the pairs of eight
+ * places, four in lo and four in hi. */
+__attribute__((target("avx512f"))) static inline __m512d S_even8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), hi);
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_odd8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), hi);
+}
+
 __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
 {
     const size_t nb = na / 8 * 8;
-    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0);
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *tt = w->TT + 2 * S_AT(i, 0);
     const double *mt = w->MT + S_AT(i, 0);
     const uint64_t *eta = w->eta + S_AT(i, 0);
     double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
@@ -616,8 +662,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
             __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
             S_ST32(w->tau + b, _mm512_mask_mov_epi64(S_LD32(w->tau + b), acc, vi));
         }
-        __m512d px = _mm512_loadu_pd(w->PX + b), k1a, k1b;
-        S_extend8(Ka, Kb, S_val8(_mm512_loadu_pd(ta + b), _mm512_loadu_pd(tb + b), _mm512_loadu_pd(w->QX + b), px), px,
+        const __m512d t0 = _mm512_loadu_pd(tt + 2 * b), t1 = _mm512_loadu_pd(tt + 2 * b + 8);
+        const __m512d x0 = _mm512_loadu_pd(w->PQX + 2 * b), x1 = _mm512_loadu_pd(w->PQX + 2 * b + 8);
+        __m512d px = S_even8(x0, x1), k1a, k1b;
+        S_extend8(Ka, Kb, S_val8(S_even8(t0, t1), S_odd8(t0, t1), S_odd8(x0, x1), px), px,
                   &k1a, &k1b);
         _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
         _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
@@ -644,8 +692,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i + 1, 0);
-    double *ta = w->TA + S_AT(i, 0), *tb = w->TB + S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
-    size_t k = *nl;
+    double *tt = w->TT + 2 * S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    const __m512d lev0 = _mm512_set_pd(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0); /* (1, 0) pairs */
+    size_t k = *nl, z = 0;
     for (size_t b = 0; b < nb; b += 8) {
         __m512i n = S_LD32(w->n + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
         __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
@@ -655,8 +704,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
-        _mm512_mask_storeu_pd(ta + b, ver, oned);
-        _mm512_mask_storeu_pd(tb + b, ver, zero);
+        _mm512_mask_storeu_pd(tt + 2 * b, S_pairs4(ver), lev0);
+        _mm512_mask_storeu_pd(tt + 2 * b + 8, S_pairs4((unsigned)ver >> 4), lev0);
         if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
             __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
             _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
@@ -673,28 +722,27 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
         k += (size_t)__builtin_popcount(has);
+        const __mmask8 bare = ver & (__mmask8)~has;
+        _mm512_mask_compressstoreu_epi32(w->nfl + z, (__mmask16)bare, _mm512_castsi256_si512(pl32));
+        z += (size_t)__builtin_popcount(bare);
     }
     /* the row words p and q of X_{i+1} (row 0 where not verifying) */
     const uint64_t *ip = w->ip;
     const size_t *ofs = w->off;
     const double *wa = w->WA, *wb = w->WB;
-    double *px = w->PX, *qx = w->QX, *qj = w->QJ, *pj = w->PJ;
-    if (count) /* with h's counts at level 0 and their mass Σq (read only by the
-                * acceptance: S_frames redoes both where frames cover; row 0
-                * where not verifying) */
-        for (size_t b = 0; b < nb; b++) {
-            memcpy(px + b, slab + ip[b], sizeof(double));
-            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
+    double *pqx = w->PQX, *qj = w->QJ, *pj = w->PJ;
+    for (size_t b = 0; b < nb; b++)
+        memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
+    if (count) /* h's counts at level 0 and their mass Σq (read only by the
+                * acceptance) where no frame covers: S_frames makes both where
+                * frames cover */
+        for (size_t t = 0; t < z; t++) {
+            const size_t b = w->nfl[t];
             const S_row r = S_row_off(pl, ofs[b]);
             const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, wide);
             qj[b] = r.Q[j];
             pj[b] = r.P[j];
             mt[b] = r.Q[pl->V];
-        }
-    else
-        for (size_t b = 0; b < nb; b++) {
-            memcpy(px + b, slab + ip[b], sizeof(double));
-            memcpy(qx + b, slab + ip[b] + 8, sizeof(double));
         }
     *nl = k;
     return nb;
@@ -783,8 +831,8 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(c
         S_ST8(w->cv + b, go);
         __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
         __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8);
-        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TA, t8), _mm512_set1_pd(1.0)); /* D_L = q at G */
-        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TB, t8));
+        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TT, _mm512_add_epi64(t8, t8)), _mm512_set1_pd(1.0)); /* D_L = q at G */
+        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TT + 1, _mm512_add_epi64(t8, t8)));
         __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
         __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
         _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
@@ -878,8 +926,8 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
                   S_val8(_mm512_loadu_pd(w->TTa + b), _mm512_loadu_pd(w->TTb + b), _mm512_loadu_pd(w->QY + b), py), py, &ea, &eb);
         __m512i at = _mm512_add_epi64(_mm512_mul_epu32(nf, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(S_LD32(w->n + b), G), one)), 4);
-        _mm512_i64scatter_pd(w->Ra, at, ea, 8);
-        _mm512_i64scatter_pd(w->Rb, at, eb, 8);
+        _mm512_i64scatter_pd(w->R, _mm512_add_epi64(at, at), ea, 8);
+        _mm512_i64scatter_pd(w->R + 1, _mm512_add_epi64(at, at), eb, 8);
         if (!pl->broken)
             nf = _mm512_mask_add_epi64(nf, _mm512_cmplt_epu64_mask(_mm512_add_epi64(tau, one), G), nf, one);
         S_ST32(w->nf + b, nf);
@@ -925,13 +973,16 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
     }
     for (size_t f = 0; f < nfmax; f++) {
         uint32_t *fe = w->fe + S_AT(f, 0);
-        double *ra = w->Ra + S_AT(f, 0), *rb = w->Rb + S_AT(f, 0);
+        double *r = w->R + 2 * S_AT(f, 0);
         size_t k = 0;
         for (size_t b = 0; b < nb; b += 8) {
             const __mmask8 km = w->mk[b / 8];
             S_ST32(fe + k, _mm512_maskz_compress_epi64(km, S_LD32(fe + b)));
-            _mm512_storeu_pd(ra + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(ra + b)));
-            _mm512_storeu_pd(rb + k, _mm512_maskz_compress_pd(km, _mm512_loadu_pd(rb + b)));
+            /* the ratios' pairs, four places a vector: both read before either store */
+            const __m512d lo = _mm512_loadu_pd(r + 2 * b), hi = _mm512_loadu_pd(r + 2 * b + 8);
+            const size_t klo = k + (size_t)__builtin_popcount(km & 15u);
+            _mm512_storeu_pd(r + 2 * k, _mm512_maskz_compress_pd(S_pairs4(km), lo));
+            _mm512_storeu_pd(r + 2 * klo, _mm512_maskz_compress_pd(S_pairs4((unsigned)km >> 4), hi));
             k += (size_t)__builtin_popcount(km);
         }
     }
@@ -961,12 +1012,13 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
                 continue; /* no place keeps frame f */
             __m512i a8 = _mm512_add_epi64(at, _mm512_set1_epi64((long long)(f * S * 8)));
             __m512d ea, eb;
-            S_extend8(S_fetch8_pd(w->Ra, a8), S_fetch8_pd(w->Rb, a8),
-                      S_val8(S_fetch8_pd(w->LA, a8), S_fetch8_pd(w->LB, a8), qy, py), py, &ea, &eb);
+            const __m512i p16 = _mm512_add_epi64(a8, a8); /* byte offsets of the pairs */
+            S_extend8(S_fetch8_pd(w->R, p16), S_fetch8_pd(w->R + 1, p16),
+                      S_val8(S_fetch8_pd(w->L, p16), S_fetch8_pd(w->L + 1, p16), qy, py), py, &ea, &eb);
             __m512i to = _mm512_add_epi64(_mm512_mul_epu32(k, Sv), pl_);
             _mm512_mask_i64scatter_epi32(w->fe, kp, to, _mm512_cvtepi64_epi32(fe), 4);
-            _mm512_mask_i64scatter_pd(w->Ra, kp, to, ea, 8);
-            _mm512_mask_i64scatter_pd(w->Rb, kp, to, eb, 8);
+            _mm512_mask_i64scatter_pd(w->R, kp, _mm512_add_epi64(to, to), ea, 8);
+            _mm512_mask_i64scatter_pd(w->R + 1, kp, _mm512_add_epi64(to, to), eb, 8);
             k = _mm512_mask_add_epi64(k, kp, k, one);
         }
         S_ST32(w->nf + b, k);
@@ -1074,8 +1126,8 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
             w->nf[keep] = (uint32_t)nf;
             for (size_t f = 0; f < nf; f++) {
                 w->fe[S_AT(f, keep)] = w->fe[S_AT(f, b)];
-                w->Ra[S_AT(f, keep)] = w->Ra[S_AT(f, b)];
-                w->Rb[S_AT(f, keep)] = w->Rb[S_AT(f, b)];
+                const sd_greedy_ratio r = S_ratio_at(w->R, S_AT(f, b));
+                S_put(w->R, S_AT(f, keep), r.a, r.b);
             }
             const size_t G = S_begin(pl, w, keep++, n, y);
             maxG = G > maxG ? G : maxG;
@@ -1295,11 +1347,10 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
         {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
-        {(void **)&w->Ra, R2, sizeof *w->Ra},               {(void **)&w->Rb, R2, sizeof *w->Rb},
-        {(void **)&w->LA, R, sizeof *w->LA},                {(void **)&w->LB, R, sizeof *w->LB},
-        {(void **)&w->TA, (g + 1) * S, sizeof *w->TA},      {(void **)&w->TB, (g + 1) * S, sizeof *w->TB},
+        {(void **)&w->R, 2 * R2, sizeof *w->R},             {(void **)&w->L, 2 * R, sizeof *w->L},
+        {(void **)&w->TT, 2 * (g + 1) * S, sizeof *w->TT},
         {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
-        {(void **)&w->PX, S, sizeof *w->PX},                {(void **)&w->QX, S, sizeof *w->QX},
+        {(void **)&w->PQX, 2 * S, sizeof *w->PQX},
         {(void **)&w->WA, S, sizeof *w->WA},                {(void **)&w->WB, S, sizeof *w->WB},
         {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
         {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
@@ -1307,6 +1358,7 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
         {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
         {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
+        {(void **)&w->nfl, S, sizeof *w->nfl},
         {(void **)&w->ip, S, sizeof *w->ip},
         {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
         {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
