@@ -209,9 +209,11 @@ int sd_kernel_law_plan_new(void **plan, const sd_model *m, const sd_params *par,
 /* The group's trials as structure of arrays (the vector passes load eight
  * trials' field at once): last token, depth, state, counts; Σ accepted,
  * Σ accepted², cell index (L > 0); Σ rejected mass of the drafting
- * positions.  Scratch of the vector path: row index, table, entry index,
- * entry, rejected mass of each trial's table at the position; hc: the
- * group's histogram of accepted drafts per iteration, one copy per lane. */
+ * positions.  Scratch of the vector path: row index, table, entry index
+ * (then the histogram's index, S_draw_avx512), entry, rejected mass of each
+ * trial's table at the position; hc: the group's histogram of accepted
+ * drafts per iteration, one copy per lane.  One arena (sd_carve: no 4K
+ * aliasing between the arrays a pass loads and stores). */
 typedef struct {
     uint32_t *prev, *dep, *st, *rej, *calls, *its, *ri, *tb, *idx;
     uint64_t *s1, *s2, *cell, *ent, *hc;
