@@ -206,16 +206,20 @@ int sd_kernel_law_plan_new(void **plan, const sd_model *m, const sd_params *par,
  * (seed, lo, hi) only. */
 #define S_GROUP 512
 
-/* One trial's state, in one place (few live pointers in the loop). */
+/* The group's trials as structure of arrays (the vector passes load eight
+ * trials' field at once): last token, depth, state, counts; Σ accepted,
+ * Σ accepted², cell index (L > 0); Σ rejected mass of the drafting
+ * positions.  Scratch of the vector path: row index, table, entry index
+ * (then the histogram's index, S_draw_avx512), entry, rejected mass of each
+ * trial's table at the position; hc: the group's histogram of accepted
+ * drafts per iteration, one copy per lane.  One arena (sd_carve: no 4K
+ * aliasing between the arrays a pass loads and stores). */
 typedef struct {
-    uint32_t prev, dep, st, rej, calls, its; /* last token, depth, state, counts */
-    uint64_t s1, s2, cell;                   /* Σ accepted, Σ accepted², cell index (L > 0) */
-    double rb;                               /* Σ rejected mass of the drafting positions */
-} S_tr;
-
-typedef struct {
-    S_tr *tr;
+    uint32_t *prev, *dep, *st, *rej, *calls, *its, *ri, *tb, *idx;
+    uint64_t *s1, *s2, *cell, *ent, *hc;
+    double *rb, *rm;
     uint64_t *ua, *ub;
+    unsigned char *arena;
 } S_work;
 
 void sd_kernel_law_work_free(void *work)
@@ -223,111 +227,278 @@ void sd_kernel_law_work_free(void *work)
     S_work *w = work;
     if (!w)
         return;
-    free(w->tr);
-    free(w->ua);
+    free(w->arena);
     free(w);
+}
+
+/* The arrays of w carved from w->arena (NULL: only counts the bytes). */
+static size_t S_carve(S_work *w, size_t T)
+{
+    size_t off = 0;
+    uint32_t **u32[] = {&w->prev, &w->dep, &w->st, &w->rej, &w->calls, &w->its, &w->ri, &w->tb, &w->idx};
+    uint64_t **u64[] = {&w->s1, &w->s2, &w->cell, &w->ent, &w->ua, &w->ub};
+    for (size_t i = 0; i < sizeof u32 / sizeof *u32; i++)
+        *u32[i] = sd_carve(w->arena, &off, S_GROUP * sizeof(uint32_t));
+    for (size_t i = 0; i < sizeof u64 / sizeof *u64; i++)
+        *u64[i] = sd_carve(w->arena, &off, S_GROUP * sizeof(uint64_t));
+    w->rb = sd_carve(w->arena, &off, S_GROUP * sizeof(double));
+    w->rm = sd_carve(w->arena, &off, S_GROUP * sizeof(double));
+    w->hc = sd_carve(w->arena, &off, 8 * (T + 2) * sizeof(uint64_t));
+    return off;
 }
 
 int sd_kernel_law_work_new(const void *plan, void **work, sd_error *err)
 {
-    (void)plan;
+    const S_plan *pl = plan;
     S_work *w = calloc(1, sizeof *w);
-    if (w) {
-        w->tr = malloc(S_GROUP * sizeof *w->tr);
-        w->ua = malloc(2 * S_GROUP * sizeof *w->ua);
-    }
-    if (!w || !w->tr || !w->ua) {
+    size_t bytes = w ? S_carve(w, pl->T) : 0;
+    if (w)
+        w->arena = aligned_alloc(64, bytes);
+    if (!w || !w->arena) {
         sd_kernel_law_work_free(w);
         return sd_error_set(err, SD_ENOMEM, "out of memory for a kernel's work");
     }
-    w->ub = w->ua + S_GROUP;
+    S_carve(w, pl->T);
     *work = w;
     return SD_OK;
 }
 
+/* What a group's position needs, in one place. */
+typedef struct {
+    const S_plan *pl;
+    const uint32_t *rows; /* the position's [V][NS] table indices */
+    const uint64_t *u;    /* the position's uniforms */
+    double *hist;         /* NULL: no statistics */
+    uint32_t S, s0, bon, vmask;
+    int rb_on;
+} S_pos;
+
+/* Position n of trial k: one alias draw from the slot of (depth, state) in
+ * the row of the last token; an iteration ends on a rejection, a kept
+ * ending, or the bonus.  Returns the token. */
+static inline uint32_t S_step(const S_pos *P, S_work *w, size_t k)
+{
+    const S_plan *pl = P->pl;
+    const size_t NS = pl->NS;
+    uint32_t d = w->dep[k], bonus = d == P->bon;
+    uint32_t tb = P->rows[w->prev[k] * NS + (bonus ? NS - 1 : d == 0 ? 0 : 1 + w->st[k])];
+    if (P->rb_on && !bonus)
+        w->rb[k] += pl->rmass[tb];
+    uint32_t o = (uint32_t)sd_token_alias_draw(pl->tab + ((size_t)tb << pl->lgK), pl->lgK, P->u[k]);
+    uint32_t kind = o >> pl->lgV, y = o & P->vmask;
+    w->prev[k] = y;
+    w->rej[k] += kind == P->S + 1;
+    if (kind < P->S && !bonus) { /* the iteration goes on in state kind */
+        w->dep[k] = d + 1;
+        w->st[k] = kind;
+        return y;
+    }
+    /* it ends: accepted d drafts, + x for a kept ending before the bonus */
+    uint32_t a = d + (kind == P->S && !bonus);
+    w->calls[k]++;
+    w->its[k]++;
+    w->s1[k] += a;
+    w->s2[k] += (uint64_t)a * a;
+    if (P->hist)
+        P->hist[a] += 1.0;
+    w->dep[k] = 0;
+    w->st[k] = P->s0;
+    return y;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
+
+/* Pass 1 on trials 0..s-1 (s a multiple of 8): the row index of each
+ * trial's slot, ri = prev·NS + slot, slot = NS-1 at the bonus, 0 at depth
+ * 0, 1 + state after. */
+__attribute__((target("avx512f"))) static void S_slot_avx512(const S_pos *P, S_work *w, size_t s)
+{
+    const __m512i ns = _mm512_set1_epi64((long long)P->pl->NS), last = _mm512_set1_epi64((long long)P->pl->NS - 1),
+                  bon = _mm512_set1_epi64((long long)P->bon), one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    for (size_t i = 0; i < s; i += 8) {
+        __m512i d = S_LD32(w->dep + i), st = _mm512_add_epi64(S_LD32(w->st + i), one);
+        __m512i slot = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(d, zero), st, zero);
+        slot = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(d, bon), slot, last);
+        S_ST32(w->ri + i, _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->prev + i), ns), slot));
+    }
+}
+
+/* Between the passes, four independent loads per turn (see sd_fetch64):
+ * tb = rows[ri], idx = tb·K + (U >> (53 - lgK)), the entry of each trial. */
+static void S_fetch_rows(const S_pos *P, S_work *w, size_t s)
+{
+    const unsigned lgK = P->pl->lgK, sh = 53u - lgK;
+    for (size_t i = 0; i < s; i += 4) {
+        uint32_t t0 = P->rows[w->ri[i]], t1 = P->rows[w->ri[i + 1]], t2 = P->rows[w->ri[i + 2]],
+                 t3 = P->rows[w->ri[i + 3]];
+#if defined(__GNUC__)
+        __asm__("" : "+r"(t0), "+r"(t1), "+r"(t2), "+r"(t3));
+#endif
+        w->tb[i] = t0;
+        w->tb[i + 1] = t1;
+        w->tb[i + 2] = t2;
+        w->tb[i + 3] = t3;
+        w->idx[i] = (t0 << lgK) | (uint32_t)(P->u[i] >> sh);
+        w->idx[i + 1] = (t1 << lgK) | (uint32_t)(P->u[i + 1] >> sh);
+        w->idx[i + 2] = (t2 << lgK) | (uint32_t)(P->u[i + 2] >> sh);
+        w->idx[i + 3] = (t3 << lgK) | (uint32_t)(P->u[i + 3] >> sh);
+    }
+    sd_fetch64(P->pl->tab, w->idx, s, w->ent);
+    if (P->rb_on)
+        sd_fetch64(P->pl->rmass, w->tb, s, (uint64_t *)(void *)w->rm);
+}
+
+/* Pass 2: S_step's arithmetic on eight trials at a time, the same
+ * outcomes bit for bit: the alias test of sd_token_alias_draw as a mask,
+ * the counts by masked additions, depth and state by blends, rb by one
+ * addition per lane (per trial the same additions in the same order as
+ * S_step).  Iteration ends go to the group's histogram hc, lane l into its
+ * own copy hc[l·(T+2) ..] (no two increments of one pass on one word; T+1
+ * takes the lanes that go on). */
+__attribute__((target("avx512f"))) static void S_draw_avx512(const S_pos *P, S_work *w, size_t s)
+{
+    const S_plan *pl = P->pl;
+    const unsigned lgK = pl->lgK;
+    const __m128i sh = _mm_cvtsi32_si128((int)(53u - lgK)), lg = _mm_cvtsi32_si128((int)lgK),
+                  lgv = _mm_cvtsi32_si128((int)pl->lgV);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1)),
+                  km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1)),
+                  vm = _mm512_set1_epi64((long long)P->vmask), one = _mm512_set1_epi64(1),
+                  Sv = _mm512_set1_epi64((long long)P->S), S1 = _mm512_set1_epi64((long long)P->S + 1),
+                  s0 = _mm512_set1_epi64((long long)P->s0), bon = _mm512_set1_epi64((long long)P->bon),
+                  none = _mm512_set1_epi64((long long)pl->T + 1);
+    for (size_t i = 0; i < s; i += 8) {
+        __m512i U = _mm512_loadu_si512((const void *)(P->u + i)), e = _mm512_loadu_si512((const void *)(w->ent + i));
+        __m512i k = _mm512_srl_epi64(U, sh), thr = _mm512_srl_epi64(e, lg);
+        __mmask8 to_alias = _mm512_cmpge_epu64_mask(_mm512_and_si512(U, cm), thr);
+        __m512i o = _mm512_mask_blend_epi64(to_alias, k, _mm512_and_si512(e, km));
+        __m512i kind = _mm512_srl_epi64(o, lgv), d = S_LD32(w->dep + i);
+        S_ST32(w->prev + i, _mm512_and_si512(o, vm));
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(d, bon);
+        __mmask8 go = (__mmask8)(_mm512_cmplt_epu64_mask(kind, Sv) & ~bonus), end = (__mmask8)~go;
+        __mmask8 kept = (__mmask8)(_mm512_cmpeq_epi64_mask(kind, Sv) & ~bonus);
+        __m512i r = S_LD32(w->rej + i);
+        S_ST32(w->rej + i, _mm512_mask_add_epi64(r, _mm512_cmpeq_epi64_mask(kind, S1), r, one));
+        if (P->rb_on) {
+            __m512d rb = _mm512_loadu_pd(w->rb + i);
+            _mm512_storeu_pd(w->rb + i, _mm512_mask_add_pd(rb, (__mmask8)~bonus, rb, _mm512_loadu_pd(w->rm + i)));
+        }
+        __m512i a = _mm512_mask_add_epi64(d, kept, d, one);
+        __m512i c = S_LD32(w->calls + i), it = S_LD32(w->its + i);
+        S_ST32(w->calls + i, _mm512_mask_add_epi64(c, end, c, one));
+        S_ST32(w->its + i, _mm512_mask_add_epi64(it, end, it, one));
+        __m512i s1 = _mm512_loadu_si512((const void *)(w->s1 + i)), s2 = _mm512_loadu_si512((const void *)(w->s2 + i));
+        _mm512_storeu_si512((void *)(w->s1 + i), _mm512_mask_add_epi64(s1, end, s1, a));
+        _mm512_storeu_si512((void *)(w->s2 + i), _mm512_mask_add_epi64(s2, end, s2, _mm512_mul_epu32(a, a)));
+        S_ST32(w->dep + i, _mm512_maskz_add_epi64(go, d, one));
+        S_ST32(w->st + i, _mm512_mask_blend_epi64(go, s0, kind));
+        if (P->hist) {
+            S_ST32(w->idx + i, _mm512_mask_blend_epi64(end, none, a));
+            for (size_t l = 0; l < 8; l++)
+                w->hc[l * (pl->T + 2) + w->idx[i + l]]++;
+        }
+    }
+}
+#undef S_LD32
+#undef S_ST32
+#else
+#define S_HAVE_X86 0
+#endif
+
 /* Trials g0..g0+m-1 (m <= S_GROUP) over positions 1..N; tok: their rows
- * x_0..x_T or NULL.  Statistics only when L = 0 (then N = T). */
+ * x_0..x_T or NULL.  Statistics only when L = 0 (then N = T).  With
+ * AVX-512F and a plan whose entries have 32-bit indices, trials
+ * 0..8⌊m/8⌋-1 go through the vector passes (S_slot_avx512, S_fetch_rows,
+ * S_draw_avx512), the rest through S_step: the same bits. */
 static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, size_t m, size_t N,
                     const sd_observe *obs, size_t *tok)
 {
     const size_t V = pl->V, T = pl->T, NS = pl->NS;
-    const uint32_t S = (uint32_t)pl->S, s0 = (uint32_t)pl->s0, vmask = (1u << pl->lgV) - 1;
-    const uint32_t bon = pl->bonus < UINT32_MAX ? (uint32_t)pl->bonus : UINT32_MAX;
-    const unsigned lgV = pl->lgV, lgK = pl->lgK;
-    const int stats = obs->L == 0, rb_on = stats && obs->rb;
-    const uint64_t *tab = pl->tab;
-    const double *rmass = pl->rmass;
-    double *hist = stats ? obs->hist : NULL, *pos = stats ? obs->pos : NULL;
-    S_tr *tr = w->tr;
+    const int stats = obs->L == 0;
+    S_pos P = {.pl = pl,
+               .hist = stats ? obs->hist : NULL,
+               .S = (uint32_t)pl->S,
+               .s0 = (uint32_t)pl->s0,
+               .bon = pl->bonus < UINT32_MAX ? (uint32_t)pl->bonus : UINT32_MAX,
+               .vmask = (1u << pl->lgV) - 1,
+               .rb_on = stats && obs->rb};
+    double *pos = stats ? obs->pos : NULL;
+    const size_t ntab = pl->steps * V * NS;
+    const size_t nv = S_HAVE_X86 && sd_rngbuf_avx512() && (ntab << pl->lgK) - 1 <= UINT32_MAX ? m / 8 * 8 : 0;
     sd_rngbuf_trials(seed, 0, g0, m, w->ua, w->ub);
     for (size_t k = 0; k < m; k++) {
-        tr[k] = (S_tr){.prev = (uint32_t)sd_token_alias_draw(pl->init, pl->lgKi, w->ua[k]), .st = s0};
+        w->prev[k] = (uint32_t)sd_token_alias_draw(pl->init, pl->lgKi, w->ua[k]);
+        w->st[k] = P.s0;
+        w->dep[k] = w->rej[k] = w->calls[k] = w->its[k] = 0;
+        w->s1[k] = w->s2[k] = w->cell[k] = 0;
+        w->rb[k] = 0.0;
         if (tok)
-            tok[k * (T + 1)] = tr[k].prev;
+            tok[k * (T + 1)] = w->prev[k];
     }
+    if (nv && P.hist)
+        memset(w->hc, 0, 8 * (T + 2) * sizeof *w->hc);
     for (size_t n = 1; n <= N; n++) {
-        const uint64_t *u = w->ub; /* odd n: uniform 2b+1 of block b = (n-1)/2 */
+        P.u = w->ub; /* odd n: uniform 2b+1 of block b = (n-1)/2 */
         if (n % 2 == 0) {
             sd_rngbuf_trials(seed, n / 2, g0, m, w->ua, w->ub);
-            u = w->ua;
+            P.u = w->ua;
         }
-        const uint32_t *rows = pl->idx + (pl->steps == 1 ? 0 : (n - 1) * V * NS);
-        double *posn = pos ? pos + (n - 1) * V : NULL;
-        for (size_t k = 0; k < m; k++) {
-            S_tr *x = tr + k;
-            uint32_t d = x->dep, bonus = d == bon;
-            uint32_t tb = rows[x->prev * NS + (bonus ? NS - 1 : d == 0 ? 0 : 1 + x->st)];
-            if (rb_on && !bonus)
-                x->rb += rmass[tb];
-            uint32_t o = (uint32_t)sd_token_alias_draw(tab + ((size_t)tb << lgK), lgK, u[k]);
-            uint32_t kind = o >> lgV, y = o & vmask;
-            x->prev = y;
-            if (tok)
-                tok[k * (T + 1) + n] = y;
-            if (posn)
-                posn[y] += 1.0;
-            x->cell = x->cell * V + y;
-            x->rej += kind == S + 1;
-            if (kind < S && !bonus) { /* the iteration goes on in state kind */
-                x->dep = d + 1;
-                x->st = kind;
-                continue;
-            }
-            /* it ends: accepted d drafts, + x for a kept ending before the bonus */
-            uint32_t a = d + (kind == S && !bonus);
-            x->calls++;
-            x->its++;
-            x->s1 += a;
-            x->s2 += (uint64_t)a * a;
-            if (hist)
-                hist[a] += 1.0;
-            x->dep = 0;
-            x->st = s0;
+        P.rows = pl->idx + (pl->steps == 1 ? 0 : (n - 1) * V * NS);
+#if S_HAVE_X86
+        if (nv) {
+            S_slot_avx512(&P, w, nv);
+            S_fetch_rows(&P, w, nv);
+            S_draw_avx512(&P, w, nv);
         }
+#endif
+        for (size_t k = nv; k < m; k++)
+            S_step(&P, w, k);
+        if (tok)
+            for (size_t k = 0; k < m; k++)
+                tok[k * (T + 1) + n] = w->prev[k];
+        if (pos) /* integer counts: any order gives the same doubles */
+            for (size_t k = 0; k < m; k++)
+                pos[(n - 1) * V + w->prev[k]] += 1.0;
+        if (!stats && obs->cells)
+            for (size_t k = 0; k < m; k++)
+                w->cell[k] = w->cell[k] * V + w->prev[k];
     }
     if (!stats) {
         for (size_t k = 0; obs->cells && k < m; k++)
-            obs->cells[tr[k].cell] += 1.0;
+            obs->cells[w->cell[k]] += 1.0;
         return;
     }
+    double *hist = P.hist;
+    if (nv && hist) /* integer counts (< 2^53): one addition gives the doubles of many +1.0 */
+        for (size_t a = 0; a <= T; a++) {
+            uint64_t h = 0;
+            for (size_t l = 0; l < 8; l++)
+                h += w->hc[l * (T + 2) + a];
+            if (h)
+                hist[a] += (double)h;
+        }
     for (size_t k = 0; k < m; k++) {
-        S_tr *x = tr + k;
-        if (x->dep > 0) { /* the horizon ended an iteration that went on: dep accepted */
-            x->calls += pl->horizon_calls;
-            x->its++;
-            x->s1 += x->dep;
-            x->s2 += (uint64_t)x->dep * x->dep;
+        if (w->dep[k] > 0) { /* the horizon ended an iteration that went on: dep accepted */
+            uint32_t d = w->dep[k];
+            w->calls[k] += pl->horizon_calls;
+            w->its[k]++;
+            w->s1[k] += d;
+            w->s2[k] += (uint64_t)d * d;
             if (hist)
-                hist[x->dep] += 1.0;
+                hist[d] += 1.0;
         }
         if (obs->acc)
-            sd_welford_merge_sums(obs->acc, x->its, x->s1, x->s2);
+            sd_welford_merge_sums(obs->acc, w->its[k], w->s1[k], w->s2[k]);
         if (obs->rej)
-            sd_welford_add(obs->rej, (double)x->rej);
+            sd_welford_add(obs->rej, (double)w->rej[k]);
         if (obs->calls)
-            sd_welford_add(obs->calls, (double)x->calls);
+            sd_welford_add(obs->calls, (double)w->calls[k]);
         if (obs->rb)
-            sd_welford_add(obs->rb, x->rb);
+            sd_welford_add(obs->rb, w->rb[k]);
     }
 }
 
