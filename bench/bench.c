@@ -361,60 +361,50 @@ int main(int argc, char **argv)
     S_row("token, gamma 4", 7, 50, &tokg, threads, bl.alias7, 0);
     static const char *const every[] = {"block", "greedy-block", "batch", "rrs", "spectr", "biased",
                                         "sprinter"};
-    enum { S_NEVERY = sizeof every / sizeof every[0] };
-    S_meas everym[S_NEVERY] = {{0}}, blockg = {0}, greedyg = {0};
+    enum { S_NEVERY = sizeof every / sizeof every[0], S_BLOCK = 0, S_GREEDY = 1 }; /* places in every[] */
+    S_meas everym[S_NEVERY] = {{0}};
+    sd_params everyp[S_NEVERY];
+    sd_sim_job everyj[S_NEVERY];
     for (size_t i = 0; i < S_NEVERY; i++) {
         const sd_verifier_type *vt = sd_verifier_find(every[i]);
+        everyj[i] = (sd_sim_job){vt, &m7, &everyp[i]};
         if (!vt)
             continue;
-        sd_params vp;
-        sd_params_defaults(&vp, vt);
+        sd_params_defaults(&everyp[i], vt);
         if (sd_params_decl(vt, "gamma", NULL))
-            vp.gamma = 4;
-        sd_sim_job vj = {vt, &m7, &vp};
-        if (S_measure(&vj, 20000 * scale, threads, reps, &m))
+            everyp[i].gamma = 4;
+        if (S_measure(&everyj[i], 20000 * scale, threads, reps, &everym[i]))
             return 70;
         char label[64];
         snprintf(label, sizeof label, sd_params_decl(vt, "gamma", NULL) ? "%s, gamma 4" : "%s (no gamma)",
                  every[i]);
         const S_bl_row *br = S_bl_find(&bl, every[i]);
-        S_row(label, 7, 50, &m, threads, br ? br->tps : 0, tokg.tps);
-        everym[i] = m;
-        if (strcmp(every[i], "block") == 0)
-            blockg = m;
-        if (strcmp(every[i], "greedy-block") == 0)
-            greedyg = m;
+        S_row(label, 7, 50, &everym[i], threads, br ? br->tps : 0, tokg.tps);
     }
+    const S_meas blockg = everym[S_BLOCK], greedyg = everym[S_GREEDY];
 
     /* The goals' ratios again from back-to-back runs.  This VM's speed
      * changes by up to 2x from one phase to the next (docs/performance.md),
      * and the table's rows are measured seconds apart, so a row's ratio can
      * compare two phases; a token run and the verifier's runs made back to
      * back see the same one.  S_PAIRS rounds (order reversed every other
-     * round, so that neither side is always first), one run each, the
-     * ratio of each round, and their median. */
+     * round, so that neither side is always first), one run each of the
+     * table's jobs, the ratio of each round, and their median. */
     enum { S_PAIRS = 5 };
     double rblk[S_PAIRS], rgrd[S_PAIRS];
     int npairs = 0;
-    {
-        sd_params bp, gp2;
-        const sd_verifier_type *bv = sd_verifier_find("block"), *gv = sd_verifier_find("greedy-block");
-        if (bv && gv) {
-            sd_params_defaults(&bp, bv);
-            sd_params_defaults(&gp2, gv);
-            bp.gamma = gp2.gamma = 4;
-            sd_sim_job jobs[3] = {tj, {bv, &m7, &bp}, {gv, &m7, &gp2}};
-            const uint64_t tr[3] = {200000 * scale, 20000 * scale, 20000 * scale};
-            for (; npairs < S_PAIRS; npairs++) {
-                S_meas pm[3];
-                for (int k = 0; k < 3; k++) {
-                    int j = npairs % 2 ? 2 - k : k;
-                    if (S_measure(&jobs[j], tr[j], threads, 1, &pm[j]))
-                        return 70;
-                }
-                rblk[npairs] = pm[1].tps / pm[0].tps;
-                rgrd[npairs] = pm[2].tps / pm[0].tps;
+    if (everyj[S_BLOCK].vt && everyj[S_GREEDY].vt) {
+        const sd_sim_job *jobs[3] = {&tj, &everyj[S_BLOCK], &everyj[S_GREEDY]};
+        const uint64_t tr[3] = {200000 * scale, 20000 * scale, 20000 * scale};
+        for (; npairs < S_PAIRS; npairs++) {
+            S_meas pm[3];
+            for (int k = 0; k < 3; k++) {
+                int j = npairs % 2 ? 2 - k : k;
+                if (S_measure(jobs[j], tr[j], threads, 1, &pm[j]))
+                    return 70;
             }
+            rblk[npairs] = pm[1].tps / pm[0].tps;
+            rgrd[npairs] = pm[2].tps / pm[0].tps;
         }
     }
 

@@ -14,7 +14,7 @@ throughput table of simdec-bench, the measurements of issue 14's other goals:
     and is skipped with --quick;
   * `eval rejections --p @a --q @b --T 50` at V = 10^6 (two i.i.d. lists
     written to a temporary directory): wall time and peak RSS (goals < 2 s,
-    < 200 MB);
+    < 200 MB), the answer checked against T TV(p, q) summed here;
   * the README demo `run --algo block --T 50` as a whole process: wall time
     beside the Monte-Carlo time the run reports.
 
@@ -55,8 +55,8 @@ def run(simdec, args):
 
 
 def rb_goal(simdec):
-    out, wall, _ = run(simdec, ["run", "--algo", "token", "--trials", "100000", "--seed", "1",
-                                "--estimator", "rb", "--json"])
+    out, _, _ = run(simdec, ["run", "--algo", "token", "--trials", "100000", "--seed", "1",
+                             "--estimator", "rb", "--json"])
     d = json.loads(out)
     plain, rb, exact = d["rejections"], d["rejections_rb"], d["exact_rejections"]
     ratio = (plain["stderr"] / rb["stderr"]) ** 2
@@ -88,15 +88,17 @@ def otm_goal(simdec, quick):
 
 
 def iid_goal(simdec):
-    V = 1000000
+    V, T = 1000000, 50
+    seeds = {"p": 1, "q": 2}
+    total = {}
     with tempfile.TemporaryDirectory() as d:
         paths = []
-        for seed, name in ((1, "p"), (2, "q")):
+        for name, seed in seeds.items():
             # two passes over the same stream (the total, then the values
             # divided by it) in chunks: this interpreter stays small, so
             # that the child's peak RSS is its own (see run())
             rnd = random.Random(seed)
-            s = sum(rnd.random() for _ in range(V))
+            total[name] = s = sum(rnd.random() for _ in range(V))
             rnd = random.Random(seed)
             path = os.path.join(d, name + ".txt")
             with open(path, "w") as fh:
@@ -105,11 +107,21 @@ def iid_goal(simdec):
                                                            for _ in range(10000)))
             paths.append(path)
         out, wall, rss = run(simdec, ["eval", "rejections", "--p", "@" + paths[0], "--q",
-                                      "@" + paths[1], "--T", "50", "--json"])
+                                      "@" + paths[1], "--T", str(T), "--json"])
         rej = json.loads(out)["rejections"]
         size = os.path.getsize(paths[0])
+    # The answer against T TV(p, q) from the same doubles (%.17g reads back
+    # exactly), summed here in another order: 1e-9 relative is far above
+    # the rounding of 10^6 terms (about 1e-13) and far below any error of
+    # the method.
+    rp, rq = random.Random(seeds["p"]), random.Random(seeds["q"])
+    tv = 0.5 * sum(abs(rp.random() / total["p"] - rq.random() / total["q"]) for _ in range(V))
     print("  eval rejections --p @a --q @b --T 50, V = 10^6 (lists of %.1f MB each): %.2f s wall, "
-          "%.0f MB peak RSS, E[N_rej] = %.6f" % (size / 1e6, wall, rss / 1e6, rej))
+          "%.0f MB peak RSS, E[N_rej] = %.6f (T TV(p, q) computed here: %.6f)"
+          % (size / 1e6, wall, rss / 1e6, rej, T * tv))
+    if abs(rej - T * tv) > 1e-9 * T * tv:
+        sys.stderr.write("goals.py: eval rejections %.17g differs from T TV %.17g\n" % (rej, T * tv))
+        sys.exit(70)
     print("    goal < 2 s: %s; goal < 200 MB: %s" % ("met" if wall < 2 else "NOT met",
                                                    "met" if rss < 200e6 else "NOT met"))
 
