@@ -611,8 +611,6 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
  * docs/findings.md), in loops that do little else, so that many places'
  * loads are in flight at once; only the halving search for rows over
  * S_COUNT_MAX tokens gathers. */
-#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
-#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 /* The eight 32-bit lanes of v to a[0..7] where m is set. */
 #define S_MST32(a, m, v) _mm256_mask_storeu_epi32((void *)(a), (__mmask8)(m), (v))
 #define S_LD256(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
@@ -636,11 +634,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_first(const S
     const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)pl->lay.stride);
     const __m512i apr = _mm512_set1_epi64((long long)pl->lay.apr), one = _mm512_set1_epi64(1);
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), y = S_LD32(w->y + b);
+        __m512i n = SD_LD32X8(w->n + b), G = SD_LD32X8(w->G + b), y = SD_LD32X8(w->y + b);
         __mmask8 lv = _mm512_test_epi64_mask(G, G);
         __m512i R = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(n, one), V), y), stride);
         __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(U + b)), c_sh);
-        S_ST32(w->idx + b, _mm512_maskz_add_epi64(lv, _mm512_add_epi64(R, apr), _mm512_slli_epi64(k, 5)));
+        SD_ST32X8(w->idx + b, _mm512_maskz_add_epi64(lv, _mm512_add_epi64(R, apr), _mm512_slli_epi64(k, 5)));
     }
     S_copy_entries(pl->slab, w->idx, nb, w->ea);
 }
@@ -687,7 +685,7 @@ S_draft8(const S_dp w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_
     /* the words of the entries of places 2c, 2c+1 (lanes 0-3, 4-7 of a
      * load): words 0 and 1 of four places, word 2 of four places */
     const __m512i w01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0), w2 = _mm512_set_epi64(14, 10, 6, 2, 14, 10, 6, 2);
-    __m512i n = S_LD32(w.n + b), G = S_LD32(w.G + b);
+    __m512i n = SD_LD32X8(w.n + b), G = SD_LD32X8(w.G + b);
     __m512d pi0 = _mm512_loadu_pd(w.pi + b);
     if (i > 1) { /* m_{i-1} = S_mass: max(π Q_{j*} - P_{j*}, 0), the same value as its comparison
                     (garbage where i - 1 = G or p_{i-1} = 0: S_tau reads no m there) */
@@ -722,7 +720,7 @@ S_draft8(const S_dp w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_
     __m256i x32 = _mm512_cvtepi64_epi32(x);
     _mm256_storeu_si256((__m256i *)(void *)(w.xs + b), x32);
     if (tok) {
-        __m512i a = S_LD32(w.act + b);
+        __m512i a = SD_LD32X8(w.act + b);
         __m512i at = _mm512_add_epi64(_mm512_mul_epu32(a, _mm512_set1_epi64((long long)(w.T + 1))),
                                       _mm512_add_epi64(n, im1));
         _mm512_mask_i64scatter_epi64(tok, lv, at, x, 8);
@@ -741,7 +739,7 @@ S_draft8(const S_dp w, size_t i, const uint64_t *ue, const uint64_t *un, uint64_
     __m512i R = _mm512_maskz_mul_epu32(in, _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, im1), V), x), stride);
     __m512i kn = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(un + b)), c_sh);
     _mm512_storeu_si512((void *)(w.R + b), R);
-    S_ST32(w.idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)w.apr)), _mm512_slli_epi64(kn, 5)));
+    SD_ST32X8(w.idx + b, _mm512_add_epi64(_mm512_add_epi64(R, _mm512_set1_epi64((long long)w.apr)), _mm512_slli_epi64(kn, 5)));
     if (w.V > S_COUNT_MAX)
         _mm512_storeu_si512((void *)(w.jb + b), _mm512_setzero_si512());
     return open;
@@ -881,7 +879,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(
     size_t nr = 0;
     for (size_t b = 0; b < nb; b += 8) {
         const __m512d v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(u + b))), s53);
-        const __m512i G = S_LD32(Gv + b);
+        const __m512i G = SD_LD32X8(Gv + b);
         __m512d A = one, B = one, tpp = _mm512_loadu_pd(tppv + b), tm = _mm512_loadu_pd(tmv + b);
         __m256i tau = S_LD256(tauv + b), tp = S_LD256(tpv + b), tj = S_LD256(tjv + b);
         __mmask8 found = 0;
@@ -911,7 +909,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(
         _mm512_storeu_pd(tppv + b, tpp);
         _mm512_storeu_pd(tmv + b, tm);
         /* S_last_avx512's first pass */
-        __m512i n = S_LD32(nv + b), t = _mm512_cvtepu32_epi64(tau), x = _mm512_cvtepu32_epi64(tp);
+        __m512i n = SD_LD32X8(nv + b), t = _mm512_cvtepu32_epi64(tau), x = _mm512_cvtepu32_epi64(tp);
         __m512i off = _mm512_mul_epu32(_mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, t), onei), V), x),
                                        stride);
         __mmask8 full = _mm512_cmpeq_epi64_mask(t, G), rej = (__mmask8)~full;
@@ -921,7 +919,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_tau_avx512(
         dflt[b / 8] = d;
         __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(ue + b)), c_sh);
         __m512i at = _mm512_mask_blend_epi64(bonus, _mm512_add_epi64(off, m1), _mm512_add_epi64(_mm512_add_epi64(off, aq), _mm512_slli_epi64(k, 3)));
-        S_ST32(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
+        SD_ST32X8(idx + b, _mm512_maskz_srli_epi64(bonus | d, at, 3));
         _mm512_storeu_si512((void *)(Rv + b), off);
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(rl + nr, (__mmask16)rej, _mm512_castsi256_si512(pl32));
@@ -1048,11 +1046,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512
         S_MST32(xv + b, bonus, _mm512_cvtepi64_epi32(xb));
         __m512d pi = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tpp + b), oned);
         __m512d m = _mm512_mask_blend_pd(d, _mm512_loadu_pd(tmv + b), _mm512_loadu_pd((const double *)(const void *)(e0 + b)));
-        __m512i j = _mm512_mask_blend_epi64(d, S_LD32(tjv + b), _mm512_and_si512(_mm512_loadu_si512((const void *)(e1 + b)), lo32));
+        __m512i j = _mm512_mask_blend_epi64(d, SD_LD32X8(tjv + b), _mm512_and_si512(_mm512_loadu_si512((const void *)(e1 + b)), lo32));
         __mmask8 res = _mm512_cmpneq_epi64_mask(j, zi) & _mm512_cmp_pd_mask(m, zero, _CMP_GT_OQ);
         _mm512_storeu_pd(tpp + b, pi);
         _mm512_storeu_pd(tmv + b, _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(U), s53), m));
-        S_ST32(tjv + b, _mm512_maskz_mov_epi64(res, j));
+        SD_ST32X8(tjv + b, _mm512_maskz_mov_epi64(res, j));
     }
     const char *slab = pl->slab;
     if (Vn <= 8) { /* the same, one compare of the pairs 0..7 */
@@ -1140,9 +1138,9 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
 __attribute__((target("avx512f"))) static inline void S_counts_put8(const S_counts *c, size_t k, __mmask8 m, __m512i s,
                                                                     __m512i rej, __m512i its, __m512d rb)
 {
-    S_ST32(c->act + k, _mm512_maskz_compress_epi64(m, s));
-    S_ST32(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
-    S_ST32(c->its + k, _mm512_maskz_compress_epi64(m, its));
+    SD_ST32X8(c->act + k, _mm512_maskz_compress_epi64(m, s));
+    SD_ST32X8(c->rej + k, _mm512_maskz_compress_epi64(m, rej));
+    SD_ST32X8(c->its + k, _mm512_maskz_compress_epi64(m, its));
     _mm512_storeu_pd(c->rb + k, _mm512_maskz_compress_pd(m, rb));
 }
 
@@ -1167,15 +1165,15 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     __m512i mg = _mm512_setzero_si512(), h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
     size_t keep = 0, d = *nd;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i s = S_LD32(act + b), n = S_LD32(nv + b), G = S_LD32(Gv + b), tau = S_LD32(tauv + b);
-        __m512i x = S_LD32(xv + b);
+        __m512i s = SD_LD32X8(act + b), n = SD_LD32X8(nv + b), G = SD_LD32X8(Gv + b), tau = SD_LD32X8(tauv + b);
+        __m512i x = SD_LD32X8(xv + b);
         __mmask8 full = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 nob = (__mmask8)(full & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), Tv)); /* no bonus past T */
         __m512i t1 = _mm512_add_epi64(tau, one), emitted = _mm512_mask_sub_epi64(t1, nob, t1, one);
         if (tok)
             _mm512_mask_i64scatter_epi64(tok, (__mmask8)~nob,
                                          _mm512_add_epi64(_mm512_mullo_epi64(s, Tp1), _mm512_add_epi64(n, tau)), x, 8);
-        __m512i rej = S_LD32(rejv + b), its = _mm512_add_epi64(S_LD32(itsv + b), one);
+        __m512i rej = SD_LD32X8(rejv + b), its = _mm512_add_epi64(SD_LD32X8(itsv + b), one);
         rej = _mm512_mask_add_epi64(rej, (__mmask8)~full, rej, one);
         __m512d rb = _mm512_add_pd(_mm512_loadu_pd(rbv + b), _mm512_sub_pd(oned, _mm512_loadu_pd(piv + b)));
         if (gmax < 8) { /* 16-bit counters in the lanes: τ < 4 in h0, else h1 */
@@ -1197,17 +1195,17 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
         if (pl->gamma)
             Gk = _mm512_min_epu64(Gk, gam);
         mg = _mm512_mask_max_epu64(mg, (__mmask8)((1u << __builtin_popcount(km)) - 1u), mg, Gk);
-        S_ST32(act + keep, _mm512_maskz_compress_epi64(km, s));
-        S_ST32(rejv + keep, _mm512_maskz_compress_epi64(km, rej));
-        S_ST32(itsv + keep, _mm512_maskz_compress_epi64(km, its));
+        SD_ST32X8(act + keep, _mm512_maskz_compress_epi64(km, s));
+        SD_ST32X8(rejv + keep, _mm512_maskz_compress_epi64(km, rej));
+        SD_ST32X8(itsv + keep, _mm512_maskz_compress_epi64(km, its));
         _mm512_storeu_pd(rbv + keep, _mm512_maskz_compress_pd(km, rb));
-        S_ST32(nv + keep, nk);
-        S_ST32(Gv + keep, Gk);
-        S_ST32(yv + keep, xk);
-        S_ST32(tpv + keep, xk);
+        SD_ST32X8(nv + keep, nk);
+        SD_ST32X8(Gv + keep, Gk);
+        SD_ST32X8(yv + keep, xk);
+        SD_ST32X8(tpv + keep, xk);
         _mm512_storeu_pd(piv + keep, oned);
         _mm512_storeu_pd(tpp + keep, oned);
-        S_ST32(tauv + keep, _mm512_setzero_si512());
+        SD_ST32X8(tauv + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
         /* the trials done */
         if (dm) {
@@ -1224,8 +1222,6 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_finish_avx512(const 
     *nd = d;
     return keep;
 }
-#undef S_LD32
-#undef S_ST32
 #undef S_MST32
 #undef S_LD256
 #endif

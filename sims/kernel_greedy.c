@@ -595,8 +595,6 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
  * operations in the same order, lanes masked where the scalar code skips
  * (x > 0 ? x : 0 is max(x, 0) and a > b ? a : b is max(a, b), NaN and
  * signed zeros included; no fused multiply-adds). */
-#define S_LD32(a) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(a)))
-#define S_ST32(a, v) _mm256_storeu_si256((__m256i *)(void *)(a), _mm512_cvtepi64_epi32(v))
 #define S_LD8(a) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(a)))
 #define S_ST8(a, m) _mm_storel_epi64((__m128i *)(void *)(a), _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64((m), _mm512_set1_epi64(1))))
 
@@ -660,7 +658,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
             __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
             __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
             __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
-            S_ST32(w->tau + b, _mm512_mask_mov_epi64(S_LD32(w->tau + b), acc, vi));
+            SD_ST32X8(w->tau + b, _mm512_mask_mov_epi64(SD_LD32X8(w->tau + b), acc, vi));
         }
         const __m512d t0 = _mm512_loadu_pd(tt + 2 * b), t1 = _mm512_loadu_pd(tt + 2 * b + 8);
         const __m512d x0 = _mm512_loadu_pd(w->PQX + 2 * b), x1 = _mm512_loadu_pd(w->PQX + 2 * b + 8);
@@ -670,7 +668,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work
         _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
         _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
         __mmask8 stop = ver & _mm512_cmp_pd_mask(k1a, zero, _CMP_EQ_OQ);
-        S_ST32(w->dr + b, _mm512_mask_mov_epi64(S_LD32(w->dr + b), stop, vi1));
+        SD_ST32X8(w->dr + b, _mm512_mask_mov_epi64(SD_LD32X8(w->dr + b), stop, vi1));
     }
     return nb;
 }
@@ -696,12 +694,12 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
     const __m512d lev0 = _mm512_set_pd(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0); /* (1, 0) pairs */
     size_t k = *nl, z = 0;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), dr = S_LD32(w->dr + b), nf = S_LD32(w->nf + b);
+        __m512i n = SD_LD32X8(w->n + b), dr = SD_LD32X8(w->dr + b), nf = SD_LD32X8(w->nf + b);
         __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
         S_ST8(w->fl + b, ver);
-        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), SD_LD32X8(Xi + b));
         __m512i off = _mm512_maskz_mov_epi64(ver, _mm512_mul_epu32(row, stride));
-        __m512i x1 = _mm512_maskz_mov_epi64(ver, S_LD32(Xi1 + b));
+        __m512i x1 = _mm512_maskz_mov_epi64(ver, SD_LD32X8(Xi1 + b));
         _mm512_storeu_si512((void *)(w->off + b), off);
         _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
         _mm512_mask_storeu_pd(tt + 2 * b, S_pairs4(ver), lev0);
@@ -714,10 +712,10 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_
         __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
         for (size_t f = 0; f < maxF; f++) {
             __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
-                          _mm512_cmpge_epu64_mask(S_LD32(w->fe + S_AT(f, b)), nj);
+                          _mm512_cmpge_epu64_mask(SD_LD32X8(w->fe + S_AT(f, b)), nj);
             c = _mm512_mask_add_epi64(c, cf, c, one);
         }
-        S_ST32(w->a0 + b, _mm512_sub_epi64(nf, c));
+        SD_ST32X8(w->a0 + b, _mm512_sub_epi64(nf, c));
         __mmask8 has = ver & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
         __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
         _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
@@ -789,15 +787,15 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S
     const uint32_t *Xi = w->X + S_AT(i, 0);
     uint32_t *Xi1 = w->X + S_AT(i + 1, 0);
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b);
-        __mmask8 dm = _mm512_cmplt_epu64_mask(vi, S_LD32(w->G + b));
-        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), S_LD32(Xi + b));
+        __m512i n = SD_LD32X8(w->n + b);
+        __mmask8 dm = _mm512_cmplt_epu64_mask(vi, SD_LD32X8(w->G + b));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), SD_LD32X8(Xi + b));
         __m512i U = _mm512_loadu_si512((const void *)(w->ue + b)), k = _mm512_srl_epi64(U, c_sh);
         __m512i e = S_fetch8(pl->ap, _mm512_slli_epi64(_mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)), 3));
         __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
         __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
         _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
-        __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(n, vi));
+        __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(SD_LD32X8(w->ts + b), T1), _mm512_add_epi64(n, vi));
         _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
     }
     return nb;
@@ -818,16 +816,16 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(c
     const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), one = _mm512_set1_epi64(1);
     const __m512d s53 = _mm512_set1_pd(S_2M53);
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i n = S_LD32(w->n + b), G = S_LD32(w->G + b), dr = S_LD32(w->dr + b);
+        __m512i n = SD_LD32X8(w->n + b), G = SD_LD32X8(w->G + b), dr = SD_LD32X8(w->dr + b);
         __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(G, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
         __m512d pG = _mm512_div_pd(S_fetch8_pd(w->Ka, at), S_fetch8_pd(w->Kb, at));
         __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), s53);
         __mmask8 full = _mm512_cmpeq_epi64_mask(dr, G) & _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
-        __m512i tau = _mm512_mask_blend_epi64(full, S_LD32(w->tau + b), G);
+        __m512i tau = _mm512_mask_blend_epi64(full, SD_LD32X8(w->tau + b), G);
         __mmask8 bonus = _mm512_cmpeq_epi64_mask(tau, G);
         __mmask8 go = (__mmask8)~(bonus & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), T));
-        S_ST32(w->tau + b, tau);
-        S_ST32(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
+        SD_ST32X8(w->tau + b, tau);
+        SD_ST32X8(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
         S_ST8(w->cv + b, go);
         __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
         __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8);
@@ -885,7 +883,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
         __m512d target = _mm512_mul_pd(_mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->uo + b))), s53), m);
         __m512i off = _mm512_maskz_loadu_epi64(ok, (const void *)(w->off + b)); /* row 0 where not drawn */
         __m512i oQ = _mm512_add_epi64(off, cQ), oP = _mm512_add_epi64(off, cP);
-        __m512i base = _mm512_setzero_si512(), len = _mm512_maskz_mov_epi64(ok, S_LD32(w->jj + b));
+        __m512i base = _mm512_setzero_si512(), len = _mm512_maskz_mov_epi64(ok, SD_LD32X8(w->jj + b));
         for (unsigned s = 0; s < pl->lgK; s++) {
             __m512i half = _mm512_srli_epi64(len, 1), a8 = _mm512_slli_epi64(_mm512_add_epi64(base, half), 3);
             __m512d W = _mm512_sub_pd(_mm512_mul_pd(wa, S_fetch8_pd(slab, _mm512_add_epi64(oQ, a8))),
@@ -904,7 +902,7 @@ __attribute__((target("avx512f,avx512dq"))) static size_t S_last_draw_avx512(con
         _mm512_mask_cvtepi64_storeu_epi32(w->Y + b, ok, y);
         _mm512_mask_storeu_pd(w->PY + b, ok, S_fetch8_pd(slab, opq));
         _mm512_mask_storeu_pd(w->QY + b, ok, S_fetch8_pd(slab, _mm512_add_epi64(opq, _mm512_set1_epi64(8))));
-        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->ts + b), T1), _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->tau + b)));
+        __m512i at = _mm512_add_epi64(_mm512_mul_epu32(SD_LD32X8(w->ts + b), T1), _mm512_add_epi64(SD_LD32X8(w->n + b), SD_LD32X8(w->tau + b)));
         _mm512_mask_i64scatter_epi64(w->tok, ok, at, y, 8);
         for (__mmask8 fb = go & (__mmask8)~ok; fb; fb &= (__mmask8)(fb - 1))
             S_last_draw1(pl, w, b + (size_t)__builtin_ctz(fb), wide);
@@ -920,17 +918,17 @@ __attribute__((target("avx512f"))) static size_t S_last_new_avx512(const S_plan 
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
     const __m512i one = _mm512_set1_epi64(1);
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i nf = S_LD32(w->nf + b), G = S_LD32(w->G + b), tau = S_LD32(w->tau + b);
+        __m512i nf = SD_LD32X8(w->nf + b), G = SD_LD32X8(w->G + b), tau = SD_LD32X8(w->tau + b);
         __m512d py = _mm512_loadu_pd(w->PY + b), ea, eb;
         S_extend8(_mm512_loadu_pd(w->KTa + b), _mm512_loadu_pd(w->KTb + b),
                   S_val8(_mm512_loadu_pd(w->TTa + b), _mm512_loadu_pd(w->TTb + b), _mm512_loadu_pd(w->QY + b), py), py, &ea, &eb);
         __m512i at = _mm512_add_epi64(_mm512_mul_epu32(nf, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
-        _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(S_LD32(w->n + b), G), one)), 4);
+        _mm512_i64scatter_epi32(w->fe, at, _mm512_cvtepi64_epi32(_mm512_sub_epi64(_mm512_add_epi64(SD_LD32X8(w->n + b), G), one)), 4);
         _mm512_i64scatter_pd(w->R, _mm512_add_epi64(at, at), ea, 8);
         _mm512_i64scatter_pd(w->R + 1, _mm512_add_epi64(at, at), eb, 8);
         if (!pl->broken)
             nf = _mm512_mask_add_epi64(nf, _mm512_cmplt_epu64_mask(_mm512_add_epi64(tau, one), G), nf, one);
-        S_ST32(w->nf + b, nf);
+        SD_ST32X8(w->nf + b, nf);
     }
     return nb;
 }
@@ -950,11 +948,11 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
     __m512i mg = _mm512_setzero_si512(), mf = _mm512_setzero_si512();
     size_t keep = 0;
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i nn = _mm512_add_epi64(S_LD32(w->n + b), S_LD32(w->em + b)), nf = S_LD32(w->nf + b);
+        __m512i nn = _mm512_add_epi64(SD_LD32X8(w->n + b), SD_LD32X8(w->em + b)), nf = SD_LD32X8(w->nf + b);
         __mmask8 km = first ? 0 : _mm512_cmple_epu64_mask(nn, Lv);
         w->mk[b / 8] = km;
-        S_ST32(w->ts + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->ts + b)));
-        S_ST32(w->nf + keep, _mm512_maskz_compress_epi64(km, nf));
+        SD_ST32X8(w->ts + keep, _mm512_maskz_compress_epi64(km, SD_LD32X8(w->ts + b)));
+        SD_ST32X8(w->nf + keep, _mm512_maskz_compress_epi64(km, nf));
         /* S_begin */
         __m512i nk = _mm512_maskz_compress_epi64(km, nn), G = _mm512_sub_epi64(T1, nk);
         if (pl->gamma)
@@ -962,13 +960,13 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
         const __mmask8 lo = (__mmask8)((1u << __builtin_popcount(km)) - 1u);
         mg = _mm512_mask_max_epu64(mg, lo, mg, G);
         mf = _mm512_mask_max_epu64(mf, km, mf, nf);
-        S_ST32(w->n + keep, nk);
-        S_ST32(w->X + keep, _mm512_maskz_compress_epi64(km, S_LD32(w->Y + b)));
+        SD_ST32X8(w->n + keep, nk);
+        SD_ST32X8(w->X + keep, _mm512_maskz_compress_epi64(km, SD_LD32X8(w->Y + b)));
         _mm512_storeu_pd(w->Ka + keep, oned);
         _mm512_storeu_pd(w->Kb + keep, oned);
-        S_ST32(w->G + keep, G);
-        S_ST32(w->dr + keep, G);
-        S_ST32(w->tau + keep, _mm512_setzero_si512());
+        SD_ST32X8(w->G + keep, G);
+        SD_ST32X8(w->dr + keep, G);
+        SD_ST32X8(w->tau + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
     }
     for (size_t f = 0; f < nfmax; f++) {
@@ -977,7 +975,7 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
         size_t k = 0;
         for (size_t b = 0; b < nb; b += 8) {
             const __mmask8 km = w->mk[b / 8];
-            S_ST32(fe + k, _mm512_maskz_compress_epi64(km, S_LD32(fe + b)));
+            SD_ST32X8(fe + k, _mm512_maskz_compress_epi64(km, SD_LD32X8(fe + b)));
             /* the ratios' pairs, four places a vector: both read before either store */
             const __m512d lo = _mm512_loadu_pd(r + 2 * b), hi = _mm512_loadu_pd(r + 2 * b + 8);
             const size_t klo = k + (size_t)__builtin_popcount(km & 15u);
@@ -1000,13 +998,13 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), one = _mm512_set1_epi64(1);
     const __m512i Sv = _mm512_set1_epi64((long long)S), capS = _mm512_set1_epi64((long long)(cap * S));
     for (size_t b = 0; b < nb; b += 8) {
-        __m512i tau = S_LD32(w->tau + b), nf = S_LD32(w->nf + b), pl_ = _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b));
-        __m512i next = _mm512_add_epi64(_mm512_add_epi64(S_LD32(w->n + b), tau), one);
+        __m512i tau = SD_LD32X8(w->tau + b), nf = SD_LD32X8(w->nf + b), pl_ = _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b));
+        __m512i next = _mm512_add_epi64(_mm512_add_epi64(SD_LD32X8(w->n + b), tau), one);
         __m512d py = _mm512_loadu_pd(w->PY + b), qy = _mm512_loadu_pd(w->QY + b);
         __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, capS), pl_), 3); /* row τ cap, in bytes */
         __m512i k = _mm512_setzero_si512();
         for (size_t f = 0; f < nfmax; f++) {
-            __m512i fe = S_LD32(w->fe + S_AT(f, b));
+            __m512i fe = SD_LD32X8(w->fe + S_AT(f, b));
             __mmask8 kp = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) & _mm512_cmpge_epu64_mask(fe, next);
             if (!kp)
                 continue; /* no place keeps frame f */
@@ -1021,12 +1019,10 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
             _mm512_mask_i64scatter_pd(w->R + 1, kp, _mm512_add_epi64(to, to), eb, 8);
             k = _mm512_mask_add_epi64(k, kp, k, one);
         }
-        S_ST32(w->nf + b, k);
+        SD_ST32X8(w->nf + b, k);
     }
     return nb;
 }
-#undef S_LD32
-#undef S_ST32
 #undef S_LD8
 #undef S_ST8
 #endif

@@ -309,8 +309,6 @@ static inline uint32_t S_step(const S_pos *P, S_work *w, size_t k)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define S_HAVE_X86 1
-#define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
-#define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
 
 /* Pass 1 on trials 0..s-1 (s a multiple of 8): the row index of each
  * trial's slot, ri = prev·NS + slot, slot = NS-1 at the bonus, 0 at depth
@@ -320,10 +318,10 @@ __attribute__((target("avx512f"))) static void S_slot_avx512(const S_pos *P, S_w
     const __m512i ns = _mm512_set1_epi64((long long)P->pl->NS), last = _mm512_set1_epi64((long long)P->pl->NS - 1),
                   bon = _mm512_set1_epi64((long long)P->bon), one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
     for (size_t i = 0; i < s; i += 8) {
-        __m512i d = S_LD32(w->dep + i), st = _mm512_add_epi64(S_LD32(w->st + i), one);
+        __m512i d = SD_LD32X8(w->dep + i), st = _mm512_add_epi64(SD_LD32X8(w->st + i), one);
         __m512i slot = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(d, zero), st, zero);
         slot = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(d, bon), slot, last);
-        S_ST32(w->ri + i, _mm512_add_epi64(_mm512_mul_epu32(S_LD32(w->prev + i), ns), slot));
+        SD_ST32X8(w->ri + i, _mm512_add_epi64(_mm512_mul_epu32(SD_LD32X8(w->prev + i), ns), slot));
     }
 }
 
@@ -376,35 +374,33 @@ __attribute__((target("avx512f"))) static void S_draw_avx512(const S_pos *P, S_w
         __m512i k = _mm512_srl_epi64(U, sh), thr = _mm512_srl_epi64(e, lg);
         __mmask8 to_alias = _mm512_cmpge_epu64_mask(_mm512_and_si512(U, cm), thr);
         __m512i o = _mm512_mask_blend_epi64(to_alias, k, _mm512_and_si512(e, km));
-        __m512i kind = _mm512_srl_epi64(o, lgv), d = S_LD32(w->dep + i);
-        S_ST32(w->prev + i, _mm512_and_si512(o, vm));
+        __m512i kind = _mm512_srl_epi64(o, lgv), d = SD_LD32X8(w->dep + i);
+        SD_ST32X8(w->prev + i, _mm512_and_si512(o, vm));
         __mmask8 bonus = _mm512_cmpeq_epi64_mask(d, bon);
         __mmask8 go = (__mmask8)(_mm512_cmplt_epu64_mask(kind, Sv) & ~bonus), end = (__mmask8)~go;
         __mmask8 kept = (__mmask8)(_mm512_cmpeq_epi64_mask(kind, Sv) & ~bonus);
-        __m512i r = S_LD32(w->rej + i);
-        S_ST32(w->rej + i, _mm512_mask_add_epi64(r, _mm512_cmpeq_epi64_mask(kind, S1), r, one));
+        __m512i r = SD_LD32X8(w->rej + i);
+        SD_ST32X8(w->rej + i, _mm512_mask_add_epi64(r, _mm512_cmpeq_epi64_mask(kind, S1), r, one));
         if (P->rb_on) {
             __m512d rb = _mm512_loadu_pd(w->rb + i);
             _mm512_storeu_pd(w->rb + i, _mm512_mask_add_pd(rb, (__mmask8)~bonus, rb, _mm512_loadu_pd(w->rm + i)));
         }
         __m512i a = _mm512_mask_add_epi64(d, kept, d, one);
-        __m512i c = S_LD32(w->calls + i), it = S_LD32(w->its + i);
-        S_ST32(w->calls + i, _mm512_mask_add_epi64(c, end, c, one));
-        S_ST32(w->its + i, _mm512_mask_add_epi64(it, end, it, one));
+        __m512i c = SD_LD32X8(w->calls + i), it = SD_LD32X8(w->its + i);
+        SD_ST32X8(w->calls + i, _mm512_mask_add_epi64(c, end, c, one));
+        SD_ST32X8(w->its + i, _mm512_mask_add_epi64(it, end, it, one));
         __m512i s1 = _mm512_loadu_si512((const void *)(w->s1 + i)), s2 = _mm512_loadu_si512((const void *)(w->s2 + i));
         _mm512_storeu_si512((void *)(w->s1 + i), _mm512_mask_add_epi64(s1, end, s1, a));
         _mm512_storeu_si512((void *)(w->s2 + i), _mm512_mask_add_epi64(s2, end, s2, _mm512_mul_epu32(a, a)));
-        S_ST32(w->dep + i, _mm512_maskz_add_epi64(go, d, one));
-        S_ST32(w->st + i, _mm512_mask_blend_epi64(go, s0, kind));
+        SD_ST32X8(w->dep + i, _mm512_maskz_add_epi64(go, d, one));
+        SD_ST32X8(w->st + i, _mm512_mask_blend_epi64(go, s0, kind));
         if (P->hist) {
-            S_ST32(w->idx + i, _mm512_mask_blend_epi64(end, none, a));
+            SD_ST32X8(w->idx + i, _mm512_mask_blend_epi64(end, none, a));
             for (size_t l = 0; l < 8; l++)
                 w->hc[l * (pl->T + 2) + w->idx[i + l]]++;
         }
     }
 }
-#undef S_LD32
-#undef S_ST32
 #else
 #define S_HAVE_X86 0
 #endif

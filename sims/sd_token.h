@@ -107,6 +107,12 @@ __attribute__((target("avx512f"))) static inline __m512i sd_gather8(const void *
 {
     return _mm512_i64gather_epi64(off, base, 1);
 }
+
+/* The kernels keep per-trial fields as 32-bit arrays and work on them in
+ * 64-bit lanes: eight words at p widened to a vector, and a vector's lanes
+ * narrowed back to eight words at p (in functions compiled for avx512f). */
+#define SD_LD32X8(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define SD_ST32X8(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
 #endif
 
 /* --- the plan: one alias table per (step, previous token) ------------------- */

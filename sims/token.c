@@ -113,7 +113,6 @@ const sd_verifier_type sd_verifier_token = {
     .given_output = sd_paired_token_rule,
 };
 
-
 /* --- the kernel (sd_token.h) ----------------------------------------------
  *
  * Why one draw per position has the law of Alg. 1 (Yin et al. 2024
@@ -603,9 +602,6 @@ __attribute__((target("avx512f"))) static inline void S_draw_init(S_draw_consts 
     c->g = _mm512_set1_epi64((long long)gamma);
 }
 
-#define S_LD32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
-#define S_ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi64_epi32(v))
-
 /* Pass 1 on trials 0..s-1 (s a multiple of 8): idx[i] = prev[i]·K + k_i. */
 __attribute__((target("avx512f"))) static void S_index_avx512(unsigned lgK, size_t s, const uint64_t *u,
                                                                const uint32_t *prev, uint32_t *idx)
@@ -613,7 +609,7 @@ __attribute__((target("avx512f"))) static void S_index_avx512(unsigned lgK, size
     const __m128i sh = _mm_cvtsi32_si128((int)(53u - lgK)), lg = _mm_cvtsi32_si128((int)lgK);
     for (size_t i = 0; i < s; i += 8) {
         __m512i k = _mm512_srl_epi64(_mm512_loadu_si512((const void *)(u + i)), sh);
-        S_ST32(idx + i, _mm512_or_si512(_mm512_sll_epi64(S_LD32(prev + i), lg), k));
+        SD_ST32X8(idx + i, _mm512_or_si512(_mm512_sll_epi64(SD_LD32X8(prev + i), lg), k));
     }
 }
 
@@ -634,7 +630,7 @@ __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *ta
                   win = _mm512_set1_epi64((long long)window);
     size_t i = 0;
     for (; i + 8 <= s; i += 8) {
-        __m512i a = S_LD32(prev + i), r = S_LD32(rej + i);
+        __m512i a = SD_LD32X8(prev + i), r = SD_LD32X8(rej + i);
         __m512i U = _mm512_loadu_si512((const void *)(u + i)), k = _mm512_srl_epi64(U, c.sh);
         __m512i t = ent ? _mm512_loadu_si512((const void *)(ent + i))
                         : sd_gather8(tab, _mm512_slli_epi64(_mm512_or_si512(_mm512_sll_epi64(a, c.lg), k), 3));
@@ -651,22 +647,20 @@ __attribute__((target("avx512f"))) static size_t S_pos_avx512(const uint64_t *ta
         }
         __m512i o = _mm512_mask_blend_epi64(keep, _mm512_and_si512(t, c.km), k);
         __mmask8 f = _mm512_test_epi64_mask(o, c.one), end = f, inc = f;
-        S_ST32(prev + i, _mm512_srli_epi64(o, 1));
+        SD_ST32X8(prev + i, _mm512_srli_epi64(o, 1));
         if (gamma) {
-            __m512i j = S_LD32(jv + i);
+            __m512i j = SD_LD32X8(jv + i);
             __mmask8 bonus = _mm512_cmpeq_epi64_mask(j, c.g);
             end = (__mmask8)(f | bonus);
             inc = (__mmask8)(f & ~bonus);
-            S_ST32(jv + i, _mm512_maskz_add_epi64((__mmask8)~end, j, c.one));
+            SD_ST32X8(jv + i, _mm512_maskz_add_epi64((__mmask8)~end, j, c.one));
         }
-        S_ST32(rej + i, _mm512_mask_add_epi64(r, inc, r, c.one));
+        SD_ST32X8(rej + i, _mm512_mask_add_epi64(r, inc, r, c.one));
         __m512i e = _mm512_loadu_si512((const void *)(ends + i));
         _mm512_storeu_si512((void *)(ends + i), _mm512_mask_or_epi64(e, end, e, endbit));
     }
     return i;
 }
-#undef S_LD32
-#undef S_ST32
 #endif
 
 /* Rao-Blackwell (sd_verifier.h): before position n is drawn, each trial
@@ -690,12 +684,12 @@ __attribute__((target("avx512f"))) static size_t S_pos_rb_avx512(const double *t
         if (scratch) {
             t = _mm512_loadu_pd((const double *)(const void *)(scratch + i));
         } else {
-            __m512i a = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(prev + i)));
+            __m512i a = SD_LD32X8(prev + i);
             t = _mm512_castsi512_pd(sd_gather8(tv, _mm512_slli_epi64(a, 3)));
         }
         __mmask8 draft = 0xff;
         if (gamma) {
-            __m512i j = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(jv + i)));
+            __m512i j = SD_LD32X8(jv + i);
             draft = _mm512_cmpneq_epi64_mask(j, g);
         }
         __m512d r = _mm512_loadu_pd(rb + i);
@@ -788,7 +782,7 @@ __attribute__((target("avx512f,avx512vpopcntdq"))) static size_t S_replay_avx512
         __m512i M = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(e, 1), one),
                                     _mm512_slli_epi64(last, (unsigned)T + 1));
         __m512i its = _mm512_sub_epi64(_mm512_popcnt_epi64(M), one);
-        __m512i r = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(rej + i0 + i)));
+        __m512i r = SD_LD32X8(rej + i0 + i);
         r1 = _mm512_add_epi64(r1, r);
         r2 = _mm512_add_epi64(r2, _mm512_mul_epu32(r, r));
         c1 = _mm512_add_epi64(c1, its);
