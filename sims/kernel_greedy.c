@@ -53,22 +53,6 @@
  * residuals are draws by the search above (the bonus from q itself is the
  * row (1, 0)).
  *
- * The step's law by a forward walk (Sun et al. 2025, App. C, Lemma 9).
- * With Mb the modified target's block law (its conditional at depth l the
- * level D_l below) and Ms the draft's, P(X^l = x^l, τ >= l) = min(Mb, Ms)(x^l)
- * for 1 <= l <= G, and given τ = l < G, Y follows eq. 30's residual
- * max(ρ_l D_l - p, 0), ρ_l = Mb(x^l)/Ms(x^l) = K_a/K_b (ρ_0 = 1); at τ = G,
- * Y ~ q.  Frames are functions of the output path, so the law of (τ, X^τ,
- * Y) is the iteration's.  It is produced by a walk from depth 0 that stops
- * at τ: with q' = D_l and p = p_l(.|x^l), when ρ >= 1, Z ~ p and the walk
- * goes on iff u K_b p(Z) < K_a q'(Z) (P(Z = x, on) = min(p, ρ q')(x)), a
- * stop drawing Y from the residual; when ρ < 1, Z ~ q', on iff u K_a q'(Z)
- * < K_b p(Z) (P(Z = x, on) = min(q', p/ρ)(x)), a stop keeping Y = Z
- * (P(Z = x, stop) = max(q' - p/ρ, 0) ∝ the residual).  Going on, X_{l+1} =
- * Z and p_{l+1} is p_l extended by (q'(Z), p(Z)); reaching l = G, τ = G.
- * No h_i is needed and no draft past τ is drawn; the passes below
- * (S_walk) visit E[τ <= G-1 walked] depths instead of G.
- *
  * Lockstep.  A group of trials runs iteration by iteration, as the block
  * kernel's: in round k every trial still running does its k-th iteration,
  * first its G drafts (alias lookups only; they do not depend on the
@@ -163,34 +147,33 @@ typedef struct S_work {
     uint32_t *ts;           /* [S] by place: the trial */
     uint32_t *n, *nf;       /* [S] the iteration's position, its active frames (oldest first) */
     uint32_t *fe;           /* [cap][S] frame f's last position */
-    uint32_t *G, *tau;      /* [S] draft length, accepted drafts */
+    uint32_t *G, *dr, *tau; /* [S] draft length, depths to verify, accepted drafts */
     uint32_t *X;            /* [cap+1][S] X^i's last token (X^0 = x_{n-1}) */
+    uint64_t *eta;          /* [cap][S] η_i (53-bit integers) */
     double *Ka, *Kb;        /* [cap+1][S] p_i */
     double *R;              /* [(cap+2) cap][S][2] frame f's ratio (a, b) after X^i at row i cap + f
                                (row f: the frames' ratios between iterations); pairs side by side,
                                one cache line for both halves */
     double *L;              /* [(cap+1) cap][S][2] frame f's input level (α, β) at depth i (where it
                                covers) */
-    uint32_t *wl, *wt;      /* [S] the places still walking a depth, their trials */
-    uint64_t *eta;          /* [S] the depth's coins, by list position (53-bit integers) */
-    size_t *zo;             /* [S] by list position: the row's byte offset in the slab */
-    double *za, *zb, *zm;   /* Z's weight max(a q - b p, 0), its mass */
-    double *ta, *tb;        /* the level D_i */
-    uint32_t *zj, *zz;      /* the weight's count j*; Z */
-    double *ka, *kb;        /* p_i */
-    double *pz, *qz;        /* p(Z), q(Z) */
-    uint32_t *a0, *fls, *lst; /* the first frame covering n+i; the list positions where one does; scratch */
-    /* the round's end, by place */
-    size_t *off;            /* the row of the last token: its byte offset in the slab */
-    double *WA, *WB;        /* its weight max(a q - b p, 0) */
-    double *QJ, *PJ;        /* the weight's prefix sums Q_{j*}, P_{j*} (S_last_draw_avx512) */
-    uint32_t *jj;           /* its j* (S_last_draw_avx512) */
-    uint8_t *fl, *cv;       /* Y drawn by the walk (ρ < 1); Y to draw from the weight */
-    uint32_t *em, *Y;       /* tokens emitted, the last token */
+    double *TT;             /* [cap+1][S][2] the top level (α, β) at depth i (pairs side by side) */
+    double *MT;             /* [cap+1][S] its mass */
+    /* one depth's scratch, by place */
+    size_t *off;            /* the row's byte offset in the slab */
+    double *PQX;            /* [S][2] p(X_{i+1}), q(X_{i+1}) */
+    double *WA, *WB;        /* a weight max(a q - b p, 0) */
+    double *QJ, *PJ;        /* its prefix sums Q_{j*}, P_{j*} */
+    uint8_t *fl, *cv;       /* flags (S_rows); places whose weight is counted */
+    uint32_t *lst;          /* those places */
+    uint32_t *jj;           /* their j* */
+    uint64_t *ip;           /* byte offsets of row words to fetch (S_rows_avx512) */
+    uint32_t *a0, *fls;     /* the first frame covering the depth; the places where one does */
+    uint32_t *nfl;          /* the places verifying the depth that no frame covers (S_rows_avx512) */
+    uint32_t *em, *Y;       /* the round's last pass: tokens emitted, the last token */
     double *PY, *QY;        /* p(Y), q(Y) */
     double *KTa, *KTb;      /* p_τ */
-    double *TTa, *TTb;      /* the level D_τ (q at τ = G) */
-    uint64_t *ue, *uo;      /* [S] uniforms: the depth's Z by list position; the last token's by place */
+    double *TTa, *TTb;      /* the top level at depth τ */
+    uint64_t *ue, *uo;      /* [S] the round's uniforms, by place */
     uint8_t *mk;            /* [S/8] the compaction's masks of places kept */
     unsigned char *arena;   /* every array above (sd_carve) */
 } S_work;
@@ -364,161 +347,171 @@ static inline size_t S_begin(const S_plan *pl, S_work *w, size_t b, size_t n, ui
     w->n[b] = (uint32_t)n;
     w->X[b] = x;
     w->Ka[b] = w->Kb[b] = 1.0;
-    w->G[b] = (uint32_t)G;
+    w->G[b] = w->dr[b] = (uint32_t)G;
     w->tau[b] = 0;
     return G;
 }
 
-/* Depth i of the forward walk (Sun et al. 2025, App. C, Lemma 9) at the
- * places wl[0..nw) still walking, with the uniforms of block b_k + i by
- * list position (ue: Z, eta: the coin).  At place b, position n+i after
- * X^i, with p_i = K = (K_a, K_b), ρ = K_a/K_b:
- *   the level q' = D_i: q, then the frames covering n+i applied oldest
- *   first (each frame's input level kept in L for its ratio's extension);
- *   Z ~ p when ρ >= 1 (K_a = 1), else Z ~ q' (q if rounding left the level
- *   no mass): a draw from the row max(a q - b p, 0) with (a, b) = (0, -1),
- *   i.e. p, over all V tokens (mass P_V), or the level's shape and count;
- *   the coin: go on iff u K_b p(Z) < K_a q'(Z) (ρ >= 1), u K_a q'(Z) <
- *   K_b p(Z) (ρ < 1).
- * Going on, X^{i+1} = X^i Z, p_{i+1} = p_i extended by (q'(Z), p(Z)), the
- * covering frames' ratios by their input levels at Z; at i + 1 = G the
- * walk ends with τ = G.  Stopping, τ = i, and the place keeps p_τ, the
- * level (KT, TT) and the row (off) of eq. 30's residual; when ρ < 1, Y = Z
- * (fl = 1: no draw).  The stopped places' tokens at n+i are Z (overwritten
- * by the residual's draw where ρ >= 1).  Three passes over the list (the
- * level and the weight of Z; the draw; the coin), each a short chain of
- * table reads per place, so that the processor overlaps places; the
- * unpredictable choices (ρ >= 1, the coin) are selections, not branches.
- * Returns the places still walking, compacted into wl[0..). */
-static inline __attribute__((always_inline)) size_t S_walk(const S_plan *pl, S_work *w, size_t i, size_t nw, int wide)
+/* Drafting step i (X_{i+1} ~ p at row (n+i, X^i), an alias lookup) of the
+ * places 0..na-1 that draft it, with the uniform ue of block b_k + i (its
+ * other one, η_i, is drawn into eta's row i). */
+static void S_draft_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0, size_t na)
 {
-    const size_t T = pl->T, V = pl->V, stride = pl->lay.stride, cap = w->cap;
-    size_t nl = 0;
-    for (size_t t = 0; t < nw; t++) { /* the row, p_i, the frames covering n+i (a suffix a0..nf-1) */
-        const size_t b = w->wl[t], n = w->n[b], nf = w->nf[b];
-        w->zo[t] = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
-        w->ka[t] = w->Ka[S_AT(i, b)];
-        w->kb[t] = w->Kb[S_AT(i, b)];
-        w->ta[t] = 1.0; /* D_i: q, then the frames */
-        w->tb[t] = 0.0;
-        size_t c = 0;
-        for (size_t f = 0; f < w->cap; f++)
-            c += f < nf && w->fe[S_AT(f, b)] >= n + i;
-        w->a0[t] = (uint32_t)(nf - c);
-        w->fls[nl] = (uint32_t)t;
-        nl += c > 0;
+    const size_t T = pl->T, V = pl->V;
+    for (size_t b = b0; b < na; b++) {
+        if (i >= w->G[b])
+            continue;
+        size_t n = w->n[b], ridx = (n + i - 1) * V + w->X[S_AT(i, b)];
+        uint32_t x = (uint32_t)sd_token_alias_draw(pl->ap + (ridx << pl->lgK), pl->lgK, w->ue[b]);
+        w->X[S_AT(i + 1, b)] = x;
+        w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = x;
     }
-    /* the frames, step l applying frame a0 + l at every listed place, then
-     * keeping those with a frame after it */
-    const uint32_t *in = w->fls;
-    for (size_t l = 0, n1 = nl; n1 > 0; l++) {
-        size_t keep = 0;
-        for (size_t s = 0; s < n1; s++) {
-            const size_t t = in[s], b = w->wl[t], f = w->a0[t] + l, k = i * cap + f;
-            const S_row r = S_row_off(pl, w->zo[t]);
-            const S_shape top = {w->ta[t], w->tb[t]};
-            S_put(w->L, S_AT(k, b), top.al, top.be);
-            const S_shape wt = S_times(S_ratio_at(w->R, S_AT(k, b)), top);
-            const double m = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = m > 0.0 ? 1.0 / m : 0.0;
-            w->ta[t] = wt.al * inv;
-            w->tb[t] = wt.be * inv;
-            w->lst[keep] = (uint32_t)t;
-            keep += f + 1 < w->nf[b];
-        }
-        n1 = keep;
-        in = w->lst;
-    }
-    for (size_t t = 0; t < nw; t++) { /* Z's weight */
-        const S_row r = S_row_off(pl, w->zo[t]);
-        const S_shape top = {w->ta[t], w->tb[t]};
-        const int up = w->ka[t] == 1.0; /* ρ >= 1 (unpredictable: selections, not branches) */
-        S_shape zw = {sd_block_sel(up, 0.0, top.al), sd_block_sel(up, -1.0, top.be)};
-        size_t j = S_pick(up, V, S_count(pl, &r, top, wide));
-        double m = S_mass(&r, j, zw);
-        if (!(m > 0.0)) { /* rounding (or a dead level): q */
-            zw = (S_shape){1.0, 0.0};
-            j = S_count(pl, &r, zw, wide);
-            m = S_mass(&r, j, zw);
-        }
-        w->za[t] = zw.al;
-        w->zb[t] = zw.be;
-        w->zm[t] = m;
-        w->zj[t] = (uint32_t)j;
-    }
-    for (size_t t = 0; t < nw; t++) { /* Z */
-        const S_row r = S_row_off(pl, w->zo[t]);
-        const size_t z = S_draw(pl, &r, w->zj[t], (S_shape){w->za[t], w->zb[t]}, w->zm[t], (double)w->ue[t] * S_2M53, wide);
-        w->zz[t] = (uint32_t)z;
-        w->pz[t] = r.pq[2 * z];
-        w->qz[t] = r.pq[2 * z + 1];
-    }
-    for (size_t s = 0; s < nl; s++) { /* the covering frames' ratios extended by Z (read only if going on) */
-        const size_t t = w->fls[s], b = w->wl[t], nf = w->nf[b];
-        const double pz = w->pz[t], qz = w->qz[t];
-        for (size_t f = w->a0[t]; f < nf; f++) {
-            const size_t k = i * cap + f;
-            const S_shape lv = S_shape_at(w->L, S_AT(k, b));
-            const sd_greedy_ratio e = S_extend(S_ratio_at(w->R, S_AT(k, b)), S_val(lv.al, lv.be, qz, pz), pz);
-            S_put(w->R, S_AT(k + cap, b), e.a, e.b);
-        }
-    }
-    size_t keep = 0;
-    for (size_t t = 0; t < nw; t++) { /* the coin; going on or stopping */
-        const size_t b = w->wl[t], n = w->n[b], z = w->zz[t];
-        const S_shape top = {w->ta[t], w->tb[t]};
-        const sd_greedy_ratio K = {w->ka[t], w->kb[t]};
-        const int up = K.a == 1.0;
-        const double pz = w->pz[t], qz = w->qz[t], dz = S_val(top.al, top.be, qz, pz);
-        const double u = (double)w->eta[t] * S_2M53, kp = K.b * pz, kd = K.a * dz;
-        const int go = u * sd_block_sel(up, kp, kd) < sd_block_sel(up, kd, kp);
-        w->tok[(size_t)w->ts[b] * (T + 1) + n + i] = z;
-        /* going on: X^{i+1}, p_{i+1} (written either way: a stopped place
-         * reads neither) */
-        w->X[S_AT(i + 1, b)] = (uint32_t)z;
-        const sd_greedy_ratio K1 = S_extend(K, dz, pz);
-        w->Ka[S_AT(i + 1, b)] = K1.a;
-        w->Kb[S_AT(i + 1, b)] = K1.b;
-        w->wl[keep] = (uint32_t)b;
-        keep += go && i + 1 < w->G[b];
-        /* stopping (or at τ = G, rewritten by S_last_weight) */
-        w->tau[b] = (uint32_t)(i + (size_t)go);
-        w->fl[b] = (uint8_t)(!go && !up);
-        w->off[b] = w->zo[t];
-        w->KTa[b] = K.a;
-        w->KTb[b] = K.b;
-        w->TTa[b] = top.al;
-        w->TTb[b] = top.be;
-        w->Y[b] = (uint32_t)z;
-        w->PY[b] = pz;
-        w->QY[b] = qz;
-    }
-    return keep;
 }
 
-/* The end of the round's iterations at places 0..na-1: the token after
- * X^τ where there is a position (em = the tokens emitted).  τ = G: the
- * bonus from q at (n+G, X^G) (no frame covers n+G), none past T; τ < G
- * with ρ >= 1: eq. 30's residual max(p_τ D_τ - p, 0) (S_times); τ < G with
- * ρ < 1: Y = Z, drawn (cv = 0). */
-static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t na)
+/* h_i's weight max(K_a D - K_b p, 0) for the top level D at place b
+ * (S_times), its count and prefix sums into WA, WB, QJ, PJ. */
+static inline __attribute__((always_inline)) void S_hcount(const S_plan *pl, S_work *w, size_t i, size_t b,
+                                                           const S_row *r, S_shape top, int wide)
+{
+    const S_shape h = S_times((sd_greedy_ratio){w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]}, top);
+    const size_t j = S_count(pl, r, h, wide);
+    w->WA[b] = h.al;
+    w->WB[b] = h.be;
+    w->QJ[b] = r->Q[j];
+    w->PJ[b] = r->P[j];
+}
+
+/* Depth i: the places that verify it (flag: i < dr), their row's offset,
+ * level 0 = q, i.e. (1, 0), of mass Σq, and p, q of X_{i+1}. */
+static inline __attribute__((always_inline)) size_t S_rows_scalar(const S_plan *pl, S_work *w, size_t i, size_t b0,
+                                                                   size_t na, size_t maxF, int count, size_t nl,
+                                                                   int wide)
+{
+    const size_t V = pl->V, stride = pl->lay.stride;
+    for (size_t b = b0; b < na; b++) {
+        const size_t n = w->n[b];
+        const int ver = i < w->dr[b];
+        w->fl[b] = (uint8_t)ver;
+        if (!ver)
+            continue;
+        const size_t off = ((n + i - 1) * V + w->X[S_AT(i, b)]) * stride;
+        const S_row r = S_row_off(pl, off);
+        w->off[b] = off;
+        S_put(w->TT, S_AT(i, b), 1.0, 0.0);
+        w->MT[S_AT(i, b)] = r.Q[V];
+        const size_t x = w->X[S_AT(i + 1, b)];
+        w->PQX[2 * b] = r.pq[2 * x];
+        w->PQX[2 * b + 1] = r.pq[2 * x + 1];
+        if (count) /* h's weight and count at level 0 (S_frames redoes them where frames cover) */
+            S_hcount(pl, w, i, b, &r, (S_shape){1.0, 0.0}, wide);
+        size_t c = 0, nf = w->nf[b];
+        for (size_t f = 0; f < maxF; f++)
+            c += f < nf && w->fe[S_AT(f, b)] >= n + i;
+        w->a0[b] = (uint32_t)(nf - c);
+        w->fls[nl] = (uint32_t)b;
+        nl += c > 0;
+    }
+    return nl;
+}
+
+/* Depth i at the places fls[0..nl) where frames cover n+i (frames a0..nf-1):
+ * the levels, each frame's input level (L) and its ratio after X^{i+1}
+ * (extended by its input level); with `count`, then h's weight and count
+ * at the top level, once per place after the last step (they replace
+ * S_rows_scalar's level-0 ones; S_rows_avx512 makes those only where no
+ * frame covers).  Frames not
+ * covering n+i are not extended: they are dropped before they are read
+ * again (their zones end before the next iteration). */
+static inline __attribute__((always_inline)) void S_frames(const S_plan *pl, S_work *w, size_t i, size_t nl, int count,
+                                                           int wide)
+{
+    const size_t cap = w->cap;
+    const uint32_t *in = w->fls;
+    uint32_t *lst = w->lst;
+    const size_t nl0 = nl;
+    /* step l applies frame a0 + l at every listed place, then keeps those
+     * with a frame after it (no branch on a place's own frame count) */
+    for (size_t l = 0; nl > 0; l++) {
+        size_t keep = 0;
+        for (size_t t = 0; t < nl; t++) {
+            const size_t b = in[t], f = w->a0[b] + l, k = i * cap + f;
+            const S_row r = S_row_off(pl, w->off[b]);
+            const sd_greedy_ratio R = S_ratio_at(w->R, S_AT(k, b));
+            const S_shape top = S_shape_at(w->TT, S_AT(i, b));
+            S_put(w->L, S_AT(k, b), top.al, top.be);
+            const double px = w->PQX[2 * b];
+            const sd_greedy_ratio e = S_extend(R, S_val(top.al, top.be, w->PQX[2 * b + 1], px), px);
+            S_put(w->R, S_AT(k + cap, b), e.a, e.b);
+            const S_shape wt = S_times(R, top);
+            const double s = S_mass(&r, S_count(pl, &r, wt, wide), wt), inv = s > 0.0 ? 1.0 / s : 0.0;
+            const S_shape nt = {wt.al * inv, wt.be * inv};
+            S_put(w->TT, S_AT(i, b), nt.al, nt.be);
+            w->MT[S_AT(i, b)] = s > 0.0 ? 1.0 : 0.0;
+            lst[keep] = (uint32_t)b;
+            keep += f + 1 < w->nf[b];
+        }
+        nl = keep;
+        in = lst;
+    }
+    if (count) /* h's weight and count at the top level, after the last frame */
+        for (size_t t = 0; t < nl0; t++) {
+            const size_t b = w->fls[t];
+            const S_row r = S_row_off(pl, w->off[b]);
+            S_hcount(pl, w, i, b, &r, S_shape_at(w->TT, S_AT(i, b)), wide);
+        }
+}
+
+/* The places verifying depth i: h_i = num / den at X^i (Alg. 4, i >= 1),
+ * accepted when η_i den < num, with num the mass of h's weight (QJ, PJ)
+ * and den = num - (K_a ΣD - K_b); p_{i+1} = p_i extended by D(X_{i+1});
+ * drafting stops when p_{i+1} = 0 (every later h is 0). */
+static void S_accept_scalar(S_work *w, size_t i, size_t b0, size_t na)
+{
+    for (size_t b = b0; b < na; b++) {
+        if (!w->fl[b])
+            continue;
+        const sd_greedy_ratio K = {w->Ka[S_AT(i, b)], w->Kb[S_AT(i, b)]};
+        const S_shape top = S_shape_at(w->TT, S_AT(i, b));
+        if (i >= 1) {
+            double num = w->WA[b] * w->QJ[b] - w->WB[b] * w->PJ[b];
+            num = num > 0.0 ? num : 0.0;
+            double den = num - (K.a * w->MT[S_AT(i, b)] - K.b);
+            w->tau[b] = (uint32_t)S_pick((double)w->eta[S_AT(i, b)] * S_2M53 * den < num, i, w->tau[b]);
+        }
+        const sd_greedy_ratio K1 = S_extend(K, S_val(top.al, top.be, w->PQX[2 * b + 1], w->PQX[2 * b]), w->PQX[2 * b]);
+        w->Ka[S_AT(i + 1, b)] = K1.a;
+        w->Kb[S_AT(i + 1, b)] = K1.b;
+        w->dr[b] = (uint32_t)S_pick(K1.a == 0.0, i + 1, w->dr[b]); /* p_j = 0 for all j > i */
+    }
+}
+
+/* The end of the round's iterations at places 0..na-1, in passes (the
+ * uniforms ue: η_G, uo: the last token's).  First η_G < p_G, and the
+ * weight of the token after X^τ: the bonus from D_L(.|X^G), or eq. 30's
+ * residual max(p_τ D_L - p, 0), from the levels at depth τ (counted where
+ * there is a position: not a bonus past T); em = the tokens emitted. */
+static void S_last_weight_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
 {
     const size_t T = pl->T, V = pl->V, stride = pl->lay.stride;
-    for (size_t b = 0; b < na; b++) {
-        const size_t n = w->n[b], G = w->G[b], tau = w->tau[b];
-        const int bonus = tau == G, go = !(bonus && n + G > T); /* else no bonus position */
+    for (size_t b = b0; b < na; b++) {
+        const size_t n = w->n[b], G = w->G[b], dr = w->dr[b];
+        const int full = dr == G && (double)w->ue[b] * S_2M53 < w->Ka[S_AT(G, b)] / w->Kb[S_AT(G, b)];
+        const size_t tau = S_pick(full, G, w->tau[b]);
+        const int go = !(tau == G && n + G > T); /* else no bonus position */
+        w->tau[b] = (uint32_t)tau;
         w->em[b] = (uint32_t)(tau + (size_t)go);
-        w->cv[b] = (uint8_t)(go && !w->fl[b]);
-        if (bonus) {
-            w->off[b] = S_pick(go, ((n + G - 1) * V + w->X[S_AT(G, b)]) * stride, 0);
-            w->KTa[b] = w->Ka[S_AT(G, b)];
-            w->KTb[b] = w->Kb[S_AT(G, b)];
-            w->TTa[b] = w->WA[b] = 1.0;
-            w->TTb[b] = w->WB[b] = 0.0;
-        } else {
-            const S_shape res = S_times((sd_greedy_ratio){w->KTa[b], w->KTb[b]}, (S_shape){w->TTa[b], w->TTb[b]});
-            w->WA[b] = res.al;
-            w->WB[b] = res.be;
-        }
+        w->cv[b] = (uint8_t)go;
+        w->off[b] = S_pick(go, ((n + tau - 1) * V + w->X[S_AT(tau, b)]) * stride, 0);
+        const int bonus = tau == G; /* D_L = q: no frame covers n+G */
+        const sd_greedy_ratio Kt = {w->Ka[S_AT(tau, b)], w->Kb[S_AT(tau, b)]};
+        const S_shape tt = S_shape_at(w->TT, S_AT(tau, b));
+        const S_shape top = {sd_block_sel(bonus, 1.0, tt.al), sd_block_sel(bonus, 0.0, tt.be)}, res = S_times(Kt, top);
+        w->WA[b] = sd_block_sel(bonus, top.al, res.al);
+        w->WB[b] = sd_block_sel(bonus, top.be, res.be);
+        w->KTa[b] = Kt.a;
+        w->KTb[b] = Kt.b;
+        w->TTa[b] = top.al;
+        w->TTb[b] = top.be;
     }
 }
 
@@ -603,6 +596,7 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
  * (x > 0 ? x : 0 is max(x, 0) and a > b ? a : b is max(a, b), NaN and
  * signed zeros included; no fused multiply-adds). */
 #define S_LD8(a) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(a)))
+#define S_ST8(a, m) _mm_storel_epi64((__m128i *)(void *)(a), _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64((m), _mm512_set1_epi64(1))))
 
 /* S_extend of (a, b) by (mb, ms), eight lanes. */
 __attribute__((target("avx512f"))) static inline void S_extend8(__m512d a, __m512d b, __m512d mb, __m512d ms,
@@ -633,6 +627,125 @@ static inline __mmask8 S_pairs4(unsigned m)
     return (__mmask8)(m | m << 1);
 }
 
+/* The first (S_even8) and second (S_odd8) halves of the pairs of eight
+ * places, four in lo and four in hi. */
+__attribute__((target("avx512f"))) static inline __m512d S_even8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), hi);
+}
+
+__attribute__((target("avx512f"))) static inline __m512d S_odd8(__m512d lo, __m512d hi)
+{
+    return _mm512_permutex2var_pd(lo, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), hi);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static size_t S_accept_avx512(S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const double *ka = w->Ka + S_AT(i, 0), *kb = w->Kb + S_AT(i, 0), *tt = w->TT + 2 * S_AT(i, 0);
+    const double *mt = w->MT + S_AT(i, 0);
+    const uint64_t *eta = w->eta + S_AT(i, 0);
+    double *ka1 = w->Ka + S_AT(i + 1, 0), *kb1 = w->Kb + S_AT(i + 1, 0);
+    const __m512d zero = _mm512_setzero_pd(), s53 = _mm512_set1_pd(S_2M53);
+    const __m512i vi = _mm512_set1_epi64((long long)i), vi1 = _mm512_set1_epi64((long long)i + 1);
+    for (size_t b = 0; b < nb; b += 8) {
+        __mmask8 ver = _mm512_test_epi64_mask(S_LD8(w->fl + b), _mm512_set1_epi64(1));
+        __m512d Ka = _mm512_loadu_pd(ka + b), Kb = _mm512_loadu_pd(kb + b);
+        if (i >= 1) {
+            __m512d num = _mm512_sub_pd(_mm512_mul_pd(_mm512_loadu_pd(w->WA + b), _mm512_loadu_pd(w->QJ + b)),
+                                        _mm512_mul_pd(_mm512_loadu_pd(w->WB + b), _mm512_loadu_pd(w->PJ + b)));
+            num = _mm512_max_pd(num, zero);
+            __m512d den = _mm512_sub_pd(num, _mm512_sub_pd(_mm512_mul_pd(Ka, _mm512_loadu_pd(mt + b)), Kb));
+            __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(eta + b))), s53);
+            __mmask8 acc = ver & _mm512_cmp_pd_mask(_mm512_mul_pd(u, den), num, _CMP_LT_OQ);
+            SD_ST32X8(w->tau + b, _mm512_mask_mov_epi64(SD_LD32X8(w->tau + b), acc, vi));
+        }
+        const __m512d t0 = _mm512_loadu_pd(tt + 2 * b), t1 = _mm512_loadu_pd(tt + 2 * b + 8);
+        const __m512d x0 = _mm512_loadu_pd(w->PQX + 2 * b), x1 = _mm512_loadu_pd(w->PQX + 2 * b + 8);
+        __m512d px = S_even8(x0, x1), k1a, k1b;
+        S_extend8(Ka, Kb, S_val8(S_even8(t0, t1), S_odd8(t0, t1), S_odd8(x0, x1), px), px,
+                  &k1a, &k1b);
+        _mm512_mask_storeu_pd(ka1 + b, ver, k1a);
+        _mm512_mask_storeu_pd(kb1 + b, ver, k1b);
+        __mmask8 stop = ver & _mm512_cmp_pd_mask(k1a, zero, _CMP_EQ_OQ);
+        SD_ST32X8(w->dr + b, _mm512_mask_mov_epi64(SD_LD32X8(w->dr + b), stop, vi1));
+    }
+    return nb;
+}
+
+/* S_rows on places 0..8⌊na/8⌋-1: flags, offsets and the covering count as
+ * vector passes, the row words (p and q of X_{i+1}; Σq with the counts)
+ * fetched by scalar loads between them (sims/sd_token.h: a gather is
+ * slower here);
+ * *nl: the places listed.  Returns how many places it did. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_rows_avx512(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                                         size_t maxF, int count, size_t *nl, int wide)
+{
+    const S_layout *l = &pl->lay;
+    const size_t nb = na / 8 * 8;
+    const char *slab = pl->slab;
+    const __m512i vi = _mm512_set1_epi64((long long)i), vim1 = _mm512_set1_epi64((long long)i - 1);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), stride = _mm512_set1_epi64((long long)l->stride);
+    const __m512i one = _mm512_set1_epi64(1), cpq = _mm512_set1_epi64((long long)l->pq);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512d oned = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const uint32_t *Xi = w->X + S_AT(i, 0), *Xi1 = w->X + S_AT(i + 1, 0);
+    double *tt = w->TT + 2 * S_AT(i, 0), *mt = w->MT + S_AT(i, 0);
+    const __m512d lev0 = _mm512_set_pd(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0); /* (1, 0) pairs */
+    size_t k = *nl, z = 0;
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = SD_LD32X8(w->n + b), dr = SD_LD32X8(w->dr + b), nf = SD_LD32X8(w->nf + b);
+        __mmask8 ver = _mm512_cmplt_epu64_mask(vi, dr);
+        S_ST8(w->fl + b, ver);
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), SD_LD32X8(Xi + b));
+        __m512i off = _mm512_maskz_mov_epi64(ver, _mm512_mul_epu32(row, stride));
+        __m512i x1 = _mm512_maskz_mov_epi64(ver, SD_LD32X8(Xi1 + b));
+        _mm512_storeu_si512((void *)(w->off + b), off);
+        _mm512_storeu_si512((void *)(w->ip + b), _mm512_add_epi64(_mm512_add_epi64(off, cpq), _mm512_slli_epi64(x1, 4)));
+        _mm512_mask_storeu_pd(tt + 2 * b, S_pairs4(ver), lev0);
+        _mm512_mask_storeu_pd(tt + 2 * b + 8, S_pairs4((unsigned)ver >> 4), lev0);
+        if (count) { /* h's weight for level 0 (S_times(K_i, (1, 0))) */
+            __m512d Ka = _mm512_loadu_pd(w->Ka + S_AT(i, b));
+            _mm512_storeu_pd(w->WA + b, _mm512_mul_pd(Ka, oned));
+            _mm512_storeu_pd(w->WB + b, _mm512_add_pd(_mm512_mul_pd(Ka, zero), _mm512_loadu_pd(w->Kb + S_AT(i, b))));
+        }
+        __m512i c = _mm512_setzero_si512(), nj = _mm512_add_epi64(n, vi);
+        for (size_t f = 0; f < maxF; f++) {
+            __mmask8 cf = _mm512_cmpgt_epu64_mask(nf, _mm512_set1_epi64((long long)f)) &
+                          _mm512_cmpge_epu64_mask(SD_LD32X8(w->fe + S_AT(f, b)), nj);
+            c = _mm512_mask_add_epi64(c, cf, c, one);
+        }
+        SD_ST32X8(w->a0 + b, _mm512_sub_epi64(nf, c));
+        __mmask8 has = ver & _mm512_cmpneq_epi64_mask(c, _mm512_setzero_si512());
+        __m256i pl32 = _mm512_cvtepi64_epi32(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)b)));
+        _mm512_mask_compressstoreu_epi32(w->fls + k, (__mmask16)has, _mm512_castsi256_si512(pl32));
+        k += (size_t)__builtin_popcount(has);
+        const __mmask8 bare = ver & (__mmask8)~has;
+        _mm512_mask_compressstoreu_epi32(w->nfl + z, (__mmask16)bare, _mm512_castsi256_si512(pl32));
+        z += (size_t)__builtin_popcount(bare);
+    }
+    /* the row words p and q of X_{i+1} (row 0 where not verifying) */
+    const uint64_t *ip = w->ip;
+    const size_t *ofs = w->off;
+    const double *wa = w->WA, *wb = w->WB;
+    double *pqx = w->PQX, *qj = w->QJ, *pj = w->PJ;
+    for (size_t b = 0; b < nb; b++)
+        memcpy(pqx + 2 * b, slab + ip[b], 2 * sizeof(double));
+    if (count) /* h's counts at level 0 and their mass Σq (read only by the
+                * acceptance) where no frame covers: S_frames makes both where
+                * frames cover */
+        for (size_t t = 0; t < z; t++) {
+            const size_t b = w->nfl[t];
+            const S_row r = S_row_off(pl, ofs[b]);
+            const size_t j = S_count(pl, &r, (S_shape){wa[b], wb[b]}, wide);
+            qj[b] = r.Q[j];
+            pj[b] = r.P[j];
+            mt[b] = r.Q[pl->V];
+        }
+    *nl = k;
+    return nb;
+}
+
 /* The 64-bit word at p + o. */
 static inline uint64_t S_word(const unsigned char *p, uint64_t o)
 {
@@ -660,9 +773,75 @@ __attribute__((target("avx512f"))) static inline __m512i S_fetch8(const void *ba
         (long long)S_word(p, (uint64_t)_mm_extract_epi64(q0, 1)), (long long)S_word(p, (uint64_t)_mm_cvtsi128_si64(q0)));
 }
 
+/* S_draft on places 0..8⌊na/8⌋-1: the alias entries' indices as one vector
+ * pass, the entries fetched by scalar loads, the alias test as another. */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_draft_avx512(const S_plan *pl, S_work *w, size_t i, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const unsigned lgK = pl->lgK;
+    const __m512i vim1 = _mm512_set1_epi64((long long)i - 1), vi = _mm512_set1_epi64((long long)i);
+    const __m512i V = _mm512_set1_epi64((long long)pl->V), T1 = _mm512_set1_epi64((long long)pl->T + 1);
+    const __m128i c_sh = _mm_cvtsi32_si128((int)(53u - lgK)), c_lg = _mm_cvtsi32_si128((int)lgK);
+    const __m512i cm = _mm512_set1_epi64((long long)(((uint64_t)1 << (53u - lgK)) - 1));
+    const __m512i km = _mm512_set1_epi64((long long)(((uint64_t)1 << lgK) - 1));
+    const uint32_t *Xi = w->X + S_AT(i, 0);
+    uint32_t *Xi1 = w->X + S_AT(i + 1, 0);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = SD_LD32X8(w->n + b);
+        __mmask8 dm = _mm512_cmplt_epu64_mask(vi, SD_LD32X8(w->G + b));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_add_epi64(n, vim1), V), SD_LD32X8(Xi + b));
+        __m512i U = _mm512_loadu_si512((const void *)(w->ue + b)), k = _mm512_srl_epi64(U, c_sh);
+        __m512i e = S_fetch8(pl->ap, _mm512_slli_epi64(_mm512_maskz_mov_epi64(dm, _mm512_add_epi64(_mm512_sll_epi64(row, c_lg), k)), 3));
+        __mmask8 keep = _mm512_cmplt_epu64_mask(_mm512_and_si512(U, cm), _mm512_srl_epi64(e, c_lg));
+        __m512i x = _mm512_mask_blend_epi64(keep, _mm512_and_si512(e, km), k);
+        _mm512_mask_cvtepi64_storeu_epi32(Xi1 + b, dm, x);
+        __m512i at_tok = _mm512_add_epi64(_mm512_mul_epu32(SD_LD32X8(w->ts + b), T1), _mm512_add_epi64(n, vi));
+        _mm512_mask_i64scatter_epi64(w->tok, dm, at_tok, x, 8);
+    }
+    return nb;
+}
+
 __attribute__((target("avx512f"))) static inline __m512d S_fetch8_pd(const void *base, __m512i off)
 {
     return _mm512_castsi512_pd(S_fetch8(base, off));
+}
+
+/* S_last_weight on places 0..8⌊na/8⌋-1 (also keeping p_τ and the top
+ * level at τ, KT and TT, for the new frame). */
+__attribute__((target("avx512f,avx512dq"))) static size_t S_last_weight_avx512(const S_plan *pl, S_work *w, size_t na)
+{
+    const size_t nb = na / 8 * 8;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), Sv = _mm512_set1_epi64((long long)w->S);
+    const __m512i T = _mm512_set1_epi64((long long)pl->T), V = _mm512_set1_epi64((long long)pl->V);
+    const __m512i stride = _mm512_set1_epi64((long long)pl->lay.stride), one = _mm512_set1_epi64(1);
+    const __m512d s53 = _mm512_set1_pd(S_2M53);
+    for (size_t b = 0; b < nb; b += 8) {
+        __m512i n = SD_LD32X8(w->n + b), G = SD_LD32X8(w->G + b), dr = SD_LD32X8(w->dr + b);
+        __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(G, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d pG = _mm512_div_pd(S_fetch8_pd(w->Ka, at), S_fetch8_pd(w->Kb, at));
+        __m512d u = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512((const void *)(w->ue + b))), s53);
+        __mmask8 full = _mm512_cmpeq_epi64_mask(dr, G) & _mm512_cmp_pd_mask(u, pG, _CMP_LT_OQ);
+        __m512i tau = _mm512_mask_blend_epi64(full, SD_LD32X8(w->tau + b), G);
+        __mmask8 bonus = _mm512_cmpeq_epi64_mask(tau, G);
+        __mmask8 go = (__mmask8)~(bonus & _mm512_cmpgt_epu64_mask(_mm512_add_epi64(n, G), T));
+        SD_ST32X8(w->tau + b, tau);
+        SD_ST32X8(w->em + b, _mm512_mask_add_epi64(tau, go, tau, one));
+        S_ST8(w->cv + b, go);
+        __m512i t8 = _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epu32(tau, Sv), _mm512_add_epi64(lane, _mm512_set1_epi64((long long)b))), 3);
+        __m512d ka = S_fetch8_pd(w->Ka, t8), kb = S_fetch8_pd(w->Kb, t8);
+        __m512d ta = _mm512_mask_blend_pd(bonus, S_fetch8_pd(w->TT, _mm512_add_epi64(t8, t8)), _mm512_set1_pd(1.0)); /* D_L = q at G */
+        __m512d tb = _mm512_maskz_mov_pd((__mmask8)~bonus, S_fetch8_pd(w->TT + 1, _mm512_add_epi64(t8, t8)));
+        __m512i xt = _mm512_and_si512(S_fetch8(w->X, _mm512_srli_epi64(t8, 1)), _mm512_set1_epi64(0xffffffff));
+        __m512i row = _mm512_add_epi64(_mm512_mul_epu32(_mm512_sub_epi64(_mm512_add_epi64(n, tau), one), V), xt);
+        _mm512_storeu_si512((void *)(w->off + b), _mm512_maskz_mov_epi64(go, _mm512_mul_epu32(row, stride)));
+        _mm512_storeu_pd(w->WA + b, _mm512_mask_blend_pd(bonus, _mm512_mul_pd(ka, ta), ta));
+        _mm512_storeu_pd(w->WB + b, _mm512_mask_blend_pd(bonus, _mm512_add_pd(_mm512_mul_pd(ka, tb), kb), tb));
+        _mm512_storeu_pd(w->KTa + b, ka);
+        _mm512_storeu_pd(w->KTb + b, kb);
+        _mm512_storeu_pd(w->TTa + b, ta);
+        _mm512_storeu_pd(w->TTb + b, tb);
+    }
+    return nb;
 }
 
 /* S_last_draw on places 0..8⌊na/8⌋-1 of rows longer than 8 tokens (shorter
@@ -786,6 +965,7 @@ __attribute__((target("avx512f"))) static size_t S_compact_avx512(const S_plan *
         _mm512_storeu_pd(w->Ka + keep, oned);
         _mm512_storeu_pd(w->Kb + keep, oned);
         SD_ST32X8(w->G + keep, G);
+        SD_ST32X8(w->dr + keep, G);
         SD_ST32X8(w->tau + keep, _mm512_setzero_si512());
         keep += (size_t)__builtin_popcount(km);
     }
@@ -844,6 +1024,7 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
     return nb;
 }
 #undef S_LD8
+#undef S_ST8
 #endif
 
 /* A pass's vector part where `wide` (the AVX-512 instance): the number of
@@ -853,6 +1034,24 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
 #else
 #define S_VEC(call) 0
 #endif
+
+/* Depth i of the round at places 0..na-1 (maxF: the most frames at a
+ * place): the levels at position n+i after X^i (frames oldest first, each
+ * applied to the level the earlier ones made: S_frames' steps) and, where
+ * depth i is verified, h_i's coin, the frames' ratios after X^{i+1} and
+ * p_{i+1}.  Passes over the places, the table reads (row words, counts)
+ * apart from the arithmetic, which runs eight places at a time in the
+ * AVX-512 instance. */
+static inline __attribute__((always_inline)) void S_depth(const S_plan *pl, S_work *w, size_t i, size_t na,
+                                                          size_t maxF, int wide)
+{
+    const int count = i >= 1; /* h_i's counts, at the levels' top */
+    size_t nl = 0;
+    const size_t b0 = S_VEC(S_rows_avx512(pl, w, i, na, maxF, count, &nl, wide));
+    nl = S_rows_scalar(pl, w, i, b0, na, maxF, count, nl, wide);
+    S_frames(pl, w, i, nl, count, wide);
+    S_accept_scalar(w, i, S_VEC(S_accept_avx512(w, i, na)), na);
+}
 
 /* Trials g0..g0+S-1 in lockstep: in round k every trial still running does
  * its k-th iteration, drafting step i of all of them before step i + 1,
@@ -883,17 +1082,15 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
     size_t na = L >= 1 ? S : 0;
     for (uint64_t k = 0; na > 0; k++) {
         const uint64_t base = 1 + k * (cap + 1);
-        size_t nw = 0;
-        for (size_t b = 0; b < na; b++) /* every place walks depth 0 (G >= 1) */
-            w->wl[nw++] = (uint32_t)b;
-        for (size_t i = 0; i < maxG && nw > 0; i++) { /* the walk, depth by depth */
-            for (size_t t = 0; t < nw; t++)
-                w->wt[t] = w->ts[w->wl[t]];
-            sd_rngbuf_trials_at(seed, base + i, g0, w->wt, nw, w->ue, w->eta); /* Z, the coin */
-            nw = S_walk(pl, w, i, nw, wide);
+        for (size_t i = 0; i < maxG; i++) { /* the drafts X_{i+1} ~ p (alias lookups) */
+            sd_rngbuf_trials_at(seed, base + i, g0, w->ts, na, w->ue, w->eta + S_AT(i, 0)); /* X_{i+1}, η_i */
+            S_draft_scalar(pl, w, i, S_VEC(S_draft_avx512(pl, w, i, na)), na);
         }
-        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo); /* (unused), the last token */
-        S_last_weight_scalar(pl, w, na);
+        for (size_t i = 0; i < maxG; i++)
+            S_depth(pl, w, i, na, maxF, wide);
+        sd_rngbuf_trials_at(seed, base + cap, g0, w->ts, na, w->ue, w->uo); /* η_G, the last token */
+        const size_t b0 = S_VEC(S_last_weight_avx512(pl, w, na));
+        S_last_weight_scalar(pl, w, b0, na);
         S_last_draw_scalar(pl, w, S_VEC(S_last_draw_avx512(pl, w, na, wide)), na, wide);
         S_last_frames_scalar(w, S_VEC(S_last_frames_avx512(w, na, maxF)), na);
         S_last_new_scalar(pl, w, S_VEC(S_last_new_avx512(pl, w, na)), na);
@@ -1143,28 +1340,26 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
         {(void **)&w->s2, S, sizeof *w->s2},                {(void **)&w->ts, S, sizeof *w->ts},
         {(void **)&w->n, S, sizeof *w->n},                  {(void **)&w->nf, S, sizeof *w->nf},
         {(void **)&w->fe, g * S, sizeof *w->fe},            {(void **)&w->G, S, sizeof *w->G},
-        {(void **)&w->tau, S, sizeof *w->tau},              {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},
+        {(void **)&w->dr, S, sizeof *w->dr},                {(void **)&w->tau, S, sizeof *w->tau},
+        {(void **)&w->X, (g + 1) * S + 2, sizeof *w->X},        {(void **)&w->eta, g * S, sizeof *w->eta},
         {(void **)&w->Ka, (g + 1) * S, sizeof *w->Ka},      {(void **)&w->Kb, (g + 1) * S, sizeof *w->Kb},
         {(void **)&w->R, 2 * R2, sizeof *w->R},             {(void **)&w->L, 2 * R, sizeof *w->L},
-        {(void **)&w->wl, S, sizeof *w->wl},                {(void **)&w->wt, S, sizeof *w->wt},
-        {(void **)&w->eta, S, sizeof *w->eta},              {(void **)&w->off, S, sizeof *w->off},
-        {(void **)&w->zo, S, sizeof *w->zo},                {(void **)&w->za, S, sizeof *w->za},
-        {(void **)&w->zb, S, sizeof *w->zb},                {(void **)&w->zm, S, sizeof *w->zm},
-        {(void **)&w->ta, S, sizeof *w->ta},                {(void **)&w->tb, S, sizeof *w->tb},
-        {(void **)&w->zj, S, sizeof *w->zj},                {(void **)&w->zz, S, sizeof *w->zz},
-        {(void **)&w->ka, S, sizeof *w->ka},                {(void **)&w->kb, S, sizeof *w->kb},
-        {(void **)&w->pz, S, sizeof *w->pz},                {(void **)&w->qz, S, sizeof *w->qz},
-        {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
-        {(void **)&w->lst, S, sizeof *w->lst},
+        {(void **)&w->TT, 2 * (g + 1) * S, sizeof *w->TT},
+        {(void **)&w->MT, (g + 1) * S, sizeof *w->MT},      {(void **)&w->off, S, sizeof *w->off},
+        {(void **)&w->PQX, 2 * S, sizeof *w->PQX},
         {(void **)&w->WA, S, sizeof *w->WA},                {(void **)&w->WB, S, sizeof *w->WB},
         {(void **)&w->QJ, S, sizeof *w->QJ},                {(void **)&w->PJ, S, sizeof *w->PJ},
-        {(void **)&w->jj, S, sizeof *w->jj},                {(void **)&w->fl, S, sizeof *w->fl},
-        {(void **)&w->cv, S, sizeof *w->cv},                {(void **)&w->em, S, sizeof *w->em},
-        {(void **)&w->Y, S, sizeof *w->Y},                  {(void **)&w->PY, S, sizeof *w->PY},
-        {(void **)&w->QY, S, sizeof *w->QY},                {(void **)&w->KTa, S, sizeof *w->KTa},
-        {(void **)&w->KTb, S, sizeof *w->KTb},              {(void **)&w->TTa, S, sizeof *w->TTa},
-        {(void **)&w->TTb, S, sizeof *w->TTb},              {(void **)&w->ue, S, sizeof *w->ue},
-        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
+        {(void **)&w->fl, S, sizeof *w->fl},                {(void **)&w->cv, S, sizeof *w->cv},
+        {(void **)&w->lst, S, sizeof *w->lst},              {(void **)&w->ue, S, sizeof *w->ue},
+        {(void **)&w->uo, S, sizeof *w->uo},                {(void **)&w->jj, S, sizeof *w->jj},
+        {(void **)&w->mk, S / 8 + 1, sizeof *w->mk},
+        {(void **)&w->a0, S, sizeof *w->a0},                {(void **)&w->fls, S, sizeof *w->fls},
+        {(void **)&w->nfl, S, sizeof *w->nfl},
+        {(void **)&w->ip, S, sizeof *w->ip},
+        {(void **)&w->em, S, sizeof *w->em},                {(void **)&w->Y, S, sizeof *w->Y},
+        {(void **)&w->PY, S, sizeof *w->PY},                {(void **)&w->QY, S, sizeof *w->QY},
+        {(void **)&w->KTa, S, sizeof *w->KTa},              {(void **)&w->KTb, S, sizeof *w->KTb},
+        {(void **)&w->TTa, S, sizeof *w->TTa},              {(void **)&w->TTb, S, sizeof *w->TTb},
     };
     int bad = 0;
     size_t off = 0; /* one arena (sd_carve: no 4K aliasing between the arrays) */
