@@ -844,7 +844,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
     uint32_t *restrict jw = w->js + i * S8;
     double *restrict qp = w->qp;
     const uint8_t *restrict inner = w->mk + S_GROUP / 8;
-    const __m512d zero = _mm512_setzero_pd();
+    const __m512d never = _mm512_set1_pd(HUGE_VAL); /* θ of the lanes not searched: j* stays 0 */
     if (Vn <= 8) {
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
@@ -863,7 +863,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
                 __mmask8 in = inner[b / 8];
                 __m512i base = _mm512_loadu_si512((const void *)(jb + b));
                 __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
-                __m512d r = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
+                __m512d r = S_gather_pd(never, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
                                                                    _mm512_slli_epi64(at, 3)), th);
                 __mmask8 up = _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), r, _CMP_GE_OQ);
                 _mm512_storeu_si512((void *)(jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
