@@ -12,8 +12,13 @@
  * π q(x) > p(x), i.e. π r(x) > 1, holds exactly for the first j*(π)
  * tokens of that order, so
  *     m(π) = π Q_{j*} - P_{j*},
- * with j* found by one binary search on the sorted r (or by counting π r > 1
- * on small rows: the same number); and the residual's
+ * with j* found by one binary search (or by counting on small rows: the
+ * same number).  The row stores, in place of each sorted r, its threshold
+ * θ = sd_block_threshold(r), the least double with fl(θ r) > 1: as
+ * fl(π r) is monotone in π, fl(π r) > 1 <=> π >= θ for every π in (0, 1]
+ * (sims/sd_block.h), so j*(π) = #{j : π >= θ_j} is the same count with one
+ * comparison and no multiply on the chain of dependent loads (row, θ, j*,
+ * pair) of a drafting step; and the residual's
  * cumulative weight over the first j sorted tokens, W_j = π Q_j - P_j,
  * increases with j up to j*, so a residual sample is the number of
  * t = 1..j*-1 with W_t <= u m (a count, or a binary search on long rows).
@@ -79,6 +84,7 @@
  *
  * The broken variant (SD_OBS-identical, a control for `check`) samples the
  * residual with π = 1, i.e. [q - p]+, instead of π = p_τ (eq. 4). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,8 +117,9 @@
 typedef struct S_row {
     const uint64_t *apr;     /* [K][S_APR] p's alias table with the ratios (above) */
     const uint64_t *aq;      /* [K] q's alias table */
-    const double *rs;        /* [V, padded with -1 to a multiple of 8] q/p by q/p decreasing
-                                (+inf where p = 0 < q, -1 where p = q = 0) */
+    const double *th;        /* [V, padded with +inf to a multiple of 8] the thresholds
+                                sd_block_threshold(r) of q/p by q/p decreasing (r = +inf where
+                                p = 0 < q, -1 where p = q = 0) */
     const double *QP;        /* [V+1 pairs, padded to a multiple of 8] the prefix sums (Q_j, P_j) of
                                 q, p in the sorted order, interleaved: one line holds both */
     const uint32_t *ord;     /* [V] tokens by q/p decreasing */
@@ -123,7 +130,7 @@ typedef struct S_row {
 /* Byte offsets of a row's arrays from its start; rows are `stride` bytes
  * apart (the vector code computes addresses from these). */
 typedef struct S_layout {
-    size_t apr, aq, rs, QP, ord, j1, m1, stride;
+    size_t apr, aq, th, QP, ord, j1, m1, stride;
 } S_layout;
 
 typedef struct S_plan {
@@ -201,7 +208,7 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
     memcpy(&j1, r + l->j1, sizeof j1);
     memcpy(&m1, r + l->m1, sizeof m1);
     return (S_row){(const uint64_t *)(const void *)(r + l->apr), (const uint64_t *)(const void *)(r + l->aq),
-                   (const double *)(const void *)(r + l->rs),   (const double *)(const void *)(r + l->QP),
+                   (const double *)(const void *)(r + l->th),   (const double *)(const void *)(r + l->QP),
                    (const uint32_t *)(const void *)(r + l->ord), j1, m1};
 }
 
@@ -220,24 +227,48 @@ static const double S_2M53 = 1.0 / 9007199254740992.0;
  * moves base past a half known to hold, or keeps base with n - half >=
  * half; at n = 1, f = base + pred(base). */
 
-/* j*(π): the number of sorted tokens with π q > p, i.e. π r > 1 (π > 0).
- * Up to 16 tokens a branch-free count (the same number: the predicate holds
- * on a prefix), else the binary search. */
+/* j*(π): the number of sorted tokens with π q > p, i.e. fl(π r) > 1, i.e.
+ * π >= θ (π in (0, 1]; sd_block_threshold).  Up to 16 tokens a
+ * branch-free count (the same number: the predicate holds on a prefix),
+ * else the binary search. */
 static inline size_t S_jstar(const S_row *r, size_t V, double pi)
 {
     if (V <= 16) {
         size_t j = 0;
         for (size_t i = 0; i < V; i++)
-            j += pi * r->rs[i] > 1.0;
+            j += pi >= r->th[i];
         return j;
     }
     size_t base = 0, n = V;
     while (n > 1) {
         size_t half = n / 2;
-        base += half & -(size_t)(pi * r->rs[base + half - 1] > 1.0);
+        base += half & -(size_t)(pi >= r->th[base + half - 1]);
         n -= half;
     }
-    return base + (pi * r->rs[base] > 1.0);
+    return base + (pi >= r->th[base]);
+}
+
+/* θ(r): the least double with fl(θ r) > 1 (sims/sd_block.h).  For finite
+ * r > 1 the set {π : fl(π r) > 1} is an up-set of the doubles (fl is
+ * monotone) that contains 1 (fl(r) = r > 1) and not 0; 1/r rounded lies
+ * within an ulp or two of its least element, which a walk by
+ * nextafter from there finds: down while the predecessor still has it,
+ * else up to the first that has it. */
+double sd_block_threshold(double r)
+{
+    if (!(r > 1.0))
+        return HUGE_VAL; /* no π <= 1: fl(π r) <= r <= 1 (r = -1, 0 included) */
+    if (r == HUGE_VAL)
+        return DBL_TRUE_MIN; /* π·inf = inf for every π > 0 */
+    double t = 1.0 / r;
+    if (t * r > 1.0)
+        for (double d = nextafter(t, 0.0); d * r > 1.0; d = nextafter(t, 0.0))
+            t = d;
+    else
+        do
+            t = nextafter(t, 2.0);
+        while (!(t * r > 1.0));
+    return t;
 }
 
 /* min(v, 1) and c ? a : b without a branch (the compilers' branches on
@@ -365,7 +396,7 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
                        sd_block_key *key, double *Q, sd_error *err)
 {
     uint64_t *apr = (uint64_t *)(void *)(r + l->apr), *aq = (uint64_t *)(void *)(r + l->aq);
-    double *rs = (double *)(void *)(r + l->rs);
+    double *th = (double *)(void *)(r + l->th);
     double *QP = (double *)(void *)(r + l->QP), *P = Q + V + 1;
     uint32_t *ord = (uint32_t *)(void *)(r + l->ord);
     int rc = sd_token_alias_build(p, V, lgK, apr, err); /* into words 0..K-1, spread below */
@@ -383,7 +414,9 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
         memcpy(apr + S_APR * k + 2, &ra, sizeof ra);
         apr[S_APR * k + 3] = 0;
     }
-    sd_block_sort_row(p, q, V, key, rs, Q, P, ord);
+    sd_block_sort_row(p, q, V, key, th, Q, P, ord);
+    for (size_t j = 0; j < (V + 7) / 8 * 8; j++)
+        th[j] = sd_block_threshold(th[j]); /* the ratios' thresholds (the padding's -1: +inf) */
     for (size_t j = 0; j < (V + 8) / 8 * 8; j++) {
         QP[2 * j] = j <= V ? Q[j] : Q[V]; /* the padding: W_j = π Q_V - P_V */
         QP[2 * j + 1] = j <= V ? P[j] : P[V];
@@ -391,7 +424,7 @@ static int S_row_build(char *r, const S_layout *l, const double *p, const double
     /* j*(1) and m(1): the residual of an iteration that rejected its first
      * draft (τ = 0, π = p_0 = 1), and of every rejection of the broken
      * control */
-    S_row sr = {.rs = rs, .QP = QP};
+    S_row sr = {.th = th, .QP = QP};
     uint32_t j1 = (uint32_t)S_jstar(&sr, V, 1.0);
     double m1 = S_mass(&sr, j1, 1.0);
     memcpy(r + l->j1, &j1, sizeof j1);
@@ -413,13 +446,13 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/sd_sim.h) */
-    /* Rows start on 64-byte lines: the sorted ratios (padded with -1) and
+    /* Rows start on 64-byte lines: the sorted thresholds (padded with +inf) and
      * the prefix sums first, each padded to whole 64-byte loads, then the
      * draft's alias table with the ratios, then the bonus's table. */
     S_layout l;
     const size_t r8 = (V + 7) / 8 * 8 * sizeof(double), s16 = (V + 8) / 8 * 16 * sizeof(double);
-    l.rs = 0;
-    l.QP = l.rs + r8;
+    l.th = 0;
+    l.QP = l.th + r8;
     l.apr = l.QP + s16;
     l.aq = l.apr + S_APR * K * sizeof(uint64_t);
     l.m1 = l.aq + K * sizeof(uint64_t);
@@ -467,14 +500,14 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
 }
 
 #if S_HAVE_X86
-/* j*(π) of the row at r by counting π r > 1 on the padded sorted row,
+/* j*(π) of the row at th by counting π >= θ on the padded sorted row,
  * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
-__attribute__((target("avx512f"))) static inline size_t S_count8(const double *rs, size_t V, double pi)
+__attribute__((target("avx512f"))) static inline size_t S_count8(const double *th, size_t V, double pi)
 {
-    const __m512d vp = _mm512_set1_pd(pi), one = _mm512_set1_pd(1.0);
-    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs)), one, _CMP_GT_OQ));
+    const __m512d vp = _mm512_set1_pd(pi);
+    size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(vp, _mm512_loadu_pd(th), _CMP_GE_OQ));
     for (size_t c = 8; c < V; c += 8)
-        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_mul_pd(vp, _mm512_loadu_pd(rs + c)), one, _CMP_GT_OQ));
+        j += (size_t)__builtin_popcount(_mm512_cmp_pd_mask(vp, _mm512_loadu_pd(th + c), _CMP_GE_OQ));
     return j;
 }
 
@@ -595,7 +628,7 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
  * the scalar code skips.  A drafting step chains table loads (the draft's
- * entry; then, at the row (n + i, X_i) it selects, the sorted ratios for
+ * entry; then, at the row (n + i, X_i) it selects, the sorted thresholds for
  * j* and the pair Q_{j*}, P_{j*}), so a step runs as passes over all
  * places, within which the loads of different places are independent:
  *   S_draft_avx512 (vector): m_{i-1} from step i - 1's pair; X_i by the
@@ -794,8 +827,8 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_draft_avx51
 /* The loads of drafting step i < max G at places 0..nb-1 (nb a multiple
  * of 8; see S_draft_avx512), at row (n + i, X_i) (R; row 0 where the place
  * stops drafting: every place, without a branch, S_tau reads the inner
- * ones): j*(p_i) as a count (V <= 8: π r > 1 on the padded sorted row, one
- * multiply and compare; V <= S_COUNT_MAX: eight tokens per compare) or by
+ * ones): j*(p_i) as a count (V <= 8: p_i >= θ on the padded sorted
+ * thresholds, one compare; V <= S_COUNT_MAX: eight tokens per compare) or by
  * halving (S_jstar's search, one gather per round over all places), the
  * pair (Q_{j*}, P_{j*}) into qp, and step i + 1's entry (idx) into ea. */
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(const S_plan *pl, S_work *w, size_t i,
@@ -803,7 +836,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
 {
     const S_layout *l = &pl->lay;
     const size_t Vn = pl->V, S8 = w->S + 8;
-    const char *slab = pl->slab, *rs = pl->slab + l->rs, *QP = pl->slab + l->QP;
+    const char *slab = pl->slab, *th = pl->slab + l->th, *QP = pl->slab + l->QP;
     const double *restrict piv = w->pi;
     const uint64_t *restrict Rv = w->R;
     const uint32_t *restrict idx = w->idx;
@@ -811,12 +844,12 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
     uint32_t *restrict jw = w->js + i * S8;
     double *restrict qp = w->qp;
     const uint8_t *restrict inner = w->mk + S_GROUP / 8;
-    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const __m512d never = _mm512_set1_pd(HUGE_VAL); /* θ of the lanes not searched: j* stays 0 */
     if (Vn <= 8) {
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
-            __m512d r = _mm512_mul_pd(_mm512_set1_pd(piv[b]), _mm512_loadu_pd((const double *)(const void *)(rs + off)));
-            size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(r, one, _CMP_GT_OQ));
+            __m512d t = _mm512_loadu_pd((const double *)(const void *)(th + off));
+            size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_set1_pd(piv[b]), t, _CMP_GE_OQ));
             jw[b] = (uint32_t)j;
             memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
             _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
@@ -830,9 +863,9 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
                 __mmask8 in = inner[b / 8];
                 __m512i base = _mm512_loadu_si512((const void *)(jb + b));
                 __m512i at = _mm512_add_epi64(base, _mm512_set1_epi64((long long)(len > 1 ? half - 1 : 0)));
-                __m512d r = S_gather_pd(zero, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
-                                                                   _mm512_slli_epi64(at, 3)), rs);
-                __mmask8 up = _mm512_cmp_pd_mask(_mm512_mul_pd(_mm512_loadu_pd(piv + b), r), one, _CMP_GT_OQ);
+                __m512d r = S_gather_pd(never, in, _mm512_add_epi64(_mm512_loadu_si512((const void *)(Rv + b)),
+                                                                   _mm512_slli_epi64(at, 3)), th);
+                __mmask8 up = _mm512_cmp_pd_mask(_mm512_loadu_pd(piv + b), r, _CMP_GE_OQ);
                 _mm512_storeu_si512((void *)(jb + b), _mm512_mask_add_epi64(base, up, base, _mm512_set1_epi64((long long)half)));
             }
             if (len <= 1)
@@ -841,7 +874,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
         }
     for (size_t b = 0; b < nb; b++) {
         size_t off = Rv[b];
-        size_t j = Vn <= S_COUNT_MAX ? S_count8((const double *)(const void *)(rs + off), Vn, piv[b]) : jb[b];
+        size_t j = Vn <= S_COUNT_MAX ? S_count8((const double *)(const void *)(th + off), Vn, piv[b]) : jb[b];
         jw[b] = (uint32_t)j;
         memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
     }

@@ -66,6 +66,16 @@ typedef struct sd_block_key {
 void sd_block_sort_row(const double *p, const double *q, size_t V, sd_block_key *key, double *rs, double *Q,
                        double *P, uint32_t *ord);
 
+/* The threshold of a sorted row's ratio r (the block kernel stores these in
+ * place of the ratios): the least double θ with fl(θ r) > 1, so that for
+ * every double π in (0, 1]
+ *     fl(π r) > 1  <=>  π >= θ
+ * (fl, round to nearest, is monotone, so the π in (0, 1] with fl(π r) > 1
+ * are those from a least one on); the least positive double for r = +inf
+ * (π·inf = inf), +inf where no π <= 1 has it (r <= 1, among them the rows'
+ * 0 and -1: fl(π r) <= fl(r) = r).  Greater r, smaller or equal θ. */
+double sd_block_threshold(double r);
+
 /* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
  * (registered nowhere; the tests run `check` and the exact law on them, see
  * sims/greedy_block.c):
