@@ -59,6 +59,14 @@ endif
 .PHONY: all deps demo check test tests clean bench figures
 all: $(BIN)
 
+# The builds that demo, check and the quality targets start run on every
+# core (a serial build of the library, the tests, the sanitizer and fuzzing
+# copies is most of a serial `make check`), unless the caller gave -j: a
+# sub-make forced to -jN would leave the caller's job server.  The tests
+# themselves still run one target at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PAR   = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(JOBS))
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(say) CC $<
@@ -86,7 +94,7 @@ deps:
 
 # The README's first command.
 demo: deps
-	$(MAKE) all
+	$(MAKE) $(PAR) all
 	./$(BIN) run --algo block --T 50
 
 # The README's second command (and .ci/run's).  Quality makefiles in mk/
@@ -94,7 +102,7 @@ demo: deps
 # fuzz runs, the 2-rank MPI case); they run after the Criterion suite.
 CHECK_EXTRA ?=
 check: deps
-	$(MAKE) all tests
+	$(MAKE) $(PAR) all tests
 	TEST_SUMMARY=$(BUILD)/test-summary sh scripts/run-tests.sh $(TESTBIN) ./$(BIN)
 	$(if $(strip $(CHECK_EXTRA)),$(MAKE) $(CHECK_EXTRA))
 	@read pass fail crash < $(BUILD)/test-summary && \

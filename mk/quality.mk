@@ -43,7 +43,7 @@ q8_path = $(if $(filter /%,$(1)),$(1),./$(1))
 .PHONY: sanitize check-sanitize leakcheck fuzz fuzz-build check-fuzz-short
 
 sanitize:
-	$(MAKE) BUILD=$(ASAN_BUILD) BIN=$(ASAN_BIN) OPT='-O1 -g $(SAN_FLAGS)' \
+	$(MAKE) $(PAR) BUILD=$(ASAN_BUILD) BIN=$(ASAN_BIN) OPT='-O1 -g $(SAN_FLAGS)' \
 	    LDFLAGS='$(OPENMP) $(SAN_FLAGS)' $(ASAN_BIN) $(ASAN_BUILD)/simdec-tests
 
 check-sanitize: sanitize
@@ -56,7 +56,7 @@ leakcheck: $(BIN)
 # The harnesses link the project's own library and CLI helpers, compiled by
 # clang with -fsanitize=fuzzer-no-link so libFuzzer sees their coverage.
 fuzz-build:
-	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPENMP='$(FUZZ_OPENMP)' \
+	$(MAKE) $(PAR) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPENMP='$(FUZZ_OPENMP)' \
 	    OPT='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' \
 	    $(FUZZ_BUILD)/libsimdec.a $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o
 	@for h in $(FUZZ_HARNESSES); do \
