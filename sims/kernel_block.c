@@ -848,8 +848,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void S_next_avx512(c
     if (Vn <= 8) {
         for (size_t b = 0; b < nb; b++) {
             size_t off = Rv[b];
-            __m512d t = _mm512_loadu_pd((const double *)(const void *)(th + off));
-            size_t j = (size_t)__builtin_popcount(_mm512_cmp_pd_mask(_mm512_set1_pd(piv[b]), t, _CMP_GE_OQ));
+            size_t j = S_count8((const double *)(const void *)(th + off), Vn, piv[b]);
             jw[b] = (uint32_t)j;
             memcpy(qp + 2 * b, QP + off + 16 * j, 2 * sizeof *qp);
             _mm256_storeu_si256((__m256i *)(void *)(ea + S_APR * b), S_LD256(slab + idx[b]));
