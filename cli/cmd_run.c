@@ -122,8 +122,8 @@ static int S_print_table(const cli_run_point *rp)
     cli_model_summary(stdout, "model", &rp->mo, &rp->model.view);
     cli_model_identity_line(stdout, &rp->mo, &rp->model);
     printf("verifier  %s%s", vt->name, pars);
-    printf("\ntrials    %llu   seed %llu   threads %u   %.3g s (%.3g tokens/s, kernel %s)   simdec %s\n",
-           (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, r->seconds,
+    printf("\ntrials    %llu   seed %llu   threads %u%s   %.3g s (%.3g tokens/s, kernel %s)   simdec %s\n",
+           (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, cli_ranks_text(rp), r->seconds,
            r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
            r->kernel, SD_VERSION);
     if (rp->samples)
@@ -257,7 +257,7 @@ static int S_default_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *op
 
 int cmd_run(int argc, char **argv)
 {
-    cmd_run_hooks h = {NULL, NULL, 0, 0, "run"};
+    cmd_run_hooks h = {NULL, NULL, 0, 0, "run", 1};
     return cmd_run_with(argc, argv, &h);
 }
 
@@ -438,6 +438,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
 #else
     pt->threads = 1;
 #endif
+    pt->ranks = hooks->ranks > 1 ? hooks->ranks : 1;
     if (!exact_done) /* a streamed chain: from the run's pass (its memo) */
         S_exact_point(pt, m);
     /* A lossy verifier's per-token bias: exact where the laws of its

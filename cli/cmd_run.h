@@ -17,6 +17,8 @@ typedef struct cmd_run_hooks {
                                caller sends to /dev/null) */
     int no_early_stop;      /* 1: refuse --time-limit and --target-stderr */
     const char *name;       /* the command in messages ("run") */
+    unsigned ranks;         /* MPI ranks the trials are split over (0 or 1: one process);
+                               echoed beside --threads, which is per rank */
 } cmd_run_hooks;
 
 /* `simdec run` (cmd_run is this with default hooks). */

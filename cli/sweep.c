@@ -348,6 +348,15 @@ static json_t *S_stat_json(const sd_welford *w)
     return o;
 }
 
+const char *cli_ranks_text(const cli_run_point *pt)
+{
+    static char buf[48];
+    if (pt->ranks <= 1)
+        return "";
+    snprintf(buf, sizeof buf, " per rank x %u MPI ranks", pt->ranks);
+    return buf;
+}
+
 json_t *cli_point_json(const cli_run_point *pt)
 {
     const sd_sim_result *r = &pt->res;
@@ -361,6 +370,7 @@ json_t *cli_point_json(const cli_run_point *pt)
     json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
     json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
     json_object_set_new(o, "threads", json_integer((json_int_t)pt->threads));
+    json_object_set_new(o, "ranks", json_integer((json_int_t)pt->ranks));
     json_object_set_new(o, "seconds", json_real(r->seconds));
     json_object_set_new(o, "trials_requested", json_integer((json_int_t)r->trials_requested));
     json_object_set_new(o, "stopped", json_string(S_stop_name(pt)));
@@ -576,7 +586,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
     printf("algo");
     for (size_t j = 0; j < np; j++)
         printf(",%s", pn[j]);
-    printf(",vocab,horizon,trials,seed,threads,seconds,version,model_source,model_file,model_sha256,"
+    printf(",vocab,horizon,trials,seed,threads,ranks,seconds,version,model_source,model_file,model_sha256,"
            "model_seed,model_alpha,model_mix,kernel,stopped,"
            "rejections_mean,rejections_stderr,rejections_ci95_lo,rejections_ci95_hi,"
            "target_calls_mean,target_calls_stderr,target_calls_ci95_lo,target_calls_ci95_hi,"
@@ -609,8 +619,8 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
             else
                 S_csv_text(json_is_string(v) ? json_string_value(v) : NULL);
         }
-        printf(",%zu,%zu,%llu,%llu,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
-               (unsigned long long)r->seed, pt->threads, r->seconds, SD_VERSION);
+        printf(",%zu,%zu,%llu,%llu,%u,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
+               (unsigned long long)r->seed, pt->threads, pt->ranks, r->seconds, SD_VERSION);
         S_csv_text(json_string_value(json_object_get(m, "source")));
         S_csv_text(pt->mo.file);
         S_csv_text(pt->model.sha256[0] ? pt->model.sha256 : NULL);
@@ -682,8 +692,8 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
     double secs = 0.0;
     for (size_t i = 0; i < n; i++)
         secs += pts[i].res.seconds;
-    printf("trials    %llu   seed %llu   threads %u   %.3g s in all\n\n", (unsigned long long)p0->res.trials,
-           (unsigned long long)p0->res.seed, p0->threads, secs);
+    printf("trials    %llu   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.trials,
+           (unsigned long long)p0->res.seed, p0->threads, cli_ranks_text(p0), secs);
     printf("  %-30s %22s %22s %26s %12s\n", "verifier", "rejections (se)", "target calls (se)",
            "tokens/call [95% CI]", "exact calls");
     for (size_t i = 0; i < n; i++) {

@@ -41,7 +41,8 @@ typedef struct cli_run_point {
     int rb;                       /* 1: res.rejections_rb holds the Rao-Blackwellised estimate */
     double setup_seconds;         /* model and kernel tables */
     const char *samples;          /* --samples FILE written, or NULL */
-    unsigned threads;
+    unsigned threads;             /* per process (MPI rank) */
+    unsigned ranks;               /* MPI ranks (1: one process) */
     double time_limit, target_stderr;
 } cli_run_point;
 
@@ -75,6 +76,9 @@ void cli_tokens_per_call(const sd_sim_result *r, double *tpc, double *se, double
  * comparisons of every point with the first (their per_trial records must
  * be filled).  Return 0 or 73. */
 json_t *cli_point_json(const cli_run_point *pt);
+/* The text after "threads N" in a table: "" for one process, else
+ * " per rank x R MPI ranks" (a static string). */
+const char *cli_ranks_text(const cli_run_point *pt);
 int cli_points_print_json(const cli_run_point *pts, size_t n, int paired);
 int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired);
 /* The long table of a sweep (more than one point). */

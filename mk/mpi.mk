@@ -35,10 +35,11 @@ check-mpi: $(MPI_BIN) $(BIN)
 	@tmp=$$(mktemp -d) && \
 	$(call S_run_path,$(BIN)) $(MPI_CASE) > $$tmp/one.json && \
 	$(MPI_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np 2 $(call S_run_path,$(MPI_BIN)) $(MPI_CASE) > $$tmp/two.json && \
-	grep -v '"seconds"\|"threads"' $$tmp/one.json > $$tmp/one.json.r; grep -v '"seconds"\|"threads"' $$tmp/two.json > $$tmp/two.json.r; cmp $$tmp/one.json.r $$tmp/two.json.r && \
+	grep -v '"seconds"\|"threads"\|"ranks"' $$tmp/one.json > $$tmp/one.json.r; grep -v '"seconds"\|"threads"\|"ranks"' $$tmp/two.json > $$tmp/two.json.r; cmp $$tmp/one.json.r $$tmp/two.json.r && \
+	grep -q '"ranks": 1,' $$tmp/one.json && grep -q '"ranks": 2,' $$tmp/two.json && \
 	$(call S_run_path,$(BIN)) $(MPI_CASE2) > $$tmp/one2.json && \
 	$(MPI_ENV) $(MPIRUN) $(MPIRUN_FLAGS) -np 2 $(call S_run_path,$(MPI_BIN)) $(MPI_CASE2) > $$tmp/two2.json && \
-	grep -v '"seconds"\|"threads"' $$tmp/one2.json > $$tmp/one2.json.r; grep -v '"seconds"\|"threads"' $$tmp/two2.json > $$tmp/two2.json.r; cmp $$tmp/one2.json.r $$tmp/two2.json.r && \
+	grep -v '"seconds"\|"threads"\|"ranks"' $$tmp/one2.json > $$tmp/one2.json.r; grep -v '"seconds"\|"threads"\|"ranks"' $$tmp/two2.json > $$tmp/two2.json.r; cmp $$tmp/one2.json.r $$tmp/two2.json.r && \
 	echo "check-mpi: 1 and 2 ranks give byte-identical JSON" && rm -rf $$tmp || \
 	{ echo "check-mpi: FAILED (outputs in $$tmp)"; exit 1; }
 

@@ -101,13 +101,14 @@ int main(int argc, char **argv)
     int status;
     if (argc < 2 || strcmp(argv[1], "run") != 0) {
         fputs("Usage: mpirun -np N simdec-mpi run [simdec run options]\n"
-              "Splits the trials of `simdec run` over MPI ranks; the output is identical to\n"
-              "`simdec run` with the same options.  --time-limit and --target-stderr are\n"
-              "not available (give --trials).\n",
+              "Splits the trials of `simdec run` over MPI ranks; the results are identical\n"
+              "to `simdec run` with the same options (only the timing and the echo of the\n"
+              "threads, per rank, and of the ranks differ).  --time-limit and\n"
+              "--target-stderr are not available (give --trials).\n",
               argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
         status = argc >= 2 && strcmp(argv[1], "--help") == 0 ? EX_OK_ : EX_USAGE_;
     } else {
-        cmd_run_hooks h = {S_sim, &mp, mp.rank > 0, 1, "run"};
+        cmd_run_hooks h = {S_sim, &mp, mp.rank > 0, 1, "run", (unsigned)mp.size};
         status = cmd_run_with(argc - 1, argv + 1, &h);
     }
     MPI_Finalize();

@@ -79,7 +79,7 @@ Test(workflow, json_is_self_describing)
     cr_assert_eq(tu_run("run --algo block --gamma 3 --trials 500 --json", &out, NULL), 0);
     json_t *j = json_loads(out, 0, NULL);
     cr_assert(j);
-    const char *keys[] = {"version", "threads", "seconds", "seed", "trials", "params", "model",
+    const char *keys[] = {"version", "threads", "ranks", "seconds", "seed", "trials", "params", "model",
                           "tokens_per_call_stderr", "tokens_per_call_ci95", "baseline_exact_target_calls",
                           "token_exact_target_calls", "stopped"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
