@@ -673,23 +673,40 @@ static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
     return S_finish(a, c, NULL, 0);
 }
 
+/* The tree verifiers (the `tree` slot; controls aside), ", "-separated, into buf. */
+static const char *S_tree_verifiers(char *buf, size_t len)
+{
+    const sd_verifier_type *vt;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++)
+        if (vt->tree && !(vt->flags & SD_VERIFIER_CONTROL)) {
+            int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", vt->name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    return buf;
+}
+
 static int S_accept_length(const S_sub *sub, S_args *a)
 {
     (void)sub;
     sd_error err;
     static const char *const names[] = {"token", "block", "full"};
     int alg = SD_ACCEPT_BLOCK;
-    if (a->algo && sd_tree_kind_find(a->algo))
-        return S_accept_length_tree(a, sd_tree_kind_find(a->algo));
+    char trees[512];
+    const sd_tree_kind *k = a->algo ? sd_tree_kind_find(a->algo) : NULL;
+    if (k)
+        return S_accept_length_tree(a, k);
     if (a->tree || a->draw)
         return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--tree/--draw apply to the tree "
-                                                       "verifiers (--algo tree-rrs, tree-rrs-wor, tree-topk, traversal)"));
+                                                       "verifiers (--algo %s)", S_tree_verifiers(trees, sizeof trees)));
     if (!a->gamma_given)
         return S_finish(a, NULL, NULL, cli_usage_error("eval accept-length", "--gamma is required"));
     if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
         return S_finish(a, NULL, NULL,
                         cli_usage_error("eval accept-length",
-                                        "--algo: expected token, block or full, got '%s'", a->algo));
+                                        "--algo: expected token, block, full or a tree verifier (%s), got '%s'",
+                                        S_tree_verifiers(trees, sizeof trees), a->algo));
     sd_chain *c = NULL;
     size_t t = a->step, st8 = a->state;
     if (a->mo.p || a->mo.q) {

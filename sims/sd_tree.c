@@ -50,9 +50,6 @@
 
 #include "../src/sd_dist.h"
 
-extern const sd_tree_kind sd_tree_kind_rrs, sd_tree_kind_rrs_wor, sd_tree_kind_topk,
-    sd_tree_kind_traversal, sd_tree_kind_broken_residual, sd_tree_kind_broken_wor;
-
 const sd_param_decl sd_tree_decls[] = {
     [SD_TREE_DECL_SHAPE] = SD_PARAM_TREE("1"),
     [SD_TREE_DECL_DRAW] = SD_PARAM_DRAW(SD_DRAW_IID, "drafting rule of the children: iid, wor or topk"),
@@ -61,13 +58,8 @@ const sd_param_decl sd_tree_decls[] = {
 
 const sd_tree_kind *sd_tree_kind_find(const char *algo)
 {
-    static const sd_tree_kind *const kinds[] = {&sd_tree_kind_rrs, &sd_tree_kind_rrs_wor, &sd_tree_kind_topk,
-                                                &sd_tree_kind_traversal, &sd_tree_kind_broken_residual,
-                                                &sd_tree_kind_broken_wor};
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-        if (algo && strcmp(kinds[i]->name, algo) == 0)
-            return kinds[i];
-    return NULL;
+    const sd_verifier_type *vt = algo ? sd_verifier_find(algo) : NULL;
+    return vt ? vt->tree : NULL;
 }
 
 const char *sd_tree_draw_name(sd_tree_draw draw)

@@ -165,8 +165,9 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
         return sd_tree_verifier_law(c, par, &(KIND), n, prev, out, err);                           \
     }
 
-/* The kind of the tree verifier named `algo` (each verifier file defines
- * its kind, sd_tree_kind_NAME; sims/sd_tree.c lists them), or NULL. */
+/* The kind of the tree verifier named `algo` (its sd_verifier_type's
+ * `tree` slot, registered or a plugin's), or NULL: unknown, or not a
+ * tree verifier. */
 const sd_tree_kind *sd_tree_kind_find(const char *algo);
 
 /* The exact slot: src/sd_exact_tree.h, sd_exact_tree_values. */

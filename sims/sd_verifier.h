@@ -288,6 +288,11 @@ typedef struct sd_verifier_type {
      * the sequential law above (token-level SD and block verification; the
      * output-first path of `run --paired`, sims/sd_paired.h).  NULL: none. */
     sd_given_output_fn given_output;
+    /* Optional, token-tree verifiers (sims/sd_tree.h): the tree's kind,
+     * through which the tree evaluators find the verifier by its name
+     * (sd_tree_kind_find: `eval accept-length --algo tree-*`, the tree
+     * figure).  NULL: not a tree verifier. */
+    const struct sd_tree_kind *tree;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

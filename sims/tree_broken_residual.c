@@ -7,7 +7,7 @@
  * repair the law.  check must flag it. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_broken_residual = {"broken-tree-residual", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, SD_TREE_BUG_UNNORMALISED,
+static const sd_tree_kind sd_tree_kind_broken_residual = {"broken-tree-residual", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, SD_TREE_BUG_UNNORMALISED,
                                     "broken-tree-residual drafts children i.i.d."};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_residual)
@@ -28,4 +28,5 @@ const sd_verifier_type sd_verifier_broken_tree_residual = {
     .exact = S_exact,
     .iteration_law = S_law,
     .flags = SD_VERIFIER_CONTROL,
+    .tree = &sd_tree_kind_broken_residual,
 };

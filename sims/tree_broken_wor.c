@@ -6,7 +6,7 @@
  * c_1..c_{j-1}), and the output is biased.  check must flag it. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_broken_wor = {"broken-tree-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, SD_TREE_BUG_STALE_DRAFT,
+static const sd_tree_kind sd_tree_kind_broken_wor = {"broken-tree-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, SD_TREE_BUG_STALE_DRAFT,
                                     "broken-tree-wor drafts children without replacement"};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_wor)
@@ -27,4 +27,5 @@ const sd_verifier_type sd_verifier_broken_tree_wor = {
     .exact = S_exact,
     .iteration_law = S_law,
     .flags = SD_VERIFIER_CONTROL,
+    .tree = &sd_tree_kind_broken_wor,
 };

@@ -11,7 +11,7 @@
  * of the outcome given the drafted tree. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_rrs = {"tree-rrs", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, 0,
+static const sd_tree_kind sd_tree_kind_rrs = {"tree-rrs", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, 0,
                                     "tree-rrs drafts children i.i.d. (use tree-rrs-wor or tree-topk)"};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs)
@@ -31,4 +31,5 @@ const sd_verifier_type sd_verifier_tree_rrs = {
     .step = S_step,
     .exact = S_exact,
     .iteration_law = S_law,
+    .tree = &sd_tree_kind_rrs,
 };

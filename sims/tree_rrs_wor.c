@@ -12,7 +12,7 @@
  * children.  One target call. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_rrs_wor = {"tree-rrs-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, 0,
+static const sd_tree_kind sd_tree_kind_rrs_wor = {"tree-rrs-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, 0,
                                     "tree-rrs-wor drafts children without replacement (use tree-rrs or tree-topk)"};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs_wor)
@@ -32,4 +32,5 @@ const sd_verifier_type sd_verifier_tree_rrs_wor = {
     .step = S_step,
     .exact = S_exact,
     .iteration_law = S_law,
+    .tree = &sd_tree_kind_rrs_wor,
 };

@@ -10,7 +10,7 @@
  * node has min(b, V) children.  One target call. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_topk = {"tree-topk", SD_TREE_TOPDOWN, 1u << SD_DRAW_TOPK, 0,
+static const sd_tree_kind sd_tree_kind_topk = {"tree-topk", SD_TREE_TOPDOWN, 1u << SD_DRAW_TOPK, 0,
                                     "tree-topk drafts the top-b tokens of p (use tree-rrs or tree-rrs-wor)"};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_topk)
@@ -30,4 +30,5 @@ const sd_verifier_type sd_verifier_tree_topk = {
     .step = S_step,
     .exact = S_exact,
     .iteration_law = S_law,
+    .tree = &sd_tree_kind_topk,
 };

@@ -20,7 +20,7 @@
  * target call. */
 #include "sd_tree.h"
 
-const sd_tree_kind sd_tree_kind_traversal = {"traversal", SD_TREE_TRAVERSAL, (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID), 0,
+static const sd_tree_kind sd_tree_kind_traversal = {"traversal", SD_TREE_TRAVERSAL, (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID), 0,
                                     "traversal verifies children drafted at random (wor, or iid); a "
                                     "deterministic top-b tree has no draft law to traverse"};
 
@@ -41,4 +41,5 @@ const sd_verifier_type sd_verifier_traversal = {
     .step = S_step,
     .exact = S_exact,
     .iteration_law = S_law,
+    .tree = &sd_tree_kind_traversal,
 };
