@@ -143,7 +143,8 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           size_t *out, sd_iter *it);
 
 /* The slots of a verifier file whose sd_tree_kind is KIND: S_alloc,
- * S_step, S_exact and S_law (its iteration_law). */
+ * S_step, S_exact and S_law (its iteration_law); SD_TREE_VERIFIER_SLOTS
+ * puts them, and KIND as the `tree` slot, in its sd_verifier_type. */
 #define SD_TREE_VERIFIER_FUNCTIONS(KIND)                                                     \
     static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)       \
     {                                                                                              \
@@ -164,6 +165,12 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
     {                                                                                              \
         return sd_tree_verifier_law(c, par, &(KIND), n, prev, out, err);                           \
     }
+
+/* The initialisers of a tree verifier's sd_verifier_type slots, after
+ * SD_TREE_VERIFIER_FUNCTIONS(KIND) in the same file. */
+#define SD_TREE_VERIFIER_SLOTS(KIND)                                                               \
+    .alloc = S_alloc, .free = sd_tree_verifier_free, .step = S_step, .exact = S_exact,             \
+    .iteration_law = S_law, .tree = &(KIND)
 
 /* The kind of the tree verifier named `algo` (its sd_verifier_type's
  * `tree` slot, registered or a plugin's), or NULL: unknown, or not a

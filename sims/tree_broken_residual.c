@@ -22,11 +22,6 @@ const sd_verifier_type sd_verifier_broken_tree_residual = {
     .name = "broken-tree-residual",
     .summary = "tree-rrs without renormalising the residual after a rejected sibling",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_broken_residual),
     .flags = SD_VERIFIER_CONTROL,
-    .tree = &sd_tree_kind_broken_residual,
 };

@@ -21,11 +21,6 @@ const sd_verifier_type sd_verifier_broken_tree_wor = {
     .name = "broken-tree-wor",
     .summary = "tree-rrs-wor testing children against the unchanged draft law p",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_broken_wor),
     .flags = SD_VERIFIER_CONTROL,
-    .tree = &sd_tree_kind_broken_wor,
 };

@@ -26,10 +26,5 @@ const sd_verifier_type sd_verifier_tree_rrs = {
     .name = "tree-rrs",
     .summary = "token tree, i.i.d. children, recursive rejection sampling per node (SpecInfer, Miao et al. 2024)",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
-    .tree = &sd_tree_kind_rrs,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_rrs),
 };

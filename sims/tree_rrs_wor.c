@@ -27,10 +27,5 @@ const sd_verifier_type sd_verifier_tree_rrs_wor = {
     .name = "tree-rrs-wor",
     .summary = "token tree, children without replacement, recursive rejection sampling (Jeon et al. 2024)",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
-    .tree = &sd_tree_kind_rrs_wor,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_rrs_wor),
 };

@@ -25,10 +25,5 @@ const sd_verifier_type sd_verifier_tree_topk = {
     .name = "tree-topk",
     .summary = "token tree of the top-b tokens of p, one-hot draft law, residual per node (EAGLE/Medusa)",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
-    .tree = &sd_tree_kind_topk,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_topk),
 };

@@ -36,10 +36,5 @@ const sd_verifier_type sd_verifier_traversal = {
     .name = "traversal",
     .summary = "token tree verified leaves first with sequence-level acceptance (Weng et al. 2025)",
     .params = S_params,
-    .alloc = S_alloc,
-    .free = sd_tree_verifier_free,
-    .step = S_step,
-    .exact = S_exact,
-    .iteration_law = S_law,
-    .tree = &sd_tree_kind_traversal,
+    SD_TREE_VERIFIER_SLOTS(sd_tree_kind_traversal),
 };
