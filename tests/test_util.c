@@ -10,6 +10,7 @@
 #include "../sims/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
+#include "../src/sd_rngbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,23 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
         tu_dist(r, c->target + i * V, V, alpha, zf);
     }
     return c;
+}
+
+void tu_same_sim_scalar(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, const sd_sim_opts *so,
+                        const char *kernel, const char *what)
+{
+    sd_sim_result a, b;
+    sd_rngbuf_cap_isa(-1);
+    cr_assert_eq(sd_sim_run(vt, c, par, so, &a, NULL), SD_OK, "%s", what);
+    sd_rngbuf_cap_isa(0);
+    int rc = sd_sim_run(vt, c, par, so, &b, NULL);
+    sd_rngbuf_cap_isa(-1);
+    cr_assert_eq(rc, SD_OK, "%s (scalar)", what);
+    cr_assert_str_eq(a.kernel, kernel, "%s", what);
+    cr_assert_str_eq(b.kernel, kernel, "%s (scalar)", what);
+    tu_same_sim(&a, &b, what);
+    sd_sim_result_free(&a);
+    sd_sim_result_free(&b);
 }
 
 void tu_same_sim(const sd_sim_result *a, const sd_sim_result *b, const char *what)

@@ -31,6 +31,17 @@ struct sd_sim_result;
  * a failure's message. */
 void tu_same_sim(const struct sd_sim_result *a, const struct sd_sim_result *b, const char *what);
 
+struct sd_verifier_type;
+struct sd_params;
+struct sd_sim_opts;
+struct sd_chain;
+/* Runs vt on c twice with the same options, with every instruction set and
+ * with the scalar paths only (sd_rngbuf_cap_isa(0): scalar Philox too),
+ * and asserts that both ran the kernel `kernel` and gave the same bits
+ * (tu_same_sim; `what` names the case). */
+void tu_same_sim_scalar(const struct sd_verifier_type *vt, const struct sd_chain *c, const struct sd_params *par,
+                        const struct sd_sim_opts *so, const char *kernel, const char *what);
+
 struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
  * options at their defaults); NULL on failure. */
