@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -890,6 +891,19 @@ json_t *cli_json_real(double x)
 
 int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *err)
 {
+    /* A device, FIFO or terminal (-o /dev/stdout, a pipe) is written in
+     * place: renaming a temporary file over it would replace the device
+     * itself (as root, -o /dev/null would delete /dev/null). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
+        int rc = fn(f, ctx, err);
+        if (fclose(f) != 0 && !rc)
+            rc = sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
+        return rc;
+    }
     size_t len = strlen(path) + 16;
     char *tmp = malloc(len);
     if (!tmp)

@@ -243,8 +243,10 @@ int cli_print_json(json_t *v);
 json_t *cli_json_real(double x);
 
 /* Writes to a temporary file beside `path` and renames it over `path` on
- * success, so a failing command leaves no partial output.  The writer
- * returns an sd_status. */
+ * success, so a failing command leaves no partial output; a `path` that
+ * exists and is neither a regular file nor a directory (a device, a FIFO,
+ * /dev/stdout) is written in place instead.  The writer returns an
+ * sd_status. */
 typedef int (*cli_writer_fn)(FILE *f, void *ctx, sd_error *err);
 int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *err);
 
