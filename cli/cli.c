@@ -877,11 +877,19 @@ int cli_print_json(json_t *v)
     int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(v);
     fputc('\n', stdout);
-    if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+    if (rc != 0) {
         fprintf(stderr, "simdec: cannot write to standard output\n");
         return EX_CANTCREAT_;
     }
-    return EX_OK_;
+    return cli_stdout_status();
+}
+
+int cli_stdout_status(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EX_OK_;
+    fprintf(stderr, "simdec: cannot write to standard output\n");
+    return EX_CANTCREAT_;
 }
 
 json_t *cli_json_real(double x)

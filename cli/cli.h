@@ -239,6 +239,11 @@ int cli_set_format(const char *cmd, cli_format *fmt, cli_format want);
  * newline) and decrefs it.  Returns 0, or 73 on a write error. */
 int cli_print_json(json_t *v);
 
+/* After a command has printed its output: 0 if everything reached standard
+ * output, else 73 with "simdec: cannot write to standard output" on stderr
+ * (a full disk, a closed pipe: a silent 73, or a 0, would hide it). */
+int cli_stdout_status(void);
+
 /* A JSON number that is null when x is NaN or infinite. */
 json_t *cli_json_real(double x);
 

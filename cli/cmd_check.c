@@ -250,7 +250,7 @@ static int S_print_table(const S_report *rp)
            !rp->samples && !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
                : "");
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 int cmd_check(int argc, char **argv)

@@ -194,7 +194,7 @@ static int S_print_table(const cli_run_point *rp)
                rp->base->name, rp->base_calls, vt->name, m, se,
                100.0 * fabs(rp->base_calls - m) / rp->base_calls, m <= rp->base_calls ? "fewer" : "more");
     }
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 /* The exact values of the point and of token-level SD at its draft length

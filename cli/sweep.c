@@ -677,7 +677,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         json_decref(pj);
         json_decref(mj);
     }
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 /* --- the long table ---------------------------------------------------------- */
@@ -741,5 +741,5 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
             }
         }
     }
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }

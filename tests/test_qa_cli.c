@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -52,4 +53,50 @@ Test(qa_cli, output_into_a_fifo_keeps_the_fifo)
     cr_expect(tu_contains(buf, "simdec-chain-1"), "the FIFO received '%s'", buf);
     unlink(fifo);
     rmdir(dir);
+}
+
+/* Runs `simdec args` with standard output on /dev/full; returns the exit
+ * status and *err its stderr (malloc'd).  Skips the test without a
+ * /dev/full device (a redirection would create a regular file). */
+static int S_run_full(const char *args, char **err)
+{
+    struct stat st;
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        cr_skip_test("no /dev/full device");
+    const char *bin = getenv("SIMDEC_BIN");
+    char e[] = "/tmp/simdec-qa-errXXXXXX", cmd[600];
+    int fd = mkstemp(e);
+    cr_assert(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/full 2>%s </dev/null", bin && *bin ? bin : "./simdec", args, e);
+    int status = system(cmd);
+    FILE *f = fopen(e, "rb");
+    *err = calloc(1, 4096);
+    if (f) {
+        size_t n = fread(*err, 1, 4095, f);
+        (*err)[n] = '\0';
+        fclose(f);
+    }
+    unlink(e);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Output that cannot be written (a full disk) is exit 73 with one line
+ * saying so, whatever the format: the table and CSV exited 73 silently,
+ * --help, --list and --version exited 0. */
+Test(qa_cli, a_full_stdout_is_reported)
+{
+    static const char *const args[] = {
+        "run --trials 10", "run --trials 10 --csv", "run --trials 10 --json",
+        "run --algo token,block --trials 10", "check --trials 100", "check --trials 100 --json",
+        "run --help", "run --list", "check --help", "gen --help", "--version", "--help",
+    };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        char *err;
+        int st = S_run_full(args[i], &err);
+        cr_expect_eq(st, 73, "'%s' >/dev/full: exit %d, expected 73", args[i], st);
+        cr_expect(tu_contains(err, "simdec: cannot write to standard output\n"), "'%s' >/dev/full: stderr '%s'",
+                  args[i], err);
+        free(err);
+    }
 }
