@@ -420,15 +420,16 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &pt->res, &err);
     cli_progress_end(&ps);
+    /* Refused before --samples is written: a failing command leaves no file.
+     * (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
+    if (!rc && estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
+        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
+                                     "estimate of its rejections; use --estimator plain",
+                               vt->name, pt->res.kernel);
     if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->res, &err)))
         sd_sim_result_free(&pt->res);
     if (rc)
         return cli_fail(&err);
-    /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
-    if (estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
-        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
-                                     "estimate of its rejections; use --estimator plain",
-                               vt->name, pt->res.kernel);
     pt->rb = sd_sim_has_rb(&pt->res);
     pt->setup_seconds = t_model - t_start + pt->res.setup_seconds;
     pt->time_limit = time_limit;

@@ -100,3 +100,19 @@ Test(qa_cli, a_full_stdout_is_reported)
         free(err);
     }
 }
+
+/* `run --estimator rb` on a verifier without a Rao-Blackwellised estimate
+ * is refused (64) — and then leaves no --samples file: it used to write
+ * the file first. */
+Test(qa_cli, refused_estimator_leaves_no_samples_file)
+{
+    char dir[] = "/tmp/simdec-qa-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[300], args[400];
+    snprintf(path, sizeof path, "%s/s.txt", dir);
+    snprintf(args, sizeof args, "run --algo rrs --estimator rb --trials 100 --T 3 --samples %s", path);
+    S_expect(args, 64, "--estimator rb");
+    cr_expect_neq(access(path, F_OK), 0, "a refused run left %s behind", path);
+    unlink(path);
+    rmdir(dir);
+}
