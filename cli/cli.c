@@ -74,15 +74,29 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 }
 
 /* The option table of the getopt loop running now (cli_getopt), for "did
- * you mean". */
+ * you mean"; the abbreviated option it refused, if any. */
 static const struct option *S_opts;
+static const char *S_abbrev, *S_abbrev_of;
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts)
 {
     S_opts = opts;
-    int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    S_abbrev = S_abbrev_of = NULL;
+    int idx = -1;
+    int c = getopt_long(argc, argv, shortopts, opts, &idx);
     if (c == -1)
         S_opts = NULL;
+    /* A long option must be spelled out: getopt_long would take a unique
+     * prefix (--pair for --paired), which the scans of argv that run before
+     * it (sweep lists, --algo, --paired, --samples) do not see. */
+    if (c != -1 && c != '?' && c != ':' && idx >= 0) {
+        const char *tok = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+        if (strncmp(tok, "--", 2) == 0 && strcspn(tok + 2, "=") != strlen(opts[idx].name)) {
+            S_abbrev = tok;
+            S_abbrev_of = opts[idx].name;
+            return '?';
+        }
+    }
     return c;
 }
 
@@ -90,7 +104,7 @@ int cli_option_error(const char *cmd, int c, char **argv)
 {
     if (c == ':')
         return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-    const char *a = argv[optind - 1];
+    const char *a = S_abbrev ? S_abbrev : argv[optind - 1];
     char name[64], hint[160] = "";
     if (S_opts && strncmp(a, "--", 2) == 0) {
         size_t len = strcspn(a + 2, "=");
@@ -101,6 +115,8 @@ int cli_option_error(const char *cmd, int c, char **argv)
             cli_suggest_add(&sg, o->name);
         cli_suggest_text(&sg, "--", hint, sizeof hint);
     }
+    if (S_abbrev_of)
+        return cli_usage_error(cmd, "'%s': options are spelled out; did you mean '--%s'?", a, S_abbrev_of);
     return cli_usage_error(cmd, "unknown option '%s'%s", a, hint);
 }
 
