@@ -116,3 +116,25 @@ Test(qa_cli, refused_estimator_leaves_no_samples_file)
     unlink(path);
     rmdir(dir);
 }
+
+/* The echo of a parameter's value in the table: whole numbers in full,
+ * reals without an exponent below 10^6 (gamma 60 read "6e+01", eps 100
+ * "1e+02"). */
+Test(qa_cli, parameter_echo_is_positional)
+{
+    static const struct {
+        const char *args, *line;
+    } cases[] = {
+        {"run --algo block --gamma 60 --trials 10", "\nverifier  block, gamma 60\n"},
+        {"run --algo block --gamma 1000000 --trials 10", "\nverifier  block, gamma 1000000\n"},
+        {"run --algo biased --eps 100 --gamma 50 --trials 10", "\nverifier  biased, eps 100, residual opt, gamma 50\n"},
+        {"run --algo biased --eps 0.1 --trials 10", ", eps 0.1, "},
+        {"run --algo token --gamma 30,40 --trials 10", "\n  token, gamma 30 "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        cr_assert_eq(tu_run(cases[i].args, &out, NULL), 0, "%s", cases[i].args);
+        cr_expect(tu_contains(out, cases[i].line), "'%s': no '%s' in\n%s", cases[i].args, cases[i].line, out);
+        free(out);
+    }
+}
