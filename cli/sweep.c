@@ -649,9 +649,11 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_num(pt->rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
         S_csv_num(pt->bias_exact);
         S_csv_num(isfinite(pt->bias_exact) ? (double)pt->bias_n : NAN);
+        /* empty without an estimate, as JSON's "bias_estimate": null */
+        int has_est = isfinite(pt->bias_est.value);
         S_csv_num(pt->bias_est.value);
-        S_csv_num(pt->bias_est.stderr);
-        S_csv_num(pt->bias_est.noise_floor);
+        S_csv_num(has_est ? pt->bias_est.stderr : NAN);
+        S_csv_num(has_est ? pt->bias_est.noise_floor : NAN);
         if (paired) {
             cli_paired pd[CLI_PAIRED_N];
             if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0) {

@@ -138,3 +138,42 @@ Test(qa_cli, parameter_echo_is_positional)
         free(out);
     }
 }
+
+/* Field `name` of the first data row of a CSV without quoted fields, into
+ * buf; 0 if the header has no such column. */
+static int S_csv_field(const char *csv, const char *name, char *buf, size_t len)
+{
+    const char *row = strchr(csv, '\n');
+    if (!row)
+        return 0;
+    row++;
+    size_t col = 0;
+    for (const char *h = csv; h < row - 1; col++) {
+        size_t w = strcspn(h, ",\n");
+        if (w == strlen(name) && strncmp(h, name, w) == 0) {
+            const char *f = row;
+            for (size_t c = 0; c < col; c++)
+                f += strcspn(f, ",\n") + 1;
+            size_t fw = strcspn(f, ",\n");
+            snprintf(buf, len, "%.*s", (int)fw, f);
+            return 1;
+        }
+        h += w + 1;
+    }
+    return 0;
+}
+
+/* Without a bias estimate (a lossless verifier) its stderr and noise
+ * floor are empty in the CSV, as JSON's "bias_estimate" is null; they read
+ * 0, as if estimated exactly. */
+Test(qa_cli, csv_bias_estimate_columns_empty_without_estimate)
+{
+    char *out, f[64];
+    cr_assert_eq(tu_run("run --trials 100 --csv", &out, NULL), 0);
+    static const char *const cols[] = {"bias_estimate", "bias_estimate_stderr", "bias_estimate_noise_floor"};
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert(S_csv_field(out, cols[i], f, sizeof f), "no column %s", cols[i]);
+        cr_expect_str_empty(f, "%s = '%s' without an estimate", cols[i], f);
+    }
+    free(out);
+}
