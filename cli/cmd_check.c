@@ -380,6 +380,16 @@ int cmd_check(int argc, char **argv)
                 dof += tg[i] > 0.0;
         free(tg);
         co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
+        const uint64_t max_trials = SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK;
+        if (co.trials > max_trials) { /* named as --detect: the user gave no such --trials */
+            sd_error_set(&err, SD_ETOOBIG, "--detect %g: detecting a bias of TV %g at --alpha %g needs %s%.3g trials; "
+                         "the limit is %llu (raise --detect)", detect, detect, co.alpha,
+                         co.trials == UINT64_MAX ? "more than " : "", co.trials == UINT64_MAX ? 9e18 : (double)co.trials,
+                         (unsigned long long)max_trials);
+            sd_chain_free(ch);
+            cli_model_release(&mo);
+            return cli_fail(&err);
+        }
     }
     sd_check_result res;
     memset(&res, 0, sizeof res);
