@@ -146,6 +146,13 @@ int cli_parse_trials(const char *s, uint64_t *out, sd_error *err)
     return SD_OK;
 }
 
+int cli_check_path(const char *opt, const char *path, sd_error *err)
+{
+    if (!path || !*path)
+        return sd_error_set(err, SD_EUSAGE, "%s: expected a file name, got ''", opt);
+    return SD_OK;
+}
+
 /* Largest list accepted: 10^8 numbers (800 MB). */
 #define S_LIST_MAX 100000000u
 /* Largest @FILE read: 1 GiB of text (10^8 numbers of 10 characters). */
@@ -371,7 +378,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 {
     int rc = SD_OK;
     switch (c) {
-    case CLI_OPT_MODEL: mo->file = arg; break;
+    case CLI_OPT_MODEL: rc = cli_check_path("--model", arg, err); mo->file = arg; break;
     case CLI_OPT_V: rc = cli_parse_size("--V", arg, 1, 1u << 20, &mo->gen.V, err); mo->gen_given = 1; break;
     case CLI_OPT_T: rc = cli_parse_size("--T", arg, 1, 1u << 24, &mo->gen.T, err); mo->T_given = 1; break;
     case CLI_OPT_MODEL_SEED: {
@@ -708,7 +715,9 @@ int cli_plugins_load(int argc, char **argv, sd_error *err)
             seen = strcmp(loaded[i], path) == 0;
         if (seen)
             continue;
-        int rc = sd_plugin_load(path, err);
+        int rc = cli_check_path("--plugin", path, err);
+        if (!rc)
+            rc = sd_plugin_load(path, err);
         if (rc)
             return rc;
         if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)

@@ -330,7 +330,7 @@ int cmd_check(int argc, char **argv)
             rc = cli_parse_double("--detect", optarg, 1e-9, 1.0, &detect, &err);
             sim_opt = "--detect";
             break;
-        case O_SAMPLES: samples = optarg; break;
+        case O_SAMPLES: samples = optarg; rc = cli_check_path("--samples", optarg, &err); break;
         default: status = cli_unknown_option("check", c, argv, vt); break;
         }
         if (rc)

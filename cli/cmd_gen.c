@@ -54,6 +54,10 @@ int cmd_gen(int argc, char **argv)
         }
         if (c == 'o') {
             out = optarg;
+            if (cli_check_path("--output", optarg, &err)) {
+                status = cli_fail(&err);
+                break;
+            }
             continue;
         }
         if (c == CLI_OPT_MODEL || c == CLI_OPT_P || c == CLI_OPT_Q) {

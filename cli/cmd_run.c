@@ -349,7 +349,11 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         case O_JSON: status = cli_set_format(name, &out->fmt, CLI_FMT_JSON); break;
         case O_CSV: status = cli_set_format(name, &out->fmt, CLI_FMT_CSV); break;
         case O_PAIRED: out->paired = 1; break;
-        case O_SAMPLES: pt->samples = optarg; break;
+        case O_SAMPLES:
+            pt->samples = optarg;
+            if (cli_check_path("--samples", optarg, &err))
+                status = cli_fail(&err);
+            break;
         case O_L:
             if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
                 status = cli_fail(&err);
