@@ -549,14 +549,14 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
             return NULL;
         }
         if (mo->gen_given) {
-            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix apply to generated models, not to --p/--q");
+            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --p/--q");
             return NULL;
         }
         return sd_chain_from_pq(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, err);
     }
     if (mo->file) {
         if (mo->gen_given) {
-            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix apply to generated models, not to --model");
+            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --model");
             return NULL;
         }
         if (sd_chain_load_tol(mo->file, mo->tol, &c, row_dev, err))
