@@ -376,6 +376,11 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     if (status < 0 && out->paired && (time_limit > 0.0 || target_se > 0.0))
         status = cli_usage_error(name, "--paired compares the same trials: give --trials, not "
                                        "--time-limit or --target-stderr");
+    /* --samples keeps every trial's tokens for the cap of trials: without
+     * --trials that cap is 10^8, beyond the sampled-token limit. */
+    if (status < 0 && pt->samples && target_se > 0.0 && !trials_given)
+        status = cli_usage_error(name, "--samples with --target-stderr needs --trials N (the cap: every trial's "
+                                       "tokens are kept until the run stops)");
     if (status < 0 && samples_L && !pt->samples)
         status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
     if (status < 0 && pt->samples && hooks->sim)
