@@ -834,7 +834,7 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
 
 void cli_params_help(FILE *f, const sd_verifier_type *vt)
 {
-    const sd_verifier_type *v;
+    const sd_verifier_type *v, *u;
     if (vt) {
         fprintf(f, "Parameters of --algo %s:\n", vt->name);
         if (sd_params_count(vt) == 0)
@@ -868,17 +868,30 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
                         d->choices);
             else if (d->kind != SD_PARAM_CHOICE)
                 fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
-            if (!vt) {
-                fprintf(f, "\n  %-20s [", "");
-                const sd_verifier_type *w;
-                int first = 1;
-                for (size_t e = i; (w = sd_verifier_at(e)) != NULL; e++)
-                    if (sd_params_decl(w, d->name, NULL)) {
-                        fprintf(f, "%s%s", first ? "" : " ", w->name);
-                        first = 0;
+            if (!vt) /* the verifiers reading it, grouped by their help (--draw: the rules each supports) */
+                for (size_t g = i; (u = sd_verifier_at(g)) != NULL; g++) {
+                    const sd_param_decl *dg = sd_params_decl(u, d->name, NULL);
+                    int shown = 0;
+                    for (size_t e = i; e < g && dg && !shown; e++) {
+                        const sd_param_decl *de = sd_params_decl(sd_verifier_at(e), d->name, NULL);
+                        shown = de && strcmp(de->help, dg->help) == 0;
                     }
-                fprintf(f, "]");
-            }
+                    if (!dg || shown)
+                        continue;
+                    if (g != i)
+                        fprintf(f, "\n  %-20s %s", "", dg->help);
+                    fprintf(f, "\n  %-20s [", "");
+                    const sd_verifier_type *w;
+                    int first = 1;
+                    for (size_t e = g; (w = sd_verifier_at(e)) != NULL; e++) {
+                        const sd_param_decl *de = sd_params_decl(w, d->name, NULL);
+                        if (de && strcmp(de->help, dg->help) == 0) {
+                            fprintf(f, "%s%s", first ? "" : " ", w->name);
+                            first = 0;
+                        }
+                    }
+                    fprintf(f, "]");
+                }
             fputc('\n', f);
         }
     }

@@ -177,3 +177,28 @@ Test(qa_cli, csv_bias_estimate_columns_empty_without_estimate)
     }
     free(out);
 }
+
+/* --help lists the options that work: gen --max-memory, check --progress
+ * and --plugin were accepted but not listed; and the list of every
+ * verifier's parameters gave --draw the help of its first verifier ("iid
+ * only") over all six tree verifiers. */
+Test(qa_cli, help_lists_what_works)
+{
+    static const struct {
+        const char *args, *text;
+    } cases[] = {
+        {"gen --help", "\n  --max-memory BYTES "},
+        {"check --help", "\n  --progress "},
+        {"check --help", "\n  --plugin FILE "},
+        {"run --help", "drafting rule of the children: iid only\n                       [tree-rrs broken-tree-residual]\n"},
+        {"run --help", "drafting rule of the children: topk only\n                       [tree-topk]\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        cr_assert_eq(tu_run(cases[i].args, &out, NULL), 0, "%s", cases[i].args);
+        cr_expect(tu_contains(out, cases[i].text), "'%s' lacks '%s'", cases[i].args, cases[i].text);
+        free(out);
+    }
+    S_expect("gen --max-memory 1G --V 2 --T 1", 0, NULL);
+    S_expect("check --progress --trials 100", 0, NULL);
+}
