@@ -950,7 +950,8 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
      * place: renaming a temporary file over it would replace the device
      * itself (as root, -o /dev/null would delete /dev/null). */
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         FILE *f = fopen(path, "w");
         if (!f)
             return sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
@@ -970,6 +971,11 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
         free(tmp);
         return rc;
     }
+    /* mkstemp's 0600 would become the output's mode: give it that of the
+     * file it replaces, or what creating it would (0666 less the umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, exists && S_ISREG(st.st_mode) ? st.st_mode & 07777 : 0666 & ~mask);
     FILE *f = fdopen(fd, "w");
     int rc = f ? fn(f, ctx, err) : sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
     if (f && fclose(f) != 0 && !rc)

@@ -202,3 +202,33 @@ Test(qa_cli, help_lists_what_works)
     S_expect("gen --max-memory 1G --V 2 --T 1", 0, NULL);
     S_expect("check --progress --trials 100", 0, NULL);
 }
+
+/* Output files get the mode a new file gets (0666 less the umask), or keep
+ * the mode of the file they replace: written through mkstemp, they were
+ * always 0600. */
+Test(qa_cli, output_file_mode_follows_umask)
+{
+    char dir[] = "/tmp/simdec-qa-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[300], args[400];
+    struct stat st;
+    mode_t old = umask(022);
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    snprintf(args, sizeof args, "gen --V 2 --T 1 -o %s", path);
+    S_expect(args, 0, NULL);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0644, "gen -o made mode %o under umask 022", (unsigned)(st.st_mode & 0777));
+    cr_assert_eq(chmod(path, 0640), 0);
+    S_expect(args, 0, NULL);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0640, "gen -o over a 0640 file made mode %o", (unsigned)(st.st_mode & 0777));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/s.txt", dir);
+    snprintf(args, sizeof args, "run --trials 10 --T 2 --samples %s", path);
+    S_expect(args, 0, NULL);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_mode & 0777, 0644, "run --samples made mode %o under umask 022", (unsigned)(st.st_mode & 0777));
+    unlink(path);
+    umask(old);
+    rmdir(dir);
+}
