@@ -19,7 +19,8 @@
 /* Option i of argv as (name, value index): --name value or --name=value.
  * Returns the index of the value's argument (the same as i for the '='
  * form) or -1 when argv[i] is not a long option with a separate or joined
- * value. */
+ * value.  An argument starting with "--" is the next option, not a value:
+ * in `--json --algo a,b` (--json takes none) --algo is an option. */
 static int S_value_at(int argc, char **argv, int i, char *name, size_t len, const char **value)
 {
     const char *a = argv[i];
@@ -35,7 +36,7 @@ static int S_value_at(int argc, char **argv, int i, char *name, size_t len, cons
         *value = eq + 1;
         return i;
     }
-    if (i + 1 >= argc)
+    if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
         return -1;
     *value = argv[i + 1];
     return i + 1;

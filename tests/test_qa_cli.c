@@ -232,3 +232,24 @@ Test(qa_cli, output_file_mode_follows_umask)
     umask(old);
     rmdir(dir);
 }
+
+/* A sweep list after an option that takes no value (--json, --csv,
+ * --paired, --progress, --stream) is still a sweep: the scan took the
+ * next option for that option's value, and `run --json --algo token,block`
+ * failed with "unknown verifier 'token,block'". */
+Test(qa_cli, sweep_after_a_flag)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --json --algo token,block --trials 100 --T 5", &out, NULL), 0);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    cr_expect(json_is_array(j) && json_array_size(j) == 2, "%s", out);
+    json_decref(j);
+    free(out);
+    cr_assert_eq(tu_run("run --paired --algo token,block --trials 100 --T 5 --csv", &out, NULL), 0);
+    cr_expect(tu_contains(out, "\ntoken,") && tu_contains(out, "\nblock,") && tu_contains(out, "output-first"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_run("run --csv --gamma 2,3 --trials 100 --T 5", &out, NULL), 0);
+    cr_expect(tu_contains(out, "\ntoken,2,") && tu_contains(out, "\ntoken,3,"), "%s", out);
+    free(out);
+}
