@@ -588,7 +588,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
     for (size_t j = 0; j < np; j++)
         printf(",%s", pn[j]);
     printf(",vocab,horizon,trials,seed,threads,ranks,seconds,version,model_source,model_file,model_sha256,"
-           "model_seed,model_alpha,model_mix,kernel,stopped,"
+           "model_seed,model_alpha,model_mix,model_rng,model_zipf_draft,model_zipf_target,kernel,stopped,"
            "rejections_mean,rejections_stderr,rejections_ci95_lo,rejections_ci95_hi,"
            "target_calls_mean,target_calls_stderr,target_calls_ci95_lo,target_calls_ci95_hi,"
            "tokens_per_call,tokens_per_call_stderr,tokens_per_call_ci95_lo,tokens_per_call_ci95_hi,"
@@ -632,6 +632,12 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
             printf(",");
         S_csv_num(json_is_real(json_object_get(m, "alpha")) ? json_real_value(json_object_get(m, "alpha")) : NAN);
         S_csv_num(json_is_real(json_object_get(m, "mix")) ? json_real_value(json_object_get(m, "mix")) : NAN);
+        /* the rest of the model's identity, as in JSON: the generator (when
+         * not the Dirichlet default) and the Zipf model's exponents */
+        S_csv_text(json_string_value(json_object_get(m, "rng")));
+        S_csv_num(json_is_real(json_object_get(m, "zipf_draft")) ? json_real_value(json_object_get(m, "zipf_draft")) : NAN);
+        S_csv_num(json_is_real(json_object_get(m, "zipf_target")) ? json_real_value(json_object_get(m, "zipf_target"))
+                                                                   : NAN);
         S_csv_text(r->kernel);
         S_csv_text(S_stop_name(pt));
         S_csv_stat(&r->rejections);

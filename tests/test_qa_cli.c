@@ -253,3 +253,21 @@ Test(qa_cli, sweep_after_a_flag)
     cr_expect(tu_contains(out, "\ntoken,2,") && tu_contains(out, "\ntoken,3,"), "%s", out);
     free(out);
 }
+
+/* The CSV carries the model's identity as JSON does: the generator of
+ * --rng numpy-mt19937 and the Zipf model's exponents were missing, so two
+ * different models gave indistinguishable rows. */
+Test(qa_cli, csv_names_the_generator_and_zipf_exponents)
+{
+    char *out, f[64];
+    cr_assert_eq(tu_run("run --rng numpy-mt19937 --trials 10 --T 3 --csv", &out, NULL), 0);
+    cr_assert(S_csv_field(out, "model_rng", f, sizeof f), "%s", out);
+    cr_expect_str_eq(f, "numpy-mt19937");
+    free(out);
+    cr_assert_eq(tu_run("run --zipf --zipf-draft 0.5 --zipf-target 2 --trials 10 --T 3 --csv", &out, NULL), 0);
+    cr_assert(S_csv_field(out, "model_zipf_draft", f, sizeof f), "%s", out);
+    cr_expect_str_eq(f, "0.5");
+    cr_assert(S_csv_field(out, "model_zipf_target", f, sizeof f), "%s", out);
+    cr_expect_str_eq(f, "2");
+    free(out);
+}
