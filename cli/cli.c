@@ -153,6 +153,18 @@ int cli_check_path(const char *opt, const char *path, sd_error *err)
     return SD_OK;
 }
 
+int cli_parse_seed(const char *s, uint64_t *out, sd_error *err)
+{
+    uint64_t v;
+    int rc = sd_parse_u64("--seed", s, &v, err);
+    if (!rc && v > (uint64_t)INT64_MAX)
+        rc = sd_error_set(err, SD_EUSAGE, "--seed: %s is out of range; expected 0 to %lld (echoed in JSON as a "
+                                          "signed 64-bit integer)", s, (long long)INT64_MAX);
+    if (!rc)
+        *out = v;
+    return rc;
+}
+
 /* Largest list accepted: 10^8 numbers (800 MB). */
 #define S_LIST_MAX 100000000u
 /* Largest @FILE read: 1 GiB of text (10^8 numbers of 10 characters). */

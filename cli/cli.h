@@ -56,6 +56,9 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 #define cli_parse_u64 sd_parse_u64
 #define cli_parse_double sd_parse_double
 int cli_parse_trials(const char *s, uint64_t *out, sd_error *err);
+/* --seed S: a whole number 0..2^63-1, the range that JSON's "seed" (a
+ * signed 64-bit integer) echoes exactly.  SD_EUSAGE otherwise. */
+int cli_parse_seed(const char *s, uint64_t *out, sd_error *err);
 /* A file name given to option `opt`: SD_EUSAGE naming the option when it
  * is empty ("--model: expected a file name, got ''"), else SD_OK. */
 int cli_check_path(const char *opt, const char *path, sd_error *err);

@@ -315,7 +315,7 @@ int cmd_check(int argc, char **argv)
             rc = cli_parse_trials(optarg, &co.trials, &err);
             sim_opt = "--trials";
             break;
-        case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); sim_opt = "--seed"; break;
+        case O_SEED: rc = cli_parse_seed(optarg, &co.seed, &err); sim_opt = "--seed"; break;
         case O_ALPHA:
             rc = cli_parse_double("--alpha", optarg, 0.0, 1.0, &co.alpha, &err);
             if (!rc && (co.alpha <= 0.0 || co.alpha >= 1.0))

@@ -331,7 +331,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                 status = cli_fail(&err);
             break;
         case O_SEED:
-            if (cli_parse_u64("--seed", optarg, &seed, &err))
+            if (cli_parse_seed(optarg, &seed, &err))
                 status = cli_fail(&err);
             break;
         case O_THREADS:
