@@ -19,7 +19,6 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_mem.h"
 #include "../src/sd_parse.h"
-#include "../src/sd_sha256.h"
 #include "suggest.h"
 
 int cli_exit_code(sd_status code)
@@ -441,7 +440,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     return rc ? -1 : 1;
 }
 
-static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err);
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
 
 /* The verifiers (controls aside) with a kernel for streamed chains
  * (SD_KERNEL_ALL), separated by '|', into buf. */
@@ -498,16 +497,9 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         m->view = sd_model_of_stream(m->stream);
         return SD_OK;
     }
-    if (!(m->chain = S_build(mo, &m->row_dev, err)))
+    if (!(m->chain = S_build(mo, &m->row_dev, m->sha256, err)))
         return err ? (int)err->code : SD_EINTERNAL;
     m->view = sd_model_of_chain(m->chain);
-    if (mo->file) {
-        int rc = sd_sha256_file(mo->file, m->sha256, err);
-        if (rc) {
-            cli_model_close(m);
-            return rc;
-        }
-    }
     return SD_OK;
 }
 
@@ -523,14 +515,23 @@ void cli_model_close(cli_model *m)
 
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
-    double dev;
-    return S_build(mo, &dev, err);
+    return cli_model_build_sha(mo, NULL, err);
 }
 
-static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err)
+sd_chain *cli_model_build_sha(const cli_model_opts *mo, char sha256[65], sd_error *err)
+{
+    double dev;
+    return S_build(mo, &dev, sha256, err);
+}
+
+/* sha256: the SHA-256 of a --model FILE, of the bytes loaded ("" for other
+ * models); NULL: not wanted. */
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err)
 {
     sd_chain *c = NULL;
     *row_dev = 0.0;
+    if (sha256)
+        sha256[0] = '\0';
     if (mo->tol > 0.0 && !mo->file) {
         sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
         return NULL;
@@ -571,7 +572,7 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
             sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --model");
             return NULL;
         }
-        if (sd_chain_load_tol(mo->file, mo->tol, &c, row_dev, err))
+        if (sd_chain_load_sha(mo->file, mo->tol, &c, row_dev, sha256, err))
             return NULL;
         if (mo->tol > 0.0 && *row_dev > 1e-9)
             fprintf(stderr, "simdec: note: %s: rows renormalised (--tol %g); largest |row sum - 1| = %.3g\n",

@@ -12,7 +12,6 @@
 #include "../sims/sd_exact_gen.h"
 #include "../src/sd_power.h"
 #include "cli.h"
-#include "../src/sd_sha256.h"
 #include "../src/sd_version.h"
 #include "commands.h"
 
@@ -136,15 +135,16 @@ typedef struct {
     double exact_tv;      /* --exact: TV of the exact law of x_1..x_L, or NaN */
     const char *exact_why; /* --exact refused: the reason */
     const char *samples;   /* --samples FILE, or NULL */
+    const char *sha256;    /* of a --model FILE's bytes loaded, else "" */
 } S_report;
 
-/* The model file's SHA-256 (the identity run prints too). */
-static void S_identity(const cli_model_opts *mo, json_t *o)
+/* The model file's SHA-256 (the identity run prints too), of the bytes
+ * loaded. */
+static void S_identity(const char *sha256, json_t *o)
 {
-    char hex[65];
     json_t *m = json_object_get(o, "model");
-    if (mo->file && m && sd_sha256_file(mo->file, hex, NULL) == SD_OK)
-        json_object_set_new(m, "sha256", json_string(hex));
+    if (sha256[0] && m)
+        json_object_set_new(m, "sha256", json_string(sha256));
 }
 
 static int S_print_json(const S_report *rp)
@@ -183,7 +183,7 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
-    S_identity(rp->mo, o);
+    S_identity(rp->sha256, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -359,7 +359,8 @@ int cmd_check(int argc, char **argv)
         }
     }
     sd_chain *ch = NULL;
-    if (status < 0 && !(ch = cli_model_build(&mo, &err)))
+    char sha256[65] = "";
+    if (status < 0 && !(ch = cli_model_build_sha(&mo, sha256, &err)))
         status = cli_fail(&err);
     if (status >= 0) {
         cli_model_release(&mo);
@@ -414,7 +415,7 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples};
+    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples, sha256};
     rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
     sd_error xerr;
     if (exact) {
