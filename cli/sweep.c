@@ -699,10 +699,21 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
     cli_model_summary(stdout, "model", &p0->mo, &p0->model.view);
     cli_model_identity_line(stdout, &p0->mo, &p0->model);
     double secs = 0.0;
-    for (size_t i = 0; i < n; i++)
+    uint64_t tlo = p0->res.trials, thi = p0->res.trials;
+    for (size_t i = 0; i < n; i++) {
         secs += pts[i].res.seconds;
-    printf("trials    %llu   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.trials,
-           (unsigned long long)p0->res.seed, p0->threads, cli_ranks_text(p0), secs);
+        tlo = pts[i].res.trials < tlo ? pts[i].res.trials : tlo;
+        thi = pts[i].res.trials > thi ? pts[i].res.trials : thi;
+    }
+    /* --target-stderr or --time-limit stop each point on its own: then
+     * each row names its trials */
+    if (tlo == thi)
+        printf("trials    %llu", (unsigned long long)tlo);
+    else
+        printf("trials    %llu to %llu (each point's at the end of its row)", (unsigned long long)tlo,
+               (unsigned long long)thi);
+    printf("   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.seed, p0->threads,
+           cli_ranks_text(p0), secs);
     printf("  %-30s %22s %22s %26s %12s\n", "verifier", "rejections (se)", "target calls (se)",
            "tokens/call [95% CI]", "exact calls");
     for (size_t i = 0; i < n; i++) {
@@ -719,6 +730,10 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         printf("  %-30s %22s %22s %26s", label, a, b, c);
         if (isfinite(pt->ex.target_calls))
             printf(" %12.6f", pt->ex.target_calls);
+        else if (tlo != thi)
+            printf(" %12s", "");
+        if (tlo != thi)
+            printf("  %llu trials", (unsigned long long)r->trials);
         putchar('\n');
     }
     if (paired && n > 1) {

@@ -309,3 +309,33 @@ Test(qa_cli, model_from_a_pipe_has_its_own_sha256)
     remove(path);
     free(path);
 }
+
+/* A sweep stopped by --target-stderr runs each point to its own trials;
+ * the table's header gave the first point's count for all of them (12288
+ * where block ran 16384).  The counts come from the CSV of the same run. */
+Test(qa_cli, sweep_table_names_each_points_trials)
+{
+    const char *args = "run --algo token,block --target-stderr 0.028 --T 50";
+    char cmd[200], *csv, *tab, f[64];
+    snprintf(cmd, sizeof cmd, "%s --csv", args);
+    cr_assert_eq(tu_run(cmd, &csv, NULL), 0);
+    char *second = strchr(strchr(csv, '\n') + 1, '\n'); /* row 2 starts after it */
+    cr_assert(S_csv_field(csv, "trials", f, sizeof f));
+    unsigned long long t1 = strtoull(f, NULL, 10), t2 = 0;
+    cr_assert_not_null(second);
+    const char *t = strstr(second, ",7,50,");
+    cr_assert_not_null(t, "%s", csv);
+    t2 = strtoull(t + 6, NULL, 10);
+    free(csv);
+    if (t1 == t2)
+        cr_skip_test("both points stopped at %llu trials", t1);
+    cr_assert_eq(tu_run(args, &tab, NULL), 0);
+    char want[64];
+    snprintf(want, sizeof want, "%llu trials\n", t1);
+    cr_expect(tu_contains(tab, want), "no '%s' in\n%s", want, tab);
+    snprintf(want, sizeof want, "%llu trials\n", t2);
+    cr_expect(tu_contains(tab, want), "no '%s' in\n%s", want, tab);
+    snprintf(want, sizeof want, "trials    %llu   seed", t1);
+    cr_expect(!tu_contains(tab, want), "the header claims one count:\n%s", tab);
+    free(tab);
+}
