@@ -372,13 +372,14 @@ static int S_parse_bytes(const char *opt, const char *arg, size_t *out, sd_error
     char *end;
     errno = 0;
     double v = strtod(arg, &end), unit = 1.0;
+    int decimal = end > arg && sd_parse_is_decimal(arg, end); /* no 0x1000, as every number */
     const char *units = "KMGT";
     const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
     if (u && *u) {
         unit = ldexp(1.0, 10 * (int)(u - units + 1));
         end++;
     }
-    if (end == arg || *end || errno || !(v * unit >= 4096.0) || v * unit > 0x1p62)
+    if (!decimal || *end || errno || !(v * unit >= 4096.0) || v * unit > 0x1p62)
         return sd_error_set(err, SD_EUSAGE, "%s '%s': expected a number of bytes >= 4096, optionally "
                                             "with K, M, G or T (e.g. 4G)", opt, arg);
     *out = (size_t)(v * unit);
