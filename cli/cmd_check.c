@@ -242,8 +242,12 @@ static int S_print_table(const S_report *rp)
     printf("\n  chi2 %.4f   dof %.0f   p-value %.4g\n", r->chi.chi2, r->chi.dof, r->chi.p_value);
     printf("  max |observed/N - expected| over cells %.3g\n", r->chi.max_abs_dev);
     printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
-    printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
-           SD_POWER_DEFAULT);
+    if (isfinite(rp->detectable_tv))
+        printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
+               SD_POWER_DEFAULT);
+    else /* 0 degrees of freedom: the chi-square test compares nothing */
+        printf("  power      none: 0 degrees of freedom after pooling (too few trials, or a target law\n"
+               "             of x_1..x_L with one cell); only outputs in probability-0 cells were tested\n");
     if (rp->exact_why && *rp->exact_why)
         printf("  exact TV   not computed: %s\n", rp->exact_why);
     if (rp->exact_why && !*rp->exact_why)

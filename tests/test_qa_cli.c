@@ -339,3 +339,14 @@ Test(qa_cli, sweep_table_names_each_points_trials)
     cr_expect(!tu_contains(tab, want), "the header claims one count:\n%s", tab);
     free(tab);
 }
+
+/* With 0 degrees of freedom after pooling (here one trial) the table said
+ * "detects any bias of TV >= nan"; it says that the test has no power. */
+Test(qa_cli, check_without_degrees_of_freedom_says_so)
+{
+    char *out;
+    cr_assert_eq(tu_run("check --trials 1", &out, NULL), 0);
+    cr_expect(!tu_contains(out, "nan"), "%s", out);
+    cr_expect(tu_contains(out, "  power      none: 0 degrees of freedom"), "%s", out);
+    free(out);
+}
