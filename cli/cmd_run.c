@@ -183,9 +183,14 @@ static int S_print_table(const cli_run_point *rp)
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
     if (rp->rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
+        char gain[64];
+        if (vr > 0)
+            snprintf(gain, sizeof gain, "%.3gx fewer trials for the same stderr", vp / vr);
+        else /* 0 vs 0: neither estimate varies (a deterministic problem), nothing to gain */
+            snprintf(gain, sizeof gain, "%s", vp > 0 ? "no variance at all" : "neither varies");
         printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
-               "      variance %.6g vs %.6g plain (%.3gx fewer trials for the same stderr)\n",
-               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, vr > 0 ? vp / vr : INFINITY);
+               "      variance %.6g vs %.6g plain (%s)\n",
+               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, gain);
     }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);

@@ -350,3 +350,14 @@ Test(qa_cli, check_without_degrees_of_freedom_says_so)
     cr_expect(tu_contains(out, "  power      none: 0 degrees of freedom"), "%s", out);
     free(out);
 }
+
+/* On a problem where nothing varies the RB line read "variance 0 vs 0
+ * plain (infx fewer trials for the same stderr)". */
+Test(qa_cli, rb_gain_of_a_deterministic_problem)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --p 1,0 --q 0,1 --trials 100", &out, NULL), 0);
+    cr_expect(!tu_contains(out, "infx"), "%s", out);
+    cr_expect(tu_contains(out, "variance 0 vs 0 plain (neither varies)"), "%s", out);
+    free(out);
+}
