@@ -758,9 +758,15 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
             for (int q = 0, first = 1; q < CLI_PAIRED_N; q++) {
                 if (!isfinite(pd[q].diff))
                     continue;
-                printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %6.2fx\n", first ? label : "",
+                double ratio = pd[q].se_unpaired / pd[q].se;
+                char rt[32];
+                if (isnan(ratio)) /* 0 / 0: neither run varies */
+                    snprintf(rt, sizeof rt, "%7s", "-");
+                else
+                    snprintf(rt, sizeof rt, "%6.2fx", ratio);
+                printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %s\n", first ? label : "",
                        first ? cli_paired_coupling(p0, &pts[i]) : "", what[q], pd[q].diff, pd[q].se,
-                       pd[q].se_unpaired, pd[q].se_unpaired / pd[q].se);
+                       pd[q].se_unpaired, rt);
                 first = 0;
             }
         }

@@ -361,3 +361,13 @@ Test(qa_cli, rb_gain_of_a_deterministic_problem)
     cr_expect(tu_contains(out, "variance 0 vs 0 plain (neither varies)"), "%s", out);
     free(out);
 }
+
+/* The paired table's se ratio of two runs that do not vary (0 / 0) read
+ * "-nanx"; it reads "-", as JSON's stderr_ratio is null. */
+Test(qa_cli, paired_ratio_of_no_variance)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --p 1,0 --q 0,1 --algo token,block --paired --trials 100", &out, NULL), 0);
+    cr_expect(!tu_contains(out, "nan"), "%s", out);
+    free(out);
+}
