@@ -303,6 +303,7 @@ int cmd_check(int argc, char **argv)
     size_t threads = 0;
     int json = 0, fail_biased = 0, exact = 0, c;
     double detect = 0.0;
+    int trials_given = 0;
     const char *samples = NULL, *sim_opt = NULL; /* sim_opt: an option --samples excludes */
     sd_error err;
     optind = 0;
@@ -316,6 +317,7 @@ int cmd_check(int argc, char **argv)
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:
+            trials_given = 1;
             rc = cli_parse_trials(optarg, &co.trials, &err);
             sim_opt = "--trials";
             break;
@@ -346,6 +348,8 @@ int cmd_check(int argc, char **argv)
     free(opts);
     if (status < 0 && optind < argc)
         status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    if (status < 0 && detect > 0.0 && trials_given) /* one of them chooses the trials */
+        status = cli_usage_error("check", "--detect chooses the trials: give --detect TV or --trials N, not both");
     if (status < 0 && samples && (cv.named || sim_opt))
         status = cli_usage_error("check", "%s: not with --samples (the file's lines are the trials)",
                                  cv.named ? "--algo" : sim_opt);
