@@ -29,6 +29,19 @@ static void S_expect(const char *args, int code, const char *fragment)
     free(err);
 }
 
+/* Runs `args`, which must succeed; its stdout must hold `has` and must not
+ * hold `lacks` (either may be NULL). */
+static void S_expect_output(const char *args, const char *has, const char *lacks)
+{
+    char *out;
+    cr_assert_eq(tu_run(args, &out, NULL), 0, "%s", args);
+    if (has)
+        cr_expect(tu_contains(out, has), "'%s': no '%s' in\n%s", args, has, out);
+    if (lacks)
+        cr_expect(!tu_contains(out, lacks), "'%s': '%s' in\n%s", args, lacks, out);
+    free(out);
+}
+
 /* `gen -o PATH` where PATH is a FIFO (as it would be a device such as
  * /dev/null): the output goes into it, and it stays a FIFO.  Renaming a
  * temporary file over it replaced the FIFO (and, as root, the device). */
@@ -133,12 +146,8 @@ Test(qa_cli, parameter_echo_is_positional)
         {"run --algo biased --eps 0.1 --trials 10", ", eps 0.1, "},
         {"run --algo token --gamma 30,40 --trials 10", "\n  token, gamma 30 "},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *out;
-        cr_assert_eq(tu_run(cases[i].args, &out, NULL), 0, "%s", cases[i].args);
-        cr_expect(tu_contains(out, cases[i].line), "'%s': no '%s' in\n%s", cases[i].args, cases[i].line, out);
-        free(out);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        S_expect_output(cases[i].args, cases[i].line, NULL);
 }
 
 /* Field `name` of the first data row of a CSV without quoted fields, into
@@ -195,12 +204,8 @@ Test(qa_cli, help_lists_what_works)
         {"run --help", "drafting rule of the children: iid only\n                       [tree-rrs broken-tree-residual]\n"},
         {"run --help", "drafting rule of the children: topk only\n                       [tree-topk]\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *out;
-        cr_assert_eq(tu_run(cases[i].args, &out, NULL), 0, "%s", cases[i].args);
-        cr_expect(tu_contains(out, cases[i].text), "'%s' lacks '%s'", cases[i].args, cases[i].text);
-        free(out);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        S_expect_output(cases[i].args, cases[i].text, NULL);
     S_expect("gen --max-memory 1G --V 2 --T 1", 0, NULL);
     S_expect("check --progress --trials 100", 0, NULL);
 }
@@ -344,30 +349,19 @@ Test(qa_cli, sweep_table_names_each_points_trials)
  * "detects any bias of TV >= nan"; it says that the test has no power. */
 Test(qa_cli, check_without_degrees_of_freedom_says_so)
 {
-    char *out;
-    cr_assert_eq(tu_run("check --trials 1", &out, NULL), 0);
-    cr_expect(!tu_contains(out, "nan"), "%s", out);
-    cr_expect(tu_contains(out, "  power      none: 0 degrees of freedom"), "%s", out);
-    free(out);
+    S_expect_output("check --trials 1", "  power      none: 0 degrees of freedom", "nan");
 }
 
 /* On a problem where nothing varies the RB line read "variance 0 vs 0
  * plain (infx fewer trials for the same stderr)". */
 Test(qa_cli, rb_gain_of_a_deterministic_problem)
 {
-    char *out;
-    cr_assert_eq(tu_run("run --p 1,0 --q 0,1 --trials 100", &out, NULL), 0);
-    cr_expect(!tu_contains(out, "infx"), "%s", out);
-    cr_expect(tu_contains(out, "variance 0 vs 0 plain (neither varies)"), "%s", out);
-    free(out);
+    S_expect_output("run --p 1,0 --q 0,1 --trials 100", "variance 0 vs 0 plain (neither varies)", "infx");
 }
 
 /* The paired table's se ratio of two runs that do not vary (0 / 0) read
  * "-nanx"; it reads "-", as JSON's stderr_ratio is null. */
 Test(qa_cli, paired_ratio_of_no_variance)
 {
-    char *out;
-    cr_assert_eq(tu_run("run --p 1,0 --q 0,1 --algo token,block --paired --trials 100", &out, NULL), 0);
-    cr_expect(!tu_contains(out, "nan"), "%s", out);
-    free(out);
+    S_expect_output("run --p 1,0 --q 0,1 --algo token,block --paired --trials 100", "  target calls (RB)", "nan");
 }
