@@ -45,7 +45,7 @@ static void S_expect_output(const char *args, const char *has, const char *lacks
 /* `gen -o PATH` where PATH is a FIFO (as it would be a device such as
  * /dev/null): the output goes into it, and it stays a FIFO.  Renaming a
  * temporary file over it replaced the FIFO (and, as root, the device). */
-Test(qa_cli, output_into_a_fifo_keeps_the_fifo)
+Test(cli_qa, output_into_a_fifo_keeps_the_fifo)
 {
     char dir[] = "/tmp/simdec-qa-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -99,7 +99,7 @@ static int S_run_full(const char *args, char **err)
 /* Output that cannot be written (a full disk) is exit 73 with one line
  * saying so, whatever the format: the table and CSV exited 73 silently,
  * --help, --list and --version exited 0. */
-Test(qa_cli, a_full_stdout_is_reported)
+Test(cli_qa, a_full_stdout_is_reported)
 {
     static const char *const args[] = {
         "run --trials 10", "run --trials 10 --csv", "run --trials 10 --json",
@@ -119,7 +119,7 @@ Test(qa_cli, a_full_stdout_is_reported)
 /* `run --estimator rb` on a verifier without a Rao-Blackwellised estimate
  * is refused (64) — and then leaves no --samples file: it used to write
  * the file first. */
-Test(qa_cli, refused_estimator_leaves_no_samples_file)
+Test(cli_qa, refused_estimator_leaves_no_samples_file)
 {
     char dir[] = "/tmp/simdec-qa-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -135,7 +135,7 @@ Test(qa_cli, refused_estimator_leaves_no_samples_file)
 /* The echo of a parameter's value in the table: whole numbers in full,
  * reals without an exponent below 10^6 (gamma 60 read "6e+01", eps 100
  * "1e+02"). */
-Test(qa_cli, parameter_echo_is_positional)
+Test(cli_qa, parameter_echo_is_positional)
 {
     static const struct {
         const char *args, *line;
@@ -177,7 +177,7 @@ static int S_csv_field(const char *csv, const char *name, char *buf, size_t len)
 /* Without a bias estimate (a lossless verifier) its stderr and noise
  * floor are empty in the CSV, as JSON's "bias_estimate" is null; they read
  * 0, as if estimated exactly. */
-Test(qa_cli, csv_bias_estimate_columns_empty_without_estimate)
+Test(cli_qa, csv_bias_estimate_columns_empty_without_estimate)
 {
     char *out, f[64];
     cr_assert_eq(tu_run("run --trials 100 --csv", &out, NULL), 0);
@@ -193,7 +193,7 @@ Test(qa_cli, csv_bias_estimate_columns_empty_without_estimate)
  * and --plugin were accepted but not listed; and the list of every
  * verifier's parameters gave --draw the help of its first verifier ("iid
  * only") over all six tree verifiers. */
-Test(qa_cli, help_lists_what_works)
+Test(cli_qa, help_lists_what_works)
 {
     static const struct {
         const char *args, *text;
@@ -213,7 +213,7 @@ Test(qa_cli, help_lists_what_works)
 /* Output files get the mode a new file gets (0666 less the umask), or keep
  * the mode of the file they replace: written through mkstemp, they were
  * always 0600. */
-Test(qa_cli, output_file_mode_follows_umask)
+Test(cli_qa, output_file_mode_follows_umask)
 {
     char dir[] = "/tmp/simdec-qa-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -244,7 +244,7 @@ Test(qa_cli, output_file_mode_follows_umask)
  * --paired, --progress, --stream) is still a sweep: the scan took the
  * next option for that option's value, and `run --json --algo token,block`
  * failed with "unknown verifier 'token,block'". */
-Test(qa_cli, sweep_after_a_flag)
+Test(cli_qa, sweep_after_a_flag)
 {
     char *out;
     cr_assert_eq(tu_run("run --json --algo token,block --trials 100 --T 5", &out, NULL), 0);
@@ -264,7 +264,7 @@ Test(qa_cli, sweep_after_a_flag)
 /* The CSV carries the model's identity as JSON does: the generator of
  * --rng numpy-mt19937 and the Zipf model's exponents were missing, so two
  * different models gave indistinguishable rows. */
-Test(qa_cli, csv_names_the_generator_and_zipf_exponents)
+Test(cli_qa, csv_names_the_generator_and_zipf_exponents)
 {
     char *out, f[64];
     cr_assert_eq(tu_run("run --rng numpy-mt19937 --trials 10 --T 3 --csv", &out, NULL), 0);
@@ -282,7 +282,7 @@ Test(qa_cli, csv_names_the_generator_and_zipf_exponents)
 /* The SHA-256 echoed for a --model read from a pipe is that of the bytes
  * loaded: the file was read a second time to hash it, and a pipe then gave
  * nothing (the hash of the empty string, e3b0c442...). */
-Test(qa_cli, model_from_a_pipe_has_its_own_sha256)
+Test(cli_qa, model_from_a_pipe_has_its_own_sha256)
 {
     char *path = tu_tempfile(""), *out;
     char cmd[900], hex[65];
@@ -318,7 +318,7 @@ Test(qa_cli, model_from_a_pipe_has_its_own_sha256)
 /* A sweep stopped by --target-stderr runs each point to its own trials;
  * the table's header gave the first point's count for all of them (12288
  * where block ran 16384).  The counts come from the CSV of the same run. */
-Test(qa_cli, sweep_table_names_each_points_trials)
+Test(cli_qa, sweep_table_names_each_points_trials)
 {
     const char *args = "run --algo token,block --target-stderr 0.028 --T 50";
     char cmd[200], *csv, *tab, f[64];
@@ -347,21 +347,21 @@ Test(qa_cli, sweep_table_names_each_points_trials)
 
 /* With 0 degrees of freedom after pooling (here one trial) the table said
  * "detects any bias of TV >= nan"; it says that the test has no power. */
-Test(qa_cli, check_without_degrees_of_freedom_says_so)
+Test(cli_qa, check_without_degrees_of_freedom_says_so)
 {
     S_expect_output("check --trials 1", "  power      none: 0 degrees of freedom", "nan");
 }
 
 /* On a problem where nothing varies the RB line read "variance 0 vs 0
  * plain (infx fewer trials for the same stderr)". */
-Test(qa_cli, rb_gain_of_a_deterministic_problem)
+Test(cli_qa, rb_gain_of_a_deterministic_problem)
 {
     S_expect_output("run --p 1,0 --q 0,1 --trials 100", "variance 0 vs 0 plain (neither varies)", "infx");
 }
 
 /* The paired table's se ratio of two runs that do not vary (0 / 0) read
  * "-nanx"; it reads "-", as JSON's stderr_ratio is null. */
-Test(qa_cli, paired_ratio_of_no_variance)
+Test(cli_qa, paired_ratio_of_no_variance)
 {
     S_expect_output("run --p 1,0 --q 0,1 --algo token,block --paired --trials 100", "  target calls (RB)", "nan");
 }
