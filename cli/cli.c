@@ -516,13 +516,14 @@ void cli_model_close(cli_model *m)
 
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
-    return cli_model_build_sha(mo, NULL, err);
+    double dev;
+    return S_build(mo, &dev, NULL, err);
 }
 
-sd_chain *cli_model_build_sha(const cli_model_opts *mo, char sha256[65], sd_error *err)
+sd_chain *cli_model_build_id(const cli_model_opts *mo, cli_model *id, sd_error *err)
 {
-    double dev;
-    return S_build(mo, &dev, sha256, err);
+    memset(id, 0, sizeof *id);
+    return S_build(mo, &id->row_dev, id->sha256, err);
 }
 
 /* sha256: the SHA-256 of a --model FILE, of the bytes loaded ("" for other

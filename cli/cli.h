@@ -148,9 +148,11 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
  * are i.i.d., horizon --T or 1) builds the chain, applying --T.  NULL with
  * err set; --zipf is refused (SD_EUSAGE): the command needs stored rows. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
-/* cli_model_build that also gives a --model FILE's SHA-256, of the bytes
- * it loaded ("" for other models). */
-sd_chain *cli_model_build_sha(const cli_model_opts *mo, char sha256[65], sd_error *err);
+/* cli_model_build that also fills the identity of a --model FILE in *id
+ * (sha256 of the bytes loaded, row_dev; "" and 0 for other models), for
+ * cli_model_identity and cli_model_identity_line; id->chain is not set. */
+struct cli_model;
+sd_chain *cli_model_build_id(const cli_model_opts *mo, struct cli_model *id, sd_error *err);
 /* Any model, the Zipf model included: fills *m (release with
  * cli_model_close).  A generated chain is streamed step by step (m->stream)
  * with --stream, or when mo->may_stream and stored it would take more than

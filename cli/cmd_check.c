@@ -135,17 +135,8 @@ typedef struct {
     double exact_tv;      /* --exact: TV of the exact law of x_1..x_L, or NaN */
     const char *exact_why; /* --exact refused: the reason */
     const char *samples;   /* --samples FILE, or NULL */
-    const char *sha256;    /* of a --model FILE's bytes loaded, else "" */
+    const cli_model *id;   /* a --model FILE's identity (sha256, row_dev), as run's */
 } S_report;
-
-/* The model file's SHA-256 (the identity run prints too), of the bytes
- * loaded. */
-static void S_identity(const char *sha256, json_t *o)
-{
-    json_t *m = json_object_get(o, "model");
-    if (sha256[0] && m)
-        json_object_set_new(m, "sha256", json_string(sha256));
-}
 
 static int S_print_json(const S_report *rp)
 {
@@ -183,7 +174,7 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
-    S_identity(rp->sha256, o);
+    cli_model_identity(rp->mo, rp->id, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -216,6 +207,7 @@ static int S_print_table(const S_report *rp)
         printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
     sd_model md = sd_model_of_chain(c);
     cli_model_summary(stdout, "model", rp->mo, &md);
+    cli_model_identity_line(stdout, rp->mo, rp->id);
     char pars[512];
     sd_params_format(rp->par, rp->vt, pars, sizeof pars);
     if (rp->samples)
@@ -367,8 +359,8 @@ int cmd_check(int argc, char **argv)
         }
     }
     sd_chain *ch = NULL;
-    char sha256[65] = "";
-    if (status < 0 && !(ch = cli_model_build_sha(&mo, sha256, &err)))
+    cli_model id;
+    if (status < 0 && !(ch = cli_model_build_id(&mo, &id, &err)))
         status = cli_fail(&err);
     if (status >= 0) {
         cli_model_release(&mo);
@@ -423,7 +415,7 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples, sha256};
+    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples, &id};
     rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
     sd_error xerr;
     if (exact) {
