@@ -367,3 +367,15 @@ Test(cli_qa, paired_ratio_of_no_variance)
 {
     S_expect_output("run --p 1,0 --q 0,1 --algo token,block --paired --trials 100", "  target calls (RB)", "nan");
 }
+
+/* A comma list on a choice parameter is a sweep, as README says of any
+ * declared parameter: `--residual opt,uno` was refused ("expected 'opt' or
+ * 'uno', got 'opt,uno'"). */
+Test(cli_qa, sweep_over_a_choice)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --algo biased --residual opt,uno --trials 100 --T 5 --csv", &out, NULL), 0);
+    cr_expect(tu_contains(out, "\nbiased,0,opt,") && tu_contains(out, "\nbiased,0,uno,"), "%s", out);
+    free(out);
+    S_expect_output("run --algo traversal --draw iid,wor --trials 100 --T 5", "  traversal, tree 2,2, draw wor ", NULL);
+}
