@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,7 +19,6 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_mem.h"
 #include "../src/sd_parse.h"
-#include "../src/sd_sha256.h"
 #include "suggest.h"
 
 int cli_exit_code(sd_status code)
@@ -73,15 +73,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 }
 
 /* The option table of the getopt loop running now (cli_getopt), for "did
- * you mean". */
+ * you mean"; the abbreviated option it refused, if any. */
 static const struct option *S_opts;
+static const char *S_abbrev, *S_abbrev_of;
+/* The long option cli_getopt returned last, as the command line spelled it
+ * ("--model-alpha=2"), or NULL. */
+static const char *S_tok;
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts)
 {
     S_opts = opts;
-    int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    S_abbrev = S_abbrev_of = S_tok = NULL;
+    int idx = -1;
+    int c = getopt_long(argc, argv, shortopts, opts, &idx);
     if (c == -1)
         S_opts = NULL;
+    /* A long option must be spelled out: getopt_long would take a unique
+     * prefix (--pair for --paired), which the scans of argv that run before
+     * it (sweep lists, --algo, --paired, --samples) do not see. */
+    if (c != -1 && c != '?' && c != ':' && idx >= 0) {
+        const char *tok = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+        S_tok = tok;
+        if (strncmp(tok, "--", 2) == 0 && strcspn(tok + 2, "=") != strlen(opts[idx].name)) {
+            S_abbrev = tok;
+            S_abbrev_of = opts[idx].name;
+            return '?';
+        }
+    }
     return c;
 }
 
@@ -89,7 +107,7 @@ int cli_option_error(const char *cmd, int c, char **argv)
 {
     if (c == ':')
         return cli_usage_error(cmd, "%s needs a value", argv[optind - 1]);
-    const char *a = argv[optind - 1];
+    const char *a = S_abbrev ? S_abbrev : argv[optind - 1];
     char name[64], hint[160] = "";
     if (S_opts && strncmp(a, "--", 2) == 0) {
         size_t len = strcspn(a + 2, "=");
@@ -100,6 +118,8 @@ int cli_option_error(const char *cmd, int c, char **argv)
             cli_suggest_add(&sg, o->name);
         cli_suggest_text(&sg, "--", hint, sizeof hint);
     }
+    if (S_abbrev_of)
+        return cli_usage_error(cmd, "'%s': options are spelled out; did you mean '--%s'?", a, S_abbrev_of);
     return cli_usage_error(cmd, "unknown option '%s'%s", a, hint);
 }
 
@@ -123,6 +143,25 @@ int cli_parse_trials(const char *s, uint64_t *out, sd_error *err)
                             (unsigned long long)max, s ? s : "");
     *out = v;
     return SD_OK;
+}
+
+int cli_check_path(const char *opt, const char *path, sd_error *err)
+{
+    if (!path || !*path)
+        return sd_error_set(err, SD_EUSAGE, "%s: expected a file name, got ''", opt);
+    return SD_OK;
+}
+
+int cli_parse_seed(const char *s, uint64_t *out, sd_error *err)
+{
+    uint64_t v;
+    int rc = sd_parse_u64("--seed", s, &v, err);
+    if (!rc && v > (uint64_t)INT64_MAX)
+        rc = sd_error_set(err, SD_EUSAGE, "--seed: %s is out of range; expected 0 to %lld (echoed in JSON as a "
+                                          "signed 64-bit integer)", s, (long long)INT64_MAX);
+    if (!rc)
+        *out = v;
+    return rc;
 }
 
 /* Largest list accepted: 10^8 numbers (800 MB). */
@@ -333,13 +372,14 @@ static int S_parse_bytes(const char *opt, const char *arg, size_t *out, sd_error
     char *end;
     errno = 0;
     double v = strtod(arg, &end), unit = 1.0;
+    int decimal = end > arg && sd_parse_is_decimal(arg, end); /* no 0x1000, as every number */
     const char *units = "KMGT";
     const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
     if (u && *u) {
         unit = ldexp(1.0, 10 * (int)(u - units + 1));
         end++;
     }
-    if (end == arg || *end || errno || !(v * unit >= 4096.0) || v * unit > 0x1p62)
+    if (!decimal || *end || errno || !(v * unit >= 4096.0) || v * unit > 0x1p62)
         return sd_error_set(err, SD_EUSAGE, "%s '%s': expected a number of bytes >= 4096, optionally "
                                             "with K, M, G or T (e.g. 4G)", opt, arg);
     *out = (size_t)(v * unit);
@@ -350,7 +390,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 {
     int rc = SD_OK;
     switch (c) {
-    case CLI_OPT_MODEL: mo->file = arg; break;
+    case CLI_OPT_MODEL: rc = cli_check_path("--model", arg, err); mo->file = arg; break;
     case CLI_OPT_V: rc = cli_parse_size("--V", arg, 1, 1u << 20, &mo->gen.V, err); mo->gen_given = 1; break;
     case CLI_OPT_T: rc = cli_parse_size("--T", arg, 1, 1u << 24, &mo->gen.T, err); mo->T_given = 1; break;
     case CLI_OPT_MODEL_SEED: {
@@ -362,7 +402,12 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
         mo->gen_given = 1;
         break;
     }
-    case CLI_OPT_ALPHA: rc = cli_parse_double("--alpha", arg, 1e-300, 1e300, &mo->gen.alpha, err); mo->gen_given = 1; break;
+    case CLI_OPT_ALPHA: { /* named as given: in check, --alpha is the test's level */
+        const char *nm = S_tok && strncmp(S_tok, "--model-alpha", 13) == 0 ? "--model-alpha" : "--alpha";
+        rc = cli_parse_double(nm, arg, 1e-300, 1e300, &mo->gen.alpha, err);
+        mo->gen_given = 1;
+        break;
+    }
     case CLI_OPT_MIX: rc = cli_parse_double("--mix", arg, 0.0, 1.0, &mo->gen.mix, err); mo->gen_given = 1; break;
     case CLI_OPT_RNG:
         mo->gen_given = 1;
@@ -396,7 +441,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     return rc ? -1 : 1;
 }
 
-static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err);
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
 
 /* The verifiers (controls aside) with a kernel for streamed chains
  * (SD_KERNEL_ALL), separated by '|', into buf. */
@@ -453,16 +498,9 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         m->view = sd_model_of_stream(m->stream);
         return SD_OK;
     }
-    if (!(m->chain = S_build(mo, &m->row_dev, err)))
+    if (!(m->chain = S_build(mo, &m->row_dev, m->sha256, err)))
         return err ? (int)err->code : SD_EINTERNAL;
     m->view = sd_model_of_chain(m->chain);
-    if (mo->file) {
-        int rc = sd_sha256_file(mo->file, m->sha256, err);
-        if (rc) {
-            cli_model_close(m);
-            return rc;
-        }
-    }
     return SD_OK;
 }
 
@@ -479,13 +517,23 @@ void cli_model_close(cli_model *m)
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
     double dev;
-    return S_build(mo, &dev, err);
+    return S_build(mo, &dev, NULL, err);
 }
 
-static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *err)
+sd_chain *cli_model_build_id(const cli_model_opts *mo, cli_model *id, sd_error *err)
+{
+    memset(id, 0, sizeof *id);
+    return S_build(mo, &id->row_dev, id->sha256, err);
+}
+
+/* sha256: the SHA-256 of a --model FILE, of the bytes loaded ("" for other
+ * models); NULL: not wanted. */
+static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err)
 {
     sd_chain *c = NULL;
     *row_dev = 0.0;
+    if (sha256)
+        sha256[0] = '\0';
     if (mo->tol > 0.0 && !mo->file) {
         sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
         return NULL;
@@ -516,17 +564,17 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, sd_error *er
             return NULL;
         }
         if (mo->gen_given) {
-            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix apply to generated models, not to --p/--q");
+            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --p/--q");
             return NULL;
         }
         return sd_chain_from_pq(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, err);
     }
     if (mo->file) {
         if (mo->gen_given) {
-            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix apply to generated models, not to --model");
+            sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --model");
             return NULL;
         }
-        if (sd_chain_load_tol(mo->file, mo->tol, &c, row_dev, err))
+        if (sd_chain_load_sha(mo->file, mo->tol, &c, row_dev, sha256, err))
             return NULL;
         if (mo->tol > 0.0 && *row_dev > 1e-9)
             fprintf(stderr, "simdec: note: %s: rows renormalised (--tol %g); largest |row sum - 1| = %.3g\n",
@@ -682,7 +730,9 @@ int cli_plugins_load(int argc, char **argv, sd_error *err)
             seen = strcmp(loaded[i], path) == 0;
         if (seen)
             continue;
-        int rc = sd_plugin_load(path, err);
+        int rc = cli_check_path("--plugin", path, err);
+        if (!rc)
+            rc = sd_plugin_load(path, err);
         if (rc)
             return rc;
         if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)
@@ -799,7 +849,7 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
 
 void cli_params_help(FILE *f, const sd_verifier_type *vt)
 {
-    const sd_verifier_type *v;
+    const sd_verifier_type *v, *u;
     if (vt) {
         fprintf(f, "Parameters of --algo %s:\n", vt->name);
         if (sd_params_count(vt) == 0)
@@ -833,17 +883,30 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
                         d->choices);
             else if (d->kind != SD_PARAM_CHOICE)
                 fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
-            if (!vt) {
-                fprintf(f, "\n  %-20s [", "");
-                const sd_verifier_type *w;
-                int first = 1;
-                for (size_t e = i; (w = sd_verifier_at(e)) != NULL; e++)
-                    if (sd_params_decl(w, d->name, NULL)) {
-                        fprintf(f, "%s%s", first ? "" : " ", w->name);
-                        first = 0;
+            if (!vt) /* the verifiers reading it, grouped by their help (--draw: the rules each supports) */
+                for (size_t g = i; (u = sd_verifier_at(g)) != NULL; g++) {
+                    const sd_param_decl *dg = sd_params_decl(u, d->name, NULL);
+                    int shown = 0;
+                    for (size_t e = i; e < g && dg && !shown; e++) {
+                        const sd_param_decl *de = sd_params_decl(sd_verifier_at(e), d->name, NULL);
+                        shown = de && strcmp(de->help, dg->help) == 0;
                     }
-                fprintf(f, "]");
-            }
+                    if (!dg || shown)
+                        continue;
+                    if (g != i)
+                        fprintf(f, "\n  %-20s %s", "", dg->help);
+                    fprintf(f, "\n  %-20s [", "");
+                    const sd_verifier_type *w;
+                    int first = 1;
+                    for (size_t e = g; (w = sd_verifier_at(e)) != NULL; e++) {
+                        const sd_param_decl *de = sd_params_decl(w, d->name, NULL);
+                        if (de && strcmp(de->help, dg->help) == 0) {
+                            fprintf(f, "%s%s", first ? "" : " ", w->name);
+                            first = 0;
+                        }
+                    }
+                    fprintf(f, "]");
+                }
             fputc('\n', f);
         }
     }
@@ -876,11 +939,19 @@ int cli_print_json(json_t *v)
     int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(v);
     fputc('\n', stdout);
-    if (rc != 0 || fflush(stdout) != 0 || ferror(stdout)) {
+    if (rc != 0) {
         fprintf(stderr, "simdec: cannot write to standard output\n");
         return EX_CANTCREAT_;
     }
-    return EX_OK_;
+    return cli_stdout_status();
+}
+
+int cli_stdout_status(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return EX_OK_;
+    fprintf(stderr, "simdec: cannot write to standard output\n");
+    return EX_CANTCREAT_;
 }
 
 json_t *cli_json_real(double x)
@@ -890,6 +961,20 @@ json_t *cli_json_real(double x)
 
 int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *err)
 {
+    /* A device, FIFO or terminal (-o /dev/stdout, a pipe) is written in
+     * place: renaming a temporary file over it would replace the device
+     * itself (as root, -o /dev/null would delete /dev/null). */
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
+        int rc = fn(f, ctx, err);
+        if (fclose(f) != 0 && !rc)
+            rc = sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
+        return rc;
+    }
     size_t len = strlen(path) + 16;
     char *tmp = malloc(len);
     if (!tmp)
@@ -901,6 +986,11 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
         free(tmp);
         return rc;
     }
+    /* mkstemp's 0600 would become the output's mode: give it that of the
+     * file it replaces, or what creating it would (0666 less the umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, exists && S_ISREG(st.st_mode) ? st.st_mode & 07777 : 0666 & ~mask);
     FILE *f = fdopen(fd, "w");
     int rc = f ? fn(f, ctx, err) : sd_error_set(err, SD_EOUTPUT, "%s: cannot write: %s", path, strerror(errno));
     if (f && fclose(f) != 0 && !rc)

@@ -56,6 +56,12 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 #define cli_parse_u64 sd_parse_u64
 #define cli_parse_double sd_parse_double
 int cli_parse_trials(const char *s, uint64_t *out, sd_error *err);
+/* --seed S: a whole number 0..2^63-1, the range that JSON's "seed" (a
+ * signed 64-bit integer) echoes exactly.  SD_EUSAGE otherwise. */
+int cli_parse_seed(const char *s, uint64_t *out, sd_error *err);
+/* A file name given to option `opt`: SD_EUSAGE naming the option when it
+ * is empty ("--model: expected a file name, got ''"), else SD_OK. */
+int cli_check_path(const char *opt, const char *path, sd_error *err);
 /* A probability list: comma- or space-separated numbers, or @FILE (numbers
  * separated by commas or white space).  Validated like a model row
  * (finite, >= 0, Σ within 1e-9 of 1, then renormalised).  *out is malloc'd
@@ -142,6 +148,11 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
  * are i.i.d., horizon --T or 1) builds the chain, applying --T.  NULL with
  * err set; --zipf is refused (SD_EUSAGE): the command needs stored rows. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
+/* cli_model_build that also fills the identity of a --model FILE in *id
+ * (sha256 of the bytes loaded, row_dev; "" and 0 for other models), for
+ * cli_model_identity and cli_model_identity_line; id->chain is not set. */
+struct cli_model;
+sd_chain *cli_model_build_id(const cli_model_opts *mo, struct cli_model *id, sd_error *err);
 /* Any model, the Zipf model included: fills *m (release with
  * cli_model_close).  A generated chain is streamed step by step (m->stream)
  * with --stream, or when mo->may_stream and stored it would take more than
@@ -239,12 +250,19 @@ int cli_set_format(const char *cmd, cli_format *fmt, cli_format want);
  * newline) and decrefs it.  Returns 0, or 73 on a write error. */
 int cli_print_json(json_t *v);
 
+/* After a command has printed its output: 0 if everything reached standard
+ * output, else 73 with "simdec: cannot write to standard output" on stderr
+ * (a full disk, a closed pipe: a silent 73, or a 0, would hide it). */
+int cli_stdout_status(void);
+
 /* A JSON number that is null when x is NaN or infinite. */
 json_t *cli_json_real(double x);
 
 /* Writes to a temporary file beside `path` and renames it over `path` on
- * success, so a failing command leaves no partial output.  The writer
- * returns an sd_status. */
+ * success, so a failing command leaves no partial output; a `path` that
+ * exists and is neither a regular file nor a directory (a device, a FIFO,
+ * /dev/stdout) is written in place instead.  The writer returns an
+ * sd_status. */
 typedef int (*cli_writer_fn)(FILE *f, void *ctx, sd_error *err);
 int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *err);
 

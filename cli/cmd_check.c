@@ -12,7 +12,6 @@
 #include "../sims/sd_exact_gen.h"
 #include "../src/sd_power.h"
 #include "cli.h"
-#include "../src/sd_sha256.h"
 #include "../src/sd_version.h"
 #include "commands.h"
 
@@ -50,10 +49,13 @@ static const char S_help_head[] =
     "                     verifier's per-iteration law, or over greedy-block's\n"
     "                     state) and its TV to the target's\n"
     "                     (JSON exact_tv): ~1e-15 when lossless, else the true bias\n"
-    "  --detect TV        choose the trials so that any bias of total variation TV\n"
-    "                     is detected with probability 0.9 at --alpha (the report's\n"
-    "                     detectable_tv is that TV for the trials run)\n"
+    "  --detect TV        choose the trials (instead of --trials) so that any bias\n"
+    "                     of total variation TV is detected with probability 0.9\n"
+    "                     at --alpha (the report's detectable_tv is that TV for\n"
+    "                     the trials run)\n"
     "  --fail-biased      exit with status 1 when the verdict is 'biased'\n"
+    "  --progress         progress on stderr even when it is not a terminal\n"
+    "  --plugin FILE      load verifiers from a plugin (include/simdec.h); repeatable\n"
     "  --samples FILE     test sequences another program produced instead of a\n"
     "                     verifier: one line per trial, 0-based token ids separated\n"
     "                     by single spaces (as 'simdec run --samples' writes), at\n"
@@ -133,16 +135,8 @@ typedef struct {
     double exact_tv;      /* --exact: TV of the exact law of x_1..x_L, or NaN */
     const char *exact_why; /* --exact refused: the reason */
     const char *samples;   /* --samples FILE, or NULL */
+    const cli_model *id;   /* a --model FILE's identity (sha256, row_dev), as run's */
 } S_report;
-
-/* The model file's SHA-256 (the identity run prints too). */
-static void S_identity(const cli_model_opts *mo, json_t *o)
-{
-    char hex[65];
-    json_t *m = json_object_get(o, "model");
-    if (mo->file && m && sd_sha256_file(mo->file, hex, NULL) == SD_OK)
-        json_object_set_new(m, "sha256", json_string(hex));
-}
 
 static int S_print_json(const S_report *rp)
 {
@@ -180,7 +174,7 @@ static int S_print_json(const S_report *rp)
     json_object_set_new(o, "version", json_string(SD_VERSION));
     sd_model md = sd_model_of_chain(rp->c);
     cli_model_describe(rp->mo, &md, o);
-    S_identity(rp->mo, o);
+    cli_model_identity(rp->mo, rp->id, o);
     size_t idx[S_ALL_CELLS > S_WORST ? S_ALL_CELLS : S_WORST];
     size_t m = S_pick_cells(r, idx);
     json_t *cells = json_array();
@@ -213,6 +207,7 @@ static int S_print_table(const S_report *rp)
         printf("simdec check --algo %s: %s\n", rp->vt->name, rp->vt->summary);
     sd_model md = sd_model_of_chain(c);
     cli_model_summary(stdout, "model", rp->mo, &md);
+    cli_model_identity_line(stdout, rp->mo, rp->id);
     char pars[512];
     sd_params_format(rp->par, rp->vt, pars, sizeof pars);
     if (rp->samples)
@@ -239,8 +234,12 @@ static int S_print_table(const S_report *rp)
     printf("\n  chi2 %.4f   dof %.0f   p-value %.4g\n", r->chi.chi2, r->chi.dof, r->chi.p_value);
     printf("  max |observed/N - expected| over cells %.3g\n", r->chi.max_abs_dev);
     printf("  outputs in probability-0 cells %.0f\n", r->chi.zero_hits);
-    printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
-           SD_POWER_DEFAULT);
+    if (isfinite(rp->detectable_tv))
+        printf("  power      detects any bias of TV >= %.3g with probability %.1f\n", rp->detectable_tv,
+               SD_POWER_DEFAULT);
+    else /* 0 degrees of freedom: the chi-square test compares nothing */
+        printf("  power      none: 0 degrees of freedom after pooling (too few trials, or a target law\n"
+               "             of x_1..x_L with one cell); only outputs in probability-0 cells were tested\n");
     if (rp->exact_why && *rp->exact_why)
         printf("  exact TV   not computed: %s\n", rp->exact_why);
     if (rp->exact_why && !*rp->exact_why)
@@ -250,7 +249,7 @@ static int S_print_table(const S_report *rp)
            !rp->samples && !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
                : "");
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 int cmd_check(int argc, char **argv)
@@ -296,6 +295,7 @@ int cmd_check(int argc, char **argv)
     size_t threads = 0;
     int json = 0, fail_biased = 0, exact = 0, c;
     double detect = 0.0;
+    int trials_given = 0;
     const char *samples = NULL, *sim_opt = NULL; /* sim_opt: an option --samples excludes */
     sd_error err;
     optind = 0;
@@ -309,10 +309,11 @@ int cmd_check(int argc, char **argv)
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
         case O_TRIALS:
+            trials_given = 1;
             rc = cli_parse_trials(optarg, &co.trials, &err);
             sim_opt = "--trials";
             break;
-        case O_SEED: rc = cli_parse_u64("--seed", optarg, &co.seed, &err); sim_opt = "--seed"; break;
+        case O_SEED: rc = cli_parse_seed(optarg, &co.seed, &err); sim_opt = "--seed"; break;
         case O_ALPHA:
             rc = cli_parse_double("--alpha", optarg, 0.0, 1.0, &co.alpha, &err);
             if (!rc && (co.alpha <= 0.0 || co.alpha >= 1.0))
@@ -330,7 +331,7 @@ int cmd_check(int argc, char **argv)
             rc = cli_parse_double("--detect", optarg, 1e-9, 1.0, &detect, &err);
             sim_opt = "--detect";
             break;
-        case O_SAMPLES: samples = optarg; break;
+        case O_SAMPLES: samples = optarg; rc = cli_check_path("--samples", optarg, &err); break;
         default: status = cli_unknown_option("check", c, argv, vt); break;
         }
         if (rc)
@@ -339,6 +340,8 @@ int cmd_check(int argc, char **argv)
     free(opts);
     if (status < 0 && optind < argc)
         status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    if (status < 0 && detect > 0.0 && trials_given) /* one of them chooses the trials */
+        status = cli_usage_error("check", "--detect chooses the trials: give --detect TV or --trials N, not both");
     if (status < 0 && samples && (cv.named || sim_opt))
         status = cli_usage_error("check", "%s: not with --samples (the file's lines are the trials)",
                                  cv.named ? "--algo" : sim_opt);
@@ -356,7 +359,8 @@ int cmd_check(int argc, char **argv)
         }
     }
     sd_chain *ch = NULL;
-    if (status < 0 && !(ch = cli_model_build(&mo, &err)))
+    cli_model id;
+    if (status < 0 && !(ch = cli_model_build_id(&mo, &id, &err)))
         status = cli_fail(&err);
     if (status >= 0) {
         cli_model_release(&mo);
@@ -380,6 +384,16 @@ int cmd_check(int argc, char **argv)
                 dof += tg[i] > 0.0;
         free(tg);
         co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
+        const uint64_t max_trials = SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK;
+        if (co.trials > max_trials) { /* named as --detect: the user gave no such --trials */
+            sd_error_set(&err, SD_ETOOBIG, "--detect %g: detecting a bias of TV %g at --alpha %g needs %s%.3g trials; "
+                         "the limit is %llu (raise --detect)", detect, detect, co.alpha,
+                         co.trials == UINT64_MAX ? "more than " : "", co.trials == UINT64_MAX ? 9e18 : (double)co.trials,
+                         (unsigned long long)max_trials);
+            sd_chain_free(ch);
+            cli_model_release(&mo);
+            return cli_fail(&err);
+        }
     }
     sd_check_result res;
     memset(&res, 0, sizeof res);
@@ -401,7 +415,7 @@ int cmd_check(int argc, char **argv)
         cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples};
+    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples, &id};
     rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
     sd_error xerr;
     if (exact) {

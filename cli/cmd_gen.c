@@ -24,6 +24,8 @@ static const char S_help[] =
     "  --mix M          in [0,1] (default 0.5)\n"
     "  --rng NAME       dirichlet (default) or numpy-mt19937 (seed 1 to 4294967295;\n"
     "                   no --alpha/--mix)\n"
+    "  --max-memory BYTES  refuse a chain that takes more when stored, e.g. 4G\n"
+    "                   (default: half of the memory available, MemAvailable)\n"
     "  -o, --output F   write to F (only on success); default standard output\n";
 
 static int S_write(FILE *f, void *ctx, sd_error *err)
@@ -54,6 +56,10 @@ int cmd_gen(int argc, char **argv)
         }
         if (c == 'o') {
             out = optarg;
+            if (cli_check_path("--output", optarg, &err)) {
+                status = cli_fail(&err);
+                break;
+            }
             continue;
         }
         if (c == CLI_OPT_MODEL || c == CLI_OPT_P || c == CLI_OPT_Q) {

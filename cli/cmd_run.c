@@ -65,10 +65,11 @@ static const char S_help_head[] =
     "  --list          list the verifiers and their parameters\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n"
-    "Sweeps: --algo a,b and a list or range on any numeric parameter (--gamma 1..8,\n"
-    "--k 2,4, --eps 0,0.1) run the cross product on the same --seed (common random\n"
-    "numbers: trial i of every point uses stream (S, i)) and print one long table,\n"
-    "CSV (one header, a column per parameter) or JSON array.\n"
+    "Sweeps: --algo a,b and a list on any parameter but --tree, or a range on a\n"
+    "whole-number one (--gamma 1..8, --k 2,4, --eps 0,0.1, --residual opt,uno),\n"
+    "run the cross product on the same --seed (common random numbers: trial i of\n"
+    "every point uses stream (S, i)) and print one long table, CSV (one header, a\n"
+    "column per parameter) or JSON array.\n"
     "  --paired        also the difference of each point from the first: mean of\n"
     "                  the per-trial differences, its paired stderr, the stderr\n"
     "                  two independent runs would give and their ratio.  token and\n"
@@ -183,9 +184,14 @@ static int S_print_table(const cli_run_point *rp)
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
     if (rp->rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
+        char gain[64];
+        if (vr > 0)
+            snprintf(gain, sizeof gain, "%.3gx fewer trials for the same stderr", vp / vr);
+        else /* 0 vs 0: neither estimate varies (a deterministic problem), nothing to gain */
+            snprintf(gain, sizeof gain, "%s", vp > 0 ? "no variance at all" : "neither varies");
         printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
-               "      variance %.6g vs %.6g plain (%.3gx fewer trials for the same stderr)\n",
-               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, vr > 0 ? vp / vr : INFINITY);
+               "      variance %.6g vs %.6g plain (%s)\n",
+               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, gain);
     }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
@@ -194,7 +200,7 @@ static int S_print_table(const cli_run_point *rp)
                rp->base->name, rp->base_calls, vt->name, m, se,
                100.0 * fabs(rp->base_calls - m) / rp->base_calls, m <= rp->base_calls ? "fewer" : "more");
     }
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 /* The exact values of the point and of token-level SD at its draft length
@@ -331,7 +337,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
                 status = cli_fail(&err);
             break;
         case O_SEED:
-            if (cli_parse_u64("--seed", optarg, &seed, &err))
+            if (cli_parse_seed(optarg, &seed, &err))
                 status = cli_fail(&err);
             break;
         case O_THREADS:
@@ -349,7 +355,11 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         case O_JSON: status = cli_set_format(name, &out->fmt, CLI_FMT_JSON); break;
         case O_CSV: status = cli_set_format(name, &out->fmt, CLI_FMT_CSV); break;
         case O_PAIRED: out->paired = 1; break;
-        case O_SAMPLES: pt->samples = optarg; break;
+        case O_SAMPLES:
+            pt->samples = optarg;
+            if (cli_check_path("--samples", optarg, &err))
+                status = cli_fail(&err);
+            break;
         case O_L:
             if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
                 status = cli_fail(&err);
@@ -372,6 +382,11 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     if (status < 0 && out->paired && (time_limit > 0.0 || target_se > 0.0))
         status = cli_usage_error(name, "--paired compares the same trials: give --trials, not "
                                        "--time-limit or --target-stderr");
+    /* --samples keeps every trial's tokens for the cap of trials: without
+     * --trials that cap is 10^8, beyond the sampled-token limit. */
+    if (status < 0 && pt->samples && target_se > 0.0 && !trials_given)
+        status = cli_usage_error(name, "--samples with --target-stderr needs --trials N (the cap: every trial's "
+                                       "tokens are kept until the run stops)");
     if (status < 0 && samples_L && !pt->samples)
         status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
     if (status < 0 && pt->samples && hooks->sim)
@@ -420,15 +435,16 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
     int rc = sim(hooks->ctx, &job, &so, &pt->res, &err);
     cli_progress_end(&ps);
+    /* Refused before --samples is written: a failing command leaves no file.
+     * (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
+    if (!rc && estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
+        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
+                                     "estimate of its rejections; use --estimator plain",
+                               vt->name, pt->res.kernel);
     if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->res, &err)))
         sd_sim_result_free(&pt->res);
     if (rc)
         return cli_fail(&err);
-    /* (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
-    if (estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
-        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
-                                     "estimate of its rejections; use --estimator plain",
-                               vt->name, pt->res.kernel);
     pt->rb = sd_sim_has_rb(&pt->res);
     pt->setup_seconds = t_model - t_start + pt->res.setup_seconds;
     pt->time_limit = time_limit;

@@ -56,15 +56,19 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         S_help(stdout);
-        return EX_OK_;
+        return cli_stdout_status();
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("simdec %s\n", SD_VERSION);
-        return EX_OK_;
+        return cli_stdout_status();
     }
+    /* A command that succeeded but whose output did not reach stdout
+     * (--help, --list into a full disk) fails with 73. */
     for (const S_command *c = S_commands; c->name; c++)
-        if (strcmp(c->name, cmd) == 0)
-            return c->fn(argc - 1, argv + 1);
+        if (strcmp(c->name, cmd) == 0) {
+            int status = c->fn(argc - 1, argv + 1);
+            return status == EX_OK_ ? cli_stdout_status() : status;
+        }
     char hint[160];
     cli_suggest sg;
     cli_suggest_init(&sg, cmd);

@@ -19,7 +19,8 @@
 /* Option i of argv as (name, value index): --name value or --name=value.
  * Returns the index of the value's argument (the same as i for the '='
  * form) or -1 when argv[i] is not a long option with a separate or joined
- * value. */
+ * value.  An argument starting with "--" is the next option, not a value:
+ * in `--json --algo a,b` (--json takes none) --algo is an option. */
 static int S_value_at(int argc, char **argv, int i, char *name, size_t len, const char **value)
 {
     const char *a = argv[i];
@@ -35,7 +36,7 @@ static int S_value_at(int argc, char **argv, int i, char *name, size_t len, cons
         *value = eq + 1;
         return i;
     }
-    if (i + 1 >= argc)
+    if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
         return -1;
     *value = argv[i + 1];
     return i + 1;
@@ -192,7 +193,10 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         if (j < 0)
             continue;
         const sd_param_decl *d = S_decl_any(vts, na, name);
-        if (d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL) && (strchr(v, ',') || strstr(v, ".."))) {
+        /* lists on numbers and choices (--residual opt,uno), ranges on whole
+         * numbers (S_split says so); not on a tree shape, whose commas are its levels */
+        int numeric = d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL);
+        if (d && ((numeric && (strchr(v, ',') || strstr(v, ".."))) || (d->kind == SD_PARAM_CHOICE && strchr(v, ',')))) {
             if (nl == sizeof lists / sizeof lists[0]) {
                 rc = cli_usage_error(cmd, "too many swept parameters");
                 goto out;
@@ -587,7 +591,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
     for (size_t j = 0; j < np; j++)
         printf(",%s", pn[j]);
     printf(",vocab,horizon,trials,seed,threads,ranks,seconds,version,model_source,model_file,model_sha256,"
-           "model_seed,model_alpha,model_mix,kernel,stopped,"
+           "model_seed,model_alpha,model_mix,model_rng,model_zipf_draft,model_zipf_target,kernel,stopped,"
            "rejections_mean,rejections_stderr,rejections_ci95_lo,rejections_ci95_hi,"
            "target_calls_mean,target_calls_stderr,target_calls_ci95_lo,target_calls_ci95_hi,"
            "tokens_per_call,tokens_per_call_stderr,tokens_per_call_ci95_lo,tokens_per_call_ci95_hi,"
@@ -631,6 +635,12 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
             printf(",");
         S_csv_num(json_is_real(json_object_get(m, "alpha")) ? json_real_value(json_object_get(m, "alpha")) : NAN);
         S_csv_num(json_is_real(json_object_get(m, "mix")) ? json_real_value(json_object_get(m, "mix")) : NAN);
+        /* the rest of the model's identity, as in JSON: the generator (when
+         * not the Dirichlet default) and the Zipf model's exponents */
+        S_csv_text(json_string_value(json_object_get(m, "rng")));
+        S_csv_num(json_is_real(json_object_get(m, "zipf_draft")) ? json_real_value(json_object_get(m, "zipf_draft")) : NAN);
+        S_csv_num(json_is_real(json_object_get(m, "zipf_target")) ? json_real_value(json_object_get(m, "zipf_target"))
+                                                                   : NAN);
         S_csv_text(r->kernel);
         S_csv_text(S_stop_name(pt));
         S_csv_stat(&r->rejections);
@@ -649,9 +659,11 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_num(pt->rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
         S_csv_num(pt->bias_exact);
         S_csv_num(isfinite(pt->bias_exact) ? (double)pt->bias_n : NAN);
+        /* empty without an estimate, as JSON's "bias_estimate": null */
+        int has_est = isfinite(pt->bias_est.value);
         S_csv_num(pt->bias_est.value);
-        S_csv_num(pt->bias_est.stderr);
-        S_csv_num(pt->bias_est.noise_floor);
+        S_csv_num(has_est ? pt->bias_est.stderr : NAN);
+        S_csv_num(has_est ? pt->bias_est.noise_floor : NAN);
         if (paired) {
             cli_paired pd[CLI_PAIRED_N];
             if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0) {
@@ -677,7 +689,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         json_decref(pj);
         json_decref(mj);
     }
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 /* --- the long table ---------------------------------------------------------- */
@@ -690,10 +702,21 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
     cli_model_summary(stdout, "model", &p0->mo, &p0->model.view);
     cli_model_identity_line(stdout, &p0->mo, &p0->model);
     double secs = 0.0;
-    for (size_t i = 0; i < n; i++)
+    uint64_t tlo = p0->res.trials, thi = p0->res.trials;
+    for (size_t i = 0; i < n; i++) {
         secs += pts[i].res.seconds;
-    printf("trials    %llu   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.trials,
-           (unsigned long long)p0->res.seed, p0->threads, cli_ranks_text(p0), secs);
+        tlo = pts[i].res.trials < tlo ? pts[i].res.trials : tlo;
+        thi = pts[i].res.trials > thi ? pts[i].res.trials : thi;
+    }
+    /* --target-stderr or --time-limit stop each point on its own: then
+     * each row names its trials */
+    if (tlo == thi)
+        printf("trials    %llu", (unsigned long long)tlo);
+    else
+        printf("trials    %llu to %llu (each point's at the end of its row)", (unsigned long long)tlo,
+               (unsigned long long)thi);
+    printf("   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.seed, p0->threads,
+           cli_ranks_text(p0), secs);
     printf("  %-30s %22s %22s %26s %12s\n", "verifier", "rejections (se)", "target calls (se)",
            "tokens/call [95% CI]", "exact calls");
     for (size_t i = 0; i < n; i++) {
@@ -710,6 +733,10 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         printf("  %-30s %22s %22s %26s", label, a, b, c);
         if (isfinite(pt->ex.target_calls))
             printf(" %12.6f", pt->ex.target_calls);
+        else if (tlo != thi)
+            printf(" %12s", "");
+        if (tlo != thi)
+            printf("  %llu trials", (unsigned long long)r->trials);
         putchar('\n');
     }
     if (paired && n > 1) {
@@ -734,12 +761,18 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
             for (int q = 0, first = 1; q < CLI_PAIRED_N; q++) {
                 if (!isfinite(pd[q].diff))
                     continue;
-                printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %6.2fx\n", first ? label : "",
+                double ratio = pd[q].se_unpaired / pd[q].se;
+                char rt[32];
+                if (isnan(ratio)) /* 0 / 0: neither run varies */
+                    snprintf(rt, sizeof rt, "%7s", "-");
+                else
+                    snprintf(rt, sizeof rt, "%6.2fx", ratio);
+                printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %s\n", first ? label : "",
                        first ? cli_paired_coupling(p0, &pts[i]) : "", what[q], pd[q].diff, pd[q].se,
-                       pd[q].se_unpaired, pd[q].se_unpaired / pd[q].se);
+                       pd[q].se_unpaired, rt);
                 first = 0;
             }
         }
     }
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }

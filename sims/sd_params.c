@@ -285,10 +285,13 @@ static const char *S_text(const sd_params *par, const sd_param_decl *d, char *bu
     } else if (d->kind == SD_PARAM_CHOICE) {
         if (!S_word(d->choices, (size_t)x, buf, len))
             snprintf(buf, len, "?");
+    } else if (d->kind == SD_PARAM_COUNT) {
+        snprintf(buf, len, "%.0f", x); /* a whole number: 60, not 6e+01 */
     } else {
         snprintf(buf, len, "%.17g", x);
-        /* the shortest form that reads back the same double */
-        for (int prec = 1; prec <= 17; prec++) {
+        /* the shortest form that reads back the same double, in positional
+         * notation up to 6 digits (100, not 1e+02) */
+        for (int prec = 6; prec <= 17; prec++) {
             char t[64];
             snprintf(t, sizeof t, "%.*g", prec, x);
             if (strtod(t, NULL) == x) {

@@ -629,8 +629,8 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
     if (!run->kt && job->model->zipf) {
         return sd_error_set(err, SD_EUSAGE,
                             "--algo %s cannot run on the Zipf model as asked: its step reads stored rows, "
-                            "and only a verifier's own kernel runs there, for run's statistics "
-                            "(verifiers with one: %s)",
+                            "and only a verifier's own kernel runs there, for statistics only (no "
+                            "per-trial records: no --paired or --samples; verifiers with one: %s)",
                             job->vt->name, names[0] ? names : "none");
     }
     if (!run->kt && job->model->stream) {

@@ -90,6 +90,11 @@ int sd_chain_load(const char *path, sd_chain **out, sd_error *err);
  * (sd_chain_validate_tol). */
 int sd_chain_load_tol(const char *path, double tol, sd_chain **out, double *max_dev,
                       sd_error *err);
+/* sd_chain_load_tol that also writes the SHA-256 of the bytes it parsed to
+ * sha256 (64 hex digits and a NUL; NULL: none) — one read, so the hash is
+ * that of the model loaded even from a pipe (/dev/stdin, <(...)). */
+int sd_chain_load_sha(const char *path, double tol, sd_chain **out, double *max_dev, char sha256[65],
+                      sd_error *err);
 
 /* The same from a NUL-terminated string; `source` names it in messages. */
 int sd_chain_load_string(const char *json, const char *source, sd_chain **out,

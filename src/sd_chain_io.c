@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sd_chain.h"
+#include "sd_sha256.h"
 
 #define SD_CHAIN_FORMAT "simdec-chain-1"
 
@@ -178,16 +179,39 @@ int sd_chain_load(const char *path, sd_chain **out, sd_error *err)
     return sd_chain_load_tol(path, 0.0, out, NULL, err);
 }
 
+/* json_load_callback's reader: the file's bytes, hashed as they pass. */
+typedef struct {
+    FILE *f;
+    sd_sha256 sha;
+} S_hashed_reader;
+
+static size_t S_read_hashed(void *buf, size_t len, void *ctx)
+{
+    S_hashed_reader *r = ctx;
+    size_t n = fread(buf, 1, len, r->f);
+    sd_sha256_update(&r->sha, buf, n);
+    return n;
+}
+
 int sd_chain_load_tol(const char *path, double tol, sd_chain **out, double *max_dev,
                       sd_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    return sd_chain_load_sha(path, tol, out, max_dev, NULL, err);
+}
+
+int sd_chain_load_sha(const char *path, double tol, sd_chain **out, double *max_dev, char sha256[65],
+                      sd_error *err)
+{
+    S_hashed_reader rd = {fopen(path, "rb"), {{0}, 0, {0}, 0}};
+    if (!rd.f)
         return sd_error_set(err, SD_EIO, "%s: cannot open: %s", path, strerror(errno));
+    sd_sha256_init(&rd.sha);
     json_error_t je;
-    json_t *root = json_loadf(f, SD_JSON_FLAGS, &je);
-    int read_error = ferror(f);
-    fclose(f);
+    json_t *root = json_load_callback(S_read_hashed, &rd, SD_JSON_FLAGS, &je);
+    int read_error = ferror(rd.f);
+    fclose(rd.f);
+    if (root && sha256)
+        sd_sha256_hex(&rd.sha, sha256);
     if (!root) {
         if (read_error)
             return sd_error_set(err, SD_EIO, "%s: read error", path);
