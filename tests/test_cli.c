@@ -10,24 +10,6 @@
 
 #include "test_util.h"
 
-/* Runs `args`, expects exit status `code` and, if fragment is not NULL, that
- * stderr contains it; also that a failing command prints nothing on stdout
- * and does not die of a signal. */
-static void S_expect(const char *args, int code, const char *fragment)
-{
-    char *out, *err;
-    int st = tu_run(args, &out, &err);
-    cr_expect_eq(st, code, "'%s': exit %d, expected %d; stderr: %s", args, st, code, err);
-    if (fragment)
-        cr_expect(tu_contains(err, fragment), "'%s': stderr '%s' lacks '%s'", args, err, fragment);
-    if (code != 0) {
-        cr_expect(tu_contains(err, "simdec: "), "'%s': message not prefixed: %s", args, err);
-        cr_expect_eq(out[0], '\0', "'%s': printed on stdout despite failing: %s", args, out);
-    }
-    free(out);
-    free(err);
-}
-
 Test(cli_basic, help_and_version)
 {
     const char *cmds[] = {"--help", "--version", "run --help", "gen --help", "eval --help",
@@ -43,36 +25,36 @@ Test(cli_basic, help_and_version)
 
 Test(cli_basic, option_errors)
 {
-    S_expect("", 64, "Usage");
-    S_expect("frobnicate", 64, "unknown command 'frobnicate'");
-    S_expect("run --trials -1", 64, "--trials");
-    S_expect("run --trials 12x", 64, "'12x'");
-    S_expect("run --trials 1.5", 64, "--trials");
-    S_expect("run --trials nan", 64, "--trials");
-    S_expect("run --trials 0", 64, "--trials");
-    S_expect("run --seed abc", 64, "--seed");
-    S_expect("run --seed -5", 64, "--seed");
-    S_expect("run --gamma 0", 64, "--gamma");
-    S_expect("run --V 0", 64, "--V");
-    S_expect("run --T 2.5", 64, "--T");
-    S_expect("run --alpha -1", 64, "--alpha");
-    S_expect("run --mix 1.5", 64, "--mix");
-    S_expect("run --mix inf", 64, "--mix");
-    S_expect("run --algo nope", 64, "unknown verifier 'nope'");
-    S_expect("run --algo token --M 3", 64, "--M does not apply to --algo token");
-    S_expect("run --bogus", 64, "unknown option '--bogus'");
-    S_expect("run --trials", 64, "needs a value");
-    S_expect("run extra", 64, "unexpected argument 'extra'");
-    S_expect("eval nothing", 64, "unknown evaluator");
-    S_expect("run --p 0.5,0.5", 64, "both --p and --q");
-    S_expect("run --p 0.5,0.5 --q 0.2,0.3,0.5", 64, "same vocabulary");
-    S_expect("run --p 0.5,0.6 --q 0.5,0.5", 64, "sum to 1.1");
-    S_expect("run --p 0.5,,0.5 --q 0.5,0.5", 64, "empty entry");
-    S_expect("run --p 0.5,x --q 0.5,0.5", 64, "'x' is not a number");
-    S_expect("run --p 1e400,0 --q 0.5,0.5", 64, "overflows");
-    S_expect("run --p @/nonexistent/file --q 0.5,0.5", 66, "cannot open");
-    S_expect("run --model /nonexistent/model.json", 66, "cannot open");
-    S_expect("gen --model x.json", 64, "does not apply");
+    tu_expect("", 64, "Usage");
+    tu_expect("frobnicate", 64, "unknown command 'frobnicate'");
+    tu_expect("run --trials -1", 64, "--trials");
+    tu_expect("run --trials 12x", 64, "'12x'");
+    tu_expect("run --trials 1.5", 64, "--trials");
+    tu_expect("run --trials nan", 64, "--trials");
+    tu_expect("run --trials 0", 64, "--trials");
+    tu_expect("run --seed abc", 64, "--seed");
+    tu_expect("run --seed -5", 64, "--seed");
+    tu_expect("run --gamma 0", 64, "--gamma");
+    tu_expect("run --V 0", 64, "--V");
+    tu_expect("run --T 2.5", 64, "--T");
+    tu_expect("run --alpha -1", 64, "--alpha");
+    tu_expect("run --mix 1.5", 64, "--mix");
+    tu_expect("run --mix inf", 64, "--mix");
+    tu_expect("run --algo nope", 64, "unknown verifier 'nope'");
+    tu_expect("run --algo token --M 3", 64, "--M does not apply to --algo token");
+    tu_expect("run --bogus", 64, "unknown option '--bogus'");
+    tu_expect("run --trials", 64, "needs a value");
+    tu_expect("run extra", 64, "unexpected argument 'extra'");
+    tu_expect("eval nothing", 64, "unknown evaluator");
+    tu_expect("run --p 0.5,0.5", 64, "both --p and --q");
+    tu_expect("run --p 0.5,0.5 --q 0.2,0.3,0.5", 64, "same vocabulary");
+    tu_expect("run --p 0.5,0.6 --q 0.5,0.5", 64, "sum to 1.1");
+    tu_expect("run --p 0.5,,0.5 --q 0.5,0.5", 64, "empty entry");
+    tu_expect("run --p 0.5,x --q 0.5,0.5", 64, "'x' is not a number");
+    tu_expect("run --p 1e400,0 --q 0.5,0.5", 64, "overflows");
+    tu_expect("run --p @/nonexistent/file --q 0.5,0.5", 66, "cannot open");
+    tu_expect("run --model /nonexistent/model.json", 66, "cannot open");
+    tu_expect("gen --model x.json", 64, "does not apply");
 }
 
 Test(cli_basic, model_file_errors)
@@ -94,9 +76,9 @@ Test(cli_basic, model_file_errors)
         char *path = tu_tempfile(cases[i].json);
         char args[512];
         snprintf(args, sizeof args, "run --model %s", path);
-        S_expect(args, 65, cases[i].fragment);
+        tu_expect(args, 65, cases[i].fragment);
         snprintf(args, sizeof args, "eval rejections --model %s", path);
-        S_expect(args, 65, path); /* the message names the file */
+        tu_expect(args, 65, path); /* the message names the file */
         unlink(path);
         free(path);
     }
@@ -107,9 +89,9 @@ Test(cli_basic, model_file_errors)
     free(out);
     char args[512];
     snprintf(args, sizeof args, "eval rejections --model %s --T 6", path);
-    S_expect(args, 64, "horizon is 5");
+    tu_expect(args, 64, "horizon is 5");
     snprintf(args, sizeof args, "eval rejections --model %s --T 3", path);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     unlink(path);
     free(path);
 }
@@ -212,14 +194,14 @@ Test(cli_gen, output_file_only_on_success)
     char args[512], path[300];
     snprintf(path, sizeof path, "%s/m.json", dir);
     snprintf(args, sizeof args, "gen --V 4 --T 3 --model-seed 5 -o %s", path);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     cr_expect_eq(access(path, F_OK), 0);
     unlink(path);
     snprintf(args, sizeof args, "gen --V 4 --T 3 --alpha 0 -o %s", path);
-    S_expect(args, 64, "--alpha");
+    tu_expect(args, 64, "--alpha");
     cr_expect_neq(access(path, F_OK), 0, "a failing gen left %s behind", path);
     snprintf(args, sizeof args, "gen --V 100000 -o %s", path);
-    S_expect(args, 65, "refusing");
+    tu_expect(args, 65, "refusing");
     cr_expect_neq(access(path, F_OK), 0);
     rmdir(dir);
 }

@@ -14,21 +14,6 @@
 #include "../src/sd_sha256.h"
 #include "test_util.h"
 
-/* Runs `args`; expects exit status `code` and, if fragment is not NULL,
- * that stderr contains it; a failing command prints nothing on stdout. */
-static void S_expect(const char *args, int code, const char *fragment)
-{
-    char *out, *err;
-    int st = tu_run(args, &out, &err);
-    cr_expect_eq(st, code, "'%s': exit %d, expected %d; stderr: %s", args, st, code, err);
-    if (fragment)
-        cr_expect(tu_contains(err, fragment), "'%s': stderr '%s' lacks '%s'", args, err, fragment);
-    if (code != 0)
-        cr_expect_eq(out[0], '\0', "'%s': printed on stdout despite failing: %s", args, out);
-    free(out);
-    free(err);
-}
-
 /* Runs `args`, which must succeed; its stdout must hold `has` and must not
  * hold `lacks` (either may be NULL). */
 static void S_expect_output(const char *args, const char *has, const char *lacks)
@@ -57,7 +42,7 @@ Test(cli_qa, output_into_a_fifo_keeps_the_fifo)
     int fd = open(fifo, O_RDONLY | O_NONBLOCK);
     cr_assert(fd >= 0);
     snprintf(args, sizeof args, "gen --V 2 --T 1 -o %s", fifo);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     struct stat st;
     cr_assert_eq(stat(fifo, &st), 0);
     cr_expect(S_ISFIFO(st.st_mode), "%s is no longer a FIFO", fifo);
@@ -126,7 +111,7 @@ Test(cli_qa, refused_estimator_leaves_no_samples_file)
     char path[300], args[400];
     snprintf(path, sizeof path, "%s/s.txt", dir);
     snprintf(args, sizeof args, "run --algo rrs --estimator rb --trials 100 --T 3 --samples %s", path);
-    S_expect(args, 64, "--estimator rb");
+    tu_expect(args, 64, "--estimator rb");
     cr_expect_neq(access(path, F_OK), 0, "a refused run left %s behind", path);
     unlink(path);
     rmdir(dir);
@@ -206,8 +191,8 @@ Test(cli_qa, help_lists_what_works)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         S_expect_output(cases[i].args, cases[i].text, NULL);
-    S_expect("gen --max-memory 1G --V 2 --T 1", 0, NULL);
-    S_expect("check --progress --trials 100", 0, NULL);
+    tu_expect("gen --max-memory 1G --V 2 --T 1", 0, NULL);
+    tu_expect("check --progress --trials 100", 0, NULL);
 }
 
 /* Output files get the mode a new file gets (0666 less the umask), or keep
@@ -222,17 +207,17 @@ Test(cli_qa, output_file_mode_follows_umask)
     mode_t old = umask(022);
     snprintf(path, sizeof path, "%s/m.json", dir);
     snprintf(args, sizeof args, "gen --V 2 --T 1 -o %s", path);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     cr_assert_eq(stat(path, &st), 0);
     cr_expect_eq(st.st_mode & 0777, 0644, "gen -o made mode %o under umask 022", (unsigned)(st.st_mode & 0777));
     cr_assert_eq(chmod(path, 0640), 0);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     cr_assert_eq(stat(path, &st), 0);
     cr_expect_eq(st.st_mode & 0777, 0640, "gen -o over a 0640 file made mode %o", (unsigned)(st.st_mode & 0777));
     unlink(path);
     snprintf(path, sizeof path, "%s/s.txt", dir);
     snprintf(args, sizeof args, "run --trials 10 --T 2 --samples %s", path);
-    S_expect(args, 0, NULL);
+    tu_expect(args, 0, NULL);
     cr_assert_eq(stat(path, &st), 0);
     cr_expect_eq(st.st_mode & 0777, 0644, "run --samples made mode %o under umask 022", (unsigned)(st.st_mode & 0777));
     unlink(path);

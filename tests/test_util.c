@@ -229,6 +229,21 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
     return c;
 }
 
+void tu_expect(const char *args, int code, const char *fragment)
+{
+    char *out, *err;
+    int st = tu_run(args, &out, &err);
+    cr_expect_eq(st, code, "'%s': exit %d, expected %d; stderr: %s", args, st, code, err);
+    if (fragment)
+        cr_expect(tu_contains(err, fragment), "'%s': stderr '%s' lacks '%s'", args, err, fragment);
+    if (code != 0) {
+        cr_expect(tu_contains(err, "simdec: "), "'%s': message not prefixed: %s", args, err);
+        cr_expect_eq(out[0], '\0', "'%s': printed on stdout despite failing: %s", args, out);
+    }
+    free(out);
+    free(err);
+}
+
 void tu_same_sim_scalar(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, const sd_sim_opts *so,
                         const char *kernel, const char *what)
 {

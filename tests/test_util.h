@@ -16,6 +16,12 @@ int tu_run(const char *args, char **out, char **err);
 /* Writes text to a fresh temporary file and returns its malloc'd path. */
 char *tu_tempfile(const char *text);
 
+/* Runs `args` (tu_run), expects exit status `code` and, if fragment is not
+ * NULL, that stderr contains it; a failing command must prefix its message
+ * with "simdec: " and print nothing on stdout (a death by a signal is an
+ * unexpected status). */
+void tu_expect(const char *args, int code, const char *fragment);
+
 /* 1 if needle occurs in hay (NULL-safe). */
 int tu_contains(const char *hay, const char *needle);
 
