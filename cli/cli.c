@@ -58,6 +58,13 @@ int cli_fail(const sd_error *err)
     return cli_exit_code(err->code);
 }
 
+int cli_out_of_memory(void)
+{
+    sd_error err;
+    sd_error_set(&err, SD_ENOMEM, "out of memory");
+    return cli_fail(&err);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     char msg[SD_ERROR_MSG_MAX];

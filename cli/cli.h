@@ -33,6 +33,8 @@ int cli_exit_code(sd_status code);
 
 /* Prints "simdec: <err->msg>" on stderr and returns cli_exit_code. */
 int cli_fail(const sd_error *err);
+/* Prints "simdec: out of memory" and returns 71 (EX_OSERR_). */
+int cli_out_of_memory(void);
 
 /* Prints "simdec: <message>" and a hint to run `simdec CMD --help`;
  * returns 64. */

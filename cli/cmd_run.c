@@ -498,7 +498,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     S_out out = {CLI_FMT_TABLE, 0};
     size_t done = 0;
     if (!pts)
-        status = cli_usage_error(name, "out of memory");
+        status = cli_out_of_memory();
     for (size_t i = 0; status < 0 && i < sw.n; i++) {
         status = S_point(sw.argc[i], sw.argv[i], hooks, paired, &pts[i], &out);
         if (status < 0)

@@ -85,12 +85,12 @@ static int S_split(const char *cmd, const char *opt, const char *text, int count
                                    count ? "" : "; ranges apply to whole-number parameters, give a comma list");
         *vals = calloc((size_t)(hi - lo + 1), sizeof **vals);
         if (!*vals)
-            return cli_usage_error(cmd, "out of memory");
+            return cli_out_of_memory();
         for (long long v = lo; v <= hi; v++) {
             char b[32];
             int n = snprintf(b, sizeof b, "%lld", v);
             if (!((*vals)[(*nv)++] = S_keep(sw, b, (size_t)n)))
-                return cli_usage_error(cmd, "out of memory");
+                return cli_out_of_memory();
         }
         return -1;
     }
@@ -101,13 +101,13 @@ static int S_split(const char *cmd, const char *opt, const char *text, int count
         return cli_usage_error(cmd, "--%s: more than %d values", opt, S_MAX_VALUES);
     *vals = calloc(cap, sizeof **vals);
     if (!*vals)
-        return cli_usage_error(cmd, "out of memory");
+        return cli_out_of_memory();
     for (const char *c = text;;) {
         size_t len = strcspn(c, ",");
         if (len == 0)
             return cli_usage_error(cmd, "--%s %s: an empty entry in the list", opt, text);
         if (!((*vals)[(*nv)++] = S_keep(sw, c, len)))
-            return cli_usage_error(cmd, "out of memory");
+            return cli_out_of_memory();
         if (!c[len])
             break;
         c += len + 1;
@@ -229,7 +229,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
     sw->argv = calloc(total, sizeof *sw->argv);
     sw->argc = calloc(total, sizeof *sw->argc);
     if (!sw->argv || !sw->argc) {
-        rc = cli_usage_error(cmd, "out of memory");
+        rc = cli_out_of_memory();
         goto out;
     }
     for (size_t a = 0; a < na; a++) {
@@ -251,7 +251,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                 }
             char **av = calloc((size_t)argc + 1, sizeof *av);
             if (!av) {
-                rc = cli_usage_error(cmd, "out of memory");
+                rc = cli_out_of_memory();
                 goto out;
             }
             int k = 0;
@@ -260,7 +260,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                     char *s = S_option_text(sw, "algo", algos[a]);
                     if (!s) {
                         free(av);
-                        rc = cli_usage_error(cmd, "out of memory");
+                        rc = cli_out_of_memory();
                         goto out;
                     }
                     av[k++] = s;
@@ -274,7 +274,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                     drop = 1;
                     if (uses[l] && !(av[k++] = S_option_text(sw, lists[l].name, lists[l].vals[idx[l]]))) {
                         free(av);
-                        rc = cli_usage_error(cmd, "out of memory");
+                        rc = cli_out_of_memory();
                         goto out;
                     }
                     i = lists[l].val_at;

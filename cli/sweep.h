@@ -55,7 +55,7 @@ typedef struct cli_run_point {
  * several).  *n = 1 and (*out)[0] a copy of argv when there is nothing to
  * sweep.  Free with cli_sweep_free.  Returns -1 to go on, or an exit
  * status after printing the error (64: a bad list or more than 10000
- * points). */
+ * points; 71: out of memory). */
 typedef struct cli_sweep {
     size_t n;         /* points */
     char ***argv;     /* [n]: each NULL-terminated, argc entries */
