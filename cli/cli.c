@@ -939,6 +939,21 @@ void cli_verifier_list(FILE *f)
     }
 }
 
+json_t *cli_verifier_list_json(void)
+{
+    const sd_verifier_type *v;
+    json_t *a = json_array();
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        json_t *ps = json_array();
+        for (size_t k = 0, n = sd_params_count(v); k < n; k++)
+            json_array_append_new(ps, json_string(v->params[k].name));
+        json_t *o = json_pack("{s:s, s:s, s:o, s:b}", "name", v->name, "summary", v->summary, "params", ps,
+                              "control", (v->flags & SD_VERIFIER_CONTROL) != 0);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 /* --- output ------------------------------------------------------------- */
 
 int cli_print_json(json_t *v)

@@ -241,6 +241,9 @@ void cli_verifier_help(const char *head, const cli_verifier *cv);
 /* `run --list`: every known verifier (plugins included), its parameters and
  * summary, controls marked. */
 void cli_verifier_list(FILE *f);
+/* The same as a JSON array of {name, summary, params: [names], control}
+ * (new reference). */
+json_t *cli_verifier_list_json(void);
 
 /* Output formats. */
 typedef enum { CLI_FMT_TABLE = 0, CLI_FMT_JSON, CLI_FMT_CSV } cli_format;

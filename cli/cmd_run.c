@@ -62,7 +62,7 @@ static const char S_help_head[] =
     "                  format 'simdec check --samples' reads); not with a sweep\n"
     "  --L l           with --samples: the first l tokens x_1..x_l (default all T)\n"
     "  --progress      progress on stderr even when it is not a terminal\n"
-    "  --list          list the verifiers and their parameters\n"
+    "  --list          list the verifiers and their parameters (with --json: a JSON array)\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n"
     "Sweeps: --algo a,b and a list on any parameter but --tree, or a range on a\n"
@@ -317,6 +317,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     size_t threads = 0;
     double time_limit = 0.0, target_se = 0.0;
     int estimator = -1; /* -1: rb where the verifier gives it; 0 plain; 1 rb */
+    int list = 0;       /* --list */
     size_t samples_L = 0;
     double t_start = S_now();
     sd_error err;
@@ -329,7 +330,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
             continue;
         switch (c) {
         case 'h': cli_verifier_help(S_help_head, cv); status = 0; break;
-        case O_LIST: cli_verifier_list(stdout); status = 0; break;
+        case O_LIST: list = 1; break;
         case O_ALGO: break; /* found by cli_verifier_prescan */
         case O_TRIALS:
             trials_given = 1;
@@ -374,6 +375,8 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         }
     }
     free(opts);
+    if (status < 0 && list) /* after the loop: --json may come after --list */
+        status = out->fmt == CLI_FMT_JSON ? cli_print_json(cli_verifier_list_json()) : (cli_verifier_list(stdout), 0);
     if (status < 0 && optind < argc)
         status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
     if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0 || out->paired))

@@ -205,3 +205,33 @@ Test(cli_gen, output_file_only_on_success)
     cr_expect_neq(access(path, F_OK), 0);
     rmdir(dir);
 }
+
+/* run --list --json (either order) is a JSON array of every verifier, its
+ * parameters and whether it is a deliberately broken control. */
+Test(cli_basic, list_as_json)
+{
+    const char *args[] = {"run --list --json", "run --json --list"};
+    for (size_t i = 0; i < 2; i++) {
+        char *out;
+        cr_assert_eq(tu_run(args[i], &out, NULL), 0, "%s", args[i]);
+        json_t *j = json_loads(out, 0, NULL);
+        cr_assert(json_is_array(j), "%s: %s", args[i], out);
+        int token = 0, control = 0;
+        size_t k;
+        json_t *v;
+        json_array_foreach(j, k, v) {
+            const char *name = json_string_value(json_object_get(v, "name"));
+            cr_assert_not_null(name);
+            if (strcmp(name, "token") == 0)
+                token = json_array_size(json_object_get(v, "params")) == 1 &&
+                        strcmp(json_string_value(json_array_get(json_object_get(v, "params"), 0)), "gamma") == 0 &&
+                        json_is_false(json_object_get(v, "control"));
+            if (strcmp(name, "broken-coin") == 0)
+                control = json_is_true(json_object_get(v, "control"));
+        }
+        cr_expect(token, "%s: token with its one parameter gamma, not a control", args[i]);
+        cr_expect(control, "%s: broken-coin marked a control", args[i]);
+        json_decref(j);
+        free(out);
+    }
+}
