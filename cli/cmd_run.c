@@ -108,8 +108,15 @@ static void S_row(const char *name, const sd_welford *w, double exact)
     double lo, hi, se = sd_welford_stderr(w);
     sd_welford_ci95(w, &lo, &hi);
     printf("  %-24s %12.6f %10.6f  [%.6f, %.6f]", name, w->mean, se, lo, hi);
-    if (isfinite(exact))
-        printf("  %12.6f  %+6.2f", exact, se > 0 ? (w->mean - exact) / se : 0.0);
+    if (isfinite(exact)) {
+        /* z; with no spread (se = 0: one trial, or every trial alike) only
+         * an exact match has one (0), any other gap is "-", not 0 */
+        double gap = w->mean - exact, z = se > 0 ? gap / se : gap == 0.0 ? 0.0 : NAN;
+        if (isfinite(z))
+            printf("  %12.6f  %+6.2f", exact, z);
+        else
+            printf("  %12.6f  %6s", exact, "-");
+    }
     putchar('\n');
 }
 

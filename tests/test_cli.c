@@ -235,3 +235,17 @@ Test(cli_basic, list_as_json)
         free(out);
     }
 }
+
+/* One trial has no spread (stderr 0): the z column says "-" where the mean
+ * is not the exact value, never +0.00, which would read as agreement. */
+Test(cli_basic, z_without_spread_is_not_zero)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --trials 1", &out, NULL), 0);
+    const char *row = strstr(out, "\n  rejections  ");
+    cr_assert_not_null(row, "%s", out);
+    const char *end = strchr(row + 1, '\n');
+    cr_assert_not_null(end);
+    cr_expect(end[-1] == '-' && end[-2] == ' ', "rejections row: %.*s", (int)(end - row), row);
+    free(out);
+}
