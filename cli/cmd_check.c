@@ -30,7 +30,8 @@ static const char S_help_head[] =
     "the chain by Pearson's chi-square test.  Cells whose expected count is below\n"
     "--min-expected are pooled (in index order) so that the test is honest; an\n"
     "output in a cell of target probability 0 gives p-value 0.  The verdict is\n"
-    "'unbiased' when the p-value is >= alpha.  Each trial stops once x_1..x_l\n"
+    "'unbiased' when the p-value is >= alpha (and inconclusive when the test has\n"
+    "no degrees of freedom left after pooling).  Each trial stops once x_1..x_l\n"
     "are out; trial i uses random stream (S, i), as in 'simdec run'.\n"
     "\n"
     "  --algo NAME        verifier (default token); 'simdec run --list' lists them\n"
@@ -146,6 +147,9 @@ static int S_print_json(const S_report *rp)
     if (rp->samples)
         json_object_set_new(o, "samples", json_string(rp->samples));
     json_object_set_new(o, "unbiased", json_boolean(r->unbiased));
+    /* 0 degrees of freedom: "unbiased" then only says that no output fell
+     * in a cell of target probability 0 */
+    json_object_set_new(o, "inconclusive", json_boolean(r->unbiased && r->chi.dof == 0));
     json_object_set_new(o, "p_value", cli_json_real(r->chi.p_value));
     json_object_set_new(o, "chi2", cli_json_real(r->chi.chi2));
     json_object_set_new(o, "dof", json_integer((json_int_t)r->chi.dof));
@@ -244,11 +248,12 @@ static int S_print_table(const S_report *rp)
         printf("  exact TV   not computed: %s\n", rp->exact_why);
     if (rp->exact_why && !*rp->exact_why)
         printf("  exact TV of the law of x_1..x_L to the target's: %.3g\n", rp->exact_tv);
-    printf("  verdict    %s (p-value %s alpha %g)%s\n", r->unbiased ? "unbiased" : "BIASED",
+    printf("  verdict    %s (p-value %s alpha %g)%s%s\n", r->unbiased ? "unbiased" : "BIASED",
            r->unbiased ? ">=" : "<", r->alpha,
            !rp->samples && !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
-               : "");
+               : "",
+           r->unbiased && r->chi.dof == 0 ? "; inconclusive: no degrees of freedom (see power)" : "");
     return cli_stdout_status();
 }
 

@@ -249,3 +249,20 @@ Test(cli_basic, z_without_spread_is_not_zero)
     cr_expect(end[-1] == '-' && end[-2] == ' ', "rejections row: %.*s", (int)(end - row), row);
     free(out);
 }
+
+/* check's verdict with 0 degrees of freedom after pooling (one trial) is
+ * "unbiased" only in that no output fell in a probability-0 cell: the
+ * table and the JSON say it is inconclusive; with enough trials it is not. */
+Test(cli_basic, check_without_degrees_of_freedom_is_inconclusive)
+{
+    char *out;
+    cr_assert_eq(tu_run("check --trials 1", &out, NULL), 0);
+    cr_expect(tu_contains(out, "inconclusive: no degrees of freedom"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_run("check --trials 1 --json", &out, NULL), 0);
+    cr_expect(tu_contains(out, "\"inconclusive\": true"), "%s", out);
+    free(out);
+    cr_assert_eq(tu_run("check --trials 5000 --json", &out, NULL), 0);
+    cr_expect(tu_contains(out, "\"inconclusive\": false") && tu_contains(out, "\"dof\": "), "%s", out);
+    free(out);
+}
