@@ -19,6 +19,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_mem.h"
 #include "../src/sd_parse.h"
+#include "../src/sd_sha256.h"
 #include "suggest.h"
 
 int cli_exit_code(sd_status code)
@@ -649,11 +650,42 @@ void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
     json_object_set_new(o, "model", m);
 }
 
+/* SHA-256 of a --p/--q list as given: each value written "%.17g\n" (so
+ * that Python's hashlib.sha256("".join("%.17g\n" % x for x in p).encode())
+ * gives it too). */
+static void S_list_sha256(const double *x, size_t n, char hex[65])
+{
+    sd_sha256 s;
+    sd_sha256_init(&s);
+    for (size_t i = 0; i < n; i++) {
+        char b[40];
+        int w = snprintf(b, sizeof b, "%.17g\n", x[i]);
+        sd_sha256_update(&s, b, w > 0 ? (size_t)w : 0);
+    }
+    sd_sha256_hex(&s, hex);
+}
+
 void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o)
 {
     json_t *j = json_object_get(o, "model");
     if (!j)
         return;
+    if (mo->p && mo->q) { /* the lists' identity (and the lists themselves when short) */
+        char hex[65];
+        S_list_sha256(mo->p, mo->pV, hex);
+        json_object_set_new(j, "p_sha256", json_string(hex));
+        S_list_sha256(mo->q, mo->qV, hex);
+        json_object_set_new(j, "q_sha256", json_string(hex));
+        if (mo->pV <= 16 && mo->qV <= 16) {
+            json_t *p = json_array(), *q = json_array();
+            for (size_t i = 0; i < mo->pV; i++)
+                json_array_append_new(p, json_real(mo->p[i]));
+            for (size_t i = 0; i < mo->qV; i++)
+                json_array_append_new(q, json_real(mo->q[i]));
+            json_object_set_new(j, "p", p);
+            json_object_set_new(j, "q", q);
+        }
+    }
     if (mo->file && m->sha256[0])
         json_object_set_new(j, "sha256", json_string(m->sha256));
     if (mo->file) {
@@ -664,6 +696,13 @@ void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o)
 
 void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model *m)
 {
+    if (mo->p && mo->q) {
+        char hp[65], hq[65];
+        S_list_sha256(mo->p, mo->pV, hp);
+        S_list_sha256(mo->q, mo->qV, hq);
+        fprintf(f, "          p sha256 %s (of the values given, one %%.17g a line)\n          q sha256 %s\n",
+                hp, hq);
+    }
     if (mo->file && m->sha256[0])
         fprintf(f, "          sha256 %s", m->sha256);
     if (mo->file && mo->tol > 0.0)

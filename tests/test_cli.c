@@ -266,3 +266,25 @@ Test(cli_basic, check_without_degrees_of_freedom_is_inconclusive)
     cr_expect(tu_contains(out, "\"inconclusive\": false") && tu_contains(out, "\"dof\": "), "%s", out);
     free(out);
 }
+
+/* A single-token problem is identified in the output: the SHA-256 of each
+ * list as given, one "%.17g" value a line (the table and the JSON), and the
+ * lists themselves in the JSON when V <= 16.  sha256 of "0.5\n0.5\n" and
+ * of "0.29999999999999999\n0.69999999999999996\n" (printf %.17g of 0.3, 0.7). */
+Test(cli_basic, pq_problem_is_identified)
+{
+    const char *hp = "1145e448ac954f4073d290b5b3295b06f447fe04ec959c4f2724683a6cf14cde";
+    const char *hq = "15ce3c1dba5c7cde8a11cf65c811db34035550ea010bed653e975110b3bc7e8e";
+    char *out;
+    cr_assert_eq(tu_run("run --p 0.5,0.5 --q 0.3,0.7 --T 5 --trials 100", &out, NULL), 0);
+    cr_expect(tu_contains(out, hp) && tu_contains(out, hq), "%s", out);
+    free(out);
+    cr_assert_eq(tu_run("run --p 0.5,0.5 --q 0.3,0.7 --T 5 --trials 100 --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL), *m = json_object_get(j, "model");
+    cr_assert_not_null(m, "%s", out);
+    cr_expect_str_eq(json_string_value(json_object_get(m, "p_sha256")), hp);
+    cr_expect_str_eq(json_string_value(json_object_get(m, "q_sha256")), hq);
+    cr_expect_eq(json_real_value(json_array_get(json_object_get(m, "q"), 1)), 0.7);
+    json_decref(j);
+    free(out);
+}
