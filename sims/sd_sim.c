@@ -38,6 +38,13 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
             return sd_error_set(err, SD_EINTERNAL,
                                 "verifier %s emitted %zu tokens (accepted %zu) at position %zu of %zu",
                                 vt->name, it.emitted, it.accepted, n, c->T);
+        /* A token outside the vocabulary would index the next row and the
+         * caller's tables out of bounds (a plugin's bug must not crash). */
+        for (size_t j = 0; j < it.emitted; j++)
+            if (tokens[n + j] >= c->V)
+                return sd_error_set(err, SD_EINTERNAL,
+                                    "verifier %s emitted token %zu at position %zu; expected 0..%zu",
+                                    vt->name, tokens[n + j], n + j, c->V - 1);
         tr.rejections += it.rejected ? 1u : 0u;
         tr.target_calls += it.target_calls;
         tr.iterations++;
