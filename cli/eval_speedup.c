@@ -171,7 +171,7 @@ int cmd_eval_speedup(int argc, char **argv)
         pt->s_lo = sd_speedup((double)m->T, pt->calls_hi, cr, dt);
         pt->s_hi = sd_speedup((double)m->T, pt->calls_lo, cr, dt);
         pt->rate_limit = pt->s_limit = NAN;
-        if (iid && vt->exact && sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL) == SD_OK)
+        if (iid && sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL) == SD_OK)
             pt->s_limit = sd_speedup(1.0, pt->rate_limit, cr, dt);
         if (pt->s > pts[ibest].s)
             ibest = npt;
@@ -226,8 +226,10 @@ int cmd_eval_speedup(int argc, char **argv)
                 printf(" %22s", "");
             else
                 printf("   [%8.6f, %8.6f]", pt->s_lo, pt->s_hi);
-            if (iid)
+            if (iid && isfinite(pt->s_limit))
                 printf(" %16.10f", pt->s_limit);
+            else if (iid)
+                printf(" %16s", "n/a"); /* no iteration law: null in JSON */
             if (iid && is_token)
                 printf("   %.10f", sd_speedup_leviathan(alpha, pt->gamma, cr));
             printf("%s\n", best && i == ibest ? "   <- best" : "");

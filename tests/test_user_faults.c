@@ -4,8 +4,16 @@
  *
  * Suite user_engine: the trial engine refuses a verifier (a plugin's step)
  * that emits a token outside the vocabulary, naming it, instead of reading
- * rows and tables out of bounds (check crashed, run printed garbage). */
+ * rows and tables out of bounds (check crashed, run printed garbage).
+ *
+ * Suite user_speedup: `eval speedup --p/--q`'s limit T -> infinity is the
+ * renewal-reward rate of one iteration; it printed inf at p = q and 6656
+ * instead of 2.7273 at alpha = 1 - 1e-7 (an increment of E[C](T) that had
+ * not converged), and nothing for verifiers without a closed form. */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,4 +76,55 @@ Test(user_engine, a_token_outside_the_vocabulary_is_refused)
     cr_expect(tu_contains(err.msg, "expected 0..2"), "%s", err.msg);
     sd_check_result_free(&cr);
     sd_chain_free(c);
+}
+
+/* The first point of `eval speedup ... --json`: its T -> infinity limit and
+ * Leviathan et al.'s value (NAN when absent). */
+static void S_speedup_limit(const char *args, double *limit, double *leviathan)
+{
+    char cmd[400], *out = NULL;
+    snprintf(cmd, sizeof cmd, "eval speedup %s --json", args);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0, "%s", cmd);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s: not JSON", cmd);
+    json_t *pt = json_array_get(json_object_get(j, "points"), 0), *l = json_object_get(pt, "speedup_iid_limit"),
+           *v = json_object_get(pt, "leviathan");
+    *limit = json_is_real(l) ? json_real_value(l) : NAN;
+    *leviathan = json_is_real(v) ? json_real_value(v) : NAN;
+    json_decref(j);
+    free(out);
+}
+
+/* Token-level SD: Leviathan et al. 2023's (1 - a^{G+1}) / ((1 - a)(G c + 1))
+ * also where a = sum min(p, q) is 1 or within 1e-7 of it (there the
+ * closed form itself loses about 1e-16 / 1e-7 to cancellation: 1e-8). */
+Test(user_speedup, token_limit_is_leviathan_near_and_at_alpha_one)
+{
+    const char *cases[] = {"--p 0.5,0.5 --q 0.5,0.5 --gamma 2", "--p 0.5,0.5 --q 0.5000001,0.4999999 --gamma 2",
+                           "--p 0.2,0.3,0.5 --q 0.2,0.3,0.5 --gamma 5 --c 0.3",
+                           "--p 0.5,0.5 --q 0.501,0.499 --gamma 4"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char args[300];
+        snprintf(args, sizeof args, "--algo token %s", cases[i]);
+        double lim, lev;
+        S_speedup_limit(args, &lim, &lev);
+        cr_expect(fabs(lim - lev) < 1e-8, "%s: limit %.15g, Leviathan et al. %.15g", args, lim, lev);
+    }
+}
+
+/* Block verification has no closed form of its own: its limit must be
+ * E[emitted] / (1 + c G) with E[emitted] = E[tau] + 1 from `eval
+ * accept-length --algo block` on the same i.i.d. pair (a block iteration
+ * with all G drafts emits the bonus token too). */
+Test(user_speedup, block_limit_is_its_accepted_length_plus_one)
+{
+    double lim, lev;
+    S_speedup_limit("--algo block --gamma 3 --c 0.2 --p 0.6,0.4 --q 0.2,0.8", &lim, &lev);
+    char *out = NULL;
+    cr_assert_eq(tu_run("eval accept-length --algo block --gamma 3 --p 0.6,0.4 --q 0.2,0.8 --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    double tau = json_real_value(json_object_get(j, "expected_accepted"));
+    cr_expect(fabs(lim - (tau + 1.0) / (1.0 + 0.2 * 3)) < 1e-12, "limit %.15g, E[tau] %.15g", lim, tau);
+    json_decref(j);
+    free(out);
 }
