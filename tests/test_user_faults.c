@@ -9,7 +9,9 @@
  * Suite user_speedup: `eval speedup --p/--q`'s limit T -> infinity is the
  * renewal-reward rate of one iteration; it printed inf at p = q and 6656
  * instead of 2.7273 at alpha = 1 - 1e-7 (an increment of E[C](T) that had
- * not converged), and nothing for verifiers without a closed form. */
+ * not converged), and nothing for verifiers without a closed form.
+ *
+ * Suite user_plot: `plot --list --json` printed the text table. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plots/sd_figures.h"
 #include "../sims/sd_check.h"
 #include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
@@ -127,4 +130,23 @@ Test(user_speedup, block_limit_is_its_accepted_length_plus_one)
     cr_expect(fabs(lim - (tau + 1.0) / (1.0 + 0.2 * 3)) < 1e-12, "limit %.15g, E[tau] %.15g", lim, tau);
     json_decref(j);
     free(out);
+}
+
+Test(user_plot, list_json_is_json)
+{
+    const char *forms[] = {"plot --list --json", "plot --json --list"};
+    size_t nfig = 0;
+    while (sd_figures[nfig])
+        nfig++;
+    for (size_t f = 0; f < 2; f++) {
+        char *out = NULL;
+        cr_assert_eq(tu_run(forms[f], &out, NULL), 0, "%s", forms[f]);
+        json_t *j = json_loads(out, 0, NULL);
+        cr_assert(json_is_array(j), "%s: stdout is not a JSON array: %.80s", forms[f], out);
+        cr_expect_eq(json_array_size(j), nfig);
+        for (size_t i = 0; i < json_array_size(j) && i < nfig; i++)
+            cr_expect_str_eq(json_string_value(json_object_get(json_array_get(j, i), "name")), sd_figures[i]->name);
+        json_decref(j);
+        free(out);
+    }
 }
