@@ -49,7 +49,10 @@ static const char S_help_head[] =
     "                           the full-information bound: couplings of the drafted\n"
     "                           tree with the target sequence, maximising the depth to\n"
     "                           which the target path stays inside the tree.\n"
-    "\n"
+    "\n";
+
+/* The rest of the help (one string would pass C's 4095-character limit). */
+static const char S_help_options[] =
     "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
     "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
     "                           blocks follow the chain from there.  With --p/--q the\n"
@@ -70,12 +73,13 @@ static const char S_help_head[] =
     "                           problem's fastest by default, see docs/lp.md)\n"
     "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
     "  --time-limit S           stop the solver after S seconds (status says so)\n"
-    "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
-    "                           expected accepted tokens in one iteration of draft\n"
-    "                           length G from the same context (--trials, default\n"
+    "  --compare NAME           (block-ot, valid-verify, tree-valid, tree-ot) also\n"
+    "                           measure verifier NAME's expected accepted tokens in\n"
+    "                           one iteration of draft length G (a tree: its depth)\n"
+    "                           from the same context (--trials, default\n"
     "                           100000; --seed, default 1) and print the gap; its\n"
     "                           parameters are options too (its gamma is G), and a\n"
-    "                           verifier that is not lossless is refused: both LPs\n"
+    "                           verifier that is not lossless is refused: these LPs\n"
     "                           bound lossless verifiers (use 'lp pareto')\n"
     "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
     "\n";
@@ -452,6 +456,7 @@ int cmd_lp(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(S_help_head, stdout);
+            fputs(S_help_options, stdout);
             if (cv.vt) {
                 cli_params_help(stdout, cv.vt);
                 fputc('\n', stdout);

@@ -23,8 +23,9 @@ static const char S_help_head[] =
     "Expected wall-clock speed-up over target-only decoding when one draft token\n"
     "costs RATIO target calls.  Cost model: target-only decoding of T tokens costs\n"
     "T; an iteration of speculative decoding costs 1 (one target call) + c*d*G\n"
-    "(d drafts of G tokens: d = k or M for multi-draft and tree verifiers, whose\n"
-    "every branch is drafted, else 1), so S = T / (E[target calls] (1 + c d G)).\n"
+    "(d drafts of G tokens: d = k or M for the multi-draft verifiers, whose every\n"
+    "draft is drafted, else 1), so S = T / (E[target calls] (1 + c d G)); a\n"
+    "verifier without a draft length --gamma (the tree verifiers) is refused.\n"
     "E[target calls] is exact where the verifier has an exact evaluator, else a\n"
     "Monte-Carlo estimate (--trials, --seed) with its 95% CI mapped into S.\n"
     "For a single-token problem (--p/--q: tokens i.i.d.) the limit T -> infinity\n"
@@ -38,6 +39,7 @@ static const char S_help_head[] =
     "  --trials N      Monte-Carlo trials where there is no exact value (default 10000)\n"
     "  --seed S        their seed (default 1)\n"
     "  --json          one JSON object\n"
+    "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n";
 
 typedef struct {

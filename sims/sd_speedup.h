@@ -5,7 +5,7 @@
  * costs 1, one draft token costs c (the draft/target cost ratio); target-
  * only decoding of T tokens costs T.  An iteration makes one target call
  * and drafts d·γ tokens, where d is the number of drafts (k or M of the
- * multi-draft and tree verifiers, which draft every branch; 1 otherwise)
+ * multi-draft verifiers, which draft every one; 1 otherwise)
  * and γ the draft length (every iteration drafts γ tokens, as a deployed
  * system does, even where fewer are left before the horizon).  Over a
  * generation of T tokens with E[target calls] = E[C]:
