@@ -215,8 +215,15 @@ int cmd_eval_speedup(int argc, char **argv)
                vt->name, cr);
         cli_model_summary(stdout, "model", &mo, m);
         cli_model_identity_line(stdout, &mo, &model);
-        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts\n\n",
+        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts\n",
                sd_speedup_draft_tokens(vt, &(sd_params){.gamma = 1, .k = cv.par.k}));
+        int mc = 0;
+        for (size_t i = 0; i < npt; i++)
+            mc |= !pts[i].exact;
+        if (mc) /* the seed of the Monte-Carlo points, as in JSON */
+            printf("trials    %llu   seed %llu   (the points marked MC)\n", (unsigned long long)trials,
+                   (unsigned long long)seed);
+        putchar('\n');
         printf("  %5s %14s %6s %10s %22s", "G", "target calls", "", "speed-up", "95% CI");
         if (iid)
             printf(" %16s%s", "T->inf (i.i.d.)", is_token ? "   Leviathan et al." : "");

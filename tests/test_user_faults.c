@@ -9,7 +9,8 @@
  * Suite user_speedup: `eval speedup --p/--q`'s limit T -> infinity is the
  * renewal-reward rate of one iteration; it printed inf at p = q and 6656
  * instead of 2.7273 at alpha = 1 - 1e-7 (an increment of E[C](T) that had
- * not converged), and nothing for verifiers without a closed form.
+ * not converged), and nothing for verifiers without a closed form.  Its
+ * table did not echo the seed of Monte-Carlo points.
  *
  * Suite user_plot: `plot --list --json` printed the text table. */
 #include <criterion/criterion.h>
@@ -149,4 +150,25 @@ Test(user_plot, list_json_is_json)
         json_decref(j);
         free(out);
     }
+}
+
+Test(user_speedup, table_echoes_the_seed_of_monte_carlo_points)
+{
+    /* block at G = 8 on the default chain: V^G = 5.8e6 blocks, past the
+     * exact law's limit, so the point is Monte-Carlo. */
+    const char *args = "eval speedup --algo block --gamma 8 --trials 500 --seed 5";
+    char cmd[200], *tab = NULL, *js = NULL;
+    cr_assert_eq(tu_run(args, &tab, NULL), 0);
+    snprintf(cmd, sizeof cmd, "%s --json", args);
+    cr_assert_eq(tu_run(cmd, &js, NULL), 0);
+    cr_expect(tu_contains(tab, "trials    500   seed 5   (the points marked MC)"), "%s", tab);
+    json_t *j = json_loads(js, 0, NULL), *pt = json_array_get(json_object_get(j, "points"), 0);
+    cr_expect(json_is_false(json_object_get(pt, "exact")));
+    char row[200]; /* the table's row carries the JSON's numbers */
+    snprintf(row, sizeof row, "%5d %14.6f %6s %10.6f", 8, json_real_value(json_object_get(pt, "target_calls")), "MC",
+             json_real_value(json_object_get(pt, "speedup")));
+    cr_expect(tu_contains(tab, row), "'%s' not in\n%s", row, tab);
+    json_decref(j);
+    free(tab);
+    free(js);
 }
