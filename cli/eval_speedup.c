@@ -81,6 +81,8 @@ int cmd_eval_speedup(int argc, char **argv)
             i++;
             continue;
         }
+        if (strcmp(argv[i], "--gamma") == 0 || strncmp(argv[i], "--gamma=", 8) == 0)
+            best = 0; /* the last --gamma wins, as every repeated option does */
         av[ac++] = argv[i];
     }
     cli_verifier cv;

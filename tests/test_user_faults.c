@@ -10,7 +10,8 @@
  * renewal-reward rate of one iteration; it printed inf at p = q and 6656
  * instead of 2.7273 at alpha = 1 - 1e-7 (an increment of E[C](T) that had
  * not converged), and nothing for verifiers without a closed form.  Its
- * table did not echo the seed of Monte-Carlo points.
+ * table did not echo the seed of Monte-Carlo points, and `--gamma best
+ * --gamma 3` swept every G (the last of a repeated option wins).
  *
  * Suite user_plot: `plot --list --json` printed the text table. */
 #include <criterion/criterion.h>
@@ -171,4 +172,19 @@ Test(user_speedup, table_echoes_the_seed_of_monte_carlo_points)
     json_decref(j);
     free(tab);
     free(js);
+}
+
+Test(user_speedup, the_last_gamma_wins)
+{
+    const char *cases[] = {"--gamma best --gamma 3", "--gamma 3 --gamma best --gamma-max 2"};
+    const size_t points[] = {1, 2};
+    for (size_t i = 0; i < 2; i++) {
+        char cmd[200], *js = NULL;
+        snprintf(cmd, sizeof cmd, "eval speedup %s --V 3 --T 6 --json", cases[i]);
+        cr_assert_eq(tu_run(cmd, &js, NULL), 0, "%s", cmd);
+        json_t *j = json_loads(js, 0, NULL);
+        cr_expect_eq(json_array_size(json_object_get(j, "points")), points[i], "%s", cmd);
+        json_decref(j);
+        free(js);
+    }
 }
