@@ -470,7 +470,11 @@ int cmd_lp(int argc, char **argv)
         case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
         case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &o.a, &err); have_ctx = 1; break;
         case O_JSON: json = 1; break;
-        case O_PLAN: o.plan_file = optarg; break;
+        case O_PLAN:
+            o.plan_file = optarg;
+            if (!*optarg)
+                status = cli_usage_error("lp", "--plan: expected a file name, got ''");
+            break;
         case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo.max_vars, &err); break;
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
