@@ -1,7 +1,6 @@
 """Models: a draft chain p and a target chain q (docs/notation.md), as
 numpy arrays, and how a command is told which model to use."""
 import ctypes
-import operator
 import os
 import tempfile
 import weakref
@@ -12,13 +11,10 @@ _MAX_V, _MAX_T = 1 << 20, 1 << 24  # --V and --T of the command line (cli/cli.c)
 
 
 def _whole(name, x, lo, hi):
-    """x as an int in lo..hi (an int, or a float with a whole value), else
-    SimdecError 64 as the command line refuses the option: int(7.5) would
-    quietly make another model than the one asked for."""
-    try:
-        v = operator.index(x)
-    except TypeError:
-        v = int(x) if isinstance(x, float) and x.is_integer() else None
+    """x as an int in lo..hi (_lib.whole), else SimdecError 64 as the
+    command line refuses the option: int(7.5) would quietly make another
+    model than the one asked for."""
+    v = _lib.whole(x)
     if v is None or not lo <= v <= hi:
         raise _lib.SimdecError("%s: expected a whole number from %d to %d, got %r" % (name, lo, hi, x), 64)
     return v
