@@ -691,6 +691,15 @@ int cli_plugins_load(int argc, char **argv, sd_error *err)
     return SD_OK;
 }
 
+/* 1 if name is in the NULL-terminated list (NULL: none). */
+static int S_listed(const char *const *list, const char *name)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcmp(list[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
                          const char *def, const struct option *base, const char *const *skip,
                          cli_verifier *cv, struct option **opts)
@@ -718,6 +727,17 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
                                cli_suggest_text(&sg, "", hint, sizeof hint));
     }
     sd_params_defaults(&cv->par, cv->vt);
+    /* getopt takes the command's option first (cli_options_with_params), so
+     * a parameter of the same name (a plugin's --seed, a Python verifier's
+     * --V) could never be set: refuse the verifier instead of ignoring it. */
+    for (size_t i = 0; i < sd_params_count(cv->vt); i++)
+        for (const struct option *b = base; b->name; b++)
+            if (strcmp(b->name, cv->vt->params[i].name) == 0 && !S_listed(skip, b->name)) {
+                sd_error_set(&err, SD_EDATA, "verifier %s: its parameter '%s' has the name of an option of %s "
+                             "(--%s), so it could never be set; rename the parameter", cv->vt->name, b->name,
+                             cmd, b->name);
+                return cli_fail(&err);
+            }
     if (!(*opts = cli_options_with_params(base, cv->vt, skip))) {
         fprintf(stderr, "simdec: out of memory\n");
         return EX_OSERR_;
@@ -739,10 +759,7 @@ struct option *cli_options_with_params(const struct option *base, const sd_verif
     memcpy(o, base, nb * sizeof *o);
     k = nb;
     for (size_t i = 0; i < np; i++) {
-        int skipped = 0;
-        for (size_t s = 0; skip && skip[s]; s++)
-            skipped |= strcmp(skip[s], vt->params[i].name) == 0;
-        if (skipped)
+        if (S_listed(skip, vt->params[i].name))
             continue;
         o[k].name = vt->params[i].name;
         o[k].has_arg = required_argument;

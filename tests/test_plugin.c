@@ -328,4 +328,12 @@ Test(plugin_cli, plugin_errors)
     S_cli("run --plugin nonexistent.so", 66, "nonexistent.so: cannot open", NULL, NULL);
     S_cli("run --plugin README.md", 65, "README.md: not a shared object", NULL, NULL);
     S_cli("run --plugin " S_SO("wrong_abi") " --algo token", 65, "plugin interface version", NULL, NULL);
+    /* A parameter named like an option was silently never set (the
+     * command's --seed took the value). */
+    S_cli("run --plugin " S_SO("option_param") " --algo test-option-param --seed 5", 65,
+          "verifier test-option-param: its parameter 'seed' has the name of an option of run (--seed)", NULL, NULL);
+    S_cli("check --plugin " S_SO("option_param") " --algo test-option-param", 65, "option of check (--seed)", NULL,
+          NULL);
+    S_cli("lp valid-verify --gamma 1 --plugin " S_SO("option_param") " --compare test-option-param", 65,
+          "option of lp (--seed)", NULL, NULL);
 }
