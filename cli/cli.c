@@ -94,6 +94,17 @@ int cli_option_error(const char *cmd, int c, char **argv)
     if (S_opts && strncmp(a, "--", 2) == 0) {
         size_t len = strcspn(a + 2, "=");
         snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+        /* getopt_long takes a unique prefix of an option and refuses one
+         * that several options start with: say which. */
+        char list[512] = "";
+        size_t used = 0, n = 0;
+        for (const struct option *o = S_opts; len > 0 && o->name; o++)
+            if (strncmp(o->name, a + 2, len) == 0 && used < sizeof list) {
+                int w = snprintf(list + used, sizeof list - used, "%s--%s", n++ ? ", " : "", o->name);
+                used += w > 0 ? (size_t)w : 0;
+            }
+        if (n >= 2)
+            return cli_usage_error(cmd, "ambiguous option '%s': it abbreviates %s", a, list);
         cli_suggest sg;
         cli_suggest_init(&sg, name);
         for (const struct option *o = S_opts; o->name; o++)
