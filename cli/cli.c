@@ -825,6 +825,38 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
     return cli_option_error(cmd, c, argv);
 }
 
+/* The help line of one declaration: option, argument, help, range. */
+static void S_param_line(const sd_param_decl *d, char *line, size_t len)
+{
+    char arg[96];
+    if (d->kind == SD_PARAM_CHOICE)
+        snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+    else if (d->kind == SD_PARAM_SHAPE)
+        snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
+    else if (d->kind == SD_PARAM_COUNT)
+        snprintf(arg, sizeof arg, "--%s N", d->name);
+    else
+        snprintf(arg, sizeof arg, "--%s X", d->name);
+    int n = snprintf(line, len, "  %-20s %s", arg, d->help);
+    size_t u = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
+    if (d->kind == SD_PARAM_SHAPE)
+        snprintf(line + u, len - u, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max,
+                 SD_TREE_MAX_NODES, d->choices);
+    else if (d->kind != SD_PARAM_CHOICE)
+        snprintf(line + u, len - u, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
+}
+
+/* 1 if verifier w declares `name` with the help line `line`. */
+static int S_same_line(const sd_verifier_type *w, const char *name, const char *line)
+{
+    const sd_param_decl *d = sd_params_decl(w, name, NULL);
+    char other[512];
+    if (!d)
+        return 0;
+    S_param_line(d, other, sizeof other);
+    return strcmp(other, line) == 0;
+}
+
 void cli_params_help(FILE *f, const sd_verifier_type *vt)
 {
     const sd_verifier_type *v;
@@ -836,7 +868,9 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
         fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
                    "shows that verifier's; 'simdec run --list' lists them all):\n");
     }
-    /* Each parameter name once, with the verifiers that read it. */
+    /* Each parameter name once, with the verifiers that read it; a name
+     * that verifiers declare differently (--draw: 'iid only', 'wor only',
+     * ...) gets one line per declaration, each with its verifiers. */
     for (size_t i = 0; (v = vt ? (i == 0 ? vt : NULL) : sd_verifier_at(i)) != NULL; i++) {
         size_t np = sd_params_count(v);
         for (size_t j = 0; j < np; j++) {
@@ -846,33 +880,32 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
                 seen = sd_params_decl(sd_verifier_at(e), d->name, NULL) != NULL;
             if (seen)
                 continue;
-            char arg[96];
-            if (d->kind == SD_PARAM_CHOICE)
-                snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
-            else if (d->kind == SD_PARAM_SHAPE)
-                snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
-            else if (d->kind == SD_PARAM_COUNT)
-                snprintf(arg, sizeof arg, "--%s N", d->name);
-            else
-                snprintf(arg, sizeof arg, "--%s X", d->name);
-            fprintf(f, "  %-20s %s", arg, d->help);
-            if (d->kind == SD_PARAM_SHAPE)
-                fprintf(f, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max, SD_TREE_MAX_NODES,
-                        d->choices);
-            else if (d->kind != SD_PARAM_CHOICE)
-                fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
-            if (!vt) {
-                fprintf(f, "\n  %-20s [", "");
-                const sd_verifier_type *w;
-                int first = 1;
-                for (size_t e = i; (w = sd_verifier_at(e)) != NULL; e++)
-                    if (sd_params_decl(w, d->name, NULL)) {
-                        fprintf(f, "%s%s", first ? "" : " ", w->name);
-                        first = 0;
-                    }
-                fprintf(f, "]");
+            const sd_verifier_type *w;
+            for (size_t e = i; (w = vt ? (e == i ? vt : NULL) : sd_verifier_at(e)) != NULL; e++) {
+                const sd_param_decl *dw = sd_params_decl(w, d->name, NULL);
+                char line[512];
+                if (!dw)
+                    continue;
+                S_param_line(dw, line, sizeof line);
+                int printed = 0;
+                for (size_t b = i; b < e && !printed; b++)
+                    printed = S_same_line(sd_verifier_at(b), d->name, line);
+                if (printed)
+                    continue;
+                fputs(line, f);
+                if (!vt) {
+                    fprintf(f, "\n  %-20s [", "");
+                    const sd_verifier_type *x;
+                    int first = 1;
+                    for (size_t y = e; (x = sd_verifier_at(y)) != NULL; y++)
+                        if (S_same_line(x, d->name, line)) {
+                            fprintf(f, "%s%s", first ? "" : " ", x->name);
+                            first = 0;
+                        }
+                    fprintf(f, "]");
+                }
+                fputc('\n', f);
             }
-            fputc('\n', f);
         }
     }
 }

@@ -13,7 +13,11 @@
  * table did not echo the seed of Monte-Carlo points, and `--gamma best
  * --gamma 3` swept every G (the last of a repeated option wins).
  *
- * Suite user_plot: `plot --list --json` printed the text table. */
+ * Suite user_plot: `plot --list --json` printed the text table.
+ *
+ * Suite user_help: the help without --algo listed each parameter with the
+ * help of its first verifier ("--draw ...: iid only" for traversal, which
+ * drafts without replacement by default). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -187,4 +191,51 @@ Test(user_speedup, the_last_gamma_wins)
         json_decref(j);
         free(js);
     }
+}
+
+/* 1 if the verifier list "[a b c]" that follows `line` somewhere in help
+ * names `name`. */
+static int S_listed_under(const char *help, const char *line, const char *name)
+{
+    size_t ll = strlen(line), nl = strlen(name);
+    for (const char *at = strstr(help, line); at; at = strstr(at + 1, line)) {
+        const char *b = at + ll;
+        if (*b != '\n')
+            continue;
+        b += strspn(b + 1, " ") + 1;
+        if (*b != '[')
+            continue;
+        const char *end = strchr(b, ']');
+        for (const char *w = b + 1; end && w < end;) {
+            size_t k = strcspn(w, " ]");
+            if (k == nl && strncmp(w, name, nl) == 0)
+                return 1;
+            w += k + 1;
+        }
+    }
+    return 0;
+}
+
+/* Every line of `run --algo NAME --help` about NAME's parameters is in
+ * `run --help`, listing NAME under it. */
+Test(user_help, generic_parameter_lines_are_each_verifiers_own)
+{
+    char *all = NULL;
+    cr_assert_eq(tu_run("run --help", &all, NULL), 0);
+    const sd_verifier_type *vt;
+    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL; i++) {
+        char cmd[128], *own = NULL;
+        snprintf(cmd, sizeof cmd, "run --algo %s --help", vt->name);
+        cr_assert_eq(tu_run(cmd, &own, NULL), 0, "%s", cmd);
+        const char *sec = strstr(own, "Parameters of --algo");
+        for (const char *l = sec ? strchr(sec, '\n') + 1 : NULL; l && strncmp(l, "  --", 4) == 0;) {
+            const char *e = strchr(l, '\n');
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(e - l), l);
+            cr_expect(S_listed_under(all, line, vt->name), "run --help lacks '%s' for %s", line, vt->name);
+            l = e + 1;
+        }
+        free(own);
+    }
+    free(all);
 }
