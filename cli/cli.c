@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "../sims/sd_params.h"
@@ -951,12 +952,20 @@ json_t *cli_json_real(double x)
 
 int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *err)
 {
-    size_t len = strlen(path) + 16;
+    size_t len = strlen(path) + 40;
     char *tmp = malloc(len);
     if (!tmp)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
+    /* A fresh name beside path, created with O_EXCL and mode 0666 less the
+     * umask, as fopen would (mkstemp's 0600 survived the rename: a model or
+     * plan only its owner could read). */
+    int fd = -1;
+    for (unsigned i = 0; fd < 0 && i < 100; i++) {
+        snprintf(tmp, len, "%s.tmp%ld.%u", path, (long)getpid(), i);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     if (fd < 0) {
         int rc = sd_error_set(err, SD_EOUTPUT, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);

@@ -17,13 +17,19 @@
  *
  * Suite user_help: the help without --algo listed each parameter with the
  * help of its first verifier ("--draw ...: iid only" for traversal, which
- * drafts without replacement by default). */
+ * drafts without replacement by default).
+ *
+ * Suite user_files: files simdec writes (gen -o, lp --plan, plot's data)
+ * have the mode any program's files have, 0666 less the umask; they were
+ * 0600 (mkstemp's), unreadable to the rest of a research group. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../plots/sd_figures.h"
 #include "../sims/sd_check.h"
@@ -238,4 +244,33 @@ Test(user_help, generic_parameter_lines_are_each_verifiers_own)
         free(own);
     }
     free(all);
+}
+
+Test(user_files, written_files_follow_the_umask)
+{
+    char dir[] = "/tmp/simdec-umask-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const mode_t masks[] = {022, 077};
+    for (size_t m = 0; m < 2; m++) {
+        mode_t old = umask(masks[m]);
+        char args[3][300], paths[3][200];
+        snprintf(paths[0], sizeof paths[0], "%s/model%zu.json", dir, m);
+        snprintf(paths[1], sizeof paths[1], "%s/plan%zu.csv", dir, m);
+        snprintf(paths[2], sizeof paths[2], "%s/out%zu/yin-fig2a-sd.dat", dir, m);
+        snprintf(args[0], sizeof args[0], "gen --V 2 --T 1 -o %s", paths[0]);
+        snprintf(args[1], sizeof args[1], "lp otm --k 2 --V 3 --plan %s", paths[1]);
+        snprintf(args[2], sizeof args[2], "plot yin-fig2a-sd --quick --data-only --out %s/out%zu", dir, m);
+        for (size_t i = 0; i < 3; i++) {
+            cr_expect_eq(tu_run(args[i], NULL, NULL), 0, "%s", args[i]);
+            struct stat st;
+            cr_expect_eq(stat(paths[i], &st), 0, "%s: not written", paths[i]);
+            cr_expect_eq(st.st_mode & 0777, 0666 & ~masks[m], "%s: mode %o under umask %03o", paths[i],
+                         (unsigned)(st.st_mode & 0777), (unsigned)masks[m]);
+            remove(paths[i]);
+        }
+        umask(old);
+        snprintf(args[0], sizeof args[0], "%s/out%zu", dir, m);
+        rmdir(args[0]);
+    }
+    rmdir(dir);
 }
