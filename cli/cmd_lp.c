@@ -254,9 +254,12 @@ static int S_print_table(const S_out *o)
     else if (o->mo->file)
         printf("  model        %s, V=%zu, T=%zu; context step %zu after state %zu\n", o->mo->file, c->V,
                c->T, o->t, o->a);
+    else if (o->mo->gen.rng == SD_GEN_NUMPY_MT19937) /* the generator's options, as JSON has them */
+        printf("  model        generated (model-seed %lu, rng numpy-mt19937), V=%zu, T=%zu; context step %zu after "
+               "state %zu\n", o->mo->gen.seed, c->V, c->T, o->t, o->a);
     else
-        printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
-               o->mo->gen.seed, c->V, c->T, o->t, o->a);
+        printf("  model        generated (model-seed %lu, alpha %g, mix %g), V=%zu, T=%zu; context step %zu after "
+               "state %zu\n", o->mo->gen.seed, o->mo->gen.alpha, o->mo->gen.mix, c->V, c->T, o->t, o->a);
     if (!strcmp(o->res.method, "flow"))
         printf("  flow         %zu arcs, %zu vertices (%s flow, glp_maxflow_ffalg)\n", o->res.variables,
                o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");

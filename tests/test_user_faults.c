@@ -19,6 +19,9 @@
  * help of its first verifier ("--draw ...: iid only" for traversal, which
  * drafts without replacement by default).
  *
+ * Suite user_lp: the table of lp named a generated model by its seed only,
+ * so chains of other --alpha, --mix or --rng printed the same line.
+ *
  * Suite user_files: files simdec writes (gen -o, lp --plan, plot's data)
  * have the mode any program's files have, 0666 less the umask; they were
  * 0600 (mkstemp's), unreadable to the rest of a research group. */
@@ -273,4 +276,17 @@ Test(user_files, written_files_follow_the_umask)
         rmdir(args[0]);
     }
     rmdir(dir);
+}
+
+Test(user_lp, table_names_the_generators_options)
+{
+    const char *args[] = {"lp otm --k 2 --alpha 0.3 --mix 0.9", "lp otm --k 2 --rng numpy-mt19937"};
+    const char *want[] = {"generated (model-seed 10, alpha 0.3, mix 0.9), V=7, T=50",
+                          "generated (model-seed 10, rng numpy-mt19937), V=7, T=50"};
+    for (size_t i = 0; i < 2; i++) {
+        char *out = NULL;
+        cr_assert_eq(tu_run(args[i], &out, NULL), 0, "%s", args[i]);
+        cr_expect(tu_contains(out, want[i]), "%s:\n%s", args[i], out);
+        free(out);
+    }
 }
