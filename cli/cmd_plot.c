@@ -328,7 +328,11 @@ int cmd_plot(int argc, char **argv)
         case 'h': fputs(S_help_text, stdout); return EX_OK_;
         case O_LIST: list = 1; break;
         case O_OUT: out = optarg; break;
-        case O_SCRIPTS: scripts = optarg; break;
+        case O_SCRIPTS:
+            if (!*optarg) /* as --out '' */
+                return cli_usage_error("plot", "--scripts: bad directory name ''");
+            scripts = optarg;
+            break;
         case O_QUICK: fo.quick = 1; break;
         case O_DATA_ONLY: data_only = 1; break;
         case O_JSON: json = 1; break;
