@@ -381,8 +381,10 @@ int cmd_plot(int argc, char **argv)
     }
     int status = EX_OK_;
     json_t *arr = json ? json_array() : NULL;
-    if (!json)
+    if (!json) { /* the seed, as JSON and the data files echo it */
+        printf("seed %llu%s\n", (unsigned long long)fo.seed, fo.quick ? " (--quick: a tenth of the trials)" : "");
         printf("%-28s %-12s %8s  %s\n", "figure", "size", "seconds", "files");
+    }
     for (size_t i = 0; i < nfig; i++) {
         const sd_figure *fig = todo[i];
         S_made m;

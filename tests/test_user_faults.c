@@ -13,7 +13,8 @@
  * table did not echo the seed of Monte-Carlo points, and `--gamma best
  * --gamma 3` swept every G (the last of a repeated option wins).
  *
- * Suite user_plot: `plot --list --json` printed the text table.
+ * Suite user_plot: `plot --list --json` printed the text table, and the
+ * table of `plot` did not echo the seed.
  *
  * Suite user_help: the help without --algo listed each parameter with the
  * help of its first verifier ("--draw ...: iid only" for traversal, which
@@ -200,6 +201,19 @@ Test(user_speedup, the_last_gamma_wins)
         json_decref(j);
         free(js);
     }
+}
+
+Test(user_plot, table_echoes_the_seed)
+{
+    char dir[] = "/tmp/simdec-plot-XXXXXX", args[200], *out = NULL;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "plot yin-fig2a-sd --quick --data-only --seed 7 --out %s", dir);
+    cr_assert_eq(tu_run(args, &out, NULL), 0);
+    cr_expect(tu_contains(out, "seed 7 (--quick: a tenth of the trials)\n"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "%s/yin-fig2a-sd.dat", dir);
+    remove(args);
+    rmdir(dir);
 }
 
 /* 1 if the verifier list "[a b c]" that follows `line` somewhere in help
