@@ -1,4 +1,5 @@
-/* api.c — simdec as a library for other languages (api.h). */
+/* api.c — simdec as a library for other languages (api.h), and the one
+ * dispatcher of commands (cli_dispatch) that ./simdec and sd_api_main share. */
 #include "api.h"
 
 #include <stdio.h>

@@ -240,7 +240,7 @@ int cmd_eval_speedup(int argc, char **argv)
             if (iid && isfinite(pt->s_limit))
                 printf(" %16.10f", pt->s_limit);
             else if (iid)
-                printf(" %16s", "n/a"); /* no iteration law: null in JSON */
+                printf(" %16s", "n/a"); /* no exact iteration law here: null in JSON */
             if (iid && is_token)
                 printf("   %.10f", sd_speedup_leviathan(alpha, pt->gamma, cr));
             printf("%s\n", best && i == ibest ? "   <- best" : "");
