@@ -54,9 +54,12 @@ int cli_fail(const sd_error *err)
 {
     fflush(stdout);
     fputs("simdec: ", stderr);
-    S_put_clean(err->msg[0] ? err->msg : sd_status_name(err->code));
+    /* A failure whose error says "success" (a callee returned a status but
+     * set none) is still a failure: exit 70, never 0. */
+    sd_status code = err->code != SD_OK ? err->code : SD_EINTERNAL;
+    S_put_clean(err->msg[0] ? err->msg : err->code != SD_OK ? sd_status_name(code) : "failed without an error message");
     fputc('\n', stderr);
-    return cli_exit_code(err->code);
+    return cli_exit_code(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

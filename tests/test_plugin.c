@@ -336,4 +336,12 @@ Test(plugin_cli, plugin_errors)
           NULL);
     S_cli("lp valid-verify --gamma 1 --plugin " S_SO("option_param") " --compare test-option-param", 65,
           "option of lp (--seed)", NULL, NULL);
+    /* A step or alloc that fails without sd_error_set: the commands said
+     * "simdec: success" and exited 0. */
+    S_cli("run --plugin " S_SO("silent_failure") " --algo test-silent-step --trials 10", 70,
+          "verifier test-silent-step: its step returned 42 without an error", NULL, NULL);
+    S_cli("check --plugin " S_SO("silent_failure") " --algo test-silent-alloc --trials 10", 70,
+          "verifier test-silent-alloc: its alloc returned 1 without an error", NULL, NULL);
+    S_cli("lp valid-verify --gamma 1 --plugin " S_SO("silent_failure") " --compare test-silent-step --trials 10",
+          70, "its step returned 42", NULL, NULL);
 }
