@@ -1,4 +1,5 @@
-/* api.c — simdec as a library for other languages (api.h). */
+/* api.c — simdec as a library for other languages (api.h), and the one
+ * dispatcher of commands (cli_dispatch) that ./simdec and sd_api_main share. */
 #include "api.h"
 
 #include <stdio.h>
@@ -7,16 +8,74 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "suggest.h"
+#include "../src/sd_version.h"
 
 typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv);
+    const char *summary;
 } S_command;
 
 static const S_command S_commands[] = {
-    {"run", cmd_run}, {"check", cmd_check}, {"eval", cmd_eval}, {"lp", cmd_lp},
-    {"gen", cmd_gen}, {"plot", cmd_plot},   {NULL, NULL},
+    {"run", cmd_run, "Monte-Carlo of one verifier on a model (rejections, target calls, accepted lengths)"},
+    {"check", cmd_check, "is a verifier lossless? chi-square test of its output against the target"},
+    {"eval", cmd_eval, "exact evaluators: rejections, generation (any verifier), accept-length, speedup, ..."},
+    {"lp", cmd_lp, "exact optima by linear programming (GLPK): otm, block-ot, valid-verify, pareto, tree-valid, tree-ot"},
+    {"plot", cmd_plot, "regenerate the papers' figures with gnuplot (PNG beside data and script)"},
+    {"gen", cmd_gen, "write a random nonstationary draft/target chain (simdec-chain-1 JSON)"},
+    {NULL, NULL, NULL},
 };
+
+static void S_help(FILE *f)
+{
+    fputs("Usage: simdec COMMAND [OPTIONS]\n"
+          "\n"
+          "Theory and simulation of speculative-decoding verifiers on synthetic\n"
+          "nonstationary Markov chains: draft model p, target model q.\n"
+          "\n"
+          "Commands:\n", f);
+    for (const S_command *c = S_commands; c->name; c++)
+        fprintf(f, "  %-7s %s\n", c->name, c->summary);
+    fputs("\n"
+          "  simdec COMMAND --help    options of one command\n"
+          "  simdec --version         version\n"
+          "\n"
+          "Try: simdec run --algo block --T 50\n"
+          "Exit status: 0 ok, 64 usage, 65 bad data or problem too large, 66 cannot\n"
+          "open input, 70 internal or solver failure, 71 out of memory, 73 cannot write.\n", f);
+}
+
+int cli_dispatch(int argc, char **argv)
+{
+    if (argc < 1) {
+        fputs("simdec: no command given\n", stderr);
+        S_help(stderr);
+        return EX_USAGE_;
+    }
+    const char *cmd = argv[0];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        S_help(stdout);
+        return cli_stdout_status();
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("simdec %s\n", SD_VERSION);
+        return cli_stdout_status();
+    }
+    /* A command that succeeded but whose output did not reach stdout
+     * (--help, --list into a full disk) fails with 73. */
+    for (const S_command *c = S_commands; c->name; c++)
+        if (strcmp(c->name, cmd) == 0) {
+            int status = c->fn(argc, argv);
+            return status == EX_OK_ ? cli_stdout_status() : status;
+        }
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, cmd);
+    for (const S_command *c = S_commands; c->name; c++)
+        cli_suggest_add(&sg, c->name);
+    return cli_usage_error(NULL, "unknown command '%s'%s", cmd, cli_suggest_text(&sg, "", hint, sizeof hint));
+}
 
 /* A copy of s (or of "" when the stream gave none), for the caller. */
 static char *S_dup(const char *s)
@@ -28,15 +87,6 @@ int sd_api_main(int argc, char **argv, char **out, char **err)
 {
     *out = *err = NULL;
     sd_gsl_quiet();
-    int (*fn)(int, char **) = NULL;
-    for (const S_command *c = S_commands; argc > 0 && c->name; c++)
-        if (strcmp(c->name, argv[0]) == 0)
-            fn = c->fn;
-    if (!fn) {
-        *out = S_dup("");
-        *err = S_dup(argc > 0 ? "simdec: unknown command\n" : "simdec: no command given\n");
-        return (*out && *err) ? EX_USAGE_ : EX_OSERR_;
-    }
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
     FILE *mo = open_memstream(&obuf, &olen), *me = open_memstream(&ebuf, &elen);
@@ -57,7 +107,7 @@ int sd_api_main(int argc, char **argv, char **out, char **err)
     FILE *so = stdout, *se = stderr;
     stdout = mo;
     stderr = me;
-    int status = fn(argc, argv);
+    int status = cli_dispatch(argc, argv);
     stdout = so;
     stderr = se;
     if (fclose(mo) != 0 && status == 0)

@@ -18,7 +18,8 @@
 
 #include "../src/sd_chain.h"
 
-/* Runs argv[0] (run, check, eval, lp, gen, plot) with argv[1..argc-1].
+/* Runs `simdec ARGV...` (cli_dispatch: argv[0] is run, check, eval, lp,
+ * gen, plot, --help or --version) with the status and output of ./simdec.
  * *out and *err receive what it wrote on standard output and standard
  * error (NUL-terminated; free with sd_api_free).  Output is captured by
  * pointing C's stdout and stderr at memory streams for the duration of the

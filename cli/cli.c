@@ -54,9 +54,12 @@ int cli_fail(const sd_error *err)
 {
     fflush(stdout);
     fputs("simdec: ", stderr);
-    S_put_clean(err->msg[0] ? err->msg : sd_status_name(err->code));
+    /* A failure whose error says "success" (a callee returned a status but
+     * set none) is still a failure: exit 70, never 0. */
+    sd_status code = err->code != SD_OK ? err->code : SD_EINTERNAL;
+    S_put_clean(err->msg[0] ? err->msg : err->code != SD_OK ? sd_status_name(code) : "failed without an error message");
     fputc('\n', stderr);
-    return cli_exit_code(err->code);
+    return cli_exit_code(code);
 }
 
 int cli_out_of_memory(void)
@@ -120,6 +123,17 @@ int cli_option_error(const char *cmd, int c, char **argv)
     if (S_opts && strncmp(a, "--", 2) == 0) {
         size_t len = strcspn(a + 2, "=");
         snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+        /* getopt_long takes a unique prefix of an option and refuses one
+         * that several options start with: say which. */
+        char list[512] = "";
+        size_t used = 0, n = 0;
+        for (const struct option *o = S_opts; len > 0 && o->name; o++)
+            if (strncmp(o->name, a + 2, len) == 0 && used < sizeof list) {
+                int w = snprintf(list + used, sizeof list - used, "%s--%s", n++ ? ", " : "", o->name);
+                used += w > 0 ? (size_t)w : 0;
+            }
+        if (n >= 2)
+            return cli_usage_error(cmd, "ambiguous option '%s': it abbreviates %s", a, list);
         cli_suggest sg;
         cli_suggest_init(&sg, name);
         for (const struct option *o = S_opts; o->name; o++)
@@ -787,6 +801,15 @@ int cli_plugins_load(int argc, char **argv, sd_error *err)
     return SD_OK;
 }
 
+/* 1 if name is in the NULL-terminated list (NULL: none). */
+static int S_listed(const char *const *list, const char *name)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcmp(list[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
                          const char *def, const struct option *base, const char *const *skip,
                          cli_verifier *cv, struct option **opts)
@@ -814,6 +837,17 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
                                cli_suggest_text(&sg, "", hint, sizeof hint));
     }
     sd_params_defaults(&cv->par, cv->vt);
+    /* getopt takes the command's option first (cli_options_with_params), so
+     * a parameter of the same name (a plugin's --seed, a Python verifier's
+     * --V) could never be set: refuse the verifier instead of ignoring it. */
+    for (size_t i = 0; i < sd_params_count(cv->vt); i++)
+        for (const struct option *b = base; b->name; b++)
+            if (strcmp(b->name, cv->vt->params[i].name) == 0 && !S_listed(skip, b->name)) {
+                sd_error_set(&err, SD_EDATA, "verifier %s: its parameter '%s' has the name of an option of %s "
+                             "(--%s), so it could never be set; rename the parameter", cv->vt->name, b->name,
+                             cmd, b->name);
+                return cli_fail(&err);
+            }
     if (!(*opts = cli_options_with_params(base, cv->vt, skip))) {
         fprintf(stderr, "simdec: out of memory\n");
         return EX_OSERR_;
@@ -835,10 +869,7 @@ struct option *cli_options_with_params(const struct option *base, const sd_verif
     memcpy(o, base, nb * sizeof *o);
     k = nb;
     for (size_t i = 0; i < np; i++) {
-        int skipped = 0;
-        for (size_t s = 0; skip && skip[s]; s++)
-            skipped |= strcmp(skip[s], vt->params[i].name) == 0;
-        if (skipped)
+        if (S_listed(skip, vt->params[i].name))
             continue;
         o[k].name = vt->params[i].name;
         o[k].has_arg = required_argument;
@@ -893,9 +924,41 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
     return cli_option_error(cmd, c, argv);
 }
 
+/* The help line of one declaration: option, argument, help, range. */
+static void S_param_line(const sd_param_decl *d, char *line, size_t len)
+{
+    char arg[96];
+    if (d->kind == SD_PARAM_CHOICE)
+        snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+    else if (d->kind == SD_PARAM_SHAPE)
+        snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
+    else if (d->kind == SD_PARAM_COUNT)
+        snprintf(arg, sizeof arg, "--%s N", d->name);
+    else
+        snprintf(arg, sizeof arg, "--%s X", d->name);
+    int n = snprintf(line, len, "  %-20s %s", arg, d->help);
+    size_t u = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
+    if (d->kind == SD_PARAM_SHAPE)
+        snprintf(line + u, len - u, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max,
+                 SD_TREE_MAX_NODES, d->choices);
+    else if (d->kind != SD_PARAM_CHOICE)
+        snprintf(line + u, len - u, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
+}
+
+/* 1 if verifier w declares `name` with the help line `line`. */
+static int S_same_line(const sd_verifier_type *w, const char *name, const char *line)
+{
+    const sd_param_decl *d = sd_params_decl(w, name, NULL);
+    char other[512];
+    if (!d)
+        return 0;
+    S_param_line(d, other, sizeof other);
+    return strcmp(other, line) == 0;
+}
+
 void cli_params_help(FILE *f, const sd_verifier_type *vt)
 {
-    const sd_verifier_type *v, *u;
+    const sd_verifier_type *v;
     if (vt) {
         fprintf(f, "Parameters of --algo %s:\n", vt->name);
         if (sd_params_count(vt) == 0)
@@ -904,7 +967,9 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
         fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
                    "shows that verifier's; 'simdec run --list' lists them all):\n");
     }
-    /* Each parameter name once, with the verifiers that read it. */
+    /* Each parameter name once, with the verifiers that read it; a name
+     * that verifiers declare differently (--draw: 'iid only', 'wor only',
+     * ...) gets one line per declaration, each with its verifiers. */
     for (size_t i = 0; (v = vt ? (i == 0 ? vt : NULL) : sd_verifier_at(i)) != NULL; i++) {
         size_t np = sd_params_count(v);
         for (size_t j = 0; j < np; j++) {
@@ -914,46 +979,32 @@ void cli_params_help(FILE *f, const sd_verifier_type *vt)
                 seen = sd_params_decl(sd_verifier_at(e), d->name, NULL) != NULL;
             if (seen)
                 continue;
-            char arg[96];
-            if (d->kind == SD_PARAM_CHOICE)
-                snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
-            else if (d->kind == SD_PARAM_SHAPE)
-                snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
-            else if (d->kind == SD_PARAM_COUNT)
-                snprintf(arg, sizeof arg, "--%s N", d->name);
-            else
-                snprintf(arg, sizeof arg, "--%s X", d->name);
-            fprintf(f, "  %-20s %s", arg, d->help);
-            if (d->kind == SD_PARAM_SHAPE)
-                fprintf(f, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max, SD_TREE_MAX_NODES,
-                        d->choices);
-            else if (d->kind != SD_PARAM_CHOICE)
-                fprintf(f, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
-            if (!vt) /* the verifiers reading it, grouped by their help (--draw: the rules each supports) */
-                for (size_t g = i; (u = sd_verifier_at(g)) != NULL; g++) {
-                    const sd_param_decl *dg = sd_params_decl(u, d->name, NULL);
-                    int shown = 0;
-                    for (size_t e = i; e < g && dg && !shown; e++) {
-                        const sd_param_decl *de = sd_params_decl(sd_verifier_at(e), d->name, NULL);
-                        shown = de && strcmp(de->help, dg->help) == 0;
-                    }
-                    if (!dg || shown)
-                        continue;
-                    if (g != i)
-                        fprintf(f, "\n  %-20s %s", "", dg->help);
+            const sd_verifier_type *w;
+            for (size_t e = i; (w = vt ? (e == i ? vt : NULL) : sd_verifier_at(e)) != NULL; e++) {
+                const sd_param_decl *dw = sd_params_decl(w, d->name, NULL);
+                char line[512];
+                if (!dw)
+                    continue;
+                S_param_line(dw, line, sizeof line);
+                int printed = 0;
+                for (size_t b = i; b < e && !printed; b++)
+                    printed = S_same_line(sd_verifier_at(b), d->name, line);
+                if (printed)
+                    continue;
+                fputs(line, f);
+                if (!vt) {
                     fprintf(f, "\n  %-20s [", "");
-                    const sd_verifier_type *w;
+                    const sd_verifier_type *x;
                     int first = 1;
-                    for (size_t e = g; (w = sd_verifier_at(e)) != NULL; e++) {
-                        const sd_param_decl *de = sd_params_decl(w, d->name, NULL);
-                        if (de && strcmp(de->help, dg->help) == 0) {
-                            fprintf(f, "%s%s", first ? "" : " ", w->name);
+                    for (size_t y = e; (x = sd_verifier_at(y)) != NULL; y++)
+                        if (S_same_line(x, d->name, line)) {
+                            fprintf(f, "%s%s", first ? "" : " ", x->name);
                             first = 0;
                         }
-                    }
                     fprintf(f, "]");
                 }
-            fputc('\n', f);
+                fputc('\n', f);
+            }
         }
     }
 }

@@ -586,8 +586,9 @@ static const char S_al_help[] =
     "\n"
     "Token trees: --algo tree-rrs|tree-rrs-wor|tree-topk|traversal (or a broken-tree-*\n"
     "control) --tree b1,...,bd [--draw iid|wor|topk] (no --gamma): the expected\n"
-    "accepted path length from the context, by enumerating every drafted tree\n"
-    "(at most 4e6 trees: V^nodes, 1 with topk; refused beyond), and its law P(l).\n";
+    "accepted path length from the context (t+d-1 may not exceed the horizon), by\n"
+    "enumerating every drafted tree (at most 4e6 trees: V^nodes, 1 with topk;\n"
+    "refused beyond), and its law P(l).\n";
 
 static int S_algo_index(const char *name, const char *const *names, int n)
 {
@@ -630,6 +631,10 @@ static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
         t = 1;
         st8 = 0;
     } else if (!(c = cli_model_build(&a->mo, &err)) || cli_context_check(c, t, st8, &err)) {
+        return S_finish(a, c, NULL, cli_fail(&err));
+    } else if (d > c->T - t + 1) { /* as --gamma is: the tree's levels are its draft length */
+        sd_error_set(&err, SD_EUSAGE, "a tree of depth %zu at --step %zu runs past the horizon T = %zu "
+                     "(at most %zu levels fit)", d, t, c->T, c->T - t + 1);
         return S_finish(a, c, NULL, cli_fail(&err));
     }
     double ex, *joint = malloc((d + 1) * c->V * sizeof *joint), law[SD_TREE_MAX_DEPTH + 1] = {0};

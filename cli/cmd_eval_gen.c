@@ -27,7 +27,8 @@ static const char S_help_head[] =
     "\n"
     "  --algo NAME        verifier (default token); 'simdec run --list' lists them\n"
     "  --json             one JSON object (keys: algo, params, rejections,\n"
-    "                     target_calls, method, model)\n";
+    "                     target_calls, method, model)\n"
+    "  --plugin FILE      load verifiers from a plugin (include/simdec.h); repeatable\n";
 
 int cmd_eval_generation(int argc, char **argv)
 {

@@ -49,7 +49,10 @@ static const char S_help_head[] =
     "                           the full-information bound: couplings of the drafted\n"
     "                           tree with the target sequence, maximising the depth to\n"
     "                           which the target path stays inside the tree.\n"
-    "\n"
+    "\n";
+
+/* The rest of the help (one string would pass C's 4095-character limit). */
+static const char S_help_options[] =
     "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
     "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
     "                           blocks follow the chain from there.  With --p/--q the\n"
@@ -70,12 +73,13 @@ static const char S_help_head[] =
     "                           problem's fastest by default, see docs/lp.md)\n"
     "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
     "  --time-limit S           stop the solver after S seconds (status says so)\n"
-    "  --compare NAME           (block-ot, valid-verify) also measure verifier NAME's\n"
-    "                           expected accepted tokens in one iteration of draft\n"
-    "                           length G from the same context (--trials, default\n"
+    "  --compare NAME           (block-ot, valid-verify, tree-valid, tree-ot) also\n"
+    "                           measure verifier NAME's expected accepted tokens in\n"
+    "                           one iteration of draft length G (a tree: its depth)\n"
+    "                           from the same context (--trials, default\n"
     "                           100000; --seed, default 1) and print the gap; its\n"
     "                           parameters are options too (its gamma is G), and a\n"
-    "                           verifier that is not lossless is refused: both LPs\n"
+    "                           verifier that is not lossless is refused: these LPs\n"
     "                           bound lossless verifiers (use 'lp pareto')\n"
     "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
     "\n";
@@ -250,9 +254,12 @@ static int S_print_table(const S_out *o)
     else if (o->mo->file)
         printf("  model        %s, V=%zu, T=%zu; context step %zu after state %zu\n", o->mo->file, c->V,
                c->T, o->t, o->a);
+    else if (o->mo->gen.rng == SD_GEN_NUMPY_MT19937) /* the generator's options, as JSON has them */
+        printf("  model        generated (model-seed %lu, rng numpy-mt19937), V=%zu, T=%zu; context step %zu after "
+               "state %zu\n", o->mo->gen.seed, c->V, c->T, o->t, o->a);
     else
-        printf("  model        generated (model-seed %lu), V=%zu, T=%zu; context step %zu after state %zu\n",
-               o->mo->gen.seed, c->V, c->T, o->t, o->a);
+        printf("  model        generated (model-seed %lu, alpha %g, mix %g), V=%zu, T=%zu; context step %zu after "
+               "state %zu\n", o->mo->gen.seed, o->mo->gen.alpha, o->mo->gen.mix, c->V, c->T, o->t, o->a);
     if (!strcmp(o->res.method, "flow"))
         printf("  flow         %zu arcs, %zu vertices (%s flow, glp_maxflow_ffalg)\n", o->res.variables,
                o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");
@@ -452,6 +459,7 @@ int cmd_lp(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(S_help_head, stdout);
+            fputs(S_help_options, stdout);
             if (cv.vt) {
                 cli_params_help(stdout, cv.vt);
                 fputc('\n', stdout);
@@ -465,7 +473,11 @@ int cmd_lp(int argc, char **argv)
         case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
         case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &o.a, &err); have_ctx = 1; break;
         case O_JSON: json = 1; break;
-        case O_PLAN: o.plan_file = optarg; break;
+        case O_PLAN:
+            o.plan_file = optarg;
+            if (!*optarg)
+                status = cli_usage_error("lp", "--plan: expected a file name, got ''");
+            break;
         case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo.max_vars, &err); break;
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;

@@ -31,7 +31,7 @@
 static const char S_help_text[] =
     "Usage: simdec plot NAME... | all  [--out DIR] [--scripts DIR] [--quick]\n"
     "                                  [--seed S] [--data-only] [--json]\n"
-    "       simdec plot --list\n"
+    "       simdec plot --list [--json]\n"
     "\n"
     "Regenerates figures of the papers (and three of simdec's own) with simdec's\n"
     "numbers: Monte-Carlo estimates with 95% bands beside the exact values.  For\n"
@@ -48,16 +48,24 @@ static const char S_help_text[] =
     "  --seed S        base seed of the Monte-Carlo runs (default 20240610)\n"
     "  --data-only     write the .dat files only, do not run gnuplot\n"
     "  --json          one JSON object describing what was written\n"
-    "  --list          list the figures with what each demonstrates\n"
+    "  --list          list the figures with what each demonstrates (--json: an\n"
+    "                  array of {name, source, summary})\n"
     "\n"
     "Exit status: 0 ok, 64 usage, 66 script not found, 70 gnuplot failed or\n"
     "produced no valid PNG (the bad PNG is removed), 73 cannot write.\n";
 
-static void S_list(void)
+/* The figures, as a table or (json) a JSON array of {name, source, summary}. */
+static int S_list(int json)
 {
+    json_t *arr = json ? json_array() : NULL;
     for (size_t i = 0; sd_figures[i]; i++)
-        printf("%-28s %-22s %s\n", sd_figures[i]->name, sd_figures[i]->source,
-               sd_figures[i]->summary);
+        if (json)
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", sd_figures[i]->name, "source",
+                                                 sd_figures[i]->source, "summary", sd_figures[i]->summary));
+        else
+            printf("%-28s %-22s %s\n", sd_figures[i]->name, sd_figures[i]->source,
+                   sd_figures[i]->summary);
+    return json ? cli_print_json(arr) : EX_OK_;
 }
 
 /* mkdir -p. */
@@ -309,7 +317,7 @@ int cmd_plot(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *out = "plots/out", *scripts = NULL;
-    int data_only = 0, json = 0, c;
+    int data_only = 0, json = 0, list = 0, c;
     sd_figure_opts fo;
     sd_figure_opts_default(&fo);
     sd_error err;
@@ -318,9 +326,13 @@ int cmd_plot(int argc, char **argv)
     while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         switch (c) {
         case 'h': fputs(S_help_text, stdout); return EX_OK_;
-        case O_LIST: S_list(); return EX_OK_;
+        case O_LIST: list = 1; break;
         case O_OUT: out = optarg; break;
-        case O_SCRIPTS: scripts = optarg; break;
+        case O_SCRIPTS:
+            if (!*optarg) /* as --out '' */
+                return cli_usage_error("plot", "--scripts: bad directory name ''");
+            scripts = optarg;
+            break;
         case O_QUICK: fo.quick = 1; break;
         case O_DATA_ONLY: data_only = 1; break;
         case O_JSON: json = 1; break;
@@ -331,6 +343,10 @@ int cmd_plot(int argc, char **argv)
         default: return cli_option_error("plot", c, argv);
         }
     }
+    if (list && optind < argc)
+        return cli_usage_error("plot", "--list lists the figures; it takes no figure name ('%s')", argv[optind]);
+    if (list)
+        return S_list(json);
     if (optind >= argc)
         return cli_usage_error("plot", "name a figure or 'all' (see 'simdec plot --list')");
     /* Resolve every name before doing any work. */
@@ -365,8 +381,10 @@ int cmd_plot(int argc, char **argv)
     }
     int status = EX_OK_;
     json_t *arr = json ? json_array() : NULL;
-    if (!json)
+    if (!json) { /* the seed, as JSON and the data files echo it */
+        printf("seed %llu%s\n", (unsigned long long)fo.seed, fo.quick ? " (--quick: a tenth of the trials)" : "");
         printf("%-28s %-12s %8s  %s\n", "figure", "size", "seconds", "files");
+    }
     for (size_t i = 0; i < nfig; i++) {
         const sd_figure *fig = todo[i];
         S_made m;

@@ -12,4 +12,10 @@ int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
 int cmd_lp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
+/* `simdec ARGV...` without the program name: argv[0] is a command, --help,
+ * -h, help or --version (argc 0: no command, usage on stderr); an unknown
+ * command gets the nearest known name.  Returns the exit status.  The one
+ * entry of ./simdec (main.c) and of the library's sd_api_main (cli/api.c). */
+int cli_dispatch(int argc, char **argv);
+
 #endif

@@ -23,8 +23,9 @@ static const char S_help_head[] =
     "Expected wall-clock speed-up over target-only decoding when one draft token\n"
     "costs RATIO target calls.  Cost model: target-only decoding of T tokens costs\n"
     "T; an iteration of speculative decoding costs 1 (one target call) + c*d*G\n"
-    "(d drafts of G tokens: d = k or M for multi-draft and tree verifiers, whose\n"
-    "every branch is drafted, else 1), so S = T / (E[target calls] (1 + c d G)).\n"
+    "(d drafts of G tokens: d = k or M for the multi-draft verifiers, whose every\n"
+    "draft is drafted, else 1), so S = T / (E[target calls] (1 + c d G)); a\n"
+    "verifier without a draft length --gamma (the tree verifiers) is refused.\n"
     "E[target calls] is exact where the verifier has an exact evaluator, else a\n"
     "Monte-Carlo estimate (--trials, --seed) with its 95% CI mapped into S.\n"
     "For a single-token problem (--p/--q: tokens i.i.d.) the limit T -> infinity\n"
@@ -38,6 +39,7 @@ static const char S_help_head[] =
     "  --trials N      Monte-Carlo trials where there is no exact value (default 10000)\n"
     "  --seed S        their seed (default 1)\n"
     "  --json          one JSON object\n"
+    "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n";
 
 typedef struct {
@@ -79,6 +81,8 @@ int cmd_eval_speedup(int argc, char **argv)
             i++;
             continue;
         }
+        if (strcmp(argv[i], "--gamma") == 0 || strncmp(argv[i], "--gamma=", 8) == 0)
+            best = 0; /* the last --gamma wins, as every repeated option does */
         av[ac++] = argv[i];
     }
     cli_verifier cv;
@@ -171,7 +175,7 @@ int cmd_eval_speedup(int argc, char **argv)
         pt->s_lo = sd_speedup((double)m->T, pt->calls_hi, cr, dt);
         pt->s_hi = sd_speedup((double)m->T, pt->calls_lo, cr, dt);
         pt->rate_limit = pt->s_limit = NAN;
-        if (iid && vt->exact && sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL) == SD_OK)
+        if (iid && sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL) == SD_OK)
             pt->s_limit = sd_speedup(1.0, pt->rate_limit, cr, dt);
         if (pt->s > pts[ibest].s)
             ibest = npt;
@@ -213,8 +217,15 @@ int cmd_eval_speedup(int argc, char **argv)
                vt->name, cr);
         cli_model_summary(stdout, "model", &mo, m);
         cli_model_identity_line(stdout, &mo, &model);
-        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts\n\n",
+        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts\n",
                sd_speedup_draft_tokens(vt, &(sd_params){.gamma = 1, .k = cv.par.k}));
+        int mc = 0;
+        for (size_t i = 0; i < npt; i++)
+            mc |= !pts[i].exact;
+        if (mc) /* the seed of the Monte-Carlo points, as in JSON */
+            printf("trials    %llu   seed %llu   (the points marked MC)\n", (unsigned long long)trials,
+                   (unsigned long long)seed);
+        putchar('\n');
         printf("  %5s %14s %6s %10s %22s", "G", "target calls", "", "speed-up", "95% CI");
         if (iid)
             printf(" %16s%s", "T->inf (i.i.d.)", is_token ? "   Leviathan et al." : "");
@@ -226,8 +237,10 @@ int cmd_eval_speedup(int argc, char **argv)
                 printf(" %22s", "");
             else
                 printf("   [%8.6f, %8.6f]", pt->s_lo, pt->s_hi);
-            if (iid)
+            if (iid && isfinite(pt->s_limit))
                 printf(" %16.10f", pt->s_limit);
+            else if (iid)
+                printf(" %16s", "n/a"); /* no exact iteration law here: null in JSON */
             if (iid && is_token)
                 printf("   %.10f", sd_speedup_leviathan(alpha, pt->gamma, cr));
             printf("%s\n", best && i == ibest ? "   <- best" : "");

@@ -16,6 +16,18 @@
 #include "../src/sd_exact.h"
 #include "../src/sd_mem.h"
 
+/* The status of a verifier's alloc or step (`what`) that returned rc != SD_OK:
+ * its own error when it set one, else SD_EINTERNAL saying so (a plugin that
+ * returns a failure without sd_error_set, or a number that is no sd_status,
+ * made the command print "simdec: success" and exit 0). */
+static int S_verifier_failed(const sd_verifier_type *vt, const char *what, int rc, sd_error *err)
+{
+    if (err && err->code != SD_OK)
+        return err->code;
+    return sd_error_set(err, SD_EINTERNAL, "verifier %s: its %s returned %d without an error (sd_error_set)",
+                        vt->name, what, rc);
+}
+
 int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c,
                       const sd_params *par, uint64_t seed, uint64_t trial, const sd_sim_stop *stop,
                       size_t *tokens, sd_trial *out, double *hist, sd_welford *acc, sd_error *err)
@@ -33,11 +45,18 @@ int sd_sim_trial_stop(const sd_verifier_type *vt, void *state, const sd_chain *c
         sd_iter it = {0, 0, 0, 1, NAN};
         int rc = vt->step(state, c, par, &rng, n, tokens[n - 1], tokens + n, &it, err);
         if (rc)
-            return rc;
+            return S_verifier_failed(vt, "step", rc, err);
         if (it.emitted < 1 || it.emitted > c->T - n + 1 || it.accepted > it.emitted)
             return sd_error_set(err, SD_EINTERNAL,
                                 "verifier %s emitted %zu tokens (accepted %zu) at position %zu of %zu",
                                 vt->name, it.emitted, it.accepted, n, c->T);
+        /* A token outside the vocabulary would index the next row and the
+         * caller's tables out of bounds (a plugin's bug must not crash). */
+        for (size_t j = 0; j < it.emitted; j++)
+            if (tokens[n + j] >= c->V)
+                return sd_error_set(err, SD_EINTERNAL,
+                                    "verifier %s emitted token %zu at position %zu; expected 0..%zu",
+                                    vt->name, tokens[n + j], n + j, c->V - 1);
         tr.rejections += it.rejected ? 1u : 0u;
         tr.target_calls += it.target_calls;
         tr.iterations++;
@@ -238,7 +257,8 @@ static int S_scratch_alloc(const S_run *run, S_scratch *sc, sd_error *err)
     }
     if (run->kt)
         return run->kt->work_new(run->plan, &sc->work, err);
-    return run->job->vt->alloc(&sc->state, run->job->model->chain, run->job->par, err);
+    int rc = run->job->vt->alloc(&sc->state, run->job->model->chain, run->job->par, err);
+    return rc ? S_verifier_failed(run->job->vt, "alloc", rc, err) : SD_OK;
 }
 
 static void S_scratch_free(const S_run *run, S_scratch *sc)

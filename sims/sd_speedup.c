@@ -28,34 +28,27 @@ double sd_speedup_leviathan(double alpha, size_t gamma, double c)
     return (1.0 - pow(alpha, g + 1.0)) / ((1.0 - alpha) * (g * c + 1.0));
 }
 
-static int S_calls(const sd_verifier_type *vt, const sd_params *par, const double *p, const double *q,
-                   size_t V, size_t T, double *calls, sd_error *err)
-{
-    sd_chain *c = sd_chain_from_pq(p, q, V, T, err);
-    if (!c)
-        return err ? (int)err->code : SD_ENOMEM;
-    sd_model m = sd_model_of_chain(c);
-    sd_exact_values ex;
-    int rc = sd_verifier_exact(vt, &m, par, &ex, err);
-    sd_chain_free(c);
-    if (!rc && !isfinite(ex.target_calls))
-        rc = sd_error_set(err, SD_EUSAGE, "--algo %s has no exact target calls here", vt->name);
-    *calls = ex.target_calls;
-    return rc;
-}
-
 int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const double *p,
                         const double *q, size_t V, double *rate, sd_error *err)
 {
-    if (!vt->exact)
-        return sd_error_set(err, SD_EUSAGE, "--algo %s has no exact evaluator; the i.i.d. limit needs one",
-                            vt->name);
-    double a, b;
-    int rc = S_calls(vt, par, p, q, V, SD_SPEEDUP_LIMIT_T, &a, err);
+    if (!vt->iteration_law || par->gamma < 1)
+        return sd_error_set(err, SD_EUSAGE, "--algo %s: the i.i.d. limit needs the exact law of an iteration "
+                            "of a given draft length", vt->name);
+    /* One iteration with its full draft and the bonus token: T = gamma + 1. */
+    sd_chain *c = sd_chain_from_pq(p, q, V, par->gamma + 1, err);
+    if (!c)
+        return err ? (int)err->code : SD_ENOMEM;
+    sd_iter_law law = {0};
+    int rc = vt->iteration_law(c, par, 1, 0, &law, err);
+    double tokens = 0.0, calls = 0.0;
+    for (size_t i = 0; !rc && i < law.n; i++) {
+        tokens += law.o[i].prob * (double)law.o[i].emitted;
+        calls += law.o[i].prob * (double)law.o[i].target_calls;
+    }
     if (!rc)
-        rc = S_calls(vt, par, p, q, V, SD_SPEEDUP_LIMIT_T + 1, &b, err);
-    if (!rc)
-        *rate = b - a;
+        *rate = calls / tokens;
+    sd_iter_law_free(&law);
+    sd_chain_free(c);
     return rc;
 }
 

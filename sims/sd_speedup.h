@@ -5,7 +5,7 @@
  * costs 1, one draft token costs c (the draft/target cost ratio); target-
  * only decoding of T tokens costs T.  An iteration makes one target call
  * and drafts d·γ tokens, where d is the number of drafts (k or M of the
- * multi-draft and tree verifiers, which draft every branch; 1 otherwise)
+ * multi-draft verifiers, which draft every one; 1 otherwise)
  * and γ the draft length (every iteration drafts γ tokens, as a deployed
  * system does, even where fewer are left before the horizon).  Over a
  * generation of T tokens with E[target calls] = E[C]:
@@ -35,11 +35,17 @@ double sd_speedup(double T, double calls, double c, double draft_tokens);
  * with its limit (γ + 1)/(γc + 1) at α = 1. */
 double sd_speedup_leviathan(double alpha, size_t gamma, double c);
 
-/* The i.i.d. limit of E[C]/T for a verifier with an exact evaluator on the
- * single-token problem (p, q) repeated: the increment E[C](T+1) - E[C](T)
- * at T = SD_SPEEDUP_LIMIT_T, where the renewal of iterations has converged
- * (geometrically in T).  SD_EUSAGE when vt has no exact value. */
-#define SD_SPEEDUP_LIMIT_T 4096
+/* The i.i.d. limit of E[C]/T for a verifier with an exact iteration law
+ * (sd_verifier_type.iteration_law) on the single-token problem (p, q)
+ * repeated: away from the horizon every iteration has the same law,
+ * whatever x_{n-1}, so by the renewal-reward theorem
+ *     E[C](T)/T -> E[calls of one iteration] / E[tokens it emits],
+ * for an iteration with its full draft of gamma >= 1 tokens and the bonus
+ * token.  (The increment E[C](T+1) - E[C](T) tends to the same value only
+ * slowly as alpha -> 1, where an iteration emits gamma + 1 tokens almost
+ * surely and the increments cycle with that period: at alpha = 1 they are
+ * 0, 0, 1, ... for gamma = 2.)  SD_EUSAGE without an iteration law or with
+ * gamma = 0; the law's own refusals (SD_ETOOBIG). */
 int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const double *p,
                         const double *q, size_t V, double *rate, sd_error *err);
 

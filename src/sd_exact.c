@@ -30,6 +30,12 @@ void sd_exact_target_marginals(const sd_chain *c, double *out)
 static int S_theorem1(const sd_chain *c, double *out, double *last, sd_error *err)
 {
     size_t V = c->V;
+    /* A time-homogeneous chain ([V][V] rows, or --p/--q) stores V² numbers
+     * whatever T: its memory bounds nothing, the work must be bounded. */
+    if ((double)c->T * (double)V * (double)V > SD_EXACT_MAX_WORK)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "Theorem 1 at T = %zu, V = %zu needs T*V^2 = %.3g operations; limit 2^36",
+                            c->T, V, (double)c->T * (double)V * (double)V);
     double *cur = malloc(V * sizeof *cur), *next = malloc(V * sizeof *next);
     if (!cur || !next) {
         free(cur);

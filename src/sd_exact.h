@@ -24,7 +24,8 @@ void sd_exact_target_marginals(const sd_chain *c, double *out);
  *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) TV(p_n(.|a), q_n(.|a)),
  * in O(T V²) time and O(V) memory.  This is the lookahead K = T of
  * Yin et al. 2024, Algorithm 2 / Remark 1: every position is drafted.  Returns SD_OK,
- * or SD_ENOMEM. */
+ * SD_ETOOBIG beyond T·V² = SD_EXACT_MAX_WORK (a time-homogeneous chain stores
+ * V² numbers whatever T), or SD_ENOMEM. */
 int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err);
 
 /* Token-level speculative decoding with a fixed draft length γ (γ = 0: the

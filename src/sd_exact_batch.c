@@ -158,6 +158,13 @@ int sd_exact_batch_rejections(const sd_chain *c, size_t M, double *out, sd_error
 
 int sd_exact_batch_rejections_inf(const sd_chain *c, double *out, sd_error *err)
 {
+    /* O(T V²) whatever M; a time-homogeneous chain stores V² numbers
+     * whatever T, so its memory bounds nothing. */
+    double work = (double)c->T * (double)c->V * (double)c->V;
+    if (work > SD_EXACT_MAX_WORK)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "the limit M -> inf at T = %zu, V = %zu needs %.3g row operations, "
+                            "beyond the limit %.3g (T·V²)", c->T, c->V, work, SD_EXACT_MAX_WORK);
     return S_recursion(c, 0, out, err);
 }
 

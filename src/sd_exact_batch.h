@@ -49,7 +49,8 @@ int sd_exact_batch_rejections_dp(const sd_chain *c, size_t M, double *out, sd_er
  *   F_n(b) = Σ_a [h_n(b|a) (Q_{n-1}(a) - F_{n-1}(a)) + F_{n-1}(a) q_n(b|a) 1{p_n(b|a) = 0}],
  *   E[N_rej] = Σ_n Σ_a [(Q_{n-1}(a) - F_{n-1}(a)) TV_n(a) + F_{n-1}(a) q_n(Z|a)],
  * which is the paper's formula when every Z carries no target mass.
- * Returns SD_OK or SD_ENOMEM. */
+ * Returns SD_OK, SD_ETOOBIG beyond T·V² = SD_EXACT_MAX_WORK (before
+ * allocating), or SD_ENOMEM. */
 int sd_exact_batch_rejections_inf(const sd_chain *c, double *out, sd_error *err);
 
 /* The single-token batch quantities of one row pair (draft p, target q),

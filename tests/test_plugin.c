@@ -328,4 +328,20 @@ Test(plugin_cli, plugin_errors)
     S_cli("run --plugin nonexistent.so", 66, "nonexistent.so: cannot open", NULL, NULL);
     S_cli("run --plugin README.md", 65, "README.md: not a shared object", NULL, NULL);
     S_cli("run --plugin " S_SO("wrong_abi") " --algo token", 65, "plugin interface version", NULL, NULL);
+    /* A parameter named like an option was silently never set (the
+     * command's --seed took the value). */
+    S_cli("run --plugin " S_SO("option_param") " --algo test-option-param --seed 5", 65,
+          "verifier test-option-param: its parameter 'seed' has the name of an option of run (--seed)", NULL, NULL);
+    S_cli("check --plugin " S_SO("option_param") " --algo test-option-param", 65, "option of check (--seed)", NULL,
+          NULL);
+    S_cli("lp valid-verify --gamma 1 --plugin " S_SO("option_param") " --compare test-option-param", 65,
+          "option of lp (--seed)", NULL, NULL);
+    /* A step or alloc that fails without sd_error_set: the commands said
+     * "simdec: success" and exited 0. */
+    S_cli("run --plugin " S_SO("silent_failure") " --algo test-silent-step --trials 10", 70,
+          "verifier test-silent-step: its step returned 42 without an error", NULL, NULL);
+    S_cli("check --plugin " S_SO("silent_failure") " --algo test-silent-alloc --trials 10", 70,
+          "verifier test-silent-alloc: its alloc returned 1 without an error", NULL, NULL);
+    S_cli("lp valid-verify --gamma 1 --plugin " S_SO("silent_failure") " --compare test-silent-step --trials 10",
+          70, "its step returned 42", NULL, NULL);
 }

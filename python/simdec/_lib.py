@@ -6,6 +6,7 @@ clone this package sits in (python/simdec/../../build/libsimdec.so), which
 `make python` builds.
 """
 import ctypes
+import operator
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,6 +60,15 @@ class SimdecError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+def whole(x):
+    """x as an int when it is a whole number (an int, a numpy integer or a
+    float with a whole value), else None: int() would truncate 7.5 to 7."""
+    try:
+        return operator.index(x)
+    except TypeError:
+        return int(x) if isinstance(x, float) and x.is_integer() else None
 
 
 # sd_status -> exit status (cli/cli.c, cli_exit_code).

@@ -7,6 +7,17 @@ import weakref
 
 from . import _lib
 
+_MAX_V, _MAX_T = 1 << 20, 1 << 24  # --V and --T of the command line (cli/cli.c)
+
+
+def _whole(name, x, lo, hi):
+    """x as an int in lo..hi (_lib.whole), else SimdecError 64 as the
+    command line refuses the option: int(7.5) would quietly make another
+    model than the one asked for."""
+    v = _lib.whole(x)
+    if v is None or not lo <= v <= hi:
+        raise _lib.SimdecError("%s: expected a whole number from %d to %d, got %r" % (name, lo, hi, x), 64)
+    return v
 
 
 def _chain_arrays(chain):
@@ -69,6 +80,7 @@ class Model:
             T = known[0]
         elif known and T != known[0]:
             raise _lib.SimdecError("T = %d, but the arrays have %d steps" % (T, known[0]), 64)
+        T = _whole("T", T, 1, _MAX_T)
         L = _lib.lib()
         chain = ctypes.c_void_p()
         buf = ctypes.create_string_buffer(1024)
@@ -136,11 +148,15 @@ def load(path):
 def generate(V=7, T=50, model_seed=10, alpha=1.0, mix=0.5):
     """The random chain of `simdec gen --V V --T T --model-seed S --alpha A
     --mix M` (the default model of every command)."""
+    # The ranges of the options --V, --T and --model-seed of every command,
+    # which then name this model.
+    V, T = _whole("V", V, 1, _MAX_V), _whole("T", T, 1, _MAX_T)
+    model_seed = _whole("model_seed", model_seed, 0, 2**32 - 1)
     chain = ctypes.c_void_p()
     buf = ctypes.create_string_buffer(1024)
-    st = _lib.lib().sd_api_model_generate(int(V), int(T), int(model_seed), float(alpha), float(mix),
+    st = _lib.lib().sd_api_model_generate(V, T, model_seed, float(alpha), float(mix),
                                          ctypes.byref(chain), buf, len(buf))
     init, draft, target, T = _take(st, chain, buf)
-    args = ["--V", str(int(V)), "--T", str(int(T)), "--model-seed", str(int(model_seed)),
+    args = ["--V", str(V), "--T", str(T), "--model-seed", str(model_seed),
             "--model-alpha", repr(float(alpha)), "--mix", repr(float(mix))]
     return Model._of(init, draft, target, T, args)

@@ -213,7 +213,11 @@ class Verifier:
                 _tls.in_step = False
             if not isinstance(res, tuple) or len(res) not in (3, 4):
                 raise TypeError("step returned %r; expected (tokens, accepted, rejected[, target_calls])" % (res,))
-            tokens = [int(t) for t in res[0]]
+            # Whole numbers only: int() would truncate a token 1.5 to 1.
+            tokens, nums = [_lib.whole(t) for t in res[0]], [_lib.whole(x) for x in res[1:]]
+            if None in tokens or None in nums:
+                raise TypeError("step returned %r; expected whole numbers (tokens, accepted, rejected[, "
+                                "target_calls])" % (res,))
             if not 1 <= len(tokens) <= cap:
                 raise ValueError("step returned %d tokens at position %d; expected 1 to %d (T - n + 1)"
                                  % (len(tokens), n, cap))
@@ -221,12 +225,12 @@ class Verifier:
                 if not 0 <= t < it.V:
                     raise ValueError("step returned token %d at position %d; expected 0..%d" % (t, n + i, it.V - 1))
                 out[i] = t
-            acc, rej = int(res[1]), int(res[2])
+            acc, rej = nums[0], nums[1]
             if not 0 <= acc <= len(tokens) or rej not in (0, 1):
                 raise ValueError("step returned accepted = %d, rejected = %d with %d tokens; expected "
                                  "0 <= accepted <= tokens and rejected 0 or 1" % (acc, rej, len(tokens)))
             accepted[0], rejected[0] = acc, rej
-            calls[0] = int(res[3]) if len(res) == 4 else 1
+            calls[0] = nums[2] if len(res) == 4 else 1
             return len(tokens)
         except BaseException as e:  # reported by the command that ran it
             if _pending[0] is None:

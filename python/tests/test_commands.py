@@ -2,11 +2,12 @@
 prints with --json for the same arguments (timing keys aside: they measure
 the machine)."""
 import os
+import subprocess
 
 import pytest
 
 import simdec
-from conftest import ROOT, strip_timing
+from conftest import BIN, ROOT, strip_timing
 
 
 def same(a, b):
@@ -72,6 +73,17 @@ def test_plugin(cli, examples):
     so = os.path.join(examples, "my_verifier.so")
     same(simdec.run(None, "my-verifier", trials=3000, plugin=so),
          cli("run", "--plugin", so, "--algo", "my-verifier", "--trials", 3000))
+
+
+def test_main_is_the_command_line_without_a_command_too():
+    """--help, --version and a mistyped command give ./simdec's status and
+    output (the library had its own table: 64 and 'unknown command')."""
+    for argv in (("--help",), ("help",), ("--version",), ("rn",), ("plot", "--list", "--json"), ()):
+        got = simdec.main(*argv)
+        run = subprocess.run([BIN, *argv], capture_output=True, text=True)
+        assert got == (run.returncode, run.stdout, run.stderr), argv
+    assert simdec.main("rn")[2].startswith("simdec: unknown command 'rn'; did you mean 'run'?")
+    assert [f["name"] for f in simdec.command("plot", "--list")][0] == "yin-fig2a-sd"
 
 
 def test_main_gives_the_table():

@@ -66,3 +66,22 @@ def test_load_errors_are_the_cli_errors():
     with pytest.raises(simdec.SimdecError) as e:
         simdec.load(os.path.join(ROOT, "tests/hostile/no-such-file.json"))
     assert e.value.status == 66
+
+
+def test_generate_refuses_what_the_command_line_refuses():
+    """generate(V=7.5) made the V = 7 chain and generate(model_seed=2**32) a
+    chain whose options (--model-seed 4294967296) every command refused:
+    a wrong or unusable model, silently."""
+    for kw, text in ((dict(V=7.5), "V: expected a whole number from 1 to 1048576, got 7.5"),
+                     (dict(T=0), "T: expected a whole number from 1 to 16777216, got 0"),
+                     (dict(model_seed=-1), "model_seed: expected a whole number from 0 to 4294967295, got -1"),
+                     (dict(model_seed=2**32), "model_seed: expected a whole number from 0 to 4294967295"),
+                     (dict(V="7"), "V: expected a whole number")):
+        with pytest.raises(simdec.SimdecError) as e:
+            simdec.generate(**kw)
+        assert e.value.status == 64 and e.value.message.startswith(text), (kw, e.value.message)
+    m = simdec.generate(V=3.0, T=4, model_seed=2**32 - 1)  # a whole float is the number
+    assert m.V == 3 and simdec.run(m, trials=10)["model"]["model_seed"] == 2**32 - 1
+    with pytest.raises(simdec.SimdecError) as e:
+        simdec.Model(m.init, m.draft[0], m.target[0], T=2.5)
+    assert e.value.status == 64 and e.value.message.startswith("T: expected a whole number")

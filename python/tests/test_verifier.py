@@ -155,6 +155,16 @@ def test_step_errors_reach_the_caller():
     with pytest.raises(ValueError, match="expected 1 to 50"):
         simdec.run(None, "py-too-many", trials=10)
 
+    # A token 1.5 (or an accepted count 0.5) was truncated by int() and run.
+    simdec.verifier("py-float-token", lambda it: ([1.5], 0, 0))
+    with pytest.raises(TypeError, match="expected whole numbers"):
+        simdec.run(None, "py-float-token", trials=10)
+    simdec.verifier("py-float-accepted", lambda it: ([1], 0.5, 0))
+    with pytest.raises(TypeError, match="expected whole numbers"):
+        simdec.run(None, "py-float-accepted", trials=10)
+    simdec.verifier("py-whole-floats", lambda it: ([1.0], 0.0, 1.0))  # whole values are the numbers
+    assert simdec.run(None, "py-whole-floats", trials=10, T=3)["rejections"]["mean"] == 3
+
 
 def test_steps_cannot_nest_commands():
     simdec.verifier("py-nested", lambda it: simdec.run(None, "token", trials=1))
