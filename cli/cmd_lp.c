@@ -289,7 +289,7 @@ static int S_print_table(const S_out *o)
         else
             printf("  gap          optimum - measured = %+.6f (n/a se: the standard error is 0)\n", gap);
     }
-    return fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+    return cli_stdout_status();
 }
 
 /* The reductions of the tree LPs to what simdec computes otherwise: a
@@ -497,7 +497,7 @@ int cmd_lp(int argc, char **argv)
             r = cli_parse_trials(optarg, &o.trials, &err);
             have_mc = 1;
             break;
-        case O_SEED: r = cli_parse_u64("--seed", optarg, &o.seed, &err); have_mc = 1; break;
+        case O_SEED: r = cli_parse_seed(optarg, &o.seed, &err); have_mc = 1; break;
         case O_TREE: tree_text = optarg; break;
         case O_DRAW: draw_text = optarg; break;
         default: status = cli_unknown_option("lp", c, argv, cv.vt); break;

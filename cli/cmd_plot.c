@@ -337,7 +337,7 @@ int cmd_plot(int argc, char **argv)
         case O_DATA_ONLY: data_only = 1; break;
         case O_JSON: json = 1; break;
         case O_SEED:
-            if (cli_parse_u64("--seed", optarg, &fo.seed, &err))
+            if (cli_parse_seed(optarg, &fo.seed, &err))
                 return cli_fail(&err);
             break;
         default: return cli_option_error("plot", c, argv);

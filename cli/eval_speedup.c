@@ -123,7 +123,7 @@ int cmd_eval_speedup(int argc, char **argv)
                 status = cli_fail(&err);
             break;
         case O_SEED:
-            if (cli_parse_u64("--seed", optarg, &seed, &err))
+            if (cli_parse_seed(optarg, &seed, &err))
                 status = cli_fail(&err);
             break;
         case O_JSON: json = 1; break;
@@ -182,7 +182,7 @@ int cmd_eval_speedup(int argc, char **argv)
         npt++;
     }
     if (!pts)
-        status = cli_usage_error(cmd, "out of memory");
+        status = cli_out_of_memory();
     int is_token = vt == sd_verifier_baseline();
     if (status < 0 && json) {
         json_t *o = json_object();
@@ -245,7 +245,7 @@ int cmd_eval_speedup(int argc, char **argv)
                 printf("   %.10f", sd_speedup_leviathan(alpha, pt->gamma, cr));
             printf("%s\n", best && i == ibest ? "   <- best" : "");
         }
-        status = fflush(stdout) == 0 ? 0 : EX_CANTCREAT_;
+        status = cli_stdout_status();
     }
     if (status < 0)
         status = 0;

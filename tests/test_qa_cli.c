@@ -90,6 +90,7 @@ Test(cli_qa, a_full_stdout_is_reported)
         "run --trials 10", "run --trials 10 --csv", "run --trials 10 --json",
         "run --algo token,block --trials 10", "check --trials 100", "check --trials 100 --json",
         "run --help", "run --list", "check --help", "gen --help", "--version", "--help",
+        "eval speedup --gamma 2", "lp otm --k 2 --V 3",
     };
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
         char *err;
