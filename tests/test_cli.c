@@ -288,3 +288,18 @@ Test(cli_basic, pq_problem_is_identified)
     json_decref(j);
     free(out);
 }
+
+/* A constant estimate (the Rao-Blackwellised rejections of i.i.d. tokens
+ * are T·TV in every trial) has a standard error of rounding size: its z
+ * is +0.00, not a z of the last bits (it printed -31.61). */
+Test(cli_basic, z_of_a_constant_estimate_is_zero)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --p 0.5,0.5 --q 0.3,0.7 --T 3 --trials 1000", &out, NULL), 0);
+    const char *row = strstr(out, "\n  rejections (RB)");
+    cr_assert_not_null(row, "%s", out);
+    const char *end = strchr(row + 1, '\n');
+    cr_assert_not_null(end);
+    cr_expect(end - row > 6 && strncmp(end - 5, "+0.00", 5) == 0, "RB row: %.*s", (int)(end - row), row);
+    free(out);
+}
