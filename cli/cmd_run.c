@@ -209,9 +209,18 @@ static int S_print_table(const cli_run_point *rp)
     }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
-        printf("\n  %s-level SD on the same model and draft length needs %.6f target calls (exact);\n"
+        /* the baseline's draft length: the verifier's, or the rest of the
+         * horizon for one without (S_exact_point) */
+        char len[96];
+        if (!sd_params_decl(vt, "gamma", NULL))
+            snprintf(len, sizeof len, "model, gamma = rest of horizon (%s has no draft length),", vt->name);
+        else if (rp->cv.par.gamma)
+            snprintf(len, sizeof len, "model and draft length (gamma %zu)", rp->cv.par.gamma);
+        else
+            snprintf(len, sizeof len, "model and draft length (gamma = rest of horizon)");
+        printf("\n  %s-level SD on the same %s needs %.6f target calls (exact);\n"
                "  %s needs %.6f +- %.6f: %.1f%% %s\n",
-               rp->base->name, rp->base_calls, vt->name, m, se,
+               rp->base->name, len, rp->base_calls, vt->name, m, se,
                100.0 * fabs(rp->base_calls - m) / rp->base_calls, m <= rp->base_calls ? "fewer" : "more");
     }
     return cli_stdout_status();

@@ -167,7 +167,7 @@ Test(cli_run, block_reports_its_saving_over_token)
     cr_expect(m + 4 * se < base, "block %.4f (se %.4f) vs token %.4f", m, se, base);
     char *out;
     cr_assert_eq(tu_run("run --algo block --gamma 6 --trials 4000", &out, NULL), 0);
-    cr_expect(tu_contains(out, "token-level SD on the same model and draft length needs"), "%s", out);
+    cr_expect(tu_contains(out, "token-level SD on the same model and draft length (gamma 6) needs"), "%s", out);
     free(out);
     json_decref(b);
     json_decref(t);
@@ -301,5 +301,17 @@ Test(cli_basic, z_of_a_constant_estimate_is_zero)
     const char *end = strchr(row + 1, '\n');
     cr_assert_not_null(end);
     cr_expect(end - row > 6 && strncmp(end - 5, "+0.00", 5) == 0, "RB row: %.*s", (int)(end - row), row);
+    free(out);
+}
+
+/* A verifier without a draft length (sprinter) is compared with token-level
+ * SD at the rest of the horizon, and the line says so (it claimed "the same
+ * draft length"). */
+Test(cli_basic, baseline_of_a_verifier_without_gamma_says_its_draft_length)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --algo sprinter --trials 500", &out, NULL), 0);
+    cr_expect(tu_contains(out, "token-level SD on the same model, gamma = rest of horizon (sprinter has no draft "
+                               "length), needs 11.961159"), "%s", out);
     free(out);
 }
