@@ -427,12 +427,15 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     case CLI_OPT_ALPHA: { /* named as given: in check, --alpha is the test's level */
         const char *nm = S_tok && strncmp(S_tok, "--model-alpha", 13) == 0 ? "--model-alpha" : "--alpha";
         rc = cli_parse_double(nm, arg, 1e-300, 1e300, &mo->gen.alpha, err);
-        mo->gen_given = 1;
+        mo->gen_given = mo->shape_given = 1;
         break;
     }
-    case CLI_OPT_MIX: rc = cli_parse_double("--mix", arg, 0.0, 1.0, &mo->gen.mix, err); mo->gen_given = 1; break;
+    case CLI_OPT_MIX:
+        rc = cli_parse_double("--mix", arg, 0.0, 1.0, &mo->gen.mix, err);
+        mo->gen_given = mo->shape_given = 1;
+        break;
     case CLI_OPT_RNG:
-        mo->gen_given = 1;
+        mo->gen_given = mo->rng_given = 1;
         if ((mo->gen.rng = sd_gen_rng_parse(arg)) < 0)
             rc = sd_error_set(err, SD_EUSAGE, "--rng '%s': expected dirichlet or numpy-mt19937", arg);
         break;
@@ -465,6 +468,17 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
 
+/* The generator's parameters as given: --alpha/--mix with numpy-mt19937
+ * are refused even at their default values (the library sees only the
+ * values, sd_gen_check). */
+static int S_gen_check(const cli_model_opts *mo, sd_error *err)
+{
+    if (mo->shape_given && mo->gen.rng == SD_GEN_NUMPY_MT19937)
+        return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --rng numpy-mt19937 "
+                                            "(rows are uniform draws normalised by their sums)");
+    return sd_gen_check(&mo->gen, err);
+}
+
 /* The verifiers (controls aside) with a kernel for streamed chains
  * (SD_KERNEL_ALL), separated by '|', into buf. */
 static void S_stream_verifiers(char *buf, size_t len)
@@ -489,9 +503,9 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
     if (mo->zipf) {
         if (mo->file || mo->p || mo->q)
             return sd_error_set(err, SD_EUSAGE, "--zipf is a model of its own: drop --model/--p/--q");
-        if (mo->gen.alpha != SD_GEN_DEFAULT_ALPHA || mo->gen.mix != SD_GEN_DEFAULT_MIX)
+        if (mo->shape_given) /* given at all, even at their defaults */
             return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --zipf (use --zipf-draft/--zipf-target)");
-        if (mo->gen.rng != SD_GEN_DIRICHLET)
+        if (mo->rng_given)
             return sd_error_set(err, SD_EUSAGE, "--rng does not apply to --zipf (its rows are computed, not drawn)");
         sd_zipf_params zp = {mo->gen.V, mo->gen.T, mo->gen.seed, mo->s_draft, mo->s_target};
         int rc = sd_zipf_new(&zp, &m->zipf, err);
@@ -511,7 +525,7 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
     if (mo->stream && !generated)
         return sd_error_set(err, SD_EUSAGE, "--stream applies to generated chains, not to --model/--p/--q");
     if (generated && mo->may_stream && (mo->stream || sd_gen_chain_bytes(mo->gen.V, mo->gen.T) > m->budget / 2)) {
-        int rc = sd_gen_check(&mo->gen, err); /* the generator's parameters, now */
+        int rc = S_gen_check(mo, err); /* the generator's parameters, now */
         if (rc)
             return rc;
         if (!(m->stream = calloc(1, sizeof *m->stream)))
@@ -607,6 +621,8 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         }
         return c;
     }
+    if (S_gen_check(mo, err))
+        return NULL;
     size_t bytes = sd_gen_chain_bytes(mo->gen.V, mo->gen.T), budget = sd_mem_budget(mo->max_memory);
     if (bytes > budget) {
         char names[256];

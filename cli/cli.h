@@ -79,6 +79,8 @@ typedef struct cli_model_opts {
     sd_gen_params gen;
     int T_given;
     int gen_given;      /* --V/--model-seed/--alpha/--mix seen */
+    int shape_given;    /* --alpha or --mix seen (even at its default) */
+    int rng_given;      /* --rng seen */
     double *p, *q;      /* --p/--q single-token problem (malloc'd), or NULL */
     size_t pV, qV;
     int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
