@@ -2,11 +2,9 @@
 #include "sd_exact_gen.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sd_exact.h"
 #include "sd_sim.h"
 
 void sd_iter_law_clear(sd_iter_law *law)
@@ -400,7 +398,6 @@ static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
     if (rc)
         return rc;
     size_t V = c->V, T = c->T;
-    if (getenv("EXW_LOG")) { FILE *f = fopen(getenv("EXW_LOG"), "a"); if (f) { fprintf(f, "%.3g %s T=%zu V=%zu g=%zu k=%zu m=%d\n", projected, vt->name, c->T, c->V, par->gamma, par->k, marg != NULL); fclose(f);} }
     if (answered && projected > SD_EXACT_GEN_MAX_OPS)
         return sd_error_set(err, SD_ETOOBIG,
                             "%s: the exact DP would take %.3g operations (T·V = %zu x %zu contexts "
