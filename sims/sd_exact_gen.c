@@ -375,8 +375,9 @@ int sd_exact_gen_work(const sd_verifier_type *vt, const sd_chain *c, const sd_pa
             return SD_OK; /* the law was built, not bounded: no answer */
         }
         /* the DP's own work per context: the law's use is in its bound;
-         * the per-token law adds (T-n+1)·V sums and its zeroing */
-        double own = marginals ? 2.0 * (double)(T - n + 1) * (double)V : 0.0;
+         * the per-token law adds (T-n+1)·V sums and its zeroing, and a law
+         * that does not give it is built a second time (S_law_emit) */
+        double own = marginals ? 2.0 * (double)(T - n + 1) * (double)V + law.work : 0.0;
         total += (double)V * (law.work + own);
     }
     sd_iter_law_free(&law);

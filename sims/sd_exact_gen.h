@@ -78,11 +78,11 @@ typedef struct sd_iter_law {
     int emit_filled;
     /* Optional (the caller's): a work query.  When work_query is 1 (with
      * keep = 0), a law able to bound its cost sets work to an upper bound
-     * on the elementary operations (SD_WORK_PDF) of building it at this
-     * context with keep = 0, lists no outcome and returns SD_OK (or its
-     * own refusal of the size).  Other laws leave work at 0 and build the
-     * law.  sd_iter_law_markov, sd_law_block and the tree verifiers'
-     * laws answer. */
+     * on the elementary operations (the unit of SD_WORK_PDF) of building
+     * it at this context with keep = 0, lists no outcome and returns
+     * SD_OK (or its own refusal of the size).  Other laws leave work at 0
+     * and build the law.  sd_iter_law_markov, sd_law_block and the tree
+     * verifiers' laws answer. */
     int work_query;
     double work;
 } sd_iter_law;
@@ -151,7 +151,9 @@ int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
 
 /* The projected work of the DP above (with the per-token law when
  * marginals is 1): the sum over the T·V contexts of each law's answer to
- * the work query, plus the DP's own use of it, in elementary operations;
+ * the work query (twice with marginals: a law without the per-token law
+ * is built again keeping its tokens), plus the DP's own use of it, in
+ * elementary operations;
  * *answered = 0 (and *work = 0) when vt's law does not answer the query
  * (the DP then keeps the outcome guard SD_EXACT_GEN_MAX_WORK).  T work
  * queries, no law built.  SD_EUSAGE without an iteration law; the law's
