@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../sims/sd_exact_gen.h"
+#include "../sims/sd_iter_laws.h"
 #include "../sims/sd_params.h"
 #include "../sims/sd_sim.h"
 #include "../src/sd_exact.h"
@@ -148,5 +149,40 @@ Test(exact_work, just_under_the_limit_computes, .timeout = 120)
     cr_expect(fabs(res.target_calls.mean - calls) < 4 * se_c, "target calls %.6f vs exact %.6f (se %.2g)",
               res.target_calls.mean, calls, se_c);
     sd_sim_result_free(&res);
+    sd_chain_free(c);
+}
+
+/* A law that does not answer the work query (as a law outside the
+ * library might): token-level SD's law, built whatever the query says. */
+static int S_unanswering_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                             struct sd_iter_law *out, sd_error *err)
+{
+    int q = out->work_query;
+    out->work_query = 0;
+    int rc = sd_law_tokenwise(SD_LAW_STANDARD, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
+    out->work_query = q;
+    return rc;
+}
+
+/* Without an answer the DP keeps its outcome guard and computes: the
+ * values are token-level SD's to the last bits (the same law, the same
+ * sums in the same order). */
+Test(exact_work, a_law_without_a_bound_still_computes)
+{
+    const sd_verifier_type unanswering = {.name = "unanswering", .iteration_law = S_unanswering_law};
+    sd_params par;
+    const sd_verifier_type *tok = S_setup(&par, "token", 3, 0);
+    sd_chain *c = tu_chain(7, 50, 10);
+    cr_assert_not_null(c);
+    sd_error err;
+    double work, r1, c1, r2, c2;
+    int answered;
+    cr_assert_eq(sd_exact_gen_work(&unanswering, c, &par, 0, &work, &answered, &err), SD_OK, "%s", err.msg);
+    cr_expect(!answered && work == 0.0, "answered %d, work %g", answered, work);
+    cr_assert_eq(sd_exact_gen_work(tok, c, &par, 0, &work, &answered, &err), SD_OK, "%s", err.msg);
+    cr_expect(answered && work > 0.0 && work < SD_EXACT_GEN_MAX_OPS, "token: work %g", work);
+    cr_assert_eq(sd_exact_gen(&unanswering, c, &par, &r1, &c1, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_exact_gen(tok, c, &par, &r2, &c2, &err), SD_OK, "%s", err.msg);
+    cr_expect(r1 == r2 && c1 == c2, "%.17g %.17g vs %.17g %.17g", r1, c1, r2, c2);
     sd_chain_free(c);
 }
