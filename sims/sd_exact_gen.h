@@ -46,13 +46,14 @@
 #define SD_WORK_PDF 32.0
 #define SD_WORK_OUTCOME 12.0
 
-/* Limit of the DP's projected work (sd_exact_gen_work): 2^34 of those
- * operations, a quarter of the exact evaluators' SD_EXACT_MAX_WORK
- * (src/sd_exact.h) because the bounds count every branch: measured on
- * one core, block's bound is nearly tight (1.4 ns per counted operation,
- * so about 25 s at the limit) and rrs's over-counts about 7x (zero masses,
- * fewer surviving drafts; 0.19 ns). */
-#define SD_EXACT_GEN_MAX_OPS 17179869184.0
+/* Limit of the DP's projected work (sd_exact_gen_work): 2^33 of those
+ * operations, an eighth of the exact evaluators' SD_EXACT_MAX_WORK
+ * (src/sd_exact.h), because a counted operation is not one nanosecond:
+ * measured on one core (load 2), 1.1-1.65 ns for the token-level laws
+ * (token, biased, broken-coin, sprinter: at most 15 s at the limit), 1.0-
+ * 1.3 ns for block, 0.6 ns for batch, and 0.1-0.2 ns for rrs and SpecTr,
+ * whose bounds count every branch (zero masses, fewer surviving drafts). */
+#define SD_EXACT_GEN_MAX_OPS 8589934592.0
 
 typedef struct sd_iter_outcome {
     double prob;
