@@ -89,13 +89,16 @@ static double S_now(void)
 }
 
 /* Exact values (sd_verifier_exact); NAN where there are none (and where an
- * evaluator refuses the size). */
+ * evaluator refuses the size: then the reason in refused[], when given). */
 static void S_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
-                    sd_exact_values *ex)
+                    sd_exact_values *ex, char *refused)
 {
-    if (sd_verifier_exact(vt, m, par, ex, NULL)) {
+    sd_error err = {0};
+    if (sd_verifier_exact(vt, m, par, ex, &err)) {
         ex->rejections = ex->target_calls = NAN;
         ex->method = NULL;
+        if (refused && err.code == SD_ETOOBIG)
+            snprintf(refused, SD_ERROR_MSG_MAX, "%s", err.msg);
     }
 }
 
@@ -196,6 +199,8 @@ static int S_print_table(const cli_run_point *rp)
     printf("%s\n", shown == 8 ? "  ..." : "");
     if (rp->ex.method && isfinite(rp->ex.rejections))
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
+    else if (rp->ex_refused[0])
+        printf("\n  exact: refused: %s\n", rp->ex_refused);
     if (rp->rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
         char gain[64];
@@ -205,7 +210,8 @@ static int S_print_table(const cli_run_point *rp)
             snprintf(gain, sizeof gain, "%s", vp > 0 ? "no variance at all" : "neither varies");
         printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
                "      variance %.6g vs %.6g plain (%s)\n",
-               rp->ex.method && isfinite(rp->ex.rejections) ? "" : "\n", vr, vp, gain);
+               (rp->ex.method && isfinite(rp->ex.rejections)) || rp->ex_refused[0] ? "" : "\n", vr, vp,
+               gain);
     }
     if (isfinite(rp->base_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
@@ -232,14 +238,14 @@ static int S_print_table(const cli_run_point *rp)
 static void S_exact_point(cli_run_point *pt, const sd_model *m)
 {
     const sd_verifier_type *vt = pt->cv.vt;
-    S_exact(vt, m, &pt->cv.par, &pt->ex);
+    S_exact(vt, m, &pt->cv.par, &pt->ex, pt->ex_refused);
     pt->base = sd_verifier_baseline();
     if (m->chain && vt != pt->base) {
         sd_params bp;
         sd_params_defaults(&bp, pt->base);
         bp.gamma = sd_params_decl(vt, "gamma", NULL) ? pt->cv.par.gamma : 0;
         sd_exact_values bx;
-        S_exact(pt->base, m, &bp, &bx);
+        S_exact(pt->base, m, &bp, &bx, NULL);
         pt->base_calls = bx.target_calls;
     }
 }

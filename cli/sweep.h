@@ -30,6 +30,7 @@ typedef struct cli_run_point {
     cli_model model;
     sd_sim_result res;
     sd_exact_values ex;
+    char ex_refused[SD_ERROR_MSG_MAX]; /* why the exact values were refused (too large), or "" */
     const sd_verifier_type *base; /* baseline verifier (token-level SD) */
     double base_calls;            /* its exact target calls (NaN: n/a) */
     /* A lossy verifier's per-token bias: exactly max_n TV(law of x_n,

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sd_exact.h"
 #include "sd_sim.h"
 
 void sd_iter_law_clear(sd_iter_law *law)
@@ -242,10 +241,27 @@ static int S_dfs(S_markov *mk, size_t i, size_t a, const double *w, sd_error *er
     return rc;
 }
 
+/* The work of sd_iter_law_markov with keep = 0, counted from its loops:
+ * S_forward starts at depth 0 with mass at (prev, s0) only: one call;
+ * depths 1..G-1 and S_finish's bonus visit (b, s) in V·S (a bound: only
+ * masses > 0 are visited): 1 + G·S·V calls, each its zeroing (S+2)·V, fn
+ * (call_work·V) and its accumulation (S+2)·V; each of the G+1 depths then
+ * adds at most 2V outcomes and V emitted-token sums of S+1 terms. */
+static double S_markov_work(const sd_pos_law *pl, size_t V)
+{
+    double v = (double)V, S = (double)pl->S, G = (double)pl->G;
+    double call = pl->call_work > 0.0 ? pl->call_work : 4.0;
+    return (1.0 + G * S * v) * v * (call + 2.0 * S + 4.0) + (G + 1.0) * v * (2.0 * SD_WORK_OUTCOME + S + 1.0);
+}
+
 int sd_iter_law_markov(const sd_pos_law *pl, const sd_chain *c, size_t n, size_t prev,
                        sd_iter_law *law, sd_error *err)
 {
     size_t V = c->V, S = pl->S;
+    if (law->work_query) {
+        law->work = S_markov_work(pl, V);
+        return SD_OK;
+    }
     S_markov mk = {pl, c, n, V, S, law, NULL, 0, NULL, NULL, NULL};
     mk.buf = malloc((pl->G + 1) * sizeof *mk.buf);
     mk.cont = malloc((S * V + 2 * V) * sizeof *mk.cont);
@@ -338,15 +354,58 @@ static int S_law_emit(const sd_verifier_type *vt, const sd_chain *c, const sd_pa
     return SD_OK;
 }
 
+int sd_exact_gen_work(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                      int marginals, double *work, int *answered, sd_error *err)
+{
+    *work = 0.0;
+    *answered = 0;
+    int rc = S_has_law(vt, err);
+    size_t V = c->V, T = c->T;
+    double total = 0.0;
+    sd_iter_law law = {0};
+    law.work_query = 1;
+    /* The bound of a law does not depend on x_{n-1} (it counts every
+     * branch), only on n (the draft length, the horizon): one query per
+     * position, times the V contexts there. */
+    for (size_t n = 1; n <= T && !rc; n++) {
+        law.work = 0.0;
+        rc = vt->iteration_law(c, par, n, 0, &law, err);
+        if (!rc && (law.n || !(law.work > 0.0))) {
+            sd_iter_law_free(&law);
+            return SD_OK; /* the law was built, not bounded: no answer */
+        }
+        /* the DP's own work per context: the law's use is in its bound;
+         * the per-token law adds (T-n+1)·V sums and its zeroing, and a law
+         * that does not give it is built a second time (S_law_emit) */
+        double own = marginals ? 2.0 * (double)(T - n + 1) * (double)V + law.work : 0.0;
+        total += (double)V * (law.work + own);
+    }
+    sd_iter_law_free(&law);
+    if (!rc) {
+        *work = total;
+        *answered = 1;
+    }
+    return rc;
+}
+
 /* The DP; when marg is not NULL (T·V doubles, zeroed) it receives
  * marg[(t-1)V + x] = P(x_t = x). */
 static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  double *rejections, double *target_calls, double *marg, sd_error *err)
 {
-    int rc = S_has_law(vt, err);
+    double projected;
+    int answered;
+    int rc = sd_exact_gen_work(vt, c, par, marg != NULL, &projected, &answered, err);
     if (rc)
         return rc;
     size_t V = c->V, T = c->T;
+    if (answered && projected > SD_EXACT_GEN_MAX_OPS)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "%s: the exact DP would take %.3g operations (T·V = %zu x %zu contexts "
+                            "x %.3g for each one's iteration law%s, on average), beyond the limit "
+                            "%.3g (use a smaller T, V or --gamma)",
+                            vt->name, projected, T, V, projected / ((double)T * (double)V),
+                            marg ? " and its token law" : "", SD_EXACT_GEN_MAX_OPS);
     double *D = calloc((T + 2) * V, sizeof *D);
     double *emit = marg ? malloc(T * V * sizeof *emit) : NULL;
     if (!D || (marg && !emit)) {
@@ -365,7 +424,7 @@ static int S_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
             if (rc)
                 break;
             work += (double)law.n;
-            if (work > SD_EXACT_GEN_MAX_WORK) {
+            if (!answered && work > SD_EXACT_GEN_MAX_WORK) {
                 rc = sd_error_set(err, SD_ETOOBIG,
                                   "%s: the exact DP would visit more than 2^30 outcomes (limit)",
                                   vt->name);

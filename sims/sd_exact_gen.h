@@ -12,9 +12,14 @@
  *     E[N_rej]        = Σ_n Σ_a D_n(a) P_{n,a}(rejected),
  *     E[target calls] = Σ_n Σ_a D_n(a) E_{n,a}[calls],
  * and the law of the first L tokens is the sum over the paths of
- * iterations that reach x_L (sd_exact_gen_prefix_law).  Cost: the law's
- * size at each of the T·V contexts; laws are refused (SD_ETOOBIG, naming
- * the limit) beyond SD_ITER_LAW_MAX outcomes.
+ * iterations that reach x_L (sd_exact_gen_prefix_law).  Cost: building
+ * the law at each of the T·V contexts, which may far exceed the law's
+ * size (rrs: about G·S·V² operations for a handful of outcomes).  Before
+ * the DP starts, each law answers a work query (sd_iter_law.work_query)
+ * with a bound on its cost, derived from its loops; the DP is refused
+ * (SD_ETOOBIG, naming the projected work and the limit) when the sum over
+ * the T·V contexts exceeds SD_EXACT_GEN_MAX_OPS.  A law is refused beyond
+ * SD_ITER_LAW_MAX outcomes.
  *
  * An outcome keeps its first `keep` tokens (the caller's choice: 0 for the
  * expectations, L for the law of the first L tokens) and its last token;
@@ -28,8 +33,27 @@
 
 /* Outcomes one law may hold: 2^22 (about 200 MB with their tokens). */
 #define SD_ITER_LAW_MAX ((size_t)1 << 22)
-/* Outcomes the whole-generation DP may visit over all contexts: 2^30. */
+/* Outcomes the whole-generation DP may visit over all contexts, for a law
+ * that does not answer the work query (a plugin's): 2^30. */
 #define SD_EXACT_GEN_MAX_WORK ((double)((size_t)1 << 30))
+
+/* Elementary operations (one pass of an inner loop's body over a token),
+ * the unit of the work bounds, of two costlier steps:
+ *   a binomial pdf (gsl_ran_binomial_pdf: lnchoose, log1p, log and exp;
+ *   they are 60% of rrs's law under perf) counts as SD_WORK_PDF;
+ *   an outcome (sd_iter_law_add, its growth, and the DP's use of it) as
+ *   SD_WORK_OUTCOME. */
+#define SD_WORK_PDF 32.0
+#define SD_WORK_OUTCOME 12.0
+
+/* Limit of the DP's projected work (sd_exact_gen_work): 2^33 of those
+ * operations, an eighth of the exact evaluators' SD_EXACT_MAX_WORK
+ * (src/sd_exact.h), because a counted operation is not one nanosecond:
+ * measured on one core (load 2), 1.1-1.65 ns for the token-level laws
+ * (token, biased, broken-coin, sprinter: at most 15 s at the limit), 1.0-
+ * 1.3 ns for block, 0.6 ns for batch, and 0.1-0.2 ns for rrs and SpecTr,
+ * whose bounds count every branch (zero masses, fewer surviving drafts). */
+#define SD_EXACT_GEN_MAX_OPS 8589934592.0
 
 typedef struct sd_iter_outcome {
     double prob;
@@ -53,6 +77,15 @@ typedef struct sd_iter_law {
      * sd_iter_law_markov does; other laws leave both alone. */
     double *emit;
     int emit_filled;
+    /* Optional (the caller's): a work query.  When work_query is 1 (with
+     * keep = 0), a law able to bound its cost sets work to an upper bound
+     * on the elementary operations (the unit of SD_WORK_PDF) of building
+     * it at this context with keep = 0, lists no outcome and returns
+     * SD_OK (or its own refusal of the size).  Other laws leave work at 0
+     * and build the law.  sd_iter_law_markov, sd_law_block and the tree
+     * verifiers' laws answer. */
+    int work_query;
+    double work;
 } sd_iter_law;
 
 /* Empties the law (keeps its memory and keep). */
@@ -92,12 +125,18 @@ typedef struct sd_pos_law {
     size_t s0;             /* the state at depth 0 */
     size_t G;              /* positions drafted */
     unsigned horizon_calls;
+    /* A bound on the elementary operations of one call of fn, per token
+     * of the vocabulary (the call costs at most call_work·V); for the work
+     * query of sd_iter_law_markov.  0 reads as 4. */
+    double call_work;
 } sd_pos_law;
 
 /* The iteration law at (n, prev) of a Markov-inside-the-iteration rule:
  * explicit token prefixes up to depth law->keep, then a forward pass over
- * (token, state) per depth.  O(G·S·V²) calls of the position weights per
- * kept prefix. */
+ * (token, state) per depth: at most 1 + G·S·V calls of the position
+ * weights per kept prefix, each followed by S·V accumulations.  Its work
+ * query is answered with (1 + G·S·V)·V·(call_work + 2S + 4) + (G+1)·V·
+ * (2·SD_WORK_OUTCOME + S + 1) (keep = 0: one forward pass). */
 int sd_iter_law_markov(const sd_pos_law *pl, const sd_chain *c, size_t n, size_t prev,
                        sd_iter_law *law, sd_error *err);
 
@@ -105,9 +144,23 @@ int sd_iter_law_markov(const sd_pos_law *pl, const sd_chain *c, size_t n, size_t
 
 /* E[N_rej] and E[target calls] of vt at par on chain c by the DP above.
  * SD_EUSAGE (with the reason) when vt has no iteration law at par;
- * SD_ETOOBIG when a law or the work would exceed the limits. */
+ * SD_ETOOBIG, before the DP starts, when its projected work
+ * (sd_exact_gen_work) exceeds SD_EXACT_GEN_MAX_OPS, or when a law is too
+ * large. */
 int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                  double *rejections, double *target_calls, sd_error *err);
+
+/* The projected work of the DP above (with the per-token law when
+ * marginals is 1): the sum over the T·V contexts of each law's answer to
+ * the work query (twice with marginals: a law without the per-token law
+ * is built again keeping its tokens), plus the DP's own use of it, in
+ * elementary operations;
+ * *answered = 0 (and *work = 0) when vt's law does not answer the query
+ * (the DP then keeps the outcome guard SD_EXACT_GEN_MAX_WORK).  T work
+ * queries, no law built.  SD_EUSAGE without an iteration law; the law's
+ * own refusals. */
+int sd_exact_gen_work(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
+                      int marginals, double *work, int *answered, sd_error *err);
 
 /* The same as an sd_verifier_type.exact answer on a model (a stored chain;
  * the Zipf model is SD_EUSAGE), with its method line. */

@@ -131,7 +131,9 @@ int sd_pos_law_tokenwise(sd_law_rule rule, double eps, size_t G, sd_pos_law *out
     if (!x)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     *x = (S_tokctx){{rule, eps}, G};
-    *out = (sd_pos_law){S_tok_fn, x, 1, 0, G, 1};
+    /* S_tok_pos: TV (V), the go-on weights (V; the 10-bit coin's search a
+     * few steps more) and the residual (V); the bonus reads q (V) */
+    *out = (sd_pos_law){S_tok_fn, x, 1, 0, G, 1, rule == SD_LAW_COIN10 ? 8.0 : 5.0};
     return SD_OK;
 }
 
@@ -193,7 +195,9 @@ int sd_pos_law_batch(size_t V, size_t G, size_t M, int extra_step, sd_pos_law *o
     if (!b)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     *b = (S_batch){{{SD_LAW_STANDARD, 0.0}, G}, M, extra_step, (double *)(void *)(b + 1)};
-    *out = (sd_pos_law){S_batch_fn, b, 1, 0, G, 1};
+    /* the first position: sd_exact_batch_row (copy V, M rounds of V) and
+     * three passes over V; later ones token-level (5V) */
+    *out = (sd_pos_law){S_batch_fn, b, 1, 0, G, 1, (double)M + 5.0};
     return SD_OK;
 }
 
@@ -236,7 +240,8 @@ int sd_pos_law_sprinter(double tp, double fp, size_t G, sd_pos_law *out, sd_erro
     if (!r)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     *r = (S_spr){tp, fp};
-    *out = (sd_pos_law){S_spr_fn, r, 1, 0, G, 0};
+    /* TV and two passes over V */
+    *out = (sd_pos_law){S_spr_fn, r, 1, 0, G, 0, 4.0};
     return SD_OK;
 }
 
@@ -355,7 +360,18 @@ int sd_pos_law_tree(size_t V, size_t G, size_t k, int kseq, sd_pos_law *out, sd_
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     double *w = (double *)(void *)(tr + 1);
     *tr = (S_tree){G, k, kseq, w, w + V, w + V + k + 1};
-    *out = (sd_pos_law){S_tree_fn, tr, k, k - 1, G, 1};
+    /* S_tree_fn with a <= k surviving drafts, per token:
+     *   RRS:   the copy of q, then per round m <= k a spread (1 + a-m+1 <=
+     *          k+1 binomial pdfs and as many terms, 4 more steps) and the
+     *          residual: k·((k+1)·PDF + k + 5) + 2;
+     *   k-Seq: Brent's method for rho* (at most 202 evaluations of beta,
+     *          2 steps per token, and beta(1)), then k rounds and the
+     *          residual, each a spread of a+1 <= k+1 pdfs and at most
+     *          (k+1)² terms: 406 + (k+1)·((k+1)·PDF + (k+1)² + 8). */
+    double kk = (double)k;
+    double call = kseq ? 406.0 + (kk + 1.0) * ((kk + 1.0) * SD_WORK_PDF + (kk + 1.0) * (kk + 1.0) + 8.0)
+                       : kk * ((kk + 1.0) * SD_WORK_PDF + kk + 5.0) + 2.0;
+    *out = (sd_pos_law){S_tree_fn, tr, k, k - 1, G, 1, call};
     return SD_OK;
 }
 
@@ -466,6 +482,16 @@ int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, 
                             "block verification: the exact law of one iteration enumerates V^gamma "
                             "= %zu^%zu draft blocks, over the limit %zu (give a smaller --gamma)",
                             c->V, G, SD_ITER_LAW_MAX);
+    if (law->work_query) {
+        /* S_blk_node visits at most Σ_{i<=G} V^i nodes; each does at most
+         * 4V steps (eq. 5's mass, its children, the residual's two passes)
+         * and adds V outcomes (its rejections, or the bonus at depth G). */
+        double v = (double)c->V, nodes = 0.0, level = 1.0;
+        for (size_t i = 0; i <= G; i++, level *= v)
+            nodes += level;
+        law->work = nodes * v * (4.0 + SD_WORK_OUTCOME);
+        return SD_OK;
+    }
     S_blk b = {c, n, G, c->V, kind, law, malloc((G + 1) * sizeof(size_t)),
                malloc((G + 1) * c->V * sizeof(double))};
     int rc;
@@ -516,6 +542,8 @@ int sd_pos_law_broken_q(sd_pos_law *pl, sd_error *err)
     b->inner = *pl;
     pl->fn = S_broken_fn;
     pl->ctx = b;
+    /* the inner call, then R and the redrawn residual (2V) */
+    pl->call_work = (pl->call_work > 0.0 ? pl->call_work : 4.0) + 2.0;
     return SD_OK;
 }
 

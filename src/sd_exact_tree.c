@@ -286,6 +286,17 @@ int sd_tree_verifier_law(const sd_chain *c, const sd_params *par, const sd_tree_
                             "outcomes, over the limit %zu (use a smaller --L or V)", k->name, e.keep, cells,
                             SD_ITER_LAW_MAX);
     }
+    if (law->work_query) {
+        /* S_visit drafts at most `trees` trees (its inner steps, a draft
+         * law each, are fewer than the trees and cost about 4V); each tree
+         * costs sd_tree_outcome (per node 4V of copies, per edge about 7V:
+         * copy, residual, drop, normalise) and S_record (per node 3V and
+         * its path): at most (16·nodes + 4)·V; then one outcome per cell. */
+        double trees = sd_exact_tree_count(V, par, e.draw), nodes = (double)sd_params_tree_nodes(par);
+        law->work = trees * (16.0 * nodes + 4.0) * (double)V + cells * SD_WORK_OUTCOME;
+        S_close(&e);
+        return SD_OK;
+    }
     e.tab = calloc(e.off[D + 1], sizeof *e.tab);
     if (!e.tab) {
         S_close(&e);
