@@ -200,7 +200,7 @@ static int S_print_table(const cli_run_point *rp)
     if (rp->ex.method && isfinite(rp->ex.rejections))
         printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
     else if (rp->ex_refused[0])
-        printf("\n  exact: refused: %s\n", rp->ex_refused);
+        printf("\n  exact: not computed: %s\n", rp->ex_refused);
     if (rp->rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
         char gain[64];
