@@ -403,6 +403,8 @@ json_t *cli_point_json(const cli_run_point *pt)
     json_object_set_new(o, "exact_target_calls", cli_json_real(pt->ex.target_calls));
     json_object_set_new(o, "exact_method", pt->ex.method && isfinite(pt->ex.rejections)
                                                ? json_string(pt->ex.method) : json_null());
+    /* why the exact values are null when they were refused as too large */
+    json_object_set_new(o, "exact_not_computed", pt->ex_refused[0] ? json_string(pt->ex_refused) : json_null());
     json_object_set_new(o, "baseline", json_string(pt->base ? pt->base->name : ""));
     json_object_set_new(o, "baseline_exact_target_calls", cli_json_real(pt->base_calls));
     /* The key of earlier versions, kept as a documented alias. */

@@ -315,3 +315,23 @@ Test(cli_basic, baseline_of_a_verifier_without_gamma_says_its_draft_length)
                                "length), needs 11.961159"), "%s", out);
     free(out);
 }
+
+/* run --json says why the exact values are null when they were refused as
+ * too large (block at the horizon: 7^50 draft blocks), and null otherwise. */
+Test(cli_basic, json_says_why_exact_is_null)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --algo block --trials 100 --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect(json_is_null(json_object_get(j, "exact_rejections")));
+    const char *why = json_string_value(json_object_get(j, "exact_not_computed"));
+    cr_expect(why && strstr(why, "7^50"), "%s", out);
+    json_decref(j);
+    free(out);
+    cr_assert_eq(tu_run("run --trials 100 --json", &out, NULL), 0);
+    j = json_loads(out, 0, NULL);
+    cr_expect(json_is_null(json_object_get(j, "exact_not_computed")), "%s", out);
+    json_decref(j);
+    free(out);
+}
