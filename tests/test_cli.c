@@ -236,18 +236,27 @@ Test(cli_basic, list_as_json)
     }
 }
 
+/* 1 if the table row of `run ARGS` that starts with `label` ends with
+ * `tail` (its z column). */
+static int S_row_ends(const char *args, const char *label, const char *tail)
+{
+    char *out, head[64];
+    cr_assert_eq(tu_run(args, &out, NULL), 0, "%s", args);
+    snprintf(head, sizeof head, "\n  %s", label);
+    const char *row = strstr(out, head), *end = row ? strchr(row + 1, '\n') : NULL;
+    size_t n = strlen(tail);
+    int ok = end && (size_t)(end - row) > n && strncmp(end - n, tail, n) == 0;
+    if (!ok)
+        cr_log_error("%s: row '%s' of:\n%s", args, label, out);
+    free(out);
+    return ok;
+}
+
 /* One trial has no spread (stderr 0): the z column says "-" where the mean
  * is not the exact value, never +0.00, which would read as agreement. */
 Test(cli_basic, z_without_spread_is_not_zero)
 {
-    char *out;
-    cr_assert_eq(tu_run("run --trials 1", &out, NULL), 0);
-    const char *row = strstr(out, "\n  rejections  ");
-    cr_assert_not_null(row, "%s", out);
-    const char *end = strchr(row + 1, '\n');
-    cr_assert_not_null(end);
-    cr_expect(end[-1] == '-' && end[-2] == ' ', "rejections row: %.*s", (int)(end - row), row);
-    free(out);
+    cr_expect(S_row_ends("run --trials 1", "rejections  ", " -"));
 }
 
 /* check's verdict with 0 degrees of freedom after pooling (one trial) is
@@ -294,14 +303,7 @@ Test(cli_basic, pq_problem_is_identified)
  * is +0.00, not a z of the last bits (it printed -31.61). */
 Test(cli_basic, z_of_a_constant_estimate_is_zero)
 {
-    char *out;
-    cr_assert_eq(tu_run("run --p 0.5,0.5 --q 0.3,0.7 --T 3 --trials 1000", &out, NULL), 0);
-    const char *row = strstr(out, "\n  rejections (RB)");
-    cr_assert_not_null(row, "%s", out);
-    const char *end = strchr(row + 1, '\n');
-    cr_assert_not_null(end);
-    cr_expect(end - row > 6 && strncmp(end - 5, "+0.00", 5) == 0, "RB row: %.*s", (int)(end - row), row);
-    free(out);
+    cr_expect(S_row_ends("run --p 0.5,0.5 --q 0.3,0.7 --T 3 --trials 1000", "rejections (RB)", "+0.00"));
 }
 
 /* A verifier without a draft length (sprinter) is compared with token-level
