@@ -1,0 +1,59 @@
+/* test_docs.c — what README.md, plots/README.md and the help texts say
+ * about the figures is what the figure registry (plots/sd_figures.c) holds.
+ * Tests run from the repository root (scripts/run-tests.sh). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plots/sd_figures.h"
+#include "test_util.h"
+
+/* Markdown wraps its prose anywhere: text with its line breaks as spaces. */
+static char *S_prose(const char *path)
+{
+    char *s = tu_slurp(path);
+    cr_assert_not_null(s);
+    for (char *c = s; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    return s;
+}
+
+/* The figures of simdec's own: their source begins with "simdec". */
+static size_t S_own_figures(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; sd_figures[i]; i++)
+        n += strncmp(sd_figures[i]->source, "simdec", 6) == 0;
+    return n;
+}
+
+Test(docs, own_figure_count_is_the_one_stated)
+{
+    static const char *const words[] = {"no", "one", "two", "three", "four", "five",
+                                        "six", "seven", "eight", "nine", "ten"};
+    size_t n = S_own_figures();
+    cr_assert(n > 0 && n < sizeof words / sizeof *words, "%zu figures of simdec's own", n);
+    char want[128], *out = NULL, *readme = S_prose("README.md");
+    cr_assert_eq(tu_run("plot --help", &out, NULL), 0);
+    snprintf(want, sizeof want, "(and %s of simdec's own)", words[n]);
+    cr_expect(tu_contains(out, want), "plot --help should say '%s'", want);
+    snprintf(want, sizeof want, "plus %s only simdec can draw", words[n]);
+    cr_expect(tu_contains(readme, want), "README.md should say '%s'", want);
+    free(out);
+    free(readme);
+}
+
+/* plots/README.md heads each figure's section "### `NAME` — SOURCE", the
+ * source that `plot --list` prints. */
+Test(docs, plots_readme_headings_are_the_registry_sources)
+{
+    char *readme = tu_slurp("plots/README.md");
+    for (size_t i = 0; sd_figures[i]; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "### `%s` — %s\n", sd_figures[i]->name, sd_figures[i]->source);
+        cr_expect(tu_contains(readme, want), "plots/README.md should have the heading '%s'", want);
+    }
+    free(readme);
+}
