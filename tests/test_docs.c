@@ -57,3 +57,32 @@ Test(docs, plots_readme_headings_are_the_registry_sources)
     }
     free(readme);
 }
+
+/* The block-verification figure regenerates Fig. 3 of Sun et al. 2025 (the
+ * ICLR paper; docs/references.md): its label, its data header and its
+ * section in plots/README.md cite the same year.  (The label once read
+ * "Sun 2024", the short name of the earlier block-level OT paper.) */
+Test(docs, block_figure_cites_the_paper_its_data_cite)
+{
+    const sd_figure *fig = sd_figure_find("block-fig3-ccdf");
+    cr_assert_not_null(fig);
+    sd_figure_opts o;
+    sd_figure_opts_default(&o);
+    o.quick = 1;
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    sd_error err = {0};
+    cr_assert_eq(fig->write(f, &o, &err), SD_OK, "%s", err.msg);
+    rewind(f);
+    char line[512] = "", header[512] = "";
+    while (fgets(line, sizeof line, f) && line[0] == '#')
+        if (strstr(line, " et al. ") && !header[0])
+            strcpy(header, line);
+    fclose(f);
+    cr_assert(strncmp(header, "# Sun et al. 2025, Fig. 3", 25) == 0, "data header: %s", header);
+    cr_expect_str_eq(fig->source, "Sun 2025 Fig. 3");
+    char *readme = tu_slurp("plots/README.md");
+    cr_expect(tu_contains(readme, "## Sun et al. 2025, *Block Verification Accelerates Speculative Decoding*"),
+              "plots/README.md should head the block figure's paper as Sun et al. 2025");
+    free(readme);
+}
