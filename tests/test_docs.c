@@ -2,6 +2,7 @@
  * about the figures is what the figure registry (plots/sd_figures.c) holds.
  * Tests run from the repository root (scripts/run-tests.sh). */
 #include <criterion/criterion.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,4 +86,41 @@ Test(docs, block_figure_cites_the_paper_its_data_cite)
     cr_expect(tu_contains(readme, "## Sun et al. 2025, *Block Verification Accelerates Speculative Decoding*"),
               "plots/README.md should head the block figure's paper as Sun et al. 2025");
     free(readme);
+}
+
+/* Every paper the help texts, `run --list` and `plot --list` cite as
+ * "Author et al. YEAR" (or a figure's source "Author YEAR Fig. ...") has a
+ * row in docs/references.md under that short name. */
+Test(docs, help_texts_cite_papers_listed_in_references)
+{
+    static const char *const cmds[] = {
+        "--help", "run --help", "run --list", "check --help", "eval --help",
+        "eval rejections --help", "eval batch-improvement --help", "eval pareto --help",
+        "eval accept-length --help", "eval acceptance --help", "eval sprinter --help",
+        "eval generation --help", "eval speedup --help", "lp --help", "plot --help",
+        "plot --list", "gen --help",
+    };
+    char *refs = tu_slurp("docs/references.md");
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "([A-Z][A-Za-z-]+)( et al\\.)? ((19|20)[0-9][0-9])( Fig\\.|[^0-9])", REG_EXTENDED), 0);
+    size_t cited = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *out = NULL;
+        cr_assert_eq(tu_run(cmds[i], &out, NULL), 0, "simdec %s", cmds[i]);
+        regmatch_t m[6];
+        for (const char *s = out; regexec(&re, s, 6, m, 0) == 0; s += m[0].rm_eo) {
+            if (m[2].rm_so < 0 && strncmp(s + m[5].rm_so, " Fig.", 5) != 0)
+                continue; /* "Name YEAR" without "et al." cites only in a figure's source */
+            char name[128];
+            snprintf(name, sizeof name, "%.*s et al. %.*s", (int)(m[1].rm_eo - m[1].rm_so), s + m[1].rm_so,
+                     (int)(m[3].rm_eo - m[3].rm_so), s + m[3].rm_so);
+            cr_expect(tu_contains(refs, name), "simdec %s cites '%s', which docs/references.md does not list",
+                      cmds[i], name);
+            cited++;
+        }
+        free(out);
+    }
+    regfree(&re);
+    cr_expect_geq(cited, 20u, "only %zu citations found", cited);
+    free(refs);
 }
