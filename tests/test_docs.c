@@ -124,3 +124,26 @@ Test(docs, help_texts_cite_papers_listed_in_references)
     cr_expect_geq(cited, 20u, "only %zu citations found", cited);
     free(refs);
 }
+
+/* README quotes the core of examples/numpy_sampler.py "as the file has it":
+ * every line of that block is a line of the file (indentation aside). */
+Test(docs, readme_quotes_the_numpy_sampler_as_it_is)
+{
+    char *readme = tu_slurp("README.md"), *src = tu_slurp("examples/numpy_sampler.py");
+    const char *mark = "as the file has it:\n\n```python\n";
+    char *b = strstr(readme, mark);
+    cr_assert_not_null(b, "README.md: the numpy sampler's quoted core not found");
+    b += strlen(mark);
+    char *end = strstr(b, "```");
+    cr_assert_not_null(end);
+    *end = '\0';
+    size_t lines = 0;
+    for (char *line = strtok(b, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        char want[512];
+        snprintf(want, sizeof want, " %s\n", line);
+        cr_expect(tu_contains(src, want), "examples/numpy_sampler.py has no line '%s'", line);
+    }
+    cr_expect_geq(lines, 4u);
+    free(readme);
+    free(src);
+}
