@@ -5,7 +5,7 @@
  *                           "SpecTr"), with the OTM LP as referee;
  *   simdec-verify-vs-gamma  accepted draft tokens in one iteration vs the
  *                           draft length: token and block verification
- *                           (Sun et al. 2024, "Block Verification
+ *                           (Sun et al. 2025, "Block Verification
  *                           Accelerates Speculative Decoding") against the
  *                           best valid verifier (LP) and full information;
  *   simdec-biased-pareto    the biased verifier with the optimal and the

@@ -1,5 +1,5 @@
 /* fig_sun2024_block.c — the figure of Sun, Mendlovic, Leviathan, Aharoni,
- * Ro, Beirami & Suresh 2024, "Block Verification Accelerates Speculative
+ * Ro, Beirami & Suresh 2025, "Block Verification Accelerates Speculative
  * Decoding": Fig. 3, the CCDF of the number of draft tokens accepted in one
  * iteration by token and by block verification, on the paper's toy model
  * (its eq. 2).
@@ -86,6 +86,6 @@ static int S_block_ccdf(FILE *f, const sd_figure_opts *o, sd_error *err)
 /* ---- the table of figures ------------------------------------------------ */
 
 const sd_figure sd_fig_sun2024_block_fig3 = {
-    "block-fig3-ccdf", "Sun 2024 Fig. 3",
+    "block-fig3-ccdf", "Sun 2025 Fig. 3",
     "On the two-token toy model with gamma = 10, block verification accepts longer prefixes than token verification (its CCDF lies above), below the full-information optimum.",
     S_block_ccdf};

@@ -5,7 +5,7 @@
  *   fig_yin2024.c        Yin, Chen, Huang & Wang 2024, "A Theoretical
  *                        Perspective for Speculative Decoding Algorithm"
  *   fig_sun2024_block.c  Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami &
- *                        Suresh 2024, "Block Verification Accelerates
+ *                        Suresh 2025, "Block Verification Accelerates
  *                        Speculative Decoding"
  *   fig_spectr.c         Sun, Suresh, Ro, Beirami, Jain & Yu 2023, "SpecTr:
  *                        Fast Speculative Decoding via Optimal Transport"

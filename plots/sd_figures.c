@@ -176,7 +176,7 @@ const sd_figure *const sd_figures[] = {
     /* Yin et al. 2024 (fig_yin2024.c) */
     &sd_fig_yin2024_fig2a, &sd_fig_yin2024_fig2b, &sd_fig_yin2024_fig2c, &sd_fig_yin2024_fig3,
     &sd_fig_yin2024_fig4, &sd_fig_yin2024_fig5,
-    /* Sun et al. 2024, block verification (fig_sun2024_block.c) */
+    /* Sun et al. 2025, block verification (fig_sun2024_block.c) */
     &sd_fig_sun2024_block_fig3,
     /* Sun et al. 2023, SpecTr (fig_spectr.c) */
     &sd_fig_spectr_fig4, &sd_fig_spectr_fig5, &sd_fig_spectr_fig6,

@@ -15,7 +15,7 @@
  * Token: given its drafts, each is accepted w.p. min(1, q/p), so
  * P(τ >= l, X^l = z^l) = Π min(p, q)(z_j), and the output after an
  * accepted prefix is a fresh lossless continuation; divide by q(z^l).
- * Block (Sun et al. 2024, Alg. 2, eqs. 3-5): P(τ >= l, X^l = x^l) =
+ * Block (Sun et al. 2025, Alg. 2, eqs. 3-5): P(τ >= l, X^l = x^l) =
  * p(x^l) p_l(x^l) (the summand of its expected accepted length), and with
  * p_l = min(1, p_{l-1} q/p) this is A_l = min(p(x^l), A_{l-1} q(x_l|x^{l-1}))
  * = min_k p(x^k) q(x_{k+1..l}|x^k); dividing by q(x^l) gives M_l.  That the

@@ -110,7 +110,7 @@ typedef struct sd_iter {
      * verifiers give Σ over the positions they tested of that position's
      * rejection probability given what came before it (TV(p_n, q_n) for
      * the standard rule, Yin et al. 2024, Theorem 1); block verification
-     * gives 1 - p_G given its drafts (Sun et al. 2024, eq. 5: τ = G with
+     * gives 1 - p_G given its drafts (Sun et al. 2025, eq. 5: τ = G with
      * probability h_G = p_G).  Summed over the iterations of a trial it is
      * an unbiased estimate of E[N_rej]: each term minus `rejected` is a
      * martingale difference and a trial has at most T iterations.  The

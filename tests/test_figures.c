@@ -343,7 +343,7 @@ static size_t S_block_rows(const char *text, const char *name, double rows[][8],
 }
 
 /* The figure data say what the figure claims: in the quick CCDF of Fig. 3
- * of Sun et al. 2024 (block verification), every Monte-Carlo point is within 4 standard errors of the exact
+ * of Sun et al. 2025 (block verification), every Monte-Carlo point is within 4 standard errors of the exact
  * CCDF (22 points: a 4-se excursion has probability ~1e-3 overall), and
  * block >= token at every length. */
 Test(figures, ccdf_data_agree_with_exact)
@@ -374,7 +374,7 @@ Test(figures, ccdf_data_agree_with_exact)
                       a ? "block" : "token", m, e, se);
         }
     }
-    /* Sun et al. 2024, §2: E[tau] at gamma = 2 is 10/9 and 11/9; here the CCDF at l = 1, 2. */
+    /* Sun et al. 2025, §2: E[tau] at gamma = 2 is 10/9 and 11/9; here the CCDF at l = 1, 2. */
     cr_assert_float_eq(ex[1][1] + ex[2][1], 10.0 / 9.0, 1e-9); /* 10 digits in the file */
     cr_assert_float_eq(ex[1][2] + ex[2][2], 11.0 / 9.0, 1e-9);
     free(buf);

@@ -4,7 +4,7 @@
  *
  * The kernel counts j*(π) = #{j : π >= θ_j} where it counted
  * #{j : fl(π r_j) > 1}; the two must be the same number for every double π
- * in (0, 1] (the p_i of Sun et al. 2024, Alg. 2), ties and r = +inf, 0, -1
+ * in (0, 1] (the p_i of Sun et al. 2025, Alg. 2), ties and r = +inf, 0, -1
  * included.  The kernel's own output is compared bit for bit with the
  * scalar code (kernel_block/vector_passes_equal_the_scalar_code) and its
  * law with the generic path (kernel_block/means_agree_with_the_generic_path);

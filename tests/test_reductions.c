@@ -4,7 +4,7 @@
  * With one draft, or one draft token per iteration, several verifiers are
  * token verification in law, iteration by iteration (same acceptance
  * min(1, q/p), same residual [q-p]+, same bonus token from q):
- *   block and greedy block at gamma = 1   (Sun et al. 2024, Alg. 2 and 4:
+ *   block and greedy block at gamma = 1   (Sun et al. 2025, Alg. 2 and 4:
  *                                          h_1 = p_1 = min(1, q/p), residual
  *                                          eq. 4 with p_0 = 1),
  *   rrs and spectr with k = 1             (one draft: recursive rejection

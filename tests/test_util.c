@@ -74,6 +74,11 @@ int tu_run(const char *args, char **out, char **err)
     return -1;
 }
 
+char *tu_slurp(const char *path)
+{
+    return S_slurp(path);
+}
+
 char *tu_tempfile(const char *text)
 {
     char path[] = "/tmp/simdec-test-fileXXXXXX";

@@ -16,6 +16,10 @@ int tu_run(const char *args, char **out, char **err);
 /* Writes text to a fresh temporary file and returns its malloc'd path. */
 char *tu_tempfile(const char *text);
 
+/* The contents of the file at path, malloc'd and NUL-terminated ("" when it
+ * cannot be opened; NULL only when memory runs out); the caller frees it. */
+char *tu_slurp(const char *path);
+
 /* Runs `args` (tu_run), expects exit status `code` and, if fragment is not
  * NULL, that stderr contains it; a failing command must prefix its message
  * with "simdec: " and print nothing on stdout (a death by a signal is an

@@ -1,0 +1,149 @@
+/* test_docs.c — what README.md, plots/README.md and the help texts say
+ * about the figures is what the figure registry (plots/sd_figures.c) holds.
+ * Tests run from the repository root (scripts/run-tests.sh). */
+#include <criterion/criterion.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plots/sd_figures.h"
+#include "test_util.h"
+
+/* Markdown wraps its prose anywhere: text with its line breaks as spaces. */
+static char *S_prose(const char *path)
+{
+    char *s = tu_slurp(path);
+    cr_assert_not_null(s);
+    for (char *c = s; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    return s;
+}
+
+/* The figures of simdec's own: their source begins with "simdec". */
+static size_t S_own_figures(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; sd_figures[i]; i++)
+        n += strncmp(sd_figures[i]->source, "simdec", 6) == 0;
+    return n;
+}
+
+Test(docs, own_figure_count_is_the_one_stated)
+{
+    static const char *const words[] = {"no", "one", "two", "three", "four", "five",
+                                        "six", "seven", "eight", "nine", "ten"};
+    size_t n = S_own_figures();
+    cr_assert(n > 0 && n < sizeof words / sizeof *words, "%zu figures of simdec's own", n);
+    char want[128], *out = NULL, *readme = S_prose("README.md");
+    cr_assert_eq(tu_run("plot --help", &out, NULL), 0);
+    snprintf(want, sizeof want, "(and %s of simdec's own)", words[n]);
+    cr_expect(tu_contains(out, want), "plot --help should say '%s'", want);
+    snprintf(want, sizeof want, "plus %s only simdec can draw", words[n]);
+    cr_expect(tu_contains(readme, want), "README.md should say '%s'", want);
+    free(out);
+    free(readme);
+}
+
+/* plots/README.md heads each figure's section "### `NAME` — SOURCE", the
+ * source that `plot --list` prints. */
+Test(docs, plots_readme_headings_are_the_registry_sources)
+{
+    char *readme = tu_slurp("plots/README.md");
+    for (size_t i = 0; sd_figures[i]; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "### `%s` — %s\n", sd_figures[i]->name, sd_figures[i]->source);
+        cr_expect(tu_contains(readme, want), "plots/README.md should have the heading '%s'", want);
+    }
+    free(readme);
+}
+
+/* The block-verification figure regenerates Fig. 3 of Sun et al. 2025 (the
+ * ICLR paper; docs/references.md): its label, its data header and its
+ * section in plots/README.md cite the same year.  (The label once read
+ * "Sun 2024", the short name of the earlier block-level OT paper.) */
+Test(docs, block_figure_cites_the_paper_its_data_cite)
+{
+    const sd_figure *fig = sd_figure_find("block-fig3-ccdf");
+    cr_assert_not_null(fig);
+    sd_figure_opts o;
+    sd_figure_opts_default(&o);
+    o.quick = 1;
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    sd_error err = {0};
+    cr_assert_eq(fig->write(f, &o, &err), SD_OK, "%s", err.msg);
+    rewind(f);
+    char line[512] = "", header[512] = "";
+    while (fgets(line, sizeof line, f) && line[0] == '#')
+        if (strstr(line, " et al. ") && !header[0])
+            strcpy(header, line);
+    fclose(f);
+    cr_assert(strncmp(header, "# Sun et al. 2025, Fig. 3", 25) == 0, "data header: %s", header);
+    cr_expect_str_eq(fig->source, "Sun 2025 Fig. 3");
+    char *readme = tu_slurp("plots/README.md");
+    cr_expect(tu_contains(readme, "## Sun et al. 2025, *Block Verification Accelerates Speculative Decoding*"),
+              "plots/README.md should head the block figure's paper as Sun et al. 2025");
+    free(readme);
+}
+
+/* Every paper the help texts, `run --list` and `plot --list` cite as
+ * "Author et al. YEAR" (or a figure's source "Author YEAR Fig. ...") has a
+ * row in docs/references.md under that short name. */
+Test(docs, help_texts_cite_papers_listed_in_references)
+{
+    static const char *const cmds[] = {
+        "--help", "run --help", "run --list", "check --help", "eval --help",
+        "eval rejections --help", "eval batch-improvement --help", "eval pareto --help",
+        "eval accept-length --help", "eval acceptance --help", "eval sprinter --help",
+        "eval generation --help", "eval speedup --help", "lp --help", "plot --help",
+        "plot --list", "gen --help",
+    };
+    char *refs = tu_slurp("docs/references.md");
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "([A-Z][A-Za-z-]+)( et al\\.)? ((19|20)[0-9][0-9])( Fig\\.|[^0-9])", REG_EXTENDED), 0);
+    size_t cited = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *out = NULL;
+        cr_assert_eq(tu_run(cmds[i], &out, NULL), 0, "simdec %s", cmds[i]);
+        regmatch_t m[6];
+        for (const char *s = out; regexec(&re, s, 6, m, 0) == 0; s += m[0].rm_eo) {
+            if (m[2].rm_so < 0 && strncmp(s + m[5].rm_so, " Fig.", 5) != 0)
+                continue; /* "Name YEAR" without "et al." cites only in a figure's source */
+            char name[128];
+            snprintf(name, sizeof name, "%.*s et al. %.*s", (int)(m[1].rm_eo - m[1].rm_so), s + m[1].rm_so,
+                     (int)(m[3].rm_eo - m[3].rm_so), s + m[3].rm_so);
+            cr_expect(tu_contains(refs, name), "simdec %s cites '%s', which docs/references.md does not list",
+                      cmds[i], name);
+            cited++;
+        }
+        free(out);
+    }
+    regfree(&re);
+    cr_expect_geq(cited, 20u, "only %zu citations found", cited);
+    free(refs);
+}
+
+/* README quotes the core of examples/numpy_sampler.py "as the file has it":
+ * every line of that block is a line of the file (indentation aside). */
+Test(docs, readme_quotes_the_numpy_sampler_as_it_is)
+{
+    char *readme = tu_slurp("README.md"), *src = tu_slurp("examples/numpy_sampler.py");
+    const char *mark = "as the file has it:\n\n```python\n";
+    char *b = strstr(readme, mark);
+    cr_assert_not_null(b, "README.md: the numpy sampler's quoted core not found");
+    b += strlen(mark);
+    char *end = strstr(b, "```");
+    cr_assert_not_null(end);
+    *end = '\0';
+    size_t lines = 0;
+    for (char *line = strtok(b, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        char want[512];
+        snprintf(want, sizeof want, " %s\n", line);
+        cr_expect(tu_contains(src, want), "examples/numpy_sampler.py has no line '%s'", line);
+    }
+    cr_expect_geq(lines, 4u);
+    free(readme);
+    free(src);
+}
