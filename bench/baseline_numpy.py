@@ -34,7 +34,7 @@ against the first versions, docs/performance.md):
          pair (x_n, rejected at n) is ONE categorical draw over 2V outcomes
          (min(p,q) and [q-p]+), from a Walker/Vose alias table per row
          (one uniform, one gather per token);
-  block  block verification (Sun et al. 2024, Alg. 2, eqs. 3-5) with draft
+  block  block verification (Sun et al. 2025, Alg. 2, eqs. 3-5) with draft
          length gamma, vectorised across trajectories that sit at
          different positions: per iteration, gamma drafts, p_i, the O(V)
          residual masses m_i, the backward acceptance tau = max{i: eta_i <

@@ -1,5 +1,5 @@
 /* kernel_block.c — a fast kernel for block verification (sims/block.c;
- * Sun et al. 2024, "Block verification accelerates speculative decoding",
+ * Sun et al. 2025, "Block verification accelerates speculative decoding",
  * Alg. 2, eqs. 3–5), with the law of sd_block_step and other random
  * numbers.
  *
