@@ -425,10 +425,9 @@ int main(int argc, char **argv)
     }
 
     /* Block's and greedy-block's ratios on ONE thread, back to back
-     * (token, block, greedy-block; S_ONE rounds): the cores of the test
-     * machine share their execution units, so the second thread helps the
-     * token kernel's chain of lookups more than these dense kernels
-     * (docs/findings.md, 52).  Printed beside the goals, not instead. */
+     * (token, block, greedy-block; S_ONE rounds), beside the goals on
+     * `threads` (the test machine's two cores share execution units,
+     * docs/findings.md 52).  Printed for comparison, not judged. */
     enum { S_ONE = 3 };
     double rone[2][S_ONE];
     int none = 0;
@@ -501,9 +500,7 @@ int main(int argc, char **argv)
     }
     if (none > 0)
         printf("  for comparison, on ONE thread (back to back, median of %d rounds; the goals are on %u): "
-               "block / token %.3f, greedy-block / token %.3f\n    (where cores share their execution units, as "
-               "on the 2-core test machine, a second thread helps the token kernel more than these; "
-               "docs/findings.md, 52)\n",
+               "block / token %.3f, greedy-block / token %.3f\n",
                none, threads, S_median(rone[0], none), S_median(rone[1], none));
     /* Issue 14's line for every verifier but block (>= 0.1 each): the
      * table's ratio and the median of the back-to-back rounds; the verdict
