@@ -1045,6 +1045,40 @@ void cli_verifier_list(FILE *f)
     }
 }
 
+void cli_csv_field(const char *s)
+{
+    putchar(',');
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+void cli_verifier_list_csv(void)
+{
+    const sd_verifier_type *v;
+    fputs("name,params,control,summary\n", stdout);
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        char names[256] = "";
+        if (sd_params_count(v))
+            sd_params_names(v, names, sizeof names);
+        fputs(v->name, stdout);
+        cli_csv_field(names);
+        printf(",%d", (v->flags & SD_VERIFIER_CONTROL) != 0);
+        cli_csv_field(v->summary);
+        putchar('\n');
+    }
+}
+
 json_t *cli_verifier_list_json(void)
 {
     const sd_verifier_type *v;

@@ -246,6 +246,11 @@ void cli_verifier_list(FILE *f);
 /* The same as a JSON array of {name, summary, params: [names], control}
  * (new reference). */
 json_t *cli_verifier_list_json(void);
+/* The same as CSV on stdout: name,params (space-separated),control (0/1),summary. */
+void cli_verifier_list_csv(void);
+/* Writes ",s" on stdout, s quoted as a CSV field when it holds a comma,
+ * quote or newline (NULL: an empty field). */
+void cli_csv_field(const char *s);
 
 /* Output formats. */
 typedef enum { CLI_FMT_TABLE = 0, CLI_FMT_JSON, CLI_FMT_CSV } cli_format;

@@ -63,7 +63,7 @@ static const char S_help_head[] =
     "                  format 'simdec check --samples' reads); not with a sweep\n"
     "  --L l           with --samples: the first l tokens x_1..x_l (default all T)\n"
     "  --progress      progress on stderr even when it is not a terminal\n"
-    "  --list          list the verifiers and their parameters (with --json: a JSON array)\n"
+    "  --list          list the verifiers and their parameters (--json: a JSON array; --csv)\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
     "\n"
     "Sweeps: --algo a,b and a list on any parameter but --tree, or a range on a\n"
@@ -405,7 +405,9 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     }
     free(opts);
     if (status < 0 && list) /* after the loop: --json may come after --list */
-        status = out->fmt == CLI_FMT_JSON ? cli_print_json(cli_verifier_list_json()) : (cli_verifier_list(stdout), 0);
+        status = out->fmt == CLI_FMT_JSON  ? cli_print_json(cli_verifier_list_json())
+                 : out->fmt == CLI_FMT_CSV ? (cli_verifier_list_csv(), 0)
+                                           : (cli_verifier_list(stdout), 0);
     if (status < 0 && optind < argc)
         status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
     if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0 || out->paired))

@@ -556,25 +556,6 @@ static void S_csv_num(double x)
         printf(",");
 }
 
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void S_csv_text(const char *s)
-{
-    putchar(',');
-    if (!s)
-        return;
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
 static void S_csv_stat(const sd_welford *w)
 {
     double lo, hi;
@@ -623,13 +604,13 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
             else if (json_is_real(v))
                 printf(",%.17g", json_real_value(v));
             else
-                S_csv_text(json_is_string(v) ? json_string_value(v) : NULL);
+                cli_csv_field(json_is_string(v) ? json_string_value(v) : NULL);
         }
         printf(",%zu,%zu,%llu,%llu,%u,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
                (unsigned long long)r->seed, pt->threads, pt->ranks, r->seconds, SD_VERSION);
-        S_csv_text(json_string_value(json_object_get(m, "source")));
-        S_csv_text(pt->mo.file);
-        S_csv_text(pt->model.sha256[0] ? pt->model.sha256 : NULL);
+        cli_csv_field(json_string_value(json_object_get(m, "source")));
+        cli_csv_field(pt->mo.file);
+        cli_csv_field(pt->model.sha256[0] ? pt->model.sha256 : NULL);
         json_t *ms = json_object_get(m, "model_seed");
         if (ms)
             printf(",%lld", (long long)json_integer_value(ms));
@@ -639,12 +620,12 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_num(json_is_real(json_object_get(m, "mix")) ? json_real_value(json_object_get(m, "mix")) : NAN);
         /* the rest of the model's identity, as in JSON: the generator (when
          * not the Dirichlet default) and the Zipf model's exponents */
-        S_csv_text(json_string_value(json_object_get(m, "rng")));
+        cli_csv_field(json_string_value(json_object_get(m, "rng")));
         S_csv_num(json_is_real(json_object_get(m, "zipf_draft")) ? json_real_value(json_object_get(m, "zipf_draft")) : NAN);
         S_csv_num(json_is_real(json_object_get(m, "zipf_target")) ? json_real_value(json_object_get(m, "zipf_target"))
                                                                    : NAN);
-        S_csv_text(r->kernel);
-        S_csv_text(S_stop_name(pt));
+        cli_csv_field(r->kernel);
+        cli_csv_field(S_stop_name(pt));
         S_csv_stat(&r->rejections);
         S_csv_stat(&r->target_calls);
         double tpc, se, lo, hi;
@@ -674,7 +655,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
                     S_csv_num(pd[q].se);
                     S_csv_num(pd[q].se_unpaired);
                 }
-                S_csv_text(cli_paired_coupling(&pts[0], pt));
+                cli_csv_field(cli_paired_coupling(&pts[0], pt));
                 S_csv_num(pd[CLI_PAIRED_REJ].se_unpaired / pd[CLI_PAIRED_REJ].se);
                 S_csv_num(pd[CLI_PAIRED_CALLS].se_unpaired / pd[CLI_PAIRED_CALLS].se);
                 for (int q = CLI_PAIRED_REJ_RB; q < CLI_PAIRED_N; q++) {

@@ -337,3 +337,16 @@ Test(cli_basic, json_says_why_exact_is_null)
     json_decref(j);
     free(out);
 }
+
+/* run --list --csv: a header and one row per verifier, the summary quoted
+ * (it holds commas). */
+Test(cli_basic, list_as_csv)
+{
+    char *out;
+    cr_assert_eq(tu_run("run --list --csv", &out, NULL), 0);
+    cr_expect(strncmp(out, "name,params,control,summary\n", 28) == 0, "%s", out);
+    cr_expect(tu_contains(out, "\ntoken,gamma,0,\"token-level speculative decoding (Yin et al. 2024, Alg. 1, "),
+              "%s", out);
+    cr_expect(tu_contains(out, "\nbroken-coin,"), "%s", out);
+    free(out);
+}
