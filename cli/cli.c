@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -60,6 +61,13 @@ int cli_fail(const sd_error *err)
     S_put_clean(err->msg[0] ? err->msg : err->code != SD_OK ? sd_status_name(code) : "failed without an error message");
     fputc('\n', stderr);
     return cli_exit_code(code);
+}
+
+double cli_gap_in_se(double a, double b, double se)
+{
+    double tiny = 64 * DBL_EPSILON * fmax(1.0, fmax(fabs(a), fabs(b)));
+    double gap = fabs(a - b) <= tiny ? 0.0 : a - b;
+    return se > tiny ? gap / se : gap == 0.0 ? 0.0 : NAN;
 }
 
 int cli_out_of_memory(void)
@@ -468,31 +476,44 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
 
-/* The generator's parameters as given: --alpha/--mix with numpy-mt19937
- * are refused even at their default values (the library sees only the
- * values, sd_gen_check). */
-static int S_gen_check(const cli_model_opts *mo, sd_error *err)
+/* The generator's options as given: --alpha/--mix with numpy-mt19937 are
+ * refused even at their default values (sd_gen_check, which the generators
+ * run, sees only the values). */
+static int S_gen_given_check(const cli_model_opts *mo, sd_error *err)
 {
     if (mo->shape_given && mo->gen.rng == SD_GEN_NUMPY_MT19937)
         return sd_error_set(err, SD_EUSAGE, "--alpha/--mix do not apply to --rng numpy-mt19937 "
                                             "(rows are uniform draws normalised by their sums)");
-    return sd_gen_check(&mo->gen, err);
+    return SD_OK;
 }
 
 /* The verifiers (controls aside) with a kernel for streamed chains
  * (SD_KERNEL_ALL), separated by '|', into buf. */
-static void S_stream_verifiers(char *buf, size_t len)
+const char *cli_verifier_names(char *buf, size_t len, const char *sep, int (*pick)(const sd_verifier_type *))
 {
     const sd_verifier_type *vt;
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++)
-        for (size_t k = 0; vt->kernels && vt->kernels[k] && !(vt->flags & SD_VERIFIER_CONTROL); k++)
-            if (vt->kernels[k]->supports & SD_KERNEL_ALL) {
-                int w = snprintf(buf + used, len - used, "%s%s", used ? "|" : "", vt->name);
-                used += w > 0 ? (size_t)w : 0;
-                break;
-            }
+        if (!(vt->flags & SD_VERIFIER_CONTROL) && pick(vt)) {
+            int w = snprintf(buf + used, len - used, "%s%s", used ? sep : "", vt->name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    return buf;
+}
+
+/* 1 if vt has a kernel for streamed chains (SD_KERNEL_ALL). */
+static int S_streams(const sd_verifier_type *vt)
+{
+    for (size_t k = 0; vt->kernels && vt->kernels[k]; k++)
+        if (vt->kernels[k]->supports & SD_KERNEL_ALL)
+            return 1;
+    return 0;
+}
+
+static void S_stream_verifiers(char *buf, size_t len)
+{
+    cli_verifier_names(buf, len, "|", S_streams);
 }
 
 int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
@@ -525,7 +546,9 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
     if (mo->stream && !generated)
         return sd_error_set(err, SD_EUSAGE, "--stream applies to generated chains, not to --model/--p/--q");
     if (generated && mo->may_stream && (mo->stream || sd_gen_chain_bytes(mo->gen.V, mo->gen.T) > m->budget / 2)) {
-        int rc = S_gen_check(mo, err); /* the generator's parameters, now */
+        int rc = S_gen_given_check(mo, err); /* the generator's parameters, now */
+        if (!rc)
+            rc = sd_gen_check(&mo->gen, err);
         if (rc)
             return rc;
         if (!(m->stream = calloc(1, sizeof *m->stream)))
@@ -621,7 +644,7 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         }
         return c;
     }
-    if (S_gen_check(mo, err))
+    if (S_gen_given_check(mo, err)) /* sd_chain_generate checks the values */
         return NULL;
     size_t bytes = sd_gen_chain_bytes(mo->gen.V, mo->gen.T), budget = sd_mem_budget(mo->max_memory);
     if (bytes > budget) {

@@ -33,6 +33,13 @@ int cli_exit_code(sd_status code);
 
 /* Prints "simdec: <err->msg>" on stderr and returns cli_exit_code. */
 int cli_fail(const sd_error *err);
+/* (a - b) / se, the gap of an estimate from an exact value in standard
+ * errors.  Gaps and standard errors at the rounding level of the values
+ * (64 ulps) count as 0: a constant estimate (the Rao-Blackwellised
+ * rejections of i.i.d. tokens) accumulates a standard error of 1e-17 that
+ * would make a z of its last bits.  With no spread (one trial, or every
+ * trial alike) only a match has one (0); any other gap is NaN, not 0. */
+double cli_gap_in_se(double a, double b, double se);
 /* Prints "simdec: out of memory" and returns 71 (EX_OSERR_). */
 int cli_out_of_memory(void);
 
@@ -243,6 +250,9 @@ void cli_verifier_help(const char *head, const cli_verifier *cv);
 /* `run --list`: every known verifier (plugins included), its parameters and
  * summary, controls marked. */
 void cli_verifier_list(FILE *f);
+/* The names of the verifiers (controls aside) that `pick` selects,
+ * separated by `sep`, into buf (cut at len); returns buf. */
+const char *cli_verifier_names(char *buf, size_t len, const char *sep, int (*pick)(const sd_verifier_type *));
 /* The same as a JSON array of {name, summary, params: [names], control}
  * (new reference). */
 json_t *cli_verifier_list_json(void);

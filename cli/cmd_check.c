@@ -139,6 +139,13 @@ typedef struct {
     const cli_model *id;   /* a --model FILE's identity (sha256, row_dev), as run's */
 } S_report;
 
+/* No degrees of freedom left after pooling: "unbiased" then only says that
+ * no output fell in a cell of target probability 0. */
+static int S_inconclusive(const sd_check_result *r)
+{
+    return r->unbiased && r->chi.dof == 0;
+}
+
 static int S_print_json(const S_report *rp)
 {
     const sd_check_result *r = rp->r;
@@ -147,9 +154,7 @@ static int S_print_json(const S_report *rp)
     if (rp->samples)
         json_object_set_new(o, "samples", json_string(rp->samples));
     json_object_set_new(o, "unbiased", json_boolean(r->unbiased));
-    /* 0 degrees of freedom: "unbiased" then only says that no output fell
-     * in a cell of target probability 0 */
-    json_object_set_new(o, "inconclusive", json_boolean(r->unbiased && r->chi.dof == 0));
+    json_object_set_new(o, "inconclusive", json_boolean(S_inconclusive(r)));
     json_object_set_new(o, "p_value", cli_json_real(r->chi.p_value));
     json_object_set_new(o, "chi2", cli_json_real(r->chi.chi2));
     json_object_set_new(o, "dof", json_integer((json_int_t)r->chi.dof));
@@ -253,7 +258,7 @@ static int S_print_table(const S_report *rp)
            !rp->samples && !sd_verifier_claims_lossless(rp->vt, rp->par)
                ? "; this verifier is lossy at these parameters by design"
                : "",
-           r->unbiased && r->chi.dof == 0 ? "; inconclusive: no degrees of freedom (see power)" : "");
+           S_inconclusive(r) ? "; inconclusive: no degrees of freedom (see power)" : "");
     return cli_stdout_status();
 }
 

@@ -678,18 +678,16 @@ static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
     return S_finish(a, c, NULL, 0);
 }
 
-/* The tree verifiers (the `tree` slot; controls aside), ", "-separated, into buf. */
+/* 1 for a token-tree verifier (the `tree` slot). */
+static int S_is_tree(const sd_verifier_type *vt)
+{
+    return vt->tree != NULL;
+}
+
+/* The tree verifiers (controls aside), ", "-separated, into buf. */
 static const char *S_tree_verifiers(char *buf, size_t len)
 {
-    const sd_verifier_type *vt;
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; (vt = sd_verifier_at(i)) != NULL && used < len; i++)
-        if (vt->tree && !(vt->flags & SD_VERIFIER_CONTROL)) {
-            int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", vt->name);
-            used += w > 0 ? (size_t)w : 0;
-        }
-    return buf;
+    return cli_verifier_names(buf, len, ", ", S_is_tree);
 }
 
 static int S_accept_length(const S_sub *sub, S_args *a)

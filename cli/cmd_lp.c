@@ -167,12 +167,11 @@ static int S_write_plan(FILE *f, void *ctx, sd_error *err)
     return sd_lp_plan_write(ctx, f, err);
 }
 
-/* The gap in standard errors; with a zero standard error, 0 for no gap and
- * NaN (null in JSON, "n/a" in the table) otherwise. */
+/* The gap in standard errors (cli_gap_in_se: NaN, null in JSON and "n/a"
+ * in the table, for a gap without a standard error). */
 static double S_gap_se(const S_out *o)
 {
-    double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean;
-    return se > 0 ? gap / se : gap == 0.0 ? 0.0 : NAN;
+    return cli_gap_in_se(o->res.optimum, o->acc.mean, sd_welford_stderr(&o->acc));
 }
 
 static int S_print_json(const S_out *o)
@@ -473,11 +472,7 @@ int cmd_lp(int argc, char **argv)
         case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
         case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &o.a, &err); have_ctx = 1; break;
         case O_JSON: json = 1; break;
-        case O_PLAN:
-            o.plan_file = optarg;
-            if (!*optarg)
-                status = cli_usage_error("lp", "--plan: expected a file name, got ''");
-            break;
+        case O_PLAN: o.plan_file = optarg; r = cli_check_path("--plan", optarg, &err); break;
         case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo.max_vars, &err); break;
         case O_EXACT: lo.exact = 1; break;
         case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;

@@ -2,7 +2,6 @@
  * beside the exact values where simdec has them.  The simulation step is
  * replaceable (cmd_run.h) so simdec-mpi shares everything else. */
 #include <getopt.h>
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,15 +112,7 @@ static void S_row(const char *name, const sd_welford *w, double exact)
     sd_welford_ci95(w, &lo, &hi);
     printf("  %-24s %12.6f %10.6f  [%.6f, %.6f]", name, w->mean, se, lo, hi);
     if (isfinite(exact)) {
-        /* z.  Gaps and standard errors at the rounding level of the values
-         * (64 ulps) count as 0: a constant estimate (the Rao-Blackwellised
-         * rejections of i.i.d. tokens) accumulates a standard error of
-         * 1e-17 that would make z of its last bits.  With no spread (one
-         * trial, or every trial alike) only a match has a z (0); any
-         * other gap is "-", not 0. */
-        double tiny = 64 * DBL_EPSILON * fmax(1.0, fmax(fabs(w->mean), fabs(exact)));
-        double gap = fabs(w->mean - exact) <= tiny ? 0.0 : w->mean - exact;
-        double z = se > tiny ? gap / se : gap == 0.0 ? 0.0 : NAN;
+        double z = cli_gap_in_se(w->mean, exact, se);
         if (isfinite(z))
             printf("  %12.6f  %+6.2f", exact, z);
         else
