@@ -32,14 +32,14 @@ CFLAGS  += $(CSTD) $(WARN) $(OPT) $(OPENMP) $(PKG_CFLAGS) -MMD -MP
 # glibc 2.34; harmless there).
 LDLIBS   = $(PKG_LIBS) -lglpk -lm -ldl
 LDFLAGS += $(OPENMP)
-# The executables that load plugins (sims/sd_plugin.h) export the whole
+# The executables that load plugins (sims/engine/sd_plugin.h) export the whole
 # library to them: every object of the archive is linked (not only those
 # the program itself references) and every global is made visible to the
 # dynamic linker, so a plugin's sd_dist_sample, sd_error_set, ... resolve.
 PLUGIN_HOST = -rdynamic
 WHOLE_LIB   = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
 
-LIB_SRC  := $(wildcard src/*.c sims/*.c lp/*.c plots/*.c)
+LIB_SRC  := $(wildcard src/*.c lp/*.c sims/*/*.c treelp/*.c plots/*.c)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

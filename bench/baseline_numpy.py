@@ -252,7 +252,7 @@ def tree_tables(P, Q, k, kseq):
     """A k-draft tree, the selection at each depth RRS (Sun et al. 2023,
     Alg. 3 and B.3; SpecInfer) or k-Seq (Sun et al. 2023, Alg. 2, eqs. 5-6),
     the weights of simdec's rrs-alias and spectr-alias kernels
-    (sims/sd_iter_laws.c).  With a drafts surviving, tried in turn:
+    (sims/exact/sd_iter_laws.c).  With a drafts surviving, tried in turn:
       RRS:   against u_1 = q, u_{m+1} = [u_m - p]+ / r_m (r_m its mass); y
              accepted at round m has weight s_m min(p(y), u_m(y)), s_m =
              r_1..r_{m-1}, and then 1 + Bin(a - m, p(y)) drafts agree with y

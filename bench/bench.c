@@ -27,9 +27,9 @@
 #include <omp.h>
 #endif
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_token.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_zipf.h"
 #include "../src/sd_rngbuf.h"
 

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_plugin.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_plugin.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_mem.h"
 #include "../src/sd_parse.h"

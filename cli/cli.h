@@ -14,7 +14,7 @@
 
 #include "../src/sd_chain.h"
 #include "../src/sd_model.h"
-#include "../sims/sd_verifier.h"
+#include "../sims/engine/sd_verifier.h"
 #include "../src/sd_error.h"
 #include "../src/sd_parse.h"
 
@@ -193,7 +193,7 @@ void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model 
  * another option, e.g. lp's --compare) before getopt runs, so the option
  * table can hold that verifier's declared parameters
  * (cli_options_with_params); cli_param_option then parses them through the
- * library (sims/sd_params.h). */
+ * library (sims/engine/sd_params.h). */
 
 typedef struct cli_verifier {
     const sd_verifier_type *vt; /* NULL when none was named and there is no default */
@@ -292,7 +292,7 @@ int cli_write_atomic(const char *path, cli_writer_fn fn, void *ctx, sd_error *er
 int cli_stderr_is_tty(void);
 
 /* A progress line "simdec: done / total trials (x%)" on stderr, redrawn at
- * most once a second; an sd_progress_fn (sims/sd_sim.h) with ctx a
+ * most once a second; an sd_progress_fn (sims/engine/sd_sim.h) with ctx a
  * cli_progress.  cli_progress_end() erases the line if one was drawn. */
 typedef struct cli_progress {
     long last;

@@ -1,15 +1,15 @@
 /* cmd_check.c — `simdec check`: is a verifier lossless?  Chi-square test of
  * the joint law of its first L output tokens against the exact target
- * joint (sims/sd_check.h). */
+ * joint (sims/engine/sd_check.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_exact_gen.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "../src/sd_power.h"
 #include "cli.h"
 #include "../src/sd_version.h"

@@ -14,8 +14,8 @@
 #include "../src/sd_exact_otm.h"
 #include "../src/sd_exact_single.h"
 #include "../src/sd_kseq.h"
-#include "../sims/sd_params.h"
-#include "../src/sd_exact_tree.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/exact/sd_exact_tree.h"
 #include "cli.h"
 #include "suggest.h"
 #include "eval_speedup.h"
@@ -598,7 +598,7 @@ static int S_algo_index(const char *name, const char *const *names, int n)
     return -1;
 }
 
-/* accept-length of a tree verifier (src/sd_exact_tree.h). */
+/* accept-length of a tree verifier (sims/exact/sd_exact_tree.h). */
 static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
 {
     sd_error err;

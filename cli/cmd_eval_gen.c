@@ -1,15 +1,15 @@
 /* cmd_eval_gen.c — `simdec eval generation`: exact expected rejections and
  * target calls over a whole generation for any verifier, from its own
  * closed form where it has one, else from the DP over (position, x_{n-1})
- * of the law of one iteration (sims/sd_exact_gen.h). */
+ * of the law of one iteration (sims/exact/sd_exact_gen.h). */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "../lp/sd_lp.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../treelp/sd_treelp.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
-#include "../sims/sd_tree.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "cli.h"
 #include "suggest.h"
 #include "../src/sd_version.h"

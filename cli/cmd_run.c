@@ -1,4 +1,4 @@
-/* cmd_run.c — `simdec run`: Monte-Carlo of one verifier (sims/sd_sim.h),
+/* cmd_run.c — `simdec run`: Monte-Carlo of one verifier (sims/engine/sd_sim.h),
  * beside the exact values where simdec has them.  The simulation step is
  * replaceable (cmd_run.h) so simdec-mpi shares everything else. */
 #include <getopt.h>
@@ -10,9 +10,9 @@
 #include <omp.h>
 #endif
 
-#include "../sims/sd_sim.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_exact_gen.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "../src/sd_samples.h"
 #include "cli.h"
 #include "cmd_run.h"

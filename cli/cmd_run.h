@@ -4,7 +4,7 @@
 #ifndef CMD_RUN_H
 #define CMD_RUN_H
 
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_sim.h"
 
 /* Runs the simulation for `run`; same contract as sd_sim_run_job. */
 typedef int (*cmd_run_sim_fn)(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,

@@ -1,5 +1,5 @@
 /* eval_speedup.c — `simdec eval speedup`: the expected wall-clock speed-up
- * of a verifier over target-only decoding (sims/sd_speedup.h), from its
+ * of a verifier over target-only decoding (sims/exact/sd_speedup.h), from its
  * exact expected target calls where it has them and by Monte-Carlo (the
  * trial engine) otherwise, at one draft length or the best one. */
 #include <getopt.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_speedup.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/exact/sd_speedup.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_version.h"
 #include "cli.h"

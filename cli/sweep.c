@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_paired.h"
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_paired.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_version.h"
 
 #define S_MAX_POINTS 10000

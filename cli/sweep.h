@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "../sims/sd_bias.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_bias.h"
+#include "../sims/engine/sd_sim.h"
 #include "cli.h"
 
 /* One simulated point and everything its output echoes. */
@@ -98,7 +98,7 @@ typedef struct cli_paired {
 int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[CLI_PAIRED_N]);
 
 /* How points a and b share randomness: "output-first" when both ran the
- * output-first path (sims/sd_paired.h: the same output tokens and coins),
+ * output-first path (sims/engine/sd_paired.h: the same output tokens and coins),
  * else "common-seed" (the same stream per trial, consumed differently). */
 const char *cli_paired_coupling(const cli_run_point *a, const cli_run_point *b);
 

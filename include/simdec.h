@@ -3,11 +3,11 @@
  * A plugin is a shared object that adds verifiers to simdec at run time:
  *     simdec run   --plugin my_verifier.so --algo my-verifier
  *     simdec check --plugin my_verifier.so --algo my-verifier
- * Each verifier is written exactly as one in sims/ (sims/sd_verifier.h: a
+ * Each verifier is written exactly as one in sims/ (sims/engine/sd_verifier.h: a
  * name, a summary, its parameters, alloc and step; README.md, "Adding a
  * verifier"), and the file ends with one line naming them:
  *     SD_PLUGIN(&sd_verifier_mine, &sd_verifier_other);
- * which defines the symbol simdec looks for (sims/sd_plugin.h).  Loading
+ * which defines the symbol simdec looks for (sims/engine/sd_plugin.h).  Loading
  * checks the interface version, then every declaration, and registers the
  * verifiers under their names; every command then runs them like its own.
  *
@@ -25,7 +25,7 @@
  * (loading says so).
  *
  * What a plugin may use:
- *   - the verifier interface (sims/sd_verifier.h): sd_verifier_type,
+ *   - the verifier interface (sims/engine/sd_verifier.h): sd_verifier_type,
  *     sd_param_decl (SD_PARAM_GAMMA, SD_PARAM_DRAFTS, SD_PARAM_END),
  *     sd_params, sd_iter, sd_draft_len, the kernel and exact-value hooks;
  *   - the model (src/sd_chain.h): sd_chain, sd_chain_p, sd_chain_q;
@@ -38,7 +38,7 @@
  *
  * Names: the dynamic linker looks a plugin's globals up in simdec first,
  * so a global named like one of simdec's is simdec's (a copy of
- * sims/token.c keeping `sd_verifier_token` would list the built-in
+ * sims/verifiers/token.c keeping `sd_verifier_token` would list the built-in
  * verifier; loading refuses it).  Give the verifier types names of your
  * own, as sd_verifier_my_verifier, and make everything else static. */
 #ifndef SIMDEC_H
@@ -48,8 +48,8 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_error.h"
 #include "../src/sd_rng.h"
-#include "../sims/sd_plugin.h"
-#include "../sims/sd_verifier.h"
+#include "../sims/engine/sd_plugin.h"
+#include "../sims/engine/sd_verifier.h"
 
 /* The symbol simdec looks for in a plugin (defined by SD_PLUGIN). */
 #if defined(__GNUC__) || defined(__clang__)

@@ -30,6 +30,7 @@
  * path decomposition (S_flow_plan): north-west corner at every vertex,
  * O(arcs) rows instead of V^{2γ}. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -31,7 +31,6 @@
 
 #include "../src/sd_chain.h"
 #include "../src/sd_error.h"
-#include "../sims/sd_verifier.h"
 
 /* ---- sizes -------------------------------------------------------------- */
 
@@ -256,57 +255,6 @@ int sd_lp_valid_verify(const sd_chain *c, size_t t, size_t a, size_t gamma,
 int sd_lp_pareto(const double *p, const double *q, size_t V, double rho,
                  const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
                  sd_error *err);
-
-/* ---- token trees (issue 15; lp/tree_valid.c, lp/tree_ot.c) ---------------- */
-
-/* The tree shape is par->tree (par->tree_depth >= 1), the drafting rule
- * draw an sd_tree_draw (sims/sd_tree.h).  The context needs positions
- * t..t+D (the tree and the token after it).  Both problems first enumerate
- * the drafted trees (refused by sd_lp_tree_enum_check, before allocating,
- * past SD_EXACT_TREE_MAX_TREES of them, src/sd_exact_tree.h) and group
- * them by their set of root paths; the LP has one block per set, and its
- * size (from the number of sets, nsets) is checked against --max-vars
- * before it is built. */
-int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
-sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
-sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
-/* tree-ot's network (lp/tree_ot.c): vars = arcs, rows = vertices. */
-sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, size_t nsets);
-/* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
-void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
-
-/* tree-valid: the best valid (lossless) verifier for the drafted tree;
- * optimum = max E[accepted path length]. */
-int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                     const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
-/* tree-ot: the full-information bound, max over couplings of the drafted
- * tree and the target sequence of E[depth of the target path inside the
- * tree]. */
-int sd_lp_tree_ot(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                  const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
-
-/* The drafted trees from a context grouped by their set of root paths:
- * n sets, each `width` path ids sorted and padded with SIZE_MAX (the id of
- * u ∈ V^l is Σ_{j<l} V^j + u; the root, id 0, is left out), and P(S). */
-typedef struct sd_lp_pathsets {
-    size_t V, D, n, width;
-    size_t *ids;  /* [n][width] */
-    double *prob; /* [n] */
-} sd_lp_pathsets;
-int sd_lp_tree_pathsets(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                        sd_lp_pathsets **out, sd_error *err);
-void sd_lp_pathsets_free(sd_lp_pathsets *ps);
-/* The length l and index u of path id. */
-int sd_lp_path_of(size_t V, size_t id, size_t *l, size_t *u);
-/* Walks the root and then the paths of set s: from *k = 0, each call
- * gives the next one's id, length l and index u and returns 1; 0 when
- * the set is exhausted. */
-int sd_lp_pathset_next(const sd_lp_pathsets *ps, size_t s, size_t *k, size_t *id, size_t *l, size_t *u);
-/* The start of both problems: SD_EUSAGE unless the context (t, a) has
- * room for par's tree and one token, SD_ETOOBIG past the enumeration
- * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */
-int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                     sd_lp_pathsets **ps, sd_error *err);
 
 /* ---- internal helpers shared by the problem files ------------------------ */
 

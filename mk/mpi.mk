@@ -45,6 +45,6 @@ check-mpi: $(MPI_BIN) $(BIN)
 
 CHECK_EXTRA += check-mpi
 
-# Header dependencies of the MPI objects (a changed sims/sd_sim.h layout
+# Header dependencies of the MPI objects (a changed sims/engine/sd_sim.h layout
 # must rebuild simdec_mpi.o).
 -include $(MPI_OBJ:.o=.d)

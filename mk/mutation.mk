@@ -10,7 +10,7 @@
 # (docs/mutation.md), plus the coverage map once per state of the sources.
 # Not part of `make check`.  Examples:
 #   make mutation MUTATION_LIMIT=all            every mutant (many hours)
-#   make mutation MUTATION_FILES=sims/block.c MUTATION_GREP='rejected'
+#   make mutation MUTATION_FILES=sims/verifiers/block.c MUTATION_GREP='rejected'
 #   make mutation MUTATION_RERUN=1              survivors again, after new tests
 # Results accumulate in build/mutation/results.tsv (delete it to start over);
 # docs/mutation.md has the knobs and the last measured share.

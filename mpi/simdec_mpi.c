@@ -2,7 +2,7 @@
  * over MPI ranks (issue 7).  Built by `make mpi` (mk/mpi.mk), never part of
  * ./simdec.
  *
- * The run's blocks 0..B-1 (sims/sd_sim.h) are cut into N contiguous
+ * The run's blocks 0..B-1 (sims/engine/sd_sim.h) are cut into N contiguous
  * ranges, one per rank; each rank runs its range with OpenMP threads and
  * rank 0 gathers the per-block statistics, merges them in block order and
  * adds the integer-valued counts.  Every trial uses the stream (seed,

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 
 #include "../lp/sd_lp.h"
-#include "../sims/sd_biased.h"
-#include "../sims/sd_params.h"
+#include "../sims/verifiers/sd_biased.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"

@@ -2,15 +2,15 @@
  * over target-only decoding against the draft length γ, for token, block
  * and batch verification at two draft/target cost ratios c, on the default
  * chain (V = 7, T = 50, model-seed 10).  The cost model is that of
- * sims/sd_speedup.h (Leviathan et al. 2023, §3.4, with d·γ draft tokens per
+ * sims/exact/sd_speedup.h (Leviathan et al. 2023, §3.4, with d·γ draft tokens per
  * iteration for d drafts).  E[target calls] is exact where the verifier has
  * an exact evaluator (token: the DP over (previous token, accepted count))
  * and a Monte-Carlo estimate with its 95% interval otherwise.  The file ends
  * in its table of figures. */
 #include <math.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_speedup.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/exact/sd_speedup.h"
 #include "sd_fig_util.h"
 
 static int S_speedup(FILE *f, const sd_figure_opts *o, sd_error *err)

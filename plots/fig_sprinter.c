@@ -12,7 +12,7 @@
  *
  * The data files' headers tag the paper "Zhong et al. 2025" (an older naming); those
  * printed strings are kept so that the files stay byte for byte the same. */
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_exact_single.h"
 #include "sd_fig_util.h"
 

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_exact_accept.h"
 #include "sd_fig_util.h"
 

@@ -9,7 +9,7 @@
  * from x_0 = 1, and the Bernoulli pair of SpecTr (Sun et al. 2023, Fig. 4),
  * p = Ber(0.25), q = Ber(0.6), tokens i.i.d.
  *
- * Exact values from src/sd_exact_tree.h (enumeration of every drafted
+ * Exact values from sims/exact/sd_exact_tree.h (enumeration of every drafted
  * tree), optima from lp/sd_lp.h, Monte-Carlo (the verifiers through the
  * trial engine, first iteration) beside them.  On the 7-token chain the
  * LPs of the deep and mixed families are solved up to 3 nodes (4 nodes
@@ -19,9 +19,10 @@
 #include <stdlib.h>
 
 #include "../lp/sd_lp.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_tree.h"
-#include "../src/sd_exact_tree.h"
+#include "../treelp/sd_treelp.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/verifiers/sd_tree.h"
+#include "../sims/exact/sd_exact_tree.h"
 #include "sd_fig_util.h"
 
 enum { S_NMAX = 6, S_NALGO = 4 };

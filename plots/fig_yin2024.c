@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "../lp/sd_lp.h"
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_batch.h"

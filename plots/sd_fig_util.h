@@ -16,7 +16,7 @@
  *   fig_trees.c          token trees: tree verifiers against the LP optimum
  * and sd_figures.c holds the registry (sd_figures.h) and the helpers below:
  * the layout of a data file and its estimates, and the Monte-Carlo runs,
- * every one of which goes through the trial engine (sims/sd_sim.h).
+ * every one of which goes through the trial engine (sims/engine/sd_sim.h).
  *
  * Contract of the writers (sd_figures.h): a header of comment lines, then
  * data blocks "# [name]"; numbers with 10 significant digits; a status
@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_error.h"
 #include "../src/sd_stats.h"

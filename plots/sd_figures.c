@@ -6,7 +6,7 @@
  * lists those tables in the order of `simdec plot all`.  The figure library
  * sits above the rest: it calls the exact evaluators (src/sd_exact*.h,
  * src/sd_kseq.h), the linear programs (lp/sd_lp.h) and the trial engine
- * (sims/sd_sim.h) directly, never the CLI.  It has no loop over trials of
+ * (sims/engine/sd_sim.h) directly, never the CLI.  It has no loop over trials of
  * its own: every Monte-Carlo estimate is one sd_sim_run, whose statistics,
  * histogram, position counts or per-trial records the figures read. */
 #include "sd_figures.h"
@@ -16,8 +16,8 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "sd_fig_util.h"
 

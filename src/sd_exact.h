@@ -30,7 +30,7 @@ int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err);
 
 /* Token-level speculative decoding with a fixed draft length γ (γ = 0: the
  * rest of the horizon) and a bonus token from q after γ acceptances
- * (sims/token.c).  Theorem 1 no longer applies when γ < T: a bonus
+ * (sims/verifiers/token.c).  Theorem 1 no longer applies when γ < T: a bonus
  * position is never rejected.
  *
  * γ = 0 or γ >= T (every position drafted): E[N_rej] is Theorem 1 and

@@ -6,7 +6,7 @@
  *
  * Verifiers' generic steps read stored rows; a verifier that can run on the
  * Zipf or a streamed model does so through a kernel of its own
- * (sims/sd_verifier.h). */
+ * (sims/engine/sd_verifier.h). */
 #ifndef SD_MODEL_H
 #define SD_MODEL_H
 
@@ -18,7 +18,7 @@
 /* A generated chain streamed step by step: its generator, and what a pass
  * over its rows learnt.  Every pass regenerates the rows (one MT19937
  * stream, O(T·V²) draws), so the exact values of token-level SD computed
- * on the way by a run's pass are kept for the evaluator (sims/token.c). */
+ * on the way by a run's pass are kept for the evaluator (sims/verifiers/token.c). */
 typedef struct sd_model_stream {
     sd_gen_params gen;
     int memo_ok;             /* 1: the three below hold */

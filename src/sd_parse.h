@@ -3,7 +3,7 @@
  * The whole string must be the number: "12x", "0x10", "inf", " 3" and ""
  * are refused.  `opt` names the option or parameter in the message
  * ("--trials: expected a whole number from 1 to 100, got '1.5'"), so the
- * command line, verifier parameters (sims/sd_params.c) and the Python
+ * command line, verifier parameters (sims/engine/sd_params.c) and the Python
  * interface refuse bad values with the same words.  Every function returns
  * SD_OK or SD_EUSAGE with err set. */
 #ifndef SD_PARSE_H

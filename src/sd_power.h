@@ -1,4 +1,4 @@
-/* sd_power.h — the power of check's chi-square test (sims/sd_check.h).
+/* sd_power.h — the power of check's chi-square test (sims/engine/sd_check.h).
  *
  * N trials whose output law π differs from the target law e give a Pearson
  * statistic that is approximately noncentral chi-square with the test's

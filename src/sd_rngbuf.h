@@ -46,7 +46,7 @@ static inline void sd_rngbuf_init(sd_rngbuf *s, uint64_t seed, uint64_t trial)
 /* Computes the next SD_RNGBUF_BLOCKS blocks into s->buf and sets pos = 0. */
 void sd_rngbuf_refill(sd_rngbuf *s);
 
-/* The stream across trials (the lockstep token kernel, sims/token.c):
+/* The stream across trials (the lockstep token kernel, sims/verifiers/token.c):
  * for trials t0 .. t0+n-1 of run `seed`, Philox block `blk` of each
  * trial's stream, returned as the two 53-bit uniforms it holds,
  * uniform = U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) (even[i]: uniform
@@ -62,11 +62,11 @@ void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64
 /* The same for the trials t0 + idx[0], ..., t0 + idx[n-1] (any order,
  * repeats allowed): even[i], odd[i] are uniforms 2·blk and 2·blk+1 of
  * sd_stream(seed, t0 + idx[i]).  For kernels whose trials advance in
- * lockstep but drop out at different times (sims/kernel_block.c). */
+ * lockstep but drop out at different times (sims/kernels/kernel_block.c). */
 void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
                          uint64_t *even, uint64_t *odd);
 
-/* The stream across trials word by word (the token kernel, sims/token.c):
+/* The stream across trials word by word (the token kernel, sims/verifiers/token.c):
  * for trials t0 .. t0+n-1 of run `seed`, the four 32-bit words of Philox
  * block `blk` of each trial's stream — words 4·blk .. 4·blk+3 of
  * sd_stream(seed, t0+i), in sd_stream_u32's order — as w[r][i] = word_r·2^21,
@@ -77,7 +77,7 @@ void sd_rngbuf_trials_hi(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uin
 
 /* The same for the trials t0 + idx[0], ..., t0 + idx[n-1] (any order,
  * repeats allowed): w[r][i] = word_r·2^21 of Philox block blk of
- * sd_stream(seed, t0 + idx[i]) (the block kernel, sims/kernel_block.c). */
+ * sd_stream(seed, t0 + idx[i]) (the block kernel, sims/kernels/kernel_block.c). */
 void sd_rngbuf_trials_hi_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
                             uint64_t *const w[4]);
 

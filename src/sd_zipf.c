@@ -91,7 +91,7 @@ void sd_zipf_free(sd_zipf *m)
 /* Running sums of w skipping zeros (as sd_dist_sample adds), the last index
  * of positive weight, and a guide table of G buckets (Chen & Asau): bucket
  * g holds the first index whose running sum exceeds (g/G)·total, where an inverse-CDF
- * search for u starts (sims/token_zipf.c). */
+ * search for u starts (sims/kernels/kernel_token_zipf.c). */
 static double S_cumulate(const double *w, size_t V, size_t G, double *cs, uint32_t *g,
                          uint32_t *last)
 {

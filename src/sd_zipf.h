@@ -13,7 +13,7 @@
  * s_d) and the target (s_q) agree on the ranking and differ in sharpness.
  * init is uniform.
  *
- * Consequences used by the simulator (sims/token_zipf.c):
+ * Consequences used by the simulator (sims/kernels/kernel_token_zipf.c):
  *  - a draw from p_t(.|a) is a rank r ~ z_d mapped to the token π⁻¹(r), and
  *    the residual [q - p]+ is the rank law max(0, z_q - z_d) (normalised)
  *    mapped the same way: O(1) expected work per token, whatever V;
@@ -59,7 +59,7 @@ typedef struct sd_zipf {
     double tv;               /* τ = TV(z_d, z_q) */
     double *zd, *zq;         /* [V] rank laws */
     double *cd, *cq, *cr;    /* [V] running sums: z_d, z_q, max(0, z_q - z_d) */
-    uint32_t *gd, *gq, *gr;  /* [G] guide tables (Chen & Asau; sims/token_zipf.c) */
+    uint32_t *gd, *gq, *gr;  /* [G] guide tables (Chen & Asau; sims/kernels/kernel_token_zipf.c) */
     uint32_t lastd, lastq, lastr;
 } sd_zipf;
 

@@ -1,4 +1,4 @@
-/* test_bias.c — the per-token bias of `run` (sims/sd_bias.h): the exact
+/* test_bias.c — the per-token bias of `run` (sims/engine/sd_bias.h): the exact
  * laws of the output tokens against the law of the first n tokens, the
  * target and Monte-Carlo; the estimate against the exact value; the CLI's
  * keys and lines. */
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_bias.h"
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_bias.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
 

@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../sims/sd_block.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/verifiers/sd_block.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"

@@ -1,5 +1,5 @@
 /* test_callback.c — verifiers whose step is a function given at run time
- * (sims/sd_callback.h, the door of the Python interface): the engine runs
+ * (sims/engine/sd_callback.h, the door of the Python interface): the engine runs
  * them with the same streams as any verifier (bit-identical to the
  * example plugin written the same way), and what a faulty function returns
  * is refused with a message before the engine uses it. */
@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sims/sd_callback.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_plugin.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_callback.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_plugin.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* test_check.c — `simdec check` (sims/sd_check.h, cli/cmd_check.c): every
+/* test_check.c — `simdec check` (sims/engine/sd_check.h, cli/cmd_check.c): every
  * lossless verifier passes at several seeds and chains, every negative
  * control is flagged.
  *
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_block.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_check.h"
-#include "../sims/sd_token.h"
+#include "../sims/verifiers/sd_block.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_dist.h"
 #include "test_util.h"
 
@@ -116,7 +116,7 @@ Test(check, lossless_verifiers_pass)
     sd_chain_free(cz);
 }
 
-/* The other helper's verifiers (sims/batch.c, rrs.c, spectr.c, biased.c,
+/* The other helper's verifiers (sims/verifiers/batch.c, rrs.c, spectr.c, biased.c,
  * sprinter.c, broken_batch.c): the lossless ones pass, the lossy ones
  * (biased ε > 0, sprinter η_FP > 0) and the literal Alg. 4 line 28 of
  * Yin et al. 2024 (broken-batch) are flagged.  broken-batch differs from batch only

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
 #include "test_util.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_batch.h"
@@ -248,7 +248,7 @@ Test(exact_batch, theorem1_within_4_se_of_token_monte_carlo)
 
 Test(exact_batch, theorem3_within_4_se_of_batch_verifier)
 {
-    /* The batch verifier of sims/batch.c (another implementation of the
+    /* The batch verifier of sims/verifiers/batch.c (another implementation of the
      * algorithm), lookahead to the horizon, M = 2, 4, 7; 4 SE as above. */
     static const size_t Ms[] = {2, 4, 7};
     sd_chain *chains[2] = {tx_random_chain(6, 30, 0, 0.0, 515), tx_random_chain(5, 30, 1, 0.35, 516)};

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_verifier.h"
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/engine/sd_params.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_stats.h"
 #include "test_exact_util.h"
@@ -147,7 +147,7 @@ static void S_mc(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t
 
 Test(exact_accept, within_4_se_of_token_and_block_verifiers)
 {
-    /* One iteration of sims/token.c, sims/block.c and sims/greedy-block
+    /* One iteration of sims/verifiers/token.c, sims/verifiers/block.c and sims/greedy-block
      * (the full-information rule) from the same contexts; tolerance 4 SE
      * (false alarm ~6e-5 per comparison). */
     const sd_verifier_type *vts[3] = {&sd_verifier_token, &sd_verifier_block,

@@ -1,5 +1,5 @@
 /* test_exact_gen.c — whole-generation exact values of every verifier from
- * its per-iteration law (sims/sd_exact_gen.h): Monte-Carlo agrees with
+ * its per-iteration law (sims/exact/sd_exact_gen.h): Monte-Carlo agrees with
  * them, they agree with the closed forms where those exist, and the exact
  * law of the first L tokens is the target's for the lossless verifiers and
  * not for the controls. */
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_batch.h"
 #include "test_util.h"
@@ -120,7 +120,7 @@ Test(exact_gen, dp_equals_the_closed_forms)
 }
 
 /* SPRINTER's cheap verifier treats a token with p(x) = q(x) as acceptable
- * (rate tp; sims/sprinter.c, "acceptable when p(x) <= q(x)").  One position
+ * (rate tp; sims/verifiers/sprinter.c, "acceptable when p(x) <= q(x)").  One position
  * (T = 1), p = (1/2, 3/10, 1/5), q = (1/2, 1/10, 2/5), tp = 1/2, fp = 0:
  * the target is called on a no, P = Σ p(x)(1 - yes(x)) = 1/2·1/2 + 3/10
  * + 1/5·1/2 = 0.65 (0.9 if the tie took fp), and rejects only token 1:

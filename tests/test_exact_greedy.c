@@ -1,5 +1,5 @@
 /* test_exact_greedy.c — greedy block verification computed exactly
- * (sims/greedy_exact.c): the enumeration over (n, x_{n-1}, active eq. 31
+ * (sims/exact/greedy_exact.c): the enumeration over (n, x_{n-1}, active eq. 31
  * modifications of Sun et al. 2025) agrees with Monte-Carlo on rejections and
  * target calls, its law of the first L tokens is the target's for
  * greedy-block and shows the true bias of the other readings of eq. 31,
@@ -15,11 +15,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../sims/sd_block.h"
-#include "../sims/sd_check.h"
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/verifiers/sd_block.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_accept.h"
 #include "test_exact_util.h"

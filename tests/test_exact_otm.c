@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "../lp/sd_lp_otm.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_otm.h"
 #include "../src/sd_kseq.h"
@@ -217,7 +217,7 @@ static void S_mc_accept(const sd_verifier_type *vt, const double *p, const doubl
 
 Test(exact_otm, rrs_and_kseq_within_4_se_of_verifiers)
 {
-    /* sims/rrs.c and sims/spectr.c (k-Seq plan) at one position; tolerance
+    /* sims/verifiers/rrs.c and sims/verifiers/spectr.c (k-Seq plan) at one position; tolerance
      * 4 SE (false alarm ~6e-5 per comparison). */
     double p[5] = {0.35, 0.25, 0.2, 0.15, 0.05}, q[5] = {0.05, 0.1, 0.2, 0.3, 0.35};
     for (size_t k = 2; k <= 5; k += 3) {

@@ -1,5 +1,5 @@
 /* test_exact_work.c — the work guard of the exact DP over (position,
- * x_{n-1}) (sims/sd_exact_gen.h, sd_exact_gen_work): problems whose
+ * x_{n-1}) (sims/exact/sd_exact_gen.h, sd_exact_gen_work): problems whose
  * iteration laws would cost more than SD_EXACT_GEN_MAX_OPS to build are
  * refused before the DP starts, naming the projected work and the limit,
  * and a problem just under the limit still computes, and correctly. */
@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_iter_laws.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/exact/sd_iter_laws.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
 

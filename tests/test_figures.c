@@ -13,7 +13,7 @@
 
 #include "../plots/sd_fig_util.h"
 #include "../plots/sd_figures.h"
-#include "../sims/sd_params.h"
+#include "../sims/engine/sd_params.h"
 #include "test_util.h"
 
 /* A fresh temporary directory (malloc'd path). */

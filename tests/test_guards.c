@@ -4,9 +4,9 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_verifier.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
 #include <string.h>
 
 #include "../lp/sd_lp.h"

@@ -24,12 +24,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_check.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
-#include "../sims/sd_tree.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "test_util.h"
 
 #define S_TABLE "docs/errors.md"

@@ -1,5 +1,5 @@
 /* test_kernel_block.c — block verification's fast kernel
- * (sims/kernel_block.c): suite kernel_block.
+ * (sims/kernels/kernel_block.c): suite kernel_block.
  *
  * The kernel has block verification's law with other random numbers, so
  * its means are compared with the generic (mechanistic) path's in
@@ -12,9 +12,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"

@@ -1,5 +1,5 @@
 /* test_kernel_block_draws.c — the random-number contract of block
- * verification's fast kernel (sims/kernel_block.c, the layout at its top):
+ * verification's fast kernel (sims/kernels/kernel_block.c, the layout at its top):
  * suite kernel_block_draws.
  *
  * The references below rebuild a trial's tokens from sd_stream words and
@@ -10,10 +10,10 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../sims/sd_block.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_token.h"
+#include "../sims/verifiers/sd_block.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"

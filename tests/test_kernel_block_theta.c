@@ -1,5 +1,5 @@
 /* test_kernel_block_theta.c — the thresholds the block kernel stores in
- * place of its sorted ratios (sd_block_threshold, sims/sd_block.h): suite
+ * place of its sorted ratios (sd_block_threshold, sims/verifiers/sd_block.h): suite
  * kernel_block_theta.
  *
  * The kernel counts j*(π) = #{j : π >= θ_j} where it counted
@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../sims/sd_block.h"
+#include "../sims/verifiers/sd_block.h"
 #include "test_util.h"
 
 /* θ is the least double with fl(θ r) > 1 within (0, 1], or +inf when no

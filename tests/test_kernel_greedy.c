@@ -1,8 +1,8 @@
 /* test_kernel_greedy.c — greedy block verification's fast kernel
- * (sims/kernel_greedy.c): suite kernel_greedy.
+ * (sims/kernels/kernel_greedy.c): suite kernel_greedy.
  *
  * The kernel has greedy-block's law with other random numbers, so its
- * means are compared with the exact enumeration (sims/greedy_exact.c, what
+ * means are compared with the exact enumeration (sims/exact/greedy_exact.c, what
  * `eval generation` prints) in standard errors: |kernel - exact| < 4 se,
  * which a correct kernel fails with probability ~6e-5 per comparison
  * (fixed seeds: the outcome is deterministic, and a failure is a finding).
@@ -15,11 +15,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sims/sd_block.h"
-#include "../sims/sd_check.h"
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/verifiers/sd_block.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_rngbuf.h"
 #include "test_exact_util.h"

@@ -1,12 +1,12 @@
 /* test_kernel_law.c — the AVX-512 passes of the table-driven kernels
- * (sims/kernel_law.c): suite kernel_law_passes. */
+ * (sims/kernels/kernel_law.c): suite kernel_law_passes. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"

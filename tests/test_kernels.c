@@ -2,7 +2,7 @@
  * timing.  Suites rng_buffered, engine_*, zipf, scale_cli: the vectorised Philox refill, bit-identical
  * results across thread counts and block splits (the MPI path), early
  * stopping, the on-demand large-vocabulary model.  Suites kernel*: the
- * lockstep alias-table token kernel (sims/sd_token.h) — its random numbers
+ * lockstep alias-table token kernel (sims/verifiers/sd_token.h) — its random numbers
  * and alias tables exactly, its lockstep code against its scalar
  * reference bit for bit, and its law against Theorem 1, the finite-γ DP,
  * the generic verifier and the target joint law statistically. */
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_token.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_zipf.h"

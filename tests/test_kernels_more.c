@@ -1,5 +1,5 @@
 /* test_kernels_more.c — the table-driven kernels of the other verifiers
- * (sims/sd_kernel_law.h: biased, sprinter, batch, rrs, spectr; the control
+ * (sims/kernels/sd_kernel_law.h: biased, sprinter, batch, rrs, spectr; the control
  * broken-rrs-kernel): suite kernels_more.
  *
  * Statistical comparisons use fixed seeds and a tolerance of 4 standard
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_kernel_law.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/kernels/sd_kernel_law.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 /* test_lp_flow.c — otm as a maximum flow, block-ot and tree-ot as
  * minimum-cost flows (lp/sd_lp_flow.h, lp/otm.c, lp/block_ot.c,
- * lp/tree_ot.c): suites lp_flow_*.
+ * treelp/tree_ot.c): suites lp_flow_*.
  *
  * The flow method and GLPK's simplex solve the same LP (the equivalence
  * is proved in lp/otm.c), so their optima must agree to the simplex's
@@ -22,9 +22,10 @@
 #include <string.h>
 
 #include "../lp/sd_lp.h"
+#include "../treelp/sd_treelp.h"
 #include "../lp/sd_lp_flow.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_tree.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_accept.h"
 #include "test_util.h"

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_biased.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/verifiers/sd_biased.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
-#include "../sims/sd_check.h"
+#include "../sims/engine/sd_check.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact_batch.h"
 #include "../src/sd_exact_otm.h"

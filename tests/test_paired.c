@@ -1,4 +1,4 @@
-/* test_paired.c — the output-first path of `run --paired` (sims/sd_paired.h):
+/* test_paired.c — the output-first path of `run --paired` (sims/engine/sd_paired.h):
  * the laws of token-level SD and block verification given their output,
  * against their exact per-iteration laws; each verifier's law on the path
  * (rejections, target calls, the Rao-Blackwellised estimates and the
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_paired.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_paired.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "test_util.h"
 
@@ -157,7 +157,7 @@ Test(paired, token_given_output_is_the_product_of_min_ratios)
 /* --- each verifier's law on the path ------------------------------------------ */
 
 /* Exact E[iterations accepting j drafts] for j = 0..T, by the DP over the
- * contexts where iterations start (sims/sd_exact_gen.h). */
+ * contexts where iterations start (sims/exact/sd_exact_gen.h). */
 static void S_exact_hist(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, double *hist)
 {
     const size_t V = c->V, T = c->T;

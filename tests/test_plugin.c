@@ -1,4 +1,4 @@
-/* test_plugin.c — verifiers loaded from shared objects (sims/sd_plugin.h,
+/* test_plugin.c — verifiers loaded from shared objects (sims/engine/sd_plugin.h,
  * include/simdec.h).
  *
  * Suite plugin: in process, sd_plugin_load on the example plugins
@@ -22,10 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_plugin.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_plugin.h"
+#include "../sims/engine/sd_sim.h"
 #include "test_util.h"
 
 #ifndef SD_EXAMPLES_DIR

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_tokenwise.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_tokenwise.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
 

@@ -25,9 +25,9 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_verifier.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
 

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_samples.h"
 #include "test_util.h"
@@ -105,7 +105,7 @@ Test(samples_engine, tokens_tabulate_to_cells_and_positions)
     S_tabulate("token", 0, 300);
     S_tabulate("token", 1, 8);
     S_tabulate("block", 0, 8);
-    S_tabulate("rrs", 0, 8);      /* the law kernel (sims/kernel_law.c) */
+    S_tabulate("rrs", 0, 8);      /* the law kernel (sims/kernels/kernel_law.c) */
     S_tabulate("rrs", 0, 300);    /* ... with chunks that fill its token buffer to the end */
     S_tabulate("sprinter", 0, 8); /* the same kernel, one state */
 }

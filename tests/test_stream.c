@@ -1,6 +1,6 @@
 /* test_stream.c — generated chains streamed step by step (src/sd_model.h,
  * sd_gen_stream) and the token kernel that runs on them
- * (sims/token_stream.c): the same bytes as the stored run, exact values
+ * (sims/kernels/kernel_token_stream.c): the same bytes as the stored run, exact values
  * forward over the rows, the memory budget refusing before allocating. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_token.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_model.h"

@@ -1,6 +1,6 @@
 /* test_tree_laws.c — the iteration laws of the tree verifiers
- * (sd_tree_verifier_law, sims/sd_tree.h) and of the broken-block-kernel
- * control (the law of its kernel, sims/broken_block_kernel.c): the lossless
+ * (sd_tree_verifier_law, sims/verifiers/sd_tree.h) and of the broken-block-kernel
+ * control (the law of its kernel, sims/controls/broken_block_kernel.c): the lossless
  * tree verifiers' exact law of the first tokens is the target's, the
  * controls' is not; the DP over the laws gives the tree enumerator's
  * whole-generation values; and each control's Monte-Carlo law (what `run`
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_exact_gen.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_tree.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
 

@@ -15,13 +15,14 @@
 #include <string.h>
 
 #include "../lp/sd_lp.h"
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_tree.h"
+#include "../treelp/sd_treelp.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_otm.h"
-#include "../src/sd_exact_tree.h"
+#include "../sims/exact/sd_exact_tree.h"
 #include "test_util.h"
 
 static const char *const S_verifiers[] = {"tree-rrs", "tree-rrs-wor", "tree-topk", "traversal"};

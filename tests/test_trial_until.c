@@ -1,12 +1,12 @@
-/* test_trial_until.c — sd_sim_trial_until's contract (sims/sd_sim.h):
+/* test_trial_until.c — sd_sim_trial_until's contract (sims/engine/sd_sim.h):
  * the trial stops after x_L, and x_0..x_L are those of the whole trial
  * (suite trial_until). */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
-#include "../sims/sd_verifier.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
 #include "test_util.h"
 
 Test(trial_until, stops_after_x_L_with_the_whole_trials_tokens)

@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "../plots/sd_figures.h"
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
 #include "test_util.h"
 
 /* A buggy verifier, as a plugin's author might write it: its one token is

@@ -12,10 +12,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sims/sd_check.h"
-#include "../sims/sd_params.h"
-#include "../sims/sd_plugin.h"
-#include "../sims/sd_sim.h"
+#include "../sims/engine/sd_check.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_plugin.h"
+#include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "test_util.h"
 

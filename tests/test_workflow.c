@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sims/sd_speedup.h"
+#include "../sims/exact/sd_speedup.h"
 #include "../src/sd_sha256.h"
 #include "../src/sd_version.h"
 #include "test_util.h"
@@ -199,7 +199,7 @@ Test(workflow, speedup_reduces_to_leviathan_in_the_iid_limit)
 {
     /* Leviathan et al. 2023, §3.4: (1 - α^{γ+1}) / ((1 - α)(γc + 1)) for
      * i.i.d. tokens; the limit is the renewal-reward rate of one iteration's
-     * exact law (sims/sd_speedup.h), so the two agree to rounding. */
+     * exact law (sims/exact/sd_speedup.h), so the two agree to rounding. */
     const char *cases[] = {"--p 0.6,0.4 --q 0.2,0.8 --gamma 3 --c 0.2",
                            "--p 0.5,0.3,0.2 --q 0.3,0.4,0.3 --gamma 6 --c 0.05",
                            "--p 0.9,0.1 --q 0.85,0.15 --gamma 8 --c 0.5"};

@@ -1,5 +1,5 @@
 """The shared library libsimdec.so and its C functions (cli/api.h,
-sims/sd_callback.h), loaded on first use.
+sims/engine/sd_callback.h), loaded on first use.
 
 Where the library is: $SIMDEC_LIB if set, else build/libsimdec.so of the
 clone this package sits in (python/simdec/../../build/libsimdec.so), which
@@ -15,7 +15,7 @@ DEFAULT_PATH = os.path.normpath(os.path.join(_HERE, "..", "..", "build", "libsim
 c_double_p = ctypes.POINTER(ctypes.c_double)
 c_size_t_p = ctypes.POINTER(ctypes.c_size_t)
 
-# sd_callback_step_fn (sims/sd_callback.h).
+# sd_callback_step_fn (sims/engine/sd_callback.h).
 STEP_FN = ctypes.CFUNCTYPE(
     ctypes.c_long,
     ctypes.c_void_p,  # user
@@ -33,7 +33,7 @@ STEP_FN = ctypes.CFUNCTYPE(
 
 
 class CallbackParam(ctypes.Structure):
-    """sd_callback_param (sims/sd_callback.h)."""
+    """sd_callback_param (sims/engine/sd_callback.h)."""
     _fields_ = [
         ("name", ctypes.c_char_p),
         ("kind", ctypes.c_int),

@@ -1,5 +1,5 @@
 """Verifiers written in Python: a step function that simdec's trial engine
-calls for every iteration (sims/sd_callback.h), so that `run` and `check`
+calls for every iteration (sims/engine/sd_callback.h), so that `run` and `check`
 (and `lp --compare`) accept it as they accept a verifier written in C."""
 import ctypes
 import threading

@@ -1,0 +1,334 @@
+/* sd_verifier.h — the one interface every verifier implements.
+ *
+ * A verifier is one file that ends in one
+ *     const sd_verifier_type sd_verifier_NAME = { ... };
+ * compiled into simdec (one line in the table of sims/engine/sd_registry.c) or
+ * into a plugin (include/simdec.h, loaded with --plugin FILE.so).  The
+ * type is the only place that knows the verifier: its parameters (declared
+ * below, from which every command's options, help, range errors and output
+ * echo are generated), whether it claims losslessness at given parameters,
+ * its exact values and its fast kernels.  The trial engine (sims/engine/sd_sim.h)
+ * then gives it `simdec run`, `simdec check`, `lp --compare` and the
+ * figures without naming it.  See README.md, "Adding a verifier".
+ *
+ * Conventions (docs/notation.md): one call of step() is one iteration = one
+ * call of the target model (unless the verifier says otherwise in
+ * it->target_calls, as SPRINTER does).  Positions are 1-based: tokens
+ * x_1..x_T are generated, x_0 ~ init is the prompt. */
+#ifndef SD_VERIFIER_H
+#define SD_VERIFIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../src/sd_chain.h"
+#include "../../src/sd_error.h"
+#include "../../src/sd_model.h"
+#include "../../src/sd_rng.h"
+#include "../../src/sd_stats.h"
+
+/* --- parameters ------------------------------------------------------------
+ *
+ * A verifier declares the parameters it reads as an array of sd_param_decl
+ * ended by an entry whose name is NULL.  Each becomes the option --NAME of
+ * every command that takes the verifier.  Values live in sd_params:
+ *   - the shared parameters have one field and one meaning for every
+ *     verifier: par->gamma (SD_PARAM_GAMMA) and par->k, the number of drafts
+ *     (SD_PARAM_DRAFTS, named k or, after Yin et al., M);
+ *   - a verifier's own parameters live in par->v[slot], the slot it
+ *     declares (an enum in its file, e.g. enum { P_EPS, P_DELTA }).
+ * Every value is held as a double: counts up to 2^53 are exact, a choice is
+ * the index of the chosen word. */
+
+#define SD_PARAMS_MAX 16
+
+typedef enum {
+    SD_PARAM_COUNT = 0,  /* a whole number in [min, max] */
+    SD_PARAM_REAL = 1,   /* a finite decimal number in [min, max] */
+    SD_PARAM_CHOICE = 2, /* one word of `choices` ("opt|uno"); the value is its index */
+    SD_PARAM_SHAPE = 3   /* a tree shape "b1,b2,...,bd" (slot SD_SLOT_TREE, stored in
+                            par->tree, par->tree_depth); `choices` holds the default
+                            shape's text, [min, max] bounds each b_i, and the node
+                            count b1 + b1 b2 + ... is at most SD_TREE_MAX_NODES.
+                            As a number (sd_params_set) x means the shape "x" */
+} sd_param_kind;
+
+enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2, SD_SLOT_TREE = -3 };
+
+typedef struct sd_param_decl {
+    const char *name;    /* option --NAME and key in output; NULL ends a list */
+    sd_param_kind kind;
+    int slot;            /* SD_SLOT_GAMMA, SD_SLOT_K, or 0..SD_PARAMS_MAX-1 */
+    double def;          /* default (a choice: the index of the default word) */
+    double min, max;     /* the range a given value must lie in (COUNT, REAL) */
+    const char *choices; /* CHOICE: the words, separated by '|' */
+    const char *unset;   /* what the default means when it is not a value a
+                            user could give (gamma's 0: "rest of horizon");
+                            shown in tables, null in JSON.  NULL otherwise */
+    const char *help;    /* one line */
+} sd_param_decl;
+
+/* The shared parameters, declared once for every verifier that reads them. */
+#define SD_GAMMA_MAX ((size_t)1 << 24)
+#define SD_DRAFTS_MAX ((size_t)1 << 20)
+#define SD_PARAM_GAMMA                                                                             \
+    {"gamma", SD_PARAM_COUNT, SD_SLOT_GAMMA, 0, 1, (double)SD_GAMMA_MAX, NULL, "rest of horizon",  \
+     "draft tokens per iteration (default: the rest of the horizon)"}
+#define SD_PARAM_DRAFTS(NAME)                                                                      \
+    {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
+     "number of drafts (default 2)"}
+/* A draft tree (token trees): b1 children of the root, b2 of each
+ * depth-1 node, ...; "1,1,1" is a chain of 3 draft tokens, "4" four
+ * single-token drafts. */
+#define SD_TREE_MAX_DEPTH 16
+#define SD_TREE_MAX_NODES 4096
+#define SD_PARAM_TREE(DEF)                                                                         \
+    {"tree", SD_PARAM_SHAPE, SD_SLOT_TREE, 0, 1, (double)SD_TREE_MAX_NODES, DEF, NULL,             \
+     "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
+#define SD_PARAM_END {NULL, SD_PARAM_COUNT, 0, 0, 0, 0, NULL, NULL, NULL}
+
+typedef struct sd_params {
+    size_t gamma;            /* draft tokens per iteration; 0 = rest of horizon */
+    size_t k;                /* number of drafts (multi-draft verifiers) */
+    double v[SD_PARAMS_MAX]; /* the verifier's own parameters, by slot */
+    uint32_t given;          /* bit i: parameter i of the declaration was given */
+    size_t tree[SD_TREE_MAX_DEPTH]; /* draft tree shape b_1..b_d (SD_PARAM_TREE) */
+    size_t tree_depth;              /* d; 0 when the verifier reads no tree */
+} sd_params;
+
+/* --- what one iteration did ----------------------------------------------- */
+
+typedef struct sd_iter {
+    size_t emitted;        /* tokens written to out[], 1 <= emitted <= T-n+1 */
+    size_t accepted;       /* draft tokens accepted in this iteration */
+    int rejected;          /* 1 if it ended with a token from a residual
+                              (a rejection, Yin et al. 2024, Theorem 1), else 0 */
+    unsigned target_calls; /* target-model calls it made (usually 1) */
+    /* Rao-Blackwellised stand-in for `rejected` (run --estimator rb): a
+     * quantity whose conditional expectation, given everything drawn
+     * before this iteration, equals P(rejected = 1 | the same).  Token-wise
+     * verifiers give Σ over the positions they tested of that position's
+     * rejection probability given what came before it (TV(p_n, q_n) for
+     * the standard rule, Yin et al. 2024, Theorem 1); block verification
+     * gives 1 - p_G given its drafts (Sun et al. 2025, eq. 5: τ = G with
+     * probability h_G = p_G).  Summed over the iterations of a trial it is
+     * an unbiased estimate of E[N_rej]: each term minus `rejected` is a
+     * martingale difference and a trial has at most T iterations.  The
+     * engine sets it to NaN before step(); left NaN, the run reports no
+     * Rao-Blackwellised estimate. */
+    double rb_rejected;
+} sd_iter;
+
+/* --- what a run observes (the trial engine's observers) -------------------
+ *
+ * The engine and every kernel feed the same record; every pointer may be
+ * NULL.  Statistics are Welford accumulators over trials in trial order;
+ * counts are sums of integers (exact in any order below 2^53). */
+typedef struct sd_trial {
+    size_t rejections;    /* N_rej: iterations that ended in a residual */
+    size_t target_calls;  /* target-model calls */
+    size_t iterations;
+    size_t accepted;      /* draft tokens accepted, over the iterations run */
+    size_t emitted;       /* tokens emitted (x_1.. up to where the trial stopped) */
+    double rb_rejections; /* Σ of the iterations' rb_rejected (NaN: none given) */
+    double rb_target_calls; /* E[target calls | the trial's output] on the output-first
+                               path (sims/engine/sd_paired.h); NaN elsewhere */
+} sd_trial;
+
+typedef struct sd_observe {
+    /* The stop rule of a trial: after the iteration that emits x_L
+     * (L = 0: the horizon), or after its first iteration. */
+    size_t L;
+    int first_iteration;
+    /* Observers. */
+    sd_welford *rej;     /* += each trial's rejections */
+    sd_welford *calls;   /* += each trial's target calls */
+    sd_welford *acc;     /* += each iteration's accepted draft tokens */
+    double *hist;        /* [T+1]: += 1 per iteration at its accepted count */
+    double *pos;         /* [T][V]: += 1 at (n-1)·V + x_n for every trial (L = 0) */
+    double *cells;       /* [V^L]: += 1 at x_1·V^{L-1} + ... + x_L (L > 0) */
+    sd_trial *per_trial; /* [hi-lo]: each trial's record, by trial - lo */
+    size_t *tokens;      /* [hi-lo][T+1]: x_0..x_T of each trial (sd_sim_opts.want_tokens) */
+    sd_welford *rb;      /* += each trial's Rao-Blackwellised rejections
+                            (sd_iter.rb_rejected); fed by kernels with SD_OBS_RB */
+} sd_observe;
+
+/* SD_OBS_* bits: what a kernel can feed (sd_kernel_type.supports). */
+enum {
+    SD_OBS_STATS = 1u << 0,  /* rej, calls, acc, hist */
+    SD_OBS_POS = 1u << 1,
+    SD_OBS_CELLS = 1u << 2,  /* L > 0 with cells */
+    SD_OBS_PER_TRIAL = 1u << 3,
+    SD_OBS_TOKENS = 1u << 4,
+    SD_OBS_FIRST = 1u << 5,  /* the first-iteration stop rule */
+    SD_OBS_RB = 1u << 6      /* rb: a kernel without it leaves the estimate out (NaN) */
+};
+
+/* --- fast kernels ------------------------------------------------------------
+ *
+ * A kernel runs whole trials of its verifier faster than the generic loop
+ * over step(), with the same law (not the same random numbers).  The engine
+ * tries a verifier's kernels in order; plan_new answers SD_EUSAGE without
+ * a message when the kernel does not apply to the model or parameters (the
+ * next one is tried, then the generic step) and SD_ETOOBIG when its tables
+ * would exceed max_bytes (the run falls back and says so). */
+struct sd_sim_opts;
+struct sd_sim_block;
+
+typedef struct sd_kernel_type {
+    const char *name; /* reported by run and check, e.g. "token-alias" */
+    unsigned supports; /* SD_OBS_* it can feed; others make the engine use step() */
+    int (*plan_new)(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                    unsigned threads, sd_error *err);
+    void (*plan_free)(void *plan);
+    int (*work_new)(const void *plan, void **work, sd_error *err);
+    void (*work_free)(void *work);
+    /* Trials lo..hi-1 of run `seed`, in trial order, into *obs. */
+    void (*run)(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                const sd_observe *obs);
+} sd_kernel_type;
+
+/* A kernel for a model whose rows exist one step at a time (a streamed
+ * chain, src/sd_model.h) cannot run trials lo..hi-1 on their own: it runs
+ * ALL trials of the run at once, position by position.  Its supports has
+ * SD_KERNEL_ALL and its sd_kernel_type is the first member of an
+ * sd_kernel_all_type (work_new, work_free and run are NULL). */
+enum { SD_KERNEL_ALL = 1u << 30 };
+
+/* In supports: the plan holds copies of everything its runs read, so the
+ * model's stored rows may be freed once it is built (sd_sim_opts.kernel_ready). */
+enum { SD_KERNEL_COPIES = 1u << 29 };
+
+typedef struct sd_kernel_all_type {
+    sd_kernel_type kernel;
+    /* Runs trials 0..opts->trials-1 of run opts->seed (early stopping is
+     * not offered).  Writes blocks[b] for every block b (the statistics of
+     * its trials in trial order: the bits run would give), adds to hist
+     * [T+1] and pos [T·V] (if not NULL), writes tokens ([trials]
+     * [opts->want_tokens], if not NULL).  SD_ETOOBIG, before allocating,
+     * when the trials' state exceeds the plan's memory bound. */
+    int (*run_all)(const void *plan, const struct sd_sim_opts *opts, struct sd_sim_block *blocks,
+                   double *hist, double *pos, uint32_t *tokens, sd_error *err);
+} sd_kernel_all_type;
+
+/* --- exact values --------------------------------------------------------- */
+
+typedef struct sd_exact_values {
+    double rejections;   /* E[N_rej] over a whole generation, or NaN */
+    double target_calls; /* E[target calls], or NaN */
+    const char *method;  /* one line: which theorem or algorithm, citing it */
+} sd_exact_values;
+
+struct sd_iter_law;
+
+/* The law of an iteration given the tokens it outputs (sims/engine/sd_paired.h):
+ * having accepted its first l-1 drafts with state *s (1 at the start of
+ * the iteration), it accepts the l-th with the returned probability, where
+ * r = p(x)/q(x) at the token x it outputs there (q(x) > 0; r may be 0);
+ * *s is updated for the branch that accepts. */
+typedef double (*sd_given_output_fn)(double *s, double r);
+
+/* --- the type --------------------------------------------------------------- */
+
+enum {
+    SD_VERIFIER_CONTROL = 1u << 0 /* a deliberately broken control that check must flag */
+};
+
+typedef struct sd_verifier_type {
+    const char *name;    /* the --algo name, e.g. "block" */
+    const char *summary; /* one line for --help and run --list, citing the source */
+    const sd_param_decl *params; /* the parameters it reads (ended by SD_PARAM_END),
+                                    or NULL for none */
+    /* 1 if, at these parameters, it claims to preserve the target law
+     * (biased is lossless only at eps = 0, sprinter only at fp = 0).  NULL
+     * means "always".  The controls claim it and must be caught. */
+    int (*claims_lossless)(const sd_params *par);
+
+    /* Allocates per-run scratch state for chain c (its V and T) and checks
+     * the parameters (SD_EUSAGE naming the bad one).  *state may be left
+     * NULL by verifiers that need none.  One state serves one thread. */
+    int (*alloc)(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+    /* Frees what alloc made; accepts NULL. May be NULL itself. */
+    void (*free)(void *state);
+    /* Called at the start of every trial (for verifiers that carry state
+     * between iterations, e.g. greedy-block's modified target).  May be
+     * NULL. */
+    void (*begin)(void *state);
+    /* One iteration at position n (1 <= n <= T) after token prev = x_{n-1}:
+     * drafts, verifies, writes x_n..x_{n+emitted-1} to out[] (capacity
+     * T-n+1) and fills *it.  Returns SD_OK or a status with err set. */
+    int (*step)(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                size_t prev, size_t *out, sd_iter *it, sd_error *err);
+
+    /* Optional: exact expected rejections and target calls over a whole
+     * generation on model m.  SD_EUSAGE (any message) where it has none at
+     * these parameters, SD_ETOOBIG where the computation is refused. */
+    int (*exact)(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err);
+    /* Optional: its fast kernels, tried in order; NULL-terminated. */
+    const sd_kernel_type *const *kernels;
+    unsigned flags; /* SD_VERIFIER_* */
+    /* Optional: the exact law of what ONE iteration at position n after
+     * x_{n-1} = prev emits (sims/exact/sd_exact_gen.h: its outcomes, each with
+     * its tokens, rejected flag and target calls), appended to *out whose
+     * `keep` the caller set.  From it the DP of sd_exact_gen gives the
+     * whole-generation expectations and the law of the first L tokens.
+     * SD_EUSAGE with the reason where the iteration does not depend on
+     * (n, prev) alone; SD_ETOOBIG where the law is too large. */
+    int (*iteration_law)(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                         struct sd_iter_law *out, sd_error *err);
+    /* Optional, for a verifier whose iterations carry state (so that the
+     * DP over iteration_law does not apply; greedy-block): the exact law
+     * of its first L output tokens, out[x_1·V^{L-1}+...+x_L] for x_0 ~
+     * init, all V^L doubles written (the caller's array, V^L already
+     * checked against the caller's limit).  SD_ETOOBIG where the
+     * computation is refused (naming the size and the limit). */
+    int (*prefix_law)(const sd_chain *c, const sd_params *par, size_t L, double *out,
+                      sd_error *err);
+    /* Optional, lossless verifiers whose iteration, given its output, has
+     * the sequential law above (token-level SD and block verification; the
+     * output-first path of `run --paired`, sims/engine/sd_paired.h).  NULL: none. */
+    sd_given_output_fn given_output;
+    /* Optional, token-tree verifiers (sims/verifiers/sd_tree.h): the tree's kind,
+     * through which the tree evaluators find the verifier by its name
+     * (sd_tree_kind_find: `eval accept-length --algo tree-*`, the tree
+     * figure).  NULL: not a tree verifier. */
+    const struct sd_tree_kind *tree;
+} sd_verifier_type;
+
+/* Draft length of an iteration at position n: the rest of the horizon
+ * T-n+1, or par->gamma when it is set and smaller. */
+static inline size_t sd_draft_len(const sd_chain *c, const sd_params *par, size_t n)
+{
+    size_t rest = c->T - n + 1;
+    return (par->gamma && par->gamma < rest) ? par->gamma : rest;
+}
+
+/* 1 if vt claims to preserve the target law at par. */
+static inline int sd_verifier_claims_lossless(const sd_verifier_type *vt, const sd_params *par)
+{
+    return !vt->claims_lossless || vt->claims_lossless(par);
+}
+
+/* --- the registry (sims/engine/sd_registry.c) -------------------------------------- */
+
+/* The verifiers built into simdec, NULL-terminated: lossless verifiers
+ * first, then the controls. */
+extern const sd_verifier_type *const sd_verifiers[];
+
+/* The n-th known verifier, built-in first, then those added by
+ * sd_verifier_add (plugins), in order; NULL past the end. */
+const sd_verifier_type *sd_verifier_at(size_t n);
+
+/* Looks a verifier up by name among all known ones; NULL if unknown. */
+const sd_verifier_type *sd_verifier_find(const char *name);
+
+/* Adds a verifier (from a plugin) after checking its declaration
+ * (sd_params_check_decls) and that its name is new.  SD_EDATA naming the
+ * problem; SD_ETOOBIG past 256 added verifiers. */
+int sd_verifier_add(const sd_verifier_type *vt, const char *source, sd_error *err);
+
+/* The reference against which run reports the saving of any verifier:
+ * token-level speculative decoding (Leviathan et al. 2023). */
+const sd_verifier_type *sd_verifier_baseline(void);
+
+#endif

@@ -1,0 +1,440 @@
+/* greedy_block.c — greedy block verification with the distribution
+ * modification (Sun et al. 2025, Appendix C, Alg. 4–6 and eq. 31;
+ * it is Sun et al. 2024, Alg. 3).
+ *
+ * One iteration (Alg. 4), target Mb = the current (possibly modified)
+ * target, draft Ms = p, block X_1..X_G from position n, X^0 = x_{n-1}:
+ *     p_i = p_{i-1} Mb(X_i|X^{i-1}) / Ms(X_i|X^{i-1})   (no min: p_i is the
+ *           joint ratio Mb(X^i)/Ms(X^i)),
+ *     h_i = Σ_x max(p_i Mb(x|X^i) - Ms(x|X^i), 0)
+ *           / Σ_x max(Ms(x|X^i) - p_i Mb(x|X^i), 0)          (i < G),
+ *     accept sub-block i when η_i < h_i (h_i may exceed 1), sub-block G
+ *     when η_G < p_G; τ = the largest accepted i (0 if none);
+ *     τ = G: Y ~ Mb(.|X^G), the bonus token (if position n+G <= T);
+ *     τ < G: Y ~ max(p_τ Mb(.|X^τ) - Ms(.|X^τ), 0) normalised   (eq. 30).
+ * Lemma 9: P(X^l = x^l, τ >= l) = min(Mb(x^l), Ms(x^l)), so one iteration
+ * accepts Σ_l Σ_{x^l} min(p(x^l), q(x^l)) tokens on average — the
+ * full-information optimum (12/9 on the toy model of Sun et al. 2025, §2).
+ *
+ * The output X^τ, Y alone is not distributed as Mb.  Alg. 5 therefore
+ * replaces the target of the rest of the block, positions n+τ+1..n+G-1
+ * (the iteration's "zone"), by (eq. 31)
+ *     Mnew(x | X^τ, Y, z^{i-1}) ∝ max(Mb(X^τ Y z^{i-1} x) - Ms(X^τ Y z^{i-1} x), 0),
+ * joint laws of the whole block from the iteration's start n: then
+ * (X^τ, Y, Z) ~ Mb^G for Z ~ Mnew (Lemma 8), and later iterations, run
+ * against Mnew, keep the law.  Dividing by the joint Ms(X^τ Y z^{i-1}),
+ *     Mnew(x | .) ∝ max(r Mb(x|.) - Ms(x|.), 0),   r = Mb(prefix)/Ms(prefix)
+ * the joint ratio of the path from n.  Modifications nest: the target of
+ * iteration k at position j is obtained from q_j by applying, oldest first,
+ * the modification of every earlier iteration f whose zone still covers j,
+ * each with its own ratio r_f (computed with the target of iteration f).
+ * Zones end at n_f + G_f - 1, which never decreases with f, so the covering
+ * iterations are the most recent ones.  Each "frame" below is one such
+ * iteration: its zone end and r_f along the emitted path.
+ *
+ * Ratios are kept as the pair (Mb-joint, Ms-joint) divided by the larger
+ * (sd_greedy_ratio), so that a residual token Y with p(Y) = 0 (r = ∞: Mnew
+ * is then Mb itself) and long blocks neither overflow nor produce NaN, and
+ * every weight max(A Mb - B Ms, 0) is formed with A, B in [0,1] without exp
+ * or log.  A ratio below the smallest double (about 1e-308) becomes 0, as
+ * exp would make it; it then stays 0, where exact arithmetic could bring it
+ * back only through draft probabilities below 1e-308.
+ *
+ * A modified row of zero mass (or an unreachable prefix, both joints 0) is
+ * "dead" (all zeros): it is reached only along draft paths of target
+ * probability 0, where the ratios that multiply it are 0.  Should rounding
+ * make a residual of zero mass be sampled, Y comes from Mb(.|X^τ) (or q
+ * when that row is dead) instead; exact arithmetic never does.
+ *
+ * Two other readings of eq. 31 are provided for the tests
+ * (sd_block.h): the joint taken from the context after Y (Alg. 6 updates c
+ * on line 5 before modifying Mb on line 6), and a per-token residual
+ * [Mb(x|.) - Ms(x|.)]+; and Alg. 4 without any modification, which
+ * Sun et al. 2025, App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
+ * the toy model).  `simdec check` flags all three; see tests/test_check.c.
+ *
+ * The iteration is cut into the sd_greedy_* pieces of sd_block.h, which
+ * the exact enumeration (sims/exact/greedy_exact.c: the verifiers' exact and
+ * prefix_law slots) runs as well, so that both compute the same targets. */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "../../src/sd_dist.h"
+#include "sd_block.h"
+#include "../exact/sd_iter_laws.h"
+
+/* The largest scratch greedy-block allocates, in doubles: (G+1)·G ratio
+ * pairs for a draft length G.  2^24 doubles = 128 MiB. */
+#define S_MAX_DOUBLES ((size_t)1 << 24)
+
+typedef sd_greedy_ratio S_ratio;
+
+/* A, B with A/B = r, max(A, B) = 1; 0 when both joints are 0. */
+static int S_scale(S_ratio r, double *A, double *B)
+{
+    if (r.a == 0.0 && r.b == 0.0)
+        return 0;
+    *A = r.a;
+    *B = r.b;
+    return 1;
+}
+
+/* w = max(A mb - B ms, 0); returns Σ w (0 when dead). */
+static double S_weights(S_ratio r, const double *mb, const double *ms, size_t V, double *w)
+{
+    double A, B, s = 0.0;
+    if (!S_scale(r, &A, &B)) {
+        for (size_t x = 0; x < V; x++)
+            w[x] = 0.0;
+        return 0.0;
+    }
+    for (size_t x = 0; x < V; x++) {
+        double d = A * mb[x] - B * ms[x];
+        w[x] = d > 0.0 ? d : 0.0;
+        s += w[x];
+    }
+    return s;
+}
+
+size_t sd_greedy_frames_drop(sd_greedy_frame *fr, size_t nf, size_t n)
+{
+    size_t drop = 0;
+    while (drop < nf && fr[drop].e < n)
+        drop++;
+    for (size_t a = drop; a < nf; a++)
+        fr[a - drop] = fr[a];
+    return nf - drop;
+}
+
+void sd_greedy_enter(sd_greedy *st, size_t n)
+{
+    st->nf = sd_greedy_frames_drop(st->fr, st->nf, n);
+    for (size_t a = 0; a < st->nf; a++)
+        st->R[a] = st->fr[a].r;
+    st->K[0] = (S_ratio){1.0, 1.0};
+}
+
+size_t sd_greedy_levels(const sd_greedy *st, const sd_chain *c, size_t i, size_t j, size_t y,
+                        double *D, size_t *a0out)
+{
+    size_t V = st->V, a0 = 0;
+    const S_ratio *Ri = st->R + i * st->cap;
+    while (a0 < st->nf && st->fr[a0].e < j)
+        a0++;
+    const double *q = sd_chain_q(c, j, y), *p = sd_chain_p(c, j, y);
+    for (size_t x = 0; x < V; x++)
+        D[x] = q[x];
+    for (size_t a = a0; a < st->nf; a++) {
+        const double *in = D + (a - a0) * V;
+        double *o = D + (a - a0 + 1) * V;
+        double s = S_weights(Ri[a], in, p, V, o);
+        if (s > 0.0) {
+            double inv = 1.0 / s;
+            for (size_t x = 0; x < V; x++)
+                o[x] *= inv;
+        }
+    }
+    *a0out = a0;
+    return st->nf - a0;
+}
+
+/* Frame a's ratio r extended by token x at a position whose levels are D:
+ * by the frame's own target there (level a - a0) when the frame covers
+ * the position (a >= a0), and not at all in the per-token reading. */
+static S_ratio S_advance(const sd_greedy *st, const double *D, size_t a0, size_t a, S_ratio r,
+                         size_t x, double px)
+{
+    return (a >= a0 && st->mode != SD_GREEDY_TOKENWISE)
+               ? sd_greedy_ratio_extend(r, D[(a - a0) * st->V + x], px)
+               : r;
+}
+
+void sd_greedy_extend(sd_greedy *st, const double *D, size_t a0, size_t L, size_t i, size_t x,
+                      double px)
+{
+    const S_ratio *from = st->R + i * st->cap;
+    S_ratio *to = st->R + (i + 1) * st->cap;
+    for (size_t a = 0; a < st->nf; a++)
+        to[a] = S_advance(st, D, a0, a, from[a], x, px);
+    st->K[i + 1] = sd_greedy_ratio_extend(st->K[i], D[L * st->V + x], px);
+}
+
+void sd_greedy_h(const sd_greedy *st, size_t i, const double *top, const double *p, double *num,
+                 double *den)
+{
+    double A = 0.0, B = 1.0;
+    S_scale(st->K[i], &A, &B); /* K[i].b > 0: drafts have p > 0 */
+    double sn = 0.0, sd = 0.0; /* branch-free: the signs of d are random */
+    for (size_t x = 0; x < st->V; x++) {
+        double d = A * top[x] - B * p[x], e = -d;
+        sn += d > 0.0 ? d : 0.0;
+        sd += e > 0.0 ? e : 0.0;
+    }
+    *num = sn;
+    *den = sd;
+}
+
+double sd_greedy_pG(const sd_greedy *st, size_t G)
+{
+    return st->K[G].a / st->K[G].b;
+}
+
+double sd_greedy_next_row(const sd_greedy *st, size_t tau, int bonus, const double *top,
+                          const double *p, const double *q, double *w)
+{
+    size_t V = st->V;
+    double m = bonus ? 0.0 : S_weights(st->K[tau], top, p, V, w);
+    if (m > 0.0)
+        return m;
+    /* The bonus, or a residual of zero mass (rounding): Mb, else q. */
+    for (size_t x = 0; x < V; x++)
+        m += top[x];
+    const double *row = m > 0.0 ? top : q;
+    for (size_t x = 0; x < V; x++)
+        w[x] = row[x];
+    return m > 0.0 ? m : 1.0;
+}
+
+size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t tau, size_t y,
+                              double py, const double *D, size_t a0, const double *top,
+                              sd_greedy_frame *out)
+{
+    const S_ratio *Rt = st->R + tau * st->cap;
+    for (size_t a = 0; a < st->nf; a++) {
+        out[a].e = st->fr[a].e;
+        out[a].r = S_advance(st, D, a0, a, Rt[a], y, py);
+    }
+    size_t nf = st->nf;
+    if (tau + 1 < G && st->mode != SD_GREEDY_UNMODIFIED) {
+        sd_greedy_frame f = {n + G - 1, {1.0, 1.0}};
+        if (st->mode == SD_GREEDY_JOINT)
+            f.r = sd_greedy_ratio_extend(st->K[tau], top[y], py);
+        /* The active frames started at distinct positions in n-cap+1..n. */
+        assert(nf < st->cap);
+        out[nf++] = f;
+    }
+    return nf;
+}
+
+int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    (void)err;
+    sd_greedy *st = state;
+    size_t V = c->V, G = sd_draft_len(c, par, n);
+    sd_greedy_enter(st, n);
+
+    size_t tau = 0, y = prev, a0, L, drafted = G;
+    for (size_t i = 0; i < G; i++) {
+        L = sd_greedy_levels(st, c, i, n + i, y, st->D, &a0);
+        const double *top = st->D + L * V, *p = sd_chain_p(c, n + i, y);
+        if (i >= 1) { /* h_i from the targets at X^i */
+            double num, den;
+            sd_greedy_h(st, i, top, p, &num, &den);
+            if (sd_stream_uniform(rng) * den < num)
+                tau = i;
+        }
+        size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
+        out[i] = x;
+        sd_greedy_extend(st, st->D, a0, L, i, x, p[x]);
+        y = x;
+        if (st->K[i + 1].a == 0.0) { /* p_j = 0 for all j > i: h_j = 0 */
+            drafted = i + 1;
+            break;
+        }
+    }
+    if (drafted == G && sd_stream_uniform(rng) < sd_greedy_pG(st, G))
+        tau = G; /* η_G < p_G (Alg. 4 line 13) */
+
+    it->accepted = tau;
+    it->emitted = tau;
+    if (tau == G && n + G > c->T)
+        return SD_OK; /* the block ends at the horizon: no bonus position */
+    /* The token after X^τ: the bonus from Mb(.|X^G), or eq. 30's residual. */
+    size_t ytau = tau ? out[tau - 1] : prev, pos = n + tau;
+    L = sd_greedy_levels(st, c, tau, pos, ytau, st->D, &a0);
+    const double *top = st->D + L * V, *p = sd_chain_p(c, pos, ytau);
+    double m = sd_greedy_next_row(st, tau, tau == G, top, p, sd_chain_q(c, pos, ytau), st->w);
+    size_t yv = sd_dist_sample(st->w, V, m, sd_stream_uniform(rng));
+    if (tau < G)
+        it->rejected = 1; /* Y from eq. 30's residual */
+    out[tau] = yv;
+    it->emitted = tau + 1;
+    /* The emitted path X^τ, Y: the frames' ratios, and this iteration's
+     * frame. */
+    st->nf = sd_greedy_frames_after(st, n, G, tau, yv, p[yv], st->D, a0, top, st->fr);
+    return SD_OK;
+}
+
+void sd_greedy_block_begin(void *state)
+{
+    ((sd_greedy *)state)->nf = 0;
+}
+
+void sd_greedy_free(sd_greedy *st)
+{
+    if (!st)
+        return;
+    free(st->fr);
+    free(st->D);
+    free(st->R);
+    free(st->K);
+    free(st->w);
+    free(st);
+}
+
+void sd_greedy_block_free(void *state)
+{
+    sd_greedy_free(state);
+}
+
+int sd_greedy_fits(size_t cap, size_t V)
+{
+    /* (cap+1) cap ratio pairs, (cap+1) V level entries. */
+    return cap <= ((size_t)1 << 16) && 2 * (cap + 1) * cap + (cap + 2) * V <= S_MAX_DOUBLES;
+}
+
+int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
+                    sd_error *err)
+{
+    size_t cap = (par->gamma && par->gamma < c->T) ? par->gamma : c->T;
+    if (!sd_greedy_fits(cap, c->V))
+        return sd_error_set(err, SD_ETOOBIG,
+                            "greedy-block keeps (G+1)·G path ratios for a draft length G = %zu "
+                            "(V = %zu); limit %zu doubles: give a smaller --gamma",
+                            cap, c->V, S_MAX_DOUBLES);
+    sd_greedy *st = calloc(1, sizeof *st);
+    if (!st)
+        return sd_error_set(err, SD_ENOMEM, "greedy-block: out of memory");
+    st->mode = mode;
+    st->V = c->V;
+    st->cap = cap;
+    st->fr = malloc(cap * sizeof *st->fr);
+    st->D = malloc((cap + 1) * c->V * sizeof *st->D);
+    st->R = malloc((cap + 1) * cap * sizeof *st->R);
+    st->K = malloc((cap + 1) * sizeof *st->K);
+    st->w = malloc(c->V * sizeof *st->w);
+    if (!st->fr || !st->D || !st->R || !st->K || !st->w) {
+        sd_greedy_free(st);
+        return sd_error_set(err, SD_ENOMEM, "greedy-block: out of memory for G = %zu, V = %zu",
+                            cap, c->V);
+    }
+    *out = st;
+    return SD_OK;
+}
+
+#define S_READING(NAME, MODE)                                                                      \
+    static int S_alloc_##NAME(void **state, const sd_chain *c, const sd_params *par,                \
+                              sd_error *err)                                                       \
+    {                                                                                              \
+        return sd_greedy_alloc((sd_greedy **)state, c, par, MODE, err);                            \
+    }                                                                                              \
+    static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
+                              sd_error *err)                                                       \
+    {                                                                                              \
+        return sd_greedy_exact_values(m, par, MODE, out, err);                                     \
+    }                                                                                              \
+    static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
+                               sd_error *err)                                                      \
+    {                                                                                              \
+        return sd_greedy_exact_prefix(c, par, MODE, L, out, err);                                  \
+    }
+
+/* The verifier's exact slot: the enumeration of sims/exact/greedy_exact.c. */
+int sd_greedy_exact_values(const sd_model *m, const sd_params *par, sd_greedy_mode mode, sd_exact_values *out,
+                           sd_error *err)
+{
+    if (!m->chain)
+        return sd_error_set(err, SD_EUSAGE, "greedy-block: the exact enumeration needs a stored chain");
+    sd_greedy_exact_result r;
+    int rc = sd_greedy_exact(m->chain, par, mode, &r, err);
+    if (rc)
+        return rc;
+    out->rejections = r.rejections;
+    out->target_calls = r.target_calls;
+    out->method = "exact enumeration of the iterations over (position, x_{n-1}, active "
+                  "modifications of Sun et al. 2025, eq. 31)";
+    return SD_OK;
+}
+
+S_READING(joint, SD_GREEDY_JOINT)
+
+int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+{
+    return S_alloc_joint(state, c, par, err);
+}
+
+S_READING(after_y, SD_GREEDY_AFTER_Y)
+S_READING(tokenwise, SD_GREEDY_TOKENWISE)
+S_READING(unmodified, SD_GREEDY_UNMODIFIED)
+
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+
+/* No law of one iteration for the DP of sims/exact/sd_exact_gen.h: the modified
+ * target (Alg. 5, eq. 31) carries state from one iteration to the next, so
+ * an iteration does not depend on (n, x_{n-1}) alone.  The exact and
+ * prefix_law slots enumerate over that state instead. */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    (void)c, (void)par, (void)n, (void)prev, (void)out;
+    return sd_error_set(err, SD_EUSAGE,
+                        "greedy-block: its modified target carries state across iterations "
+                        "(Sun et al. 2025, Alg. 5), so no exact DP over (position, x_{n-1})");
+}
+
+static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel, NULL};
+
+const sd_verifier_type sd_verifier_greedy_block = {
+    .name = "greedy-block",
+    .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
+    .params = S_params,
+    .claims_lossless = NULL,
+    .alloc = S_alloc_joint,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
+    .exact = S_exact_joint,
+    .iteration_law = S_law,
+    .prefix_law = S_prefix_joint,
+    .kernels = S_kernels,
+};
+
+const sd_verifier_type sd_verifier_greedy_block_after_y = {
+    .name = "greedy-block-after-y",
+    .summary = "greedy block, eq. 31 read with the joint law from after Y (test only)",
+    .params = S_params,
+    .claims_lossless = NULL,
+    .alloc = S_alloc_after_y,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
+    .exact = S_exact_after_y,
+    .prefix_law = S_prefix_after_y,
+};
+
+const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
+    .name = "greedy-block-tokenwise",
+    .summary = "greedy block, eq. 31 read per token (test only)",
+    .params = S_params,
+    .claims_lossless = NULL,
+    .alloc = S_alloc_tokenwise,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
+    .exact = S_exact_tokenwise,
+    .prefix_law = S_prefix_tokenwise,
+};
+
+const sd_verifier_type sd_verifier_greedy_block_unmodified = {
+    .name = "greedy-block-unmodified",
+    .summary = "greedy block (Sun et al. 2025, Alg. 4) without the distribution modification (test only)",
+    .params = S_params,
+    .claims_lossless = NULL,
+    .alloc = S_alloc_unmodified,
+    .free = sd_greedy_block_free,
+    .begin = sd_greedy_block_begin,
+    .step = sd_greedy_block_step,
+    .exact = S_exact_unmodified,
+    .prefix_law = S_prefix_unmodified,
+};
