@@ -1,5 +1,5 @@
 /* my_verifier.c — a worked example of a new verifier, built as a plugin
- * (README, "Adding a verifier"): one draft token per iteration, accepted
+ * (docs/adding-a-verifier.md): one draft token per iteration, accepted
  * with probability min(1, q/p); on rejection a token from the residual
  * [q-p]+.  It is token-level speculative decoding with gamma = 1, written
  * from scratch.  Build and run:

@@ -29,7 +29,7 @@
  * check` should flag it whenever p ≠ q.  (ε = 0 keeps every draft token
  * the target allows.)
  *
- * Build (README, "Adding a verifier"; `make examples` does it):
+ * Build (docs/adding-a-verifier.md; `make examples` does it):
  *     cc -std=c11 -O2 -fPIC -shared -I include examples/typical.c -o typical.so -lm
  *     ./simdec run --plugin ./typical.so --algo typical --eps 0.05 --delta 0.3 */
 #include <math.h>

@@ -4,8 +4,8 @@
  *     simdec run   --plugin my_verifier.so --algo my-verifier
  *     simdec check --plugin my_verifier.so --algo my-verifier
  * Each verifier is written exactly as one in sims/ (sims/engine/sd_verifier.h: a
- * name, a summary, its parameters, alloc and step; README.md, "Adding a
- * verifier"), and the file ends with one line naming them:
+ * name, a summary, its parameters, alloc and step; docs/adding-a-verifier.md),
+ * and the file ends with one line naming them:
  *     SD_PLUGIN(&sd_verifier_mine, &sd_verifier_other);
  * which defines the symbol simdec looks for (sims/engine/sd_plugin.h).  Loading
  * checks the interface version, then every declaration, and registers the

@@ -7,7 +7,7 @@
 #                                      (MPI, clang's fuzzing runtime and
 #                                      valgrind are part of the test command;
 #                                      numpy and pytest, of the Python tests
-#                                      and the README's samples example)
+#                                      and the samples example of docs/commands.md)
 #   scripts/install-deps.sh --extra    the same (numpy, once the only optional
 #                                      tool, is now installed always)
 set -eu

@@ -4,6 +4,9 @@
 # matches nothing and prints its summary on stderr).
 #   CRITERION_ARGS   extra arguments, e.g. --filter 'chain/*'
 set -u
+# CRITERION_ARGS is split into words but not globbed: '--filter docs/*' must
+# reach Criterion as written, not as the files of docs/.
+set -f
 testbin=$1
 simdec=$2
 log=$(mktemp)

@@ -125,14 +125,14 @@ Test(docs, help_texts_cite_papers_listed_in_references)
     free(refs);
 }
 
-/* README quotes the core of examples/numpy_sampler.py "as the file has it":
- * every line of that block is a line of the file (indentation aside). */
-Test(docs, readme_quotes_the_numpy_sampler_as_it_is)
+/* docs/commands.md quotes the core of examples/numpy_sampler.py "as the file
+ * has it": every line of that block is a line of the file (indentation aside). */
+Test(docs, commands_quote_the_numpy_sampler_as_it_is)
 {
-    char *readme = tu_slurp("README.md"), *src = tu_slurp("examples/numpy_sampler.py");
+    char *readme = tu_slurp("docs/commands.md"), *src = tu_slurp("examples/numpy_sampler.py");
     const char *mark = "as the file has it:\n\n```python\n";
     char *b = strstr(readme, mark);
-    cr_assert_not_null(b, "README.md: the numpy sampler's quoted core not found");
+    cr_assert_not_null(b, "docs/commands.md: the numpy sampler's quoted core not found");
     b += strlen(mark);
     char *end = strstr(b, "```");
     cr_assert_not_null(end);

@@ -1,8 +1,8 @@
 /* test_example.c — the README's worked example of a new verifier
  * (examples/my_verifier.c) builds as a plugin (mk/examples.mk), loads, is
  * lossless by `check`, and matches the exact values of token-level
- * decoding with gamma = 1, which it is.  The README must show the file
- * exactly as it is. */
+ * decoding with gamma = 1, which it is.  docs/adding-a-verifier.md must show
+ * the file exactly as it is. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 Test(example, my_verifier_is_lossless_and_exact)
 {
-    /* The example is loaded as its README tells a user to. */
+    /* The example is loaded as docs/adding-a-verifier.md tells a user to. */
     sd_error e;
     cr_assert_eq(sd_plugin_load(SD_EXAMPLES_DIR "/my_verifier.so", &e), SD_OK, "%s (run `make examples`)",
                  e.msg);
@@ -69,12 +69,11 @@ static char *S_slurp(const char *path)
     return s;
 }
 
-Test(example, readme_shows_the_example_verbatim)
+Test(example, docs_show_the_example_verbatim)
 {
     /* Tests run from the repository root (scripts/run-tests.sh). */
-    char *readme = S_slurp("README.md"), *src = S_slurp("examples/my_verifier.c");
-    cr_expect(strstr(readme, src) != NULL,
-              "README.md must contain examples/my_verifier.c verbatim in its 'Adding a verifier' section");
+    char *readme = S_slurp("docs/adding-a-verifier.md"), *src = S_slurp("examples/my_verifier.c");
+    cr_expect(strstr(readme, src) != NULL, "docs/adding-a-verifier.md must contain examples/my_verifier.c verbatim");
     free(readme);
     free(src);
 }

@@ -4,7 +4,7 @@
  *                  and first line of stderr are exactly as documented
  *   hostile_output    a failing command leaves no output file (nor temporary)
  *   hostile_findings  regressions for bugs found by the audit that the table
- *                  cannot express (docs/reliability-findings.md)
+ *                  cannot express
  *   hostile_edge      numerical edge cases of every verifier: zero cells on
  *                  either side, p = q, denormals, V = 1, T = 1, parameters
  *                  larger than needed, ε accepting everything, SPRINTER's
@@ -195,9 +195,9 @@ Test(hostile_table, every_documented_bad_input, .timeout = 600)
     /* The table is the list of cases: a parse that finds few rows is a bug. */
     size_t rows = S_check_table(S_TABLE);
     cr_expect_geq(rows, 100u, "%s: only %zu rows parsed", S_TABLE, rows);
-    /* The README's short table of the same form is checked the same way. */
-    rows = S_check_table("README.md");
-    cr_expect_geq(rows, 5u, "README.md: only %zu rows of the bad-input table parsed", rows);
+    /* The short table of the same form in docs/commands.md is checked the same way. */
+    rows = S_check_table("docs/commands.md");
+    cr_expect_geq(rows, 5u, "docs/commands.md: only %zu rows of the bad-input table parsed", rows);
 }
 
 /* --- output files -------------------------------------------------------------- */

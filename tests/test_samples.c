@@ -1,6 +1,6 @@
 /* test_samples.c — sampled sequences: the engine's token observer
  * (sd_sim_opts.want_tokens), the samples format (src/sd_samples.h),
- * `run --samples`, `check --samples`, and the README's numpy example with
+ * `run --samples`, `check --samples`, and the numpy example of docs/commands.md with
  * its deliberately buggy variant.
  *
  * The observer is compared with observers already tested: the tokens of
@@ -320,7 +320,7 @@ static const char *S_python(void)
     return NULL;
 }
 
-/* The README's example: standard speculative sampling in numpy passes;
+/* The example of docs/commands.md: standard speculative sampling in numpy passes;
  * its --buggy variant (drafts sampled at temperature 0.5, verified with the
  * untempered draft law) is flagged.  Seeds fixed: the correct sampler fails
  * with probability alpha = 1e-3; the buggy one's largest cell deviation is

@@ -9,7 +9,7 @@
  * echo are generated), whether it claims losslessness at given parameters,
  * its exact values and its fast kernels.  The trial engine (sims/engine/sd_sim.h)
  * then gives it `simdec run`, `simdec check`, `lp --compare` and the
- * figures without naming it.  See README.md, "Adding a verifier".
+ * figures without naming it.  See docs/adding-a-verifier.md.
  *
  * Conventions (docs/notation.md): one call of step() is one iteration = one
  * call of the target model (unless the verifier says otherwise in
