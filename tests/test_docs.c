@@ -1,11 +1,18 @@
-/* test_docs.c — what README.md, plots/README.md and the help texts say
- * about the figures is what the figure registry (plots/sd_figures.c) holds.
- * Tests run from the repository root (scripts/run-tests.sh). */
+/* test_docs.c — what the documents claim is true: what README.md,
+ * plots/README.md and the help texts say about the figures is what the
+ * figure registry (plots/sd_figures.c) holds; quotes are of the files they
+ * quote; the README's tour shows what simdec prints; links resolve; the
+ * README and docs/performance.md keep their size; no document carries a
+ * timestamp or an issue number.  Tests run from the repository root
+ * (scripts/run-tests.sh). */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../plots/sd_figures.h"
 #include "test_util.h"
@@ -146,4 +153,143 @@ Test(docs, commands_quote_the_numpy_sampler_as_it_is)
     cr_expect_geq(lines, 4u);
     free(readme);
     free(src);
+}
+
+/* --- the README is a front door, the docs are for readers ------------------ */
+
+static long S_size(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "cannot stat %s", path);
+    return (long)st.st_size;
+}
+
+/* The README stays a front door: at most 12 KB (reference lives in docs/). */
+Test(docs, readme_is_at_most_12_kb)
+{
+    long n = S_size("README.md");
+    cr_expect_leq(n, 12 * 1024L, "README.md is %ld bytes; at most %ld (move reference to docs/)", n, 12 * 1024L);
+}
+
+/* docs/performance.md: the current numbers, not their history (at most 15 KB). */
+Test(docs, performance_is_at_most_15_kb)
+{
+    long n = S_size("docs/performance.md");
+    cr_expect_leq(n, 15 * 1024L, "docs/performance.md is %ld bytes; at most %ld", n, 15 * 1024L);
+}
+
+/* The documents for readers: README.md and every .md file of docs/. */
+static size_t S_doc_paths(char paths[][256], size_t max)
+{
+    size_t n = 0;
+    snprintf(paths[n++], 256, "README.md");
+    DIR *d = opendir("docs");
+    cr_assert_not_null(d, "cannot open docs/");
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && strcmp(e->d_name + len - 3, ".md") == 0)
+            snprintf(paths[n++], 256, "docs/%s", e->d_name);
+    }
+    closedir(d);
+    cr_assert_lt(n, max, "more documents than this test can hold");
+    return n;
+}
+
+/* No document carries a UTC timestamp or an issue number: history belongs
+ * to git, not to documents a reader opens (`grep -rnE 'UTC|[Ii]ssue [0-9]+'
+ * README.md docs/` finds nothing). */
+Test(docs, no_timestamp_or_issue_number)
+{
+    static char paths[128][256];
+    size_t n = S_doc_paths(paths, 128);
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "UTC|[Ii]ssue [0-9]+", REG_EXTENDED | REG_NEWLINE), 0);
+    for (size_t i = 0; i < n; i++) {
+        char *s = tu_slurp(paths[i]);
+        size_t line = 1;
+        regmatch_t m;
+        for (const char *p = s; regexec(&re, p, 1, &m, 0) == 0; p += m.rm_eo) {
+            for (const char *c = p; c < p + m.rm_so; c++)
+                line += *c == '\n';
+            cr_expect(0, "%s:%zu: '%.*s' (a timestamp or an issue number)", paths[i], line,
+                      (int)(m.rm_eo - m.rm_so), p + m.rm_so);
+            for (const char *c = p + m.rm_so; c < p + m.rm_eo; c++)
+                line += *c == '\n';
+        }
+        free(s);
+    }
+    regfree(&re);
+}
+
+/* Every relative link of README.md and docs/NAME.md, [text](target), names a
+ * file of the clone (relative to the document), and no document points into
+ * a directory outside it. */
+Test(docs, links_name_files_of_the_clone)
+{
+    static char paths[128][256];
+    size_t n = S_doc_paths(paths, 128), links = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *s = tu_slurp(paths[i]);
+        const char *dir = strchr(paths[i], '/') ? "docs/" : "";
+        for (const char *p = strstr(s, "]("); p; p = strstr(p + 2, "](")) {
+            const char *t = p + 2;
+            size_t len = strcspn(t, ")# \n");
+            if (len == 0 || strncmp(t, "http://", 7) == 0 || strncmp(t, "https://", 8) == 0)
+                continue;
+            char target[512];
+            snprintf(target, sizeof target, "%s%.*s", dir, (int)len, t);
+            cr_expect(strstr(target, "shared/") == NULL, "%s links outside the clone: %s", paths[i], target);
+            cr_expect(access(target, F_OK) == 0, "%s links to %s, which does not exist", paths[i], target);
+            links++;
+        }
+        free(s);
+    }
+    cr_expect_geq(links, 30u, "only %zu links found", links);
+}
+
+/* The README's tour shows real output: every command of a block that starts
+ * "$ ./simdec ..." is run, and every line shown after it is a line of what it
+ * prints now.  Lines that describe the machine rather than the result (the
+ * `trials` and `setup` lines with their timings, an LP's `seconds`) and the
+ * elisions "..." are not compared; `plot` is not run (it writes plots/out). */
+Test(docs, readme_tour_output_is_what_simdec_prints, .timeout = 120)
+{
+    char *readme = tu_slurp("README.md");
+    size_t cmds = 0, lines = 0;
+    char *out = NULL;
+    int skip = 1;
+    for (char *line = strtok(readme, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "```", 3) == 0) {
+            skip = 1;
+            continue;
+        }
+        if (strncmp(line, "$ ./simdec ", 11) == 0) {
+            free(out);
+            out = NULL;
+            skip = strncmp(line + 11, "plot ", 5) == 0;
+            if (!skip) {
+                int st = tu_run(line + 11, &out, NULL);
+                cr_expect_eq(st, 0, "README: '%s' exits %d", line + 2, st);
+                cmds++;
+            }
+            continue;
+        }
+        if (skip || !out || strcmp(line, "...") == 0 || strncmp(line, "trials ", 7) == 0 ||
+            strncmp(line, "setup ", 6) == 0 || strncmp(line, "  seconds ", 10) == 0)
+            continue;
+        char want[1024];
+        snprintf(want, sizeof want, "\n%s\n", line);
+        char *hay = malloc(strlen(out) + 2);
+        cr_assert_not_null(hay);
+        hay[0] = '\n';
+        strcpy(hay + 1, out);
+        cr_expect(tu_contains(hay, want), "README: the line '%s' is not in what simdec prints now", line);
+        free(hay);
+        lines++;
+    }
+    free(out);
+    free(readme);
+    cr_expect_geq(cmds, 5u, "only %zu commands of the tour run", cmds);
+    cr_expect_geq(lines, 30u, "only %zu lines of the tour compared", lines);
 }
