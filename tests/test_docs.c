@@ -6,6 +6,7 @@
  * timestamp or an issue number.  Tests run from the repository root
  * (scripts/run-tests.sh). */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <regex.h>
 #include <stdio.h>
@@ -292,4 +293,59 @@ Test(docs, readme_tour_output_is_what_simdec_prints, .timeout = 120)
     free(readme);
     cr_expect_geq(cmds, 5u, "only %zu commands of the tour run", cmds);
     cr_expect_geq(lines, 30u, "only %zu lines of the tour compared", lines);
+}
+
+/* Every test that docs/findings.md cites as `suite/test` (or all of a suite,
+ * `suite/` and a star) is a test of this binary: a finding's evidence must
+ * not go stale when tests are renamed. */
+Test(docs, findings_cite_tests_that_exist)
+{
+    char self[4096], cmd[4200];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    cr_assert(k > 0 && (size_t)k < sizeof self - 1, "cannot read /proc/self/exe");
+    self[k] = '\0';
+    /* env -i: a Criterion worker's environment would make the nested run a worker. */
+    snprintf(cmd, sizeof cmd, "env -i '%s' --list 2>&1", self);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t cap = 1 << 20, len = 0;
+    char *list = malloc(cap), suite[128] = "", test[256], line[512], entry[400];
+    cr_assert_not_null(list);
+    list[0] = '\n';
+    list[1] = '\0';
+    len = 1;
+    /* "suite: N tests", then one line per test, "├── test" (or "|-- test"
+     * without a UTF-8 locale), kept as lines "suite/test" and "suite/" with
+     * a star. */
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *last = strrchr(line, ' ');
+        if ((islower((unsigned char)line[0]) || line[0] == '_') && sscanf(line, "%127[^:]: %*u test", suite) == 1)
+            snprintf(entry, sizeof entry, "%s/*\n", suite);
+        else if (suite[0] && last && sscanf(last + 1, "%255s", test) == 1)
+            snprintf(entry, sizeof entry, "%s/%s\n", suite, test);
+        else
+            continue;
+        size_t n = strlen(entry);
+        cr_assert_lt(len + n + 1, cap, "test list too long");
+        memcpy(list + len, entry, n + 1);
+        len += n;
+    }
+    cr_assert_eq(pclose(p), 0, "%s failed: %.300s", cmd, list);
+    char *doc = tu_slurp("docs/findings.md");
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "`([a-z_]{3,}/[a-z0-9_*]+)`", REG_EXTENDED), 0);
+    regmatch_t m[2];
+    size_t cited = 0;
+    for (const char *s = doc; regexec(&re, s, 2, m, 0) == 0; s += m[0].rm_eo) {
+        int n = (int)(m[1].rm_eo - m[1].rm_so);
+        snprintf(entry, sizeof entry, "\n%.*s\n", n, s + m[1].rm_so);
+        cr_expect(strstr(list, entry) != NULL, "docs/findings.md cites the test %.*s, which does not exist", n,
+                  s + m[1].rm_so);
+        cited++;
+    }
+    cr_expect_geq(cited, 15u, "only %zu tests cited", cited);
+    regfree(&re);
+    free(doc);
+    free(list);
 }
