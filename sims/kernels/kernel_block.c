@@ -61,7 +61,7 @@
  * U = w·2^21 + L with w = word (i - 1) mod 4 of block b_k + ⌊(i - 1)/4⌋
  * (four drafts per block) and L = the top 21 bits of the same word of
  * block SD_TOKEN_LOW_BLOCK + b_k + ⌊(i - 1)/4⌋ (a counter range no trial
- * reaches), the token kernel's scheme (sims/verifiers/token.c, "uniforms"): the
+ * reaches), the token kernel's scheme (sims/kernels/kernel_token.c, "uniforms"): the
  * alias test compares f = U mod 2^(53-lgK) with the column's thr, and w
  * alone decides it unless f_w < thr <= f_w + 2^21 - 1 (f_w: w·2^21 mod
  * 2^(53-lgK)), at most 2^21 of the 2^53 values of U per column; only then

@@ -94,6 +94,7 @@
 
 #include "../../src/sd_rngbuf.h"
 #include "../verifiers/sd_block.h"
+#include "../verifiers/sd_greedy.h"
 #include "../verifiers/sd_token.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

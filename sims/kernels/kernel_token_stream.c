@@ -3,7 +3,7 @@
  * doubles) or whose tables for every step ((T·V+1)·2^lgK·8 bytes) would
  * not fit in memory: 13.4 GB each at V = 4096, T = 50.
  *
- * Step-outer order.  The lockstep kernel of sims/verifiers/token.c runs a group of
+ * Step-outer order.  The lockstep kernel of sims/kernels/kernel_token.c runs a group of
  * trials through positions 1..T with every step's tables built; here the
  * loop is turned inside out: for n = 1..T, the generator produces step n's
  * rows (sd_gen_stream, after step n-1's: one MT19937 stream), step n's V
@@ -19,8 +19,8 @@
  * in the plan's groups of each block (sd_token_replay, the plan's replay),
  * so the statistics are the stored run's bit for bit, for any number of
  * threads.  Its law is therefore the token kernel's (Yin et al. 2024,
- * Alg. 1 and Theorem 1; the argument at the top of the kernel in
- * sims/verifiers/token.c), which `check` tests on stored chains; tests/test_stream.c holds the two runs to the same bytes.
+ * Alg. 1 and Theorem 1; the argument at the top of
+ * sims/kernels/kernel_token.c), which `check` tests on stored chains; tests/test_stream.c holds the two runs to the same bytes.
  *
  * Memory: 2·V²·8 bytes of rows, V·2^lgK·8 of tables (268 MB each at
  * V = 4096), and 20 + 8·⌈T/64⌉ bytes per trial; the plan refuses more than
