@@ -790,7 +790,7 @@ static void S_group(const sd_token_plan *pl, sd_token_work *w, uint64_t seed, ui
     if (tok)
         for (size_t i = 0; i < s; i++)
             tok[i * (T + 1)] = prev[i];
-    const uint32_t gamma = pl->gamma < T ? (uint32_t)pl->gamma : 0;
+    const uint32_t gamma = (uint32_t)sd_draft_binding(pl->gamma, T);
     for (size_t n = 1; n <= N; n++) {
         if (n % 4 == 0) /* uniforms n..n+3 */
             sd_rngbuf_trials_hi(seed, n / 4, g0, s, w->u);
@@ -857,7 +857,7 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
                          size_t *rejections, size_t *iterations, double *hist)
 {
     const size_t V = pl->V, T = pl->T, K = (size_t)1 << pl->lgK;
-    const size_t gamma = pl->gamma < T ? pl->gamma : 0;
+    const size_t gamma = sd_draft_binding(pl->gamma, T);
     sd_stream rng, low;
     sd_stream_init(&rng, seed, trial);
     sd_stream_init(&low, seed, trial);

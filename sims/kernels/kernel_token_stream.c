@@ -61,7 +61,7 @@ static void S_fwd_init(S_fwd *f, size_t V, size_t T, size_t gamma, const double 
     memset(f, 0, sizeof *f);
     f->V = V;
     f->T = T;
-    f->G = gamma && gamma < T ? gamma : 0;
+    f->G = sd_draft_binding(gamma, T);
     if (f->G && (double)T * (double)V * (double)V * (double)(f->G + 1) > SD_EXACT_MAX_WORK)
         return; /* sd_exact_token_dp refuses it too */
     size_t cells = V * (f->G + 1);
@@ -219,7 +219,7 @@ static void S_chunk(const S_plan *pl, S_trials *st, uint64_t seed, const uint64_
                     size_t n, uint64_t c0, size_t s, uint64_t *ua, uint32_t *tokens, size_t k)
 {
     const uint64_t N = st->N;
-    const uint32_t gamma = pl->gamma < pl->T ? (uint32_t)pl->gamma : 0;
+    const uint32_t gamma = (uint32_t)sd_draft_binding(pl->gamma, pl->T);
     /* uniform n: word n mod 4 of Philox block n/4, recomputed at each
      * position (no uniform kept per trial; the rows cost far more) */
     uint64_t *const w[4] = {ua, ua + S_CHUNK, ua + 2 * S_CHUNK, ua + 3 * S_CHUNK};

@@ -185,7 +185,7 @@ int sd_greedy_fits(size_t cap, size_t V)
 int sd_greedy_alloc(sd_greedy **out, const sd_chain *c, const sd_params *par, sd_greedy_mode mode,
                     sd_error *err)
 {
-    size_t cap = (par->gamma && par->gamma < c->T) ? par->gamma : c->T;
+    size_t cap = sd_draft_len_max(par->gamma, c->T);
     if (!sd_greedy_fits(cap, c->V))
         return sd_error_set(err, SD_ETOOBIG,
                             "greedy-block keeps (G+1)·G path ratios for a draft length G = %zu "

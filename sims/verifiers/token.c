@@ -62,10 +62,13 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
                          : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
     if (rc)
         return rc;
-    out->method = m->zipf ? (par->gamma ? "Zipf model: DP over the accepted-in-iteration counter, finite gamma"
-                                        : "Zipf model: Theorem 1 of Yin et al. 2024, E[N_rej] = T * TV(z_d, z_q)")
-                          : (par->gamma ? "exact DP over (x_{n-1}, accepted-in-iteration), finite gamma"
-                                        : "Theorem 1 of Yin et al. 2024, lookahead to the horizon");
+    /* On a chain (stored or streamed) the evaluator takes the DP where the
+     * draft length binds (src/sd_draft.h), Theorem 1 elsewhere. */
+    size_t finite = m->zipf ? par->gamma : sd_draft_binding(par->gamma, m->stream ? m->stream->gen.T : m->chain->T);
+    out->method = m->zipf ? (finite ? "Zipf model: DP over the accepted-in-iteration counter, finite gamma"
+                                    : "Zipf model: Theorem 1 of Yin et al. 2024, E[N_rej] = T * TV(z_d, z_q)")
+                          : (finite ? "exact DP over (x_{n-1}, accepted-in-iteration), finite gamma"
+                                    : "Theorem 1 of Yin et al. 2024, lookahead to the horizon");
     return SD_OK;
 }
 
