@@ -39,10 +39,10 @@
 enum { P_EPS, P_DELTA }; /* slots of its own parameters */
 
 static const sd_param_decl S_params[] = {
-    {"eps", SD_PARAM_REAL, P_EPS, 0.09, 0.0, 1.0, NULL, NULL,
-     "typical acceptance: keep draft x iff q(x) > min(eps, delta*exp(-H(q))) (default 0.09)"},
-    {"delta", SD_PARAM_REAL, P_DELTA, 0.3, 0.0, 1e300, NULL, NULL,
-     "entropy-dependent threshold delta*exp(-H(q)) of typical acceptance (default 0.3)"},
+    {.name = "eps", .kind = SD_PARAM_REAL, .slot = P_EPS, .def = 0.09, .min = 0.0, .max = 1.0,
+     .help = "typical acceptance: keep draft x iff q(x) > min(eps, delta*exp(-H(q))) (default 0.09)"},
+    {.name = "delta", .kind = SD_PARAM_REAL, .slot = P_DELTA, .def = 0.3, .min = 0.0, .max = 1e300,
+     .help = "entropy-dependent threshold delta*exp(-H(q)) of typical acceptance (default 0.3)"},
     SD_PARAM_GAMMA,
     SD_PARAM_END,
 };
@@ -71,7 +71,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
     (void)state, (void)err;
-    const double eps = par->v[P_EPS], delta = par->v[P_DELTA];
+    const double eps = sd_param_real(par, P_EPS), delta = sd_param_real(par, P_DELTA);
     const size_t G = sd_draft_len(c, par, n);
     size_t a = prev;
     it->target_calls = 1;
@@ -100,10 +100,10 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 {
     (void)c;
     *state = NULL;
-    if (!(par->v[P_EPS] >= 0.0 && par->v[P_EPS] <= 1.0))
-        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a number in [0, 1]", par->v[P_EPS]);
-    if (!(isfinite(par->v[P_DELTA]) && par->v[P_DELTA] >= 0.0))
-        return sd_error_set(err, SD_EUSAGE, "--delta %g: expected a finite number >= 0", par->v[P_DELTA]);
+    if (!(sd_param_real(par, P_EPS) >= 0.0 && sd_param_real(par, P_EPS) <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a number in [0, 1]", sd_param_real(par, P_EPS));
+    if (!(isfinite(sd_param_real(par, P_DELTA)) && sd_param_real(par, P_DELTA) >= 0.0))
+        return sd_error_set(err, SD_EUSAGE, "--delta %g: expected a finite number >= 0", sd_param_real(par, P_DELTA));
     return SD_OK;
 }
 

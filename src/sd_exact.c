@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sd_dist.h"
+#include "sd_draft.h"
 
 void sd_exact_target_step(const sd_chain *c, size_t n, const double *cur, double *next)
 {
@@ -74,7 +75,7 @@ int sd_exact_rejections(const sd_chain *c, double *out, sd_error *err)
 int sd_exact_token(const sd_chain *c, size_t gamma, double *rejections,
                    double *target_calls, sd_error *err)
 {
-    if (gamma != 0 && gamma < c->T)
+    if (sd_draft_binding(gamma, c->T))
         return sd_exact_token_dp(c, gamma, rejections, target_calls, err);
     double rej, last;
     int rc = S_theorem1(c, &rej, &last, err);
@@ -113,7 +114,7 @@ int sd_exact_token_dp(const sd_chain *c, size_t gamma, double *rejections,
                       double *target_calls, sd_error *err)
 {
     size_t V = c->V, T = c->T;
-    size_t G = (gamma == 0 || gamma > T) ? T : gamma; /* j never reaches T */
+    size_t G = sd_draft_len_max(gamma, T); /* j never reaches T */
     if ((double)T * (double)V * (double)V * (double)(G + 1) > SD_EXACT_MAX_WORK)
         return sd_error_set(err, SD_ETOOBIG,
                             "the exact token DP needs T*V^2*(gamma+1) = %zu*%zu^2*%zu operations; limit 2^36",

@@ -46,7 +46,7 @@ static inline void sd_rngbuf_init(sd_rngbuf *s, uint64_t seed, uint64_t trial)
 /* Computes the next SD_RNGBUF_BLOCKS blocks into s->buf and sets pos = 0. */
 void sd_rngbuf_refill(sd_rngbuf *s);
 
-/* The stream across trials (the lockstep token kernel, sims/verifiers/token.c):
+/* The stream across trials (the lockstep token kernel, sims/kernels/kernel_token.c):
  * for trials t0 .. t0+n-1 of run `seed`, Philox block `blk` of each
  * trial's stream, returned as the two 53-bit uniforms it holds,
  * uniform = U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) (even[i]: uniform
@@ -66,7 +66,7 @@ void sd_rngbuf_trials(uint64_t seed, uint64_t blk, uint64_t t0, size_t n, uint64
 void sd_rngbuf_trials_at(uint64_t seed, uint64_t blk, uint64_t t0, const uint32_t *idx, size_t n,
                          uint64_t *even, uint64_t *odd);
 
-/* The stream across trials word by word (the token kernel, sims/verifiers/token.c):
+/* The stream across trials word by word (the token kernel, sims/kernels/kernel_token.c):
  * for trials t0 .. t0+n-1 of run `seed`, the four 32-bit words of Philox
  * block `blk` of each trial's stream — words 4·blk .. 4·blk+3 of
  * sd_stream(seed, t0+i), in sd_stream_u32's order — as w[r][i] = word_r·2^21,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sd_draft.h"
+
 size_t sd_zipf_bytes(size_t V)
 {
     if (V > SIZE_MAX / (2 * SD_ZIPF_BYTES_PER_TOKEN))
@@ -214,7 +216,7 @@ sd_chain *sd_zipf_to_chain(const sd_zipf *m, sd_error *err)
 int sd_zipf_exact_token(const sd_zipf *m, size_t gamma, double *rejections,
                         double *target_calls, sd_error *err)
 {
-    size_t T = m->T, g = (gamma == 0 || gamma > T) ? T : gamma;
+    size_t T = m->T, g = sd_draft_len_max(gamma, T);
     /* F[j]: probability that j draft tokens of the current iteration are
      * already accepted before position n (j = g: a bonus position). */
     double *F = calloc(g + 1, sizeof *F), *N = calloc(g + 1, sizeof *N);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "../sims/verifiers/sd_block.h"
+#include "../sims/verifiers/sd_greedy.h"
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../src/sd_chain.h"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../sims/verifiers/sd_block.h"
+#include "../sims/verifiers/sd_greedy.h"
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/engine/sd_check.h"

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../sims/verifiers/sd_block.h"
+#include "../sims/verifiers/sd_greedy.h"
 #include "../sims/engine/sd_check.h"
 #include "../sims/exact/sd_exact_gen.h"
 #include "../sims/engine/sd_params.h"

@@ -7,7 +7,7 @@
  * kernel itself catches it.  Its exact values and prefix law are those of
  * Alg. 4 alone (the enumeration of sims/exact/greedy_exact.c in that reading):
  * the law of what `run` executes. */
-#include "../verifiers/sd_block.h"
+#include "../verifiers/sd_greedy.h"
 
 static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 

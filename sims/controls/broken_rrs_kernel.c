@@ -24,7 +24,7 @@ static int S_pos_G(const sd_chain *c, const sd_params *par, size_t G, sd_pos_law
 
 static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
 {
-    return S_pos_G(c, par, par->gamma ? par->gamma : SIZE_MAX, out, err);
+    return S_pos_G(c, par, sd_draft_len_unbounded(par->gamma), out, err);
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "rrs-alias-broken", S_pos, SD_KERNEL_LAW_SUPPORTS);

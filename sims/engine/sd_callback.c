@@ -150,9 +150,14 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
             *d = (sd_param_decl)SD_PARAM_DRAFTS("k");
             d->name = S_keep(&fresh, p->name, &oom);
         } else {
-            *d = (sd_param_decl){S_keep(&fresh, p->name, &oom), (sd_param_kind)p->kind, own++, p->def,
-                                 p->min, p->max, S_keep(&fresh, p->choices, &oom), NULL,
-                                 S_keep(&fresh, p->help ? p->help : "", &oom)};
+            *d = (sd_param_decl){.name = S_keep(&fresh, p->name, &oom),
+                                 .kind = (sd_param_kind)p->kind,
+                                 .slot = own++,
+                                 .def = p->def,
+                                 .min = p->min,
+                                 .max = p->max,
+                                 .choices = S_keep(&fresh, p->choices, &oom),
+                                 .help = S_keep(&fresh, p->help ? p->help : "", &oom)};
         }
     }
     fresh.decl[nparams] = (sd_param_decl)SD_PARAM_END;

@@ -53,7 +53,7 @@ enum { S_EV_ACCEPT = 0, S_EV_REJECT = 1, S_EV_BONUS = 2 };
  * (one per start in the last G+1 positions). */
 static size_t S_max_states(const sd_chain *c, const sd_params *par)
 {
-    size_t n = 0, G = par->gamma ? par->gamma : c->T;
+    size_t n = 0, G = sd_draft_len_max(par->gamma, c->T);
     for (size_t t = 1; t <= c->T + 1; t++)
         n += t < G + 1 ? t : G + 1;
     return n;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../../src/sd_chain.h"
+#include "../../src/sd_draft.h"
 #include "../../src/sd_error.h"
 #include "../../src/sd_model.h"
 #include "../../src/sd_rng.h"
@@ -30,15 +31,26 @@
 /* --- parameters ------------------------------------------------------------
  *
  * A verifier declares the parameters it reads as an array of sd_param_decl
- * ended by an entry whose name is NULL.  Each becomes the option --NAME of
- * every command that takes the verifier.  Values live in sd_params:
- *   - the shared parameters have one field and one meaning for every
- *     verifier: par->gamma (SD_PARAM_GAMMA) and par->k, the number of drafts
- *     (SD_PARAM_DRAFTS, named k or, after Yin et al., M);
- *   - a verifier's own parameters live in par->v[slot], the slot it
- *     declares (an enum in its file, e.g. enum { P_EPS, P_DELTA }).
- * Every value is held as a double: counts up to 2^53 are exact, a choice is
- * the index of the chosen word. */
+ * ended by SD_PARAM_END (name NULL), each entry with designated initializers
+ * naming every field once:
+ *     enum { P_EPS = 0 };
+ *     static const sd_param_decl S_params[] = {
+ *         {.name = "eps", .kind = SD_PARAM_REAL, .slot = P_EPS, .def = 0.0, .min = 0.0,
+ *          .max = 1.0, .help = "acceptance slack (default 0)"},
+ *         SD_PARAM_GAMMA,
+ *         SD_PARAM_END,
+ *     };
+ * Each becomes the option --NAME of every command that takes the verifier.
+ * Values live in sd_params, found through the declaration's slot:
+ *   - the shared slots (the negative SD_SLOT_* below) have one field and one
+ *     meaning for every verifier: par->gamma (SD_PARAM_GAMMA, src/sd_draft.h),
+ *     par->k, the number of drafts (SD_PARAM_DRAFTS, named k or, after Yin
+ *     et al., M), and par->tree (SD_PARAM_TREE);
+ *   - a verifier's own parameters live in par->v[slot], the slot 0..15 it
+ *     declares (an enum in its file, e.g. enum { P_EPS, P_DELTA }), read
+ *     back with sd_param_real, sd_param_count and sd_param_choice (below).
+ * Every own value is held as a double: counts up to 2^53 are exact, a choice
+ * is the index of the chosen word. */
 
 #define SD_PARAMS_MAX 16
 
@@ -53,7 +65,15 @@ typedef enum {
                             As a number (sd_params_set) x means the shape "x" */
 } sd_param_kind;
 
-enum { SD_SLOT_GAMMA = -1, SD_SLOT_K = -2, SD_SLOT_TREE = -3 };
+/* The shared slots: negative, so that they can never be one of a
+ * verifier's own slots 0..SD_PARAMS_MAX-1.  sd_params_store and
+ * sd_params_value (sims/engine/sd_params.c) are where a slot is mapped to
+ * its field. */
+enum {
+    SD_SLOT_GAMMA = -1, /* par->gamma, the draft length (SD_PARAM_GAMMA) */
+    SD_SLOT_K = -2,     /* par->k, the number of drafts (SD_PARAM_DRAFTS) */
+    SD_SLOT_TREE = -3   /* par->tree, par->tree_depth, a draft tree (SD_PARAM_TREE) */
+};
 
 typedef struct sd_param_decl {
     const char *name;    /* option --NAME and key in output; NULL ends a list */
@@ -72,20 +92,22 @@ typedef struct sd_param_decl {
 #define SD_GAMMA_MAX ((size_t)1 << 24)
 #define SD_DRAFTS_MAX ((size_t)1 << 20)
 #define SD_PARAM_GAMMA                                                                             \
-    {"gamma", SD_PARAM_COUNT, SD_SLOT_GAMMA, 0, 1, (double)SD_GAMMA_MAX, NULL, "rest of horizon",  \
-     "draft tokens per iteration (default: the rest of the horizon)"}
+    {.name = "gamma", .kind = SD_PARAM_COUNT, .slot = SD_SLOT_GAMMA, .def = 0, .min = 1,             \
+     .max = (double)SD_GAMMA_MAX, .unset = "rest of horizon",                                      \
+     .help = "draft tokens per iteration (default: the rest of the horizon)"}
 #define SD_PARAM_DRAFTS(NAME)                                                                      \
-    {NAME, SD_PARAM_COUNT, SD_SLOT_K, 2, 1, (double)SD_DRAFTS_MAX, NULL, NULL,                     \
-     "number of drafts (default 2)"}
+    {.name = NAME, .kind = SD_PARAM_COUNT, .slot = SD_SLOT_K, .def = 2, .min = 1,                  \
+     .max = (double)SD_DRAFTS_MAX, .help = "number of drafts (default 2)"}
 /* A draft tree (token trees): b1 children of the root, b2 of each
  * depth-1 node, ...; "1,1,1" is a chain of 3 draft tokens, "4" four
  * single-token drafts. */
 #define SD_TREE_MAX_DEPTH 16
 #define SD_TREE_MAX_NODES 4096
 #define SD_PARAM_TREE(DEF)                                                                         \
-    {"tree", SD_PARAM_SHAPE, SD_SLOT_TREE, 0, 1, (double)SD_TREE_MAX_NODES, DEF, NULL,             \
-     "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
-#define SD_PARAM_END {NULL, SD_PARAM_COUNT, 0, 0, 0, 0, NULL, NULL, NULL}
+    {.name = "tree", .kind = SD_PARAM_SHAPE, .slot = SD_SLOT_TREE, .min = 1,                       \
+     .max = (double)SD_TREE_MAX_NODES, .choices = DEF,                                             \
+     .help = "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
+#define SD_PARAM_END {.name = NULL}
 
 typedef struct sd_params {
     size_t gamma;            /* draft tokens per iteration; 0 = rest of horizon */
@@ -95,6 +117,25 @@ typedef struct sd_params {
     size_t tree[SD_TREE_MAX_DEPTH]; /* draft tree shape b_1..b_d (SD_PARAM_TREE) */
     size_t tree_depth;              /* d; 0 when the verifier reads no tree */
 } sd_params;
+
+/* A verifier's own parameter in slot `slot` (0..SD_PARAMS_MAX-1, the slot
+ * its declaration names), read as its kind: a REAL's number, a COUNT's
+ * whole number, a CHOICE's index into its words (the order of `choices`,
+ * so an enum listing the words in that order reads it). */
+static inline double sd_param_real(const sd_params *par, int slot)
+{
+    return par->v[slot];
+}
+
+static inline size_t sd_param_count(const sd_params *par, int slot)
+{
+    return (size_t)par->v[slot];
+}
+
+static inline int sd_param_choice(const sd_params *par, int slot)
+{
+    return (int)par->v[slot];
+}
 
 /* --- what one iteration did ----------------------------------------------- */
 
@@ -296,11 +337,10 @@ typedef struct sd_verifier_type {
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon
- * T-n+1, or par->gamma when it is set and smaller. */
+ * T-n+1, or par->gamma when it is set and smaller (src/sd_draft.h). */
 static inline size_t sd_draft_len(const sd_chain *c, const sd_params *par, size_t n)
 {
-    size_t rest = c->T - n + 1;
-    return (par->gamma && par->gamma < rest) ? par->gamma : rest;
+    return sd_draft_len_at(par->gamma, c->T, n);
 }
 
 /* 1 if vt claims to preserve the target law at par. */

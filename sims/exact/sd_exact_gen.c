@@ -339,7 +339,8 @@ static int S_law_emit(const sd_verifier_type *vt, const sd_chain *c, const sd_pa
     int rc = S_law(vt, c, par, n, a, law, err);
     if (rc || law->emit_filled)
         return rc;
-    size_t G = par->gamma && par->gamma < left ? par->gamma + 1 : left;
+    size_t G = sd_draft_len(c, par, n); /* its drafts, and the bonus where one fits */
+    G = G < left ? G + 1 : left;
     if (pow((double)V, (double)G) > (double)SD_ITER_LAW_MAX)
         return sd_error_set(err, SD_ETOOBIG, "%s: the exact per-token law needs V^%zu token "
                                              "sequences per iteration (limit %zu)",

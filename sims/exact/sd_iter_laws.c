@@ -249,7 +249,7 @@ int sd_law_sprinter(const sd_chain *c, double tp, double fp, size_t n, size_t pr
                     sd_iter_law *law, sd_error *err)
 {
     sd_pos_law pl = {0};
-    return sd_pos_law_iteration(sd_pos_law_sprinter(tp, fp, c->T - n + 1, &pl, err), &pl, c, n, prev, law, err);
+    return sd_pos_law_iteration(sd_pos_law_sprinter(tp, fp, sd_draft_len_at(0, c->T, n), &pl, err), &pl, c, n, prev, law, err);
 }
 
 /* --- the draft tree (rrs, SpecTr) -------------------------------------------------

@@ -61,7 +61,7 @@
  * U = w·2^21 + L with w = word (i - 1) mod 4 of block b_k + ⌊(i - 1)/4⌋
  * (four drafts per block) and L = the top 21 bits of the same word of
  * block SD_TOKEN_LOW_BLOCK + b_k + ⌊(i - 1)/4⌋ (a counter range no trial
- * reaches), the token kernel's scheme (sims/verifiers/token.c, "uniforms"): the
+ * reaches), the token kernel's scheme (sims/kernels/kernel_token.c, "uniforms"): the
  * alias test compares f = U mod 2^(53-lgK) with the column's thr, and w
  * alone decides it unless f_w < thr <= f_w + 2^21 - 1 (f_w: w·2^21 mod
  * 2^(53-lgK)), at most 2^21 of the 2^53 values of U per column; only then
@@ -480,7 +480,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     pl->V = V;
     pl->T = T;
     pl->gamma = par->gamma;
-    pl->gmax = par->gamma && par->gamma < T ? par->gamma : T;
+    pl->gmax = sd_draft_len_max(par->gamma, T);
     pl->lgK = lgK;
     pl->broken = broken;
     pl->lay = l;
@@ -1122,7 +1122,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static size_t S_last_avx512
  * Alg. 2 before its first draft.  Returns G. */
 static inline uint32_t S_begin(const S_plan *pl, S_work *w, size_t k, uint32_t n, uint32_t x)
 {
-    size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    size_t G = sd_draft_len_at(pl->gamma, pl->T, n);
     w->n[k] = n;
     w->G[k] = (uint32_t)G;
     w->y[k] = w->tauprev[k] = x;

@@ -94,6 +94,7 @@
 
 #include "../../src/sd_rngbuf.h"
 #include "../verifiers/sd_block.h"
+#include "../verifiers/sd_greedy.h"
 #include "../verifiers/sd_token.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -343,7 +344,7 @@ static inline void S_put(double *t, size_t at, double x, double y)
  * left of the horizon.  Returns G. */
 static inline size_t S_begin(const S_plan *pl, S_work *w, size_t b, size_t n, uint32_t x)
 {
-    const size_t rest = pl->T - n + 1, G = pl->gamma && pl->gamma < rest ? pl->gamma : rest;
+    const size_t G = sd_draft_len_at(pl->gamma, pl->T, n);
     w->n[b] = (uint32_t)n;
     w->X[b] = x;
     w->Ka[b] = w->Kb[b] = 1.0;
@@ -1236,7 +1237,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     const sd_chain *c = m->chain;
     if (!c || c->V > ((size_t)1 << 23))
         return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */
-    size_t V = c->V, T = c->T, nrows = T * V, gmax = par->gamma && par->gamma < T ? par->gamma : T;
+    size_t V = c->V, T = c->T, nrows = T * V, gmax = sd_draft_len_max(par->gamma, T);
     if (!sd_greedy_fits(gmax, V))
         return SD_EUSAGE; /* the step refuses it with its own message */
     unsigned lgK = 1;

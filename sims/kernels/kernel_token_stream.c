@@ -3,7 +3,7 @@
  * doubles) or whose tables for every step ((T·V+1)·2^lgK·8 bytes) would
  * not fit in memory: 13.4 GB each at V = 4096, T = 50.
  *
- * Step-outer order.  The lockstep kernel of sims/verifiers/token.c runs a group of
+ * Step-outer order.  The lockstep kernel of sims/kernels/kernel_token.c runs a group of
  * trials through positions 1..T with every step's tables built; here the
  * loop is turned inside out: for n = 1..T, the generator produces step n's
  * rows (sd_gen_stream, after step n-1's: one MT19937 stream), step n's V
@@ -19,8 +19,8 @@
  * in the plan's groups of each block (sd_token_replay, the plan's replay),
  * so the statistics are the stored run's bit for bit, for any number of
  * threads.  Its law is therefore the token kernel's (Yin et al. 2024,
- * Alg. 1 and Theorem 1; the argument at the top of the kernel in
- * sims/verifiers/token.c), which `check` tests on stored chains; tests/test_stream.c holds the two runs to the same bytes.
+ * Alg. 1 and Theorem 1; the argument at the top of
+ * sims/kernels/kernel_token.c), which `check` tests on stored chains; tests/test_stream.c holds the two runs to the same bytes.
  *
  * Memory: 2·V²·8 bytes of rows, V·2^lgK·8 of tables (268 MB each at
  * V = 4096), and 20 + 8·⌈T/64⌉ bytes per trial; the plan refuses more than
@@ -61,7 +61,7 @@ static void S_fwd_init(S_fwd *f, size_t V, size_t T, size_t gamma, const double 
     memset(f, 0, sizeof *f);
     f->V = V;
     f->T = T;
-    f->G = gamma && gamma < T ? gamma : 0;
+    f->G = sd_draft_binding(gamma, T);
     if (f->G && (double)T * (double)V * (double)V * (double)(f->G + 1) > SD_EXACT_MAX_WORK)
         return; /* sd_exact_token_dp refuses it too */
     size_t cells = V * (f->G + 1);
@@ -219,7 +219,7 @@ static void S_chunk(const S_plan *pl, S_trials *st, uint64_t seed, const uint64_
                     size_t n, uint64_t c0, size_t s, uint64_t *ua, uint32_t *tokens, size_t k)
 {
     const uint64_t N = st->N;
-    const uint32_t gamma = pl->gamma < pl->T ? (uint32_t)pl->gamma : 0;
+    const uint32_t gamma = (uint32_t)sd_draft_binding(pl->gamma, pl->T);
     /* uniform n: word n mod 4 of Philox block n/4, recomputed at each
      * position (no uniform kept per trial; the rows cost far more) */
     uint64_t *const w[4] = {ua, ua + S_CHUNK, ua + 2 * S_CHUNK, ua + 3 * S_CHUNK};

@@ -36,9 +36,7 @@ void sd_token_zipf_trial(const sd_zipf *m, size_t gamma, uint64_t seed, uint64_t
     tokens[0] = prev;
     size_t rej = 0, its = 0;
     for (size_t n = 1; n <= T;) {
-        size_t len = T - n + 1;
-        if (gamma && gamma < len)
-            len = gamma;
+        size_t len = sd_draft_len_at(gamma, T, n);
         size_t i = 0;
         int rejected = 0;
         for (; i < len; i++) {

@@ -11,7 +11,7 @@
  * bonus token.  Everything `run` reports — x_0..x_T, rejections, target
  * calls, accepted drafts per iteration — is a function of the sequence of
  * these per-position outcomes (the argument of the token kernel,
- * sims/verifiers/token.c, with the (x, R) pair replaced by (x, kind)), so drawing each
+ * sims/kernels/kernel_token.c, with the (x, R) pair replaced by (x, kind)), so drawing each
  * position's outcome as ONE categorical draw from its weights has the
  * verifier's law: these are the same weights from which sd_exact_gen
  * computes the exact values, and the laws themselves are held to each

@@ -49,7 +49,7 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 {
     if (par->k < 1 || par->k > SD_DRAFTS_MAX)
         return SD_EUSAGE; /* the step reports the bad count */
-    return sd_pos_law_batch(c->V, par->gamma ? par->gamma : SIZE_MAX, par->k, 0, out, err);
+    return sd_pos_law_batch(c->V, sd_draft_len_unbounded(par->gamma), par->k, 0, out, err);
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "batch-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);

@@ -72,8 +72,8 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 {
     (void)state;
     (void)err;
-    const sd_token_rule rule = {S_accept, S_mass, S_sample, par->v[P_EPS],
-                                (sd_residual_kind)par->v[P_RESIDUAL], S_reject_prob};
+    const sd_token_rule rule = {S_accept, S_mass, S_sample, sd_param_real(par, P_EPS),
+                                (sd_residual_kind)sd_param_choice(par, P_RESIDUAL), S_reject_prob};
     it->target_calls = 1;
     it->rejected = 0;
     it->rb_rejected = 0.0; /* sd_tokenwise_verify adds each position's S_reject_prob */
@@ -85,23 +85,23 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 {
     (void)c;
     *state = NULL;
-    if (!(isfinite(par->v[P_EPS]) && par->v[P_EPS] >= 0.0))
-        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a finite number >= 0", par->v[P_EPS]);
-    if ((sd_residual_kind)par->v[P_RESIDUAL] != SD_RESIDUAL_OPT && (sd_residual_kind)par->v[P_RESIDUAL] != SD_RESIDUAL_UNO)
+    if (!(isfinite(sd_param_real(par, P_EPS)) && sd_param_real(par, P_EPS) >= 0.0))
+        return sd_error_set(err, SD_EUSAGE, "--eps %g: expected a finite number >= 0", sd_param_real(par, P_EPS));
+    if ((sd_residual_kind)sd_param_choice(par, P_RESIDUAL) != SD_RESIDUAL_OPT && (sd_residual_kind)sd_param_choice(par, P_RESIDUAL) != SD_RESIDUAL_UNO)
         return sd_error_set(err, SD_EUSAGE, "--residual: expected opt or uno");
     return SD_OK;
 }
 
 static int S_lossless(const sd_params *par)
 {
-    return par->v[P_EPS] == 0.0 && (sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_OPT;
+    return sd_param_real(par, P_EPS) == 0.0 && (sd_residual_kind)sd_param_choice(par, P_RESIDUAL) == SD_RESIDUAL_OPT;
 }
 
 static const sd_param_decl S_params[] = {
-    [P_EPS] = {"eps", SD_PARAM_REAL, P_EPS, 0.0, 0.0, 1e300, NULL, NULL,
-               "acceptance b = min(1, (q+eps)/p) (default 0)"},
-    [P_RESIDUAL] = {"residual", SD_PARAM_CHOICE, P_RESIDUAL, SD_RESIDUAL_OPT, 0, 0, "opt|uno", NULL,
-                    "residual after a rejection: [q-p]+ (opt) or q (uno) (default opt)"},
+    {.name = "eps", .kind = SD_PARAM_REAL, .slot = P_EPS, .def = 0.0, .min = 0.0, .max = 1e300,
+     .help = "acceptance b = min(1, (q+eps)/p) (default 0)"},
+    {.name = "residual", .kind = SD_PARAM_CHOICE, .slot = P_RESIDUAL, .def = SD_RESIDUAL_OPT,
+     .choices = "opt|uno", .help = "residual after a rejection: [q-p]+ (opt) or q (uno) (default opt)"},
     SD_PARAM_GAMMA,
     SD_PARAM_END,
 };
@@ -110,8 +110,8 @@ static const sd_param_decl S_params[] = {
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
-    return sd_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
-                            par->v[P_EPS], c, sd_draft_len(c, par, n), n, prev, out, err);
+    return sd_law_tokenwise((sd_residual_kind)sd_param_choice(par, P_RESIDUAL) == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
+                            sd_param_real(par, P_EPS), c, sd_draft_len(c, par, n), n, prev, out, err);
 }
 
 /* The kernel (sims/kernels/sd_kernel_law.h): one alias draw per position over
@@ -122,8 +122,8 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 {
     if (S_alloc(&(void *){NULL}, c, par, NULL))
         return SD_EUSAGE; /* the step reports the bad parameter */
-    return sd_pos_law_tokenwise((sd_residual_kind)par->v[P_RESIDUAL] == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
-                                par->v[P_EPS], par->gamma ? par->gamma : SIZE_MAX, out, err);
+    return sd_pos_law_tokenwise((sd_residual_kind)sd_param_choice(par, P_RESIDUAL) == SD_RESIDUAL_UNO ? SD_LAW_BIASED_UNO : SD_LAW_BIASED_OPT,
+                                sd_param_real(par, P_EPS), sd_draft_len_unbounded(par->gamma), out, err);
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "biased-alias", S_pos, SD_KERNEL_LAW_SUPPORTS | SD_OBS_RB);

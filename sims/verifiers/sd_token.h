@@ -1,5 +1,5 @@
 /* sd_token.h — the fast kernel for token-level speculative decoding on a
- * stored chain (sims/verifiers/token.c), used by the driver (sd_sim.c) and by
+ * stored chain (sims/kernels/kernel_token.c), used by the driver (sd_sim.c) and by
  * `check` (sd_check.c) in place of the generic step-by-step verifier
  * sd_verifier_token, which stays the mechanistic reference.
  *
@@ -10,7 +10,7 @@
  * and reads a bonus position's x_n ~ q_n(.|a) from the same table with the
  * flag ignored (the two rows add up to q).  Why this has the law of the
  * mechanistic verifier, and how the random numbers are laid out: the
- * comment at the top of the kernel in sims/verifiers/token.c.  One uniform per
+ * comment at the top of sims/kernels/kernel_token.c.  One uniform per
  * position (uniform n of the trial, below, for x_n, uniform 0 for x_0), so
  * trials run in lockstep, position by position, over groups of trials.
  *
@@ -168,7 +168,7 @@ uint64_t *sd_token_table_alloc(size_t bytes);
 /* The table of x_0 ~ init (outcomes 2·b) into tab[0..2^lgK). */
 int sd_token_init_table(const double *init, size_t V, uint64_t *tab, sd_error *err);
 
-/* Uniforms (sims/verifiers/token.c, "uniforms"): uniform n (n = 0..T) of trial t
+/* Uniforms (sims/kernels/kernel_token.c, "uniforms"): uniform n (n = 0..T) of trial t
  * of run seed is the 53-bit integer w·2^21 + L with w = 32-bit word n of
  * sd_stream(seed, t) (word n mod 4 of its Philox block n/4:
  * sd_rngbuf_trials_hi gives w·2^21) and L = sd_token_low21(seed, t, n), the

@@ -51,7 +51,8 @@ typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw
  * own parameters), with the rules it supports named in HELP. */
 #define SD_TREE_SLOT_DRAW 0
 #define SD_PARAM_DRAW(DEF, HELP)                                                                   \
-    {"draw", SD_PARAM_CHOICE, SD_TREE_SLOT_DRAW, DEF, 0, 0, SD_TREE_DRAWS, NULL, HELP}
+    {.name = "draw", .kind = SD_PARAM_CHOICE, .slot = SD_TREE_SLOT_DRAW, .def = DEF,               \
+     .choices = SD_TREE_DRAWS, .help = HELP}
 
 /* The shape and drafting rule of the tree LPs (`lp tree-valid`,
  * `lp tree-ot`), declared as the tree verifiers declare theirs:
@@ -203,7 +204,7 @@ const sd_params *sd_tree_params(const sd_tree_kind *k, const sd_params *par, sd_
 /* The drafting rule par asks for. */
 static inline sd_tree_draw sd_tree_draw_of(const sd_params *par)
 {
-    return (sd_tree_draw)par->v[SD_TREE_SLOT_DRAW];
+    return (sd_tree_draw)sd_param_choice(par, SD_TREE_SLOT_DRAW);
 }
 
 /* SD_EUSAGE naming --draw and the reason when k does not support draw. */

@@ -137,7 +137,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
         return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", par->k);
     if (par->k > ((size_t)1 << 24))
         return sd_error_set(err, SD_ETOOBIG, "--k %zu drafts exceed the limit 2^24", par->k);
-    if ((int)par->v[P_PLAN] == SD_PLAN_OTM) {
+    if (sd_param_choice(par, P_PLAN) == SD_PLAN_OTM) {
         /* the largest LP: C(V+k-1, k) multisets times V tokens */
         double vars = (double)c->V;
         for (size_t i = 1; i <= par->k && vars <= (double)SD_LP_OTM_PLAN_MAX_VARS; i++)
@@ -157,7 +157,7 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
     s->w = malloc(c->V * sizeof *s->w);
     s->drafts = malloc(par->k * sizeof *s->drafts);
     int cache = s->steps <= S_CACHE_MAX / c->V && s->steps * c->V <= S_CACHE_MAX / par->k;
-    if ((int)par->v[P_PLAN] == SD_PLAN_OTM) {
+    if (sd_param_choice(par, P_PLAN) == SD_PLAN_OTM) {
         if (!cache) {
             S_free(s);
             return sd_error_set(err, SD_ETOOBIG,
@@ -190,8 +190,8 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 static const sd_param_decl S_params[] = {
     SD_PARAM_DRAFTS("k"),
     SD_PARAM_GAMMA,
-    [2] = {"plan", SD_PARAM_CHOICE, P_PLAN, SD_PLAN_KSEQ, 0, 0, "kseq|otm", NULL,
-           "k-Seq selection or the OTM LP plan (default kseq)"},
+    {.name = "plan", .kind = SD_PARAM_CHOICE, .slot = P_PLAN, .def = SD_PLAN_KSEQ, .choices = "kseq|otm",
+     .help = "k-Seq selection or the OTM LP plan (default kseq)"},
     SD_PARAM_END,
 };
 
@@ -199,7 +199,7 @@ static const sd_param_decl S_params[] = {
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
-    if ((int)par->v[P_PLAN] == SD_PLAN_OTM)
+    if (sd_param_choice(par, P_PLAN) == SD_PLAN_OTM)
         return sd_error_set(err, SD_EUSAGE, "spectr --plan otm: no exact law of an iteration "
                                             "(the LP plans are not enumerated)");
     return sd_law_tree(c, sd_draft_len(c, par, n), par->k, 1, n, prev, out, err);
@@ -211,9 +211,9 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
  * and the bonus from q. */
 static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err)
 {
-    if ((int)par->v[P_PLAN] != SD_PLAN_KSEQ || par->k < 1)
+    if (sd_param_choice(par, P_PLAN) != SD_PLAN_KSEQ || par->k < 1)
         return SD_EUSAGE; /* no law of the OTM plans; the step reports a bad count */
-    return sd_pos_law_tree(c->V, par->gamma ? par->gamma : SIZE_MAX, par->k, 1, out, err);
+    return sd_pos_law_tree(c->V, sd_draft_len_unbounded(par->gamma), par->k, 1, out, err);
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "spectr-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);

@@ -40,13 +40,13 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
 {
     (void)state;
     (void)err;
-    size_t V = c->V, G = c->T - n + 1;
+    size_t V = c->V, G = sd_draft_len_at(0, c->T, n); /* drafts to the horizon */
     it->rejected = 0;
     for (size_t i = 0; i < G; i++) {
         size_t t = n + i;
         const double *p = sd_chain_p(c, t, prev), *q = sd_chain_q(c, t, prev);
         size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
-        double yes = p[x] <= q[x] ? par->v[P_TP] : par->v[P_FP];
+        double yes = p[x] <= q[x] ? sd_param_real(par, P_TP) : sd_param_real(par, P_FP);
         if (sd_stream_uniform(rng) < yes) { /* the cheap verifier keeps x */
             out[i] = x;
             prev = x;
@@ -77,23 +77,23 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 {
     (void)c;
     *state = NULL;
-    if (!(par->v[P_TP] >= 0.0 && par->v[P_TP] <= 1.0))
-        return sd_error_set(err, SD_EUSAGE, "--tp %g: expected a rate in [0, 1]", par->v[P_TP]);
-    if (!(par->v[P_FP] >= 0.0 && par->v[P_FP] <= 1.0))
-        return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", par->v[P_FP]);
+    if (!(sd_param_real(par, P_TP) >= 0.0 && sd_param_real(par, P_TP) <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--tp %g: expected a rate in [0, 1]", sd_param_real(par, P_TP));
+    if (!(sd_param_real(par, P_FP) >= 0.0 && sd_param_real(par, P_FP) <= 1.0))
+        return sd_error_set(err, SD_EUSAGE, "--fp %g: expected a rate in [0, 1]", sd_param_real(par, P_FP));
     return SD_OK;
 }
 
 static int S_lossless(const sd_params *par)
 {
-    return par->v[P_FP] == 0.0;
+    return sd_param_real(par, P_FP) == 0.0;
 }
 
 static const sd_param_decl S_params[] = {
-    [P_TP] = {"tp", SD_PARAM_REAL, P_TP, 0.5, 0.0, 1.0, NULL, NULL,
-              "the cheap verifier's true-positive rate (default 0.5)"},
-    [P_FP] = {"fp", SD_PARAM_REAL, P_FP, 0.0, 0.0, 1.0, NULL, NULL,
-              "the cheap verifier's false-positive rate (default 0; lossy when > 0)"},
+    {.name = "tp", .kind = SD_PARAM_REAL, .slot = P_TP, .def = 0.5, .min = 0.0, .max = 1.0,
+     .help = "the cheap verifier's true-positive rate (default 0.5)"},
+    {.name = "fp", .kind = SD_PARAM_REAL, .slot = P_FP, .def = 0.0, .min = 0.0, .max = 1.0,
+     .help = "the cheap verifier's false-positive rate (default 0; lossy when > 0)"},
     SD_PARAM_END,
 };
 
@@ -101,7 +101,7 @@ static const sd_param_decl S_params[] = {
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
-    return sd_law_sprinter(c, par->v[P_TP], par->v[P_FP], n, prev, out, err);
+    return sd_law_sprinter(c, sd_param_real(par, P_TP), sd_param_real(par, P_FP), n, prev, out, err);
 }
 
 /* The kernel (sims/kernels/sd_kernel_law.h): one alias draw per position over
@@ -111,7 +111,7 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 {
     if (S_alloc(&(void *){NULL}, c, par, NULL))
         return SD_EUSAGE; /* the step reports the bad parameter */
-    return sd_pos_law_sprinter(par->v[P_TP], par->v[P_FP], SIZE_MAX, out, err);
+    return sd_pos_law_sprinter(sd_param_real(par, P_TP), sd_param_real(par, P_FP), sd_draft_len_unbounded(0), out, err);
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "sprinter-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);

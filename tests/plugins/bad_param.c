@@ -4,7 +4,8 @@
 #include "common.h"
 
 static const sd_param_decl S_params[] = {
-    {"level", SD_PARAM_REAL, 99, 0.5, 0.0, 1.0, NULL, NULL, "a parameter in a slot that does not exist"},
+    {.name = "level", .kind = SD_PARAM_REAL, .slot = 99, .def = 0.5, .min = 0.0, .max = 1.0,
+     .help = "a parameter in a slot that does not exist"},
     SD_PARAM_END,
 };
 

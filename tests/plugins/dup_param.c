@@ -3,8 +3,8 @@
 #include "common.h"
 
 static const sd_param_decl S_params[] = {
-    {"eps", SD_PARAM_REAL, 0, 0.5, 0.0, 1.0, NULL, NULL, "first eps"},
-    {"eps", SD_PARAM_REAL, 1, 0.5, 0.0, 1.0, NULL, NULL, "second eps"},
+    {.name = "eps", .kind = SD_PARAM_REAL, .slot = 0, .def = 0.5, .min = 0.0, .max = 1.0, .help = "first eps"},
+    {.name = "eps", .kind = SD_PARAM_REAL, .slot = 1, .def = 0.5, .min = 0.0, .max = 1.0, .help = "second eps"},
     SD_PARAM_END,
 };
 

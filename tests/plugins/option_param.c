@@ -5,7 +5,8 @@
 #include "common.h"
 
 static const sd_param_decl S_params[] = {
-    {"seed", SD_PARAM_COUNT, 0, 3.0, 1.0, 10.0, NULL, NULL, "a parameter that shadows --seed"},
+    {.name = "seed", .kind = SD_PARAM_COUNT, .slot = 0, .def = 3.0, .min = 1.0, .max = 10.0,
+     .help = "a parameter that shadows --seed"},
     SD_PARAM_END,
 };
 
