@@ -349,3 +349,18 @@ Test(docs, findings_cite_tests_that_exist)
     free(doc);
     free(list);
 }
+
+/* docs/adding-a-verifier.md quotes the parameter declaration of
+ * examples/typical.c as the file has it. */
+Test(docs, adding_a_verifier_quotes_typical_declaration)
+{
+    char *doc = tu_slurp("docs/adding-a-verifier.md"), *src = tu_slurp("examples/typical.c");
+    char *b = strstr(src, "static const sd_param_decl S_params[] = {");
+    cr_assert_not_null(b, "examples/typical.c: no parameter declaration");
+    char *e = strstr(b, "\n};\n");
+    cr_assert_not_null(e);
+    e[3] = '\0';
+    cr_expect(tu_contains(doc, b), "docs/adding-a-verifier.md does not quote examples/typical.c's declaration:\n%s", b);
+    free(doc);
+    free(src);
+}
