@@ -364,3 +364,32 @@ Test(docs, adding_a_verifier_quotes_typical_declaration)
     free(doc);
     free(src);
 }
+
+/* Every paper README.md and the docs cite as "Author et al. YEAR" has a row
+ * in docs/references.md under that short name. */
+Test(docs, documents_cite_papers_listed_in_references)
+{
+    static char paths[128][256];
+    size_t n = S_doc_paths(paths, 128), cited = 0;
+    char *refs = tu_slurp("docs/references.md");
+    regex_t re;
+    cr_assert_eq(regcomp(&re, "([A-Z][A-Za-z-]+) et al\\. ((19|20)[0-9][0-9])", REG_EXTENDED), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(paths[i], "docs/references.md") == 0)
+            continue;
+        char *s = S_prose(paths[i]);
+        regmatch_t m[3];
+        for (const char *p = s; regexec(&re, p, 3, m, 0) == 0; p += m[0].rm_eo) {
+            char name[128];
+            snprintf(name, sizeof name, "%.*s et al. %.*s", (int)(m[1].rm_eo - m[1].rm_so), p + m[1].rm_so,
+                     (int)(m[2].rm_eo - m[2].rm_so), p + m[2].rm_so);
+            cr_expect(tu_contains(refs, name), "%s cites '%s', which docs/references.md does not list", paths[i],
+                      name);
+            cited++;
+        }
+        free(s);
+    }
+    regfree(&re);
+    cr_expect_geq(cited, 30u, "only %zu citations found", cited);
+    free(refs);
+}
