@@ -1,4 +1,4 @@
-/* tree_broken_residual.c — a deliberately broken control: tree-rrs that
+/* broken_tree_residual.c — a deliberately broken control: tree-rrs that
  * forgets to renormalise the residual after a rejected sibling.  The next
  * sibling is tested with min(1, [R - p]+(c)/p(c)) on the unnormalised
  * [R - p]+, whose mass TV(R, p) < 1, so later siblings are accepted too

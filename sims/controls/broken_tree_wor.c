@@ -1,4 +1,4 @@
-/* tree_broken_wor.c — a deliberately broken control: tree-rrs-wor that
+/* broken_tree_wor.c — a deliberately broken control: tree-rrs-wor that
  * keeps the draft law unchanged after sampling without replacement.
  * Children are drafted without replacement but child j is tested with
  * min(1, R(c_j)/p(c_j)) and the residual taken as [R - p]+, as if the
