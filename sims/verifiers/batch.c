@@ -64,6 +64,10 @@ extern const sd_verifier_type sd_verifier_batch;
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
     int rc = sd_exact_gen_values(&sd_verifier_batch, m, par, out, err);
+    /* Theorem 3 when no --gamma was given.  A given gamma >= T means the
+     * same draft length (src/sd_draft.h) but keeps the DP's value, which
+     * agrees with Theorem 3 to rounding (about 1e-15 relative): the value
+     * printed for a given gamma stays the one it has always been. */
     if (rc || par->gamma != 0)
         return rc;
     out->method = "Theorem 3 of Yin et al. 2024 (rejections), exact DP over (position, x_{n-1}) "
