@@ -130,7 +130,7 @@ int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par,
     return S_alloc(state, c, par, err);
 }
 
-static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+const sd_param_decl sd_greedy_block_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
 /* No law of one iteration for the DP of sims/exact/sd_exact_gen.h: the modified
  * target (Alg. 5, eq. 31) carries state from one iteration to the next, so
@@ -150,14 +150,7 @@ static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel, NULL};
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
-    .params = S_params,
-    .claims_lossless = NULL,
-    .alloc = S_alloc,
-    .free = sd_greedy_block_free,
-    .begin = sd_greedy_block_begin,
-    .step = sd_greedy_block_step,
-    .exact = S_exact,
+    SD_GREEDY_READING_SLOTS,
     .iteration_law = S_law,
-    .prefix_law = S_prefix,
     .kernels = S_kernels,
 };

@@ -155,11 +155,20 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
         return sd_greedy_exact_prefix(c, par, MODE, L, out, err);                                  \
     }
 
+/* The slots of a reading's sd_verifier_type after SD_GREEDY_READING:
+ * greedy-block's parameters, free, begin and step, the reading's alloc,
+ * exact and prefix_law. */
+#define SD_GREEDY_READING_SLOTS                                                                    \
+    .params = sd_greedy_block_params, .alloc = S_alloc, .free = sd_greedy_block_free,              \
+    .begin = sd_greedy_block_begin, .step = sd_greedy_block_step, .exact = S_exact,                \
+    .prefix_law = S_prefix
+
 /* greedy-block's slots (sims/verifiers/greedy_block.c) for the control
  * broken-greedy-kernel, which has its step and a broken kernel: alloc (the
  * state of sd_greedy_alloc, eq. 31 read with the joint law), free, begin
  * (no active modification) and step (one iteration, Alg. 4–5). */
 int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+extern const sd_param_decl sd_greedy_block_params[]; /* gamma */
 void sd_greedy_block_free(void *state);
 void sd_greedy_block_begin(void *state);
 int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
