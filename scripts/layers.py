@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""layers.py — checks simdec's floors (`make layers`; docs/architecture.md).
+"""layers.py — checks simdec's floors (`make layers`; docs/layers.md, docs/architecture.md).
 
 Every C file belongs to a floor by its folder:
 
-    src/                       0  models, distributions, streams, statistics,
+    src/                       1  models, distributions, streams, statistics,
                                   evaluators that need no verifier
-    lp/                        1  the LP core (GLPK, flows)
-    sims/**, include/          2  engine, verifiers, controls, kernels, exact laws;
+    lp/                        2  the LP core (GLPK, flows)
+    sims/**, include/          3  engine, verifiers, controls, kernels, exact laws;
                                   the plugin header (include/simdec.h) is a view of it
-    treelp/, bench/            3  the tree LPs, the benchmarks
-    plots/                     4
-    cli/                       5
-    mpi/, fuzz/, python/       6
+    treelp/, bench/            4  the tree LPs, the benchmarks
+    plots/                     5
+    cli/                       6
+    mpi/, fuzz/, python/       7
     tests/, examples/          not checked (they may use everything)
 
 and the check fails, naming the file, the line and the offending name, when
@@ -36,19 +36,19 @@ import sys
 
 # Folder prefix -> floor (the longest matching prefix wins).
 FLOORS = [
-    ("src/", 0),
-    ("lp/", 1),
-    ("sims/", 2),
-    ("include/", 2),
-    ("treelp/", 3),
-    ("bench/", 3),
-    ("plots/", 4),
-    ("cli/", 5),
-    ("mpi/", 6),
-    ("fuzz/", 6),
-    ("python/", 6),
+    ("src/", 1),
+    ("lp/", 2),
+    ("sims/", 3),
+    ("include/", 3),
+    ("treelp/", 4),
+    ("bench/", 4),
+    ("plots/", 5),
+    ("cli/", 6),
+    ("mpi/", 7),
+    ("fuzz/", 7),
+    ("python/", 7),
 ]
-FLOOR_NAMES = {0: "src", 1: "lp", 2: "sims", 3: "treelp/bench", 4: "plots", 5: "cli", 6: "mpi/fuzz/python"}
+FLOOR_NAMES = {1: "src", 2: "lp", 3: "sims", 4: "treelp/bench", 5: "plots", 6: "cli", 7: "mpi/fuzz/python"}
 
 # Exceptions, each with its reason: (file, offending name) pairs allowed.
 # Keep this empty unless a rule cannot be met; the report lists every entry.
