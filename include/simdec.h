@@ -27,7 +27,9 @@
  * What a plugin may use:
  *   - the verifier interface (sims/engine/sd_verifier.h): sd_verifier_type,
  *     sd_param_decl (SD_PARAM_GAMMA, SD_PARAM_DRAFTS, SD_PARAM_END),
- *     sd_params, sd_iter, sd_draft_len, the kernel and exact-value hooks;
+ *     sd_params and the accessors sd_param_real, sd_param_count and
+ *     sd_param_choice, sd_iter, sd_draft_len (src/sd_draft.h), the kernel
+ *     and exact-value hooks;
  *   - the model (src/sd_chain.h): sd_chain, sd_chain_p, sd_chain_q;
  *   - probability vectors (src/sd_dist.h): sd_dist_sample,
  *     sd_dist_sample_residual, sd_dist_tv, sd_dist_residual, ...;

@@ -14,7 +14,7 @@
  *                        (SPRINTER)
  *   fig_simdec.c         simdec's own figures
  *   fig_trees.c          token trees: tree verifiers against the LP optimum
- * and sd_figures.c holds the registry (sd_figures.h) and the helpers below:
+ * and sd_figures.c holds the registry (sd_figures.h); sd_fig_util.c the helpers below:
  * the layout of a data file and its estimates, and the Monte-Carlo runs,
  * every one of which goes through the trial engine (sims/engine/sd_sim.h).
  *
@@ -35,7 +35,7 @@
 #include "../src/sd_stats.h"
 #include "sd_figures.h"
 
-/* --- estimates and the layout of a data file (sd_figures.c) -------------- */
+/* --- estimates and the layout of a data file (sd_fig_util.c) -------------- */
 
 /* A Monte-Carlo estimate, its standard error and its 95% interval
  * mean ± z se, z = z_{0.975} ≈ 1.96 (normal approximation), the z of
@@ -69,7 +69,7 @@ const sd_verifier_type *sd_fig_verifier(const char *name, sd_error *err);
 /* Ber(x) puts mass x on token 1 (as sd_exact_otm.h): out = (1-x, x). */
 void sd_fig_ber(double x, double *out);
 
-/* --- Monte-Carlo, through the trial engine (sd_figures.c) ----------------- */
+/* --- Monte-Carlo, through the trial engine (sd_fig_util.c) ----------------- */
 
 /* sd_sim_run of `trials` trials of vt on c with the streams (seed, i), on
  * every core; stop may be NULL (whole trials from x_0 ~ init).  want is a

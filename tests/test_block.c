@@ -186,9 +186,9 @@ Test(block, block_saves_calls_gamma6_v7)
 Test(block, horizon_end_every_gamma)
 {
     const sd_verifier_type *vts[] = {&sd_verifier_block, &sd_verifier_greedy_block,
-                                     &sd_verifier_greedy_block_after_y,
-                                     &sd_verifier_greedy_block_tokenwise,
-                                     &sd_verifier_greedy_block_unmodified};
+                                     &sd_verifier_broken_greedy_after_y,
+                                     &sd_verifier_broken_greedy_tokenwise,
+                                     &sd_verifier_broken_greedy_unmodified};
     for (size_t T = 1; T <= 5; T++) {
         sd_chain *c = tx_random_chain(3, T, 0, 0.25, 7);
         for (size_t g = 0; g <= 4; g++)

@@ -181,9 +181,9 @@ Test(check, flags_broken_coin)
  * modification at all, are all biased. */
 Test(check, greedy_block_other_readings_are_biased)
 {
-    const sd_verifier_type *vts[] = {&sd_verifier_greedy_block_after_y,
-                                     &sd_verifier_greedy_block_tokenwise,
-                                     &sd_verifier_greedy_block_unmodified};
+    const sd_verifier_type *vts[] = {&sd_verifier_broken_greedy_after_y,
+                                     &sd_verifier_broken_greedy_tokenwise,
+                                     &sd_verifier_broken_greedy_unmodified};
     sd_chain *c1 = S_generated(3, 4, 1);
     for (size_t v = 0; v < 3; v++)
         S_expect_verdict(vts[v], c1, 0, 101, 40000, 4, 0);
@@ -197,7 +197,7 @@ Test(check, greedy_unmodified_toy_ba_one_third)
     const double p[2] = {2.0 / 3.0, 1.0 / 3.0}, q[2] = {1.0 / 3.0, 2.0 / 3.0};
     sd_error err;
     sd_chain *c = sd_chain_from_pq(p, q, 2, 2, &err);
-    sd_check_result r = S_check(&sd_verifier_greedy_block_unmodified, c, 2, 7, 40000, 2);
+    sd_check_result r = S_check(&sd_verifier_broken_greedy_unmodified, c, 2, 7, 40000, 2);
     double ba = r.observed[1 * 2 + 0] / (double)r.trials;
     double se = sqrt(ba * (1.0 - ba) / (double)r.trials);
     cr_expect(fabs(ba - 1.0 / 3.0) < 4.0 * se, "P(BA) %.4f, paper 1/3 (se %.4f)", ba, se);

@@ -29,8 +29,8 @@ extern const sd_verifier_type sd_verifier_greedy_block;
 
 #define S_NREAD 4
 static const sd_verifier_type *const S_read[S_NREAD] = {
-    &sd_verifier_greedy_block, &sd_verifier_greedy_block_after_y,
-    &sd_verifier_greedy_block_tokenwise, &sd_verifier_greedy_block_unmodified};
+    &sd_verifier_greedy_block, &sd_verifier_broken_greedy_after_y,
+    &sd_verifier_broken_greedy_tokenwise, &sd_verifier_broken_greedy_unmodified};
 static const sd_greedy_mode S_mode[S_NREAD] = {SD_GREEDY_JOINT, SD_GREEDY_AFTER_Y,
                                                SD_GREEDY_TOKENWISE, SD_GREEDY_UNMODIFIED};
 
@@ -138,7 +138,7 @@ Test(exact_greedy, other_readings_show_their_bias_on_the_toy_model)
     sd_params par = S_par(2);
     double law[8];
     sd_error err;
-    cr_assert_eq(sd_exact_gen_prefix_law(&sd_verifier_greedy_block_unmodified, c, &par, 2, 1u << 20,
+    cr_assert_eq(sd_exact_gen_prefix_law(&sd_verifier_broken_greedy_unmodified, c, &par, 2, 1u << 20,
                                          law, &err), SD_OK, "%s", err.msg);
     cr_expect(fabs(law[1 * 2 + 0] - 1.0 / 3.0) < 1e-12, "unmodified: P(BA) = %.17g, paper 1/3",
               law[2]);

@@ -1,8 +1,9 @@
-/* broken_block_residual.c — a deliberately broken block verification, the
- * negative control of `simdec check` (issue: real bugs in production
- * verifiers).
+/* broken_block_residual.c — a deliberately broken control: block
+ * verification with the residual of a real bug in a production verifier.
  *
- * Identical to sims/verifiers/block.c (Sun et al. 2025, Alg. 2) except that on rejection it
+ * Identical to sims/verifiers/block.c (Sun et al. 2025, Alg. 2; the same
+ * alloc, free and step, sd_block_step with the residual hook
+ * SD_BLOCK_RESIDUAL_TOKENWISE of sd_block.h) except that on rejection it
  * samples the token-wise residual [q(.|X^τ) - p(.|X^τ)]+ of eq. 3 instead of
  * eq. 4's max(p_τ q(.|X^τ) - p(.|X^τ), 0): the bug reported against
  * vllm-ascend (issue 7807).  Since p_τ < 1 after a draft token with q < p,

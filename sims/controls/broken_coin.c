@@ -1,5 +1,6 @@
-/* broken_coin.c — a deliberately broken token verification, the negative
- * control of `simdec check` for sglang issue 35771.
+/* broken_coin.c — a deliberately broken control: token verification with
+ * the low-precision coin of sglang issue 35771 (through the accept-rule
+ * hook sd_token_rule of sd_tokenwise.h).
  *
  * Token verification (sims/verifiers/token.c) whose accept test is `coin <= q/p`
  * instead of `u < q/p`.  With a 53-bit uniform the bug accepts a draft

@@ -9,8 +9,6 @@
  * the law of what `run` executes. */
 #include "../verifiers/sd_greedy.h"
 
-static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
-
 static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel_broken, NULL};
 
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
@@ -26,7 +24,7 @@ static int S_prefix(const sd_chain *c, const sd_params *par, size_t L, double *o
 const sd_verifier_type sd_verifier_broken_greedy_kernel = {
     .name = "broken-greedy-kernel",
     .summary = "greedy-block whose sorted-table kernel never applies the eq. 31 modification",
-    .params = S_params,
+    .params = sd_greedy_block_params,
     .alloc = sd_greedy_block_alloc,
     .free = sd_greedy_block_free,
     .begin = sd_greedy_block_begin,

@@ -1,4 +1,4 @@
-/* tree_broken_residual.c — a deliberately broken control: tree-rrs that
+/* broken_tree_residual.c — a deliberately broken control: tree-rrs that
  * forgets to renormalise the residual after a rejected sibling.  The next
  * sibling is tested with min(1, [R - p]+(c)/p(c)) on the unnormalised
  * [R - p]+, whose mass TV(R, p) < 1, so later siblings are accepted too
@@ -7,8 +7,13 @@
  * repair the law.  check must flag it. */
 #include "../verifiers/sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_broken_residual = {"broken-tree-residual", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, SD_TREE_BUG_UNNORMALISED,
-                                    "broken-tree-residual drafts children i.i.d."};
+static const sd_tree_kind sd_tree_kind_broken_residual = {
+    .name = "broken-tree-residual",
+    .rule = SD_TREE_TOPDOWN,
+    .draws = 1u << SD_DRAW_IID,
+    .bugs = SD_TREE_BUG_UNNORMALISED,
+    .why_not = "broken-tree-residual drafts children i.i.d.",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_residual)
 

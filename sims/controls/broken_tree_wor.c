@@ -1,4 +1,4 @@
-/* tree_broken_wor.c — a deliberately broken control: tree-rrs-wor that
+/* broken_tree_wor.c — a deliberately broken control: tree-rrs-wor that
  * keeps the draft law unchanged after sampling without replacement.
  * Children are drafted without replacement but child j is tested with
  * min(1, R(c_j)/p(c_j)) and the residual taken as [R - p]+, as if the
@@ -6,8 +6,13 @@
  * c_1..c_{j-1}), and the output is biased.  check must flag it. */
 #include "../verifiers/sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_broken_wor = {"broken-tree-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, SD_TREE_BUG_STALE_DRAFT,
-                                    "broken-tree-wor drafts children without replacement"};
+static const sd_tree_kind sd_tree_kind_broken_wor = {
+    .name = "broken-tree-wor",
+    .rule = SD_TREE_TOPDOWN,
+    .draws = 1u << SD_DRAW_WOR,
+    .bugs = SD_TREE_BUG_STALE_DRAFT,
+    .why_not = "broken-tree-wor drafts children without replacement",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_broken_wor)
 

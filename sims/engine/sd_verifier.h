@@ -271,6 +271,16 @@ typedef double (*sd_given_output_fn)(double *s, double r);
 
 /* --- the type --------------------------------------------------------------- */
 
+/* Controls.  A deliberately broken control is one file
+ * sims/controls/broken_NAME.c defining one sd_verifier_type
+ * sd_verifier_broken_NAME, --algo name "broken-NAME", with flags
+ * SD_VERIFIER_CONTROL.  It is the verifier it breaks with the bug switched
+ * on through a hook that verifier exports (a mode, a rule or a flag of its
+ * step, kernel or law, declared in the verifier's header): it takes the
+ * verifier's other slots as they are and defines only the slot the bug
+ * lives in and, where `run` executes something else than the step (a
+ * broken kernel), the exact law of what runs.  It claims to be lossless,
+ * and `check` must flag it (docs/controls.md lists them). */
 enum {
     SD_VERIFIER_CONTROL = 1u << 0 /* a deliberately broken control that check must flag */
 };

@@ -1490,9 +1490,21 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
 #define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_RB | SD_OBS_TOKENS)
 
 const sd_kernel_type sd_block_kernel = {
-    "block-sorted", S_SUPPORTS, S_new_exact, S_plan_free, S_work_new, S_work_free, S_run,
+    .name = "block-sorted",
+    .supports = S_SUPPORTS,
+    .plan_new = S_new_exact,
+    .plan_free = S_plan_free,
+    .work_new = S_work_new,
+    .work_free = S_work_free,
+    .run = S_run,
 };
 
 const sd_kernel_type sd_block_kernel_broken = {
-    "block-sorted-broken", S_SUPPORTS, S_new_broken, S_plan_free, S_work_new, S_work_free, S_run,
+    .name = "block-sorted-broken",
+    .supports = S_SUPPORTS,
+    .plan_new = S_new_broken,
+    .plan_free = S_plan_free,
+    .work_new = S_work_new,
+    .work_free = S_work_free,
+    .run = S_run,
 };

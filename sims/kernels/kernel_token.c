@@ -944,11 +944,23 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_COPIES)
 
 const sd_kernel_type sd_token_kernel_alias = {
-    "token-alias", S_ALIAS_SUPPORTS, S_alias_new, S_plan_free, S_work_new, S_work_free, S_run,
+    .name = "token-alias",
+    .supports = S_ALIAS_SUPPORTS,
+    .plan_new = S_alias_new,
+    .plan_free = S_plan_free,
+    .work_new = S_work_new,
+    .work_free = S_work_free,
+    .run = S_run,
 };
 
 const sd_kernel_type sd_token_kernel_broken = {
-    "token-alias-broken", S_ALIAS_SUPPORTS, S_broken_new, S_plan_free, S_work_new, S_work_free, S_run,
+    .name = "token-alias-broken",
+    .supports = S_ALIAS_SUPPORTS,
+    .plan_new = S_broken_new,
+    .plan_free = S_plan_free,
+    .work_new = S_work_new,
+    .work_free = S_work_free,
+    .run = S_run,
 };
 
 /* --- pieces of the lockstep loop for the streamed kernel (sd_token.h) ------ */

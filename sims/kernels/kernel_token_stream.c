@@ -404,11 +404,13 @@ int sd_token_stream_exact(sd_model_stream *ms, size_t gamma, double *rejections,
 #define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_TOKENS | SD_OBS_RB | SD_KERNEL_ALL)
 
 const sd_kernel_all_type sd_token_kernel_stream = {
-    {"token-stream", S_SUPPORTS, S_plan_new, S_plan_free, NULL, NULL, NULL},
-    S_run_all,
+    .kernel = {.name = "token-stream", .supports = S_SUPPORTS, .plan_new = S_plan_new,
+               .plan_free = S_plan_free},
+    .run_all = S_run_all,
 };
 
 const sd_kernel_all_type sd_token_kernel_stream_broken = {
-    {"token-stream-broken", S_SUPPORTS, S_plan_broken, S_plan_free, NULL, NULL, NULL},
-    S_run_all,
+    .kernel = {.name = "token-stream-broken", .supports = S_SUPPORTS, .plan_new = S_plan_broken,
+               .plan_free = S_plan_free},
+    .run_all = S_run_all,
 };

@@ -114,5 +114,11 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
 }
 
 const sd_kernel_type sd_token_kernel_zipf = {
-    "token-zipf", SD_OBS_STATS, S_new, free, S_work_new, free, S_run,
+    .name = "token-zipf",
+    .supports = SD_OBS_STATS,
+    .plan_new = S_new,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
 };

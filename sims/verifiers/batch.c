@@ -26,13 +26,13 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
     return sd_multidraft_batch_step(c, par, rng, n, prev, 0, s->drafts, s->w, out, it);
 }
 
-static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+int sd_multidraft_batch_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
     return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "M", err);
 }
 
 /* M drafts, after Yin et al.; the shared number-of-drafts slot (par->k). */
-static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
+const sd_param_decl sd_multidraft_batch_params[] = {SD_PARAM_DRAFTS("M"), SD_PARAM_GAMMA, SD_PARAM_END};
 
 /* The exact law of one iteration (sims/exact/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
@@ -64,6 +64,10 @@ extern const sd_verifier_type sd_verifier_batch;
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
     int rc = sd_exact_gen_values(&sd_verifier_batch, m, par, out, err);
+    /* Theorem 3 when no --gamma was given.  A given gamma >= T means the
+     * same draft length (src/sd_draft.h) but keeps the DP's value, which
+     * agrees with Theorem 3 to rounding (about 1e-15 relative): the value
+     * printed for a given gamma stays the one it has always been. */
     if (rc || par->gamma != 0)
         return rc;
     out->method = "Theorem 3 of Yin et al. 2024 (rejections), exact DP over (position, x_{n-1}) "
@@ -74,9 +78,9 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
 const sd_verifier_type sd_verifier_batch = {
     .name = "batch",
     .summary = "batch speculative decoding, M drafts, first tokens by recursive rejection (Yin et al. 2024, Alg. 4)",
-    .params = S_params,
+    .params = sd_multidraft_batch_params,
     .claims_lossless = NULL,
-    .alloc = S_alloc,
+    .alloc = sd_multidraft_batch_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,

@@ -46,12 +46,13 @@
  * make a residual of zero mass be sampled, Y comes from Mb(.|X^τ) (or q
  * when that row is dead) instead; exact arithmetic never does.
  *
- * Two other readings of eq. 31 are provided for the tests
- * (sd_greedy.h): the joint taken from the context after Y (Alg. 6 updates c
- * on line 5 before modifying Mb on line 6), and a per-token residual
- * [Mb(x|.) - Ms(x|.)]+; and Alg. 4 without any modification, which
- * Sun et al. 2025, App. C shows to be biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on
- * the toy model).  `simdec check` flags all three; see tests/test_check.c.
+ * Two other readings of eq. 31 are controls (sims/controls/broken_greedy_*.c,
+ * through the reading hook sd_greedy_mode of sd_greedy.h): the joint taken
+ * from the context after Y (Alg. 6 updates c on line 5 before modifying Mb
+ * on line 6), and a per-token residual [Mb(x|.) - Ms(x|.)]+; and Alg. 4
+ * without any modification, which Sun et al. 2025, App. C shows to be
+ * biased (P(x_1 x_2 = BA) = 1/3 instead of 2/9 on the toy model).
+ * `simdec check` flags all three; see tests/test_check.c.
  *
  * The iteration is cut into the sd_greedy_* pieces of sd_greedy.h
  * (sims/verifiers/sd_greedy.c), which the exact enumeration
@@ -121,35 +122,15 @@ void sd_greedy_block_free(void *state)
     sd_greedy_free(state);
 }
 
-#define S_READING(NAME, MODE)                                                                      \
-    static int S_alloc_##NAME(void **state, const sd_chain *c, const sd_params *par,                \
-                              sd_error *err)                                                       \
-    {                                                                                              \
-        return sd_greedy_alloc((sd_greedy **)state, c, par, MODE, err);                            \
-    }                                                                                              \
-    static int S_exact_##NAME(const sd_model *m, const sd_params *par, sd_exact_values *out,       \
-                              sd_error *err)                                                       \
-    {                                                                                              \
-        return sd_greedy_exact_values(m, par, MODE, out, err);                                     \
-    }                                                                                              \
-    static int S_prefix_##NAME(const sd_chain *c, const sd_params *par, size_t L, double *out,     \
-                               sd_error *err)                                                      \
-    {                                                                                              \
-        return sd_greedy_exact_prefix(c, par, MODE, L, out, err);                                  \
-    }
-
-S_READING(joint, SD_GREEDY_JOINT)
+/* greedy-block reads eq. 31 with the joint law from the iteration's start. */
+SD_GREEDY_READING(SD_GREEDY_JOINT)
 
 int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
-    return S_alloc_joint(state, c, par, err);
+    return S_alloc(state, c, par, err);
 }
 
-S_READING(after_y, SD_GREEDY_AFTER_Y)
-S_READING(tokenwise, SD_GREEDY_TOKENWISE)
-S_READING(unmodified, SD_GREEDY_UNMODIFIED)
-
-static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+const sd_param_decl sd_greedy_block_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
 /* No law of one iteration for the DP of sims/exact/sd_exact_gen.h: the modified
  * target (Alg. 5, eq. 31) carries state from one iteration to the next, so
@@ -169,53 +150,7 @@ static const sd_kernel_type *const S_kernels[] = {&sd_greedy_kernel, NULL};
 const sd_verifier_type sd_verifier_greedy_block = {
     .name = "greedy-block",
     .summary = "greedy block verification with distribution modification (Sun et al. 2025, App. C, Sun et al. 2024, Alg. 3)",
-    .params = S_params,
-    .claims_lossless = NULL,
-    .alloc = S_alloc_joint,
-    .free = sd_greedy_block_free,
-    .begin = sd_greedy_block_begin,
-    .step = sd_greedy_block_step,
-    .exact = S_exact_joint,
+    SD_GREEDY_READING_SLOTS,
     .iteration_law = S_law,
-    .prefix_law = S_prefix_joint,
     .kernels = S_kernels,
-};
-
-const sd_verifier_type sd_verifier_greedy_block_after_y = {
-    .name = "greedy-block-after-y",
-    .summary = "greedy block, eq. 31 read with the joint law from after Y (test only)",
-    .params = S_params,
-    .claims_lossless = NULL,
-    .alloc = S_alloc_after_y,
-    .free = sd_greedy_block_free,
-    .begin = sd_greedy_block_begin,
-    .step = sd_greedy_block_step,
-    .exact = S_exact_after_y,
-    .prefix_law = S_prefix_after_y,
-};
-
-const sd_verifier_type sd_verifier_greedy_block_tokenwise = {
-    .name = "greedy-block-tokenwise",
-    .summary = "greedy block, eq. 31 read per token (test only)",
-    .params = S_params,
-    .claims_lossless = NULL,
-    .alloc = S_alloc_tokenwise,
-    .free = sd_greedy_block_free,
-    .begin = sd_greedy_block_begin,
-    .step = sd_greedy_block_step,
-    .exact = S_exact_tokenwise,
-    .prefix_law = S_prefix_tokenwise,
-};
-
-const sd_verifier_type sd_verifier_greedy_block_unmodified = {
-    .name = "greedy-block-unmodified",
-    .summary = "greedy block (Sun et al. 2025, Alg. 4) without the distribution modification (test only)",
-    .params = S_params,
-    .claims_lossless = NULL,
-    .alloc = S_alloc_unmodified,
-    .free = sd_greedy_block_free,
-    .begin = sd_greedy_block_begin,
-    .step = sd_greedy_block_step,
-    .exact = S_exact_unmodified,
-    .prefix_law = S_prefix_unmodified,
 };

@@ -10,16 +10,18 @@
 
 #include "../engine/sd_verifier.h"
 
-/* Greedy block verification with other readings of Sun et al. 2025, Alg. 5
- * (registered nowhere; the tests run `check` and the exact law on them, see
- * sims/verifiers/greedy_block.c):
- *   _after_y:     the joint law in eq. 31 is taken from the context after
- *                 Y (Alg. 6 line 5 updates c before line 6 modifies Mb);
- *   _tokenwise:   eq. 31 read per token, [Mb(x|.) - Ms(x|.)]+;
- *   _unmodified:  Alg. 4 alone, no modification at all. */
-extern const sd_verifier_type sd_verifier_greedy_block_after_y;
-extern const sd_verifier_type sd_verifier_greedy_block_tokenwise;
-extern const sd_verifier_type sd_verifier_greedy_block_unmodified;
+/* Greedy block verification with other readings of Sun et al. 2025, Alg. 5:
+ * controls (sims/controls/broken_greedy_*.c) that `check` must flag, which
+ * the tests run with `check` and the exact law.  They are registered
+ * nowhere (so `run --list` is unchanged):
+ *   broken-greedy-after-y:    the joint law in eq. 31 is taken from the
+ *                             context after Y (Alg. 6 line 5 updates c
+ *                             before line 6 modifies Mb);
+ *   broken-greedy-tokenwise:  eq. 31 read per token, [Mb(x|.) - Ms(x|.)]+;
+ *   broken-greedy-unmodified: Alg. 4 alone, no modification at all. */
+extern const sd_verifier_type sd_verifier_broken_greedy_after_y;
+extern const sd_verifier_type sd_verifier_broken_greedy_tokenwise;
+extern const sd_verifier_type sd_verifier_broken_greedy_unmodified;
 
 /* --- greedy block verification in pieces ------------------------------------
  *
@@ -133,11 +135,40 @@ size_t sd_greedy_frames_after(const sd_greedy *st, size_t n, size_t G, size_t ta
                               double py, const double *D, size_t a0, const double *top,
                               sd_greedy_frame *out);
 
+/* The hook of the readings: a verifier's alloc, exact and prefix_law slots
+ * for reading MODE (an sd_greedy_mode), as static S_alloc, S_exact and
+ * S_prefix; with greedy-block's free, begin and step below they make the
+ * verifier of that reading (greedy-block itself is SD_GREEDY_JOINT). */
+#define SD_GREEDY_READING(MODE)                                                                    \
+    static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)       \
+    {                                                                                              \
+        return sd_greedy_alloc((sd_greedy **)state, c, par, MODE, err);                            \
+    }                                                                                              \
+    static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out,              \
+                       sd_error *err)                                                              \
+    {                                                                                              \
+        return sd_greedy_exact_values(m, par, MODE, out, err);                                     \
+    }                                                                                              \
+    static int S_prefix(const sd_chain *c, const sd_params *par, size_t L, double *out,            \
+                        sd_error *err)                                                             \
+    {                                                                                              \
+        return sd_greedy_exact_prefix(c, par, MODE, L, out, err);                                  \
+    }
+
+/* The slots of a reading's sd_verifier_type after SD_GREEDY_READING:
+ * greedy-block's parameters, free, begin and step, the reading's alloc,
+ * exact and prefix_law. */
+#define SD_GREEDY_READING_SLOTS                                                                    \
+    .params = sd_greedy_block_params, .alloc = S_alloc, .free = sd_greedy_block_free,              \
+    .begin = sd_greedy_block_begin, .step = sd_greedy_block_step, .exact = S_exact,                \
+    .prefix_law = S_prefix
+
 /* greedy-block's slots (sims/verifiers/greedy_block.c) for the control
  * broken-greedy-kernel, which has its step and a broken kernel: alloc (the
  * state of sd_greedy_alloc, eq. 31 read with the joint law), free, begin
  * (no active modification) and step (one iteration, Alg. 4–5). */
 int sd_greedy_block_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+extern const sd_param_decl sd_greedy_block_params[]; /* gamma */
 void sd_greedy_block_free(void *state);
 void sd_greedy_block_begin(void *state);
 int sd_greedy_block_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,

@@ -89,6 +89,13 @@ typedef struct sd_multidraft_scratch {
     double *w;
 } sd_multidraft_scratch;
 
+/* The verifier batch's alloc and parameters (M, gamma; sims/verifiers/batch.c),
+ * shared with the control broken-batch, which differs from batch only in
+ * its step and iteration law (extra_step = 1 of sd_multidraft_batch_step
+ * and sd_law_batch). */
+int sd_multidraft_batch_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
+extern const sd_param_decl sd_multidraft_batch_params[];
+
 /* The verifier rrs's alloc and step (sims/verifiers/rrs.c), shared with the control
  * broken-rrs-kernel. */
 int sd_multidraft_rrs_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);

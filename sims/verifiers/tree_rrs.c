@@ -11,8 +11,12 @@
  * of the outcome given the drafted tree. */
 #include "sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_rrs = {"tree-rrs", SD_TREE_TOPDOWN, 1u << SD_DRAW_IID, 0,
-                                    "tree-rrs drafts children i.i.d. (use tree-rrs-wor or tree-topk)"};
+static const sd_tree_kind sd_tree_kind_rrs = {
+    .name = "tree-rrs",
+    .rule = SD_TREE_TOPDOWN,
+    .draws = 1u << SD_DRAW_IID,
+    .why_not = "tree-rrs drafts children i.i.d. (use tree-rrs-wor or tree-topk)",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs)
 

@@ -12,8 +12,12 @@
  * children.  One target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_rrs_wor = {"tree-rrs-wor", SD_TREE_TOPDOWN, 1u << SD_DRAW_WOR, 0,
-                                    "tree-rrs-wor drafts children without replacement (use tree-rrs or tree-topk)"};
+static const sd_tree_kind sd_tree_kind_rrs_wor = {
+    .name = "tree-rrs-wor",
+    .rule = SD_TREE_TOPDOWN,
+    .draws = 1u << SD_DRAW_WOR,
+    .why_not = "tree-rrs-wor drafts children without replacement (use tree-rrs or tree-topk)",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_rrs_wor)
 

@@ -10,8 +10,12 @@
  * node has min(b, V) children.  One target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_topk = {"tree-topk", SD_TREE_TOPDOWN, 1u << SD_DRAW_TOPK, 0,
-                                    "tree-topk drafts the top-b tokens of p (use tree-rrs or tree-rrs-wor)"};
+static const sd_tree_kind sd_tree_kind_topk = {
+    .name = "tree-topk",
+    .rule = SD_TREE_TOPDOWN,
+    .draws = 1u << SD_DRAW_TOPK,
+    .why_not = "tree-topk drafts the top-b tokens of p (use tree-rrs or tree-rrs-wor)",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_topk)
 

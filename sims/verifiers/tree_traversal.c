@@ -20,9 +20,13 @@
  * target call. */
 #include "sd_tree.h"
 
-static const sd_tree_kind sd_tree_kind_traversal = {"traversal", SD_TREE_TRAVERSAL, (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID), 0,
-                                    "traversal verifies children drafted at random (wor, or iid); a "
-                                    "deterministic top-b tree has no draft law to traverse"};
+static const sd_tree_kind sd_tree_kind_traversal = {
+    .name = "traversal",
+    .rule = SD_TREE_TRAVERSAL,
+    .draws = (1u << SD_DRAW_WOR) | (1u << SD_DRAW_IID),
+    .why_not = "traversal verifies children drafted at random (wor, or iid); a "
+               "deterministic top-b tree has no draft law to traverse",
+};
 
 SD_TREE_VERIFIER_FUNCTIONS(sd_tree_kind_traversal)
 
