@@ -23,7 +23,7 @@ SAN_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 # streamed chain's refusals, and the fast kernels (their vector passes and
 # arenas: about 15 s more)
 # (their memory errors are silent without a sanitizer; about a minute on 2 cores).
-SANITIZE_FILTER ?= @(hostile_*|cli_*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|exact_cli*|plugin*|verifiers*|callback*|samples_engine*|samples_format*|zipf*|lp_*|tree_laws*|stream_cli/refusals*|kernel*|stream_kernel*)
+SANITIZE_FILTER ?= @(hostile_*|cli_basic*|cli_gen*|cli_run*|cli_qa*|dist*|exact_token*|gen*|model_io*|rng*|engine*|stats*|lossless*|check*|cli_exact*|plugin*|verifiers*|callback*|samples_engine*|samples_format*|zipf*|lp_*|tree_laws*|stream_cli/refusals*|kernel*|stream_kernel*)
 
 FUZZ_CC    ?= clang-14
 FUZZ_BUILD ?= build-fuzz

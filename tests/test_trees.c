@@ -1,4 +1,4 @@
-/* test_trees.c — token trees (issue 15): the --tree and --draw parameters,
+/* test_trees.c — token trees: the --tree and --draw parameters,
  * the tree verifiers' losslessness (check) and controls, their exact
  * values against Monte-Carlo, traversal's two published claims, and the
  * LPs tree-valid and tree-ot (their reductions and the ordering

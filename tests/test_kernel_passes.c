@@ -1,5 +1,5 @@
-/* test_kernel_law.c — the AVX-512 passes of the table-driven kernels
- * (sims/kernels/kernel_law.c): suite kernel_law_passes. */
+/* test_kernel_passes.c — the AVX-512 passes of the table-driven kernels
+ * (sims/kernels/kernel_law.c): suite kernel_passes. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ static void S_run(const tu_conf *cf, const sd_chain *c, size_t gamma, size_t L, 
  * count, cell and token is the same bits.  V = 3, 7, 20 (one to five bits
  * of token in an entry), gamma 1, 3, 4 and the horizon, 3001 trials (group
  * and lane tails), the horizon and L = 3 (the cells of `check`). */
-Test(kernel_law_passes, vector_passes_equal_the_scalar_code)
+Test(kernel_passes, vector_passes_equal_the_scalar_code)
 {
     const size_t Vs[3] = {3, 7, 20}, gammas[4] = {1, 3, 4, 0}, Ls[2] = {0, 3};
     for (size_t v = 0; v < 3; v++) {

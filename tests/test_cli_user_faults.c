@@ -1,29 +1,29 @@
-/* test_user_faults.c — defects a user of the command line, the Python
+/* test_cli_user_faults.c — defects a user of the command line, the Python
  * package or a plugin ran into, each pinned by the test that failed before
  * its fix.
  *
- * Suite user_engine: the trial engine refuses a verifier (a plugin's step)
+ * Suite cli_user_engine: the trial engine refuses a verifier (a plugin's step)
  * that emits a token outside the vocabulary, naming it, instead of reading
  * rows and tables out of bounds (check crashed, run printed garbage).
  *
- * Suite user_speedup: `eval speedup --p/--q`'s limit T -> infinity is the
+ * Suite cli_user_speedup: `eval speedup --p/--q`'s limit T -> infinity is the
  * renewal-reward rate of one iteration; it printed inf at p = q and 6656
  * instead of 2.7273 at alpha = 1 - 1e-7 (an increment of E[C](T) that had
  * not converged), and nothing for verifiers without a closed form.  Its
  * table did not echo the seed of Monte-Carlo points, and `--gamma best
  * --gamma 3` swept every G (the last of a repeated option wins).
  *
- * Suite user_plot: `plot --list --json` printed the text table, and the
+ * Suite cli_user_plot: `plot --list --json` printed the text table, and the
  * table of `plot` did not echo the seed.
  *
- * Suite user_help: the help without --algo listed each parameter with the
+ * Suite cli_user_help: the help without --algo listed each parameter with the
  * help of its first verifier ("--draw ...: iid only" for traversal, which
  * drafts without replacement by default).
  *
- * Suite user_lp: the table of lp named a generated model by its seed only,
+ * Suite cli_user_lp: the table of lp named a generated model by its seed only,
  * so chains of other --alpha, --mix or --rng printed the same line.
  *
- * Suite user_files: files simdec writes (gen -o, lp --plan, plot's data)
+ * Suite cli_user_files: files simdec writes (gen -o, lp --plan, plot's data)
  * have the mode any program's files have, 0666 less the umask; they were
  * 0600 (mkstemp's), unreadable to the rest of a research group. */
 #include <criterion/criterion.h>
@@ -68,7 +68,7 @@ static const sd_verifier_type S_token_V = {
     .step = S_step_token_V,
 };
 
-Test(user_engine, a_token_outside_the_vocabulary_is_refused)
+Test(cli_user_engine, a_token_outside_the_vocabulary_is_refused)
 {
     sd_chain *c = tu_chain(3, 4, 10);
     cr_assert_not_null(c);
@@ -117,7 +117,7 @@ static void S_speedup_limit(const char *args, double *limit, double *leviathan)
 /* Token-level SD: Leviathan et al. 2023's (1 - a^{G+1}) / ((1 - a)(G c + 1))
  * also where a = sum min(p, q) is 1 or within 1e-7 of it (there the
  * closed form itself loses about 1e-16 / 1e-7 to cancellation: 1e-8). */
-Test(user_speedup, token_limit_is_leviathan_near_and_at_alpha_one)
+Test(cli_user_speedup, token_limit_is_leviathan_near_and_at_alpha_one)
 {
     const char *cases[] = {"--p 0.5,0.5 --q 0.5,0.5 --gamma 2", "--p 0.5,0.5 --q 0.5000001,0.4999999 --gamma 2",
                            "--p 0.2,0.3,0.5 --q 0.2,0.3,0.5 --gamma 5 --c 0.3",
@@ -135,7 +135,7 @@ Test(user_speedup, token_limit_is_leviathan_near_and_at_alpha_one)
  * E[emitted] / (1 + c G) with E[emitted] = E[tau] + 1 from `eval
  * accept-length --algo block` on the same i.i.d. pair (a block iteration
  * with all G drafts emits the bonus token too). */
-Test(user_speedup, block_limit_is_its_accepted_length_plus_one)
+Test(cli_user_speedup, block_limit_is_its_accepted_length_plus_one)
 {
     double lim, lev;
     S_speedup_limit("--algo block --gamma 3 --c 0.2 --p 0.6,0.4 --q 0.2,0.8", &lim, &lev);
@@ -148,7 +148,7 @@ Test(user_speedup, block_limit_is_its_accepted_length_plus_one)
     free(out);
 }
 
-Test(user_plot, list_json_is_json)
+Test(cli_user_plot, list_json_is_json)
 {
     const char *forms[] = {"plot --list --json", "plot --json --list"};
     size_t nfig = 0;
@@ -167,7 +167,7 @@ Test(user_plot, list_json_is_json)
     }
 }
 
-Test(user_speedup, table_echoes_the_seed_of_monte_carlo_points)
+Test(cli_user_speedup, table_echoes_the_seed_of_monte_carlo_points)
 {
     /* block at G = 8 on the default chain: V^G = 5.8e6 blocks, past the
      * exact law's limit, so the point is Monte-Carlo. */
@@ -188,7 +188,7 @@ Test(user_speedup, table_echoes_the_seed_of_monte_carlo_points)
     free(js);
 }
 
-Test(user_speedup, the_last_gamma_wins)
+Test(cli_user_speedup, the_last_gamma_wins)
 {
     const char *cases[] = {"--gamma best --gamma 3", "--gamma 3 --gamma best --gamma-max 2"};
     const size_t points[] = {1, 2};
@@ -203,7 +203,7 @@ Test(user_speedup, the_last_gamma_wins)
     }
 }
 
-Test(user_plot, table_echoes_the_seed)
+Test(cli_user_plot, table_echoes_the_seed)
 {
     char dir[] = "/tmp/simdec-plot-XXXXXX", args[200], *out = NULL;
     cr_assert_not_null(mkdtemp(dir));
@@ -241,7 +241,7 @@ static int S_listed_under(const char *help, const char *line, const char *name)
 
 /* Every line of `run --algo NAME --help` about NAME's parameters is in
  * `run --help`, listing NAME under it. */
-Test(user_help, generic_parameter_lines_are_each_verifiers_own)
+Test(cli_user_help, generic_parameter_lines_are_each_verifiers_own)
 {
     char *all = NULL;
     cr_assert_eq(tu_run("run --help", &all, NULL), 0);
@@ -263,7 +263,7 @@ Test(user_help, generic_parameter_lines_are_each_verifiers_own)
     free(all);
 }
 
-Test(user_files, written_files_follow_the_umask)
+Test(cli_user_files, written_files_follow_the_umask)
 {
     char dir[] = "/tmp/simdec-umask-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -292,7 +292,7 @@ Test(user_files, written_files_follow_the_umask)
     rmdir(dir);
 }
 
-Test(user_lp, table_names_the_generators_options)
+Test(cli_user_lp, table_names_the_generators_options)
 {
     const char *args[] = {"lp otm --k 2 --alpha 0.3 --mix 0.9", "lp otm --k 2 --rng numpy-mt19937"};
     const char *want[] = {"generated (model-seed 10, alpha 0.3, mix 0.9), V=7, T=50",

@@ -1,4 +1,4 @@
-/* test_qa_cli.c — defects found by a user-level pass over `run`, `check`
+/* test_cli_qa.c — defects found by a user-level pass over `run`, `check`
  * and `gen`: each test failed before its fix. */
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-/* test_cli.c — the command-line front end: help, options, exit codes,
- * model-file errors as the user sees them, reproducibility (issue 2). */
+/* test_cli_basic.c — the command-line front end: help, options, exit codes,
+ * model-file errors as the user sees them, reproducibility. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* test_kernels_more.c — the table-driven kernels of the other verifiers
+/* test_kernel_tables.c — the table-driven kernels of the other verifiers
  * (sims/kernels/sd_kernel_law.h: biased, sprinter, batch, rrs, spectr; the control
- * broken-rrs-kernel): suite kernels_more.
+ * broken-rrs-kernel): suite kernel_tables.
  *
  * Statistical comparisons use fixed seeds and a tolerance of 4 standard
  * errors: a correct kernel fails one with probability ~6e-5 (normal
@@ -55,6 +55,7 @@ static const tu_conf S_confs[] = {
     {"spectr", {"k", "gamma"}, {3, 4}, "spectr-alias"},
     {"broken-rrs-kernel", {"k", "gamma"}, {2, 2}, "rrs-alias-broken"},
 };
+
 #define S_NCONF (sizeof S_confs / sizeof *S_confs)
 
 /* Exact E[accepted drafts per iteration] as the engine pools it: E[Σ
@@ -144,7 +145,7 @@ static void S_agree(const sd_chain *c, const char *chain, uint64_t seed)
     }
 }
 
-Test(kernels_more, means_match_the_exact_values_on_a_generated_chain)
+Test(kernel_tables, means_match_the_exact_values_on_a_generated_chain)
 {
     sd_chain *c = tu_chain(7, 30, 3);
     cr_assert_not_null(c);
@@ -152,7 +153,7 @@ Test(kernels_more, means_match_the_exact_values_on_a_generated_chain)
     sd_chain_free(c);
 }
 
-Test(kernels_more, means_match_the_exact_values_with_zeros)
+Test(kernel_tables, means_match_the_exact_values_with_zeros)
 {
     sd_chain *c = tu_zero_chain(4, 10, 7);
     cr_assert_not_null(c);
@@ -160,7 +161,7 @@ Test(kernels_more, means_match_the_exact_values_with_zeros)
     sd_chain_free(c);
 }
 
-Test(kernels_more, means_match_the_exact_values_on_a_homogeneous_chain)
+Test(kernel_tables, means_match_the_exact_values_on_a_homogeneous_chain)
 {
     sd_chain *c = S_homogeneous(5, 12, 11);
     S_agree(c, "the time-homogeneous chain", 3000);
@@ -171,7 +172,7 @@ Test(kernels_more, means_match_the_exact_values_on_a_homogeneous_chain)
  * what run runs): the lossless verifiers pass, the control whose tables draw
  * q after all drafts fail is flagged by the same test, and so is biased
  * with eps > 0 (lossy by design). */
-Test(kernels_more, check_passes_the_kernels_and_flags_the_broken_tables)
+Test(kernel_tables, check_passes_the_kernels_and_flags_the_broken_tables)
 {
     sd_chain *c1 = tu_chain(3, 4, 1), *c2 = tu_chain(4, 5, 2), *cz = tu_zero_chain(3, 4, 5);
     cr_assert(c1 && c2 && cz);
@@ -210,7 +211,7 @@ static void S_same_welford(const sd_welford *a, const sd_welford *b, const char 
 
 /* The same bits for any thread count: each trial's stream is (seed, trial)
  * and the statistics are merged per block in block order. */
-Test(kernels_more, bit_identical_across_thread_counts)
+Test(kernel_tables, bit_identical_across_thread_counts)
 {
     sd_chain *c = tu_chain(5, 20, 4);
     cr_assert_not_null(c);
@@ -243,7 +244,7 @@ Test(kernels_more, bit_identical_across_thread_counts)
 /* Tables over the memory bound are refused before allocating and the run
  * falls back to the step, saying so; the bytes are counted from V, T and
  * the law's states. */
-Test(kernels_more, tables_over_the_limit_fall_back_to_the_step)
+Test(kernel_tables, tables_over_the_limit_fall_back_to_the_step)
 {
     sd_chain *c = tu_chain(7, 10, 2);
     cr_assert_not_null(c);

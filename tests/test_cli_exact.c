@@ -1,6 +1,6 @@
-/* test_exact_cli.c — `simdec eval ...` as the user sees it: JSON keys,
+/* test_cli_exact.c — `simdec eval ...` as the user sees it: JSON keys,
  * values equal to the library's, help, errors and exit codes: suite
- * exact_cli. */
+ * cli_exact. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ static void S_expect_fail(const char *args, int code, const char *fragment)
     free(err);
 }
 
-Test(exact_cli, rejections_theorem1_theorem3_and_limit)
+Test(cli_exact, rejections_theorem1_theorem3_and_limit)
 {
     sd_gen_params gp;
     sd_gen_defaults(&gp);
@@ -51,7 +51,7 @@ Test(exact_cli, rejections_theorem1_theorem3_and_limit)
     cr_expect(isfinite(v) && v > 0.075);
 }
 
-Test(exact_cli, batch_improvement_single_token)
+Test(cli_exact, batch_improvement_single_token)
 {
     /* BI(Ber(v), Ber(u)) = |u-v| (1 - u^{M-1}): u = 0.5, v = 0.2, M = 3 */
     double bi = tx_cli_number("eval batch-improvement --M 3 --p 0.5,0.5 --q 0.8,0.2", "batch_improvement");
@@ -62,7 +62,7 @@ Test(exact_cli, batch_improvement_single_token)
     S_expect_fail("eval batch-improvement --p 0.5,0.5 --q 0.8,0.2", 64, "--M is required");
 }
 
-Test(exact_cli, pareto_keys_and_sum)
+Test(cli_exact, pareto_keys_and_sum)
 {
     const char *a = "eval pareto --eps 0.1 --p 0.6,0.3,0.1 --q 0.2,0.3,0.5";
     double rej = tx_cli_number(a, "reject_prob"), loss = tx_cli_number(a, "loss_tv"),
@@ -79,7 +79,7 @@ Test(exact_cli, pareto_keys_and_sum)
     S_expect_fail("eval pareto --eps 0.1 --step 60", 64, "--step 60");
 }
 
-Test(exact_cli, accept_length_toy_and_limits)
+Test(cli_exact, accept_length_toy_and_limits)
 {
     static const char *algos[] = {"token", "block", "full"};
     static const double g2[] = {10.0 / 9, 11.0 / 9, 12.0 / 9}, g3[] = {38.0 / 27, 5.0 / 3, 50.0 / 27};
@@ -101,7 +101,7 @@ Test(exact_cli, accept_length_toy_and_limits)
     S_expect_fail("eval accept-length " TOY, 64, "--gamma is required");
 }
 
-Test(exact_cli, acceptance_and_sprinter)
+Test(cli_exact, acceptance_and_sprinter)
 {
     /* draft Ber(0.75), target Ber(0.4), k = 3: 0.4 + min(0.6, 1 - 0.75^3) */
     const char *pq = "--p 0.25,0.75 --q 0.6,0.4 --k 3";
@@ -132,7 +132,7 @@ Test(exact_cli, acceptance_and_sprinter)
     free(err);
 }
 
-Test(exact_cli, help_and_table)
+Test(cli_exact, help_and_table)
 {
     static const char *subs[] = {"rejections", "batch-improvement", "pareto", "accept-length",
                                  "acceptance", "sprinter"};

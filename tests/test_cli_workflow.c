@@ -1,6 +1,6 @@
-/* test_workflow.c — issue 13: sweeps, paired comparisons, self-describing
+/* test_cli_workflow.c — sweeps, paired comparisons, self-describing
  * output, input messages, the speed-up model, the SHA-256 of model files:
- * suite workflow. */
+ * suite cli_workflow. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -20,7 +20,7 @@ static size_t S_lines(const char *s)
     return n;
 }
 
-Test(workflow, sweep_csv_has_one_header_and_a_row_per_point)
+Test(cli_workflow, sweep_csv_has_one_header_and_a_row_per_point)
 {
     char *out;
     cr_assert_eq(tu_run("run --algo token,block --gamma 2,4 --trials 300 --csv", &out, NULL), 0);
@@ -36,7 +36,7 @@ Test(workflow, sweep_csv_has_one_header_and_a_row_per_point)
     free(out);
 }
 
-Test(workflow, sweep_points_share_common_random_numbers)
+Test(cli_workflow, sweep_points_share_common_random_numbers)
 {
     /* Each point of a sweep is the run of that point alone: same seed,
      * same streams, same bytes of the statistics. */
@@ -54,7 +54,7 @@ Test(workflow, sweep_points_share_common_random_numbers)
     free(b);
 }
 
-Test(workflow, paired_difference_is_the_difference_of_means)
+Test(cli_workflow, paired_difference_is_the_difference_of_means)
 {
     char *out;
     cr_assert_eq(tu_run("run --algo token,block --gamma 4 --paired --trials 2000 --json", &out, NULL), 0);
@@ -73,7 +73,7 @@ Test(workflow, paired_difference_is_the_difference_of_means)
     free(out);
 }
 
-Test(workflow, json_is_self_describing)
+Test(cli_workflow, json_is_self_describing)
 {
     char *out;
     cr_assert_eq(tu_run("run --algo block --gamma 3 --trials 500 --json", &out, NULL), 0);
@@ -95,7 +95,7 @@ Test(workflow, json_is_self_describing)
     free(out);
 }
 
-Test(workflow, model_file_identity_is_its_sha256)
+Test(cli_workflow, model_file_identity_is_its_sha256)
 {
     char *out;
     char *path = tu_tempfile("");
@@ -113,7 +113,7 @@ Test(workflow, model_file_identity_is_its_sha256)
     free(path);
 }
 
-Test(workflow, sha256_known_answers)
+Test(cli_workflow, sha256_known_answers)
 {
     /* FIPS 180-2 examples: "abc" and the two-block message. */
     sd_sha256 s;
@@ -129,7 +129,7 @@ Test(workflow, sha256_known_answers)
     cr_expect_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
-Test(workflow, refusals_and_suggestions)
+Test(cli_workflow, refusals_and_suggestions)
 {
     char *out, *err;
     cr_expect_eq(tu_run("run --json --csv", &out, &err), 64);
@@ -153,7 +153,7 @@ Test(workflow, refusals_and_suggestions)
     }
 }
 
-Test(workflow, target_stderr_says_when_not_reached)
+Test(cli_workflow, target_stderr_says_when_not_reached)
 {
     char *out;
     cr_assert_eq(tu_run("run --target-stderr 1e-6 --trials 4096 --json", &out, NULL), 0);
@@ -171,7 +171,7 @@ Test(workflow, target_stderr_says_when_not_reached)
     free(out);
 }
 
-Test(workflow, tol_accepts_single_precision_rows)
+Test(cli_workflow, tol_accepts_single_precision_rows)
 {
     const char *text = "{\"format\": \"simdec-chain-1\", \"vocab\": 2, \"horizon\": 1,"
                        " \"init\": [0.5, 0.5],"
@@ -195,7 +195,7 @@ Test(workflow, tol_accepts_single_precision_rows)
     free(path);
 }
 
-Test(workflow, speedup_reduces_to_leviathan_in_the_iid_limit)
+Test(cli_workflow, speedup_reduces_to_leviathan_in_the_iid_limit)
 {
     /* Leviathan et al. 2023, §3.4: (1 - α^{γ+1}) / ((1 - α)(γc + 1)) for
      * i.i.d. tokens; the limit is the renewal-reward rate of one iteration's
@@ -218,7 +218,7 @@ Test(workflow, speedup_reduces_to_leviathan_in_the_iid_limit)
     cr_expect(fabs(sd_speedup_leviathan(1.0, 4, 0.25) - 2.5) < 1e-15);
 }
 
-Test(workflow, speedup_best_gamma_is_the_maximum)
+Test(cli_workflow, speedup_best_gamma_is_the_maximum)
 {
     char *out;
     cr_assert_eq(tu_run("eval speedup --algo token --gamma best --gamma-max 10 --c 0.1 --json", &out, NULL), 0);

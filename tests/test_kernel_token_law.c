@@ -1,0 +1,186 @@
+/* test_kernel_token_law.c — the token kernel's law against Theorem 1, the
+ * finite-γ DP, the generic verifier and the target joint law,
+ * statistically; suite kernel_token_law. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_zipf.h"
+#include "../src/sd_rngbuf.h"
+#include "test_util.h"
+
+static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
+{
+    sd_gen_params gp;
+    sd_gen_defaults(&gp);
+    gp.V = V;
+    gp.T = T;
+    gp.seed = seed;
+    gp.alpha = alpha;
+    sd_chain *c = sd_chain_generate(&gp, NULL);
+    cr_assert_not_null(c);
+    return c;
+}
+
+/* --- lockstep = scalar reference, and the driver's statistics ---------------- */
+
+/* The chain with exact zeros of the foundation's tests: target mass where
+ * the draft has none and the reverse, non-uniform init. */
+static sd_chain *S_zero_chain(void)
+{
+    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
+                      "\"init\":[0.7,0.3,0],"
+                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
+                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
+    sd_chain *c = NULL;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
+    return c;
+}
+
+/* --- the law: Theorem 1, the finite-gamma DP, the generic verifier ------------ */
+
+/* The kernel's mean rejections and target calls against sd_exact_token.
+ * Tolerance 4 standard errors: a correct kernel fails a check with
+ * probability ~6e-5 (normal approximation, >= 20000 trials); a bias of a
+ * few percent is many standard errors at these counts. */
+static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
+{
+    sd_params par;
+    sd_params_defaults(&par, NULL);
+    par.gamma = gamma;
+    sd_sim_opts so = {.seed = seed, .trials = trials};
+    sd_sim_result r;
+    sd_error e;
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
+    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
+    double rej, calls;
+    cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &e), SD_OK, "%s", e.msg);
+    double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
+    cr_expect(fabs(r.rejections.mean - rej) < 4.0 * se || (se == 0.0 && r.rejections.mean == rej),
+              "V=%zu T=%zu gamma %zu: rejections %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.rejections.mean, rej, se);
+    cr_expect(fabs(r.target_calls.mean - calls) < 4.0 * sc || (sc == 0.0 && fabs(r.target_calls.mean - calls) < 1e-12),
+              "V=%zu T=%zu gamma %zu: calls %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.target_calls.mean, calls, sc);
+    sd_sim_result_free(&r);
+}
+
+/* A homogeneous draft (one matrix) with a target that changes every step,
+ * and the reverse: the kernel reads each side with its own stride. */
+static sd_chain *S_mixed_chain(int draft_homogeneous)
+{
+    static const char *const one = "[[0.6,0.3,0.1],[0.2,0.5,0.3],[0.1,0.1,0.8]]";
+    static const char *const three = "[[[0.1,0.2,0.7],[0.6,0.2,0.2],[0.3,0.4,0.3]],"
+                                     "[[0.2,0.2,0.6],[0.5,0.4,0.1],[0.7,0.2,0.1]],"
+                                     "[[0.3,0.3,0.4],[0.1,0.8,0.1],[0.2,0.3,0.5]]]";
+    char txt[1024];
+    snprintf(txt, sizeof txt,
+             "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,\"init\":[0.5,0.3,0.2],"
+             "\"draft\":%s,\"target\":%s}",
+             draft_homogeneous ? one : three, draft_homogeneous ? three : one);
+    sd_chain *c = NULL;
+    sd_error e;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, &e), SD_OK, "%s", e.msg);
+    cr_assert_eq(c->draft_steps, draft_homogeneous ? 1u : 3u);
+    cr_assert_eq(c->target_steps, draft_homogeneous ? 3u : 1u);
+    return c;
+}
+
+Test(kernel_token_law, rejections_and_calls_match_theorem1_and_the_dp)
+{
+    sd_chain *m1 = S_mixed_chain(1), *m2 = S_mixed_chain(0);
+    S_vs_exact(m1, 0, 31, 40000);
+    S_vs_exact(m1, 1, 32, 40000);
+    S_vs_exact(m2, 0, 33, 40000);
+    S_vs_exact(m2, 1, 34, 40000);
+    sd_chain_free(m1);
+    sd_chain_free(m2);
+    sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
+    sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
+    S_vs_exact(c7, 0, 21, 20000);
+    S_vs_exact(c7, 1, 22, 20000);
+    S_vs_exact(c7, 4, 23, 20000);
+    S_vs_exact(cs, 0, 24, 20000);
+    S_vs_exact(cs, 3, 25, 20000);
+    S_vs_exact(c256, 0, 26, 20000);
+    S_vs_exact(c256, 2, 27, 20000);
+    S_vs_exact(cz, 0, 28, 40000);
+    S_vs_exact(cz, 1, 29, 40000);
+    S_vs_exact(c1, 0, 30, 20000); /* T = 1 */
+    sd_chain_free(c7);
+    sd_chain_free(cs);
+    sd_chain_free(c256);
+    sd_chain_free(cz);
+    sd_chain_free(c1);
+}
+
+/* Two-sample chi-square test of homogeneity of two histograms (cells with
+ * a pooled count below 10 are merged into one); returns the p-value. */
+static double S_homogeneity(const double *a, const double *b, size_t n)
+{
+    double na = 0.0, nb = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        na += a[j];
+        nb += b[j];
+    }
+    double chi2 = 0.0, pa = 0.0, pb = 0.0;
+    size_t cells = 0;
+    for (size_t j = 0; j <= n; j++) {
+        double x = j < n ? a[j] : 0.0, y = j < n ? b[j] : 0.0;
+        if (j < n && x + y < 10.0) { /* pooled */
+            pa += x;
+            pb += y;
+            continue;
+        }
+        if (j == n) {
+            x = pa;
+            y = pb;
+            if (x + y == 0.0)
+                break;
+        }
+        double tot = x + y, ea = tot * na / (na + nb), eb = tot * nb / (na + nb);
+        chi2 += (x - ea) * (x - ea) / ea + (y - eb) * (y - eb) / eb;
+        cells++;
+    }
+    return cells < 2 ? 1.0 : gsl_cdf_chisq_Q(chi2, (double)(cells - 1));
+}
+
+Test(kernel_token_law, accepted_length_distribution_matches_the_generic_verifier)
+{
+    /* The per-iteration histogram of accepted drafts (and so the iteration
+     * count) of the kernel and of the mechanistic verifier (the driver's
+     * generic option), 30000 trials each, fixed seeds: a correct kernel
+     * fails with probability 1e-3 per comparison. */
+    sd_chain *c = S_chain(7, 40, 10, 1.0), *cz = S_zero_chain();
+    const struct {
+        const sd_chain *c;
+        size_t gamma;
+    } cases[] = {{c, 0}, {c, 3}, {cz, 0}, {cz, 1}};
+    for (size_t i = 0; i < 4; i++) {
+        sd_params par;
+        sd_params_defaults(&par, NULL);
+        par.gamma = cases[i].gamma;
+        sd_sim_opts so = {.seed = 40 + i, .trials = 30000};
+        sd_sim_result k, g;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, cases[i].c, &par, &so, &k, NULL), SD_OK);
+        so.generic = 1;
+        so.seed = 50 + i;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, cases[i].c, &par, &so, &g, NULL), SD_OK);
+        cr_assert_str_eq(k.kernel, SD_SIM_KERNEL_TOKEN);
+        cr_assert_str_eq(g.kernel, "generic");
+        double pv = S_homogeneity(k.accept_hist, g.accept_hist, cases[i].c->T + 1);
+        cr_expect_geq(pv, 1e-3, "case %zu (gamma %zu): accepted-length histograms differ, p-value %.3g", i,
+                      cases[i].gamma, pv);
+        sd_sim_result_free(&k);
+        sd_sim_result_free(&g);
+    }
+    sd_chain_free(c);
+    sd_chain_free(cz);
+}
