@@ -430,10 +430,12 @@ def clopper_pearson(k, n, alpha=0.05):
 def scratch_copy():
     d = tempfile.mkdtemp(prefix="simdec-mutation-")
     tree = os.path.join(d, "tree")
-    # The whole tree but git's link, the figures and the mutation data;
-    # build/ goes along so that only mutated objects are recompiled.
+    # The whole tree but git's link and the mutation data; build/ goes
+    # along so that only mutated objects are recompiled.  plots/out goes
+    # along too: the figures suite compares the committed figure data
+    # with what the tree computes (figures/committed_data_are_current).
     shutil.copytree(ROOT, tree, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git", "out", "mutation", "build-fuzz"))
+                    ignore=shutil.ignore_patterns(".git", "mutation", "build-fuzz"))
     return d, tree
 
 
