@@ -911,13 +911,23 @@ static const S_sub S_subs[] = {
     {NULL, NULL, NULL, 0, NULL},
 };
 
+/* The evaluators with a command of their own: name, summary, command. */
+static const struct {
+    const char *name, *summary;
+    int (*cmd)(int, char **);
+} S_cmds[] = {
+    {"generation", "whole-generation rejections and target calls, any verifier", cmd_eval_generation},
+    {"speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)", cmd_eval_speedup},
+    {NULL, NULL, NULL},
+};
+
 static void S_help(FILE *f)
 {
     fputs("Usage: simdec eval WHAT [OPTIONS]\n\nExact evaluators:\n", f);
     for (const S_sub *s = S_subs; s->name; s++)
         fprintf(f, "  %-20s %s\n", s->name, s->summary);
-    fprintf(f, "  %-20s %s\n", "generation", "whole-generation rejections and target calls, any verifier");
-    fprintf(f, "  %-20s %s\n", "speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)");
+    for (size_t i = 0; S_cmds[i].name; i++)
+        fprintf(f, "  %-20s %s\n", S_cmds[i].name, S_cmds[i].summary);
     fputs("\n  simdec eval WHAT --help   options of one evaluator\n", f);
 }
 
@@ -932,10 +942,9 @@ int cmd_eval(int argc, char **argv)
         S_help(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "generation") == 0)
-        return cmd_eval_generation(argc - 1, argv + 1);
-    if (strcmp(argv[1], "speedup") == 0)
-        return cmd_eval_speedup(argc - 1, argv + 1);
+    for (size_t i = 0; S_cmds[i].name; i++)
+        if (strcmp(argv[1], S_cmds[i].name) == 0)
+            return S_cmds[i].cmd(argc - 1, argv + 1);
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, argv[1]) == 0) {
             S_args a;
@@ -951,6 +960,7 @@ int cmd_eval(int argc, char **argv)
     cli_suggest_init(&sg, argv[1]);
     for (const S_sub *s = S_subs; s->name; s++)
         cli_suggest_add(&sg, s->name);
-    cli_suggest_add(&sg, "speedup");
+    for (size_t i = 0; S_cmds[i].name; i++)
+        cli_suggest_add(&sg, S_cmds[i].name);
     return cli_usage_error("eval", "unknown evaluator '%s'%s", argv[1], cli_suggest_text(&sg, "", hint, sizeof hint));
 }

@@ -1,5 +1,5 @@
 /* fuzz_list.c — libFuzzer harness for the command line's number parsers
- * (cli/cli.c): cli_parse_list (--p/--q, inline or @FILE) and
+ * (cli/cli_opts.c): cli_parse_list (--p/--q, inline or @FILE) and
  * cli_parse_size / cli_parse_u64 / cli_parse_double (every numeric option).
  *
  * An input starting with '@' is written (without the '@') to a private

@@ -71,7 +71,7 @@ def whole(x):
         return int(x) if isinstance(x, float) and x.is_integer() else None
 
 
-# sd_status -> exit status (cli/cli.c, cli_exit_code).
+# sd_status -> exit status (cli/cli_exit.c, cli_exit_code).
 _EXIT = {0: 0, 1: 64, 2: 65, 3: 66, 4: 71, 5: 65, 6: 70, 7: 70, 8: 73}
 
 

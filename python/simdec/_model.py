@@ -7,7 +7,7 @@ import weakref
 
 from . import _lib
 
-_MAX_V, _MAX_T = 1 << 20, 1 << 24  # --V and --T of the command line (cli/cli.c)
+_MAX_V, _MAX_T = 1 << 20, 1 << 24  # --V and --T of the command line (cli/cli_model.c)
 
 
 def _whole(name, x, lo, hi):

@@ -1,0 +1,66 @@
+/* cli_opts.h — option parsing helpers of the command line: getopt_long
+ * with "did you mean", the numbering of shared options, strict numbers,
+ * probability lists, lists of verifier names for messages. */
+#ifndef CLI_OPTS_H
+#define CLI_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sims/engine/sd_verifier.h"
+#include "../src/sd_error.h"
+#include "../src/sd_parse.h"
+
+/* The usage error for what getopt_long returned as c when it is not an
+ * option of the command: ':' (an option missing its value) or anything
+ * else (an unknown option, named from argv).  Returns 64. */
+int cli_option_error(const char *cmd, int c, char **argv);
+
+/* getopt_long(argc, argv, shortopts, opts, NULL), remembering opts while
+ * the loop runs so that cli_option_error can suggest the nearest option
+ * ("unknown option '--gama'; did you mean '--gamma'?"). */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts);
+
+/* The long option cli_getopt returned last as the command line spelled it
+ * ("--model-alpha=2"), or NULL. */
+const char *cli_getopt_spelled(void);
+
+/* The `val`s of the options several commands share (getopt_long's table
+ * entries: CLI_MODEL_LONGOPTS in cli_model.h, CLI_PLUGIN_LONGOPT and
+ * CLI_PROGRESS_LONGOPT in cli_verifier.h). */
+enum {
+    CLI_OPT_MODEL = 1000, CLI_OPT_V, CLI_OPT_T, CLI_OPT_MODEL_SEED,
+    CLI_OPT_ALPHA, CLI_OPT_MIX, CLI_OPT_P, CLI_OPT_Q,
+    CLI_OPT_ZIPF, CLI_OPT_ZIPF_DRAFT, CLI_OPT_ZIPF_TARGET, CLI_OPT_PLUGIN,
+    CLI_OPT_TOL, CLI_OPT_PROGRESS, CLI_OPT_MAX_MEMORY, CLI_OPT_STREAM,
+    CLI_OPT_FIRST_FREE = 1100, /* commands number their own options from here */
+    CLI_OPT_PARAM = 1200       /* + index: a verifier's declared parameters */
+};
+/* --rng NAME (generated chains: sd_gen_rng_parse), below the commands' own. */
+enum { CLI_OPT_RNG = CLI_OPT_FIRST_FREE - 1 };
+
+/* Strict number parsing (src/sd_parse.h, whose functions the commands call
+ * under these names). */
+#define cli_parse_size sd_parse_size
+#define cli_parse_u64 sd_parse_u64
+#define cli_parse_double sd_parse_double
+int cli_parse_trials(const char *s, uint64_t *out, sd_error *err);
+/* --seed S: a whole number 0..2^63-1, the range that JSON's "seed" (a
+ * signed 64-bit integer) echoes exactly.  SD_EUSAGE otherwise. */
+int cli_parse_seed(const char *s, uint64_t *out, sd_error *err);
+/* A file name given to option `opt`: SD_EUSAGE naming the option when it
+ * is empty ("--model: expected a file name, got ''"), else SD_OK. */
+int cli_check_path(const char *opt, const char *path, sd_error *err);
+/* A probability list: comma- or space-separated numbers, or @FILE (numbers
+ * separated by commas or white space).  Validated like a model row
+ * (finite, >= 0, Σ within 1e-9 of 1, then renormalised).  *out is malloc'd
+ * (caller frees), *n its length.  SD_EUSAGE/SD_EDATA/SD_EIO. */
+int cli_parse_list(const char *opt, const char *s, double **out, size_t *n,
+                   sd_error *err);
+
+/* The names of the verifiers (controls aside) that `pick` selects,
+ * separated by `sep`, into buf (cut at len); returns buf. */
+const char *cli_verifier_names(char *buf, size_t len, const char *sep, int (*pick)(const sd_verifier_type *));
+
+#endif

@@ -1,0 +1,323 @@
+/* cli_verifier.c — the verifier a command runs: plugins, the verifier named
+ * on the command line, its declared parameters as options, their help and
+ * the verifier list (cli_verifier.h). */
+#include "cli_verifier.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_plugin.h"
+#include "cli_exit.h"
+#include "cli_opts.h"
+#include "cli_output.h"
+#include "suggest.h"
+
+/* The value of option `name` in argv (--name VALUE or --name=VALUE) at
+ * *at, or NULL; *at moves past it. */
+static const char *S_scan(int argc, char **argv, const char *name, int *at)
+{
+    size_t len = strlen(name);
+    for (int i = *at; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
+            continue;
+        if (a[2 + len] == '=') {
+            *at = i + 1;
+            return a + 3 + len;
+        }
+        if (a[2 + len] == '\0' && i + 1 < argc) {
+            *at = i + 2;
+            return argv[i + 1];
+        }
+    }
+    *at = argc;
+    return NULL;
+}
+
+int cli_plugins_load(int argc, char **argv, sd_error *err)
+{
+    /* A sweep parses the command line once per point: a file loaded
+     * already is not loaded again (its names are registered). */
+    static char *loaded[64];
+    static size_t nloaded;
+    int at = 1;
+    const char *path;
+    while ((path = S_scan(argc, argv, "plugin", &at)) != NULL) {
+        int seen = 0;
+        for (size_t i = 0; i < nloaded && !seen; i++)
+            seen = strcmp(loaded[i], path) == 0;
+        if (seen)
+            continue;
+        int rc = cli_check_path("--plugin", path, err);
+        if (!rc)
+            rc = sd_plugin_load(path, err);
+        if (rc)
+            return rc;
+        if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)
+            nloaded++;
+    }
+    return SD_OK;
+}
+
+/* 1 if name is in the NULL-terminated list (NULL: none). */
+static int S_listed(const char *const *list, const char *name)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcmp(list[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
+                         const char *def, const struct option *base, const char *const *skip,
+                         cli_verifier *cv, struct option **opts)
+{
+    sd_error err;
+    memset(cv, 0, sizeof *cv);
+    *opts = NULL;
+    if (cli_plugins_load(argc, argv, &err))
+        return cli_fail(&err);
+    int at = 1;
+    const char *name = S_scan(argc, argv, algo_opt, &at), *again;
+    while ((again = S_scan(argc, argv, algo_opt, &at)) != NULL)
+        name = again; /* the last one wins, as getopt does */
+    cv->named = name != NULL;
+    if (!name)
+        name = def;
+    if (name && !(cv->vt = sd_verifier_find(name))) {
+        char hint[160];
+        cli_suggest sg;
+        cli_suggest_init(&sg, name);
+        const sd_verifier_type *v;
+        for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+            cli_suggest_add(&sg, v->name);
+        return cli_usage_error(cmd, "unknown verifier '%s'%s (see 'simdec run --list')", name,
+                               cli_suggest_text(&sg, "", hint, sizeof hint));
+    }
+    sd_params_defaults(&cv->par, cv->vt);
+    /* getopt takes the command's option first (cli_options_with_params), so
+     * a parameter of the same name (a plugin's --seed, a Python verifier's
+     * --V) could never be set: refuse the verifier instead of ignoring it. */
+    for (size_t i = 0; i < sd_params_count(cv->vt); i++)
+        for (const struct option *b = base; b->name; b++)
+            if (strcmp(b->name, cv->vt->params[i].name) == 0 && !S_listed(skip, b->name)) {
+                sd_error_set(&err, SD_EDATA, "verifier %s: its parameter '%s' has the name of an option of %s "
+                             "(--%s), so it could never be set; rename the parameter", cv->vt->name, b->name,
+                             cmd, b->name);
+                return cli_fail(&err);
+            }
+    if (!(*opts = cli_options_with_params(base, cv->vt, skip))) {
+        fprintf(stderr, "simdec: out of memory\n");
+        return EX_OSERR_;
+    }
+    return -1;
+}
+
+struct option *cli_options_with_params(const struct option *base, const sd_verifier_type *vt,
+                                       const char *const *skip)
+{
+    size_t nb = 0, np = sd_params_count(vt), k;
+    while (base[nb].name)
+        nb++;
+    struct option *o = calloc(nb + np + 1, sizeof *o);
+    if (!o)
+        return NULL;
+    /* The command's own options first: getopt_long takes the first exact
+     * match, so a parameter can never take a command's option away. */
+    memcpy(o, base, nb * sizeof *o);
+    k = nb;
+    for (size_t i = 0; i < np; i++) {
+        if (S_listed(skip, vt->params[i].name))
+            continue;
+        o[k].name = vt->params[i].name;
+        o[k].has_arg = required_argument;
+        o[k].val = CLI_OPT_PARAM + (int)i;
+        k++;
+    }
+    return o;
+}
+
+int cli_param_option(cli_verifier *cv, int c, const char *arg, sd_error *err)
+{
+    if (c == CLI_OPT_PLUGIN)
+        return 1; /* loaded by cli_verifier_prescan */
+    if (c == CLI_OPT_PROGRESS) {
+        cli_progress_force = 1;
+        return 1;
+    }
+    size_t np = sd_params_count(cv->vt);
+    if (!cv->vt || c < CLI_OPT_PARAM || c >= CLI_OPT_PARAM + (int)np)
+        return 0;
+    return sd_params_parse(&cv->par, cv->vt, cv->vt->params[c - CLI_OPT_PARAM].name, arg, err) ? -1 : 1;
+}
+
+int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char *arg, int *status)
+{
+    sd_error err;
+    int r = cli_model_option(mo, c, arg, &err);
+    if (r == 0)
+        r = cli_param_option(cv, c, arg, &err);
+    if (r < 0)
+        *status = cli_fail(&err);
+    return r != 0;
+}
+
+int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt)
+{
+    /* A parameter of another verifier: say whose it is. */
+    if (c != ':' && vt && optind > 0 && strncmp(argv[optind - 1], "--", 2) == 0) {
+        char name[64];
+        const char *a = argv[optind - 1] + 2;
+        size_t len = strcspn(a, "=");
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a);
+        const sd_verifier_type *v;
+        for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+            if (sd_params_decl(v, name, NULL)) {
+                char names[256];
+                sd_params_names(vt, names, sizeof names);
+                return cli_usage_error(cmd, "--%s does not apply to --algo %s (it reads: %s)", name,
+                                       vt->name, names);
+            }
+    }
+    return cli_option_error(cmd, c, argv);
+}
+
+/* The help line of one declaration: option, argument, help, range. */
+static void S_param_line(const sd_param_decl *d, char *line, size_t len)
+{
+    char arg[96];
+    if (d->kind == SD_PARAM_CHOICE)
+        snprintf(arg, sizeof arg, "--%s %s", d->name, d->choices);
+    else if (d->kind == SD_PARAM_SHAPE)
+        snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
+    else if (d->kind == SD_PARAM_COUNT)
+        snprintf(arg, sizeof arg, "--%s N", d->name);
+    else
+        snprintf(arg, sizeof arg, "--%s X", d->name);
+    int n = snprintf(line, len, "  %-20s %s", arg, d->help);
+    size_t u = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
+    if (d->kind == SD_PARAM_SHAPE)
+        snprintf(line + u, len - u, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max,
+                 SD_TREE_MAX_NODES, d->choices);
+    else if (d->kind != SD_PARAM_CHOICE)
+        snprintf(line + u, len - u, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
+}
+
+/* 1 if verifier w declares `name` with the help line `line`. */
+static int S_same_line(const sd_verifier_type *w, const char *name, const char *line)
+{
+    const sd_param_decl *d = sd_params_decl(w, name, NULL);
+    char other[512];
+    if (!d)
+        return 0;
+    S_param_line(d, other, sizeof other);
+    return strcmp(other, line) == 0;
+}
+
+void cli_params_help(FILE *f, const sd_verifier_type *vt)
+{
+    const sd_verifier_type *v;
+    if (vt) {
+        fprintf(f, "Parameters of --algo %s:\n", vt->name);
+        if (sd_params_count(vt) == 0)
+            fprintf(f, "  (none)\n");
+    } else {
+        fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
+                   "shows that verifier's; 'simdec run --list' lists them all):\n");
+    }
+    /* Each parameter name once, with the verifiers that read it; a name
+     * that verifiers declare differently (--draw: 'iid only', 'wor only',
+     * ...) gets one line per declaration, each with its verifiers. */
+    for (size_t i = 0; (v = vt ? (i == 0 ? vt : NULL) : sd_verifier_at(i)) != NULL; i++) {
+        size_t np = sd_params_count(v);
+        for (size_t j = 0; j < np; j++) {
+            const sd_param_decl *d = &v->params[j];
+            int seen = 0;
+            for (size_t e = 0; e < i && !vt && !seen; e++)
+                seen = sd_params_decl(sd_verifier_at(e), d->name, NULL) != NULL;
+            if (seen)
+                continue;
+            const sd_verifier_type *w;
+            for (size_t e = i; (w = vt ? (e == i ? vt : NULL) : sd_verifier_at(e)) != NULL; e++) {
+                const sd_param_decl *dw = sd_params_decl(w, d->name, NULL);
+                char line[512];
+                if (!dw)
+                    continue;
+                S_param_line(dw, line, sizeof line);
+                int printed = 0;
+                for (size_t b = i; b < e && !printed; b++)
+                    printed = S_same_line(sd_verifier_at(b), d->name, line);
+                if (printed)
+                    continue;
+                fputs(line, f);
+                if (!vt) {
+                    fprintf(f, "\n  %-20s [", "");
+                    const sd_verifier_type *x;
+                    int first = 1;
+                    for (size_t y = e; (x = sd_verifier_at(y)) != NULL; y++)
+                        if (S_same_line(x, d->name, line)) {
+                            fprintf(f, "%s%s", first ? "" : " ", x->name);
+                            first = 0;
+                        }
+                    fprintf(f, "]");
+                }
+                fputc('\n', f);
+            }
+        }
+    }
+}
+
+void cli_verifier_help(const char *head, const cli_verifier *cv)
+{
+    fputs(head, stdout);
+    cli_params_help(stdout, cv->named ? cv->vt : NULL);
+    fputc('\n', stdout);
+    fputs(cli_model_help, stdout);
+}
+
+void cli_verifier_list(FILE *f)
+{
+    const sd_verifier_type *v;
+    fprintf(f, "%-22s %-20s %s\n", "verifier", "parameters", "description");
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        char names[256];
+        sd_params_names(v, names, sizeof names);
+        fprintf(f, "%-22s %-20s %s%s\n", v->name, sd_params_count(v) ? names : "-", v->summary,
+                (v->flags & SD_VERIFIER_CONTROL) ? " [deliberately broken control]" : "");
+    }
+}
+
+void cli_verifier_list_csv(void)
+{
+    const sd_verifier_type *v;
+    fputs("name,params,control,summary\n", stdout);
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        char names[256] = "";
+        if (sd_params_count(v))
+            sd_params_names(v, names, sizeof names);
+        fputs(v->name, stdout);
+        cli_csv_field(names);
+        printf(",%d", (v->flags & SD_VERIFIER_CONTROL) != 0);
+        cli_csv_field(v->summary);
+        putchar('\n');
+    }
+}
+
+json_t *cli_verifier_list_json(void)
+{
+    const sd_verifier_type *v;
+    json_t *a = json_array();
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++) {
+        json_t *ps = json_array();
+        for (size_t k = 0, n = sd_params_count(v); k < n; k++)
+            json_array_append_new(ps, json_string(v->params[k].name));
+        json_t *o = json_pack("{s:s, s:s, s:o, s:b}", "name", v->name, "summary", v->summary, "params", ps,
+                              "control", (v->flags & SD_VERIFIER_CONTROL) != 0);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
