@@ -29,6 +29,7 @@
 #include "../../src/sd_kseq.h"
 #include "sd_multidraft.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "../kernels/sd_kernel_law.h"
 
 enum { P_PLAN }; /* slot of the parameter */
@@ -219,6 +220,10 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 SD_KERNEL_LAW_DEFINE(S_kernel, "spectr-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
 static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
+/* Its law given a logged output (sims/exact/sd_trace_laws.h): the same position law
+ * at the output's context, read at the output token. */
+SD_TRACE_POS_DEFINE(S_trace, S_pos, 0);
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
     .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (Sun et al. 2023, Alg. 2, 3)",
@@ -230,4 +235,5 @@ const sd_verifier_type sd_verifier_spectr = {
     .step = S_step,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .trace = &S_trace,
 };
