@@ -448,3 +448,236 @@ Test(trace, npy_malformed_files_are_refused)
     sd_error err = {0};
     cr_assert_eq(sd_npy_open(&a, "/nonexistent/simdec.npy", &err), SD_EIO);
 }
+
+/* --- the command line ---------------------------------------------------------------- */
+
+#include <jansson.h>
+
+/* A directory of traces of a chain with zeros (tu_zero_chain), its model
+ * file beside them. */
+static char *S_trace_dir(size_t V, size_t T, unsigned long seed, size_t n)
+{
+    char *dir = S_tmp("dir");
+    char cmd[1024], path[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    sd_chain *c = tu_zero_chain(V, T, seed);
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f && c);
+    cr_assert_eq(sd_chain_write(c, f, NULL), SD_OK);
+    fclose(f);
+    sd_chain_free(c);
+    snprintf(cmd, sizeof cmd, "gen --model %s/model.json --trace %zu --seed 5 -o %s", dir, n, dir);
+    char *out = NULL, *err = NULL;
+    int st = tu_run(cmd, &out, &err);
+    cr_assert_eq(st, 0, "%s: %s", cmd, err);
+    free(out);
+    free(err);
+    return dir;
+}
+
+static json_t *S_json(const char *args)
+{
+    char *out = NULL, *err = NULL;
+    int st = tu_run(args, &out, &err);
+    cr_assert_eq(st, 0, "%s: %d %s", args, st, err);
+    json_error_t je;
+    json_t *v = json_loads(out, 0, &je);
+    cr_assert(v, "%s: not JSON: %s", args, out);
+    free(out);
+    free(err);
+    return v;
+}
+
+static double S_num(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    cr_assert(json_is_number(v), "%s.%s", a, b ? b : "");
+    return json_number_value(v);
+}
+
+/* gen --trace then trace, against eval generation on the same model file
+ * (4 se: as above). */
+Test(trace_cli, gen_trace_agrees_with_eval_generation, .timeout = 240)
+{
+    char *dir = S_trace_dir(4, 8, 13, 3000);
+    static const char *const pts[] = {"token --gamma 2",          "block --gamma 3",   "rrs --k 2 --gamma 2",
+                                      "spectr --k 3 --gamma 2",   "tree-rrs --tree 2,2", "tree-rrs-wor --tree 2,1",
+                                      "block"};
+    char cmd[1024];
+    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+        snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy --algo %s --json",
+                 dir, dir, dir, pts[i]);
+        json_t *t = S_json(cmd);
+        snprintf(cmd, sizeof cmd, "eval generation --model %s/model.json --algo %s --json", dir, pts[i]);
+        json_t *e = S_json(cmd);
+        double ex = S_num(e, "target_calls", NULL), m = S_num(t, "target_calls", "mean"),
+               se = S_num(t, "target_calls", "stderr");
+        double exr = S_num(e, "rejections", NULL), mr = S_num(t, "rejections", "mean"),
+               ser = S_num(t, "rejections", "stderr");
+        cr_assert(fabs(m - ex) < 4 * se && fabs(mr - exr) < 4 * ser,
+                  "%s: trace calls %.5f +- %.5f, rejections %.5f +- %.5f; exact %.5f, %.5f", pts[i], m, se, mr, ser,
+                  ex, exr);
+        json_decref(t);
+        json_decref(e);
+    }
+    /* --ratios: the same numbers as the rows for token and block */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy "
+                              "--algo token,block --gamma 1..3 --json", dir, dir, dir);
+    json_t *a = S_json(cmd);
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token,block --gamma 1..3 --json",
+             dir, dir);
+    json_t *b = S_json(cmd);
+    cr_assert_eq(json_array_size(a), 6);
+    for (size_t i = 0; i < 6; i++) {
+        json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        /* the same up to the rounding of the ratio (rows are renormalised by their
+         * sum, which may differ from 1 in the last bit) */
+        double c1 = S_num(x, "target_calls", "mean"), c2 = S_num(y, "target_calls", "mean");
+        double r1 = S_num(x, "rejections", "mean"), r2 = S_num(y, "rejections", "mean");
+        double e1 = S_num(x, "target_calls", "stderr"), e2 = S_num(y, "target_calls", "stderr");
+        cr_assert(fabs(c1 - c2) < 1e-12 * c1 && fabs(r1 - r2) < 1e-12 * r1 && fabs(e1 - e2) < 1e-9 * e1,
+                  "point %zu: rows %.17g %.17g, ratios %.17g %.17g", i, c1, r1, c2, r2);
+    }
+    json_decref(a);
+    json_decref(b);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
+/* Writes a tokens/rows set with one defect into dir. */
+static void S_write_case(const char *dir, const int64_t *tok, size_t n, size_t T, const double *rows, size_t V)
+{
+    char path[600];
+    size_t s2[2] = {n, T}, s3[3] = {n, T, V};
+    snprintf(path, sizeof path, "%s/t.npy", dir);
+    cr_assert_eq(sd_npy_write_i8(path, 2, s2, tok, NULL), SD_OK);
+    snprintf(path, sizeof path, "%s/p.npy", dir);
+    cr_assert_eq(sd_npy_write_f8(path, 3, s3, rows, NULL), SD_OK);
+}
+
+Test(trace_cli, malformed_inputs_are_refused_with_no_output, .timeout = 60)
+{
+    char *dir = S_tmp("bad");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    int64_t tok[4] = {0, 1, 0, 0};
+    double good[8] = {0.5, 0.5, 0.25, 0.75, 1.0, 0.0, 0.5, 0.5};
+    S_write_case(dir, tok, 2, 2, good, 2);
+    char base[1400];
+    snprintf(base, sizeof base, "trace --tokens %s/t.npy --draft %s/p.npy --target %s/p.npy --algo block --gamma 2",
+             dir, dir, dir);
+    tu_expect(base, 0, NULL);
+    /* a missing file: 66 */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/none.npy --ratios %s/p.npy --algo token", dir, dir);
+    tu_expect(cmd, 66, "none.npy");
+    /* not .npy: 65 */
+    snprintf(cmd, sizeof cmd, "echo hello > %s/text.npy", dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/text.npy --draft %s/p.npy --target %s/p.npy --algo token", dir, dir, dir);
+    tu_expect(cmd, 65, "not a .npy file");
+    /* float tokens, rows as tokens: 65 */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/p.npy --draft %s/p.npy --target %s/p.npy --algo token", dir, dir, dir);
+    tu_expect(cmd, 65, "expected integer tokens");
+    /* rows of the wrong shape: tokens as rows */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/t.npy --target %s/p.npy --algo token", dir, dir, dir);
+    tu_expect(cmd, 65, "expected float16, float32 or float64 rows");
+    /* ratios of the wrong shape */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --ratios %s/p.npy --algo token", dir, dir);
+    tu_expect(cmd, 65, "expected (2, 2)");
+    /* a negative entry, a NaN, a row sum off, a token >= V, a token of target probability 0 */
+    double neg[8] = {0.5, 0.5, 1.25, -0.25, 1.0, 0.0, 0.5, 0.5};
+    S_write_case(dir, tok, 2, 2, neg, 2);
+    tu_expect(base, 65, "sequence 0, position 2, token 1: -0.25");
+    double nan_[8] = {0.5, 0.5, 0.25, 0.75, NAN, 0.0, 0.5, 0.5};
+    S_write_case(dir, tok, 2, 2, nan_, 2);
+    tu_expect(base, 65, "sequence 1, position 1, token 0: nan");
+    double off[8] = {0.5, 0.5, 0.25, 0.75, 1.0, 0.01, 0.5, 0.5};
+    S_write_case(dir, tok, 2, 2, off, 2);
+    tu_expect(base, 65, "the row sums to 1.01");
+    int64_t big[4] = {0, 1, 2, 0};
+    S_write_case(dir, big, 2, 2, good, 2);
+    tu_expect(base, 65, "token 2; expected 0..1");
+    int64_t zero[4] = {0, 1, 1, 0}; /* sequence 1, position 1: token 1 where q = (1, 0) */
+    S_write_case(dir, zero, 2, 2, good, 2);
+    tu_expect(base, 65, "target probability 0");
+    int64_t negt[4] = {0, -1, 0, 0};
+    S_write_case(dir, negt, 2, 2, good, 2);
+    tu_expect(base, 65, "a negative token");
+    /* usage: both forms, neither, an unsupported verifier, rows needed */
+    S_write_case(dir, tok, 2, 2, good, 2);
+    snprintf(cmd, sizeof cmd, "%s --ratios %s/p.npy", base, dir);
+    tu_expect(cmd, 64, "not both");
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --algo token", dir);
+    tu_expect(cmd, 64, "--ratios");
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/p.npy --target %s/p.npy --algo greedy-block", dir,
+             dir, dir);
+    tu_expect(cmd, 64, "greedy-block has no law given a logged output");
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/p.npy --target %s/p.npy --algo traversal", dir, dir,
+             dir);
+    tu_expect(cmd, 64, "rows off the logged path");
+    /* --max-memory: refused before allocating (one position of V = 2^17: 2 MB of rows) */
+    {
+        size_t Vb = (size_t)1 << 17, s3[3] = {1, 1, Vb}, s2[2] = {1, 1};
+        double *rb = calloc(Vb, sizeof *rb);
+        rb[0] = 1.0;
+        int64_t t0[1] = {0};
+        char path[600];
+        snprintf(path, sizeof path, "%s/bt.npy", dir);
+        cr_assert_eq(sd_npy_write_i8(path, 2, s2, t0, NULL), SD_OK);
+        snprintf(path, sizeof path, "%s/bp.npy", dir);
+        cr_assert_eq(sd_npy_write_f8(path, 3, s3, rb, NULL), SD_OK);
+        free(rb);
+        snprintf(cmd, sizeof cmd, "trace --tokens %s/bt.npy --draft %s/bp.npy --target %s/bp.npy --algo rrs --k 2 "
+                                  "--max-memory 1M", dir, dir, dir);
+        tu_expect(cmd, 65, "--max-memory");
+        snprintf(cmd, sizeof cmd, "trace --tokens %s/bt.npy --draft %s/bp.npy --target %s/bp.npy --algo rrs --k 2 "
+                                  "--max-memory 64M", dir, dir, dir);
+        tu_expect(cmd, 0, NULL);
+    }
+    snprintf(cmd, sizeof cmd, "%s --gamma best", base);
+    tu_expect(cmd, 64, "--c");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
+/* float32 rows (sums off by ~1e-7) are admitted and the deviation reported. */
+Test(trace_cli, float32_rows_are_renormalised_and_the_deviation_reported)
+{
+    char *dir = S_tmp("f32");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    /* a hand-made float32 file: 1 sequence, 1 position, V = 3 */
+    float row[3] = {0.1f, 0.2f, 0.7f};
+    unsigned char buf[256];
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 3), }";
+    size_t n = S_npy(buf, dict, row, sizeof row);
+    snprintf(cmd, sizeof cmd, "%s/r.npy", dir);
+    FILE *f = fopen(cmd, "wb");
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    int64_t tok[1] = {2};
+    size_t s2[2] = {1, 1};
+    snprintf(cmd, sizeof cmd, "%s/t.npy", dir);
+    cr_assert_eq(sd_npy_write_i8(cmd, 2, s2, tok, NULL), SD_OK);
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/r.npy --target %s/r.npy --algo token --json", dir, dir,
+             dir);
+    json_t *v = S_json(cmd);
+    double dev = S_num(v, "max_row_deviation", NULL);
+    cr_assert(dev > 0.0 && dev < 1e-6, "%g", dev);
+    cr_assert_eq(S_num(v, "row_tolerance", NULL), 1e-3);
+    json_decref(v);
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/r.npy --target %s/r.npy --algo token --tol 1e-12", dir,
+             dir, dir);
+    tu_expect(cmd, 65, "--tol");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}

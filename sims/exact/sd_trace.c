@@ -13,6 +13,7 @@ typedef struct {
     void *plan;
     size_t S, s0, T, G;
     double *m, *rl, *nm, *nrl; /* [(T+2)·S] masses and real states by (start n, state) */
+    double *base;              /* the one allocation behind them (they are swapped) */
     double *go, *cache;        /* [S], [(G+1)·S·S] */
     unsigned char *valid;      /* [(G+1)·S] */
 } S_ctx;
@@ -43,7 +44,7 @@ static void S_ctx_free(S_ctx *c)
 {
     if (c->tt && c->tt->plan_free)
         c->tt->plan_free(c->plan);
-    free(c->m);
+    free(c->base);
     free(c->go);
     free(c->valid);
     memset(c, 0, sizeof *c);
@@ -74,7 +75,7 @@ static int S_ctx_new(S_ctx *c, const sd_trace_point *pt, size_t T, size_t V, sd_
     }
     c->G = c->tt->draft_len(c->plan, &pt->par, T, 1);
     size_t S = c->S, cells = (T + 2) * S;
-    c->m = calloc(4 * cells, sizeof *c->m);
+    c->base = c->m = calloc(4 * cells, sizeof *c->m);
     c->go = calloc(S + (c->G + 1) * S * S, sizeof *c->go);
     c->valid = calloc((c->G + 1) * S, 1);
     if (!c->m || !c->go || !c->valid) {
