@@ -52,7 +52,7 @@ static const char S_help[] =
     "  --schedule        add the acceptance schedule: a_j = P(j-th draft of an\n"
     "                    iteration accepted | the first j-1 were), j = 1..G\n"
     "  --tol TOL         row-sum tolerance before renormalising (default by dtype:\n"
-    "                    1e-9 float64, 1e-3 float32, 5e-2 float16)\n"
+    "                    1e-9 float64, 1e-3 float32, 1e-2 float16)\n"
     "  --max-memory B    refuse before allocating more than B bytes (e.g. 1G)\n"
     "  --json, --csv     machine-readable output (a JSON object, or an array for\n"
     "                    several points; CSV with a header)\n"

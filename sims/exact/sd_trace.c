@@ -20,7 +20,7 @@ typedef struct {
 
 double sd_trace_default_tol(size_t size)
 {
-    return size >= 8 ? 1e-9 : size >= 4 ? 1e-3 : 5e-2;
+    return size >= 8 ? 1e-9 : size >= 4 ? 1e-3 : 1e-2;
 }
 
 int sd_trace_supported(const sd_verifier_type *vt, const sd_params *par, int have_rows, sd_error *err)

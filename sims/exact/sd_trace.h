@@ -51,7 +51,7 @@ typedef struct sd_trace_input {
 } sd_trace_input;
 
 /* Default row tolerance for a float dtype of `size` bytes: 1e-9 (float64),
- * 1e-3 (float32), 5e-2 (float16). */
+ * 1e-3 (float32), 1e-2 (float16). */
 double sd_trace_default_tol(size_t size);
 
 typedef struct sd_trace_shape {
