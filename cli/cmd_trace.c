@@ -12,6 +12,7 @@
 #include "../src/sd_mem.h"
 #include "../src/sd_npy.h"
 #include "../src/sd_sha256.h"
+#include "../src/sd_version.h"
 #include "cli.h"
 #include "cmd_trace.h"
 #include "commands.h"
@@ -309,6 +310,7 @@ static json_t *S_point_json(const S_ctx *x, const sd_trace_point *pt, const sd_t
 {
     double T = (double)x->sh->T;
     json_t *o = json_object();
+    json_object_set_new(o, "version", json_string(SD_VERSION));
     json_object_set_new(o, "command", json_string("trace"));
     json_object_set_new(o, "algo", json_string(pt->vt->name));
     json_object_set_new(o, "params", sd_params_json(&pt->par, pt->vt));

@@ -295,8 +295,8 @@ const char *sd_npy_type_name(const sd_npy *a, char *buf, size_t len)
     return buf;
 }
 
-static int S_write(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
-                   size_t elsize, sd_error *err)
+int sd_npy_write_at(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
+                    size_t elsize, sd_error *err)
 {
     char dict[512];
     size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
@@ -310,12 +310,9 @@ static int S_write(const char *path, const char *descr, size_t ndim, const size_
     size_t total = 10 + n + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hl = n + pad + 1;
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return sd_error_set(err, SD_EIO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = fopen(path, "wb");
     if (!f)
-        return sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+        return sd_error_set(err, SD_EIO, "%s: cannot write: %s", path, strerror(errno));
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, n, f) == n;
     for (size_t i = 0; ok && i < pad; i++)
@@ -323,7 +320,23 @@ static int S_write(const char *path, const char *descr, size_t ndim, const size_
     ok = ok && fputc('\n', f) != EOF;
     ok = ok && (count == 0 || fwrite(data, elsize, count, f) == count);
     ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path)) {
+    if (!ok) {
+        remove(path);
+        return sd_error_set(err, SD_EIO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    return SD_OK;
+}
+
+static int S_write(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
+                   size_t elsize, sd_error *err)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return sd_error_set(err, SD_EIO, "%s: path too long", path);
+    int rc = sd_npy_write_at(tmp, descr, ndim, shape, data, elsize, err);
+    if (rc)
+        return rc;
+    if (rename(tmp, path)) {
         remove(tmp);
         return sd_error_set(err, SD_EIO, "%s: cannot write: %s", path, strerror(errno));
     }

@@ -61,7 +61,10 @@ const char *sd_npy_type_name(const sd_npy *a, char *buf, size_t len);
 
 /* Writes a little-endian array of doubles ("<f8") or of 64-bit integers
  * ("<i8") with the given shape to path: to path.tmp, then renamed, so
- * that no partial file is left.  SD_EIO naming the file. */
+ * that no partial file is left.  SD_EIO naming the file.  The _at forms
+ * write exactly path (the caller renames). */
+int sd_npy_write_at(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
+                    size_t elsize, sd_error *err);
 int sd_npy_write_f8(const char *path, size_t ndim, const size_t *shape, const double *data,
                     sd_error *err);
 int sd_npy_write_i8(const char *path, size_t ndim, const size_t *shape, const int64_t *data,

@@ -1,6 +1,7 @@
 /* sd_trace_write.c — traces sampled from a chain (sd_trace_write.h). */
 #include "sd_trace_write.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,22 +63,31 @@ int sd_trace_write(const sd_chain *c, size_t n, uint64_t seed, const char *dir, 
             a = y;
         }
     }
-    char path[4096];
+    /* every file to NAME.npy.tmp, then all renamed: no partial set is left */
+    char path[5][4096], tmp[5][4200];
     size_t s2[2] = {n, T}, s3[3] = {n, T, V}, s1[1] = {n};
     const char *names[5] = {"tokens", "draft", "target", "ratios", "prompts"};
-    for (int f = 0; f < 5 && !rc; f++) {
-        if ((size_t)snprintf(path, sizeof path, "%s/%s.npy", dir, names[f]) >= sizeof path) {
+    int f = 0;
+    for (; f < 5 && !rc; f++) {
+        if ((size_t)snprintf(path[f], sizeof path[f], "%s/%s.npy", dir, names[f]) >= sizeof path[f]) {
             rc = sd_error_set(err, SD_EIO, "%s: path too long", dir);
             break;
         }
+        snprintf(tmp[f], sizeof tmp[f], "%s.tmp", path[f]);
         switch (f) {
-        case 0: rc = sd_npy_write_i8(path, 2, s2, tok, err); break;
-        case 1: rc = sd_npy_write_f8(path, 3, s3, p, err); break;
-        case 2: rc = sd_npy_write_f8(path, 3, s3, q, err); break;
-        case 3: rc = sd_npy_write_f8(path, 2, s2, r, err); break;
-        default: rc = sd_npy_write_i8(path, 1, s1, x0, err); break;
+        case 0: rc = sd_npy_write_at(tmp[f], "<i8", 2, s2, tok, 8, err); break;
+        case 1: rc = sd_npy_write_at(tmp[f], "<f8", 3, s3, p, 8, err); break;
+        case 2: rc = sd_npy_write_at(tmp[f], "<f8", 3, s3, q, 8, err); break;
+        case 3: rc = sd_npy_write_at(tmp[f], "<f8", 2, s2, r, 8, err); break;
+        default: rc = sd_npy_write_at(tmp[f], "<i8", 1, s1, x0, 8, err); break;
         }
     }
+    for (int g = 0; g < 5 && !rc; g++)
+        if (rename(tmp[g], path[g]))
+            rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", path[g], strerror(errno));
+    if (rc)
+        for (int g = 0; g < f && g < 5; g++)
+            remove(tmp[g]);
 done:
     free(tok);
     free(x0);
