@@ -1,6 +1,7 @@
 /* sd_trace_laws.c — laws given a logged output (sd_trace_laws.h). */
 #include "sd_trace_laws.h"
 
+#include <gsl/gsl_randist.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,8 @@
 #include "sd_iter_laws.h"
 #include "../engine/sd_paired.h"
 #include "../verifiers/sd_tree.h"
+#include "../../src/sd_dist.h"
+#include "../../src/sd_kseq.h"
 
 /* The view chain's row pointers (read only through sd_chain_p/q). */
 static double *S_mut(const double *p)
@@ -141,6 +144,101 @@ int sd_trace_pos_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma,
     return SD_OK;
 }
 
+/* --- the k-draft tree's selection, by the logged token's column ------------------- */
+
+typedef struct {
+    size_t k, V;
+    int kseq;
+    double *w, *b1, *b2; /* [V], [k+1], [k+1] */
+} S_sel;
+
+void sd_trace_sel_plan_free(void *plan)
+{
+    free(plan);
+}
+
+int sd_trace_sel_plan_new(void **plan, size_t k, int kseq, size_t V, size_t *S, size_t *s0, sd_error *err)
+{
+    if (k < 1 || k > ((size_t)1 << 12))
+        return sd_error_set(err, SD_EUSAGE, "the law given the output takes 1..4096 drafts, not %zu", k);
+    S_sel *sp = malloc(sizeof *sp + (V + 2 * (k + 1)) * sizeof(double));
+    if (!sp)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    double *w = (double *)(void *)(sp + 1);
+    *sp = (S_sel){k, V, kseq, w, w + V, w + V + k + 1};
+    *S = k;
+    *s0 = k - 1;
+    *plan = sp;
+    return SD_OK;
+}
+
+static void S_binom(size_t nn, double pr, double *out)
+{
+    for (size_t j = 0; j <= nn; j++)
+        out[j] = gsl_ran_binomial_pdf((unsigned)j, pr < 0.0 ? 0.0 : (pr > 1.0 ? 1.0 : pr), (unsigned)nn);
+}
+
+/* go[agree - 1] += mass · P(agree = base + B1 + B2), B1 ~ Bin(n1, p1), B2 ~ Bin(n2, p2). */
+static void S_sel_spread(S_sel *sp, double mass, size_t base, size_t n1, double p1, size_t n2, double p2, double *go)
+{
+    S_binom(n1, p1, sp->b1);
+    S_binom(n2, p2, sp->b2);
+    for (size_t j1 = 0; j1 <= n1; j1++)
+        for (size_t j2 = 0; j2 <= n2; j2++) {
+            size_t agree = base + j1 + j2;
+            if (agree > 0)
+                go[agree - 1] += mass * sp->b1[j1] * sp->b2[j2];
+        }
+}
+
+int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
+                    sd_error *err)
+{
+    (void)i, (void)real;
+    S_sel *sp = plan;
+    size_t V = sp->V, y = pos->y, a = sigma + 1;
+    const double *p = pos->p, *q = pos->q;
+    for (size_t s = 0; s < sp->k; s++)
+        go[s] = 0.0;
+    if (!sp->kseq) {
+        double sm = 1.0;
+        memcpy(sp->w, q, V * sizeof *sp->w);
+        for (size_t m = 1; m <= a; m++) {
+            double x = sm * (p[y] < sp->w[y] ? p[y] : sp->w[y]);
+            if (x > 0.0)
+                S_sel_spread(sp, x, 1, 0, 0.0, a - m, p[y], go);
+            if (m == a)
+                break;
+            double r = sd_dist_residual(p, sp->w, V, sp->w);
+            if (!(r > 0.0))
+                break; /* later rounds are never reached */
+            sm *= r;
+        }
+    } else {
+        double rho, beta;
+        int rc = sd_kseq_solve(p, q, V, a, &rho, &beta, err);
+        if (rc)
+            return rc;
+        double f = 1.0 - beta, reach = 1.0;
+        double acc = p[y] < q[y] / rho ? p[y] : q[y] / rho;
+        double pi = f > 0.0 ? (p[y] - acc) / f : 0.0;
+        for (size_t m = 1; m <= a; m++) {
+            if (reach * acc > 0.0)
+                S_sel_spread(sp, reach * acc, 1, m - 1, pi, a - m, p[y], go);
+            reach *= f;
+        }
+        if (reach > 0.0) {
+            double mass = sd_kseq_residual(p, q, V, a, rho, beta, sp->w);
+            double r = mass > 0.0 ? sp->w[y] / mass : q[y];
+            if (reach * r > 0.0)
+                S_sel_spread(sp, reach * r, 0, a, pi, 0, 0.0, go);
+        }
+    }
+    for (size_t s = 0; s < sp->k; s++)
+        go[s] /= q[y];
+    return SD_OK;
+}
+
 /* --- top-down trees ---------------------------------------------------------------- */
 
 typedef struct {
@@ -149,7 +247,7 @@ typedef struct {
     sd_tree_draw draw;
     size_t V;
     int closed;                       /* i.i.d. children of a correct kind: the closed form */
-    sd_pos_law pl[SD_TREE_MAX_DEPTH]; /* closed form: RRS with b_{i+1} drafts */
+    void *sel[SD_TREE_MAX_DEPTH];     /* closed form: RRS with b_{i+1} drafts (S_sel) */
     sd_tree *tr[SD_TREE_MAX_DEPTH];   /* enumeration: one-level trees of b_{i+1} children */
     double *w;                        /* [(b+1)·V] enumeration scratch, or [(b_max+2)·V] closed */
     size_t y;
@@ -163,7 +261,7 @@ static void S_tree_free(void *plan)
     if (!tp)
         return;
     for (size_t i = 0; i < SD_TREE_MAX_DEPTH; i++) {
-        sd_pos_law_free(&tp->pl[i]);
+        sd_trace_sel_plan_free(tp->sel[i]);
         sd_tree_free(tp->tr[i]);
     }
     free(tp->w);
@@ -203,9 +301,10 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
     }
     for (size_t i = 0; i < tp->par.tree_depth; i++) {
         size_t b = tp->par.tree[i];
-        if (tp->closed)
-            rc = sd_pos_law_tree(V, SIZE_MAX, b, 0, &tp->pl[i], err);
-        else {
+        if (tp->closed) {
+            size_t Sb, s0b;
+            rc = sd_trace_sel_plan_new(&tp->sel[i], b, 0, V, &Sb, &s0b, err);
+        } else {
             sd_params one = tp->par;
             one.tree[0] = b;
             one.tree_depth = 1;
@@ -271,18 +370,16 @@ static int S_tree_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma
     size_t V = tp->V, y = pos->y;
     sd_chain view = {.V = V, .T = 1, .draft_steps = 1, .target_steps = 1,
                      .draft = S_mut(pos->p), .target = S_mut(pos->q)};
-    if (tp->closed) {
-        sd_pos_law *pl = &tp->pl[i];
-        size_t b = pl->S;
-        double *cont = tp->w, *ok = cont + b * V, *rej = ok + V;
-        memset(cont, 0, (b + 2) * V * sizeof *cont);
-        int rc = pl->fn(pl->ctx, &view, 1, 0, 0, pl->s0, cont, ok, rej, err);
+    if (tp->closed) { /* all b children survive at first; any accepted one goes on */
+        size_t b = tp->par.tree[i];
+        double *g = tp->w;
+        int rc = sd_trace_sel_go(tp->sel[i], pos, 0, b - 1, real, g, err);
         if (rc)
             return rc;
         double a = 0.0;
         for (size_t s = 0; s < b; s++)
-            a += cont[s * V + y];
-        go[0] = a / pos->q[y];
+            a += g[s];
+        go[0] = a;
         return SD_OK;
     }
     sd_tree *tr = tp->tr[i];

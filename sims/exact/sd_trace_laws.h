@@ -42,6 +42,24 @@ extern const sd_trace_type sd_trace_block;
 extern const sd_trace_type sd_trace_block_broken_s;
 extern const sd_trace_type sd_trace_tree;
 
+/* The k-draft tree of rrs (kseq = 0) and SpecTr's k-Seq (kseq = 1), by
+ * the column of the logged token only (the law of sd_law_tree,
+ * sims/exact/sd_iter_laws.h, at y): with a surviving drafts tried in turn,
+ *   RRS:   y accepted at round m with s_m min(p(y), q^m(y)), s_m = Π_{j<m}
+ *          (mass of the residual after round j), then 1 + Bin(a-m, p(y))
+ *          drafts agree with y and survive;
+ *   k-Seq: y accepted at round m with (1-β)^{m-1} min(p(y), q(y)/ρ*(a)),
+ *          the drafts equal to y surviving: the accepted one, Bin(a-m,
+ *          p(y)) untried, Bin(m-1, π_y) rejected; or y from the residual
+ *          of eq. 5 (a rejection unless rejected drafts equal y survive).
+ * O(a·V) per state and position (the residuals, ρ* by Brent's method),
+ * where the position law costs O(a·V) binomial spreads more.  State
+ * sigma = a - 1; *S = k.  SD_EUSAGE for k outside 1..4096. */
+int sd_trace_sel_plan_new(void **plan, size_t k, int kseq, size_t V, size_t *S, size_t *s0, sd_error *err);
+void sd_trace_sel_plan_free(void *plan);
+int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
+                    sd_error *err);
+
 /* A verifier's position-law constructor (as its table-driven kernel takes
  * it, sims/kernels/sd_kernel_law.h): fills *out for chain c's V at par. */
 typedef int (*sd_trace_pos_ctor)(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err);
