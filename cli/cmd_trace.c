@@ -77,7 +77,7 @@ static const char *const S_files[4] = {"tokens", "draft", "target", "ratios"};
 static int S_own(const char *name, int *flag)
 {
     static const char *const vals[] = {"tokens", "draft", "target", "ratios", "c", "draft-cost",
-                                       "tol", "max-memory", "gamma-max", "algo", NULL};
+                                       "tol", "max-memory", "gamma-max", "algo", "plugin", NULL};
     static const char *const flags[] = {"json", "csv", "schedule", "help", NULL};
     for (size_t i = 0; flags[i]; i++)
         if (!strcmp(name, flags[i])) {
