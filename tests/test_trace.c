@@ -681,3 +681,48 @@ Test(trace_cli, float32_rows_are_renormalised_and_the_deviation_reported)
     cr_assert_eq(system(cmd), 0);
     free(dir);
 }
+
+Test(trace_cli, help_sweep_best_csv_and_schedule, .timeout = 60)
+{
+    char *out = NULL, *err = NULL;
+    cr_assert_eq(tu_run("trace --help", &out, &err), 0);
+    cr_assert(tu_contains(out, "--tokens X.npy") && tu_contains(out, "--draft-cost"));
+    free(out);
+    free(err);
+    cr_assert_eq(tu_run("--help", &out, &err), 0);
+    cr_assert(tu_contains(out, "trace"));
+    free(out);
+    free(err);
+    char *dir = S_trace_dir(4, 6, 2, 300);
+    char cmd[1024];
+    /* --gamma best: one object per verifier, the best of gamma_tried */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token,block --gamma best "
+                              "--gamma-max 4 --c 0.1 --schedule --json", dir, dir);
+    json_t *v = S_json(cmd);
+    cr_assert(json_is_array(v) && json_array_size(v) == 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *o = json_array_get(v, i), *tried = json_object_get(o, "gamma_tried");
+        cr_assert_eq(json_array_size(tried), 4);
+        double best = S_num(o, "speedup", "mean");
+        for (size_t j = 0; j < 4; j++)
+            cr_assert(json_number_value(json_object_get(json_array_get(tried, j), "speedup")) <= best);
+        size_t g = (size_t)json_integer_value(json_object_get(json_object_get(o, "params"), "gamma"));
+        cr_assert_eq(json_array_size(json_object_get(o, "schedule")), g);
+    }
+    json_decref(v);
+    /* CSV: a header and a row per point, the schedule in one field */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo block --gamma 1,3 --c 0.1 "
+                              "--draft-cost step --schedule --csv", dir, dir);
+    cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s", err);
+    size_t lines = 0;
+    for (const char *s = out; *s; s++)
+        lines += *s == '\n';
+    cr_assert_eq(lines, 3, "%s", out);
+    cr_assert(tu_contains(out, "algo,params,sequences") && tu_contains(out, "block,gamma 3,300,6,0,") &&
+                  tu_contains(out, ",step,"), "%s", out);
+    free(out);
+    free(err);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
