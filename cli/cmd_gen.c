@@ -1,6 +1,11 @@
 /* cmd_gen.c — `simdec gen`: writes a random chain (sd_chain_generate). */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "../src/sd_mem.h"
+#include "../src/sd_trace_write.h"
 
 #include "cli.h"
 #include "commands.h"
@@ -26,7 +31,12 @@ static const char S_help[] =
     "                   no --alpha/--mix)\n"
     "  --max-memory BYTES  refuse a chain that takes more when stored, e.g. 4G\n"
     "                   (default: half of the memory available, MemAvailable)\n"
-    "  -o, --output F   write to F (only on success); default standard output\n";
+    "  -o, --output F   write to F (only on success); default standard output\n"
+    "  --trace N        instead: sample N target sequences x_1..x_T of the chain\n"
+    "                   (generated, or --model FILE) and write -o DIR/tokens.npy,\n"
+    "                   draft.npy, target.npy (the rows along each sequence),\n"
+    "                   ratios.npy and prompts.npy (x_0): the input of simdec trace\n"
+    "  --seed S         the traces' seed (default 1): sequence i reads stream (S, i)\n";
 
 static int S_write(FILE *f, void *ctx, sd_error *err)
 {
@@ -38,12 +48,16 @@ int cmd_gen(int argc, char **argv)
     static const struct option opts[] = {
         CLI_MODEL_LONGOPTS,
         {"output", required_argument, 0, 'o'},
+        {"trace", required_argument, 0, 0x7101},
+        {"seed", required_argument, 0, 0x7102},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     cli_model_opts mo;
     cli_model_init(&mo);
     const char *out = NULL;
+    size_t trace_n = 0;
+    uint64_t trace_seed = 1;
     sd_error err;
     int c, status = 0;
     optind = 0;
@@ -57,6 +71,23 @@ int cmd_gen(int argc, char **argv)
         if (c == 'o') {
             out = optarg;
             if (cli_check_path("--output", optarg, &err)) {
+                status = cli_fail(&err);
+                break;
+            }
+            continue;
+        }
+        if (c == 0x7101 || c == 0x7102) {
+            int r = c == 0x7101 ? cli_parse_size("--trace", optarg, 1, (size_t)1 << 30, &trace_n, &err)
+                              : cli_parse_seed(optarg, &trace_seed, &err);
+            if (r) {
+                status = cli_fail(&err);
+                break;
+            }
+            continue;
+        }
+        if (c == CLI_OPT_MODEL) { /* with --trace only (checked below) */
+            int r = cli_model_option(&mo, c, optarg, &err);
+            if (r < 0) {
                 status = cli_fail(&err);
                 break;
             }
@@ -79,9 +110,32 @@ int cmd_gen(int argc, char **argv)
     }
     if (!status && optind < argc)
         status = cli_usage_error("gen", "unexpected argument '%s'", argv[optind]);
-    cli_model_release(&mo);
-    if (status)
+    if (!status && mo.file && !trace_n)
+        status = cli_usage_error("gen", "--model does not apply to gen (it writes a new model), except "
+                                        "with --trace N (traces sampled from that model)");
+    if (!status && trace_n && !out)
+        status = cli_usage_error("gen", "--trace writes a directory of .npy files: give -o DIR");
+    if (status) {
+        cli_model_release(&mo);
         return status;
+    }
+    if (trace_n) {
+        struct stat st;
+        if (stat(out, &st) != 0 && mkdir(out, 0777) != 0) {
+            cli_model_release(&mo);
+            sd_error_set(&err, SD_EOUTPUT, "%s: cannot create the directory: %s", out, strerror(errno));
+            return cli_fail(&err);
+        }
+        sd_chain *ch = cli_model_build(&mo, &err);
+        size_t budget = sd_mem_budget(mo.max_memory);
+        cli_model_release(&mo);
+        if (!ch)
+            return cli_fail(&err);
+        int rc = sd_trace_write(ch, trace_n, trace_seed, out, budget, &err);
+        sd_chain_free(ch);
+        return rc ? cli_fail(&err) : 0;
+    }
+    cli_model_release(&mo);
     sd_chain *ch = cli_model_build(&mo, &err); /* generated: --V, --T, ..., within the memory budget */
     if (!ch)
         return cli_fail(&err);

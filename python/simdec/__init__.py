@@ -14,6 +14,7 @@ from ._lib import SimdecError
 from ._model import Model, generate, load
 from ._commands import check, command, eval, lp, main, run  # noqa: A004
 from ._verifier import Iteration, Verifier, verifier
+from ._trace import trace
 
 __all__ = ["SimdecError", "Model", "generate", "load", "run", "check", "eval", "lp", "command", "main",
-           "Verifier", "verifier", "Iteration"]
+           "Verifier", "verifier", "Iteration", "trace"]

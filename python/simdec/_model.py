@@ -49,14 +49,16 @@ class Model:
     """A model: `init` [V], `draft` and `target` [T][V][V] (or [V][V], the
     same matrix at every step) numpy arrays, draft[t-1][a][b] = p_t(b|a).
 
-    Model(init, draft, target, T=None) checks the rows as simdec checks a
-    model file (finite, non-negative, summing to 1 within 1e-9) and keeps
-    them renormalised as simdec uses them; T is needed only when both draft
-    and target are [V][V].  simdec.load and simdec.generate return models
+    Model(init, draft, target, T=None, tol=None) checks the rows as simdec
+    checks a model file (finite, non-negative, summing to 1 within 1e-9, or
+    within tol: rows exported in float32 sum to 1 only within about 1e-7)
+    and keeps them renormalised as simdec uses them (max_row_deviation: the
+    largest |row sum - 1| seen); T is needed only when both draft and
+    target are [V][V].  simdec.load and simdec.generate return models
     that the commands then name exactly as the command line does (--model
     FILE, or the generator's options), so their output is the same."""
 
-    def __init__(self, init, draft, target, T=None):
+    def __init__(self, init, draft, target, T=None, tol=None):
         np = _lib.numpy()
         init = np.ascontiguousarray(init, dtype=np.float64)
         draft = np.ascontiguousarray(draft, dtype=np.float64)
@@ -85,8 +87,25 @@ class Model:
         chain = ctypes.c_void_p()
         buf = ctypes.create_string_buffer(1024)
         ptr = lambda a: a.ctypes.data_as(_lib.c_double_p)
-        st = L.sd_api_model_from_arrays(V, int(T), 1 if draft.ndim == 2 else int(T), 1 if target.ndim == 2 else int(T),
-                                        ptr(init), ptr(draft), ptr(target), ctypes.byref(chain), buf, len(buf))
+        dev = ctypes.c_double(0.0)
+        if tol is None:
+            st = L.sd_api_model_from_arrays(V, int(T), 1 if draft.ndim == 2 else int(T),
+                                            1 if target.ndim == 2 else int(T), ptr(init), ptr(draft), ptr(target),
+                                            ctypes.byref(chain), buf, len(buf))
+        else:
+            if not isinstance(tol, (int, float)) or not (0 <= tol <= 0.5):
+                raise _lib.SimdecError("tol=%r: expected a number in [0, 0.5]" % (tol,), 64)
+            fn = L.sd_api_model_from_arrays_tol
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_size_t] * 4 + [_lib.c_double_p] * 3 + [
+                ctypes.c_double, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_char_p, ctypes.c_size_t]
+            st = fn(V, int(T), 1 if draft.ndim == 2 else int(T), 1 if target.ndim == 2 else int(T), ptr(init),
+                    ptr(draft), ptr(target), float(tol), ctypes.byref(dev), ctypes.byref(chain), buf, len(buf))
+        if st != 0:
+            # the library's hint names the command-line option; here it is tol=
+            buf.value = buf.value.replace(b"--tol X accepts more", b"Model(..., tol=X) accepts more")
+        self.max_row_deviation = dev.value
         self.init, self.draft, self.target, self.T = _take(st, chain, buf)
         self.V = V
         self._args = None  # written to a temporary file when a command needs it
@@ -96,6 +115,7 @@ class Model:
     def _of(cls, init, draft, target, T, args):
         m = cls.__new__(cls)
         m.init, m.draft, m.target, m.T, m.V = init, draft, target, T, init.shape[0]
+        m.max_row_deviation = 0.0
         m._args, m._tmp = args, None
         return m
 

@@ -15,8 +15,8 @@
 /* The version of the plugin interface: sd_verifier_type, sd_param_decl,
  * sd_params, sd_iter, sd_chain and the inline helpers of include/simdec.h.
  * Any change to their layout or meaning increments it. */
-#define SD_PLUGIN_ABI 4u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
-                             given_output; 4: sd_verifier_type.tree */
+#define SD_PLUGIN_ABI 5u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
+                             given_output; 4: sd_verifier_type.tree; 5: sd_verifier_type.trace */
 
 typedef struct sd_plugin {
     unsigned abi;                          /* SD_PLUGIN_ABI at compile time */

@@ -269,6 +269,47 @@ struct sd_iter_law;
  * *s is updated for the branch that accepts. */
 typedef double (*sd_given_output_fn)(double *s, double r);
 
+/* --- the law given a logged output (sims/exact/sd_trace.h) -----------------
+ *
+ * A lossless verifier outputs the target chain, so a sequence sampled from
+ * the target is a sample of its output.  Given that output, the iteration
+ * structure is a hidden Markov chain along the path: an iteration that has
+ * accepted its first i drafts, in internal state (sigma, real), meets the
+ * output token y at position t (context x_{t-1} on the path) and accepts
+ * it as its (i+1)-th draft, going on in state sigma', with probability
+ * go[sigma'] (the rest: y came from a residual, a rejection).  The slot
+ * holds that law where it uses only the rows at the output's context (or
+ * only r = p(y)/q(y)); it must hold for every hidden state (the token at t
+ * follows q_t(.|x_{t-1}) whatever the state), which sd_trace checks.
+ * The bonus token after G accepted drafts and the end at the horizon are
+ * generic. */
+typedef struct sd_trace_pos {
+    const double *p, *q; /* the rows at the output's context (V doubles), or NULL (ratios only) */
+    size_t V;            /* 0 with ratios only */
+    size_t y;            /* the output token (meaningful with rows) */
+    double r;            /* p(y)/q(y), q(y) > 0 */
+} sd_trace_pos;
+
+struct sd_verifier_type;
+
+typedef struct sd_trace_type {
+    int needs_rows; /* 1: the full rows at the context; 0: r suffices */
+    int real_state; /* 1: go reads and updates *real (per open iteration) */
+    int by_depth;   /* 1: go depends on the depth i (else only on sigma and the position) */
+    /* A plan for vt at par over vocabulary V (0 with ratios only): *S
+     * internal states, *s0 the state at depth 0.  SD_EUSAGE with the reason
+     * where the law given the output needs rows off the path. */
+    int (*plan_new)(void **plan, const struct sd_verifier_type *vt, const sd_params *par, size_t V,
+                    size_t *S, size_t *s0, sd_error *err);
+    void (*plan_free)(void *plan);
+    /* Drafts of an iteration starting at position n of a generation of T. */
+    size_t (*draft_len)(const void *plan, const sd_params *par, size_t T, size_t n);
+    /* go[0..S-1] as above at depth i < draft_len, state sigma, *real
+     * (1 at depth 0) updated for the branch that goes on. */
+    int (*go)(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
+              sd_error *err);
+} sd_trace_type;
+
 /* --- the type --------------------------------------------------------------- */
 
 /* Controls.  A deliberately broken control is one file
@@ -344,6 +385,9 @@ typedef struct sd_verifier_type {
      * (sd_tree_kind_find: `eval accept-length --algo tree-*`, the tree
      * figure).  NULL: not a tree verifier. */
     const struct sd_tree_kind *tree;
+    /* Optional: its law given a logged output (above; `simdec trace`).
+     * NULL: traces are refused (the law needs rows off the logged path). */
+    const sd_trace_type *trace;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

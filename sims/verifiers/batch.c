@@ -15,6 +15,7 @@
 #include "../../src/sd_exact_batch.h"
 #include "sd_multidraft.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "../kernels/sd_kernel_law.h"
 
 static int S_step(void *state, const sd_chain *c, const sd_params *par,
@@ -55,6 +56,10 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 SD_KERNEL_LAW_DEFINE(S_kernel, "batch-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
 static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
+/* Its law given a logged output (sims/exact/sd_trace_laws.h): the same position law
+ * at the output's context, read at the output token. */
+SD_TRACE_POS_DEFINE(S_trace, S_pos, 1);
+
 extern const sd_verifier_type sd_verifier_batch;
 
 /* Exact values: the DP of sims/exact/sd_exact_gen.h over the law above (target
@@ -87,4 +92,5 @@ const sd_verifier_type sd_verifier_batch = {
     .exact = S_exact,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .trace = &S_trace,
 };

@@ -29,6 +29,7 @@
 #include "../../src/sd_dist.h"
 #include "sd_block.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "../engine/sd_paired.h"
 
 typedef struct {
@@ -164,4 +165,5 @@ const sd_verifier_type sd_verifier_block = {
     .iteration_law = S_law,
     .kernels = S_kernels,
     .given_output = sd_paired_block_rule,
+    .trace = &sd_trace_block,
 };

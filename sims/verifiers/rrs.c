@@ -15,6 +15,7 @@
  * 1 - Π_{m=1..k} TV(q^m, p).  One target call per iteration. */
 #include "sd_multidraft.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "../kernels/sd_kernel_law.h"
 
 static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
@@ -58,6 +59,22 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 SD_KERNEL_LAW_DEFINE(S_kernel, "rrs-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
 static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
+/* Its law given a logged output (sims/exact/sd_trace_laws.h): the same selection at
+ * the output's context, at the output token's column. */
+static int S_trace_plan(void **plan, const struct sd_verifier_type *vt, const sd_params *par, size_t V, size_t *S,
+                        size_t *s0, sd_error *err)
+{
+    (void)vt;
+    return sd_trace_sel_plan_new(plan, par->k, 0, V, S, s0, err);
+}
+static const sd_trace_type S_trace = {.needs_rows = 1,
+                                      .real_state = 0,
+                                      .by_depth = 0,
+                                      .plan_new = S_trace_plan,
+                                      .plan_free = sd_trace_sel_plan_free,
+                                      .draft_len = sd_trace_gamma_len,
+                                      .go = sd_trace_sel_go};
+
 /* The exact law of one iteration (sims/exact/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
@@ -76,4 +93,5 @@ const sd_verifier_type sd_verifier_rrs = {
     .step = sd_multidraft_rrs_step,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .trace = &S_trace,
 };

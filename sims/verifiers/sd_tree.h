@@ -43,6 +43,7 @@
 #include <stddef.h>
 
 #include "../engine/sd_verifier.h"
+#include "../exact/sd_trace_laws.h"
 
 typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw;
 #define SD_TREE_DRAWS "iid|wor|topk"
@@ -171,7 +172,7 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
  * SD_TREE_VERIFIER_FUNCTIONS(KIND) in the same file. */
 #define SD_TREE_VERIFIER_SLOTS(KIND)                                                               \
     .alloc = S_alloc, .free = sd_tree_verifier_free, .step = S_step, .exact = S_exact,             \
-    .iteration_law = S_law, .tree = &(KIND)
+    .iteration_law = S_law, .tree = &(KIND), .trace = &sd_trace_tree
 
 /* The kind of the tree verifier named `algo` (its sd_verifier_type's
  * `tree` slot, registered or a plugin's), or NULL: unknown, or not a

@@ -29,6 +29,7 @@
 #include "../../src/sd_kseq.h"
 #include "sd_multidraft.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "../kernels/sd_kernel_law.h"
 
 enum { P_PLAN }; /* slot of the parameter */
@@ -219,6 +220,25 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 SD_KERNEL_LAW_DEFINE(S_kernel, "spectr-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
 static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
 
+/* Its law given a logged output (sims/exact/sd_trace_laws.h): the same selection at
+ * the output's context, at the output token's column. */
+static int S_trace_plan(void **plan, const struct sd_verifier_type *vt, const sd_params *par, size_t V, size_t *S,
+                        size_t *s0, sd_error *err)
+{
+    (void)vt;
+    if (sd_param_choice(par, P_PLAN) != SD_PLAN_KSEQ)
+        return sd_error_set(err, SD_EUSAGE, "spectr --plan otm: no law given the output (the LP plans are not "
+                                            "enumerated); --plan kseq has one");
+    return sd_trace_sel_plan_new(plan, par->k, 1, V, S, s0, err);
+}
+static const sd_trace_type S_trace = {.needs_rows = 1,
+                                      .real_state = 0,
+                                      .by_depth = 0,
+                                      .plan_new = S_trace_plan,
+                                      .plan_free = sd_trace_sel_plan_free,
+                                      .draft_len = sd_trace_gamma_len,
+                                      .go = sd_trace_sel_go};
+
 const sd_verifier_type sd_verifier_spectr = {
     .name = "spectr",
     .summary = "SpecTr: k-draft tree, k-Seq selection (rho* by Brent) or the OTM LP plan (Sun et al. 2023, Alg. 2, 3)",
@@ -230,4 +250,5 @@ const sd_verifier_type sd_verifier_spectr = {
     .step = S_step,
     .kernels = S_kernels,
     .iteration_law = S_law,
+    .trace = &S_trace,
 };

@@ -17,6 +17,7 @@
 #include "../engine/sd_paired.h"
 #include "../engine/sd_verifier.h"
 #include "../exact/sd_iter_laws.h"
+#include "../exact/sd_trace_laws.h"
 #include "sd_token.h"
 #include "sd_tokenwise.h"
 
@@ -95,4 +96,5 @@ const sd_verifier_type sd_verifier_token = {
     .kernels = S_kernels,
     .iteration_law = S_law,
     .given_output = sd_paired_token_rule,
+    .trace = &sd_trace_token,
 };

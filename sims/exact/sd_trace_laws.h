@@ -1,0 +1,92 @@
+/* sd_trace_laws.h — the laws given a logged output (sd_verifier_type.trace,
+ * sims/engine/sd_verifier.h) of the built-in verifiers.  Internal to sims/.
+ *
+ * Ratio rules (sims/engine/sd_paired.h; Leviathan et al. 2023, Sun et al.
+ * 2025): token accepts the output token y as its next draft with
+ * probability min(1, r), r = p(y)/q(y); block with min(1, s r), s <- max(1,
+ * s r), s = 1 at the start of the iteration.  One state, r suffices.
+ *
+ * Position laws (sims/exact/sd_iter_laws.h): a verifier that is Markov
+ * inside the iteration gives, at a position with rows p, q and internal
+ * state sigma, the weights cont[sigma'·V + y] (y is accepted, the
+ * iteration goes on in sigma'), end_rej[y] (y is a residual draw) summing
+ * over sigma' and the ending to q(y) (each position is lossless whatever
+ * the state).  Given y, go[sigma'] = cont[sigma'·V + y] / q(y).  The rows
+ * are those at the output's context: the surviving drafts of rrs and
+ * SpecTr share the output's prefix (Sun et al. 2023, Alg. 3), batch's
+ * chosen draft is the output (Yin et al. 2024, Alg. 4).
+ *
+ * Top-down trees (sims/verifiers/sd_tree.h; Miao et al. 2024, Jeon et al.
+ * 2024): the node on the output path at depth i has b_{i+1} children
+ * drafted afresh from p at the output's context, verified by recursive
+ * rejection sampling; given y the iteration goes on iff a child with token
+ * y was accepted, with probability
+ *     Σ_{children c} P(c) Σ_{j: c_j = y} pi_c(j) / q(y)
+ * over the drafted children (sd_tree_outcome on a one-level tree): i.i.d.
+ * children by the closed form of recursive rejection sampling (the
+ * position law with b drafts, summed over the survivors), without
+ * replacement and top-k by enumerating the children (refused beyond
+ * SD_EXACT_TREE_MAX_TREES).  Traversal verification accepts by the leaves
+ * (rows off the path): refused. */
+#ifndef SD_TRACE_LAWS_H
+#define SD_TRACE_LAWS_H
+
+#include "../engine/sd_verifier.h"
+#include "sd_exact_gen.h"
+
+extern const sd_trace_type sd_trace_token;
+extern const sd_trace_type sd_trace_block;
+/* Block verification with the running s not carried (s stays 1: the
+ * token rule): the law of broken-block-trace (sims/controls), which the
+ * trace checks must catch. */
+extern const sd_trace_type sd_trace_block_broken_s;
+extern const sd_trace_type sd_trace_tree;
+
+/* The k-draft tree of rrs (kseq = 0) and SpecTr's k-Seq (kseq = 1), by
+ * the column of the logged token only (the law of sd_law_tree,
+ * sims/exact/sd_iter_laws.h, at y): with a surviving drafts tried in turn,
+ *   RRS:   y accepted at round m with s_m min(p(y), q^m(y)), s_m = Π_{j<m}
+ *          (mass of the residual after round j), then 1 + Bin(a-m, p(y))
+ *          drafts agree with y and survive;
+ *   k-Seq: y accepted at round m with (1-β)^{m-1} min(p(y), q(y)/ρ*(a)),
+ *          the drafts equal to y surviving: the accepted one, Bin(a-m,
+ *          p(y)) untried, Bin(m-1, π_y) rejected; or y from the residual
+ *          of eq. 5 (a rejection unless rejected drafts equal y survive).
+ * O(a·V) per state and position (the residuals, ρ* by Brent's method),
+ * where the position law costs O(a·V) binomial spreads more.  State
+ * sigma = a - 1; *S = k.  SD_EUSAGE for k outside 1..4096. */
+int sd_trace_sel_plan_new(void **plan, size_t k, int kseq, size_t V, size_t *S, size_t *s0, sd_error *err);
+void sd_trace_sel_plan_free(void *plan);
+int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
+                    sd_error *err);
+
+/* A verifier's position-law constructor (as its table-driven kernel takes
+ * it, sims/kernels/sd_kernel_law.h): fills *out for chain c's V at par. */
+typedef int (*sd_trace_pos_ctor)(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_error *err);
+
+/* The pieces of a trace type over a position law (SD_TRACE_POS_DEFINE). */
+int sd_trace_pos_plan_new(void **plan, sd_trace_pos_ctor ctor, const sd_params *par, size_t V, size_t *S,
+                          size_t *s0, sd_error *err);
+void sd_trace_pos_plan_free(void *plan);
+size_t sd_trace_gamma_len(const void *plan, const sd_params *par, size_t T, size_t n);
+int sd_trace_pos_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
+                    sd_error *err);
+
+/* Defines `static const sd_trace_type ID` from the position-law
+ * constructor CTOR (BY_DEPTH: 1 when the law depends on the depth). */
+#define SD_TRACE_POS_DEFINE(ID, CTOR, BY_DEPTH)                                                    \
+    static int ID##_plan_new(void **plan, const struct sd_verifier_type *vt, const sd_params *par, \
+                             size_t V, size_t *S, size_t *s0, sd_error *err)                       \
+    {                                                                                              \
+        (void)vt;                                                                                  \
+        return sd_trace_pos_plan_new(plan, CTOR, par, V, S, s0, err);                              \
+    }                                                                                              \
+    static const sd_trace_type ID = {.needs_rows = 1,                                              \
+                                     .real_state = 0,                                              \
+                                     .by_depth = BY_DEPTH,                                         \
+                                     .plan_new = ID##_plan_new,                                    \
+                                     .plan_free = sd_trace_pos_plan_free,                          \
+                                     .draft_len = sd_trace_gamma_len,                              \
+                                     .go = sd_trace_pos_go}
+
+#endif

@@ -1,0 +1,31 @@
+/* sd_trace_write.h — logged traces sampled from a chain, written as numpy
+ * arrays (the input of `simdec trace`, sims/exact/sd_trace.h).
+ *
+ * Sequence i (0-based) of seed s reads the stream (s, i) (src/sd_rng.h):
+ * x_0 ~ init by its first uniform, then x_t ~ q_t(.|x_{t-1}) by its
+ * uniform t, for t = 1..T.  Written to DIR:
+ *   tokens.npy  int64   [n][T]     x_1..x_T
+ *   draft.npy   float64 [n][T][V]  p_t(.|x_{t-1})
+ *   target.npy  float64 [n][T][V]  q_t(.|x_{t-1})
+ *   ratios.npy  float64 [n][T]     p_t(x_t|x_{t-1}) / q_t(x_t|x_{t-1})
+ *   prompts.npy int64   [n]        x_0
+ * Each file is written whole or not at all (sd_npy.h); a token of target
+ * probability 0 is never drawn. */
+#ifndef SD_TRACE_WRITE_H
+#define SD_TRACE_WRITE_H
+
+#include <stdint.h>
+
+#include "sd_chain.h"
+
+/* Bytes the five arrays take (what sd_trace_write allocates). */
+double sd_trace_write_bytes(const sd_chain *c, size_t n);
+
+/* Samples n sequences of chain c with seed and writes them to directory
+ * dir (which must exist).  SD_ETOOBIG before allocating when the arrays
+ * exceed max_bytes (0: no limit); SD_EIO naming a file that cannot be
+ * written; SD_ENOMEM. */
+int sd_trace_write(const sd_chain *c, size_t n, uint64_t seed, const char *dir, size_t max_bytes,
+                   sd_error *err);
+
+#endif
