@@ -1,0 +1,201 @@
+/* kernel_backoff.c — token-level speculative decoding (Leviathan et al.
+ * 2023; Yin et al. 2024, Alg. 1) and block verification (Sun et al. 2025,
+ * "Block verification accelerates speculative decoding", Alg. 2, eqs. 3–5)
+ * on sparse-row models (src/sd_backoff.h: an ARPA bigram target with a
+ * unigram draft, or the i.i.d. problem), with the laws of sd_token_step and
+ * sd_block_step and rows never built.
+ *
+ * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
+ * search among the seen bigrams of a (O(log |S_a|)); token verification's
+ * residual max(q_a - p, 0) by the running sums of its seen part or a binary
+ * search over the ρ order for the backed-off rest (O(log V), redrawn while
+ * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
+ * at scale p_i from the seen bigrams plus the one rest term F(p_i c_a)
+ * (O(|S_a| + log V)).  No step scans the vocabulary. */
+#include <stdlib.h>
+
+#include "../../src/sd_backoff.h"
+#include "../../src/sd_rngbuf.h"
+#include "../verifiers/sd_block.h"
+#include "../verifiers/sd_token.h"
+
+static double S_tv(const sd_backoff *m, size_t a)
+{
+    return m->off ? m->tv[a] : m->tv[0];
+}
+
+/* One trial of token-level SD: tokens[0..T], its rejections and iterations. */
+static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
+                          size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t len = sd_draft_len_at(gamma, T, n), i = 0;
+        int rejected = 0;
+        for (; i < len; i++) {
+            size_t t = n + i, x = sd_backoff_draw_p(m, &rng);
+            double px = m->p[x], qx = sd_backoff_q(m, prev, x);
+            if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
+                prev = tokens[t] = sd_backoff_draw_residual(m, prev, 1.0, S_tv(m, prev), &rng);
+                rejected = 1;
+                break;
+            }
+            prev = tokens[t] = x;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + len <= T) {
+            prev = tokens[n + len] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One trial of block verification (sd_block_step's rule, rows on demand). */
+static void S_block_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
+                          size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
+        double pi = 1.0, tau_p = 1.0;
+        for (size_t i = 1; i <= G; i++) {
+            size_t x = sd_backoff_draw_p(m, &rng);
+            tokens[n + i - 1] = x;
+            double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+            pi = num >= px ? 1.0 : num / px;
+            y = x;
+            if (pi == 0.0)
+                break;
+            double eta = sd_rngbuf_uniform(&rng);
+            int accept;
+            if (i < G) {
+                double mm = sd_backoff_mass(m, x, pi);
+                accept = eta * (mm + (1.0 - pi)) < mm;
+            } else {
+                accept = eta < pi;
+            }
+            if (accept) {
+                tau = i;
+                tau_p = pi;
+                tau_prev = x;
+            }
+        }
+        size_t emitted = tau;
+        if (tau == G) {
+            if (n + G <= T) {
+                tokens[n + G] = sd_backoff_draw_q(m, tau_prev, &rng);
+                emitted = G + 1;
+            }
+        } else {
+            double mm = sd_backoff_mass(m, tau_prev, tau_p);
+            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, tau_p, mm, &rng)
+                                       : sd_backoff_draw_q(m, tau_prev, &rng);
+            emitted = tau + 1;
+            rej++;
+        }
+        its++;
+        if (obs->hist)
+            obs->hist[tau] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)tau);
+        prev = tokens[n + emitted - 1];
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+typedef void (*S_trial_fn)(const sd_backoff *, size_t, uint64_t, uint64_t, size_t *, size_t *, size_t *,
+                           const sd_observe *);
+
+typedef struct {
+    const sd_backoff *m;
+    size_t gamma;
+    S_trial_fn trial;
+} S_plan;
+
+static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_fn fn, sd_error *err)
+{
+    if (!m->backoff)
+        return SD_EUSAGE; /* not applicable */
+    S_plan *p = malloc(sizeof *p);
+    if (!p)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    p->m = m->backoff;
+    p->gamma = par->gamma;
+    p->trial = fn;
+    *plan = p;
+    return SD_OK;
+}
+
+static int S_new_token(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_token_trial, err);
+}
+
+static int S_new_block(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_block_trial, err);
+}
+
+static int S_work_new(const void *plan, void **work, sd_error *err)
+{
+    const S_plan *p = plan;
+    *work = malloc((p->m->T + 1) * sizeof(size_t));
+    return *work ? SD_OK : sd_error_set(err, SD_ENOMEM, "out of memory");
+}
+
+static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                  const sd_observe *obs)
+{
+    const S_plan *p = plan;
+    for (uint64_t t = lo; t < hi; t++) {
+        size_t rej, its;
+        p->trial(p->m, p->gamma, seed, t, work, &rej, &its, obs);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)rej);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)its);
+    }
+}
+
+const sd_kernel_type sd_token_kernel_backoff = {
+    .name = "token-backoff",
+    .supports = SD_OBS_STATS,
+    .plan_new = S_new_token,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_block_kernel_backoff = {
+    .name = "block-backoff",
+    .supports = SD_OBS_STATS,
+    .plan_new = S_new_block,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};

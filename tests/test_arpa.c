@@ -1,0 +1,258 @@
+/* test_arpa.c — ARPA language models as chains (src/sd_arpa.h,
+ * src/sd_backoff.h, sims/kernels/kernel_backoff.c): on a small hand-written
+ * backoff bigram, Theorem 1 (Yin et al. 2024) from sparse TV sums equals a
+ * direct dense computation from the file's numbers; the finite-γ token DP
+ * equals sd_exact_token on the same rows stored; the token and block
+ * kernels, which sample backoff rows without building them, agree with the
+ * exact values within 4 standard errors (fixed seeds: 4 se is a two-sided
+ * false-alarm rate of 6e-5 per comparison); malformed files are refused
+ * with their line numbers. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_backoff.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_model.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
+
+/* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c.  Rows do not sum to 1 (rounded
+ * log10 values, as toolkits write them): the model renormalises. */
+static const char S_lm[] = "written by hand\n"
+                           "\n"
+                           "\\data\\\n"
+                           "ngram 1=5\n"
+                           "ngram 2=7\n"
+                           "\n"
+                           "\\1-grams:\n"
+                           "-0.6990\t</s>\n"
+                           "-99\t<s>\t-0.30103\n"
+                           "-0.5229\ta\t-0.1\n"
+                           "-0.6990\tb\t-0.2\n"
+                           "-0.5229\tc\t0.05\n"
+                           "\n"
+                           "\\2-grams:\n"
+                           "-0.3010 <s> a\n"
+                           "-0.6021 <s> b\n"
+                           "-0.2218 a b\n"
+                           "-0.4 a </s>\n"
+                           "-0.1 b c\n"
+                           "-0.5 c a\n"
+                           "-1.5 c <s>\n"
+                           "\n"
+                           "\\end\\\n";
+
+static const double S_uni[5] = {-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229};
+static const double S_bo[5] = {0.0, -0.30103, -0.1, -0.2, 0.05};
+
+/* The dense rows straight from the numbers above: P(x|a) = 10^bigram if
+ * seen, else 10^bo(a) 10^uni(x); <s> gets 0; each row normalised. */
+static void S_dense(double q[5][5], double p[5])
+{
+    static const struct { int a, x; double lp; } bi[] = {
+        {1, 2, -0.3010}, {1, 3, -0.6021}, {2, 3, -0.2218}, {2, 0, -0.4}, {3, 4, -0.1}, {4, 2, -0.5}};
+    double s = 0.0;
+    for (int x = 0; x < 5; x++)
+        s += p[x] = x == 1 ? 0.0 : pow(10.0, S_uni[x]);
+    for (int x = 0; x < 5; x++)
+        p[x] /= s;
+    for (int a = 0; a < 5; a++) {
+        double z = 0.0;
+        for (int x = 0; x < 5; x++) {
+            double v = x == 1 ? 0.0 : pow(10.0, S_bo[a] + S_uni[x]);
+            for (size_t i = 0; i < sizeof bi / sizeof bi[0]; i++)
+                if (bi[i].a == a && bi[i].x == x)
+                    v = pow(10.0, bi[i].lp);
+            z += q[a][x] = v;
+        }
+        for (int x = 0; x < 5; x++)
+            q[a][x] /= z;
+    }
+}
+
+static sd_backoff *S_model(size_t T)
+{
+    sd_arpa *a = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(S_lm, "hand.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(a->V, 5);
+    cr_assert_eq(a->n2, 7);
+    cr_assert_eq(a->bos, 1);
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_arpa_free(a);
+    return m;
+}
+
+/* The same rows stored, x_0 = <s>. */
+static sd_chain *S_chain(const sd_backoff *m)
+{
+    sd_error err;
+    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
+    cr_assert_not_null(c);
+    c->init[m->start] = 1.0;
+    for (size_t a = 0; a < m->V; a++)
+        sd_backoff_rows(m, a, c->draft + a * m->V, c->target + a * m->V);
+    cr_assert_eq(sd_chain_validate(c, "backoff", &err), SD_OK, "%s", err.msg);
+    return c;
+}
+
+Test(arpa, theorem1_equals_the_direct_computation)
+{
+    const size_t T = 9;
+    double q[5][5], p[5];
+    S_dense(q, p);
+    double Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
+    for (size_t n = 1; n <= T; n++) {
+        double N[5] = {0};
+        for (int a = 0; a < 5; a++) {
+            direct += Q[a] * sd_dist_tv(p, q[a], 5);
+            for (int x = 0; x < 5; x++)
+                N[x] += Q[a] * q[a][x];
+        }
+        memcpy(Q, N, sizeof Q);
+    }
+    sd_backoff *m = S_model(T);
+    for (size_t a = 0; a < 5; a++)
+        for (size_t x = 0; x < 5; x++)
+            cr_assert_float_eq(sd_backoff_q(m, a, x), q[a][x], 1e-14, "q(%zu|%zu)", x, a);
+    cr_assert_gt(m->row_dev, 0.01, "the hand-written rows do not sum to 1");
+    double rej, calls;
+    sd_error err;
+    cr_assert_eq(sd_backoff_exact_token(m, 0, &rej, &calls, &err), SD_OK, "%s", err.msg);
+    cr_assert_float_eq(rej, direct, 1e-13, "Theorem 1: sparse %.17g, direct %.17g", rej, direct);
+    sd_backoff_free(m);
+}
+
+Test(arpa, token_dp_equals_the_stored_chain)
+{
+    for (size_t T = 1; T <= 12; T += 11) {
+        sd_backoff *m = S_model(T);
+        sd_chain *c = S_chain(m);
+        sd_error err;
+        for (size_t g = 0; g <= 5; g++) {
+            double r1, c1, r2, c2;
+            cr_assert_eq(sd_backoff_exact_token(m, g, &r1, &c1, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_exact_token(c, g, &r2, &c2, &err), SD_OK, "%s", err.msg);
+            cr_assert_float_eq(r1, r2, 1e-12, "T=%zu gamma=%zu rejections %.17g vs %.17g", T, g, r1, r2);
+            cr_assert_float_eq(c1, c2, 1e-12, "T=%zu gamma=%zu calls %.17g vs %.17g", T, g, c1, c2);
+        }
+        sd_chain_free(c);
+        sd_backoff_free(m);
+    }
+}
+
+Test(arpa, residual_masses_equal_dense_sums)
+{
+    sd_backoff *m = S_model(5);
+    double p[5], q[5];
+    for (size_t a = 0; a < 5; a++) {
+        sd_backoff_rows(m, a, p, q);
+        for (double s = 0.05; s <= 1.0; s += 0.19) {
+            double d = 0.0;
+            for (int x = 0; x < 5; x++)
+                d += fmax(0.0, s * q[x] - p[x]);
+            cr_assert_float_eq(sd_backoff_mass(m, a, s), d, 1e-14, "m_%zu(%g)", a, s);
+        }
+    }
+    sd_backoff_free(m);
+}
+
+static void S_mc(const char *algo, size_t gamma, size_t T)
+{
+    sd_backoff *m = S_model(T);
+    sd_chain *c = S_chain(m);
+    const sd_verifier_type *vt = sd_verifier_find(algo);
+    cr_assert_not_null(vt);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    par.gamma = gamma;
+    sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
+    sd_exact_values ex;
+    sd_error err;
+    cr_assert_eq(vt->exact ? vt->exact(&stored, &par, &ex, &err) : sd_exact_gen_values(vt, &stored, &par, &ex, &err),
+                 SD_OK, "%s", err.msg);
+    sd_sim_opts so = {.seed = 7, .trials = 40000, .threads = 2};
+    sd_sim_result res;
+    memset(&res, 0, sizeof res);
+    sd_sim_job job = {vt, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    cr_assert_str_eq(res.kernel, strcmp(algo, "token") == 0 ? "token-backoff" : "block-backoff");
+    double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
+    double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
+    cr_assert_lt(fabs(zr), 4.0, "%s gamma=%zu: rejections %g vs exact %g (z = %g)", algo, gamma,
+                 res.rejections.mean, ex.rejections, zr);
+    cr_assert_lt(fabs(zc), 4.0, "%s gamma=%zu: calls %g vs exact %g (z = %g)", algo, gamma,
+                 res.target_calls.mean, ex.target_calls, zc);
+    sd_sim_result_free(&res);
+    sd_chain_free(c);
+    sd_backoff_free(m);
+}
+
+Test(arpa, token_kernel_agrees_with_exact)
+{
+    S_mc("token", 0, 10);
+    S_mc("token", 3, 10);
+}
+
+Test(arpa, block_kernel_agrees_with_exact)
+{
+    S_mc("block", 2, 10);
+    S_mc("block", 4, 10);
+}
+
+/* A malformed variant of S_lm: line `line` (1-based) replaced by `with`
+ * (NULL: deleted); refused with "bad.arpa:WANT:" and `what` in the message. */
+static void S_bad(int line, const char *with, int want, const char *what)
+{
+    char text[2048] = "";
+    const char *s = S_lm;
+    for (int l = 1; *s; l++) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+        if (l != line)
+            strncat(text, s, n);
+        else if (with) {
+            strcat(text, with);
+            strcat(text, "\n");
+        }
+        s += n;
+    }
+    sd_arpa *a = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(text, "bad.arpa", 0, &a, &err), SD_EDATA, "line %d '%s' was accepted", line,
+                 with ? with : "(deleted)");
+    char at[32];
+    snprintf(at, sizeof at, "bad.arpa:%d:", want);
+    cr_assert(strstr(err.msg, at), "expected '%s' in: %s", at, err.msg);
+    cr_assert(strstr(err.msg, what), "expected '%s' in: %s", what, err.msg);
+    cr_assert_null(a);
+}
+
+Test(arpa, malformed_files_are_refused_with_line_numbers)
+{
+    S_bad(4, "ngram 1=x", 4, "ngram N=COUNT");
+    S_bad(5, "ngram 3=7", 5, "orders 1, 2");
+}
+
+Test(arpa, malformed_more)
+{
+    S_bad(10, "-0.5229\ta\t-0.1\textra", 10, "fields");
+    S_bad(10, "0.5\ta", 10, "log10 probability");
+    S_bad(10, "nan\ta", 10, "log10 probability");
+    S_bad(11, "-0.6990\tb\tx", 11, "backoff");
+    S_bad(16, "-0.3010 <s> zz", 16, "not among the unigrams");
+    S_bad(16, "-0.3010 <s> a", 16, "listed twice (first at line 15)");
+    S_bad(21, NULL, 22, "declared 7");
+    S_bad(23, NULL, 22, "without \\end\\");
+    S_bad(3, NULL, 22, "no \\data\\");
+    S_bad(11, "-0.5229\ta", 11, "listed twice among the unigrams");
+}
