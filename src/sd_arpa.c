@@ -223,11 +223,16 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
         unsigned long ord;
         unsigned long long cnt;
         char tail;
+        /* "ngram N=COUNT", spaces allowed around '=' (IRSTLM writes "ngram  1=     32151") */
         char buf[64] = "";
-        if (k == 2 && fn[1] < sizeof buf) {
-            memcpy(buf, fb[1], fn[1]);
-            buf[fn[1]] = '\0';
-        }
+        size_t bl = 0;
+        if (k >= 2)
+            for (const char *s = fb[1]; s < e && bl < sizeof buf - 1; s++)
+                if (*s != ' ' && *s != '\t')
+                    buf[bl++] = *s;
+        buf[bl] = '\0';
+        if (k >= 2 && k <= 3)
+            k = 2;
         if (k != 2 || fn[0] != 5 || strncmp(fb[0], "ngram", 5) != 0 ||
             sscanf(buf, "%lu=%llu%c", &ord, &cnt, &tail) != 2 || buf[0] < '0' || buf[0] > '9' ||
             ord < 1 || ord > 9 || strchr(buf, '-') || strchr(buf, '+') || strchr(buf, ' ')) {
