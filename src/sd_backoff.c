@@ -2,6 +2,7 @@
 #include "sd_backoff.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -461,7 +462,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             k++;
         }
         double rest = 1.0 - useen; /* Σ of u over the unseen tokens */
-        if (rest < 0.0)
+        if (rest < SD_BACKOFF_REST_EPS) /* the seen bigrams cover the unigram: nothing backs off */
             rest = 0.0;
         double beta = pow(10.0, ta->uni_bo[a]);
         double Z = raw + beta * U * rest;
@@ -474,7 +475,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             m->row_dev = fabs(Z - 1.0);
             m->row_dev_ctx = (long)a;
         }
-        m->c[a] = beta * U / Z;
+        m->c[a] = rest > 0.0 ? beta * U / Z : 0.0;
         double em = 0.0, er = 0.0;
         for (size_t i = m->off[a]; i < k; i++) {
             m->qe[i] /= Z;

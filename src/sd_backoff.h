@@ -68,6 +68,11 @@
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 80u
 #define SD_BACKOFF_BYTES_PER_BIGRAM 28u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
+/* A context whose seen bigrams leave less than this much unigram mass
+ * unseen backs off to nothing (c_a = 0): the rest is empty in exact
+ * arithmetic (CMU Sphinx writes a backoff of 10^99.999 for such contexts,
+ * and c_a u(x) - c_a u(x) would cancel at that scale). */
+#define SD_BACKOFF_REST_EPS 1e-9
 
 typedef struct sd_backoff {
     size_t V, T;
