@@ -379,7 +379,12 @@ const char cli_model_help[] =
     "                      streams one over half of it with a verifier that has a\n"
     "                      kernel for streamed chains (token)\n"
     "  --stream            run: generate the chain's rows step by step while the\n"
-    "                      trials advance (O(V^2) memory; same results as stored)\n";
+    "                      trials advance (O(V^2) memory; same results as stored)\n"
+    "  --arpa FILE         an ARPA backoff language model: target its bigram (--order\n"
+    "                      2) or unigram (1), starting after <s>; draft the unigram\n"
+    "                      of --draft-arpa FILE (default: the same file); rows on\n"
+    "                      demand, never V x V; --T (default 50); run and eval\n"
+    "                      speedup, with token (exact) and block\n";
 
 void cli_model_init(cli_model_opts *mo)
 {
@@ -469,7 +474,7 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
         mo->q = NULL;
         rc = cli_parse_list("--q", arg, &mo->q, &mo->qV, err);
         break;
-    default: return 0;
+    default: return cli_arpa_option(&mo->arpa, c, arg, err);
     }
     return rc ? -1 : 1;
 }
@@ -536,6 +541,24 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         return SD_OK;
     }
     m->budget = sd_mem_budget(mo->max_memory);
+    if (mo->arpa.given) { /* sparse rows (model_arpa.c) */
+        if (mo->file || mo->p || mo->q || mo->gen_given || mo->stream)
+            return sd_error_set(err, SD_EUSAGE, "--arpa is a model of its own: drop --model/--p/--q/--V/--stream");
+        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
+        return SD_OK;
+    }
+    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given && !mo->tol &&
+        sd_gen_chain_bytes(mo->pV, mo->T_given ? mo->gen.T : 1) > m->budget / 2) {
+        /* a chain of identical rows that would not fit: keep the one row pair */
+        int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, m->budget, &m->backoff, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, mo->pV, m->backoff->T);
+        return SD_OK;
+    }
     if (mo->stream && !mo->may_stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);
@@ -567,6 +590,8 @@ void cli_model_close(cli_model *m)
 {
     sd_chain_free(m->chain);
     sd_zipf_free(m->zipf);
+    sd_backoff_free(m->backoff);
+    m->backoff = NULL;
     free(m->stream);
     m->chain = NULL;
     m->zipf = NULL;
@@ -601,6 +626,11 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         char names[256];
         S_stream_verifiers(names, sizeof names);
         sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo %s streams)", names);
+        return NULL;
+    }
+    if (mo->arpa.given) {
+        sd_error_set(err, SD_EUSAGE, "--arpa: this command needs a model with stored rows (run and eval "
+                                     "speedup take --arpa)");
         return NULL;
     }
     if (mo->zipf || mo->zipf_given) {
@@ -673,6 +703,11 @@ int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *er
 void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
 {
     json_t *m = json_object();
+    if (md->backoff) {
+        cli_arpa_describe(&mo->arpa, md->backoff, m);
+        json_object_set_new(o, "model", m);
+        return;
+    }
     if (md->zipf) {
         const sd_zipf *z = md->zipf;
         json_object_set_new(m, "source", json_string("zipf"));
@@ -767,7 +802,9 @@ void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model 
 void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, const sd_model *md)
 {
     fprintf(f, "%-9s ", label);
-    if (md->zipf)
+    if (md->backoff)
+        cli_arpa_summary(f, &mo->arpa, md->backoff);
+    else if (md->zipf)
         fprintf(f, "on-demand Zipf rows (--zipf), V=%zu, T=%zu, model-seed %llu, draft exponent %g, "
                    "target exponent %g\n          (TV per row %.6f; tables %zu bytes, no T*V^2 storage)\n",
                 md->V, md->T, (unsigned long long)md->zipf->seed, md->zipf->s_draft, md->zipf->s_target,

@@ -17,6 +17,7 @@
 #include "../sims/engine/sd_verifier.h"
 #include "../src/sd_error.h"
 #include "../src/sd_parse.h"
+#include "model_arpa.h"
 
 enum {
     EX_OK_ = 0,
@@ -97,6 +98,7 @@ typedef struct cli_model_opts {
     int stream;         /* --stream: a generated chain is streamed step by step */
     int may_stream;     /* set by the command: its verifier runs on a streamed chain, so a
                            generated chain over half the budget is streamed, not stored */
+    cli_arpa_opts arpa; /* --arpa FILE ... (model_arpa.h) */
 } cli_model_opts;
 
 /* A model built from the options: its owner and the view the library
@@ -109,6 +111,7 @@ typedef struct cli_model {
     sd_model view;
     char sha256[65];    /* of --model FILE ("" otherwise) */
     double row_dev;     /* largest |row sum - 1| of --model FILE before renormalising */
+    sd_backoff *backoff; /* --arpa, or --p/--q whose chain would not fit (model_arpa.h) */
 } cli_model;
 
 void cli_model_init(cli_model_opts *mo);
@@ -143,7 +146,8 @@ enum { CLI_OPT_RNG = CLI_OPT_FIRST_FREE - 1 };
     {"tol", required_argument, 0, CLI_OPT_TOL}, \
     {"max-memory", required_argument, 0, CLI_OPT_MAX_MEMORY}, \
     {"stream", no_argument, 0, CLI_OPT_STREAM}, \
-    {"rng", required_argument, 0, CLI_OPT_RNG}
+    {"rng", required_argument, 0, CLI_OPT_RNG}, \
+    CLI_ARPA_LONGOPTS
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
 /* --progress: progress lines on stderr even when it is not a terminal

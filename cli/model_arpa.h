@@ -1,0 +1,43 @@
+/* model_arpa.h — the model options of sparse-row models (model_arpa.c):
+ * --arpa FILE [--order 1|2] [--draft-arpa FILE] [--draft-order 1], and the
+ * i.i.d. problem --p/--q kept as one row pair when its stored chain would
+ * not fit (src/sd_backoff.h). */
+#ifndef CLI_MODEL_ARPA_H
+#define CLI_MODEL_ARPA_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "../src/sd_backoff.h"
+#include "../src/sd_error.h"
+
+typedef struct cli_arpa_opts {
+    const char *file, *draft_file; /* --arpa, --draft-arpa */
+    size_t order, draft_order;     /* --order (default 2), --draft-order (default 1) */
+    int given;                     /* any of the four seen */
+} cli_arpa_opts;
+
+/* The option values (below CLI_OPT_FIRST_FREE, above the model options). */
+enum { CLI_OPT_ARPA = 1090, CLI_OPT_ORDER, CLI_OPT_DRAFT_ARPA, CLI_OPT_DRAFT_ORDER };
+#define CLI_ARPA_LONGOPTS \
+    {"arpa", required_argument, 0, CLI_OPT_ARPA}, \
+    {"order", required_argument, 0, CLI_OPT_ORDER}, \
+    {"draft-arpa", required_argument, 0, CLI_OPT_DRAFT_ARPA}, \
+    {"draft-order", required_argument, 0, CLI_OPT_DRAFT_ORDER}
+
+extern const char cli_arpa_help[];
+
+/* 1 handled, 0 not one of these options, -1 bad value (err set). */
+int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err);
+
+/* Reads the file(s) and builds the model with horizon T under the budget
+ * (bytes); a note on stderr names the largest row deviation.  A library
+ * status with err set. */
+int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, sd_error *err);
+
+/* The model's table line and JSON description. */
+void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m);
+void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *model);
+
+#endif
