@@ -29,6 +29,9 @@ void sd_backoff_free(sd_backoff *m)
     free(m->eres);
     free(m->restm);
     free(m->cord);
+    free(m->bp);
+    free(m->bsl);
+    free(m->bof);
     free(m->rord);
     free(m->rho);
     free(m->A);
@@ -204,6 +207,19 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
 {
     double c = S_c(m, a), sc = s * c;
     double rest = sd_backoff_F(m, sc), seen = 0.0;
+    if (m->bp) {
+        size_t lo = 2 * m->off[a], hi = 2 * m->off[a + 1], b = lo;
+        while (lo < hi) { /* the first breakpoint >= s */
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->bp[mid] < s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        double g = lo > b ? s * m->bsl[lo - 1] - m->bof[lo - 1] : 0.0;
+        double t = g + rest;
+        return t > 0.0 ? t : 0.0;
+    }
     if (m->off)
         for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
             size_t x = m->tok[i];
@@ -373,6 +389,8 @@ static double S_unigram(const sd_arpa *a, const sd_arpa *onto, double *w)
     return s;
 }
 
+static int S_breakpoints(sd_backoff *m, sd_error *err);
+
 int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, size_t T, size_t max_bytes,
                          sd_backoff **out, sd_error *err)
 {
@@ -491,7 +509,11 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
     }
     m->off[V] = k;
     for (size_t a = 0; a < V; a++)
-        m->tv[a] = sd_backoff_mass(m, a, 1.0);
+        m->tv[a] = sd_backoff_mass(m, a, 1.0); /* by the sums (bp is not built yet) */
+    if ((rc = S_breakpoints(m, err))) {
+        sd_backoff_free(m);
+        return rc;
+    }
     for (size_t a = 0; a < V; a++)
         m->cord[a] = (uint32_t)a;
     S_sort_key = m->c;
@@ -501,6 +523,67 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
 nomem:
     sd_backoff_free(m);
     return sd_error_set(err, SD_ENOMEM, "out of memory building the backoff model (V = %zu)", V);
+}
+
+/* The breakpoints of g_a (sd_backoff.h). */
+static int S_breakpoints(sd_backoff *m, sd_error *err)
+{
+    size_t n = 2 * m->nnz;
+    m->bp = malloc((n ? n : 1) * sizeof *m->bp);
+    m->bsl = malloc((n ? n : 1) * sizeof *m->bsl);
+    m->bof = malloc((n ? n : 1) * sizeof *m->bof);
+    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    double *slope = malloc((n ? n : 1) * sizeof *slope), *off = malloc((n ? n : 1) * sizeof *off);
+    if (!m->bp || !m->bsl || !m->bof || !ord || !slope || !off) {
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the breakpoints of %zu bigrams", m->nnz);
+    }
+    /* term 2i: +max(0, s e - p); term 2i+1: -max(0, s k - p), k = c_a u */
+    for (size_t a = 0; a < m->V; a++)
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            double p = m->p[m->tok[i]], e = m->qe[i], k = m->c[a] * m->u[m->tok[i]];
+            m->bp[2 * i] = e > 0.0 ? p / e : INFINITY;
+            slope[2 * i] = e;
+            off[2 * i] = p;
+            m->bp[2 * i + 1] = k > 0.0 ? p / k : INFINITY;
+            slope[2 * i + 1] = -k;
+            off[2 * i + 1] = -p;
+        }
+    S_sort_key = m->bp;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t lo = 2 * m->off[a], hi = 2 * m->off[a + 1];
+        for (size_t j = lo; j < hi; j++)
+            ord[j] = (uint32_t)j;
+        qsort(ord + lo, hi - lo, sizeof *ord, S_cmp_key);
+    }
+    double *bp2 = malloc((n ? n : 1) * sizeof *bp2);
+    if (!bp2) {
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    }
+    for (size_t a = 0; a < m->V; a++) {
+        double sl = 0.0, of = 0.0;
+        for (size_t j = 2 * m->off[a]; j < 2 * m->off[a + 1]; j++) {
+            uint32_t t = ord[j];
+            bp2[j] = m->bp[t];
+            if (isfinite(m->bp[t])) {
+                sl += slope[t];
+                of += off[t];
+            }
+            m->bsl[j] = sl;
+            m->bof[j] = of;
+        }
+    }
+    memcpy(m->bp, bp2, (n ? n : 1) * sizeof *bp2);
+    free(bp2);
+    free(ord);
+    free(slope);
+    free(off);
+    return SD_OK;
 }
 
 /* --- exact values ------------------------------------------------------------ */

@@ -28,7 +28,8 @@
  * Sun et al. 2025) is
  *     m_a(s) = Σ_{x∈S_a} max(0, s e_a(x) - p(x))
  *            + F(s c_a) - Σ_{x∈S_a} max(0, s c_a u(x) - p(x)),
- * the seen bigrams plus one term for the backed-off rest: O(|S_a| + log V).
+ * the seen bigrams plus one term for the backed-off rest: O(|S_a| + log V),
+ * or O(log V) with the seen part's breakpoints sorted once (below).
  * A residual sample is drawn the same way: a seen token by its cumulative
  * weight, or a rest token by binary search on W_k = s c_a A_k - B_k
  * (increasing for k <= #{ρ < s c_a}), redrawn while it falls in S_a
@@ -66,7 +67,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 136u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 80u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 28u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 76u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -90,6 +91,13 @@ typedef struct sd_backoff {
     double *tv;            /* [V]: TV(p, q_a) (i.i.d.: tv[0] only) */
     double *emass, *eres, *restm; /* [V]: Σ_{S_a} e_a, Σ_{S_a} (e_a - p)+, c_a (1 - Σ_{S_a} u) */
     uint32_t *cord;        /* [V]: contexts by c_a increasing */
+    /* the seen part of m_a(s) as a function of s: g_a(s) = Σ_{x∈S_a}
+     * max(0, s e_a(x) - p(x)) - max(0, s c_a u(x) - p(x)) is piecewise
+     * linear with the 2|S_a| breakpoints p/e_a and p/(c_a u); sorted per
+     * context (at 2 off[a]..2 off[a+1]-1) with running sums of the slopes
+     * and offsets of the terms active beyond each, g_a(s) = s·sl_j - of_j
+     * at the last breakpoint j < s: O(log |S_a|) per query */
+    double *bp, *bsl, *bof; /* [2 nnz] */
     size_t nnz;
     /* tokens with u > 0 by ρ = p/u increasing */
     size_t nr;
