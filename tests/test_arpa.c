@@ -3,7 +3,7 @@
  * backoff bigram, Theorem 1 (Yin et al. 2024) from sparse TV sums equals a
  * direct dense computation from the file's numbers; the finite-γ token DP
  * equals sd_exact_token on the same rows stored; the token and block
- * kernels, which sample backoff rows without building them, agree with the
+ * kernels and rrs's (k drafts), which sample backoff rows without building them, agree with the
  * exact values within 4 standard errors (fixed seeds: 4 se is a two-sided
  * false-alarm rate of 6e-5 per comparison); malformed files are refused
  * with their line numbers. */
@@ -166,7 +166,14 @@ Test(arpa, residual_masses_equal_dense_sums)
     sd_backoff_free(m);
 }
 
+static void S_mc_k(const char *algo, size_t gamma, size_t k, size_t T);
+
 static void S_mc(const char *algo, size_t gamma, size_t T)
+{
+    S_mc_k(algo, gamma, 2, T);
+}
+
+static void S_mc_k(const char *algo, size_t gamma, size_t k, size_t T)
 {
     sd_backoff *m = S_model(T);
     sd_chain *c = S_chain(m);
@@ -175,6 +182,7 @@ static void S_mc(const char *algo, size_t gamma, size_t T)
     sd_params par;
     sd_params_defaults(&par, vt);
     par.gamma = gamma;
+    par.k = k;
     sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
     sd_exact_values ex;
     sd_error err;
@@ -185,7 +193,9 @@ static void S_mc(const char *algo, size_t gamma, size_t T)
     memset(&res, 0, sizeof res);
     sd_sim_job job = {vt, &sparse, &par};
     cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
-    cr_assert_str_eq(res.kernel, strcmp(algo, "token") == 0 ? "token-backoff" : "block-backoff");
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s-backoff", algo);
+    cr_assert_str_eq(res.kernel, kname);
     double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
     double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
     cr_assert_lt(fabs(zr), 4.0, "%s gamma=%zu: rejections %g vs exact %g (z = %g)", algo, gamma,
@@ -207,6 +217,13 @@ Test(arpa, block_kernel_agrees_with_exact)
 {
     S_mc("block", 2, 10);
     S_mc("block", 4, 10);
+}
+
+Test(arpa, rrs_kernel_agrees_with_exact)
+{
+    S_mc_k("rrs", 2, 2, 8);
+    S_mc_k("rrs", 3, 4, 8);
+    S_mc_k("rrs", 0, 3, 6);
 }
 
 /* A malformed variant of S_lm: line `line` (1-based) replaced by `with`

@@ -124,5 +124,6 @@ Test(iid_large, kernels_agree_with_exact)
 {
     S_mc("token", 6, 12, 3, 1);
     S_mc("block", 6, 12, 3, 1);
+    S_mc("rrs", 6, 12, 3, 1);
     S_mc("token", 32000, 40, 4, 0);
 }
