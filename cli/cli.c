@@ -249,7 +249,19 @@ static int S_read_file(const char *opt, const char *path, char **text, sd_error 
     return SD_OK;
 }
 
+static int S_parse_list(const char *opt, const char *s, double tol, double **out, size_t *n, double *sum_out,
+                        sd_error *err);
+
 int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_error *err)
+{
+    double sum;
+    return S_parse_list(opt, s, 1e-9, out, n, &sum, err);
+}
+
+/* cli_parse_list with row tolerance tol; *sum_out gets the sum before
+ * renormalising. */
+static int S_parse_list(const char *opt, const char *s, double tol, double **out, size_t *n, double *sum_out,
+                        sd_error *err)
 {
     char *text = NULL;
     const char *src = s, *what = "list";
@@ -326,13 +338,14 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
         rc = sd_error_set(err, bad, "%s: expected a list of probabilities, got none", label);
     if (!rc) {
         double sum;
-        long at = sd_dist_check(x, len, 1e-9, &sum);
+        long at = sd_dist_check(x, len, tol, &sum);
+        *sum_out = sum;
         if (at >= 0 && (size_t)at < len)
             rc = sd_error_set(err, bad, "%s: entry %ld is %g; expected a finite probability >= 0",
                               label, at, x[at]);
         else if (at >= 0)
-            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within 1e-9)",
-                              label, sum);
+            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within %g%s)",
+                              label, sum, tol, tol < 0.01 ? "; --tol admits more, e.g. 1e-6 for float32 rows" : "");
         else
             sd_dist_normalise(x, len);
     }
@@ -467,12 +480,14 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     case CLI_OPT_P:
         free(mo->p);
         mo->p = NULL;
-        rc = cli_parse_list("--p", arg, &mo->p, &mo->pV, err);
+        rc = S_parse_list("--p", arg, 0.01, &mo->p, &mo->pV, &mo->psum, err); /* --tol: cli_model_lists_check */
+        mo->pq_file[0] = arg[0] == '@';
         break;
     case CLI_OPT_Q:
         free(mo->q);
         mo->q = NULL;
-        rc = cli_parse_list("--q", arg, &mo->q, &mo->qV, err);
+        rc = S_parse_list("--q", arg, 0.01, &mo->q, &mo->qV, &mo->qsum, err);
+        mo->pq_file[1] = arg[0] == '@';
         break;
     default: return cli_arpa_option(&mo->arpa, c, arg, err);
     }
@@ -480,6 +495,20 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 }
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
+
+int cli_model_lists_check(const cli_model_opts *mo, sd_error *err)
+{
+    double tol = mo->tol > 0.0 ? mo->tol : 1e-9;
+    const char *name[2] = {"--p", "--q"};
+    double sum[2] = {mo->psum, mo->qsum};
+    int given[2] = {mo->p != NULL, mo->q != NULL};
+    for (int i = 0; i < 2; i++)
+        if (given[i] && !(fabs(sum[i] - 1.0) <= tol))
+            return sd_error_set(err, mo->pq_file[i] ? SD_EDATA : SD_EUSAGE,
+                                "%s: the entries sum to %.12g; expected 1 (within %g%s)", name[i],
+                                sum[i], tol, mo->tol > 0.0 ? "" : "; --tol admits more, e.g. 1e-6 for float32 rows");
+    return SD_OK;
+}
 
 /* The generator's options as given: --alpha/--mix with numpy-mt19937 are
  * refused even at their default values (sd_gen_check, which the generators
@@ -550,7 +579,9 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
         return SD_OK;
     }
-    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given && !mo->tol &&
+    if (mo->p && mo->q && cli_model_lists_check(mo, err))
+        return err ? (int)err->code : SD_EDATA;
+    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given &&
         sd_gen_chain_bytes(mo->pV, mo->T_given ? mo->gen.T : 1) > m->budget / 2) {
         /* a chain of identical rows that would not fit: keep the one row pair */
         int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, m->budget, &m->backoff, err);
@@ -618,10 +649,12 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
     *row_dev = 0.0;
     if (sha256)
         sha256[0] = '\0';
-    if (mo->tol > 0.0 && !mo->file) {
-        sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
+    if (mo->tol > 0.0 && !mo->file && !mo->p && !mo->q) {
+        sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE and --p/--q lists only");
         return NULL;
     }
+    if (cli_model_lists_check(mo, err))
+        return NULL;
     if (mo->stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);
@@ -654,6 +687,16 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         }
         if (mo->gen_given) {
             sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --p/--q");
+            return NULL;
+        }
+        size_t pq_bytes = sd_gen_chain_bytes(mo->pV, 1), pq_budget = sd_mem_budget(mo->max_memory);
+        if (pq_bytes > pq_budget) { /* the chain of identical rows, refused before allocating */
+            sd_error_set(err, SD_ETOOBIG,
+                         "this command stores --p/--q as a chain of V x V rows: V=%zu takes %.4g GB; memory budget "
+                         "%.3g GB (%s); run, eval speedup, eval generation and eval rejections without --M keep "
+                         "one row pair",
+                         mo->pV, (double)pq_bytes / 1e9, (double)pq_budget / 1e9,
+                         mo->max_memory ? "--max-memory" : "half of the memory available");
             return NULL;
         }
         return sd_chain_from_pq(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, err);

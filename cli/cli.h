@@ -89,8 +89,10 @@ typedef struct cli_model_opts {
     int gen_given;      /* --V/--model-seed/--alpha/--mix seen */
     int shape_given;    /* --alpha or --mix seen (even at its default) */
     int rng_given;      /* --rng seen */
-    double *p, *q;      /* --p/--q single-token problem (malloc'd), or NULL */
+    double *p, *q;      /* --p/--q single-token problem (malloc'd, renormalised), or NULL */
     size_t pV, qV;
+    double psum, qsum;  /* their sums as given (checked against --tol by cli_model_lists_check) */
+    int pq_file[2];     /* --p, --q given as @FILE (a bad sum is bad data, else a bad option value) */
     int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
     double s_draft, s_target;
     double tol;         /* --tol: row-sum tolerance of --model (0: 1e-9) */
@@ -115,6 +117,9 @@ typedef struct cli_model {
 } cli_model;
 
 void cli_model_init(cli_model_opts *mo);
+/* --p/--q were parsed within 0.01 of summing to 1 and renormalised; SD_EDATA
+ * naming the list when its sum is off by more than --tol (default 1e-9). */
+int cli_model_lists_check(const cli_model_opts *mo, sd_error *err);
 /* Frees --p/--q lists. */
 void cli_model_release(cli_model_opts *mo);
 /* getopt_long option entries for the model options; the `val`s are

@@ -127,3 +127,73 @@ Test(iid_large, kernels_agree_with_exact)
     S_mc("rrs", 6, 12, 3, 1);
     S_mc("token", 32000, 40, 4, 0);
 }
+
+/* --- the command line ------------------------------------------------------ */
+
+#include "test_util.h"
+
+/* Two lists of V = 32000 entries as @FILE arguments "--p @A --q @B". */
+static void S_pq_args(char *buf, size_t len, double scale_p)
+{
+    const size_t V = 32000;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    S_rows(V, 9, p, q);
+    char *tp = malloc(V * 26 + 2), *tq = malloc(V * 26 + 2);
+    size_t lp = 0, lq = 0;
+    for (size_t i = 0; i < V; i++) {
+        lp += (size_t)sprintf(tp + lp, "%s%.17g", i ? "," : "", p[i] * scale_p);
+        lq += (size_t)sprintf(tq + lq, "%s%.17g", i ? "," : "", q[i]);
+    }
+    char *fp = tu_tempfile(tp), *fq = tu_tempfile(tq);
+    snprintf(buf, len, "--p @%s --q @%s", fp, fq);
+    free(fp);
+    free(fq);
+    free(tp);
+    free(tq);
+    free(p);
+    free(q);
+}
+
+/* Every evaluator on --p/--q at V = 32000 under a 64 MB budget (a stored
+ * chain of identical rows would take 16 GB): each answers; and under a
+ * 1 MB budget those that build a model refuse with the budget named,
+ * before allocating (exit 65), never an out-of-memory kill. */
+Test(iid_large, every_evaluator_in_o_v_memory, .timeout = 120)
+{
+    char pq[512], cmd[1024];
+    S_pq_args(pq, sizeof pq, 1.0);
+    const char *ok[] = {"eval rejections", "eval rejections --T 50", "eval acceptance --k 4",
+                        "eval speedup --gamma best", "eval speedup --algo block --gamma 2 --T 10 --trials 200",
+                        "eval accept-length --algo token --gamma 4", "eval generation --T 30 --gamma 3",
+                        "run --algo token --T 30 --trials 200", "run --algo block --gamma 3 --T 30 --trials 200",
+                        "run --algo rrs --k 3 --gamma 3 --T 30 --trials 200"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s --max-memory 64M", ok[i], pq);
+        char *err = NULL;
+        int st = tu_run(cmd, NULL, &err);
+        cr_expect_eq(st, 0, "%s: exit %d: %s", ok[i], st, err ? err : "");
+        free(err);
+    }
+    const char *refused[] = {"eval speedup --gamma 2", "eval generation --T 5", "run --algo token --T 5",
+                             "eval rejections --M 2 --T 3"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s --max-memory 1M", refused[i], pq);
+        tu_expect(cmd, 65, "memory budget");
+    }
+}
+
+/* --tol applies to lists: float32 rows (sums off by ~2e-8) are refused
+ * at the default 1e-9 with a hint, and accepted with --tol 1e-6. */
+Test(iid_large, tol_applies_to_lists, .timeout = 60)
+{
+    char pq[512], cmd[1024];
+    S_pq_args(pq, sizeof pq, 1.0 - 2.3e-8);
+    const char *cmds[] = {"eval rejections", "eval speedup --gamma 2", "eval generation --T 5",
+                          "run --algo token --T 5 --trials 100"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s", cmds[i], pq);
+        tu_expect(cmd, 65, "--tol admits more");
+        snprintf(cmd, sizeof cmd, "%s %s --tol 1e-6", cmds[i], pq);
+        tu_expect(cmd, 0, "");
+    }
+}
