@@ -344,8 +344,7 @@ static int S_parse_list(const char *opt, const char *s, double tol, double **out
             rc = sd_error_set(err, bad, "%s: entry %ld is %g; expected a finite probability >= 0",
                               label, at, x[at]);
         else if (at >= 0)
-            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within %g%s)",
-                              label, sum, tol, tol < 0.01 ? "; --tol admits more, e.g. 1e-6 for float32 rows" : "");
+            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within 1e-9)", label, sum);
         else
             sd_dist_normalise(x, len);
     }
@@ -505,8 +504,9 @@ int cli_model_lists_check(const cli_model_opts *mo, sd_error *err)
     for (int i = 0; i < 2; i++)
         if (given[i] && !(fabs(sum[i] - 1.0) <= tol))
             return sd_error_set(err, mo->pq_file[i] ? SD_EDATA : SD_EUSAGE,
-                                "%s: the entries sum to %.12g; expected 1 (within %g%s)", name[i],
-                                sum[i], tol, mo->tol > 0.0 ? "" : "; --tol admits more, e.g. 1e-6 for float32 rows");
+                                "%s list: the entries sum to %.12g; expected 1 (within %s)%s", name[i], sum[i],
+                                mo->tol > 0.0 ? "--tol" : "1e-9",
+                                mo->tol > 0.0 ? "" : "; --tol admits more, e.g. --tol 1e-6 for float32 rows");
     return SD_OK;
 }
 

@@ -61,6 +61,11 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
     if (m->backoff) { /* sparse rows: src/sd_backoff.h */
         int st = sd_backoff_exact_token(m->backoff, par->gamma, &out->rejections, &out->target_calls, err);
         int fin = par->gamma && par->gamma < m->T;
+        if (!m->backoff->off) { /* i.i.d. rows */
+            out->method = fin ? "i.i.d. rows: DP over the accepted-in-iteration count, finite gamma"
+                              : "Theorem 1 of Yin et al. 2024 on i.i.d. rows: T * TV(p, q)";
+            return st;
+        }
         out->method = fin ? "sparse rows: DP over (x_{n-1}, accepted-in-iteration) from seen bigrams plus one "
                             "backed-off term, finite gamma"
                           : "Theorem 1 of Yin et al. 2024 from sparse TV sums (seen bigrams plus one "
