@@ -53,7 +53,7 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
     if (!rc && (*out)->row_dev > 1e-9) {
         const sd_backoff *m = *out;
-        fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| = %.3g (%s%s%s)\n",
+        fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| = %.6g (%s%s%s)\n",
                 ao->file, m->row_dev, m->row_dev_ctx >= 0 ? "the row after '" : "the unigram",
                 m->row_dev_ctx >= 0 ? m->words[m->row_dev_ctx] : "", m->row_dev_ctx >= 0 ? "'" : "");
     }
@@ -66,7 +66,7 @@ void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m)
 {
     if (ao->file)
         fprintf(f, "%s (ARPA), target order %zu, draft %s unigram, V=%zu, T=%zu\n          (%zu seen bigrams; "
-                   "rows on demand, largest row deviation %.3g renormalised)\n",
+                   "rows on demand, largest row deviation %.6g renormalised)\n",
                 ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its", m->V, m->T, m->nnz,
                 m->row_dev);
     else
