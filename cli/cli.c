@@ -662,8 +662,8 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         return NULL;
     }
     if (mo->arpa.given) {
-        sd_error_set(err, SD_EUSAGE, "--arpa: this command needs a model with stored rows (run and eval "
-                                     "speedup take --arpa)");
+        sd_error_set(err, SD_EUSAGE, "--arpa: this command needs a model with stored rows (run, eval "
+                                     "generation, eval speedup and eval rejections without --M take --arpa)");
         return NULL;
     }
     if (mo->zipf || mo->zipf_given) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/sd_backoff.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_accept.h"
@@ -377,6 +378,29 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.arpa.given && !a->M_inf && a->M == 1) {
+        /* an ARPA model: Theorem 1 from sparse TV sums (src/sd_backoff.h) */
+        cli_model md;
+        if (cli_model_open(&a->mo, &md, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = md.view.V;
+        int st = sd_backoff_exact_token(md.backoff, 0, &rej, NULL, &err);
+        if (!st && a->json) {
+            json_t *o = json_object();
+            json_object_set_new(o, "rejections", json_real(rej));
+            json_object_set_new(o, "M", S_M_json(a));
+            json_object_set_new(o, "method", json_string("theorem1"));
+            cli_model_describe(&a->mo, &md.view, o);
+            cli_model_close(&md);
+            return S_finish(a, NULL, o, 0);
+        }
+        if (!st) {
+            cli_model_summary(stdout, "model", &a->mo, &md.view);
+            printf("E[N_rej]     %.12f   (Theorem 1 from sparse TV sums, token-level SD, lookahead to the "
+                   "horizon)\n", rej);
+        }
+        cli_model_close(&md);
+        return S_finish(a, NULL, NULL, st ? cli_fail(&err) : 0);
     } else if (a->mo.p && !a->M_inf && a->M == 1) {
         /* T i.i.d. tokens: every row is (p, q), so Theorem 1 of Yin et al.
          * 2024, E[N_rej] = Σ_n E[TV(p_n, q_n)], is T·TV(p, q) — one row in

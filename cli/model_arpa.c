@@ -32,8 +32,18 @@ int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err)
         if (!*arg)
             rc = sd_error_set(err, SD_EUSAGE, "--draft-arpa: expected a file name, got ''");
         break;
-    case CLI_OPT_ORDER: rc = sd_parse_size("--order", arg, 1, 2, &ao->order, err); break;
-    case CLI_OPT_DRAFT_ORDER: rc = sd_parse_size("--draft-order", arg, 1, 1, &ao->draft_order, err); break;
+    case CLI_OPT_ORDER:
+        rc = sd_parse_size("--order", arg, 1, 9, &ao->order, err);
+        if (!rc && ao->order > 2)
+            rc = sd_error_set(err, SD_EUSAGE, "--order %zu: the target is the bigram (2) or the unigram (1); higher "
+                                              "orders are not a first-order chain", ao->order);
+        break;
+    case CLI_OPT_DRAFT_ORDER:
+        rc = sd_parse_size("--draft-order", arg, 1, 9, &ao->draft_order, err);
+        if (!rc && ao->draft_order != 1)
+            rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the draft is a unigram (1); a context-dependent "
+                                              "draft is not supported", ao->draft_order);
+        break;
     default: return 0;
     }
     ao->given = 1;

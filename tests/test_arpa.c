@@ -23,6 +23,7 @@
 #include "../sims/engine/sd_sim.h"
 #include "../sims/engine/sd_verifier.h"
 #include "../sims/exact/sd_exact_gen.h"
+#include "test_util.h"
 
 /* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c.  Rows do not sum to 1 (rounded
  * log10 values, as toolkits write them): the model renormalises. */
@@ -272,4 +273,49 @@ Test(arpa, malformed_more)
     S_bad(23, NULL, 22, "without \\end\\");
     S_bad(3, NULL, 22, "no \\data\\");
     S_bad(11, "-0.5229\ta", 11, "listed twice among the unigrams");
+}
+
+/* The command line: --arpa FILE. */
+Test(arpa, command_line, .timeout = 60)
+{
+    char *path = tu_tempfile(S_lm), cmd[512], *out = NULL;
+    double q[5][5], p[5], Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
+    S_dense(q, p);
+    for (int n = 1; n <= 9; n++) {
+        double N[5] = {0};
+        for (int a = 0; a < 5; a++) {
+            direct += Q[a] * sd_dist_tv(p, q[a], 5);
+            for (int x = 0; x < 5; x++)
+                N[x] += Q[a] * q[a][x];
+        }
+        memcpy(Q, N, sizeof Q);
+    }
+    snprintf(cmd, sizeof cmd, "eval rejections --arpa %s --T 9 --json", path);
+    cr_assert_eq(tu_run(cmd, &out, NULL), 0, "%s", cmd);
+    char *at = strstr(out, "\"rejections\": ");
+    cr_assert_not_null(at, "%s", out);
+    cr_expect_float_eq(strtod(at + 14, NULL), direct, 1e-12, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "run --arpa %s --T 9 --algo token,block,rrs --gamma 2 --trials 2000", path);
+    tu_expect(cmd, 0, "rows renormalised");
+    snprintf(cmd, sizeof cmd, "eval speedup --arpa %s --T 9 --gamma 1..3", path);
+    tu_expect(cmd, 0, NULL);
+    snprintf(cmd, sizeof cmd, "run --arpa %s --order 3", path);
+    tu_expect(cmd, 64, "--order 3");
+    snprintf(cmd, sizeof cmd, "run --arpa %s --algo spectr", path);
+    tu_expect(cmd, 64, "sparse-row model");
+    snprintf(cmd, sizeof cmd, "check --arpa %s", path);
+    tu_expect(cmd, 64, "stored rows");
+    free(path);
+    char bad[2048];
+    snprintf(bad, sizeof bad, "%s", S_lm);
+    char *l = strstr(bad, "-0.1 b c");
+    memcpy(l, "-0.1 b z", 8);
+    path = tu_tempfile(bad);
+    snprintf(cmd, sizeof cmd, "run --arpa %s", path);
+    char want[600];
+    snprintf(want, sizeof want, "%s:19: 'z' is not among the unigrams", path);
+    tu_expect(cmd, 65, want);
+    free(path);
+    tu_expect("run --arpa /nonexistent/lm.arpa", 66, "cannot open '/nonexistent/lm.arpa'");
 }
