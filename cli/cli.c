@@ -573,7 +573,7 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
     if (mo->arpa.given) { /* sparse rows (model_arpa.c) */
         if (mo->file || mo->p || mo->q || mo->gen_given || mo->stream)
             return sd_error_set(err, SD_EUSAGE, "--arpa is a model of its own: drop --model/--p/--q/--V/--stream");
-        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, err);
+        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, m->sha256, err);
         if (rc)
             return rc;
         m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
@@ -817,7 +817,7 @@ void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o)
             json_object_set_new(j, "q", q);
         }
     }
-    if (mo->file && m->sha256[0])
+    if ((mo->file || mo->arpa.file) && m->sha256[0])
         json_object_set_new(j, "sha256", json_string(m->sha256));
     if (mo->file) {
         json_object_set_new(j, "row_tol", json_real(mo->tol > 0.0 ? mo->tol : 1e-9));
@@ -834,6 +834,8 @@ void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model 
         fprintf(f, "          p sha256 %s (of the values given, one %%.17g a line)\n          q sha256 %s\n",
                 hp, hq);
     }
+    if (mo->arpa.file && m->sha256[0])
+        fprintf(f, "          sha256 %s\n", m->sha256);
     if (mo->file && m->sha256[0])
         fprintf(f, "          sha256 %s", m->sha256);
     if (mo->file && mo->tol > 0.0)

@@ -7,6 +7,7 @@
 
 #include "../src/sd_arpa.h"
 #include "../src/sd_parse.h"
+#include "../src/sd_sha256.h"
 
 const char cli_arpa_help[] =
     "  --arpa FILE         an ARPA backoff language model (SRILM, KenLM, IRSTLM):\n"
@@ -50,15 +51,19 @@ int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err)
     return rc ? -1 : 1;
 }
 
-int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, sd_error *err)
+int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, char sha256[65],
+                  sd_error *err)
 {
     *out = NULL;
+    sha256[0] = '\0';
     if (!ao->file)
         return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
     sd_arpa *ta = NULL, *da = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
     if (!rc && ao->draft_file && strcmp(ao->draft_file, ao->file) != 0)
         rc = sd_arpa_load(ao->draft_file, budget, &da, err);
+    if (!rc)
+        rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
     if (!rc && (*out)->row_dev > 1e-9) {

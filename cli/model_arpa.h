@@ -32,9 +32,11 @@ extern const char cli_arpa_help[];
 int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err);
 
 /* Reads the file(s) and builds the model with horizon T under the budget
- * (bytes); a note on stderr names the largest row deviation.  A library
+ * (bytes); sha256 gets the SHA-256 of --arpa FILE's bytes; a note on
+ * stderr names the largest row deviation.  A library
  * status with err set. */
-int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, sd_error *err);
+int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, char sha256[65],
+                  sd_error *err);
 
 /* The model's table line and JSON description. */
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m);
