@@ -32,6 +32,10 @@ void sd_backoff_free(sd_backoff *m)
     free(m->bp);
     free(m->bsl);
     free(m->bof);
+    free(m->stok);
+    free(m->sthr);
+    free(m->se);
+    free(m->sp);
     free(m->rord);
     free(m->rho);
     free(m->A);
@@ -270,9 +274,23 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
     double c = S_c(m, a), sc = s * c;
     size_t lo = m->off ? m->off[a] : 0, hi = m->off ? m->off[a + 1] : 0;
     double seen;
+    size_t jn = lo; /* sorted seen tokens with threshold < s: lo..jn-1 */
     if (s == 1.0 && m->off)
         seen = m->eres[a];
-    else {
+    else if (m->sthr) {
+        size_t l = lo, h = hi;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (m->sthr[mid] < s)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        jn = l;
+        seen = jn > lo ? s * m->se[jn - 1] - m->sp[jn - 1] : 0.0;
+        if (seen < 0.0)
+            seen = 0.0;
+    } else {
         seen = 0.0;
         for (size_t i = lo; i < hi; i++) {
             double d = s * m->qe[i] - m->p[m->tok[i]];
@@ -283,6 +301,17 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
     if (v < seen) {
         if (s == 1.0)
             return m->tok[S_search(m->rcum, lo, hi, v)];
+        if (m->sthr) { /* the first j in lo..jn-1 with s se_j - sp_j > v */
+            size_t l = lo, h = jn - 1;
+            while (l < h) {
+                size_t mid = l + (h - l) / 2;
+                if (s * m->se[mid] - m->sp[mid] > v)
+                    h = mid;
+                else
+                    l = mid + 1;
+            }
+            return m->stok[l];
+        }
         double run = 0.0;
         size_t last = lo;
         for (size_t i = lo; i < hi; i++) {
@@ -580,6 +609,42 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
     }
     memcpy(m->bp, bp2, (n ? n : 1) * sizeof *bp2);
     free(bp2);
+    /* the seen tokens by p/e (sd_backoff.h) */
+    size_t z = m->nnz ? m->nnz : 1;
+    m->stok = malloc(z * sizeof *m->stok);
+    m->sthr = malloc(z * sizeof *m->sthr);
+    m->se = malloc(z * sizeof *m->se);
+    m->sp = malloc(z * sizeof *m->sp);
+    double *thr = malloc(z * sizeof *thr);
+    if (!m->stok || !m->sthr || !m->se || !m->sp || !thr) {
+        free(thr);
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the seen residuals of %zu bigrams", m->nnz);
+    }
+    for (size_t i = 0; i < m->nnz; i++) {
+        thr[i] = m->qe[i] > 0.0 ? m->p[m->tok[i]] / m->qe[i] : INFINITY;
+        ord[i] = (uint32_t)i;
+    }
+    S_sort_key = thr;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t lo = m->off[a], hi = m->off[a + 1];
+        qsort(ord + lo, hi - lo, sizeof *ord, S_cmp_key);
+        double e = 0.0, p = 0.0;
+        for (size_t j = lo; j < hi; j++) {
+            uint32_t i = ord[j];
+            m->stok[j] = m->tok[i];
+            m->sthr[j] = thr[i];
+            if (isfinite(thr[i])) {
+                e += m->qe[i];
+                p += m->p[m->tok[i]];
+            }
+            m->se[j] = e;
+            m->sp[j] = p;
+        }
+    }
+    free(thr);
     free(ord);
     free(slope);
     free(off);

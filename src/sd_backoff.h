@@ -67,7 +67,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 136u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 80u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 76u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -98,6 +98,12 @@ typedef struct sd_backoff {
      * and offsets of the terms active beyond each, g_a(s) = s·sl_j - of_j
      * at the last breakpoint j < s: O(log |S_a|) per query */
     double *bp, *bsl, *bof; /* [2 nnz] */
+    /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
+     * context by p/e_a increasing (sthr), with running sums of e_a and p
+     * in that order, so its mass at s is s·se_j - sp_j (j = #sthr < s) and
+     * a draw is a binary search: O(log |S_a|) */
+    uint32_t *stok;        /* [nnz] */
+    double *sthr, *se, *sp; /* [nnz] */
     size_t nnz;
     /* tokens with u > 0 by ρ = p/u increasing */
     size_t nr;
