@@ -319,3 +319,70 @@ Test(arpa, command_line, .timeout = 60)
     free(path);
     tu_expect("run --arpa /nonexistent/lm.arpa", 66, "cannot open '/nonexistent/lm.arpa'");
 }
+
+/* The control broken-block-residual runs on sparse rows through a kernel
+ * with the same bug (sd_block_kernel_backoff_tokenwise): its Monte-Carlo
+ * agrees with ITS exact law (the token-wise residual, on the same rows
+ * stored), and that law is not block's, so the kernels' agreement with the
+ * exact values is a check that sees the bug. */
+/* A draft unigram far from the target's rows (so that the bug shows). */
+static const char S_draft_lm[] = "\\data\\\nngram 1=5\n\n\\1-grams:\n-2 </s>\n-99 <s>\n-0.05 a\n-1.5 b\n"
+                                 "-1.2 c\n\n\\end\\\n";
+
+Test(arpa, broken_block_residual_runs_on_sparse_rows, .timeout = 60)
+{
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_error err0;
+    cr_assert_eq(sd_arpa_load_string(S_lm, "hand.arpa", 0, &ta, &err0), SD_OK, "%s", err0.msg);
+    cr_assert_eq(sd_arpa_load_string(S_draft_lm, "draft.arpa", 0, &da, &err0), SD_OK, "%s", err0.msg);
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, da, 6, 0, &m, &err0), SD_OK, "%s", err0.msg);
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+    sd_chain *c = S_chain(m);
+    const sd_verifier_type *bad = sd_verifier_find("broken-block-residual"), *good = sd_verifier_find("block");
+    cr_assert_not_null(bad);
+    sd_params par;
+    sd_params_defaults(&par, bad);
+    par.gamma = 3;
+    sd_model stored = sd_model_of_chain(c), sparse = sd_model_of_backoff(m, m->V, m->T);
+    sd_exact_values exb, exg;
+    sd_error err;
+    cr_assert_eq(sd_exact_gen_values(bad, &stored, &par, &exb, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_exact_gen_values(good, &stored, &par, &exg, &err), SD_OK, "%s", err.msg);
+    /* the output token where the two laws differ most (chosen from the exact laws, not the data) */
+    size_t TV = m->T * m->V, at = 0;
+    double *mb = malloc(TV * sizeof *mb), *mg = malloc(TV * sizeof *mg);
+    cr_assert_eq(sd_exact_gen_marginals(bad, c, &par, mb, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_exact_gen_marginals(good, c, &par, mg, &err), SD_OK, "%s", err.msg);
+    for (size_t i = 0; i < TV; i++)
+        if (fabs(mb[i] - mg[i]) > fabs(mb[at] - mg[at]))
+            at = i;
+    sd_sim_opts so = {.seed = 3, .trials = 200000, .threads = 2, .want_positions = 1};
+    sd_sim_result res;
+    memset(&res, 0, sizeof res);
+    sd_sim_job job = {bad, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    cr_assert_str_eq(res.kernel, "block-backoff-tokenwise");
+    double N = (double)res.trials, f = res.pos_counts[at] / N;
+    double zb = (f - mb[at]) / sqrt(mb[at] * (1.0 - mb[at]) / N), zg = (f - mg[at]) / sqrt(mg[at] * (1.0 - mg[at]) / N);
+    double zr = (res.rejections.mean - exb.rejections) / sd_welford_stderr(&res.rejections);
+    cr_log_info("P(x_%zu = %zu): broken kernel %.6f, its law %.6f (z %.2f), block %.6f (z %.2f)", at / m->V + 1,
+                at % m->V, f, mb[at], zb, mg[at], zg);
+    cr_expect_lt(fabs(zr), 4.0, "the control's kernel's rejections against its own law: z = %g", zr);
+    cr_expect_lt(fabs(zb), 4.0, "the control's kernel against its own law: z = %g", zb);
+    cr_expect_gt(fabs(zg), 4.0, "the control's kernel against block's law: z = %g (not flagged)", zg);
+    /* and block's kernel on the same cell agrees with block's law */
+    sd_sim_result rg;
+    memset(&rg, 0, sizeof rg);
+    sd_sim_job jg = {good, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&jg, &so, &rg, &err), SD_OK, "%s", err.msg);
+    double fg = rg.pos_counts[at] / N, z2 = (fg - mg[at]) / sqrt(mg[at] * (1.0 - mg[at]) / N);
+    cr_expect_lt(fabs(z2), 4.0, "block's kernel against block's law: z = %g", z2);
+    sd_sim_result_free(&rg);
+    free(mb);
+    free(mg);
+    sd_sim_result_free(&res);
+    sd_chain_free(c);
+    sd_backoff_free(m);
+}

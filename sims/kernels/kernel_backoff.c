@@ -73,9 +73,12 @@ static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
     *iterations = its;
 }
 
-/* One trial of block verification (sd_block_step's rule, rows on demand). */
-static void S_block_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
-                          size_t *rejections, size_t *iterations, const sd_observe *obs)
+/* One trial of block verification (sd_block_step's rule, rows on demand);
+ * tokenwise: the residual [q - p]+ at a rejection instead of eq. 4's
+ * max(p_τ q - p, 0) (the bug of the control broken-block-residual,
+ * SD_BLOCK_RESIDUAL_TOKENWISE of sd_block.h). */
+static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint64_t seed, uint64_t trial,
+                          size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
 {
     const size_t T = m->T;
     sd_rngbuf rng;
@@ -114,8 +117,8 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
                 emitted = G + 1;
             }
         } else {
-            double mm = sd_backoff_mass(m, tau_prev, tau_p);
-            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, tau_p, mm, &rng)
+            double s = tokenwise ? 1.0 : tau_p, mm = sd_backoff_mass(m, tau_prev, s);
+            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
                                        : sd_backoff_draw_q(m, tau_prev, &rng);
             emitted = tau + 1;
             rej++;
@@ -205,7 +208,14 @@ static void S_block_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_
                             size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
 {
     (void)k;
-    S_block_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
+    S_block_trial(m, gamma, 0, seed, trial, tokens, rejections, iterations, obs);
+}
+
+static void S_block_tokenwise_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                                      size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_block_trial(m, gamma, 1, seed, trial, tokens, rejections, iterations, obs);
 }
 
 typedef void (*S_trial_fn)(const sd_backoff *, size_t, size_t, uint64_t, uint64_t, size_t *, size_t *, size_t *,
@@ -246,6 +256,13 @@ static int S_new_block(void **plan, const sd_model *m, const sd_params *par, siz
     return S_new(plan, m, par, S_block_trial_k, err);
 }
 
+static int S_new_block_tokenwise(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                                 unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_block_tokenwise_trial_k, err);
+}
+
 static int S_new_rrs(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
                      unsigned threads, sd_error *err)
 {
@@ -273,12 +290,17 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
             sd_welford_add(obs->rej, (double)rej);
         if (obs->calls)
             sd_welford_add(obs->calls, (double)its);
+        if (obs->pos) { /* the law of each output token */
+            const size_t *tok = work;
+            for (size_t n = 1; n <= p->m->T; n++)
+                obs->pos[(n - 1) * p->m->V + tok[n]] += 1.0;
+        }
     }
 }
 
 const sd_kernel_type sd_token_kernel_backoff = {
     .name = "token-backoff",
-    .supports = SD_OBS_STATS,
+    .supports = SD_OBS_STATS | SD_OBS_POS,
     .plan_new = S_new_token,
     .plan_free = free,
     .work_new = S_work_new,
@@ -288,7 +310,7 @@ const sd_kernel_type sd_token_kernel_backoff = {
 
 const sd_kernel_type sd_block_kernel_backoff = {
     .name = "block-backoff",
-    .supports = SD_OBS_STATS,
+    .supports = SD_OBS_STATS | SD_OBS_POS,
     .plan_new = S_new_block,
     .plan_free = free,
     .work_new = S_work_new,
@@ -298,8 +320,18 @@ const sd_kernel_type sd_block_kernel_backoff = {
 
 const sd_kernel_type sd_rrs_kernel_backoff = {
     .name = "rrs-backoff",
-    .supports = SD_OBS_STATS,
+    .supports = SD_OBS_STATS | SD_OBS_POS,
     .plan_new = S_new_rrs,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_block_kernel_backoff_tokenwise = {
+    .name = "block-backoff-tokenwise",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_block_tokenwise,
     .plan_free = free,
     .work_new = S_work_new,
     .work_free = free,
