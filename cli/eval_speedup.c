@@ -38,6 +38,8 @@ static const char S_help_head[] =
     "  --algo NAME     verifier (default token)\n"
     "  --gamma G|best  draft length; a list 1,2,4 or a range 1..8; best: the G in\n"
     "                  1..--gamma-max maximising S\n"
+    "  --algo a,b, --k 2,4  sweep verifiers and draft counts like run: one table\n"
+    "                  per point (JSON: an array), every point on the same --seed\n"
     "  --draft-cost token|step  multi-draft cost: token (default) charges c for each\n"
     "                  of the k drafts' tokens (d = k); step charges c per drafting\n"
     "                  step, the k drafts drafted in parallel (d = 1)\n"
@@ -59,37 +61,41 @@ typedef struct {
 
 /* --gamma LIST: counts separated by commas, each N or LO..HI, into g[]
  * (at most cap values, each 1..4096). */
-static int S_gamma_list(const char *s, size_t *g, size_t *n, size_t cap, sd_error *err)
+static int S_count_list(const char *opt, const char *s, size_t *g, size_t *n, size_t cap, sd_error *err)
 {
     *n = 0;
     while (*s) {
         char *end;
         unsigned long lo = strtoul(s, &end, 10), hi = lo;
         if (end == s || *s == '-' || *s == '+')
-            return sd_error_set(err, SD_EUSAGE, "--gamma '%s': expected counts N, LO..HI or best", s);
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': expected counts N or LO..HI%s", opt, s,
+                                  strcmp(opt, "--gamma") == 0 ? " or best" : "");
         if (strncmp(end, "..", 2) == 0) {
             const char *h = end + 2;
             hi = strtoul(h, &end, 10);
             if (end == h || *h == '-' || *h == '+')
-                return sd_error_set(err, SD_EUSAGE, "--gamma '%s': expected a range LO..HI", s);
+                return sd_error_set(err, SD_EUSAGE, "%s '%s': expected a range LO..HI", opt, s);
         }
         if (lo < 1 || hi < lo || hi > 4096)
-            return sd_error_set(err, SD_EUSAGE, "--gamma: %lu..%lu; expected 1 <= LO <= HI <= 4096", lo, hi);
+            return sd_error_set(err, SD_EUSAGE, "%s: %lu..%lu; expected 1 <= LO <= HI <= 4096", opt, lo, hi);
         for (unsigned long v = lo; v <= hi; v++) {
             if (*n >= cap)
-                return sd_error_set(err, SD_EUSAGE, "--gamma: more than %zu values", cap);
+                return sd_error_set(err, SD_EUSAGE, "%s: more than %zu values", opt, cap);
             g[(*n)++] = v;
         }
         if (*end == ',')
             end++;
         else if (*end)
-            return sd_error_set(err, SD_EUSAGE, "--gamma '%s': expected counts separated by commas", s);
+            return sd_error_set(err, SD_EUSAGE, "%s '%s': expected counts separated by commas", opt, s);
         s = end;
     }
     return SD_OK;
 }
 
-int cmd_eval_speedup(int argc, char **argv)
+/* One verifier at one --k: the command as it was (collect: append the
+ * JSON object there instead of printing it; sep: a blank line before the
+ * table). */
+static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
 {
     enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON, O_DRAFT_COST };
     static const struct option base[] = {
@@ -120,7 +126,7 @@ int cmd_eval_speedup(int argc, char **argv)
             gv = argv[i] + 8;
         if (gv) {
             sd_error gerr;
-            if (S_gamma_list(gv, glist, &nglist, sizeof glist / sizeof glist[0], &gerr)) {
+            if (S_count_list("--gamma", gv, glist, &nglist, sizeof glist / sizeof glist[0], &gerr)) {
                 free(av);
                 return cli_usage_error("eval speedup", "%s", gerr.msg);
             }
@@ -299,8 +305,15 @@ int cmd_eval_speedup(int argc, char **argv)
         json_object_set_new(o, "points", arr);
         json_object_set_new(o, "best_gamma", json_integer((json_int_t)pts[ibest].gamma));
         json_object_set_new(o, "best_speedup", json_real(pts[ibest].s));
-        status = cli_print_json(o);
+        if (collect) {
+            json_array_append_new(collect, o);
+            status = 0;
+        } else {
+            status = cli_print_json(o);
+        }
     } else if (status < 0) {
+        if (sep)
+            putchar('\n');
         printf("simdec %s eval speedup --algo %s, draft cost c = %g target calls per draft token\n", SD_VERSION,
                vt->name, cr);
         cli_model_summary(stdout, "model", &mo, m);
@@ -344,5 +357,97 @@ int cmd_eval_speedup(int argc, char **argv)
     free(pts);
     cli_model_close(&model);
     cli_model_release(&mo);
+    return status;
+}
+
+/* The value of option `name` in argv (the last one), as "--name V" or
+ * "--name=V"; its index in *at (the value's), or NULL. */
+static const char *S_opt(int argc, char **argv, const char *name, int *at)
+{
+    size_t n = strlen(name);
+    const char *v = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], name) == 0 && i + 1 < argc) {
+            v = argv[i + 1];
+            *at = i + 1;
+            i++;
+        } else if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
+            v = argv[i] + n + 1;
+            *at = -i; /* the whole word */
+        }
+    }
+    return v;
+}
+
+/* `--algo a,b` and `--k 2,4` (or LO..HI) sweep like run: one table per
+ * point (JSON: an array of the points' objects), every point on the same
+ * --seed.  --gamma lists stay within a point (one table per verifier). */
+int cmd_eval_speedup(int argc, char **argv)
+{
+    int at_a = 0, at_k = 0;
+    const char *algos = S_opt(argc, argv, "--algo", &at_a), *ks = S_opt(argc, argv, "--k", &at_k);
+    int list_a = algos && strchr(algos, ','), list_k = ks && (strchr(ks, ',') || strstr(ks, ".."));
+    if (!list_a && !list_k)
+        return S_speedup_one(argc, argv, NULL, 0);
+    size_t kv[256], nk = 1;
+    if (list_k) {
+        sd_error e;
+        if (S_count_list("--k", ks, kv, &nk, sizeof kv / sizeof kv[0], &e))
+            return cli_usage_error("eval speedup", "%s", e.msg);
+    }
+    char *acopy = strdup(algos ? algos : sd_verifier_baseline()->name);
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    json_t *arr = json_array();
+    int json = 0, status = 0;
+    for (int i = 1; i < argc; i++)
+        json |= strcmp(argv[i], "--json") == 0;
+    if (!acopy || !av || !arr) {
+        free(acopy);
+        free(av);
+        json_decref(arr);
+        return cli_out_of_memory();
+    }
+    char kbuf[32], wbuf[300];
+    int first = 1;
+    char *save = NULL;
+    for (char *a = strtok_r(acopy, ",", &save); status == 0 && a; a = strtok_r(NULL, ",", &save)) {
+        for (size_t j = 0; status == 0 && j < nk; j++) {
+            memcpy(av, argv, (size_t)argc * sizeof *av);
+            if (list_a && at_a > 0)
+                av[at_a] = a;
+            else if (list_a) {
+                snprintf(wbuf, sizeof wbuf, "--algo=%s", a);
+                av[-at_a] = wbuf;
+            }
+            if (list_k) {
+                const sd_verifier_type *vt = sd_verifier_find(a);
+                if (vt && !sd_params_decl(vt, "k", NULL) && j > 0)
+                    continue; /* a verifier without k: once */
+                snprintf(kbuf, sizeof kbuf, at_k > 0 ? "%zu" : "--k=%zu", kv[j]);
+                if (vt && !sd_params_decl(vt, "k", NULL)) { /* drop --k for it */
+                    int w = 0;
+                    for (int i = 0; i < argc; i++) {
+                        if ((at_k > 0 && (i == at_k || i == at_k - 1)) || (at_k < 0 && i == -at_k))
+                            continue;
+                        av[w++] = av[i];
+                    }
+                    av[w] = NULL;
+                    status = S_speedup_one(w, av, json ? arr : NULL, !first);
+                    first = 0;
+                    continue;
+                }
+                av[at_k > 0 ? at_k : -at_k] = kbuf;
+            }
+            av[argc] = NULL;
+            status = S_speedup_one(argc, av, json ? arr : NULL, !first);
+            first = 0;
+        }
+    }
+    if (status == 0 && json)
+        status = cli_print_json(arr);
+    else
+        json_decref(arr);
+    free(acopy);
+    free(av);
     return status;
 }

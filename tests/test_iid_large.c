@@ -197,3 +197,32 @@ Test(iid_large, tol_applies_to_lists, .timeout = 60)
         tu_expect(cmd, 0, "");
     }
 }
+
+/* eval speedup sweeps like run: --gamma lists and ranges within a table,
+ * --algo and --k lists as points (JSON: an array); without --T an i.i.d.
+ * problem is evaluated at T -> infinity and --gamma best picks the
+ * limit's best (Leviathan et al. 2023 for token). */
+Test(iid_large, speedup_lists_and_the_limit, .timeout = 60)
+{
+    char *out = NULL;
+    cr_assert_eq(tu_run("eval speedup --p 0.6,0.4 --q 0.2,0.8 --algo token,block,rrs --k 2,3 --gamma 1..3 --json",
+                        &out, NULL), 0);
+    /* token, block (no k: once), rrs k 2, rrs k 3 */
+    size_t n = 0;
+    for (const char *p = strstr(out, "\"best_gamma\""); p; p = strstr(p + 1, "\"best_gamma\""))
+        n++;
+    cr_expect_eq(n, 4, "%s", out);
+    cr_expect(tu_contains(out, "\"horizon_limit\": true"), "%.300s", out);
+    free(out);
+    out = NULL;
+    cr_assert_eq(tu_run("eval speedup --p 0.6,0.4 --q 0.2,0.8 --gamma best --gamma-max 8", &out, NULL), 0);
+    cr_expect(tu_contains(out, "T -> infinity"), "%s", out);
+    /* alpha = 0.6: (1 - 0.6^{G+1}) / (0.4 (1 + 0.05 G)) is largest at G = 4 */
+    const char *b = strstr(out, "<- best");
+    cr_assert_not_null(b, "%s", out);
+    while (b > out && b[-1] != '\n')
+        b--;
+    cr_expect_eq(strncmp(b, "      4 ", 8), 0, "best line: %.80s", b);
+    free(out);
+    tu_expect("eval speedup --p 0.6,0.4 --q 0.2,0.8 --k 2,x --algo rrs --gamma 2", 64, "--k 'x'");
+}
