@@ -138,6 +138,7 @@ static int S_tables(sd_backoff *m, sd_error *err)
         m->A[k + 1] = m->A[k] + m->u[x];
         m->B[k + 1] = m->B[k] + m->p[x];
     }
+    m->rho_const = nr > 0 && m->rho[0] == m->rho[nr - 1];
     S_alias(m->p, V, m->ap, m->lp, stack);
     S_alias(m->u, V, m->au, m->lu, stack);
     free(key);
@@ -145,23 +146,46 @@ static int S_tables(sd_backoff *m, sd_error *err)
     return SD_OK;
 }
 
+/* #{i < n : a[i] < s} for a sorted increasingly, without unpredictable
+ * branches (the halving search of Khuong & Morin 2017, "Array layouts
+ * for comparison-based searching": the compiler makes the step a
+ * conditional move). */
+static size_t S_count_less(const double *a, size_t n, double s)
+{
+    if (n == 0)
+        return 0;
+    const double *b = a;
+    while (n > 1) {
+        size_t half = n / 2;
+        b = b[half] < s ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - a) + (*b < s);
+}
+
+/* The same for 32-bit tokens: #{i < n : a[i] < x}. */
+static size_t S_count_less_u32(const uint32_t *a, size_t n, size_t x)
+{
+    if (n == 0)
+        return 0;
+    const uint32_t *b = a;
+    while (n > 1) {
+        size_t half = n / 2;
+        b = b[half] < x ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - a) + (*b < x);
+}
+
 /* #{k : rho[k] < s}. */
 static size_t S_count_below(const sd_backoff *m, double s)
 {
-    size_t lo = 0, hi = m->nr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->rho[mid] < s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return S_count_less(m->rho, m->nr, s);
 }
 
 double sd_backoff_F(const sd_backoff *m, double s)
 {
-    size_t k = S_count_below(m, s);
+    size_t k = m->rho_const ? (s > m->rho[0] ? m->nr : 0) : S_count_below(m, s);
     double f = s * m->A[k] - m->B[k];
     return f > 0.0 ? f : 0.0;
 }
@@ -172,14 +196,8 @@ static long S_seen(const sd_backoff *m, size_t a, size_t x)
     if (!m->off)
         return -1;
     size_t lo = m->off[a], hi = m->off[a + 1];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->tok[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->off[a + 1] && m->tok[lo] == x ? (long)lo : -1;
+    lo += S_count_less_u32(m->tok + lo, hi - lo, x);
+    return lo < hi && m->tok[lo] == x ? (long)lo : -1;
 }
 
 static double S_c(const sd_backoff *m, size_t a)
@@ -212,14 +230,7 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
     double c = S_c(m, a), sc = s * c;
     double rest = sd_backoff_F(m, sc), seen = 0.0;
     if (m->bp) {
-        size_t lo = 2 * m->off[a], hi = 2 * m->off[a + 1], b = lo;
-        while (lo < hi) { /* the first breakpoint >= s */
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->bp[mid] < s)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t b = 2 * m->off[a], lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, s);
         double g = lo > b ? s * m->bsl[lo - 1] - m->bof[lo - 1] : 0.0;
         double t = g + rest;
         return t > 0.0 ? t : 0.0;
@@ -325,10 +336,16 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
         }
         return m->tok[last];
     }
-    size_t k = S_count_below(m, sc);
+    size_t k = m->rho_const ? (sc > m->rho[0] ? m->nr : 0) : S_count_below(m, sc);
     double F = sc * m->A[k] - m->B[k];
     if (k == 0 || !(F > 0.0)) /* rounding: no rest mass after all; fall back to a seen token */
         return hi > lo ? m->tok[lo] : sd_backoff_draw_q(m, a, rng);
+    if (m->rho_const && k == m->nr) /* weights (sc - ρ) u(x): ∝ u */
+        for (int tries = 0;; tries++) {
+            size_t x = S_alias_draw(m->au, m->lu, m->V, rng);
+            if (S_seen(m, a, x) < 0 || tries > 1000000)
+                return x;
+        }
     for (int tries = 0;; tries++) {
         double w = sd_rngbuf_uniform(rng) * F;
         /* the smallest j in 1..k with sc A_j - B_j > w: token rord[j-1] */

@@ -110,6 +110,9 @@ typedef struct sd_backoff {
     uint32_t *rord;
     double *rho;           /* [nr] */
     double *A, *B;         /* [nr+1] */
+    int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
+                              F(s) is 0 or s A - B without a search, and the rest residual
+                              is ∝ u (drawn from u's alias table, redrawn while in S_a) */
     /* alias tables of p and u */
     double *ap, *au;       /* [V] acceptance thresholds */
     uint32_t *lp, *lu;     /* [V] aliases */
