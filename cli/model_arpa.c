@@ -66,7 +66,8 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
-    if (!rc && (*out)->row_dev > 1e-9) {
+    static int noted; /* once per process (a sweep opens the model at every point) */
+    if (!rc && (*out)->row_dev > 1e-9 && !noted++) {
         const sd_backoff *m = *out;
         fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| = %.6g (%s%s%s)\n",
                 ao->file, m->row_dev, m->row_dev_ctx >= 0 ? "the row after '" : "the unigram",

@@ -311,9 +311,9 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
             size_t k = S_fields(b, e, fb, fn, ord + 2);
             if (k != ord + 1 && k != ord + 2) {
                 char fmt[128];
-                snprintf(fmt, sizeof fmt,
-                         " has %zu fields; expected %zu (log10 P, %zu word%s, optional log10 backoff)",
-                         k > ord + 2 ? ord + 3 : k, ord + 1, ord, ord > 1 ? "s" : "");
+                snprintf(fmt, sizeof fmt, " has %s%zu field%s; expected %zu or %zu (log10 P, %zu word%s, optional "
+                         "log10 backoff)", k > ord + 2 ? "more than " : "", k > ord + 2 ? ord + 2 : k,
+                         k == 1 ? "" : "s", ord + 1, ord + 2, ord, ord > 1 ? "s" : "");
                 rc = S_bad(&in, fmt, b, (size_t)(e - b));
                 break;
             }
