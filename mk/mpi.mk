@@ -9,7 +9,8 @@ MPIRUN  ?= mpirun
 MPI_BIN ?= simdec-mpi
 MPI_OBJ := $(BUILD)/mpi/simdec_mpi.o
 # The command objects simdec-mpi needs: `run` and the shared helpers.
-MPI_CLI_OBJ := $(BUILD)/cli/cmd_run.o $(BUILD)/cli/cli.o $(BUILD)/cli/sweep.o $(BUILD)/cli/suggest.o
+MPI_CLI_OBJ := $(BUILD)/cli/cmd_run.o $(BUILD)/cli/cli.o $(BUILD)/cli/sweep.o $(BUILD)/cli/suggest.o \
+               $(BUILD)/cli/model_arpa.o
 # As root, Open MPI wants both variables; --oversubscribe lets 2 ranks run
 # whatever slots the machine reports.
 MPIRUN_FLAGS ?= --oversubscribe

@@ -58,12 +58,13 @@ leakcheck: $(BIN)
 fuzz-build:
 	$(MAKE) $(PAR) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPENMP='$(FUZZ_OPENMP)' \
 	    OPT='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' \
-	    $(FUZZ_BUILD)/libsimdec.a $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o
+	    $(FUZZ_BUILD)/libsimdec.a $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o $(FUZZ_BUILD)/cli/model_arpa.o
 	@for h in $(FUZZ_HARNESSES); do \
 	    echo "  LINK $(FUZZ_BUILD)/fuzz_$$h"; \
 	    $(FUZZ_CC) $(CSTD) $(WARN) -O1 -g $(PKG_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 	        $(FUZZ_OPENMP) -o $(FUZZ_BUILD)/fuzz_$$h fuzz/fuzz_$$h.c \
-	        $$([ $$h = list ] && echo $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o) $(FUZZ_BUILD)/libsimdec.a \
+	        $$([ $$h = list ] && echo $(FUZZ_BUILD)/cli/cli.o $(FUZZ_BUILD)/cli/suggest.o $(FUZZ_BUILD)/cli/model_arpa.o) \
+	        $(FUZZ_BUILD)/libsimdec.a \
 	        $(LDLIBS) || exit 1; \
 	done
 
