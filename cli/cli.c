@@ -495,20 +495,6 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
 
 static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[65], sd_error *err);
 
-int cli_model_lists_check(const cli_model_opts *mo, sd_error *err)
-{
-    double tol = mo->tol > 0.0 ? mo->tol : 1e-9;
-    const char *name[2] = {"--p", "--q"};
-    double sum[2] = {mo->psum, mo->qsum};
-    int given[2] = {mo->p != NULL, mo->q != NULL};
-    for (int i = 0; i < 2; i++)
-        if (given[i] && !(fabs(sum[i] - 1.0) <= tol))
-            return sd_error_set(err, mo->pq_file[i] ? SD_EDATA : SD_EUSAGE,
-                                "%s list: the entries sum to %.12g; expected 1 (within %s)%s", name[i], sum[i],
-                                mo->tol > 0.0 ? "--tol" : "1e-9",
-                                mo->tol > 0.0 ? "" : "; --tol admits more, e.g. --tol 1e-6 for float32 rows");
-    return SD_OK;
-}
 
 /* The generator's options as given: --alpha/--mix with numpy-mt19937 are
  * refused even at their default values (sd_gen_check, which the generators
@@ -570,26 +556,10 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         return SD_OK;
     }
     m->budget = sd_mem_budget(mo->max_memory);
-    if (mo->arpa.given) { /* sparse rows (model_arpa.c) */
-        if (mo->file || mo->p || mo->q || mo->gen_given || mo->stream)
-            return sd_error_set(err, SD_EUSAGE, "--arpa is a model of its own: drop --model/--p/--q/--V/--stream");
-        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, m->sha256, err);
-        if (rc)
-            return rc;
-        m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
-        return SD_OK;
-    }
-    if (mo->p && mo->q && cli_model_lists_check(mo, err))
-        return err ? (int)err->code : SD_EDATA;
-    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given &&
-        sd_gen_chain_bytes(mo->pV, mo->T_given ? mo->gen.T : 1) > m->budget / 2) {
-        /* a chain of identical rows that would not fit: keep the one row pair */
-        int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, m->budget, &m->backoff, err);
-        if (rc)
-            return rc;
-        m->view = sd_model_of_backoff(m->backoff, mo->pV, m->backoff->T);
-        return SD_OK;
-    }
+    int sparse = 0; /* --arpa, or --p/--q whose chain would not fit (model_arpa.c) */
+    int rc0 = cli_sparse_open(mo, m, &sparse, err);
+    if (rc0 || sparse)
+        return rc0;
     if (mo->stream && !mo->may_stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);

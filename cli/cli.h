@@ -117,9 +117,6 @@ typedef struct cli_model {
 } cli_model;
 
 void cli_model_init(cli_model_opts *mo);
-/* --p/--q were parsed within 0.01 of summing to 1 and renormalised; SD_EDATA
- * naming the list when its sum is off by more than --tol (default 1e-9). */
-int cli_model_lists_check(const cli_model_opts *mo, sd_error *err);
 /* Frees --p/--q lists. */
 void cli_model_release(cli_model_opts *mo);
 /* getopt_long option entries for the model options; the `val`s are

@@ -2,12 +2,15 @@
  * language model as a chain (src/sd_arpa.h, src/sd_backoff.h). */
 #include "model_arpa.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/sd_arpa.h"
 #include "../src/sd_parse.h"
 #include "../src/sd_sha256.h"
+#include "cli.h"
 
 const char cli_arpa_help[] =
     "  --arpa FILE         an ARPA backoff language model (SRILM, KenLM, IRSTLM):\n"
@@ -106,4 +109,46 @@ void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *o)
     json_object_set_new(o, "vocab", json_integer((json_int_t)m->V));
     json_object_set_new(o, "horizon", json_integer((json_int_t)m->T));
     json_object_set_new(o, "table_bytes", json_integer((json_int_t)sd_backoff_bytes(m->V, m->nnz, !m->off)));
+}
+
+int cli_model_lists_check(const cli_model_opts *mo, sd_error *err)
+{
+    double tol = mo->tol > 0.0 ? mo->tol : 1e-9;
+    const char *name[2] = {"--p", "--q"};
+    double sum[2] = {mo->psum, mo->qsum};
+    int given[2] = {mo->p != NULL, mo->q != NULL};
+    for (int i = 0; i < 2; i++)
+        if (given[i] && !(fabs(sum[i] - 1.0) <= tol))
+            return sd_error_set(err, mo->pq_file[i] ? SD_EDATA : SD_EUSAGE,
+                                "%s list: the entries sum to %.12g; expected 1 (within %s)%s", name[i], sum[i],
+                                mo->tol > 0.0 ? "--tol" : "1e-9",
+                                mo->tol > 0.0 ? "" : "; --tol admits more, e.g. --tol 1e-6 for float32 rows");
+    return SD_OK;
+}
+
+int cli_sparse_open(const cli_model_opts *mo, cli_model *m, int *opened, sd_error *err)
+{
+    *opened = 0;
+    if (mo->arpa.given) {
+        if (mo->file || mo->p || mo->q || mo->gen_given || mo->stream)
+            return sd_error_set(err, SD_EUSAGE, "--arpa is a model of its own: drop --model/--p/--q/--V/--stream");
+        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, m->sha256, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
+        *opened = 1;
+        return SD_OK;
+    }
+    if (mo->p && mo->q && cli_model_lists_check(mo, err))
+        return err ? (int)err->code : SD_EDATA;
+    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given &&
+        sd_gen_chain_bytes(mo->pV, mo->T_given ? mo->gen.T : 1) > m->budget / 2) {
+        /* a chain of identical rows that would not fit: keep the one row pair */
+        int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, m->budget, &m->backoff, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, mo->pV, m->backoff->T);
+        *opened = 1;
+    }
+    return SD_OK;
 }

@@ -38,6 +38,19 @@ int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err);
 int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, char sha256[65],
                   sd_error *err);
 
+/* --arpa, or --p/--q whose stored chain would exceed half of m->budget
+ * (one row pair kept instead): *opened = 1 and m->backoff, m->view set;
+ * else *opened = 0 (the caller opens the model as before).  --p/--q are
+ * checked against --tol first (cli_model_lists_check).  A library status. */
+struct cli_model_opts;
+struct cli_model;
+int cli_sparse_open(const struct cli_model_opts *mo, struct cli_model *m, int *opened, sd_error *err);
+
+/* --p/--q were parsed within 0.01 of summing to 1 and renormalised; SD_EDATA
+ * (SD_EUSAGE for an inline list) naming the list when its sum is off by
+ * more than --tol (default 1e-9). */
+int cli_model_lists_check(const struct cli_model_opts *mo, sd_error *err);
+
 /* The model's table line and JSON description. */
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m);
 void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *model);
