@@ -44,7 +44,12 @@ const char cli_model_help[] =
     "                      streams one over half of it with a verifier that has a\n"
     "                      kernel for streamed chains (token)\n"
     "  --stream            run: generate the chain's rows step by step while the\n"
-    "                      trials advance (O(V^2) memory; same results as stored)\n";
+    "                      trials advance (O(V^2) memory; same results as stored)\n"
+    "  --arpa FILE         an ARPA backoff language model: target its bigram (--order\n"
+    "                      2) or unigram (1), starting after <s>; draft the unigram\n"
+    "                      of --draft-arpa FILE (default: the same file); rows on\n"
+    "                      demand, never V x V; --T (default 50); run and eval\n"
+    "                      speedup, with token (exact) and block\n";
 
 void cli_model_init(cli_model_opts *mo)
 {
@@ -128,14 +133,16 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err)
     case CLI_OPT_P:
         free(mo->p);
         mo->p = NULL;
-        rc = cli_parse_list("--p", arg, &mo->p, &mo->pV, err);
+        rc = cli_parse_list_tol("--p", arg, 0.01, &mo->p, &mo->pV, &mo->psum, err); /* --tol: cli_model_lists_check */
+        mo->pq_file[0] = arg[0] == '@';
         break;
     case CLI_OPT_Q:
         free(mo->q);
         mo->q = NULL;
-        rc = cli_parse_list("--q", arg, &mo->q, &mo->qV, err);
+        rc = cli_parse_list_tol("--q", arg, 0.01, &mo->q, &mo->qV, &mo->qsum, err);
+        mo->pq_file[1] = arg[0] == '@';
         break;
-    default: return 0;
+    default: return cli_arpa_option(&mo->arpa, c, arg, err);
     }
     return rc ? -1 : 1;
 }
@@ -188,6 +195,10 @@ int cli_model_open(const cli_model_opts *mo, cli_model *m, sd_error *err)
         return SD_OK;
     }
     m->budget = sd_mem_budget(mo->max_memory);
+    int sparse = 0; /* --arpa, or --p/--q whose chain would not fit (model_arpa.c) */
+    int rc0 = cli_sparse_open(mo, m, &sparse, err);
+    if (rc0 || sparse)
+        return rc0;
     if (mo->stream && !mo->may_stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);
@@ -219,6 +230,8 @@ void cli_model_close(cli_model *m)
 {
     sd_chain_free(m->chain);
     sd_zipf_free(m->zipf);
+    sd_backoff_free(m->backoff);
+    m->backoff = NULL;
     free(m->stream);
     m->chain = NULL;
     m->zipf = NULL;
@@ -245,14 +258,21 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
     *row_dev = 0.0;
     if (sha256)
         sha256[0] = '\0';
-    if (mo->tol > 0.0 && !mo->file) {
-        sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE only");
+    if (mo->tol > 0.0 && !mo->file && !mo->p && !mo->q) {
+        sd_error_set(err, SD_EUSAGE, "--tol applies to --model FILE and --p/--q lists only");
         return NULL;
     }
+    if (cli_model_lists_check(mo, err))
+        return NULL;
     if (mo->stream) {
         char names[256];
         S_stream_verifiers(names, sizeof names);
         sd_error_set(err, SD_EUSAGE, "--stream: this command needs stored rows (run --algo %s streams)", names);
+        return NULL;
+    }
+    if (mo->arpa.given) {
+        sd_error_set(err, SD_EUSAGE, "--arpa: this command needs a model with stored rows (run, eval "
+                                     "generation, eval speedup and eval rejections without --M take --arpa)");
         return NULL;
     }
     if (mo->zipf || mo->zipf_given) {
@@ -276,6 +296,16 @@ static sd_chain *S_build(const cli_model_opts *mo, double *row_dev, char sha256[
         }
         if (mo->gen_given) {
             sd_error_set(err, SD_EUSAGE, "--V/--model-seed/--alpha/--mix/--rng apply to generated models, not to --p/--q");
+            return NULL;
+        }
+        size_t pq_bytes = sd_gen_chain_bytes(mo->pV, 1), pq_budget = sd_mem_budget(mo->max_memory);
+        if (pq_bytes > pq_budget) { /* the chain of identical rows, refused before allocating */
+            sd_error_set(err, SD_ETOOBIG,
+                         "this command stores --p/--q as a chain of V x V rows: V=%zu takes %.4g GB; memory budget "
+                         "%.3g GB (%s); run, eval speedup, eval generation and eval rejections without --M keep "
+                         "one row pair",
+                         mo->pV, (double)pq_bytes / 1e9, (double)pq_budget / 1e9,
+                         mo->max_memory ? "--max-memory" : "half of the memory available");
             return NULL;
         }
         return sd_chain_from_pq(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, err);
@@ -325,6 +355,11 @@ int cli_context_check(const sd_chain *c, size_t step, size_t state, sd_error *er
 void cli_model_describe(const cli_model_opts *mo, const sd_model *md, json_t *o)
 {
     json_t *m = json_object();
+    if (md->backoff) {
+        cli_arpa_describe(&mo->arpa, md->backoff, m);
+        json_object_set_new(o, "model", m);
+        return;
+    }
     if (md->zipf) {
         const sd_zipf *z = md->zipf;
         json_object_set_new(m, "source", json_string("zipf"));
@@ -391,7 +426,7 @@ void cli_model_identity(const cli_model_opts *mo, const cli_model *m, json_t *o)
             json_object_set_new(j, "q", q);
         }
     }
-    if (mo->file && m->sha256[0])
+    if ((mo->file || mo->arpa.file) && m->sha256[0])
         json_object_set_new(j, "sha256", json_string(m->sha256));
     if (mo->file) {
         json_object_set_new(j, "row_tol", json_real(mo->tol > 0.0 ? mo->tol : 1e-9));
@@ -408,6 +443,8 @@ void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model 
         fprintf(f, "          p sha256 %s (of the values given, one %%.17g a line)\n          q sha256 %s\n",
                 hp, hq);
     }
+    if (mo->arpa.file && m->sha256[0])
+        fprintf(f, "          sha256 %s\n", m->sha256);
     if (mo->file && m->sha256[0])
         fprintf(f, "          sha256 %s", m->sha256);
     if (mo->file && mo->tol > 0.0)
@@ -419,7 +456,9 @@ void cli_model_identity_line(FILE *f, const cli_model_opts *mo, const cli_model 
 void cli_model_summary(FILE *f, const char *label, const cli_model_opts *mo, const sd_model *md)
 {
     fprintf(f, "%-9s ", label);
-    if (md->zipf)
+    if (md->backoff)
+        cli_arpa_summary(f, &mo->arpa, md->backoff);
+    else if (md->zipf)
         fprintf(f, "on-demand Zipf rows (--zipf), V=%zu, T=%zu, model-seed %llu, draft exponent %g, "
                    "target exponent %g\n          (TV per row %.6f; tables %zu bytes, no T*V^2 storage)\n",
                 md->V, md->T, (unsigned long long)md->zipf->seed, md->zipf->s_draft, md->zipf->s_target,

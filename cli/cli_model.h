@@ -10,6 +10,7 @@
 #include "../src/sd_error.h"
 #include "../src/sd_model.h"
 #include "cli_opts.h"
+#include "model_arpa.h"
 
 /* Model options shared by every command that needs a chain:
  *   --model FILE | --V n --T n --model-seed s [--alpha a --mix m]
@@ -21,8 +22,10 @@ typedef struct cli_model_opts {
     int gen_given;      /* --V/--model-seed/--alpha/--mix seen */
     int shape_given;    /* --alpha or --mix seen (even at its default) */
     int rng_given;      /* --rng seen */
-    double *p, *q;      /* --p/--q single-token problem (malloc'd), or NULL */
+    double *p, *q;      /* --p/--q single-token problem (malloc'd, renormalised), or NULL */
     size_t pV, qV;
+    double psum, qsum;  /* their sums as given (checked against --tol by cli_model_lists_check) */
+    int pq_file[2];     /* --p, --q given as @FILE (a bad sum is bad data, else a bad option value) */
     int zipf, zipf_given; /* --zipf; --zipf-draft/--zipf-target seen */
     double s_draft, s_target;
     double tol;         /* --tol: row-sum tolerance of --model (0: 1e-9) */
@@ -30,6 +33,7 @@ typedef struct cli_model_opts {
     int stream;         /* --stream: a generated chain is streamed step by step */
     int may_stream;     /* set by the command: its verifier runs on a streamed chain, so a
                            generated chain over half the budget is streamed, not stored */
+    cli_arpa_opts arpa; /* --arpa FILE ... (model_arpa.h) */
 } cli_model_opts;
 
 /* A model built from the options: its owner and the view the library
@@ -42,6 +46,7 @@ typedef struct cli_model {
     sd_model view;
     char sha256[65];    /* of --model FILE ("" otherwise) */
     double row_dev;     /* largest |row sum - 1| of --model FILE before renormalising */
+    sd_backoff *backoff; /* --arpa, or --p/--q whose chain would not fit (model_arpa.h) */
 } cli_model;
 
 void cli_model_init(cli_model_opts *mo);
@@ -65,7 +70,8 @@ void cli_model_release(cli_model_opts *mo);
     {"tol", required_argument, 0, CLI_OPT_TOL}, \
     {"max-memory", required_argument, 0, CLI_OPT_MAX_MEMORY}, \
     {"stream", no_argument, 0, CLI_OPT_STREAM}, \
-    {"rng", required_argument, 0, CLI_OPT_RNG}
+    {"rng", required_argument, 0, CLI_OPT_RNG}, \
+    CLI_ARPA_LONGOPTS
 /* Help text lines for the model options. */
 extern const char cli_model_help[];
 /* Handles option c if it is a model option: 1 handled, 0 not a model

@@ -170,6 +170,13 @@ static int S_read_file(const char *opt, const char *path, char **text, sd_error 
 
 int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_error *err)
 {
+    double sum;
+    return cli_parse_list_tol(opt, s, 1e-9, out, n, &sum, err);
+}
+
+int cli_parse_list_tol(const char *opt, const char *s, double tol, double **out, size_t *n, double *sum_out,
+                       sd_error *err)
+{
     char *text = NULL;
     const char *src = s, *what = "list";
     char label[300];
@@ -245,13 +252,14 @@ int cli_parse_list(const char *opt, const char *s, double **out, size_t *n, sd_e
         rc = sd_error_set(err, bad, "%s: expected a list of probabilities, got none", label);
     if (!rc) {
         double sum;
-        long at = sd_dist_check(x, len, 1e-9, &sum);
+        long at = sd_dist_check(x, len, tol, &sum);
+        *sum_out = sum;
         if (at >= 0 && (size_t)at < len)
             rc = sd_error_set(err, bad, "%s: entry %ld is %g; expected a finite probability >= 0",
                               label, at, x[at]);
         else if (at >= 0)
-            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within 1e-9)",
-                              label, sum);
+            rc = sd_error_set(err, bad, "%s: the entries sum to %.12g; expected 1 (within %g)",
+                              label, sum, tol);
         else
             sd_dist_normalise(x, len);
     }

@@ -58,6 +58,11 @@ int cli_check_path(const char *opt, const char *path, sd_error *err);
  * (caller frees), *n its length.  SD_EUSAGE/SD_EDATA/SD_EIO. */
 int cli_parse_list(const char *opt, const char *s, double **out, size_t *n,
                    sd_error *err);
+/* cli_parse_list with row tolerance tol; *sum_out gets the sum as given,
+ * before renormalising (the --p/--q lists are read within 0.01 and checked
+ * against --tol later). */
+int cli_parse_list_tol(const char *opt, const char *s, double tol, double **out, size_t *n, double *sum_out,
+                       sd_error *err);
 
 /* The names of the verifiers (controls aside) that `pick` selects,
  * separated by `sep`, into buf (cut at len); returns buf. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/sd_backoff.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_accept.h"
@@ -224,7 +225,7 @@ static int S_pq(const S_args *a, sd_error *err)
                             a->mo.pV, a->mo.qV);
     if (a->mo.file || a->mo.gen_given)
         return sd_error_set(err, SD_EUSAGE, "--p/--q and a model are alternatives; give one");
-    return SD_OK;
+    return cli_model_lists_check(&a->mo, err);
 }
 
 /* The distributions (p, q) of one position: --p/--q, or the rows
@@ -377,6 +378,29 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.arpa.given && !a->M_inf && a->M == 1) {
+        /* an ARPA model: Theorem 1 from sparse TV sums (src/sd_backoff.h) */
+        cli_model md;
+        if (cli_model_open(&a->mo, &md, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        V = md.view.V;
+        int st = sd_backoff_exact_token(md.backoff, 0, &rej, NULL, &err);
+        if (!st && a->json) {
+            json_t *o = json_object();
+            json_object_set_new(o, "rejections", json_real(rej));
+            json_object_set_new(o, "M", S_M_json(a));
+            json_object_set_new(o, "method", json_string("theorem1"));
+            cli_model_describe(&a->mo, &md.view, o);
+            cli_model_close(&md);
+            return S_finish(a, NULL, o, 0);
+        }
+        if (!st) {
+            cli_model_summary(stdout, "model", &a->mo, &md.view);
+            printf("E[N_rej]     %.12f   (Theorem 1 from sparse TV sums, token-level SD, lookahead to the "
+                   "horizon)\n", rej);
+        }
+        cli_model_close(&md);
+        return S_finish(a, NULL, NULL, st ? cli_fail(&err) : 0);
     } else if (a->mo.p && !a->M_inf && a->M == 1) {
         /* T i.i.d. tokens: every row is (p, q), so Theorem 1 of Yin et al.
          * 2024, E[N_rej] = Σ_n E[TV(p_n, q_n)], is T·TV(p, q) — one row in
@@ -690,6 +714,45 @@ static const char *S_tree_verifiers(char *buf, size_t len)
     return cli_verifier_names(buf, len, ", ", S_is_tree);
 }
 
+/* Token verification on i.i.d. rows without enumerating blocks: each
+ * draft token is accepted with α = Σ min(p, q) independently, so
+ * P(τ >= l) = α^l and E[τ] = Σ_{l=1..γ} α^l (Leviathan et al. 2023).
+ * O(V); block and full need the V^γ blocks and are not computed. */
+static int S_accept_length_token_iid(S_args *a)
+{
+    double alpha = 0.0, ex = 0.0, al = 1.0;
+    for (size_t b = 0; b < a->mo.pV; b++)
+        alpha += fmin(a->mo.p[b], a->mo.q[b]);
+    json_t *cc = a->json ? json_array() : NULL;
+    for (size_t l = 1; l <= a->gamma; l++) {
+        al *= alpha;
+        ex += al;
+        if (cc)
+            json_array_append_new(cc, json_real(al));
+    }
+    if (a->json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "expected_accepted", json_real(ex));
+        json_object_set_new(o, "algo", json_string("token"));
+        json_object_set_new(o, "gamma", json_integer((json_int_t)a->gamma));
+        json_t *all = json_object();
+        json_object_set_new(all, "token", json_real(ex));
+        json_object_set_new(all, "block", json_null());
+        json_object_set_new(all, "full", json_null());
+        json_object_set_new(o, "all", all);
+        json_object_set_new(o, "ccdf", cc);
+        json_object_set_new(o, "method", json_string("i.i.d. rows: P(tau >= l) = alpha^l, alpha = sum min(p, q)"));
+        S_describe(a, NULL, a->mo.pV, o);
+        return S_finish(a, NULL, o, 0);
+    }
+    S_describe_table(a, NULL, a->mo.pV, 1);
+    printf("gamma        %zu\n", a->gamma);
+    printf("E[tau] %-6s %.12f   <- --algo (i.i.d. rows: sum of alpha^l, alpha = sum min(p, q) = %.12f)\n", "token",
+           ex, alpha);
+    printf("E[tau] block  n/a (V^gamma = %zu^%zu draft blocks to enumerate)\n", a->mo.pV, a->gamma);
+    return S_finish(a, NULL, NULL, 0);
+}
+
 static int S_accept_length(const S_sub *sub, S_args *a)
 {
     (void)sub;
@@ -720,6 +783,8 @@ static int S_accept_length(const S_sub *sub, S_args *a)
         if (S_pq(a, &err))
             return S_finish(a, NULL, NULL, cli_fail(&err));
         double blocks = pow((double)a->mo.pV, (double)a->gamma);
+        if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS && alg == SD_ACCEPT_TOKEN)
+            return S_accept_length_token_iid(a);
         if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS) { /* refuse before building the chain */
             sd_error_set(&err, SD_ETOOBIG,
                          "accept-length would enumerate V^gamma = %zu^%zu = %.3g draft blocks, beyond the limit %.0f",

@@ -609,7 +609,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         printf(",%zu,%zu,%llu,%llu,%u,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
                (unsigned long long)r->seed, pt->threads, pt->ranks, r->seconds, SD_VERSION);
         cli_csv_field(json_string_value(json_object_get(m, "source")));
-        cli_csv_field(pt->mo.file);
+        cli_csv_field(pt->mo.file ? pt->mo.file : pt->mo.arpa.file);
         cli_csv_field(pt->model.sha256[0] ? pt->model.sha256 : NULL);
         json_t *ms = json_object_get(m, "model_seed");
         if (ms)

@@ -26,7 +26,8 @@ bench: $(BENCH_BIN) $(BIN)
 	fi; \
 	$(BENCH_BIN) --baseline $$tmp $(BENCH_ARGS); status=$$?; rm -f $$tmp; \
 	[ $$status -eq 0 ] || exit $$status; \
-	$${py:-$(PYTHON)} bench/goals.py $(abspath $(BIN)) $(filter --quick,$(BENCH_ARGS))
+	$${py:-$(PYTHON)} bench/goals.py $(abspath $(BIN)) $(filter --quick,$(BENCH_ARGS)); \
+	$${py:-$(PYTHON)} bench/arpa_bench.py $(abspath $(BIN)) $(BUILD)/lm
 
 # Header dependencies of the benchmark (compiled with -MMD).
 -include $(BUILD)/bench/bench.d

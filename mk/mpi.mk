@@ -10,7 +10,7 @@ MPI_BIN ?= simdec-mpi
 MPI_OBJ := $(BUILD)/mpi/simdec_mpi.o
 # The command objects simdec-mpi needs: `run` and the shared helpers.
 MPI_CLI_OBJ := $(BUILD)/cli/cmd_run.o $(BUILD)/cli/sweep.o $(BUILD)/cli/suggest.o \
-    $(patsubst %,$(BUILD)/cli/cli_%.o,exit opts model verifier output)
+    $(patsubst %,$(BUILD)/cli/cli_%.o,exit opts model verifier output) $(BUILD)/cli/model_arpa.o
 # As root, Open MPI wants both variables; --oversubscribe lets 2 ranks run
 # whatever slots the machine reports.
 MPIRUN_FLAGS ?= --oversubscribe

@@ -34,23 +34,32 @@ typedef struct sd_model {
     const sd_chain *chain;   /* stored rows, or NULL */
     const sd_zipf *zipf;     /* the on-demand Zipf model, or NULL */
     sd_model_stream *stream; /* a streamed generated chain, or NULL; exactly one is set */
+    const struct sd_backoff *backoff; /* sparse rows (sd_backoff.h: an ARPA model, the i.i.d. problem), or NULL */
 } sd_model;
 
 static inline sd_model sd_model_of_chain(const sd_chain *c)
 {
-    sd_model m = {c->V, c->T, c, NULL, NULL};
+    sd_model m = {c->V, c->T, c, NULL, NULL, NULL};
     return m;
 }
 
 static inline sd_model sd_model_of_zipf(const sd_zipf *z)
 {
-    sd_model m = {z->V, z->T, NULL, z, NULL};
+    sd_model m = {z->V, z->T, NULL, z, NULL, NULL};
     return m;
 }
 
 static inline sd_model sd_model_of_stream(sd_model_stream *s)
 {
-    sd_model m = {s->gen.V, s->gen.T, NULL, NULL, s};
+    sd_model m = {s->gen.V, s->gen.T, NULL, NULL, s, NULL};
+    return m;
+}
+
+/* A sparse-row model (sd_backoff.h): rows on demand, never V×V. */
+struct sd_backoff;
+static inline sd_model sd_model_of_backoff(const struct sd_backoff *b, size_t V, size_t T)
+{
+    sd_model m = {V, T, NULL, NULL, NULL, b};
     return m;
 }
 

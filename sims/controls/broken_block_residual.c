@@ -28,6 +28,10 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_TOKENWISE, n, prev, out, err);
 }
 
+/* On sparse-row models (--arpa, --p/--q at large V) the same bug in
+ * block's kernel for them (sims/kernels/kernel_backoff.c). */
+static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel_backoff_tokenwise, NULL};
+
 const sd_verifier_type sd_verifier_broken_block_residual = {
     .name = "broken-block-residual",
     .flags = SD_VERIFIER_CONTROL,
@@ -39,4 +43,5 @@ const sd_verifier_type sd_verifier_broken_block_residual = {
     .begin = NULL,
     .step = S_step,
     .iteration_law = S_law,
+    .kernels = S_kernels,
 };

@@ -653,6 +653,13 @@ static int S_run_init(S_run *run, const sd_sim_job *job, const sd_sim_opts *opts
                             "per-trial records: no --paired or --samples; verifiers with one: %s)",
                             job->vt->name, names[0] ? names : "none");
     }
+    if (!run->kt && job->model->backoff) {
+        return sd_error_set(err, SD_EUSAGE,
+                            "--algo %s cannot run on a sparse-row model (--arpa, or --p/--q at large V) as "
+                            "asked: its step reads stored rows, and only a verifier's own kernel runs there, "
+                            "for statistics only (no per-trial records; verifiers with one: %s)",
+                            job->vt->name, names[0] ? names : "none");
+    }
     if (!run->kt && job->model->stream) {
         /* The stored chain was not kept because it exceeds the memory budget. */
         return sd_error_set(err, SD_ETOOBIG,

@@ -20,6 +20,14 @@ double sd_speedup(double T, double calls, double c, double draft_tokens)
     return T / (calls * (1.0 + c * draft_tokens));
 }
 
+double sd_speedup_iid_rate_token(double alpha, size_t gamma)
+{
+    double g = (double)gamma;
+    if (alpha >= 1.0)
+        return 1.0 / (g + 1.0);
+    return (1.0 - alpha) / (1.0 - pow(alpha, g + 1.0));
+}
+
 double sd_speedup_leviathan(double alpha, size_t gamma, double c)
 {
     double g = (double)gamma;

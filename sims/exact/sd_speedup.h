@@ -46,6 +46,12 @@ double sd_speedup_leviathan(double alpha, size_t gamma, double c);
  * surely and the increments cycle with that period: at alpha = 1 they are
  * 0, 0, 1, ... for gamma = 2.)  SD_EUSAGE without an iteration law or with
  * gamma = 0; the law's own refusals (SD_ETOOBIG). */
+/* Token-level SD's limit E[C]/T on i.i.d. tokens with acceptance α:
+ * (1 - α)/(1 - α^{γ+1}) (an iteration makes one call and emits
+ * (1 - α^{γ+1})/(1 - α) tokens in expectation); 1/(γ+1) at α = 1.  O(1),
+ * without the rows. */
+double sd_speedup_iid_rate_token(double alpha, size_t gamma);
+
 int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const double *p,
                         const double *q, size_t V, double *rate, sd_error *err);
 

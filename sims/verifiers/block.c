@@ -151,7 +151,7 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
 {
     return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
 }
-static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, NULL};
+static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, &sd_block_kernel_backoff, NULL};
 
 const sd_verifier_type sd_verifier_block = {
     .name = "block",

@@ -32,6 +32,11 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
  * broken-block-kernel. */
 extern const sd_kernel_type sd_block_kernel;
 extern const sd_kernel_type sd_block_kernel_broken;
+/* block-backoff: sparse-row models (src/sd_backoff.h; sims/kernels/kernel_backoff.c). */
+extern const sd_kernel_type sd_block_kernel_backoff;
+/* The same with the token-wise residual at a rejection: the kernel of the
+ * control broken-block-residual on sparse-row models. */
+extern const sd_kernel_type sd_block_kernel_backoff_tokenwise;
 
 /* Tests only: the block kernel trusts only the top `bits` (0..32) of each
  * draft uniform's 32-bit word w and computes the whole 53-bit uniform

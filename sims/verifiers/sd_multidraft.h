@@ -98,6 +98,9 @@ extern const sd_param_decl sd_multidraft_batch_params[];
 
 /* The verifier rrs's alloc and step (sims/verifiers/rrs.c), shared with the control
  * broken-rrs-kernel. */
+/* rrs-backoff: rrs on sparse-row models (src/sd_backoff.h; sims/kernels/kernel_backoff.c). */
+extern const sd_kernel_type sd_rrs_kernel_backoff;
+
 int sd_multidraft_rrs_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
 int sd_multidraft_rrs_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                            size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err);

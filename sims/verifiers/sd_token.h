@@ -253,6 +253,8 @@ void sd_token_plan_trial(const sd_token_plan *plan, uint64_t seed, uint64_t tria
 extern const sd_kernel_type sd_token_kernel_alias;
 extern const sd_kernel_type sd_token_kernel_broken;
 extern const sd_kernel_type sd_token_kernel_zipf;
+/* token-backoff: sparse-row models (src/sd_backoff.h; sims/kernels/kernel_backoff.c). */
+extern const sd_kernel_type sd_token_kernel_backoff;
 
 /* --- the streamed model (sims/kernels/kernel_token_stream.c) ----------------------------------
  *

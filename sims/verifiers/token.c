@@ -14,6 +14,7 @@
  * on stored chains. */
 #include "../../src/sd_exact.h"
 #include "../../src/sd_zipf.h"
+#include "../../src/sd_backoff.h"
 #include "../engine/sd_paired.h"
 #include "../engine/sd_verifier.h"
 #include "../exact/sd_iter_laws.h"
@@ -58,6 +59,20 @@ int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
  * streamed chain the same two, forward over its rows (sims/kernels/kernel_token_stream.c). */
 static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)
 {
+    if (m->backoff) { /* sparse rows: src/sd_backoff.h */
+        int st = sd_backoff_exact_token(m->backoff, par->gamma, &out->rejections, &out->target_calls, err);
+        int fin = par->gamma && par->gamma < m->T;
+        if (!m->backoff->off) { /* i.i.d. rows */
+            out->method = fin ? "i.i.d. rows: DP over the accepted-in-iteration count, finite gamma"
+                              : "Theorem 1 of Yin et al. 2024 on i.i.d. rows: T * TV(p, q)";
+            return st;
+        }
+        out->method = fin ? "sparse rows: DP over (x_{n-1}, accepted-in-iteration) from seen bigrams plus one "
+                            "backed-off term, finite gamma"
+                          : "Theorem 1 of Yin et al. 2024 from sparse TV sums (seen bigrams plus one "
+                            "backed-off term), lookahead to the horizon";
+        return st;
+    }
     int rc = m->zipf     ? sd_zipf_exact_token(m->zipf, par->gamma, &out->rejections, &out->target_calls, err)
              : m->stream ? sd_token_stream_exact(m->stream, par->gamma, &out->rejections, &out->target_calls, err)
                          : sd_exact_token(m->chain, par->gamma, &out->rejections, &out->target_calls, err);
@@ -74,7 +89,8 @@ static int S_exact(const sd_model *m, const sd_params *par, sd_exact_values *out
 }
 
 static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_token_kernel_alias,
-                                                  &sd_token_kernel_stream.kernel, NULL};
+                                                  &sd_token_kernel_stream.kernel,
+                                                  &sd_token_kernel_backoff, NULL};
 
 /* The exact law of one iteration (sims/exact/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,

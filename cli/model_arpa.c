@@ -1,0 +1,154 @@
+/* model_arpa.c — --arpa FILE and friends (model_arpa.h): an ARPA backoff
+ * language model as a chain (src/sd_arpa.h, src/sd_backoff.h). */
+#include "model_arpa.h"
+
+#include <math.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_parse.h"
+#include "../src/sd_sha256.h"
+#include "cli.h"
+
+const char cli_arpa_help[] =
+    "  --arpa FILE         an ARPA backoff language model (SRILM, KenLM, IRSTLM):\n"
+    "                      the target is its bigram (--order 2) or unigram (1), a\n"
+    "                      chain that starts after <s> (never generated); rows on\n"
+    "                      demand from the sparse bigrams, never V x V; horizon --T\n"
+    "                      (default 50); verifiers with a sparse-row kernel: token,\n"
+    "                      block\n"
+    "  --draft-arpa FILE   the draft's file (default: the same); --draft-order 1:\n"
+    "                      its unigram\n";
+
+int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err)
+{
+    int rc = SD_OK;
+    switch (c) {
+    case CLI_OPT_ARPA:
+        ao->file = arg;
+        if (!*arg)
+            rc = sd_error_set(err, SD_EUSAGE, "--arpa: expected a file name, got ''");
+        break;
+    case CLI_OPT_DRAFT_ARPA:
+        ao->draft_file = arg;
+        if (!*arg)
+            rc = sd_error_set(err, SD_EUSAGE, "--draft-arpa: expected a file name, got ''");
+        break;
+    case CLI_OPT_ORDER:
+        rc = sd_parse_size("--order", arg, 1, 9, &ao->order, err);
+        if (!rc && ao->order > 2)
+            rc = sd_error_set(err, SD_EUSAGE, "--order %zu: the target is the bigram (2) or the unigram (1); higher "
+                                              "orders are not a first-order chain", ao->order);
+        break;
+    case CLI_OPT_DRAFT_ORDER:
+        rc = sd_parse_size("--draft-order", arg, 1, 9, &ao->draft_order, err);
+        if (!rc && ao->draft_order != 1)
+            rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the draft is a unigram (1); a context-dependent "
+                                              "draft is not supported", ao->draft_order);
+        break;
+    default: return 0;
+    }
+    ao->given = 1;
+    return rc ? -1 : 1;
+}
+
+int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff **out, char sha256[65],
+                  sd_error *err)
+{
+    *out = NULL;
+    sha256[0] = '\0';
+    if (!ao->file)
+        return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
+    sd_arpa *ta = NULL, *da = NULL;
+    int rc = sd_arpa_load(ao->file, budget, &ta, err);
+    if (!rc && ao->draft_file && strcmp(ao->draft_file, ao->file) != 0)
+        rc = sd_arpa_load(ao->draft_file, budget, &da, err);
+    if (!rc)
+        rc = sd_sha256_file(ao->file, sha256, err);
+    if (!rc)
+        rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
+    static int noted; /* once per process (a sweep opens the model at every point) */
+    if (!rc && (*out)->row_dev > 1e-9 && !noted++) {
+        const sd_backoff *m = *out;
+        fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| = %.6g (%s%s%s)\n",
+                ao->file, m->row_dev, m->row_dev_ctx >= 0 ? "the row after '" : "the unigram",
+                m->row_dev_ctx >= 0 ? m->words[m->row_dev_ctx] : "", m->row_dev_ctx >= 0 ? "'" : "");
+    }
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+    return rc;
+}
+
+void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m)
+{
+    if (ao->file)
+        fprintf(f, "%s (ARPA), target order %zu, draft %s unigram, V=%zu, T=%zu\n          (%zu seen bigrams; "
+                   "rows on demand, largest row deviation %.6g renormalised)\n",
+                ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its", m->V, m->T, m->nnz,
+                m->row_dev);
+    else
+        fprintf(f, "single-token problem (--p/--q), V=%zu, T=%zu\n          (one row pair kept: O(V) memory, "
+                   "TV %.6f)\n", m->V, m->T, m->tv[0]);
+}
+
+void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *o)
+{
+    if (ao->file) {
+        json_object_set_new(o, "source", json_string("arpa"));
+        json_object_set_new(o, "arpa", json_string(ao->file));
+        json_object_set_new(o, "order", json_integer((json_int_t)(ao->order ? ao->order : 2)));
+        json_object_set_new(o, "draft_arpa", json_string(ao->draft_file ? ao->draft_file : ao->file));
+        json_object_set_new(o, "draft_order", json_integer(1));
+        json_object_set_new(o, "bigrams", json_integer((json_int_t)m->nnz));
+        json_object_set_new(o, "row_max_deviation", json_real(m->row_dev));
+    } else {
+        json_object_set_new(o, "source", json_string("pq"));
+    }
+    json_object_set_new(o, "vocab", json_integer((json_int_t)m->V));
+    json_object_set_new(o, "horizon", json_integer((json_int_t)m->T));
+    json_object_set_new(o, "table_bytes", json_integer((json_int_t)sd_backoff_bytes(m->V, m->nnz, !m->off)));
+}
+
+int cli_model_lists_check(const cli_model_opts *mo, sd_error *err)
+{
+    double tol = mo->tol > 0.0 ? mo->tol : 1e-9;
+    const char *name[2] = {"--p", "--q"};
+    double sum[2] = {mo->psum, mo->qsum};
+    int given[2] = {mo->p != NULL, mo->q != NULL};
+    for (int i = 0; i < 2; i++)
+        if (given[i] && !(fabs(sum[i] - 1.0) <= tol))
+            return sd_error_set(err, mo->pq_file[i] ? SD_EDATA : SD_EUSAGE,
+                                "%s list: the entries sum to %.12g; expected 1 (within %s)%s", name[i], sum[i],
+                                mo->tol > 0.0 ? "--tol" : "1e-9",
+                                mo->tol > 0.0 ? "" : "; --tol admits more, e.g. --tol 1e-6 for float32 rows");
+    return SD_OK;
+}
+
+int cli_sparse_open(const cli_model_opts *mo, cli_model *m, int *opened, sd_error *err)
+{
+    *opened = 0;
+    if (mo->arpa.given) {
+        if (mo->file || mo->p || mo->q || mo->gen_given || mo->stream)
+            return sd_error_set(err, SD_EUSAGE, "--arpa is a model of its own: drop --model/--p/--q/--V/--stream");
+        int rc = cli_arpa_open(&mo->arpa, mo->T_given ? mo->gen.T : 50, m->budget, &m->backoff, m->sha256, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, m->backoff->V, m->backoff->T);
+        *opened = 1;
+        return SD_OK;
+    }
+    if (mo->p && mo->q && cli_model_lists_check(mo, err))
+        return err ? (int)err->code : SD_EDATA;
+    if (mo->p && mo->q && mo->pV == mo->qV && !mo->file && !mo->gen_given &&
+        sd_gen_chain_bytes(mo->pV, mo->T_given ? mo->gen.T : 1) > m->budget / 2) {
+        /* a chain of identical rows that would not fit: keep the one row pair */
+        int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, mo->T_given ? mo->gen.T : 1, m->budget, &m->backoff, err);
+        if (rc)
+            return rc;
+        m->view = sd_model_of_backoff(m->backoff, mo->pV, m->backoff->T);
+        *opened = 1;
+    }
+    return SD_OK;
+}

@@ -1,0 +1,339 @@
+/* kernel_backoff.c — token-level speculative decoding (Leviathan et al.
+ * 2023; Yin et al. 2024, Alg. 1) and block verification (Sun et al. 2025,
+ * "Block verification accelerates speculative decoding", Alg. 2, eqs. 3–5)
+ * on sparse-row models (src/sd_backoff.h: an ARPA bigram target with a
+ * unigram draft, or the i.i.d. problem), with the laws of sd_token_step and
+ * sd_block_step and rows never built.
+ *
+ * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
+ * search among the seen bigrams of a (O(log |S_a|)); token verification's
+ * residual max(q_a - p, 0) by the running sums of its seen part or a binary
+ * search over the ρ order for the backed-off rest (O(log V), redrawn while
+ * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
+ * at scale p_i from the seen bigrams plus the one rest term F(p_i c_a)
+ * (O(|S_a| + log V)).  No step scans the vocabulary.
+ *
+ * Recursive rejection sampling (rrs: SpecInfer's multi-round sampling, Sun
+ * et al. 2023, "SpecTr: fast speculative decoding via optimal transport",
+ * Alg. 3 and B.3) on a k-draft tree: the residuals q^1 = q,
+ * q^{m+1} = [q^m - p]+ normalised are, by induction,
+ *     q^m = max(0, q - σ_m p) / R(σ_m),   σ_1 = 0,  σ_{m+1} = σ_m + R(σ_m),
+ * R(σ) = Σ_x max(0, q(x) - σ p(x)) = σ m_a(1/σ) (R(0) = 1): one family, so
+ * each round costs one mass query and the final draw from q^{k+1} is the
+ * residual draw at scale 1/σ_{k+1}. */
+#include <stdlib.h>
+
+#include "../../src/sd_backoff.h"
+#include "../../src/sd_rngbuf.h"
+#include "../verifiers/sd_block.h"
+#include "../verifiers/sd_multidraft.h"
+#include "../verifiers/sd_token.h"
+
+static double S_tv(const sd_backoff *m, size_t a)
+{
+    return m->off ? m->tv[a] : m->tv[0];
+}
+
+/* One trial of token-level SD: tokens[0..T], its rejections and iterations. */
+static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
+                          size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t len = sd_draft_len_at(gamma, T, n), i = 0;
+        int rejected = 0;
+        for (; i < len; i++) {
+            size_t t = n + i, x = sd_backoff_draw_p(m, &rng);
+            double px = m->p[x], qx = sd_backoff_q(m, prev, x);
+            if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
+                prev = tokens[t] = sd_backoff_draw_residual(m, prev, 1.0, S_tv(m, prev), &rng);
+                rejected = 1;
+                break;
+            }
+            prev = tokens[t] = x;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + len <= T) {
+            prev = tokens[n + len] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One trial of block verification (sd_block_step's rule, rows on demand);
+ * tokenwise: the residual [q - p]+ at a rejection instead of eq. 4's
+ * max(p_τ q - p, 0) (the bug of the control broken-block-residual,
+ * SD_BLOCK_RESIDUAL_TOKENWISE of sd_block.h). */
+static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint64_t seed, uint64_t trial,
+                          size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
+        double pi = 1.0, tau_p = 1.0;
+        for (size_t i = 1; i <= G; i++) {
+            size_t x = sd_backoff_draw_p(m, &rng);
+            tokens[n + i - 1] = x;
+            double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+            pi = num >= px ? 1.0 : num / px;
+            y = x;
+            if (pi == 0.0)
+                break;
+            double eta = sd_rngbuf_uniform(&rng);
+            int accept;
+            if (i < G) {
+                double mm = sd_backoff_mass(m, x, pi);
+                accept = eta * (mm + (1.0 - pi)) < mm;
+            } else {
+                accept = eta < pi;
+            }
+            if (accept) {
+                tau = i;
+                tau_p = pi;
+                tau_prev = x;
+            }
+        }
+        size_t emitted = tau;
+        if (tau == G) {
+            if (n + G <= T) {
+                tokens[n + G] = sd_backoff_draw_q(m, tau_prev, &rng);
+                emitted = G + 1;
+            }
+        } else {
+            double s = tokenwise ? 1.0 : tau_p, mm = sd_backoff_mass(m, tau_prev, s);
+            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
+                                       : sd_backoff_draw_q(m, tau_prev, &rng);
+            emitted = tau + 1;
+            rej++;
+        }
+        its++;
+        if (obs->hist)
+            obs->hist[tau] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)tau);
+        prev = tokens[n + emitted - 1];
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One position of rrs after prev with the `alive` drafts' tokens x[]: the
+ * selected token. */
+static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng)
+{
+    double sigma = 0.0, R = 1.0;
+    for (size_t j = 0; j < alive; j++) {
+        double px = m->p[x[j]], qx = sd_backoff_q(m, prev, x[j]);
+        double w = qx - sigma * px;
+        if (sd_rngbuf_uniform(rng) * px * R < w) /* u p(x) < q^m(x) = max(0, q - σ p)/R */
+            return x[j];
+        sigma += R;
+        R = sigma * sd_backoff_mass(m, prev, 1.0 / sigma);
+        if (!(R > 0.0)) /* q^m = p up to rounding: the rejection had probability 0 */
+            return x[j];
+    }
+    return sd_backoff_draw_residual(m, prev, 1.0 / sigma, R / sigma, rng);
+}
+
+/* One trial of rrs with k drafts (the tree walk of sd_multidraft_tree_step). */
+static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial, size_t *tokens,
+                        size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    size_t *x = tokens + T + 1; /* k draft tokens */
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t G = sd_draft_len_at(gamma, T, n), alive = k, i = 0;
+        int rejected = 0;
+        for (; i < G; i++) {
+            for (size_t j = 0; j < alive; j++)
+                x[j] = sd_backoff_draw_p(m, &rng);
+            size_t y = S_rrs_select(m, prev, x, alive, &rng), agree = 0;
+            tokens[n + i] = y;
+            prev = y;
+            for (size_t j = 0; j < alive; j++)
+                agree += x[j] == y;
+            if (!agree) {
+                rejected = 1;
+                break;
+            }
+            alive = agree;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + G <= T) {
+            prev = tokens[n + G] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+static void S_token_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                            size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_token_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
+}
+
+static void S_block_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                            size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_block_trial(m, gamma, 0, seed, trial, tokens, rejections, iterations, obs);
+}
+
+static void S_block_tokenwise_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                                      size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_block_trial(m, gamma, 1, seed, trial, tokens, rejections, iterations, obs);
+}
+
+typedef void (*S_trial_fn)(const sd_backoff *, size_t, size_t, uint64_t, uint64_t, size_t *, size_t *, size_t *,
+                           const sd_observe *);
+
+typedef struct {
+    const sd_backoff *m;
+    size_t gamma, k;
+    S_trial_fn trial;
+} S_plan;
+
+static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_fn fn, sd_error *err)
+{
+    if (!m->backoff)
+        return SD_EUSAGE; /* not applicable */
+    S_plan *p = malloc(sizeof *p);
+    if (!p)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    p->m = m->backoff;
+    p->gamma = par->gamma;
+    p->k = par->k;
+    p->trial = fn;
+    *plan = p;
+    return SD_OK;
+}
+
+static int S_new_token(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_token_trial_k, err);
+}
+
+static int S_new_block(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                       unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_block_trial_k, err);
+}
+
+static int S_new_block_tokenwise(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                                 unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    return S_new(plan, m, par, S_block_tokenwise_trial_k, err);
+}
+
+static int S_new_rrs(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                     unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    if (par->k < 1 || par->k > ((size_t)1 << 20))
+        return SD_EUSAGE; /* the step reports the bad count */
+    return S_new(plan, m, par, S_rrs_trial, err);
+}
+
+static int S_work_new(const void *plan, void **work, sd_error *err)
+{
+    const S_plan *p = plan;
+    *work = malloc((p->m->T + 1 + p->k) * sizeof(size_t));
+    return *work ? SD_OK : sd_error_set(err, SD_ENOMEM, "out of memory");
+}
+
+static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
+                  const sd_observe *obs)
+{
+    const S_plan *p = plan;
+    for (uint64_t t = lo; t < hi; t++) {
+        size_t rej, its;
+        p->trial(p->m, p->gamma, p->k, seed, t, work, &rej, &its, obs);
+        if (obs->rej)
+            sd_welford_add(obs->rej, (double)rej);
+        if (obs->calls)
+            sd_welford_add(obs->calls, (double)its);
+        if (obs->pos) { /* the law of each output token */
+            const size_t *tok = work;
+            for (size_t n = 1; n <= p->m->T; n++)
+                obs->pos[(n - 1) * p->m->V + tok[n]] += 1.0;
+        }
+    }
+}
+
+const sd_kernel_type sd_token_kernel_backoff = {
+    .name = "token-backoff",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_token,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_block_kernel_backoff = {
+    .name = "block-backoff",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_block,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_rrs_kernel_backoff = {
+    .name = "rrs-backoff",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_rrs,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_block_kernel_backoff_tokenwise = {
+    .name = "block-backoff-tokenwise",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_block_tokenwise,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};

@@ -1,0 +1,832 @@
+/* sd_backoff.c — sparse-row models (the mathematics is in sd_backoff.h). */
+#include "sd_backoff.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
+{
+    return V * (iid ? SD_BACKOFF_BYTES_PER_IID_TOKEN : SD_BACKOFF_BYTES_PER_TOKEN) +
+           nnz * SD_BACKOFF_BYTES_PER_BIGRAM + 4096;
+}
+
+void sd_backoff_free(sd_backoff *m)
+{
+    if (!m)
+        return;
+    free(m->p);
+    free(m->u);
+    free(m->off);
+    free(m->tok);
+    free(m->qe);
+    free(m->qcum);
+    free(m->rcum);
+    free(m->c);
+    free(m->tv);
+    free(m->emass);
+    free(m->eres);
+    free(m->restm);
+    free(m->cord);
+    free(m->bp);
+    free(m->bsl);
+    free(m->bof);
+    free(m->stok);
+    free(m->sthr);
+    free(m->se);
+    free(m->sp);
+    free(m->rord);
+    free(m->rho);
+    free(m->A);
+    free(m->B);
+    free(m->ap);
+    free(m->au);
+    free(m->lp);
+    free(m->lu);
+    if (m->words)
+        for (size_t i = 0; i < m->V; i++)
+            free(m->words[i]);
+    free(m->words);
+    free(m);
+}
+
+/* --- building blocks ------------------------------------------------------ */
+
+/* Walker's alias table of w[V] (Σ w = 1): draw k uniformly, keep it if
+ * v < thr[k], else take alias[k]. */
+static void S_alias(const double *w, size_t V, double *thr, uint32_t *alias, uint32_t *stack)
+{
+    size_t ns = 0, nl = V; /* small ones in stack[0, ns), large ones in stack[nl, V) */
+    for (size_t i = 0; i < V; i++) {
+        thr[i] = w[i] * (double)V;
+        alias[i] = (uint32_t)i;
+        if (thr[i] < 1.0)
+            stack[ns++] = (uint32_t)i;
+        else
+            stack[--nl] = (uint32_t)i;
+    }
+    while (ns > 0 && nl < V) {
+        uint32_t s = stack[--ns], l = stack[nl++];
+        alias[s] = l;
+        thr[l] -= 1.0 - thr[s];
+        if (thr[l] < 1.0)
+            stack[ns++] = l;
+        else
+            stack[--nl] = l;
+    }
+    while (ns > 0) /* rounding leftovers: weight ~1 */
+        thr[stack[--ns]] = 1.0;
+    while (nl < V)
+        thr[stack[nl++]] = 1.0;
+    for (size_t i = 0; i < V; i++) /* a token of weight 0 is never kept */
+        if (w[i] == 0.0 && alias[i] != i)
+            thr[i] = 0.0;
+}
+
+static size_t S_alias_draw(const double *thr, const uint32_t *alias, size_t V, sd_rngbuf *rng)
+{
+    double v = sd_rngbuf_uniform(rng) * (double)V;
+    size_t k = (size_t)v;
+    if (k >= V)
+        k = V - 1;
+    return v - (double)k < thr[k] ? k : alias[k];
+}
+
+static const double *S_sort_key;
+
+static int S_cmp_key(const void *x, const void *y)
+{
+    double a = S_sort_key[*(const uint32_t *)x], b = S_sort_key[*(const uint32_t *)y];
+    if (a != b)
+        return a < b ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* The ρ order, prefix sums and alias tables (p and u set, sums 1). */
+static int S_tables(sd_backoff *m, sd_error *err)
+{
+    size_t V = m->V;
+    double *key = malloc(V * sizeof *key);
+    uint32_t *stack = malloc(V * sizeof *stack);
+    m->rord = malloc(V * sizeof *m->rord);
+    m->rho = malloc(V * sizeof *m->rho);
+    m->A = malloc((V + 1) * sizeof *m->A);
+    m->B = malloc((V + 1) * sizeof *m->B);
+    m->ap = malloc(V * sizeof *m->ap);
+    m->au = malloc(V * sizeof *m->au);
+    m->lp = malloc(V * sizeof *m->lp);
+    m->lu = malloc(V * sizeof *m->lu);
+    if (!key || !stack || !m->rord || !m->rho || !m->A || !m->B || !m->ap || !m->au || !m->lp || !m->lu) {
+        free(key);
+        free(stack);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the tables of a model with V = %zu", V);
+    }
+    size_t nr = 0;
+    for (size_t x = 0; x < V; x++)
+        if (m->u[x] > 0.0) {
+            key[x] = m->p[x] / m->u[x];
+            m->rord[nr++] = (uint32_t)x;
+        }
+    S_sort_key = key;
+    qsort(m->rord, nr, sizeof *m->rord, S_cmp_key);
+    m->nr = nr;
+    m->A[0] = m->B[0] = 0.0;
+    for (size_t k = 0; k < nr; k++) {
+        uint32_t x = m->rord[k];
+        m->rho[k] = key[x];
+        m->A[k + 1] = m->A[k] + m->u[x];
+        m->B[k + 1] = m->B[k] + m->p[x];
+    }
+    m->rho_const = nr > 0 && m->rho[0] == m->rho[nr - 1];
+    S_alias(m->p, V, m->ap, m->lp, stack);
+    S_alias(m->u, V, m->au, m->lu, stack);
+    free(key);
+    free(stack);
+    return SD_OK;
+}
+
+/* #{i < n : a[i] < s} for a sorted increasingly, without unpredictable
+ * branches (the halving search of Khuong & Morin 2017, "Array layouts
+ * for comparison-based searching": the compiler makes the step a
+ * conditional move). */
+static size_t S_count_less(const double *a, size_t n, double s)
+{
+    if (n == 0)
+        return 0;
+    const double *b = a;
+    while (n > 1) {
+        size_t half = n / 2;
+        b = b[half] < s ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - a) + (*b < s);
+}
+
+/* The same for 32-bit tokens: #{i < n : a[i] < x}. */
+static size_t S_count_less_u32(const uint32_t *a, size_t n, size_t x)
+{
+    if (n == 0)
+        return 0;
+    const uint32_t *b = a;
+    while (n > 1) {
+        size_t half = n / 2;
+        b = b[half] < x ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - a) + (*b < x);
+}
+
+/* #{k : rho[k] < s}. */
+static size_t S_count_below(const sd_backoff *m, double s)
+{
+    return S_count_less(m->rho, m->nr, s);
+}
+
+double sd_backoff_F(const sd_backoff *m, double s)
+{
+    size_t k = m->rho_const ? (s > m->rho[0] ? m->nr : 0) : S_count_below(m, s);
+    double f = s * m->A[k] - m->B[k];
+    return f > 0.0 ? f : 0.0;
+}
+
+/* Index of x among context a's seen tokens, or -1. */
+static long S_seen(const sd_backoff *m, size_t a, size_t x)
+{
+    if (!m->off)
+        return -1;
+    size_t lo = m->off[a], hi = m->off[a + 1];
+    lo += S_count_less_u32(m->tok + lo, hi - lo, x);
+    return lo < hi && m->tok[lo] == x ? (long)lo : -1;
+}
+
+static double S_c(const sd_backoff *m, size_t a)
+{
+    return m->c ? m->c[a] : 1.0;
+}
+
+double sd_backoff_q(const sd_backoff *m, size_t a, size_t x)
+{
+    long i = S_seen(m, a, x);
+    return i >= 0 ? m->qe[i] : S_c(m, a) * m->u[x];
+}
+
+void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
+{
+    if (p)
+        memcpy(p, m->p, m->V * sizeof *p);
+    if (q) {
+        double c = S_c(m, a);
+        for (size_t x = 0; x < m->V; x++)
+            q[x] = c * m->u[x];
+        if (m->off)
+            for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
+                q[m->tok[i]] = m->qe[i];
+    }
+}
+
+double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
+{
+    double c = S_c(m, a), sc = s * c;
+    double rest = sd_backoff_F(m, sc), seen = 0.0;
+    if (m->bp) {
+        size_t b = 2 * m->off[a], lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, s);
+        double g = lo > b ? s * m->bsl[lo - 1] - m->bof[lo - 1] : 0.0;
+        double t = g + rest;
+        return t > 0.0 ? t : 0.0;
+    }
+    if (m->off)
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t x = m->tok[i];
+            double d = s * m->qe[i] - m->p[x], r = sc * m->u[x] - m->p[x];
+            seen += d > 0.0 ? d : 0.0;
+            rest -= r > 0.0 ? r : 0.0;
+        }
+    return seen + (rest > 0.0 ? rest : 0.0);
+}
+
+size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng)
+{
+    return S_alias_draw(m->ap, m->lp, m->V, rng);
+}
+
+/* The first index i in [lo, hi) with u < cum[i] (cum increasing), or hi-1. */
+static size_t S_search(const double *cum, size_t lo, size_t hi, double u)
+{
+    size_t end = hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u < cum[mid])
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < end ? lo : end - 1;
+}
+
+size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    if (m->off && m->off[a + 1] > m->off[a]) {
+        double em = m->emass[a], tot = em + m->restm[a];
+        double v = sd_rngbuf_uniform(rng) * tot;
+        if (v < em || m->restm[a] <= 0.0)
+            return m->tok[S_search(m->qcum, m->off[a], m->off[a + 1], v < em ? v : em * sd_rngbuf_uniform(rng))];
+        for (;;) {
+            size_t x = S_alias_draw(m->au, m->lu, m->V, rng);
+            if (S_seen(m, a, x) < 0)
+                return x;
+        }
+    }
+    return S_alias_draw(m->au, m->lu, m->V, rng);
+}
+
+size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+{
+    double c = S_c(m, a), sc = s * c;
+    size_t lo = m->off ? m->off[a] : 0, hi = m->off ? m->off[a + 1] : 0;
+    double seen;
+    size_t jn = lo; /* sorted seen tokens with threshold < s: lo..jn-1 */
+    if (s == 1.0 && m->off)
+        seen = m->eres[a];
+    else if (m->sthr) {
+        size_t l = lo, h = hi;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (m->sthr[mid] < s)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        jn = l;
+        seen = jn > lo ? s * m->se[jn - 1] - m->sp[jn - 1] : 0.0;
+        if (seen < 0.0)
+            seen = 0.0;
+    } else {
+        seen = 0.0;
+        for (size_t i = lo; i < hi; i++) {
+            double d = s * m->qe[i] - m->p[m->tok[i]];
+            seen += d > 0.0 ? d : 0.0;
+        }
+    }
+    double v = sd_rngbuf_uniform(rng) * mass;
+    if (v < seen) {
+        if (s == 1.0)
+            return m->tok[S_search(m->rcum, lo, hi, v)];
+        if (m->sthr) { /* the first j in lo..jn-1 with s se_j - sp_j > v */
+            size_t l = lo, h = jn - 1;
+            while (l < h) {
+                size_t mid = l + (h - l) / 2;
+                if (s * m->se[mid] - m->sp[mid] > v)
+                    h = mid;
+                else
+                    l = mid + 1;
+            }
+            return m->stok[l];
+        }
+        double run = 0.0;
+        size_t last = lo;
+        for (size_t i = lo; i < hi; i++) {
+            double d = s * m->qe[i] - m->p[m->tok[i]];
+            if (d > 0.0) {
+                run += d;
+                last = i;
+                if (v < run)
+                    return m->tok[i];
+            }
+        }
+        return m->tok[last];
+    }
+    size_t k = m->rho_const ? (sc > m->rho[0] ? m->nr : 0) : S_count_below(m, sc);
+    double F = sc * m->A[k] - m->B[k];
+    if (k == 0 || !(F > 0.0)) /* rounding: no rest mass after all; fall back to a seen token */
+        return hi > lo ? m->tok[lo] : sd_backoff_draw_q(m, a, rng);
+    if (m->rho_const && k == m->nr) /* weights (sc - ρ) u(x): ∝ u */
+        for (int tries = 0;; tries++) {
+            size_t x = S_alias_draw(m->au, m->lu, m->V, rng);
+            if (S_seen(m, a, x) < 0 || tries > 1000000)
+                return x;
+        }
+    for (int tries = 0;; tries++) {
+        double w = sd_rngbuf_uniform(rng) * F;
+        /* the smallest j in 1..k with sc A_j - B_j > w: token rord[j-1] */
+        size_t l = 1, h = k;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (sc * m->A[mid] - m->B[mid] > w)
+                h = mid;
+            else
+                l = mid + 1;
+        }
+        size_t x = m->rord[l - 1];
+        if (S_seen(m, a, x) < 0 || tries > 1000000)
+            return x;
+    }
+}
+
+/* --- builders -------------------------------------------------------------- */
+
+static int S_check_T(size_t V, size_t T, sd_error *err)
+{
+    if (V < 1 || V > ((size_t)1 << 31))
+        return sd_error_set(err, SD_EUSAGE, "V = %zu: expected 1..2^31", V);
+    if (T < 1 || T > SD_BACKOFF_MAX_T)
+        return sd_error_set(err, SD_EUSAGE, "T = %zu: expected 1..%zu", T, SD_BACKOFF_MAX_T);
+    return SD_OK;
+}
+
+static int S_budget(size_t bytes, size_t max_bytes, const char *what, sd_error *err)
+{
+    if (max_bytes && bytes > max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "%s takes %.4g MB; memory budget %.4g MB (--max-memory)", what,
+                            (double)bytes / 1e6, (double)max_bytes / 1e6);
+    return SD_OK;
+}
+
+int sd_backoff_iid(const double *p, const double *q, size_t V, size_t T, size_t max_bytes, sd_backoff **out,
+                   sd_error *err)
+{
+    *out = NULL;
+    int rc = S_check_T(V, T, err);
+    char what[96];
+    snprintf(what, sizeof what, "the single-token problem with V = %zu", V);
+    if (!rc)
+        rc = S_budget(sd_backoff_bytes(V, 0, 1), max_bytes, what, err);
+    if (rc)
+        return rc;
+    sd_backoff *m = calloc(1, sizeof *m);
+    if (!m)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    m->V = V;
+    m->T = T;
+    m->max_bytes = max_bytes;
+    m->row_dev_ctx = -2;
+    m->p = malloc(V * sizeof *m->p);
+    m->u = malloc(V * sizeof *m->u);
+    m->tv = malloc(sizeof *m->tv);
+    if (!m->p || !m->u || !m->tv) {
+        sd_backoff_free(m);
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    }
+    memcpy(m->p, p, V * sizeof *p);
+    memcpy(m->u, q, V * sizeof *q);
+    if ((rc = S_tables(m, err))) {
+        sd_backoff_free(m);
+        return rc;
+    }
+    m->tv[0] = sd_backoff_F(m, 1.0);
+    *out = m;
+    return SD_OK;
+}
+
+/* The unigram of a (probabilities 10^logp, <s> zero) over the target's
+ * words: into w[V] normalised; returns the raw sum (over the words kept). */
+static double S_unigram(const sd_arpa *a, const sd_arpa *onto, double *w)
+{
+    double s = 0.0;
+    for (size_t x = 0; x < onto->V; x++) {
+        long i = a == onto ? (long)x : sd_arpa_find(a, onto->words[x]);
+        double v = (i < 0 || (long)x == onto->bos) ? 0.0 : pow(10.0, a->uni_logp[i]);
+        w[x] = v;
+        s += v;
+    }
+    if (s > 0.0)
+        for (size_t x = 0; x < onto->V; x++)
+            w[x] /= s;
+    return s;
+}
+
+static int S_breakpoints(sd_backoff *m, sd_error *err);
+
+int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, size_t T, size_t max_bytes,
+                         sd_backoff **out, sd_error *err)
+{
+    *out = NULL;
+    size_t V = ta->V;
+    int rc = S_check_T(V, T, err);
+    if (rc)
+        return rc;
+    if (order != 1 && order != 2)
+        return sd_error_set(err, SD_EUSAGE, "--order %zu: expected 1 (unigram) or 2 (bigram)", order);
+    if (order > ta->order)
+        return sd_error_set(err, SD_EUSAGE, "--order %zu: the model has order %zu", order, ta->order);
+    size_t nnz = 0;
+    if (order == 2)
+        for (size_t i = 0; i < ta->n2; i++)
+            nnz += (long)ta->bi_tok[i] != ta->bos;
+    char what[128];
+    snprintf(what, sizeof what, "the backoff model (V = %zu, %zu bigrams)", V, nnz);
+    if ((rc = S_budget(sd_backoff_bytes(V, nnz, order == 1), max_bytes, what, err)))
+        return rc;
+    sd_backoff *m = calloc(1, sizeof *m);
+    if (!m)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    m->V = V;
+    m->T = T;
+    m->max_bytes = max_bytes;
+    m->start = ta->bos >= 0 ? (size_t)ta->bos : 0;
+    m->p = malloc(V * sizeof *m->p);
+    m->u = malloc(V * sizeof *m->u);
+    m->words = calloc(V, sizeof *m->words);
+    if (!m->p || !m->u || !m->words)
+        goto nomem;
+    for (size_t x = 0; x < V; x++)
+        if (!(m->words[x] = strdup(ta->words[x])))
+            goto nomem;
+    double U = S_unigram(ta, ta, m->u);
+    if (!(U > 0.0)) {
+        sd_backoff_free(m);
+        return sd_error_set(err, SD_EDATA, "the target's unigram has no mass outside <s>");
+    }
+    double Ud = S_unigram(da, ta, m->p);
+    if (!(Ud > 0.0)) {
+        sd_backoff_free(m);
+        return sd_error_set(err, SD_EUSAGE, "the draft's unigram gives no mass to the target's words");
+    }
+    m->row_dev = fabs(U - 1.0);
+    m->row_dev_ctx = -1;
+    if (da != ta && fabs(Ud - 1.0) > m->row_dev)
+        m->row_dev = fabs(Ud - 1.0);
+    if ((rc = S_tables(m, err))) {
+        sd_backoff_free(m);
+        return rc;
+    }
+    if (order == 1) {
+        if (!(m->tv = malloc(sizeof *m->tv)))
+            goto nomem;
+        m->tv[0] = sd_backoff_F(m, 1.0);
+        *out = m;
+        return SD_OK;
+    }
+    m->nnz = nnz;
+    m->off = calloc(V + 1, sizeof *m->off);
+    m->tok = malloc((nnz ? nnz : 1) * sizeof *m->tok);
+    m->qe = malloc((nnz ? nnz : 1) * sizeof *m->qe);
+    m->qcum = malloc((nnz ? nnz : 1) * sizeof *m->qcum);
+    m->rcum = malloc((nnz ? nnz : 1) * sizeof *m->rcum);
+    m->c = malloc(V * sizeof *m->c);
+    m->tv = malloc(V * sizeof *m->tv);
+    m->emass = malloc(V * sizeof *m->emass);
+    m->eres = malloc(V * sizeof *m->eres);
+    m->restm = malloc(V * sizeof *m->restm);
+    m->cord = malloc(V * sizeof *m->cord);
+    if (!m->off || !m->tok || !m->qe || !m->qcum || !m->rcum || !m->c || !m->tv || !m->emass || !m->eres ||
+        !m->restm || !m->cord)
+        goto nomem;
+    size_t k = 0;
+    for (size_t a = 0; a < V; a++) {
+        m->off[a] = k;
+        double raw = 0.0, useen = 0.0;
+        for (size_t i = ta->ctx_off[a]; i < ta->ctx_off[a + 1]; i++) {
+            if ((long)ta->bi_tok[i] == ta->bos)
+                continue;
+            m->tok[k] = ta->bi_tok[i];
+            m->qe[k] = pow(10.0, ta->bi_logp[i]);
+            raw += m->qe[k];
+            useen += m->u[ta->bi_tok[i]];
+            k++;
+        }
+        double rest = 1.0 - useen; /* Σ of u over the unseen tokens */
+        if (rest < SD_BACKOFF_REST_EPS) /* the seen bigrams cover the unigram: nothing backs off */
+            rest = 0.0;
+        double beta = pow(10.0, ta->uni_bo[a]);
+        double Z = raw + beta * U * rest;
+        if (!(Z > 0.0) || !isfinite(Z)) {
+            sd_backoff_free(m);
+            return sd_error_set(err, SD_EDATA, "the row after '%s' has no mass (seen bigrams %g, backoff %g)",
+                                ta->words[a], raw, beta);
+        }
+        if (fabs(Z - 1.0) > m->row_dev) {
+            m->row_dev = fabs(Z - 1.0);
+            m->row_dev_ctx = (long)a;
+        }
+        m->c[a] = rest > 0.0 ? beta * U / Z : 0.0;
+        double em = 0.0, er = 0.0;
+        for (size_t i = m->off[a]; i < k; i++) {
+            m->qe[i] /= Z;
+            em += m->qe[i];
+            double d = m->qe[i] - m->p[m->tok[i]];
+            er += d > 0.0 ? d : 0.0;
+            m->qcum[i] = em;
+            m->rcum[i] = er;
+        }
+        m->emass[a] = em;
+        m->eres[a] = er;
+        m->restm[a] = m->c[a] * rest;
+    }
+    m->off[V] = k;
+    for (size_t a = 0; a < V; a++)
+        m->tv[a] = sd_backoff_mass(m, a, 1.0); /* by the sums (bp is not built yet) */
+    if ((rc = S_breakpoints(m, err))) {
+        sd_backoff_free(m);
+        return rc;
+    }
+    for (size_t a = 0; a < V; a++)
+        m->cord[a] = (uint32_t)a;
+    S_sort_key = m->c;
+    qsort(m->cord, V, sizeof *m->cord, S_cmp_key);
+    *out = m;
+    return SD_OK;
+nomem:
+    sd_backoff_free(m);
+    return sd_error_set(err, SD_ENOMEM, "out of memory building the backoff model (V = %zu)", V);
+}
+
+/* The breakpoints of g_a (sd_backoff.h). */
+static int S_breakpoints(sd_backoff *m, sd_error *err)
+{
+    size_t n = 2 * m->nnz;
+    m->bp = malloc((n ? n : 1) * sizeof *m->bp);
+    m->bsl = malloc((n ? n : 1) * sizeof *m->bsl);
+    m->bof = malloc((n ? n : 1) * sizeof *m->bof);
+    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    double *slope = malloc((n ? n : 1) * sizeof *slope), *off = malloc((n ? n : 1) * sizeof *off);
+    if (!m->bp || !m->bsl || !m->bof || !ord || !slope || !off) {
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the breakpoints of %zu bigrams", m->nnz);
+    }
+    /* term 2i: +max(0, s e - p); term 2i+1: -max(0, s k - p), k = c_a u */
+    for (size_t a = 0; a < m->V; a++)
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            double p = m->p[m->tok[i]], e = m->qe[i], k = m->c[a] * m->u[m->tok[i]];
+            m->bp[2 * i] = e > 0.0 ? p / e : INFINITY;
+            slope[2 * i] = e;
+            off[2 * i] = p;
+            m->bp[2 * i + 1] = k > 0.0 ? p / k : INFINITY;
+            slope[2 * i + 1] = -k;
+            off[2 * i + 1] = -p;
+        }
+    S_sort_key = m->bp;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t lo = 2 * m->off[a], hi = 2 * m->off[a + 1];
+        for (size_t j = lo; j < hi; j++)
+            ord[j] = (uint32_t)j;
+        qsort(ord + lo, hi - lo, sizeof *ord, S_cmp_key);
+    }
+    double *bp2 = malloc((n ? n : 1) * sizeof *bp2);
+    if (!bp2) {
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    }
+    for (size_t a = 0; a < m->V; a++) {
+        double sl = 0.0, of = 0.0;
+        for (size_t j = 2 * m->off[a]; j < 2 * m->off[a + 1]; j++) {
+            uint32_t t = ord[j];
+            bp2[j] = m->bp[t];
+            if (isfinite(m->bp[t])) {
+                sl += slope[t];
+                of += off[t];
+            }
+            m->bsl[j] = sl;
+            m->bof[j] = of;
+        }
+    }
+    memcpy(m->bp, bp2, (n ? n : 1) * sizeof *bp2);
+    free(bp2);
+    /* the seen tokens by p/e (sd_backoff.h) */
+    size_t z = m->nnz ? m->nnz : 1;
+    m->stok = malloc(z * sizeof *m->stok);
+    m->sthr = malloc(z * sizeof *m->sthr);
+    m->se = malloc(z * sizeof *m->se);
+    m->sp = malloc(z * sizeof *m->sp);
+    double *thr = malloc(z * sizeof *thr);
+    if (!m->stok || !m->sthr || !m->se || !m->sp || !thr) {
+        free(thr);
+        free(ord);
+        free(slope);
+        free(off);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the seen residuals of %zu bigrams", m->nnz);
+    }
+    for (size_t i = 0; i < m->nnz; i++) {
+        thr[i] = m->qe[i] > 0.0 ? m->p[m->tok[i]] / m->qe[i] : INFINITY;
+        ord[i] = (uint32_t)i;
+    }
+    S_sort_key = thr;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t lo = m->off[a], hi = m->off[a + 1];
+        qsort(ord + lo, hi - lo, sizeof *ord, S_cmp_key);
+        double e = 0.0, p = 0.0;
+        for (size_t j = lo; j < hi; j++) {
+            uint32_t i = ord[j];
+            m->stok[j] = m->tok[i];
+            m->sthr[j] = thr[i];
+            if (isfinite(thr[i])) {
+                e += m->qe[i];
+                p += m->p[m->tok[i]];
+            }
+            m->se[j] = e;
+            m->sp[j] = p;
+        }
+    }
+    free(thr);
+    free(ord);
+    free(slope);
+    free(off);
+    return SD_OK;
+}
+
+/* --- exact values ------------------------------------------------------------ */
+
+/* out[x] = Σ_a M(a) q_a(x). */
+static void S_push_q(const sd_backoff *m, const double *M, double *out)
+{
+    size_t V = m->V;
+    double mc = 0.0;
+    for (size_t a = 0; a < V; a++)
+        mc += M[a] * m->c[a];
+    for (size_t x = 0; x < V; x++)
+        out[x] = mc * m->u[x];
+    for (size_t a = 0; a < V; a++) {
+        if (M[a] == 0.0)
+            continue;
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
+            out[m->tok[i]] += M[a] * (m->qe[i] - m->c[a] * m->u[m->tok[i]]);
+    }
+}
+
+/* out[x] (+)= Σ_a M(a) min(p(x), q_a(x)). */
+static void S_push_min(const sd_backoff *m, const double *M, double *out, int add)
+{
+    size_t V = m->V;
+    double tot = 0.0;
+    for (size_t a = 0; a < V; a++)
+        tot += M[a];
+    if (!add)
+        memset(out, 0, V * sizeof *out);
+    /* tokens by ρ increasing, merged with contexts by c increasing */
+    size_t j = 0;
+    double pm = 0.0, pmc = 0.0; /* Σ over contexts with c_a < ρ of M, M c */
+    for (size_t k = 0; k < m->nr; k++) {
+        double r = m->rho[k];
+        while (j < V && m->c[m->cord[j]] < r) {
+            pm += M[m->cord[j]];
+            pmc += M[m->cord[j]] * m->c[m->cord[j]];
+            j++;
+        }
+        size_t x = m->rord[k];
+        if (m->p[x] > 0.0)
+            out[x] += m->p[x] * (tot - pm) + m->u[x] * pmc;
+    }
+    for (size_t a = 0; a < V; a++) {
+        if (M[a] == 0.0)
+            continue;
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t x = m->tok[i];
+            out[x] += M[a] * (fmin(m->p[x], m->qe[i]) - fmin(m->p[x], m->c[a] * m->u[x]));
+        }
+    }
+}
+
+static double S_dot(const double *a, const double *b, size_t V)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < V; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
+                           sd_error *err)
+{
+    size_t T = m->T, V = m->V;
+    int horizon = gamma == 0 || gamma >= T;
+    if (!m->off) { /* no contexts: the mass of each j */
+        double tv = m->tv[0];
+        if (horizon) {
+            if (rejections)
+                *rejections = (double)T * tv;
+            if (target_calls)
+                *target_calls = 1.0 + (double)(T - 1) * tv;
+            return SD_OK;
+        }
+        double *P = calloc(gamma + 1, sizeof *P);
+        if (!P)
+            return sd_error_set(err, SD_ENOMEM, "out of memory");
+        P[0] = 1.0;
+        double rej = 0.0, calls = 0.0;
+        for (size_t n = 1; n <= T; n++) {
+            calls += P[0];
+            double to0 = P[gamma], low = 0.0;
+            for (size_t j = 0; j < gamma; j++)
+                low += P[j];
+            rej += low * tv;
+            to0 += low * tv;
+            for (size_t j = gamma; j > 0; j--)
+                P[j] = P[j - 1] * (1.0 - tv);
+            P[0] = to0;
+        }
+        free(P);
+        if (rejections)
+            *rejections = rej;
+        if (target_calls)
+            *target_calls = calls;
+        return SD_OK;
+    }
+    size_t vecs = horizon ? 2 : 2 * (gamma + 1) + 1;
+    if (vecs > ((size_t)-1) / 8 / V)
+        return sd_error_set(err, SD_ETOOBIG, "the DP's vectors overflow");
+    size_t bytes = vecs * V * sizeof(double);
+    if (m->max_bytes && bytes > m->max_bytes)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "the token DP at gamma = %zu keeps %zu vectors of V = %zu: %.4g MB; memory budget "
+                            "%.4g MB",
+                            gamma, vecs, V, (double)bytes / 1e6, (double)m->max_bytes / 1e6);
+    double *buf = calloc(vecs * V, sizeof *buf);
+    if (!buf)
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the token DP (%zu bytes)", bytes);
+    double rej = 0.0, calls = 0.0;
+    if (horizon) { /* Theorem 1 */
+        double *Q = buf, *N = buf + V, last = 0.0;
+        Q[m->start] = 1.0;
+        for (size_t n = 1; n <= T; n++) {
+            last = S_dot(Q, m->tv, V);
+            rej += last;
+            if (n < T) {
+                S_push_q(m, Q, N);
+                double *t = Q;
+                Q = N;
+                N = t;
+            }
+        }
+        calls = 1.0 + rej - last;
+    } else {
+        double *cur = buf, *nxt = buf + (gamma + 1) * V, *sum = buf + 2 * (gamma + 1) * V;
+        cur[m->start] = 1.0; /* j = 0 */
+        for (size_t n = 1; n <= T; n++) {
+            double *M0 = cur;
+            for (size_t a = 0; a < V; a++)
+                calls += M0[a];
+            for (size_t j = 0; j < gamma; j++)
+                rej += S_dot(cur + j * V, m->tv, V);
+            if (n == T)
+                break;
+            /* j+1 <- min push of j; 0 <- q push of everything - min pushes */
+            memset(sum, 0, V * sizeof *sum);
+            for (size_t j = 0; j <= gamma; j++)
+                for (size_t a = 0; a < V; a++)
+                    sum[a] += cur[j * V + a];
+            S_push_q(m, sum, nxt);
+            for (size_t j = 0; j < gamma; j++) {
+                double *dst = nxt + (j + 1) * V;
+                S_push_min(m, cur + j * V, dst, 0);
+                for (size_t x = 0; x < V; x++)
+                    nxt[x] -= dst[x];
+            }
+            for (size_t x = 0; x < V; x++)
+                if (nxt[x] < 0.0)
+                    nxt[x] = 0.0;
+            double *t = cur;
+            cur = nxt;
+            nxt = t;
+        }
+    }
+    free(buf);
+    if (rejections)
+        *rejections = rej;
+    if (target_calls)
+        *target_calls = calls;
+    return SD_OK;
+}

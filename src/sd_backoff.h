@@ -1,0 +1,167 @@
+/* sd_backoff.h — sparse-row models: a backoff bigram target with a unigram
+ * draft (an ARPA language model, src/sd_arpa.h), and the i.i.d. problem
+ * (one draft row p and one target row q at every position) as its case
+ * without contexts.  Rows are computed on demand; nothing is V×V.
+ *
+ * The model.  Tokens 0..V-1; x_0 = start (<s> for a language model); the
+ * draft is one row p at every position (a unigram, never context-dependent);
+ * the target row after x_{n-1} = a is, for the tokens S_a seen after a
+ * (the file's bigrams "a x"),
+ *     q_a(x) = e_a(x)              x in S_a,
+ *     q_a(x) = c_a · u(x)          x not in S_a,
+ * with u the target's unigram and c_a = β_a U / Z_a the backoff weight
+ * times the renormalisation (Katz 1987, "Estimation of probabilities from
+ * sparse data for the language model component of a speech recognizer":
+ * P(x|a) = P*(x|a) if seen, else β(a) P(x)).  ARPA files store rounded
+ * log10 values, so each row's raw sum Z_a is renormalised to 1 and the
+ * largest |Z_a - 1| is kept (row_dev).  <s> starts every sequence and is
+ * never generated: its probability is 0 in every row (u(<s>) = 0, bigrams
+ * "a <s>" dropped) before renormalising.  The i.i.d. problem has no
+ * contexts: S_a = ∅, c_a = 1, u = q.
+ *
+ * Sums over a row without O(V) work.  Order the tokens with u(x) > 0 by
+ * ρ(x) = p(x)/u(x) increasing, with prefix sums A_k = Σ u, B_k = Σ p over
+ * the first k.  For any scale s >= 0,
+ *     F(s) = Σ_x max(0, s u(x) - p(x)) = s A_k - B_k,  k = #{x : ρ(x) < s},
+ * one binary search.  So the residual mass of the row a at scale s (s = 1:
+ * TV(p, q_a); block verification's m_i = Σ max(s q - p, 0) with s = p_i,
+ * Sun et al. 2025) is
+ *     m_a(s) = Σ_{x∈S_a} max(0, s e_a(x) - p(x))
+ *            + F(s c_a) - Σ_{x∈S_a} max(0, s c_a u(x) - p(x)),
+ * the seen bigrams plus one term for the backed-off rest: O(|S_a| + log V),
+ * or O(log V) with the seen part's breakpoints sorted once (below).
+ * A residual sample is drawn the same way: a seen token by its cumulative
+ * weight, or a rest token by binary search on W_k = s c_a A_k - B_k
+ * (increasing for k <= #{ρ < s c_a}), redrawn while it falls in S_a
+ * (rejection: exact).  Draws from p and u use Walker alias tables; a draw
+ * from q_a picks the seen part with its mass, else u redrawn while in S_a.
+ *
+ * Exact values of token-level speculative decoding (Leviathan et al. 2023;
+ * Yin et al. 2024).  Theorem 1 (lookahead to the horizon):
+ *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) TV(p, q_a),
+ * with Q_n the target's marginal, propagated in O(V + |S|) per step since
+ * Σ_a Q(a) q_a(x) = (Σ_a Q(a) c_a) u(x) + Σ_{(a,x)∈S} Q(a)(e_a(x) - c_a u(x)).
+ * With a finite draft length γ, the DP over (x_{n-1}, j = drafts accepted
+ * in the iteration): from j < γ the token is accepted with mass
+ * min(p(x), q_a(x)) (to j+1) or rejected with (q_a(x) - p(x))+ (to 0);
+ * from j = γ the bonus token ~ q_a (to 0); a target call is counted at
+ * every position with j = 0.  Its push Σ_a M(a) min(p(x), c_a u(x)) =
+ * p(x) Σ_{c_a >= ρ(x)} M(a) + u(x) Σ_{c_a < ρ(x)} M(a) c_a is one merge of
+ * the tokens by ρ with the contexts by c_a, then the seen bigrams are
+ * corrected: O(V + |S|) per (n, j).  Without contexts the DP keeps the
+ * mass of each j only: O(T γ).
+ *
+ * Memory: about SD_BACKOFF_BYTES_PER_TOKEN per token (less without
+ * contexts) and SD_BACKOFF_BYTES_PER_BIGRAM per seen bigram, checked
+ * against the caller's budget before allocating; the finite-γ DP adds
+ * 2(γ+1)V doubles (checked too). */
+#ifndef SD_BACKOFF_H
+#define SD_BACKOFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sd_arpa.h"
+#include "sd_error.h"
+#include "sd_rngbuf.h"
+
+#define SD_BACKOFF_BYTES_PER_TOKEN 136u
+#define SD_BACKOFF_BYTES_PER_IID_TOKEN 80u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
+#define SD_BACKOFF_MAX_T ((size_t)1 << 24)
+/* A context whose seen bigrams leave less than this much unigram mass
+ * unseen backs off to nothing (c_a = 0): the rest is empty in exact
+ * arithmetic (CMU Sphinx writes a backoff of 10^99.999 for such contexts,
+ * and c_a u(x) - c_a u(x) would cancel at that scale). */
+#define SD_BACKOFF_REST_EPS 1e-9
+
+typedef struct sd_backoff {
+    size_t V, T;
+    size_t start;          /* x_0 */
+    size_t max_bytes;      /* the budget it was built under (the DP checks against it) */
+    double row_dev;        /* largest |raw row sum - 1| before renormalising */
+    long row_dev_ctx;      /* the context of that row (-1: the unigram, -2: none) */
+    double *p, *u;         /* [V]: draft row, target unigram */
+    /* contexts (NULL when there are none: the i.i.d. problem) */
+    size_t *off;           /* [V+1]: seen bigrams of context a: off[a]..off[a+1]-1 */
+    uint32_t *tok;         /* [nnz]: their tokens, increasing within a context */
+    double *qe;            /* [nnz]: e_a(x) */
+    double *qcum, *rcum;   /* [nnz]: running sums of e_a and of (e_a - p)+ within a context */
+    double *c;             /* [V]: c_a */
+    double *tv;            /* [V]: TV(p, q_a) (i.i.d.: tv[0] only) */
+    double *emass, *eres, *restm; /* [V]: Σ_{S_a} e_a, Σ_{S_a} (e_a - p)+, c_a (1 - Σ_{S_a} u) */
+    uint32_t *cord;        /* [V]: contexts by c_a increasing */
+    /* the seen part of m_a(s) as a function of s: g_a(s) = Σ_{x∈S_a}
+     * max(0, s e_a(x) - p(x)) - max(0, s c_a u(x) - p(x)) is piecewise
+     * linear with the 2|S_a| breakpoints p/e_a and p/(c_a u); sorted per
+     * context (at 2 off[a]..2 off[a+1]-1) with running sums of the slopes
+     * and offsets of the terms active beyond each, g_a(s) = s·sl_j - of_j
+     * at the last breakpoint j < s: O(log |S_a|) per query */
+    double *bp, *bsl, *bof; /* [2 nnz] */
+    /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
+     * context by p/e_a increasing (sthr), with running sums of e_a and p
+     * in that order, so its mass at s is s·se_j - sp_j (j = #sthr < s) and
+     * a draw is a binary search: O(log |S_a|) */
+    uint32_t *stok;        /* [nnz] */
+    double *sthr, *se, *sp; /* [nnz] */
+    size_t nnz;
+    /* tokens with u > 0 by ρ = p/u increasing */
+    size_t nr;
+    uint32_t *rord;
+    double *rho;           /* [nr] */
+    double *A, *B;         /* [nr+1] */
+    int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
+                              F(s) is 0 or s A - B without a search, and the rest residual
+                              is ∝ u (drawn from u's alias table, redrawn while in S_a) */
+    /* alias tables of p and u */
+    double *ap, *au;       /* [V] acceptance thresholds */
+    uint32_t *lp, *lu;     /* [V] aliases */
+    /* the words of a language model (borrowed from nothing: owned copies), or NULL */
+    char **words;
+} sd_backoff;
+
+/* Bytes the model takes (V tokens, nnz seen bigrams; iid: no contexts). */
+size_t sd_backoff_bytes(size_t V, size_t nnz, int iid);
+
+/* The i.i.d. problem: draft p, target q (each V entries, validated by the
+ * caller), horizon T.  SD_ETOOBIG over max_bytes (0: no limit) before
+ * allocating; SD_EUSAGE for T out of 1..SD_BACKOFF_MAX_T or V < 1. */
+int sd_backoff_iid(const double *p, const double *q, size_t V, size_t T, size_t max_bytes, sd_backoff **out,
+                   sd_error *err);
+
+/* The language model: target = the bigram (order 2) or unigram (order 1)
+ * of `target`, draft = the unigram of `draft` (the same file, or another
+ * whose words are matched by spelling: target words it lacks get draft
+ * probability 0, its other words are dropped).  x_0 = <s> (absent: token
+ * 0).  SD_EUSAGE for an order other than 1 or 2 or a draft with no mass on
+ * the target's words; SD_EDATA for a row of zero mass (naming the context
+ * word); SD_ETOOBIG over max_bytes. */
+int sd_backoff_from_arpa(const sd_arpa *target, size_t order, const sd_arpa *draft, size_t T, size_t max_bytes,
+                         sd_backoff **out, sd_error *err);
+
+void sd_backoff_free(sd_backoff *m);
+
+/* q_a(x). */
+double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
+/* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
+void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);
+
+/* F(s) = Σ_x max(0, s u(x) - p(x)). */
+double sd_backoff_F(const sd_backoff *m, double s);
+/* m_a(s) = Σ_x max(0, s q_a(x) - p(x)); s = 1 is TV(p, q_a). */
+double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
+
+/* Draws. */
+size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
+size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+/* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
+ * (sd_backoff_mass(m, a, s) > 0). */
+size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
+
+/* Token-level SD with draft length gamma (0 = rest of the horizon):
+ * E[N_rej] and E[target calls] (either may be NULL), exactly (above).
+ * SD_ETOOBIG when the DP's vectors exceed the model's budget; SD_ENOMEM. */
+int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
+                           sd_error *err);
+
+#endif
