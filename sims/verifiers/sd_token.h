@@ -35,6 +35,14 @@
 
 extern const sd_verifier_type sd_verifier_token;
 
+/* token's own slot of --draft-policy (src/sd_draft.h); its kernels decline
+ * (SD_EUSAGE) a policy other than fixed. */
+#define SD_TOKEN_SLOT_POLICY 0
+static inline int sd_token_policy_fixed(const sd_params *par)
+{
+    return sd_draft_policy_decode(par->v[SD_TOKEN_SLOT_POLICY]).rule == SD_DRAFT_FIXED;
+}
+
 /* Token-level SD's mechanistic step (sd_verifier_type.step), shared with
  * the control broken-token-kernel. */
 int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,

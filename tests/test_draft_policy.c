@@ -1,0 +1,169 @@
+/* test_draft_policy.c — the draft-length policies (src/sd_draft.h) of
+ * token-level SD: their text form, losslessness (the exact law of the
+ * first tokens equals the target's), the exact DP's agreement with the
+ * fixed-gamma evaluator where the policy never stops early, and Monte-Carlo
+ * against the exact target calls on chains with zeros.  Monte-Carlo
+ * tolerance: 4 standard errors (S_TOL), fixed seeds. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/verifiers/sd_token.h"
+#include "../src/sd_draft.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_model.h"
+#include "test_exact_util.h"
+
+#define S_TOL 4.0 /* standard errors: a correct implementation fails with probability 6e-5 */
+
+static void S_par(sd_params *par, size_t gamma, const char *policy)
+{
+    sd_error err;
+    sd_params_defaults(par, &sd_verifier_token);
+    par->gamma = gamma;
+    cr_assert_eq(sd_params_parse(par, &sd_verifier_token, "draft-policy", policy, &err), SD_OK, "%s", err.msg);
+}
+
+Test(draft_policy, text_form_round_trips)
+{
+    const char *ok[] = {"fixed", "specdecpp:0.3", "specdecpp:0", "specdecpp:1", "entropy:1.5", "entropy:0",
+                        "entropy:0.1"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double code;
+        char msg[200], back[64];
+        cr_assert_eq(sd_draft_policy_parse(ok[i], &code, msg, sizeof msg), 0, "%s: %s", ok[i], msg);
+        sd_draft_policy_format(code, back, sizeof back);
+        cr_expect_str_eq(back, ok[i]);
+    }
+    const char *bad[] = {"", "fixed:1", "specdecpp", "specdecpp:", "specdecpp:1.5", "specdecpp:-0.1",
+                         "entropy:-1", "entropy:nan", "entropy:inf", "entropy:1x", "greedy:0.5", NULL};
+    for (size_t i = 0; bad[i]; i++) {
+        double code;
+        char msg[200];
+        cr_expect_eq(sd_draft_policy_parse(bad[i], &code, msg, sizeof msg), -1, "%s accepted", bad[i]);
+        cr_expect(strstr(msg, "expected") != NULL, "%s", msg);
+    }
+    sd_params par;
+    sd_error err;
+    sd_params_defaults(&par, &sd_verifier_token);
+    cr_expect_eq(sd_params_parse(&par, &sd_verifier_token, "draft-policy", "specdecpp:2", &err), SD_EUSAGE);
+    cr_expect(strstr(err.msg, "--draft-policy") != NULL, "%s", err.msg);
+    cr_expect_eq(sd_params_draft_policy(&par, &sd_verifier_token).rule, SD_DRAFT_FIXED, "the default");
+}
+
+/* Lossless: the exact law of x_1..x_L under every policy is the target's,
+ * on chains with zeros and tied ratios (whole-number weights 1..3), with
+ * thresholds that tie with products of acceptance probabilities (1/2, 2/3). */
+Test(draft_policy, exact_law_is_the_target_law)
+{
+    const char *pols[] = {"specdecpp:0", "specdecpp:0.5", "specdecpp:0.3333333333333333", "specdecpp:0.75",
+                          "entropy:0", "entropy:0.6931471805599453", "entropy:1", "entropy:0.9"};
+    for (unsigned long seed = 1; seed <= 4; seed++) {
+        sd_chain *c = tx_random_chain(3, 5, (int)(seed % 2), 0.3, seed);
+        cr_assert_not_null(c);
+        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++)
+            for (size_t gamma = 1; gamma <= 4; gamma++) {
+                sd_params par;
+                S_par(&par, gamma, pols[i]);
+                double tv = 1.0;
+                sd_error err;
+                cr_assert_eq(sd_exact_gen_prefix_tv(&sd_verifier_token, c, &par, 5, 1u << 20, &tv, &err), SD_OK,
+                             "%s", err.msg);
+                cr_expect(tv <= 1e-12, "seed %lu %s gamma %zu: TV %.3g", seed, pols[i], gamma, tv);
+            }
+        sd_chain_free(c);
+    }
+}
+
+static double S_exact_calls(const sd_chain *c, const sd_params *par, const char **method)
+{
+    sd_model m = sd_model_of_chain(c);
+    sd_exact_values ev;
+    sd_error err;
+    cr_assert_eq(sd_verifier_exact(&sd_verifier_token, &m, par, &ev, &err), SD_OK, "%s", err.msg);
+    if (method)
+        *method = ev.method;
+    return ev.target_calls;
+}
+
+/* A policy that never stops early (specdecpp:1: P(some rejection) never
+ * exceeds 1; entropy above log V) is fixed gamma: the DP over the iteration
+ * law reproduces the fixed-gamma DP (src/sd_exact.h). */
+Test(draft_policy, never_stopping_is_fixed_gamma)
+{
+    sd_chain *c = tx_random_chain(3, 9, 0, 0.25, 7);
+    for (size_t gamma = 1; gamma <= 4; gamma++) {
+        double rej, calls;
+        sd_error err;
+        cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &err), SD_OK, "%s", err.msg);
+        const char *pols[] = {"specdecpp:1", "entropy:1.1"}; /* log 3 = 1.0986 */
+        for (int i = 0; i < 2; i++) {
+            sd_params par;
+            S_par(&par, gamma, pols[i]);
+            const char *method = NULL;
+            double x = S_exact_calls(c, &par, &method);
+            cr_expect(fabs(x - calls) < 1e-12, "%s gamma %zu: %.15g vs %.15g", pols[i], gamma, x, calls);
+            cr_expect(strstr(method, "law of one iteration") != NULL, "%s", method);
+        }
+    }
+    sd_chain_free(c);
+}
+
+/* specdecpp:0 stops after the first token that may be rejected; entropy:0
+ * after the first token unless the next row is a point mass; both between
+ * gamma 1 and the cap in target calls. */
+Test(draft_policy, thresholds_zero_and_order)
+{
+    sd_chain *c = tx_random_chain(4, 10, 0, 0.3, 3);
+    double g1, g4;
+    sd_error err;
+    cr_assert_eq(sd_exact_token(c, 1, NULL, &g1, &err), SD_OK);
+    cr_assert_eq(sd_exact_token(c, 4, NULL, &g4, &err), SD_OK);
+    const char *pols[] = {"specdecpp:0", "specdecpp:0.4", "entropy:0", "entropy:0.8"};
+    for (int i = 0; i < 4; i++) {
+        sd_params par;
+        S_par(&par, 4, pols[i]);
+        double x = S_exact_calls(c, &par, NULL);
+        cr_expect(isfinite(x) && x > 0.0 && x <= (double)c->T, "%s: %g", pols[i], x);
+    }
+    (void)g1, (void)g4;
+    sd_chain_free(c);
+}
+
+/* Monte-Carlo (the generic step: the kernels decline a policy) against the
+ * exact target calls and rejections, within S_TOL standard errors, on
+ * chains with zeros. */
+Test(draft_policy, monte_carlo_agrees_with_the_exact_dp)
+{
+    const char *pols[] = {"specdecpp:0.5", "specdecpp:0.2", "entropy:0.9", "entropy:0.5", "fixed"};
+    for (unsigned long seed = 11; seed <= 12; seed++) {
+        sd_chain *c = tx_random_chain(4, 12, 0, 0.3, seed);
+        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+            sd_params par;
+            S_par(&par, 4, pols[i]);
+            sd_model m = sd_model_of_chain(c);
+            sd_exact_values ev;
+            sd_error err;
+            cr_assert_eq(sd_verifier_exact(&sd_verifier_token, &m, &par, &ev, &err), SD_OK, "%s", err.msg);
+            sd_sim_opts so = {.seed = 1000 + seed, .trials = 20000, .threads = 1};
+            sd_sim_result r;
+            cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+            if (strcmp(pols[i], "fixed") != 0)
+                cr_expect_str_eq(r.kernel, "generic", "%s ran %s", pols[i], r.kernel);
+            double se = sd_welford_stderr(&r.target_calls), ser = sd_welford_stderr(&r.rejections);
+            cr_expect(fabs(r.target_calls.mean - ev.target_calls) <= S_TOL * se,
+                      "seed %lu %s: calls %.5f vs exact %.5f (se %.5f)", seed, pols[i], r.target_calls.mean,
+                      ev.target_calls, se);
+            cr_expect(fabs(r.rejections.mean - ev.rejections) <= S_TOL * ser,
+                      "seed %lu %s: rejections %.5f vs exact %.5f (se %.5f)", seed, pols[i], r.rejections.mean,
+                      ev.rejections, ser);
+            sd_sim_result_free(&r);
+        }
+        sd_chain_free(c);
+    }
+}
