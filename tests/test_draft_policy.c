@@ -13,6 +13,7 @@
 #include "../sims/engine/sd_sim.h"
 #include "../sims/engine/sd_verifier.h"
 #include "../sims/exact/sd_exact_gen.h"
+#include "../sims/verifiers/sd_block.h"
 #include "../sims/verifiers/sd_token.h"
 #include "../src/sd_draft.h"
 #include "../src/sd_exact.h"
@@ -21,12 +22,22 @@
 
 #define S_TOL 4.0 /* standard errors: a correct implementation fails with probability 6e-5 */
 
-static void S_par(sd_params *par, size_t gamma, const char *policy)
+extern const sd_verifier_type sd_verifier_block;
+
+/* The verifiers that take --draft-policy. */
+static const sd_verifier_type *const S_vts[] = {&sd_verifier_token, &sd_verifier_block};
+
+static void S_par_of(const sd_verifier_type *vt, sd_params *par, size_t gamma, const char *policy)
 {
     sd_error err;
-    sd_params_defaults(par, &sd_verifier_token);
+    sd_params_defaults(par, vt);
     par->gamma = gamma;
-    cr_assert_eq(sd_params_parse(par, &sd_verifier_token, "draft-policy", policy, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_params_parse(par, vt, "draft-policy", policy, &err), SD_OK, "%s", err.msg);
+}
+
+static void S_par(sd_params *par, size_t gamma, const char *policy)
+{
+    S_par_of(&sd_verifier_token, par, gamma, policy);
 }
 
 Test(draft_policy, text_form_round_trips)
@@ -66,18 +77,29 @@ Test(draft_policy, exact_law_is_the_target_law)
     for (unsigned long seed = 1; seed <= 4; seed++) {
         sd_chain *c = tx_random_chain(3, 5, (int)(seed % 2), 0.3, seed);
         cr_assert_not_null(c);
-        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++)
-            for (size_t gamma = 1; gamma <= 4; gamma++) {
-                sd_params par;
-                S_par(&par, gamma, pols[i]);
-                double tv = 1.0;
-                sd_error err;
-                cr_assert_eq(sd_exact_gen_prefix_tv(&sd_verifier_token, c, &par, 5, 1u << 20, &tv, &err), SD_OK,
-                             "%s", err.msg);
-                cr_expect(tv <= 1e-12, "seed %lu %s gamma %zu: TV %.3g", seed, pols[i], gamma, tv);
-            }
+        for (size_t v = 0; v < 2; v++)
+            for (size_t i = 0; i < sizeof pols / sizeof *pols; i++)
+                for (size_t gamma = 1; gamma <= 4; gamma++) {
+                    sd_params par;
+                    S_par_of(S_vts[v], &par, gamma, pols[i]);
+                    double tv = 1.0;
+                    sd_error err;
+                    cr_assert_eq(sd_exact_gen_prefix_tv(S_vts[v], c, &par, 5, 1u << 20, &tv, &err), SD_OK,
+                                 "%s", err.msg);
+                    cr_expect(tv <= 1e-12, "%s seed %lu %s gamma %zu: TV %.3g", S_vts[v]->name, seed, pols[i],
+                              gamma, tv);
+                }
         sd_chain_free(c);
     }
+}
+
+static double S_exact_calls_of(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par)
+{
+    sd_model m = sd_model_of_chain(c);
+    sd_exact_values ev;
+    sd_error err;
+    cr_assert_eq(sd_verifier_exact(vt, &m, par, &ev, &err), SD_OK, "%s", err.msg);
+    return ev.target_calls;
 }
 
 static double S_exact_calls(const sd_chain *c, const sd_params *par, const char **method)
@@ -143,26 +165,51 @@ Test(draft_policy, monte_carlo_agrees_with_the_exact_dp)
     const char *pols[] = {"specdecpp:0.5", "specdecpp:0.2", "entropy:0.9", "entropy:0.5", "fixed"};
     for (unsigned long seed = 11; seed <= 12; seed++) {
         sd_chain *c = tx_random_chain(4, 12, 0, 0.3, seed);
-        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        for (size_t i = 0; i < 2 * sizeof pols / sizeof *pols; i++) {
+            const sd_verifier_type *vt = S_vts[i % 2];
+            const char *pol = pols[i / 2];
             sd_params par;
-            S_par(&par, 4, pols[i]);
+            S_par_of(vt, &par, 4, pol);
             sd_model m = sd_model_of_chain(c);
             sd_exact_values ev;
             sd_error err;
-            cr_assert_eq(sd_verifier_exact(&sd_verifier_token, &m, &par, &ev, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_verifier_exact(vt, &m, &par, &ev, &err), SD_OK, "%s", err.msg);
             sd_sim_opts so = {.seed = 1000 + seed, .trials = 20000, .threads = 1};
             sd_sim_result r;
-            cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
-            if (strcmp(pols[i], "fixed") != 0)
-                cr_expect_str_eq(r.kernel, "generic", "%s ran %s", pols[i], r.kernel);
+            cr_assert_eq(sd_sim_run(vt, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+            if (strcmp(pol, "fixed") != 0)
+                cr_expect_str_eq(r.kernel, "generic", "%s %s ran %s", vt->name, pol, r.kernel);
             double se = sd_welford_stderr(&r.target_calls), ser = sd_welford_stderr(&r.rejections);
             cr_expect(fabs(r.target_calls.mean - ev.target_calls) <= S_TOL * se,
-                      "seed %lu %s: calls %.5f vs exact %.5f (se %.5f)", seed, pols[i], r.target_calls.mean,
-                      ev.target_calls, se);
+                      "%s seed %lu %s: calls %.5f vs exact %.5f (se %.5f)", vt->name, seed, pol,
+                      r.target_calls.mean, ev.target_calls, se);
             cr_expect(fabs(r.rejections.mean - ev.rejections) <= S_TOL * ser,
-                      "seed %lu %s: rejections %.5f vs exact %.5f (se %.5f)", seed, pols[i], r.rejections.mean,
-                      ev.rejections, ser);
+                      "%s seed %lu %s: rejections %.5f vs exact %.5f (se %.5f)", vt->name, seed, pol,
+                      r.rejections.mean, ev.rejections, ser);
             sd_sim_result_free(&r);
+        }
+        sd_chain_free(c);
+    }
+}
+
+/* Sun et al. 2025, Theorem 2 (block never needs more target calls than
+ * token-level SD on the same drafts) under the same stopping rule: the
+ * stopping rule reads the drafts only, so the coupling of the theorem
+ * holds on each drafted prefix.  Exact values. */
+Test(draft_policy, block_at_most_token_under_the_same_policy)
+{
+    const char *pols[] = {"specdecpp:0.5", "specdecpp:0.1", "entropy:0.9", "entropy:0.4"};
+    for (unsigned long seed = 21; seed <= 23; seed++) {
+        sd_chain *c = tx_random_chain(3, 8, 0, 0.3, seed);
+        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+            double calls[2];
+            for (int v = 0; v < 2; v++) {
+                sd_params par;
+                S_par_of(S_vts[v], &par, 4, pols[i]);
+                calls[v] = S_exact_calls_of(S_vts[v], c, &par);
+            }
+            cr_expect(calls[1] <= calls[0] + 1e-12, "seed %lu %s: block %.12f > token %.12f", seed, pols[i],
+                      calls[1], calls[0]);
         }
         sd_chain_free(c);
     }
