@@ -214,3 +214,75 @@ Test(draft_policy, block_at_most_token_under_the_same_policy)
         sd_chain_free(c);
     }
 }
+
+/* --- the DP over what the drafter sees (src/sd_exact_policy.h) ------------ */
+
+#include "../src/sd_exact_policy.h"
+
+/* Its calls under a policy are the iteration-law DP's exact target calls;
+ * under fixed, the fixed-gamma DP's. */
+Test(draft_policy, drafter_dp_calls_match_the_iteration_law)
+{
+    const char *pols[] = {"fixed", "specdecpp:0.5", "specdecpp:0.2", "entropy:0.9", "entropy:0.5"};
+    for (unsigned long seed = 31; seed <= 33; seed++) {
+        sd_chain *c = tx_random_chain(3, 9, (int)(seed % 2), 0.3, seed);
+        for (size_t i = 0; i < sizeof pols / sizeof *pols; i++)
+            for (size_t gamma = 1; gamma <= 4; gamma++) {
+                sd_params par;
+                S_par(&par, gamma, pols[i]);
+                double law = i == 0 ? NAN : S_exact_calls(c, &par, NULL), calls, drafted;
+                if (i == 0)
+                    cr_assert_eq(sd_exact_token(c, gamma, NULL, &law, NULL), SD_OK);
+                sd_draft_policy pol = sd_draft_policy_decode(par.v[SD_TOKEN_SLOT_POLICY]);
+                sd_error err;
+                cr_assert_eq(sd_exact_policy(c, gamma, &pol, &calls, &drafted, &err), SD_OK, "%s", err.msg);
+                cr_expect(fabs(calls - law) < 1e-12, "seed %lu %s gamma %zu: %.15g vs %.15g", seed, pols[i],
+                          gamma, calls, law);
+                cr_expect(drafted >= calls - 1e-12 && drafted <= (double)gamma * calls + 1e-12,
+                          "1 to gamma draft tokens per call: %g, %g", drafted, calls);
+            }
+        sd_chain_free(c);
+    }
+}
+
+/* p = q: every draft is accepted; gamma 2 over T = 7 drafts 2, 2, 1 in
+ * iterations at 1, 4, 7 (the last without a bonus). */
+Test(draft_policy, drafter_dp_counts_draft_tokens)
+{
+    const double p[] = {0.25, 0.75};
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, p, 2, 7, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    sd_draft_policy fixed = {SD_DRAFT_FIXED, 0.0};
+    double calls, drafted;
+    cr_assert_eq(sd_exact_policy(c, 2, &fixed, &calls, &drafted, &err), SD_OK);
+    cr_expect(fabs(calls - 3.0) < 1e-12 && fabs(drafted - 5.0) < 1e-12, "%g %g", calls, drafted);
+    sd_chain_free(c);
+}
+
+/* The best stopping rule costs no more than any policy or any fixed
+ * gamma' <= gamma (both are stopping rules it ranges over). */
+Test(draft_policy, best_rule_is_at_most_every_heuristic)
+{
+    const double costs[] = {0.0, 0.05, 0.3};
+    for (unsigned long seed = 41; seed <= 42; seed++) {
+        sd_chain *c = tx_random_chain(3, 10, 0, 0.3, seed);
+        for (size_t k = 0; k < 3; k++) {
+            double bc, bd;
+            sd_error err;
+            cr_assert_eq(sd_exact_policy_best(c, 4, costs[k], &bc, &bd, &err), SD_OK, "%s", err.msg);
+            double best = bc + costs[k] * bd;
+            for (int r = 0; r < 3; r++)
+                for (double h = 0.0; h <= 1.2; h += 0.1) {
+                    sd_draft_policy pol = {(sd_draft_rule)r, r == 2 ? h : fmin(h, 1.0)};
+                    for (size_t g = 1; g <= 4; g++) {
+                        double pc, pd;
+                        cr_assert_eq(sd_exact_policy(c, g, &pol, &pc, &pd, &err), SD_OK);
+                        cr_expect(best <= pc + costs[k] * pd + 1e-12, "seed %lu c %g rule %d h %g gamma %zu: best "
+                                  "%.12f > %.12f", seed, costs[k], r, h, g, best, pc + costs[k] * pd);
+                    }
+                }
+        }
+        sd_chain_free(c);
+    }
+}
