@@ -286,3 +286,37 @@ Test(draft_policy, best_rule_is_at_most_every_heuristic)
         sd_chain_free(c);
     }
 }
+
+/* --- the command line ------------------------------------------------------ */
+
+/* run prints the exact target calls of a policy (JSON exact_target_calls),
+ * the library's value. */
+Test(draft_policy, run_prints_the_exact_value)
+{
+    double x = tx_cli_number("run --algo token --gamma 3 --draft-policy specdecpp:0.4 --V 3 --T 8 --trials 2000",
+                             "exact_target_calls");
+    cr_assert(isfinite(x), "no exact_target_calls");
+    double y = tx_cli_number("run --algo block --gamma 3 --draft-policy entropy:0.8 --V 3 --T 8 --trials 2000",
+                             "exact_target_calls");
+    cr_assert(isfinite(y), "no exact_target_calls for block");
+    double bad = tx_cli_number("run --algo token --draft-policy specdecpp:1.5 --V 3 --T 8", "exact_target_calls");
+    cr_expect(isnan(bad), "specdecpp:1.5 accepted");
+}
+
+/* eval speedup --draft-policy RULE:best: the best threshold's speed-up is
+ * the largest of its grid, and the optimal stopping rule's is at least it
+ * and at least the best fixed gamma's. */
+Test(draft_policy, eval_speedup_best_threshold)
+{
+    const char *rules[] = {"specdecpp:best", "entropy:best"};
+    for (int i = 0; i < 2; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "eval speedup --draft-policy %s --gamma 4 --V 3 --T 10 --steps 8 --c 0.1",
+                 rules[i]);
+        double best = tx_cli_number(args, "best_speedup"), fixed = tx_cli_number(args, "best_fixed_speedup"),
+               gap = tx_cli_number(args, "gap_to_optimal");
+        cr_assert(isfinite(best) && isfinite(fixed) && isfinite(gap), "%s", args);
+        cr_expect(gap >= -1e-12, "%s: the optimum below a heuristic by %g", args, -gap);
+        cr_expect(best + gap >= fixed - 1e-12, "%s: the optimum below the best fixed gamma", args);
+    }
+}
