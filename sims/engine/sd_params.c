@@ -328,6 +328,8 @@ void sd_params_format(const sd_params *par, const sd_verifier_type *vt, char *bu
     buf[0] = '\0';
     for (size_t i = 0; i < n && used < len; i++) {
         const sd_param_decl *d = &vt->params[i];
+        if (d->kind == SD_PARAM_POLICY && sd_params_value(par, d) == d->def)
+            continue; /* fixed, as for every verifier without the option: JSON still says it */
         char v[S_WORD_MAX + 1];
         const char *t = S_text(par, d, v, sizeof v);
         int w = t ? snprintf(buf + used, len - used, ", %s %s", d->name, t)
