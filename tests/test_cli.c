@@ -177,9 +177,9 @@ Test(cli_run, csv_and_table)
 {
     char *out;
     cr_assert_eq(tu_run("run --trials 500 --csv", &out, NULL), 0);
-    /* One column per parameter (token reads gamma; unset: empty). */
-    cr_expect(strncmp(out, "algo,gamma,vocab,horizon,trials,seed,", 37) == 0, "%s", out);
-    cr_expect(tu_contains(out, "\ntoken,,7,50,500,1,"), "%s", out);
+    /* One column per parameter (token reads gamma and draft-policy; unset: empty). */
+    cr_expect(strncmp(out, "algo,gamma,draft-policy,vocab,horizon,trials,seed,", 50) == 0, "%s", out);
+    cr_expect(tu_contains(out, "\ntoken,,fixed,7,50,500,1,"), "%s", out);
     free(out);
     cr_assert_eq(tu_run("run --trials 500", &out, NULL), 0);
     cr_expect(tu_contains(out, "rejections"));

@@ -320,3 +320,34 @@ Test(draft_policy, eval_speedup_best_threshold)
         cr_expect(best + gap >= fixed - 1e-12, "%s: the optimum below the best fixed gamma", args);
     }
 }
+
+/* The control broken-draft-peek (a rule that reads the verification coin)
+ * is flagged by the exact law, and its Monte-Carlo matches its own exact
+ * calls (what runs is what the law describes). */
+extern const sd_verifier_type sd_verifier_broken_draft_peek;
+
+Test(draft_policy, the_peeking_control_is_flagged)
+{
+    const char *pols[] = {"fixed", "specdecpp:0.6", "entropy:1"};
+    sd_chain *c = tx_random_chain(3, 6, 0, 0.3, 5);
+    for (size_t i = 0; i < 3; i++) {
+        sd_params par;
+        S_par_of(&sd_verifier_broken_draft_peek, &par, 3, pols[i]);
+        double tv = 0.0;
+        sd_error err;
+        cr_assert_eq(sd_exact_gen_prefix_tv(&sd_verifier_broken_draft_peek, c, &par, 4, 1u << 20, &tv, &err), SD_OK,
+                     "%s", err.msg);
+        cr_expect(tv > 1e-3, "%s: the peeking control not flagged (TV %.3g)", pols[i], tv);
+        sd_model m = sd_model_of_chain(c);
+        sd_exact_values ev;
+        cr_assert_eq(sd_verifier_exact(&sd_verifier_broken_draft_peek, &m, &par, &ev, &err), SD_OK, "%s", err.msg);
+        sd_sim_opts so = {.seed = 77, .trials = 20000, .threads = 1};
+        sd_sim_result r;
+        cr_assert_eq(sd_sim_run(&sd_verifier_broken_draft_peek, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+        double se = sd_welford_stderr(&r.target_calls);
+        cr_expect(fabs(r.target_calls.mean - ev.target_calls) <= S_TOL * se, "%s: %.5f vs %.5f (se %.5f)", pols[i],
+                  r.target_calls.mean, ev.target_calls, se);
+        sd_sim_result_free(&r);
+    }
+    sd_chain_free(c);
+}

@@ -36,7 +36,7 @@
 /* The iteration under a draft policy other than fixed: sd_tokenwise_verify
  * with the standard rule, stopping the draft where the policy says (the
  * decision after an accepted x_i reads x_1..x_i only). */
-static void S_step_policy(const sd_draft_policy *pol, const sd_chain *c, sd_stream *rng, size_t n,
+static void S_step_policy(const sd_draft_policy *pol, int peek, const sd_chain *c, sd_stream *rng, size_t n,
                           size_t G, size_t prev, size_t *out, sd_iter *it)
 {
     size_t V = c->V;
@@ -47,6 +47,10 @@ static void S_step_policy(const sd_draft_policy *pol, const sd_chain *c, sd_stre
         size_t x = sd_dist_sample(p, V, 1.0, sd_stream_uniform(rng));
         if (!(sd_stream_uniform(rng) * p[x] < q[x])) {
             double mass = sd_dist_tv(p, q, V);
+            if (peek && i > 0 && mass > 0.0) { /* the control: "x is not drafted" */
+                G = i;
+                break;
+            }
             if (mass > 0.0) {
                 out[i] = sd_token_rule_standard.sample(&sd_token_rule_standard, p, q, V, mass,
                                                        sd_stream_uniform(rng));
@@ -83,7 +87,7 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par,
     it->rb_rejected = 0.0; /* + TV(p_n, q_n) per tested position (sd_tokenwise.h) */
     sd_draft_policy pol = sd_draft_policy_decode(sd_param_real(par, P_POLICY));
     if (pol.rule != SD_DRAFT_FIXED) {
-        S_step_policy(&pol, c, rng, n, sd_draft_len(c, par, n), prev, out, it);
+        S_step_policy(&pol, 0, c, rng, n, sd_draft_len(c, par, n), prev, out, it);
         return SD_OK;
     }
     sd_tokenwise_verify(&sd_token_rule_standard, c, rng, n, 0, sd_draft_len(c, par, n), prev, out, it);
@@ -143,11 +147,28 @@ static const sd_kernel_type *const S_kernels[] = {&sd_token_kernel_zipf, &sd_tok
  * [q-p]+(y) ends it rejected. */
 typedef struct {
     const sd_draft_policy *pol;
+    int peek; /* the control broken-draft-peek */
     const sd_chain *c;
     size_t n, G;
     size_t *buf;
     struct sd_iter_law *law;
 } S_dfs;
+
+/* The control's peek (sd_token.h): at depth i >= 1 the rejected mass TV
+ * ends the draft before x_{i+1}, with the bonus from q_t(.|a). */
+static int S_law_peek(S_dfs *d, size_t i, size_t a, double P, sd_error *err)
+{
+    const sd_chain *c = d->c;
+    size_t V = c->V, t = d->n + i;
+    double tv = sd_dist_tv(sd_chain_p(c, t, a), sd_chain_q(c, t, a), V);
+    const double *q = sd_chain_q(c, t, a);
+    int rc = SD_OK;
+    for (size_t z = 0; z < V && !rc && tv > 0.0; z++) {
+        d->buf[i] = z;
+        rc = sd_iter_law_add(d->law, P * tv * q[z], d->buf, i + 1, z, 0, 1, err);
+    }
+    return rc;
+}
 
 static int S_law_dfs(S_dfs *d, size_t i, size_t a, double P, double A, sd_error *err)
 {
@@ -155,10 +176,12 @@ static int S_law_dfs(S_dfs *d, size_t i, size_t a, double P, double A, sd_error 
     size_t V = c->V, t = d->n + i;
     const double *p = sd_chain_p(c, t, a), *q = sd_chain_q(c, t, a);
     int rc;
+    if (d->peek && i > 0 && (rc = S_law_peek(d, i, a, P, err)))
+        return rc;
     for (size_t y = 0; y < V; y++) {
         d->buf[i] = y;
         double res = q[y] > p[y] ? q[y] - p[y] : 0.0;
-        if (res > 0.0 && (rc = sd_iter_law_add(d->law, P * res, d->buf, i + 1, y, 1, 1, err)))
+        if (!(d->peek && i > 0) && res > 0.0 && (rc = sd_iter_law_add(d->law, P * res, d->buf, i + 1, y, 1, 1, err)))
             return rc;
         double acc = p[y] < q[y] ? p[y] : q[y];
         if (!(acc > 0.0))
@@ -181,20 +204,34 @@ static int S_law_dfs(S_dfs *d, size_t i, size_t a, double P, double A, sd_error 
     return SD_OK;
 }
 
+int sd_token_policy_law(const sd_chain *c, const sd_params *par, int peek, size_t n, size_t prev,
+                        struct sd_iter_law *out, sd_error *err)
+{
+    sd_draft_policy pol = sd_draft_policy_decode(sd_param_real(par, P_POLICY));
+    size_t G = sd_draft_len(c, par, n);
+    size_t *buf = malloc((G + 1) * sizeof *buf);
+    if (!buf)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    S_dfs d = {&pol, peek, c, n, G, buf, out};
+    int rc = S_law_dfs(&d, 0, prev, 1.0, 1.0, err);
+    free(buf);
+    return rc;
+}
+
+int sd_token_policy_step(const sd_chain *c, const sd_params *par, int peek, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it)
+{
+    it->rb_rejected = 0.0;
+    sd_draft_policy pol = sd_draft_policy_decode(sd_param_real(par, P_POLICY));
+    S_step_policy(&pol, peek, c, rng, n, sd_draft_len(c, par, n), prev, out, it);
+    return SD_OK;
+}
+
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
-    sd_draft_policy pol = sd_draft_policy_decode(sd_param_real(par, P_POLICY));
-    if (pol.rule != SD_DRAFT_FIXED) {
-        size_t G = sd_draft_len(c, par, n);
-        size_t *buf = malloc((G + 1) * sizeof *buf);
-        if (!buf)
-            return sd_error_set(err, SD_ENOMEM, "out of memory");
-        S_dfs d = {&pol, c, n, G, buf, out};
-        int rc = S_law_dfs(&d, 0, prev, 1.0, 1.0, err);
-        free(buf);
-        return rc;
-    }
+    if (!sd_token_policy_fixed(par))
+        return sd_token_policy_law(c, par, 0, n, prev, out, err);
     return sd_law_tokenwise(SD_LAW_STANDARD, 0.0, c, sd_draft_len(c, par, n), n, prev, out, err);
 }
 
