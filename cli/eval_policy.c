@@ -22,7 +22,8 @@ static const char S_help_head[] =
     "Token-level SD whose draft length is decided while drafting (docs/draft-policy.md):\n"
     "RULE is fixed, specdecpp:H, entropy:H, or specdecpp:best / entropy:best (the\n"
     "threshold on a grid of --steps + 1 values maximising the speed-up: H = i/N for\n"
-    "specdecpp, H = i/N log V for entropy).  Cost model: a target call costs 1, a\n"
+    "specdecpp, H = i/N log V for entropy, and for entropy every draft row's entropy\n"
+    "too, where the rule changes, so that its best is exact).  Cost model: a target call costs 1, a\n"
     "draft token c, S = T / (E[target calls] + c E[draft tokens]); both exact, by\n"
     "the dynamic program over (position, x_{n-1}, drafted prefix).  Printed beside\n"
     "it: the best fixed gamma' <= CAP and the best stopping rule of all (the same\n"
@@ -168,6 +169,29 @@ int cmd_eval_policy(int argc, char **argv)
         else if (rows[i].s > rows[ib].s)
             ib = i;
     }
+    /* entropy:best: also every row entropy, the thresholds where the rule
+     * changes (src/sd_exact_policy.h), so its best is exact, not a grid's */
+    size_t nent = 0, ient = 0;
+    double ents[4096];
+    S_row erow = {NAN, 0, 0, 0};
+    if (status < 0 && best && pol.rule == SD_DRAFT_ENTROPY &&
+        sd_exact_policy_entropies(ch, ents, sizeof ents / sizeof *ents, &nent, NULL) != SD_OK)
+        nent = 0; /* too many: the grid only */
+    for (size_t i = 0; status < 0 && i < nent; i++) {
+        S_row r;
+        sd_draft_policy p = {SD_DRAFT_ENTROPY, ents[i]};
+        if (S_eval(ch, cap, p, cr, &r, &err))
+            status = cli_fail(&err);
+        else if (i == 0 || r.s > erow.s) {
+            erow = r;
+            ient = i;
+        }
+    }
+    (void)ient;
+    /* the best: the grid's, or a row entropy off the grid */
+    S_row top = rows ? rows[ib] : erow;
+    if (nent && erow.s > top.s)
+        top = erow;
     for (size_t g = 1; status < 0 && g <= cap; g++) {
         sd_draft_policy f = {SD_DRAFT_FIXED, 0.0};
         if (S_eval(ch, g, f, cr, &fixed[g - 1], &err))
@@ -179,8 +203,7 @@ int cmd_eval_policy(int argc, char **argv)
         status = cli_fail(&err);
     opt.s = sd_exact_policy_speedup((double)ch->T, opt.calls, opt.drafted, cr);
     char name[80];
-    sd_draft_policy_format(sd_draft_policy_encode(rows ? (sd_draft_policy){pol.rule, rows[ib].h} : pol), name,
-                           sizeof name);
+    sd_draft_policy_format(sd_draft_policy_encode((sd_draft_policy){pol.rule, top.h}), name, sizeof name);
     if (status < 0 && json) {
         json_t *o = json_object();
         json_object_set_new(o, "version", json_string(SD_VERSION));
@@ -196,13 +219,14 @@ int cmd_eval_policy(int argc, char **argv)
             json_array_append_new(arr, S_row_json(&rows[i]));
         json_object_set_new(o, "points", arr);
         json_object_set_new(o, "best_policy", json_string(name));
-        json_object_set_new(o, "best_threshold", json_real(rows[ib].h));
-        json_object_set_new(o, "best_speedup", json_real(rows[ib].s));
+        json_object_set_new(o, "best_threshold", json_real(top.h));
+        json_object_set_new(o, "best_speedup", json_real(top.s));
+        json_object_set_new(o, "row_entropies_tried", json_integer((json_int_t)nent));
         json_object_set_new(o, "best_fixed_gamma", json_integer((json_int_t)ifix + 1));
         json_object_set_new(o, "best_fixed_speedup", json_real(fixed[ifix].s));
         json_object_set_new(o, "optimal_stopping", json_pack("{s:f,s:f,s:f}", "target_calls", opt.calls,
                                                              "draft_tokens", opt.drafted, "speedup", opt.s));
-        json_object_set_new(o, "gap_to_optimal", json_real(opt.s - rows[ib].s));
+        json_object_set_new(o, "gap_to_optimal", json_real(opt.s - top.s));
         status = cli_print_json(o);
     } else if (status < 0) {
         printf("simdec %s eval speedup --algo %s --draft-policy %s, cap gamma %zu, draft cost c = %g\n",
@@ -214,11 +238,13 @@ int cmd_eval_policy(int argc, char **argv)
         for (size_t i = 0; i < nrow; i++)
             printf("  %12.6g %14.6f %14.6f %10.6f%s\n", rows[i].h, rows[i].calls, rows[i].drafted, rows[i].s,
                    best && i == ib ? "   <- best" : "");
-        printf("\n  best %-24s speed-up %.6f\n", name, rows[ib].s);
+        if (nent)
+            printf("\n  and the %zu draft-row entropies, where the rule changes (exact best)", nent);
+        printf("\n  best %-24s speed-up %.6f\n", name, top.s);
         printf("  best fixed gamma %-12zu speed-up %.6f\n", ifix + 1, fixed[ifix].s);
         printf("  optimal stopping rule         speed-up %.6f   (calls %.6f, draft tokens %.6f)\n", opt.s,
                opt.calls, opt.drafted);
-        printf("  gap of %s to the optimum: %.6f\n", name, opt.s - rows[ib].s);
+        printf("  gap of %s to the optimum: %.6f\n", name, opt.s - top.s);
         status = cli_stdout_status();
     }
     if (status < 0)

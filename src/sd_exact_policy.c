@@ -138,3 +138,29 @@ double sd_exact_policy_speedup(double T, double calls, double drafted, double co
 {
     return T / (calls + cost * drafted);
 }
+
+static int S_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int sd_exact_policy_entropies(const sd_chain *c, double *out, size_t max, size_t *n, sd_error *err)
+{
+    size_t k = 0;
+    for (size_t t = 1; t <= c->T; t++)
+        for (size_t a = 0; a < c->V; a++) {
+            double h = sd_draft_entropy(sd_chain_p(c, t, a), c->V);
+            size_t j = 0;
+            while (j < k && out[j] != h)
+                j++;
+            if (j < k)
+                continue;
+            if (k == max)
+                return sd_error_set(err, SD_ETOOBIG, "more than %zu distinct draft-row entropies", max);
+            out[k++] = h;
+        }
+    qsort(out, k, sizeof *out, S_cmp);
+    *n = k;
+    return SD_OK;
+}

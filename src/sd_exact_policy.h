@@ -48,6 +48,13 @@ int sd_exact_policy(const sd_chain *c, size_t gamma, const sd_draft_policy *pol,
 int sd_exact_policy_best(const sd_chain *c, size_t gamma, double cost, double *calls, double *drafted,
                          sd_error *err);
 
+/* The entropy rule's decisions change only where H crosses the entropy of
+ * a draft row: the distinct entropies of the rows p_t(.|a), t = 1..T, in
+ * increasing order, into out[0..max) (*n receives their number, at most
+ * max; SD_ETOOBIG when there are more).  With 0 they are every threshold
+ * entropy:H can behave as, so the best of them is the best threshold. */
+int sd_exact_policy_entropies(const sd_chain *c, double *out, size_t max, size_t *n, sd_error *err);
+
 /* T / (calls + cost · drafted). */
 double sd_exact_policy_speedup(double T, double calls, double drafted, double cost);
 

@@ -351,3 +351,32 @@ Test(draft_policy, the_peeking_control_is_flagged)
     }
     sd_chain_free(c);
 }
+
+/* entropy:best is exact: the best over every draft-row entropy (where the
+ * rule changes) and the grid, as the library computes it. */
+Test(draft_policy, entropy_best_is_the_best_row_entropy)
+{
+    sd_gen_params gp;
+    sd_gen_defaults(&gp);
+    gp.V = 3;
+    gp.T = 10;
+    sd_error err;
+    sd_chain *c = sd_chain_generate(&gp, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    double ents[64], best = 0.0;
+    size_t n = 0;
+    cr_assert_eq(sd_exact_policy_entropies(c, ents, 64, &n, &err), SD_OK, "%s", err.msg);
+    cr_expect(n >= 1 && n <= 30, "%zu row entropies", n);
+    for (size_t i = 0; i + 1 < n; i++)
+        cr_expect(ents[i] < ents[i + 1], "sorted and distinct");
+    for (size_t i = 0; i < n; i++) {
+        sd_draft_policy pol = {SD_DRAFT_ENTROPY, ents[i]};
+        double calls, drafted;
+        cr_assert_eq(sd_exact_policy(c, 4, &pol, &calls, &drafted, &err), SD_OK);
+        best = fmax(best, sd_exact_policy_speedup((double)c->T, calls, drafted, 0.1));
+    }
+    double cli = tx_cli_number("eval speedup --draft-policy entropy:best --gamma 4 --V 3 --T 10 --steps 4 --c 0.1",
+                               "best_speedup");
+    cr_expect(cli >= best - 1e-12, "the command's best %.12f below the best row entropy's %.12f", cli, best);
+    sd_chain_free(c);
+}
