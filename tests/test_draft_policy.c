@@ -19,6 +19,7 @@
 #include "../src/sd_exact.h"
 #include "../src/sd_model.h"
 #include "test_exact_util.h"
+#include "test_util.h"
 
 #define S_TOL 4.0 /* standard errors: a correct implementation fails with probability 6e-5 */
 
@@ -379,4 +380,18 @@ Test(draft_policy, entropy_best_is_the_best_row_entropy)
                                "best_speedup");
     cr_expect(cli >= best - 1e-12, "the command's best %.12f below the best row entropy's %.12f", cli, best);
     sd_chain_free(c);
+}
+
+/* A sweep over policies: one point per policy, in order. */
+Test(draft_policy, sweep_over_policies)
+{
+    char *out = NULL;
+    cr_assert_eq(tu_run("run --algo token --gamma 3 --draft-policy fixed,specdecpp:0.3,entropy:1 --V 3 --T 8 "
+                        "--trials 500 --csv",
+                        &out, NULL),
+                 0);
+    cr_expect(strstr(out, "\ntoken,3,fixed,") && strstr(out, "\ntoken,3,specdecpp:0.3,") &&
+                  strstr(out, "\ntoken,3,entropy:1,"),
+              "%s", out);
+    free(out);
 }
