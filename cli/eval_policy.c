@@ -3,13 +3,17 @@
  * src/sd_exact_policy.h, S = T / (E[calls] + c E[draft tokens]), exact by
  * the DP over what the drafter sees; RULE specdecpp:best or entropy:best
  * scans the threshold, and the best fixed gamma' <= gamma and the best
- * stopping rule of all are printed beside it (the gap of each heuristic). */
+ * stopping rule of all are printed beside it (the gap of each heuristic).
+ * Block verification (the other verifier that reads a policy) is evaluated
+ * through its iteration law (sims/exact/sd_policy_cost.h); the best
+ * stopping rule is token-level SD's only. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../sims/engine/sd_params.h"
+#include "../sims/exact/sd_policy_cost.h"
 #include "../src/sd_exact_policy.h"
 #include "../src/sd_version.h"
 #include "cli.h"
@@ -29,6 +33,8 @@ static const char S_help_head[] =
     "it: the best fixed gamma' <= CAP and the best stopping rule of all (the same\n"
     "DP, deciding at each drafted prefix), so each rule's gap to it is a number.\n"
     "\n"
+    "  --algo NAME     token (default) or block; the best stopping rule of all is\n"
+    "                  computed for token\n"
     "  --draft-policy RULE  as above (required here)\n"
     "  --gamma CAP     the cap of every iteration's draft (required)\n"
     "  --c RATIO       cost of one draft token in target calls (default 0.05)\n"
@@ -40,10 +46,25 @@ typedef struct {
     double h, calls, drafted, s;
 } S_row;
 
+/* The verifier of the command: token through the drafter's DP
+ * (src/sd_exact_policy.h), another (block) through its iteration law
+ * (sims/exact/sd_policy_cost.h). */
+static const sd_verifier_type *S_vt;
+static sd_params S_par;
+
 static int S_eval(const sd_chain *c, size_t cap, sd_draft_policy pol, double cr, S_row *r, sd_error *err)
 {
     r->h = pol.h;
-    int rc = sd_exact_policy(c, cap, &pol, &r->calls, &r->drafted, err);
+    int rc;
+    if (S_vt == sd_verifier_baseline()) {
+        rc = sd_exact_policy(c, cap, &pol, &r->calls, &r->drafted, err);
+    } else {
+        sd_params par = S_par;
+        par.gamma = cap;
+        rc = sd_params_set(&par, S_vt, "draft-policy", sd_draft_policy_encode(pol), err);
+        if (!rc)
+            rc = sd_policy_cost(S_vt, c, &par, &r->calls, &r->drafted, err);
+    }
     r->s = sd_exact_policy_speedup((double)c->T, r->calls, r->drafted, cr);
     return rc;
 }
@@ -123,9 +144,11 @@ int cmd_eval_policy(int argc, char **argv)
     free(opts);
     if (status < 0 && optind < ac)
         status = cli_usage_error(cmd, "unexpected argument '%s'", av[optind]);
-    if (status < 0 && cv.vt != sd_verifier_baseline())
-        status = cli_usage_error(cmd, "--draft-policy: the drafter's DP covers --algo %s only, not %s",
-                                 sd_verifier_baseline()->name, cv.vt->name);
+    if (status < 0 && (!sd_params_decl(cv.vt, "draft-policy", NULL) || !cv.vt->iteration_law))
+        status = cli_usage_error(cmd, "--draft-policy: --algo %s reads no draft policy (token and block do)",
+                                 cv.vt->name);
+    S_vt = cv.vt;
+    S_par = cv.par;
     if (status < 0 && cv.par.gamma == 0)
         status = cli_usage_error(cmd, "--draft-policy: give --gamma CAP, the longest draft");
     int best = 0;
@@ -199,9 +222,11 @@ int cmd_eval_policy(int argc, char **argv)
         else if (fixed[g - 1].s > fixed[ifix].s)
             ifix = g - 1;
     }
-    if (status < 0 && sd_exact_policy_best(ch, cap, cr, &opt.calls, &opt.drafted, &err))
+    /* the best stopping rule: the drafter's DP is token-level SD's */
+    int has_opt = cv.vt == sd_verifier_baseline();
+    if (status < 0 && has_opt && sd_exact_policy_best(ch, cap, cr, &opt.calls, &opt.drafted, &err))
         status = cli_fail(&err);
-    opt.s = sd_exact_policy_speedup((double)ch->T, opt.calls, opt.drafted, cr);
+    opt.s = has_opt ? sd_exact_policy_speedup((double)ch->T, opt.calls, opt.drafted, cr) : NAN;
     char name[80];
     sd_draft_policy_format(sd_draft_policy_encode((sd_draft_policy){pol.rule, top.h}), name, sizeof name);
     if (status < 0 && json) {
@@ -224,9 +249,11 @@ int cmd_eval_policy(int argc, char **argv)
         json_object_set_new(o, "row_entropies_tried", json_integer((json_int_t)nent));
         json_object_set_new(o, "best_fixed_gamma", json_integer((json_int_t)ifix + 1));
         json_object_set_new(o, "best_fixed_speedup", json_real(fixed[ifix].s));
-        json_object_set_new(o, "optimal_stopping", json_pack("{s:f,s:f,s:f}", "target_calls", opt.calls,
-                                                             "draft_tokens", opt.drafted, "speedup", opt.s));
-        json_object_set_new(o, "gap_to_optimal", json_real(opt.s - top.s));
+        json_object_set_new(o, "optimal_stopping",
+                            has_opt ? json_pack("{s:f,s:f,s:f}", "target_calls", opt.calls, "draft_tokens",
+                                                opt.drafted, "speedup", opt.s)
+                                    : json_null());
+        json_object_set_new(o, "gap_to_optimal", cli_json_real(opt.s - top.s));
         status = cli_print_json(o);
     } else if (status < 0) {
         printf("simdec %s eval speedup --algo %s --draft-policy %s, cap gamma %zu, draft cost c = %g\n",
@@ -242,9 +269,13 @@ int cmd_eval_policy(int argc, char **argv)
             printf("\n  and the %zu draft-row entropies, where the rule changes (exact best)", nent);
         printf("\n  best %-24s speed-up %.6f\n", name, top.s);
         printf("  best fixed gamma %-12zu speed-up %.6f\n", ifix + 1, fixed[ifix].s);
-        printf("  optimal stopping rule         speed-up %.6f   (calls %.6f, draft tokens %.6f)\n", opt.s,
-               opt.calls, opt.drafted);
-        printf("  gap of %s to the optimum: %.6f\n", name, opt.s - top.s);
+        if (has_opt) {
+            printf("  optimal stopping rule         speed-up %.6f   (calls %.6f, draft tokens %.6f)\n", opt.s,
+                   opt.calls, opt.drafted);
+            printf("  gap of %s to the optimum: %.6f\n", name, opt.s - top.s);
+        } else {
+            printf("  optimal stopping rule         n/a (the drafter's DP is token-level SD's)\n");
+        }
         status = cli_stdout_status();
     }
     if (status < 0)

@@ -395,3 +395,49 @@ Test(draft_policy, sweep_over_policies)
               "%s", out);
     free(out);
 }
+
+/* --- the forward DP over iteration starts (sims/exact/sd_policy_cost.h) --- */
+
+#include "../sims/exact/sd_policy_cost.h"
+
+/* For token it gives the drafter DP's calls and draft tokens; for block its
+ * calls are the exact target calls of the iteration-law DP. */
+Test(draft_policy, policy_cost_matches_both_dps)
+{
+    const char *pols[] = {"fixed", "specdecpp:0.5", "entropy:0.9"};
+    sd_chain *c = tx_random_chain(3, 9, 0, 0.3, 51);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t gamma = 1; gamma <= 4; gamma++) {
+            sd_params par;
+            sd_error err;
+            double calls, drafted, c2, d2;
+            S_par_of(&sd_verifier_token, &par, gamma, pols[i]);
+            cr_assert_eq(sd_policy_cost(&sd_verifier_token, c, &par, &calls, &drafted, &err), SD_OK, "%s", err.msg);
+            sd_draft_policy pol = sd_draft_policy_decode(par.v[SD_TOKEN_SLOT_POLICY]);
+            cr_assert_eq(sd_exact_policy(c, gamma, &pol, &c2, &d2, &err), SD_OK);
+            cr_expect(fabs(calls - c2) < 1e-12 && fabs(drafted - d2) < 1e-12, "token %s gamma %zu: %.15g %.15g vs "
+                      "%.15g %.15g", pols[i], gamma, calls, drafted, c2, d2);
+            S_par_of(&sd_verifier_block, &par, gamma, pols[i]);
+            cr_assert_eq(sd_policy_cost(&sd_verifier_block, c, &par, &calls, &drafted, &err), SD_OK, "%s", err.msg);
+            double ex = S_exact_calls_of(&sd_verifier_block, c, &par);
+            cr_expect(fabs(calls - ex) < 1e-12, "block %s gamma %zu: %.15g vs %.15g", pols[i], gamma, calls, ex);
+            cr_expect(drafted >= calls - 1e-12 && drafted <= (double)gamma * calls + 1e-12,
+                      "block: 1 to gamma draft tokens per call: %g, %g", drafted, calls);
+        }
+    sd_chain_free(c);
+}
+
+/* eval speedup --algo block --draft-policy specdecpp:best runs, and says the
+ * optimum is token-level SD's only (JSON null). */
+Test(draft_policy, eval_speedup_block)
+{
+    char *out = NULL;
+    cr_assert_eq(tu_run("eval speedup --algo block --draft-policy specdecpp:best --gamma 3 --V 3 --T 8 --steps 4 --json",
+                        &out, NULL),
+                 0);
+    cr_expect(strstr(out, "\"optimal_stopping\": null") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"best_speedup\"") != NULL, "%s", out);
+    free(out);
+    cr_expect_neq(tu_run("eval speedup --algo rrs --draft-policy specdecpp:0.5 --gamma 3 --V 3 --T 8", &out, NULL), 0);
+    free(out);
+}
