@@ -196,6 +196,8 @@ static void S_param_line(const sd_param_decl *d, char *line, size_t len)
         snprintf(arg, sizeof arg, "--%s b1,..,bd", d->name);
     else if (d->kind == SD_PARAM_COUNT)
         snprintf(arg, sizeof arg, "--%s N", d->name);
+    else if (d->kind == SD_PARAM_POLICY)
+        snprintf(arg, sizeof arg, "--%s RULE", d->name);
     else
         snprintf(arg, sizeof arg, "--%s X", d->name);
     int n = snprintf(line, len, "  %-20s %s", arg, d->help);
@@ -203,7 +205,7 @@ static void S_param_line(const sd_param_decl *d, char *line, size_t len)
     if (d->kind == SD_PARAM_SHAPE)
         snprintf(line + u, len - u, "; b_i %.0f..%.0f, at most %d nodes (default %s)", d->min, d->max,
                  SD_TREE_MAX_NODES, d->choices);
-    else if (d->kind != SD_PARAM_CHOICE)
+    else if (d->kind != SD_PARAM_CHOICE && d->kind != SD_PARAM_POLICY)
         snprintf(line + u, len - u, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
 }
 

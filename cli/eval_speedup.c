@@ -13,6 +13,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_version.h"
 #include "cli.h"
+#include "eval_policy.h"
 #include "eval_speedup.h"
 
 static const char S_help_head[] =
@@ -49,6 +50,8 @@ static const char S_help_head[] =
     "  --seed S        their seed (default 1)\n"
     "  --json          one JSON object\n"
     "  --plugin FILE   load verifiers from a plugin (include/simdec.h); repeatable\n"
+    "  --draft-policy RULE  a draft-length policy (specdecpp:best, entropy:best, ...):\n"
+    "                  see simdec eval speedup --draft-policy fixed --help\n"
     "\n";
 
 typedef struct {
@@ -112,6 +115,9 @@ static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
         {0, 0, 0, 0},
     };
     const char *cmd = "eval speedup";
+    for (int i = 0; i < argc; i++) /* a draft-length policy: eval_policy.c */
+        if (strcmp(argv[i], "--draft-policy") == 0 || strncmp(argv[i], "--draft-policy=", 15) == 0)
+            return cmd_eval_policy(argc, argv);
     /* --gamma best is taken out before the verifier's options parse. */
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av)

@@ -193,10 +193,10 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         if (j < 0)
             continue;
         const sd_param_decl *d = S_decl_any(vts, na, name);
-        /* lists on numbers and choices (--residual opt,uno), ranges on whole
+        /* lists on numbers, choices (--residual opt,uno) and draft policies, ranges on whole
          * numbers (S_split says so); not on a tree shape, whose commas are its levels */
         int numeric = d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL);
-        if (d && ((numeric && (strchr(v, ',') || strstr(v, ".."))) || (d->kind == SD_PARAM_CHOICE && strchr(v, ',')))) {
+        if (d && ((numeric && (strchr(v, ',') || strstr(v, ".."))) || ((d->kind == SD_PARAM_CHOICE || d->kind == SD_PARAM_POLICY) && strchr(v, ',')))) {
             if (nl == sizeof lists / sizeof lists[0]) {
                 rc = cli_usage_error(cmd, "too many swept parameters");
                 goto out;

@@ -132,6 +132,7 @@ extern const sd_figure sd_fig_spectr_fig4, sd_fig_spectr_fig5, sd_fig_spectr_fig
 extern const sd_figure sd_fig_sprinter_fig5, sd_fig_sprinter_fig6;
 extern const sd_figure sd_fig_simdec_multidraft, sd_fig_simdec_verify, sd_fig_simdec_biased;
 extern const sd_figure sd_fig_simdec_speedup; /* fig_speedup.c */
+extern const sd_figure sd_fig_simdec_draft_policy; /* fig_draft_policy.c */
 extern const sd_figure sd_fig_simdec_trees;
 
 #endif

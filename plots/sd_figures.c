@@ -40,6 +40,8 @@ const sd_figure *const sd_figures[] = {
     &sd_fig_simdec_speedup,
     /* token trees (fig_trees.c) */
     &sd_fig_simdec_trees,
+    /* draft-length policies (fig_draft_policy.c) */
+    &sd_fig_simdec_draft_policy,
     NULL,
 };
 

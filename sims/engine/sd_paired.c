@@ -72,6 +72,8 @@ int sd_paired_plan_new(void **plan, const sd_verifier_type *vt, const sd_model *
         return sd_error_set(err, SD_EUSAGE,
                             "--algo %s: no output-first law (lossless token-level or block verification "
                             "on a stored chain)", vt->name);
+    if (sd_params_draft_policy(par, vt).rule != SD_DRAFT_FIXED)
+        return sd_error_set(err, SD_EUSAGE, "--algo %s: the output-first path needs --draft-policy fixed", vt->name);
     size_t ns = S_max_states(m->chain, par);
     if (ns > S_MAX_CELLS / (m->chain->T + 1))
         return sd_error_set(err, SD_ETOOBIG,

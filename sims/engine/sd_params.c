@@ -181,8 +181,21 @@ static void S_choice_list(const char *choices, char *buf, size_t len)
     }
 }
 
+sd_draft_policy sd_params_draft_policy(const sd_params *par, const sd_verifier_type *vt)
+{
+    const sd_param_decl *d = vt ? sd_params_decl(vt, "draft-policy", NULL) : NULL;
+    sd_draft_policy fixed = {SD_DRAFT_FIXED, 0.0};
+    return d && d->kind == SD_PARAM_POLICY ? sd_draft_policy_decode(sd_params_value(par, d)) : fixed;
+}
+
 static int S_range(const sd_param_decl *d, double x, sd_error *err)
 {
+    if (d->kind == SD_PARAM_POLICY) {
+        if (isfinite(x) && (x == 0.0 || (x >= 1.0 && x <= 2.0) || (x >= 3.0 && x <= d->max)))
+            return SD_OK;
+        return sd_error_set(err, SD_EUSAGE, "--%s: %g is not a draft-policy code (0 fixed, 1 + H specdecpp, "
+                            "3 + H entropy)", d->name, x);
+    }
     if (d->kind == SD_PARAM_SHAPE && !(x >= 1 && x <= SD_TREE_MAX_NODES && x <= d->max && x == floor(x)))
         return sd_error_set(err, SD_EUSAGE, "--%s: expected a number of children from 1 to %.0f, got '%g'",
                             d->name, fmin(d->max, SD_TREE_MAX_NODES), x);
@@ -231,6 +244,10 @@ int sd_params_parse_decl(sd_params *par, const sd_param_decl *d, const char *tex
         rc = sd_parse_double(opt, text, d->min, d->max, &x, err);
     } else if (d->kind == SD_PARAM_SHAPE) {
         return S_shape_parse(par, d, text, err);
+    } else if (d->kind == SD_PARAM_POLICY) {
+        char msg[200];
+        if (sd_draft_policy_parse(text, &x, msg, sizeof msg))
+            rc = sd_error_set(err, SD_EUSAGE, "%s: %s", opt, msg);
     } else {
         char w[S_WORD_MAX + 1];
         size_t k = 0;
@@ -285,6 +302,8 @@ static const char *S_text(const sd_params *par, const sd_param_decl *d, char *bu
     } else if (d->kind == SD_PARAM_CHOICE) {
         if (!S_word(d->choices, (size_t)x, buf, len))
             snprintf(buf, len, "?");
+    } else if (d->kind == SD_PARAM_POLICY) {
+        sd_draft_policy_format(x, buf, len);
     } else if (d->kind == SD_PARAM_COUNT) {
         snprintf(buf, len, "%.0f", x); /* a whole number: 60, not 6e+01 */
     } else {
@@ -309,6 +328,8 @@ void sd_params_format(const sd_params *par, const sd_verifier_type *vt, char *bu
     buf[0] = '\0';
     for (size_t i = 0; i < n && used < len; i++) {
         const sd_param_decl *d = &vt->params[i];
+        if (d->kind == SD_PARAM_POLICY && sd_params_value(par, d) == d->def)
+            continue; /* fixed, as for every verifier without the option: JSON still says it */
         char v[S_WORD_MAX + 1];
         const char *t = S_text(par, d, v, sizeof v);
         int w = t ? snprintf(buf + used, len - used, ", %s %s", d->name, t)
@@ -332,6 +353,10 @@ json_t *sd_params_json(const sd_params *par, const sd_verifier_type *vt)
             j = json_null();
         else if (d->kind == SD_PARAM_CHOICE)
             j = json_string(S_word(d->choices, (size_t)x, w, sizeof w) ? w : "?");
+        else if (d->kind == SD_PARAM_POLICY) {
+            sd_draft_policy_format(x, w, sizeof w);
+            j = json_string(w);
+        }
         else if (d->kind == SD_PARAM_SHAPE) {
             j = json_array();
             for (size_t l = 0; l < par->tree_depth; l++)
@@ -401,6 +426,10 @@ int sd_params_check_decls(const sd_verifier_type *vt, sd_error *err)
                 !(d->def >= 0 && d->def == floor(d->def) && S_word(d->choices, (size_t)d->def, w, sizeof w)))
                 return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': expected choices "
                                     "'a|b|...' and a default index among them", who, d->name);
+        } else if (d->kind == SD_PARAM_POLICY) {
+            if (d->def != 0.0)
+                return sd_error_set(err, SD_EDATA, "verifier '%s': parameter '%s': a draft policy defaults to fixed (0)",
+                                    who, d->name);
         } else if (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL) {
             if (!(isfinite(d->min) && isfinite(d->max) && d->min <= d->max) ||
                 (d->kind == SD_PARAM_COUNT && (d->min < 0 || d->max > 9007199254740992.0)))

@@ -59,7 +59,8 @@ int sd_params_given(const sd_params *par, const sd_verifier_type *vt, const char
 void sd_params_names(const sd_verifier_type *vt, char *buf, size_t len);
 
 /* ", gamma 4, eps 0.1" — each declared parameter and its value (or its
- * `unset` meaning), into buf; "" for none. */
+ * `unset` meaning), into buf; "" for none.  A --draft-policy at its
+ * default (fixed) is left out: it means what no option means. */
 void sd_params_format(const sd_params *par, const sd_verifier_type *vt, char *buf, size_t len);
 
 /* {"gamma": 4 | null, "eps": 0.1, "residual": "opt"}: a new JSON object. */

@@ -28,6 +28,7 @@ extern const sd_verifier_type sd_verifier_traversal;
 extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
+extern const sd_verifier_type sd_verifier_broken_draft_peek;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -51,6 +52,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_tree_residual,
     &sd_verifier_broken_tree_wor,
     &sd_verifier_broken_greedy_kernel,
+    &sd_verifier_broken_draft_peek,
     NULL,
 };
 

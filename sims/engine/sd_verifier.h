@@ -58,11 +58,15 @@ typedef enum {
     SD_PARAM_COUNT = 0,  /* a whole number in [min, max] */
     SD_PARAM_REAL = 1,   /* a finite decimal number in [min, max] */
     SD_PARAM_CHOICE = 2, /* one word of `choices` ("opt|uno"); the value is its index */
-    SD_PARAM_SHAPE = 3   /* a tree shape "b1,b2,...,bd" (slot SD_SLOT_TREE, stored in
+    SD_PARAM_SHAPE = 3,  /* a tree shape "b1,b2,...,bd" (slot SD_SLOT_TREE, stored in
                             par->tree, par->tree_depth); `choices` holds the default
                             shape's text, [min, max] bounds each b_i, and the node
                             count b1 + b1 b2 + ... is at most SD_TREE_MAX_NODES.
                             As a number (sd_params_set) x means the shape "x" */
+    SD_PARAM_POLICY = 4  /* a draft-length policy "fixed", "specdecpp:H", "entropy:H"
+                            (src/sd_draft.h), held in an own slot as its one-double
+                            code, [min, max] the codes' range; the default is
+                            fixed (def 0) */
 } sd_param_kind;
 
 /* The shared slots: negative, so that they can never be one of a
@@ -107,6 +111,12 @@ typedef struct sd_param_decl {
     {.name = "tree", .kind = SD_PARAM_SHAPE, .slot = SD_SLOT_TREE, .min = 1,                       \
      .max = (double)SD_TREE_MAX_NODES, .choices = DEF,                                             \
      .help = "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
+/* The draft-length policy (src/sd_draft.h) of token-by-token drafting, in
+ * the verifier's own slot SLOT; gamma is its cap. */
+#define SD_PARAM_DRAFT_POLICY(SLOT)                                                                \
+    {.name = "draft-policy", .kind = SD_PARAM_POLICY, .slot = (SLOT), .def = 0, .min = 0, .max = 1e300, \
+     .help = "fixed | specdecpp:H (stop once P(some draft rejected) > H) | entropy:H (stop before "  \
+             "a draft row of entropy > H nats); gamma caps it (default fixed)"}
 #define SD_PARAM_END {.name = NULL}
 
 typedef struct sd_params {
@@ -396,6 +406,10 @@ static inline size_t sd_draft_len(const sd_chain *c, const sd_params *par, size_
 {
     return sd_draft_len_at(par->gamma, c->T, n);
 }
+
+/* The draft-length policy par holds in the parameter named "draft-policy"
+ * of vt (fixed when vt declares none). */
+sd_draft_policy sd_params_draft_policy(const sd_params *par, const struct sd_verifier_type *vt);
 
 /* 1 if vt claims to preserve the target law at par. */
 static inline int sd_verifier_claims_lossless(const sd_verifier_type *vt, const sd_params *par)

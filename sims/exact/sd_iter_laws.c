@@ -398,6 +398,7 @@ typedef struct {
     sd_iter_law *law;
     size_t *buf;
     double *w; /* [G+1][V] residual scratch per depth */
+    const sd_draft_policy *pol; /* the draft-length policy: a node where it stops is a leaf */
 } S_blk;
 
 /* The rejection at depth i (after x^i, last token a, p_i = pi), mass x. */
@@ -423,12 +424,16 @@ static int S_blk_reject(S_blk *b, size_t i, size_t a, double pi, double x, sd_er
 /* Node x^i (last token a = x_i, or prev at the root i = 0; p_i = pi; its
  * probability px): emits the outcomes with τ = i and, recursively, τ > i
  * in its subtree, and returns h_i and S(x^i). */
-static int S_blk_node(S_blk *b, size_t i, size_t a, double pi, double px, double *h_out,
+static int S_blk_node(S_blk *b, size_t i, size_t a, double pi, double A, double px, double *h_out,
                       double *S_out, sd_error *err)
 {
     size_t V = b->V, G = b->G;
     double h = 0.0, Sx = 1.0;
     int rc = SD_OK;
+    /* the draft ends here: the cap, or (after a first token) the policy,
+     * read with the acceptance product A = Π min(1, q/p) of x^i */
+    if (i > 0 && i < G && !sd_draft_policy_continue(b->pol, A, sd_chain_p(b->c, b->n + i, a), V))
+        G = i;
     if (i == G) {
         h = pi;
     } else if (pi > 0.0) {
@@ -448,7 +453,7 @@ static int S_blk_node(S_blk *b, size_t i, size_t a, double pi, double px, double
                 continue;
             double num = pi * q[x], pi2 = num >= p[x] ? 1.0 : num / p[x], hc = 0.0, Sc = 1.0;
             b->buf[i] = x;
-            rc = S_blk_node(b, i + 1, x, pi2, px * p[x], &hc, &Sc, err);
+            rc = S_blk_node(b, i + 1, x, pi2, A * sd_draft_accept_prob(p[x], q[x]), px * p[x], &hc, &Sc, err);
             Sx += p[x] * (1.0 - hc) * Sc;
         }
     }
@@ -476,6 +481,13 @@ static int S_blk_node(S_blk *b, size_t i, size_t a, double pi, double px, double
 int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, size_t prev,
                  sd_iter_law *law, sd_error *err)
 {
+    sd_draft_policy fixed = {SD_DRAFT_FIXED, 0.0};
+    return sd_law_block_policy(c, G, &fixed, kind, n, prev, law, err);
+}
+
+int sd_law_block_policy(const sd_chain *c, size_t G, const sd_draft_policy *pol, sd_block_residual kind,
+                        size_t n, size_t prev, sd_iter_law *law, sd_error *err)
+{
     double blocks = pow((double)c->V, (double)G);
     if (blocks > (double)SD_ITER_LAW_MAX)
         return sd_error_set(err, SD_ETOOBIG,
@@ -493,13 +505,13 @@ int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, 
         return SD_OK;
     }
     S_blk b = {c, n, G, c->V, kind, law, malloc((G + 1) * sizeof(size_t)),
-               malloc((G + 1) * c->V * sizeof(double))};
+               malloc((G + 1) * c->V * sizeof(double)), pol};
     int rc;
     double h, S;
     if (!b.buf || !b.w)
         rc = sd_error_set(err, SD_ENOMEM, "out of memory");
     else
-        rc = S_blk_node(&b, 0, prev, 1.0, 1.0, &h, &S, err);
+        rc = S_blk_node(&b, 0, prev, 1.0, 1.0, 1.0, &h, &S, err);
     free(b.buf);
     free(b.w);
     return rc;

@@ -52,6 +52,11 @@ int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_
  * enumerating the V^G draft blocks (refused beyond SD_ITER_LAW_MAX). */
 int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, size_t prev,
                  sd_iter_law *law, sd_error *err);
+/* The same with a draft-length policy (src/sd_draft.h), G its cap: a
+ * drafted prefix where the policy stops is the block (h = p_i there, and
+ * its bonus). */
+int sd_law_block_policy(const sd_chain *c, size_t G, const sd_draft_policy *pol, sd_block_residual kind,
+                        size_t n, size_t prev, sd_iter_law *law, sd_error *err);
 
 /* --- the same laws position by position -----------------------------------------
  *

@@ -246,6 +246,8 @@ static int S_new_token(void **plan, const sd_model *m, const sd_params *par, siz
                        unsigned threads, sd_error *err)
 {
     (void)max_bytes, (void)threads;
+    if (!sd_token_policy_fixed(par))
+        return SD_EUSAGE; /* a draft policy: not on sparse rows */
     return S_new(plan, m, par, S_token_trial_k, err);
 }
 
@@ -253,6 +255,8 @@ static int S_new_block(void **plan, const sd_model *m, const sd_params *par, siz
                        unsigned threads, sd_error *err)
 {
     (void)max_bytes, (void)threads;
+    if (sd_draft_policy_decode(par->v[SD_BLOCK_SLOT_POLICY]).rule != SD_DRAFT_FIXED)
+        return SD_EUSAGE; /* a draft policy: not on sparse rows */
     return S_new(plan, m, par, S_block_trial_k, err);
 }
 

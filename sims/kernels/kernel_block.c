@@ -436,6 +436,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
                  sd_error *err)
 {
     *plan = NULL;
+    if (sd_draft_policy_decode(par->v[SD_BLOCK_SLOT_POLICY]).rule != SD_DRAFT_FIXED)
+        return SD_EUSAGE; /* a draft policy: the generic step */
     const sd_chain *c = m->chain;
     if (!c || c->V > ((size_t)1 << 23))
         return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */

@@ -896,8 +896,8 @@ void sd_token_plan_trial(const sd_token_plan *pl, uint64_t seed, uint64_t trial,
 static int S_kernel_new(void **plan, const sd_model *m, const sd_params *par, sd_token_kind kind,
                         size_t max_bytes, unsigned threads, sd_error *err)
 {
-    if (!m->chain)
-        return SD_EUSAGE; /* not applicable: no stored rows */
+    if (!m->chain || !sd_token_policy_fixed(par))
+        return SD_EUSAGE; /* not applicable: no stored rows, or a draft policy */
     sd_token_plan *pl = NULL;
     int rc = sd_token_plan_new(m->chain, par, kind, max_bytes, threads, &pl, err);
     *plan = pl;

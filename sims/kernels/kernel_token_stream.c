@@ -171,6 +171,8 @@ static int S_plan_kind(void **plan, const sd_model *m, const sd_params *par, siz
 static int S_plan_new(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
                       unsigned threads, sd_error *err)
 {
+    if (!sd_token_policy_fixed(par))
+        return SD_EUSAGE; /* a draft policy: the generic step */
     return S_plan_kind(plan, m, par, max_bytes, threads, SD_TOKEN_EXACT, err);
 }
 

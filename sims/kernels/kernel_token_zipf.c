@@ -80,8 +80,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
                  unsigned threads, sd_error *err)
 {
     (void)max_bytes, (void)threads;
-    if (!m->zipf)
-        return SD_EUSAGE; /* not applicable: stored rows have their own kernel */
+    if (!m->zipf || !sd_token_policy_fixed(par))
+        return SD_EUSAGE; /* not applicable: stored rows have their own kernel; a draft policy */
     S_plan *p = malloc(sizeof *p);
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");

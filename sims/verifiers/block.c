@@ -23,7 +23,14 @@
  * with m_τ > 0 is guaranteed for τ >= 1 by the test η (m + 1 - p) < m, and
  * τ = 0 with m_0 = 0 has probability 0 in exact arithmetic (q_n = p_n makes
  * p_1 = 1 and forces a later acceptance); should rounding produce it, Y is
- * drawn from q(.|X^τ) instead. */
+ * drawn from q(.|X^τ) instead.
+ *
+ * --draft-policy (src/sd_draft.h): the block ends at the first i < gamma
+ * where the policy stops (read with the token-level acceptance product
+ * Π min(1, q/p) of X^i, or the entropy of the next draft row); the block of
+ * that length is verified as above (h_i = p_i there).  The kernel and the
+ * output-first path decline a policy; check --exact on the iteration law
+ * decides whether this is lossless (tests/test_draft_policy.c). */
 #include <stdlib.h>
 
 #include "../../src/sd_dist.h"
@@ -81,7 +88,8 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     S_state *st = state;
     size_t V = c->V, G = sd_draft_len(c, par, n);
     size_t tau = 0, tau_prev = prev, y = prev;
-    double pi = 1.0, tau_p = 1.0;
+    double pi = 1.0, tau_p = 1.0, A = 1.0;
+    sd_draft_policy pol = sd_draft_policy_decode(par->v[SD_BLOCK_SLOT_POLICY]);
     for (size_t i = 1; i <= G; i++) {
         size_t t = n + i - 1;
         const double *p = sd_chain_p(c, t, y), *q = sd_chain_q(c, t, y);
@@ -91,6 +99,10 @@ int sd_block_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
         double num = pi * q[x];
         pi = num >= p[x] ? 1.0 : num / p[x];
         y = x;
+        /* the draft-length policy ends the block here (gamma its cap) */
+        A *= sd_draft_accept_prob(p[x], q[x]);
+        if (i < G && !sd_draft_policy_continue(&pol, A, sd_chain_p(c, t + 1, x), V))
+            G = i;
         if (pi == 0.0)
             break; /* m_j = 0 and p_j = 0 for every j >= i: no later acceptance */
         double eta = sd_stream_uniform(rng);
@@ -143,13 +155,15 @@ static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_strea
     return sd_block_step(state, c, par, rng, n, prev, out, it, SD_BLOCK_RESIDUAL_EQ4);
 }
 
-static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_DRAFT_POLICY(SD_BLOCK_SLOT_POLICY),
+                                         SD_PARAM_END};
 
 /* The exact law of one iteration (sims/exact/sd_iter_laws.h). */
 static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
                  struct sd_iter_law *out, sd_error *err)
 {
-    return sd_law_block(c, sd_draft_len(c, par, n), SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
+    sd_draft_policy pol = sd_draft_policy_decode(par->v[SD_BLOCK_SLOT_POLICY]);
+    return sd_law_block_policy(c, sd_draft_len(c, par, n), &pol, SD_BLOCK_RESIDUAL_EQ4, n, prev, out, err);
 }
 static const sd_kernel_type *const S_kernels[] = {&sd_block_kernel, &sd_block_kernel_backoff, NULL};
 

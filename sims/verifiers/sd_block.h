@@ -10,6 +10,10 @@
 #include "../engine/sd_verifier.h"
 
 /* Which residual a block-verification iteration samples on rejection. */
+/* block's own slot of --draft-policy (src/sd_draft.h); its kernel and the
+ * output-first path decline a policy other than fixed. */
+#define SD_BLOCK_SLOT_POLICY 0
+
 typedef enum {
     SD_BLOCK_RESIDUAL_EQ4 = 0,      /* max(p_τ q(.|X^τ) - p(.|X^τ), 0): Sun et al. 2025, eq. 4 */
     SD_BLOCK_RESIDUAL_TOKENWISE = 1 /* [q - p]+ at X^τ: the vllm-ascend 7807 bug */

@@ -35,6 +35,28 @@
 
 extern const sd_verifier_type sd_verifier_token;
 
+/* token's own slot of --draft-policy (src/sd_draft.h); its kernels decline
+ * (SD_EUSAGE) a policy other than fixed. */
+#define SD_TOKEN_SLOT_POLICY 0
+static inline int sd_token_policy_fixed(const sd_params *par)
+{
+    return sd_draft_policy_decode(par->v[SD_TOKEN_SLOT_POLICY]).rule == SD_DRAFT_FIXED;
+}
+
+struct sd_iter_law;
+
+/* The step and the exact iteration law of token-level SD under par's draft
+ * policy (any, fixed included).  peek = 1 is the hook of the control
+ * broken-draft-peek: the drafter peeks at the verification coin and does
+ * not draft a token (after the first) that would be rejected, ending the
+ * iteration with the bonus from q instead of the residual — a stopping
+ * rule that is not a stopping time of the drafts, so the law of that
+ * position is min(p,q) + TV q, not q. */
+int sd_token_policy_step(const sd_chain *c, const sd_params *par, int peek, sd_stream *rng, size_t n,
+                         size_t prev, size_t *out, sd_iter *it);
+int sd_token_policy_law(const sd_chain *c, const sd_params *par, int peek, size_t n, size_t prev,
+                        struct sd_iter_law *out, sd_error *err);
+
 /* Token-level SD's mechanistic step (sd_verifier_type.step), shared with
  * the control broken-token-kernel. */
 int sd_token_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
