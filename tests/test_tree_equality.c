@@ -111,3 +111,35 @@ Test(tree_equality, search)
                         worst, wseed);
             }
 }
+
+/* Where the theorem applies, lp tree-valid solves tree-ot's minimum-cost
+ * flow (method "flow"); the LP (--method simplex) stays as the cross-check
+ * and agrees within 1e-9.  Elsewhere the route is the LP. */
+Test(tree_equality, route_by_the_theorem_equals_the_lp)
+{
+    static const struct {
+        size_t V;
+        const char *tree, *draw;
+        int flow;
+    } cases[] = {{4, "2", "iid", 1}, {4, "3", "wor", 1}, {2, "2,2", "wor", 1}, {3, "3,1", "wor", 1},
+                 {2, "1,1", "iid", 0}, {3, "2,1", "wor", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sd_chain *c = tu_chain(cases[i].V, 6, 3);
+        sd_params par = S_par(cases[i].tree, cases[i].draw);
+        int d = (int)sd_tree_draw_of(&par);
+        cr_expect_eq(sd_lp_tree_valid_is_ot(cases[i].V, &par, d), cases[i].flow, "--tree %s", cases[i].tree);
+        sd_lp_opts au, sx;
+        sd_lp_opts_default(&au);
+        sd_lp_opts_default(&sx);
+        sx.method = SD_LP_METHOD_SIMPLEX;
+        sd_lp_result r1, r2;
+        sd_error err;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, &au, &r1, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, &sx, &r2, &err), SD_OK, "%s", err.msg);
+        cr_expect(r1.optimal && r2.optimal);
+        cr_expect_str_eq(r1.method, cases[i].flow ? "flow" : "simplex", "--tree %s: %s", cases[i].tree, r1.method);
+        cr_expect(fabs(r1.optimum - r2.optimum) < 1e-9, "V %zu --tree %s --draw %s: route %.12f lp %.12f",
+                  cases[i].V, cases[i].tree, cases[i].draw, r1.optimum, r2.optimum);
+        sd_chain_free(c);
+    }
+}
