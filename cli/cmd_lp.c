@@ -272,7 +272,10 @@ static int S_print_table(const S_out *o)
                o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");
     else
         printf("  LP           %zu variables, %zu constraints, %zu nonzeros%s\n", o->res.variables,
-               o->res.constraints, o->res.nonzeros, strcmp(o->res.method, "dual") ? "" : " (dual simplex)");
+               o->res.constraints, o->res.nonzeros,
+               !strcmp(o->res.method, "dual") ? " (dual simplex)" : !strcmp(o->res.method, "clp") ? " (COIN-OR CLP)" : "");
+    if (!strcmp(o->res.method, "clp"))
+        printf("  certificate  dual bound %.12f, primal residual %.1e\n", o->res.dual_bound, o->res.primal_residual);
     printf("  status       %s\n", o->res.status);
     printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
     if (o->ref_name)

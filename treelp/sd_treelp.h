@@ -29,7 +29,10 @@ sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, siz
 void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
 
 /* tree-valid: the best valid (lossless) verifier for the drafted tree;
- * optimum = max E[accepted path length]. */
+ * optimum = max E[accepted path length].  Routed by treelp/tree_route.c:
+ * tree-ot's flow where sd_lp_tree_valid_is_ot; else the LP on CLP
+ * (method "clp", GLPK's simplex when CLP's answer is uncertified) unless
+ * opts ask for a GLPK simplex or --exact. */
 int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
 /* 1 iff tree-valid = tree-ot by the theorem of docs/findings-optimum.md:

@@ -15,6 +15,8 @@
  * value.  Depth 1 (no other level) is the k-draft transport result of
  * Sun et al. 2023 (SpecTr: Fast Speculative Decoding via Optimal
  * Transport).  There tree-ot's minimum-cost flow gives tree-valid. */
+#include <string.h>
+
 #include "../sims/engine/sd_params.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "../lp/sd_lp.h"
@@ -44,6 +46,22 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
             sd_lp_opts_default(&fo);
         fo.method = SD_LP_METHOD_FLOW;
         return sd_lp_tree_ot(c, t, a, par, draw, &fo, res, err);
+    }
+    /* elsewhere the LP: on COIN-OR CLP by default (measured faster than
+     * GLPK's simplex on every tree-valid LP tried, docs/lp.md), GLPK's
+     * primal simplex when CLP's answer is not certified within 1e-9 */
+    if (!opts || (opts->method == SD_LP_METHOD_AUTO && !opts->exact)) {
+        sd_lp_opts co;
+        if (opts)
+            co = *opts;
+        else
+            sd_lp_opts_default(&co);
+        co.method = SD_LP_METHOD_CLP;
+        int rc = sd_lp_tree_valid_lp(c, t, a, par, draw, &co, res, err);
+        if (rc || res->optimal || strcmp(res->status, "uncertified"))
+            return rc;
+        co.method = SD_LP_METHOD_SIMPLEX;
+        return sd_lp_tree_valid_lp(c, t, a, par, draw, &co, res, err);
     }
     return sd_lp_tree_valid_lp(c, t, a, par, draw, opts, res, err);
 }
