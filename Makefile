@@ -24,13 +24,13 @@ WARN     = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
            -Wformat=2 -Wundef -Wvla -Wcast-qual
 OPT      ?= -O2 -g
 OPENMP   = -fopenmp
-PKG_CFLAGS := $(shell pkg-config --cflags gsl jansson 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags gsl jansson 2>/dev/null) $(shell pkg-config --cflags clp 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs gsl jansson 2>/dev/null || echo -lgsl -lgslcblas -ljansson)
 CFLAGS   ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(OPENMP) $(PKG_CFLAGS) -MMD -MP
 # GLPK ships no pkg-config file.  -ldl: dlopen for plugins (in libc since
 # glibc 2.34; harmless there).
-LDLIBS   = $(PKG_LIBS) -lglpk -lm -ldl
+LDLIBS   = $(PKG_LIBS) -lglpk $(shell pkg-config --libs clp 2>/dev/null || echo -lClp -lCoinUtils) -lm -ldl
 LDFLAGS += $(OPENMP)
 # The executables that load plugins (sims/engine/sd_plugin.h) export the whole
 # library to them: every object of the archive is linked (not only those

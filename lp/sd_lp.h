@@ -95,6 +95,9 @@ typedef struct sd_lp_opts {
  * (valid-verify, tree-valid, pareto): the simplex each problem measured
  * fastest (docs/lp.md). */
 enum { SD_LP_METHOD_AUTO = 0, SD_LP_METHOD_SIMPLEX = 1, SD_LP_METHOD_FLOW = 2, SD_LP_METHOD_DUAL = 3 };
+/* CLP: the LP on COIN-OR CLP's dual simplex (lp/sd_lp_clp.h), optimal only
+ * when its dual bound and primal value agree within 1e-9. */
+enum { SD_LP_METHOD_CLP = 4 };
 
 void sd_lp_opts_default(sd_lp_opts *o);
 /* 1 if opts (NULL: defaults) solve a problem that has a network form as a
@@ -114,8 +117,11 @@ typedef struct sd_lp_result {
     int optimal;        /* 1 iff status is "optimal" */
     size_t variables, constraints, nonzeros; /* of the LP actually solved */
     double seconds;     /* wall time to build and solve */
-    char method[16];    /* how it was solved: "flow", "simplex" (primal) or
-                           "dual" (dual simplex) */
+    char method[16];    /* how it was solved: "flow", "simplex" (primal),
+                           "dual" (dual simplex) or "clp" (COIN-OR CLP) */
+    double dual_bound;      /* --method clp: the weak-duality bound from CLP's
+                               duals (lp/sd_lp_clp.h); NaN otherwise */
+    double primal_residual; /* --method clp: largest bound violation of x */
 } sd_lp_result;
 
 /* ---- a generic plan (the optimal coupling or verifier) ------------------ */

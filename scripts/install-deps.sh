@@ -16,7 +16,7 @@ pkgs="gcc make pkg-config libgsl-dev libjansson-dev libglpk-dev
 libcriterion-dev librandom123-dev gnuplot-nox fonts-dejavu-core
 libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev libomp-14-dev valgrind
 python3-numpy python3-pytest
-irstlm fortunes pocketsphinx-en-us sphinxbase-utils"
+irstlm fortunes pocketsphinx-en-us sphinxbase-utils coinor-libclp-dev"
 
 missing=""
 for p in $pkgs; do

@@ -1,5 +1,6 @@
 /* sd_treelp.h — the token-tree linear programs, tree-valid and tree-ot
- * (treelp/tree_valid.c, treelp/tree_ot.c).
+ * (treelp/tree_valid.c, treelp/tree_ot.c; treelp/tree_route.c routes
+ * tree-valid).
  *
  * A floor above sims/: the problems read the tree shape and the drafting
  * rule from a verifier's parameters (sd_params, sims/engine/sd_params.h) and
@@ -28,9 +29,21 @@ sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, siz
 void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int draw, char *buf, size_t len);
 
 /* tree-valid: the best valid (lossless) verifier for the drafted tree;
- * optimum = max E[accepted path length]. */
+ * optimum = max E[accepted path length].  Routed by treelp/tree_route.c:
+ * tree-ot's flow where sd_lp_tree_valid_is_ot; else the LP on CLP
+ * (method "clp", GLPK's simplex when CLP's answer is uncertified) unless
+ * opts ask for a GLPK simplex or --exact. */
 int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
+/* 1 iff tree-valid = tree-ot by the theorem of docs/findings-optimum.md:
+ * all levels of par->tree but at most one are complete (drawn without
+ * replacement or top-k with b_j >= V); depth 1 always.  There
+ * sd_lp_tree_valid solves tree-ot's minimum-cost flow (method "flow")
+ * unless opts ask for the simplex (SIMPLEX, DUAL, exact). */
+int sd_lp_tree_valid_is_ot(size_t V, const sd_params *par, int draw);
+/* tree-valid's LP itself (treelp/tree_valid.c), whatever the shape. */
+int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                        const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
 /* tree-ot: the full-information bound, max over couplings of the drafted
  * tree and the target sequence of E[depth of the target path inside the
  * tree]. */

@@ -362,8 +362,8 @@ int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a,
     return rc ? rc : sd_lp_tree_pathsets(c, t, a, par, draw, ps, err);
 }
 
-int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                     const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
+int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                        const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
 {
     sd_lp_result_reset(res, NULL);
     sd_lp_pathsets *ps = NULL;
