@@ -28,6 +28,8 @@ extern const sd_verifier_type sd_verifier_traversal;
 extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
+extern const sd_verifier_type sd_verifier_onehot;
+extern const sd_verifier_type sd_verifier_strict;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -42,6 +44,8 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_tree_rrs_wor,
     &sd_verifier_tree_topk,
     &sd_verifier_traversal,
+    &sd_verifier_onehot,
+    &sd_verifier_strict,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
