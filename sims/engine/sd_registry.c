@@ -30,6 +30,7 @@ extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
 extern const sd_verifier_type sd_verifier_onehot;
 extern const sd_verifier_type sd_verifier_strict;
+extern const sd_verifier_type sd_verifier_broken_onehot;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -55,6 +56,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_tree_residual,
     &sd_verifier_broken_tree_wor,
     &sd_verifier_broken_greedy_kernel,
+    &sd_verifier_broken_onehot,
     NULL,
 };
 

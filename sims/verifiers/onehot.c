@@ -17,13 +17,12 @@
  * One target call per iteration. */
 #include "../../src/sd_dist.h"
 #include "sd_multidraft.h"
+#include "sd_onehot.h"
 #include <string.h>
 
-static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
-                    const size_t *x, size_t k, sd_stream *rng, size_t *y,
-                    sd_error *err)
+static int S_select_mode(void *ctx, const sd_chain *c, size_t t, size_t prev,
+                         const size_t *x, size_t k, sd_stream *rng, size_t *y, int bug)
 {
-    (void)err;
     sd_multidraft_scratch *s = ctx;
     const double *q = sd_chain_q(c, t, prev);
     memcpy(s->w, q, c->V * sizeof *s->w);
@@ -36,6 +35,8 @@ static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
             *y = x[i];
             return SD_OK;
         }
+        if (bug == SD_ONEHOT_BUG_KEEP_X)
+            continue; /* the bug: the rejected token stays in the residual */
         s->w[x[i]] = 0.0;
         m = 0.0;
         for (size_t v = 0; v < c->V; v++)
@@ -45,27 +46,49 @@ static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
     return SD_OK;
 }
 
+static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
+                    const size_t *x, size_t k, sd_stream *rng, size_t *y, sd_error *err)
+{
+    (void)err;
+    return S_select_mode(ctx, c, t, prev, x, k, rng, y, SD_ONEHOT_CORRECT);
+}
+
+static int S_select_bug(void *ctx, const sd_chain *c, size_t t, size_t prev,
+                        const size_t *x, size_t k, sd_stream *rng, size_t *y, sd_error *err)
+{
+    (void)err;
+    return S_select_mode(ctx, c, t, prev, x, k, rng, y, SD_ONEHOT_BUG_KEEP_X);
+}
+
+int sd_onehot_step_mode(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
+                        size_t n, size_t prev, size_t *out, sd_iter *it, int bug,
+                        sd_error *err)
+{
+    sd_multidraft_scratch *s = state;
+    return sd_multidraft_tree_step(c, par, rng, n, prev, par->k,
+                                   bug == SD_ONEHOT_BUG_KEEP_X ? S_select_bug : S_select, s,
+                                   s->drafts, out, it, err);
+}
+
 static int S_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,
                   size_t n, size_t prev, size_t *out, sd_iter *it, sd_error *err)
 {
-    sd_multidraft_scratch *s = state;
-    return sd_multidraft_tree_step(c, par, rng, n, prev, par->k, S_select, s, s->drafts,
-                                   out, it, err);
+    return sd_onehot_step_mode(state, c, par, rng, n, prev, out, it, SD_ONEHOT_CORRECT, err);
 }
 
-static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
+int sd_onehot_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err)
 {
     return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "k", err);
 }
 
-static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
+const sd_param_decl sd_onehot_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
 
 const sd_verifier_type sd_verifier_onehot = {
     .name = "onehot",
     .summary = "engines' one-hot draft mode: accept x w.p. q(x), else q without x (vLLM)",
-    .params = S_params,
+    .params = sd_onehot_params,
     .claims_lossless = NULL,
-    .alloc = S_alloc,
+    .alloc = sd_onehot_alloc,
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
