@@ -8,6 +8,7 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_verifier.h"
 #include "test_util.h"
+#include <math.h>
 
 static void S_check_verdict(const char *name, double k, double gamma, unsigned long seed,
                             int want)
@@ -56,4 +57,43 @@ static void S_check(const char *name, double k, double gamma, unsigned long seed
 Test(md_verifiers, broken_onehot_is_flagged)
 {
     S_check_verdict("broken-onehot", 1, 1, 105, 0);
+}
+
+/* At one draft (k = 1, gamma = 1) and horizon T = 1 an iteration accepts
+ * with probability E_{x0 ~ init} sum_x p_1(x|x0) q_1(x|x0) for both onehot
+ * and strict (engines accept less than sum min(p, q)).  Tolerance 4 standard
+ * errors of the Monte-Carlo mean (a two-sided 6e-5 false-alarm rate). */
+#include "../sims/engine/sd_sim.h"
+
+static void S_accept_pq(const char *name, unsigned long seed)
+{
+    const sd_verifier_type *vt = sd_verifier_find(name);
+    cr_assert_not_null(vt);
+    sd_chain *c = tu_chain(5, 1, 11);
+    cr_assert_not_null(c);
+    double want = 0.0;
+    for (size_t a = 0; a < c->V; a++) {
+        const double *p = sd_chain_p(c, 1, a), *q = sd_chain_q(c, 1, a);
+        for (size_t x = 0; x < c->V; x++)
+            want += c->init[a] * p[x] * q[x];
+    }
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    tu_par(&par, "k", 1);
+    tu_par(&par, "gamma", 1);
+    sd_sim_opts o = {.seed = seed, .trials = 400000, .threads = 1};
+    sd_sim_result r;
+    sd_error err;
+    cr_assert_eq(sd_sim_run(vt, c, &par, &o, &r, &err), SD_OK, "%s", err.msg);
+    double se = sqrt(r.accepted.m2 / (r.accepted.n - 1) / r.accepted.n);
+    cr_expect(fabs(r.accepted.mean - want) < 4 * se, "%s: accepted %.6f +- %.6f, sum p q %.6f",
+              name, r.accepted.mean, se, want);
+    sd_sim_result_free(&r);
+    sd_chain_free(c);
+}
+
+Test(md_verifiers, one_draft_accepts_sum_p_q)
+{
+    S_accept_pq("onehot", 201);
+    S_accept_pq("strict", 202);
 }
