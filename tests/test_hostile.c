@@ -438,9 +438,16 @@ Test(hostile_edge, target_zero_where_draft_positive)
     sd_chain_free(c);
 }
 
+/* The verifiers that take the draft law as one-hot at the draft token
+ * (vLLM's modes, sims/verifiers/onehot.c, strict.c). */
+static int S_one_hot_draft(const char *name)
+{
+    return !strcmp(name, "onehot") || !strcmp(name, "strict") || !strcmp(name, "broken-onehot");
+}
+
 /* p = q exactly: the residual has mass 0; nothing may be sampled from it.
  * Every verifier (the broken controls included) accepts everything:
- * zero rejections, exactly. */
+ * zero rejections, exactly, except those with a one-hot draft law. */
 Test(hostile_edge, p_equals_q_zero_residual_mass)
 {
     const double p[] = {0.2, 0.3, 0.5};
@@ -463,6 +470,12 @@ Test(hostile_edge, p_equals_q_zero_residual_mass)
             cr_expect(fabs(r.rejections.mean - ev.rejections) < 4 * sd_welford_stderr(&r.rejections),
                       "%s: %g rejections per trial at p = q, exact %g", sd_verifiers[i]->name, r.rejections.mean,
                       ev.rejections);
+        } else if (S_one_hot_draft(sd_verifiers[i]->name)) {
+            /* onehot and strict (and the control) accept x with probability
+             * q(x), not min(1, q/p): at p = q a token is accepted with
+             * probability sum p^2 = 0.38 here, so they must reject */
+            cr_expect_gt(r.rejections.mean, 0.5, "%s: %g rejections per trial at p = q; a one-hot draft law "
+                         "accepts with probability sum p^2 = 0.38", sd_verifiers[i]->name, r.rejections.mean);
         } else {
             cr_expect_eq(r.rejections.mean, 0.0, "%s: %g rejections per trial at p = q",
                          sd_verifiers[i]->name, r.rejections.mean);

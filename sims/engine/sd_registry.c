@@ -29,6 +29,9 @@ extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
 extern const sd_verifier_type sd_verifier_broken_draft_peek;
+extern const sd_verifier_type sd_verifier_onehot;
+extern const sd_verifier_type sd_verifier_strict;
+extern const sd_verifier_type sd_verifier_broken_onehot;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -43,6 +46,8 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_tree_rrs_wor,
     &sd_verifier_tree_topk,
     &sd_verifier_traversal,
+    &sd_verifier_onehot,
+    &sd_verifier_strict,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
@@ -53,6 +58,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_tree_wor,
     &sd_verifier_broken_greedy_kernel,
     &sd_verifier_broken_draft_peek,
+    &sd_verifier_broken_onehot,
     NULL,
 };
 
