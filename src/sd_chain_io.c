@@ -46,7 +46,7 @@ static int S_vector(json_t *a, size_t V, double *x, const char *src,
         json_t *e = json_array_get(a, i);
         if (!json_is_number(e))
             return sd_error_set(err, SD_EDATA, "%s: %s entry %zu is not a number", src, where, i);
-        x[i] = json_number_value(e);
+        x[i] = json_number_value(e) + 0.0; /* -0.0 is stored as +0.0: a write and a reload give the same bits */
     }
     return SD_OK;
 }

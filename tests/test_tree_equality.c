@@ -7,7 +7,7 @@
  * Depth 1 is Sun et al. 2023 (SpecTr: Fast Speculative Decoding via
  * Optimal Transport): the optimal k-draft verifier's value equals the
  * maximal coupling's, so tree-valid = tree-ot exactly there.  Deeper
- * trees are searched on fixed seeds; docs/findings-optimum.md gives the
+ * trees are searched on fixed seeds; docs/findings.md (item 20) gives the
  * instances.  Gaps are compared at 1e-7 (the LPs' own tolerance is about
  * 1e-9; a gap above 1e-7 is a strict inequality, not rounding). */
 #include <criterion/criterion.h>
@@ -54,7 +54,7 @@ static double S_gap(size_t V, unsigned long seed, const char *tree, const char *
     return ot.optimum - tv.optimum;
 }
 
-/* Theorem (docs/findings-optimum.md): tree-valid = tree-ot whenever all
+/* Theorem (docs/findings.md, item 19): tree-valid = tree-ot whenever all
  * levels of the tree but at most one are complete (every node of the level
  * has all V tokens as children: drafts without replacement with k_j >= V).
  * Depth 1 is the case with no other level. */

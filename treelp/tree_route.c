@@ -1,6 +1,6 @@
 /* tree_route.c — tree-valid's route: the equality theorem or the LP.
  *
- * Theorem (docs/findings-optimum.md).  tree-valid, the best lossless
+ * Theorem (docs/findings.md, item 19).  tree-valid, the best lossless
  * verifier of a drafted token tree, equals tree-ot, the best coupling of
  * the drafted tree T and the target sequence Y_1..Y_D scoring the depth of
  * the target path inside T, whenever all levels of the tree but at most
