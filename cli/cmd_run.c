@@ -234,7 +234,7 @@ typedef struct {
 
 /* Parses one point's command line and runs it into *pt.  Returns -1 when it
  * ran, or an exit status (0 after --help/--list). */
-static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_per_trial,
+static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks *hooks, int want_per_trial,
                    cli_run_point *pt, S_out *out)
 {
     enum {
@@ -266,8 +266,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     struct option *opts;
     memset(pt, 0, sizeof *pt);
     cli_model_init(&pt->mo);
-    int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
-                                      cv, &opts);
+    int status = cli_verifier_choose(name, algo, sd_verifier_baseline()->name, base, NULL, cv, &opts);
     if (status >= 0)
         return status;
     cli_model_opts *mo = &pt->mo;
@@ -290,7 +289,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         switch (c) {
         case 'h': cli_verifier_help(S_help_head, cv); status = 0; break;
         case O_LIST: list = 1; break;
-        case O_ALGO: break; /* found by cli_verifier_prescan */
+        case O_ALGO: break; /* found by cli_sweep_expand */
         case O_TRIALS:
             trials_given = 1;
             if (cli_parse_trials(optarg, &trials, &err))
@@ -409,16 +408,18 @@ static void S_point_free(cli_run_point *pt)
 int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
 {
     const char *name = hooks->name ? hooks->name : "run";
+    /* The one pass over the command line before getopt: plugins, the
+     * verifiers, the lists of a sweep, --paired and --samples. */
+    cli_args args;
+    if (cli_args_scan(argc, argv, &args))
+        return cli_out_of_memory();
     cli_sweep sw;
-    int status = cli_sweep_expand(name, argc, argv, &sw);
+    int status = cli_sweep_expand(name, &args, &sw);
+    /* --paired needs the per-trial records of every point. */
+    int paired = cli_args_has(&args, "paired"), samples = cli_args_has(&args, "samples");
+    cli_args_free(&args);
     if (status >= 0)
         return status;
-    /* --paired needs the per-trial records of every point. */
-    int paired = 0, samples = 0;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        paired |= strcmp(argv[i], "--paired") == 0;
-        samples |= strncmp(argv[i], "--samples", 9) == 0;
-    }
     if (samples && sw.n > 1) {
         cli_sweep_free(&sw);
         return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
@@ -430,7 +431,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     if (!pts)
         status = cli_out_of_memory();
     for (size_t i = 0; status < 0 && i < sw.n; i++) {
-        status = S_point(sw.argc[i], sw.argv[i], hooks, paired, &pts[i], &out);
+        status = S_point(sw.argc[i], sw.argv[i], sw.algo[i], hooks, paired, &pts[i], &out);
         if (status < 0)
             done++;
         else

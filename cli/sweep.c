@@ -16,32 +16,6 @@
 
 /* --- expanding the command line -------------------------------------------- */
 
-/* Option i of argv as (name, value index): --name value or --name=value.
- * Returns the index of the value's argument (the same as i for the '='
- * form) or -1 when argv[i] is not a long option with a separate or joined
- * value.  An argument starting with "--" is the next option, not a value:
- * in `--json --algo a,b` (--json takes none) --algo is an option. */
-static int S_value_at(int argc, char **argv, int i, char *name, size_t len, const char **value)
-{
-    const char *a = argv[i];
-    if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-        return -1;
-    const char *eq = strchr(a, '=');
-    size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    if (nl >= len)
-        return -1;
-    memcpy(name, a + 2, nl);
-    name[nl] = '\0';
-    if (eq) {
-        *value = eq + 1;
-        return i;
-    }
-    if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
-        return -1;
-    *value = argv[i + 1];
-    return i + 1;
-}
-
 /* The parameter `name` of any verifier in vts[0..nv-1]. */
 static const sd_param_decl *S_decl_any(const sd_verifier_type *const *vts, size_t nv, const char *name)
 {
@@ -136,26 +110,14 @@ typedef struct {
     size_t nv;
 } S_list;
 
-int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
+int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
 {
     memset(sw, 0, sizeof *sw);
+    int argc = args->argc;
+    char **argv = args->argv;
     /* The verifiers: the last --algo (getopt's rule), split at commas. */
-    const char *algo = NULL;
     int algo_at = -1, algo_val = -1;
-    char name[64];
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *v;
-        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-        if (j >= 0 && strcmp(name, "algo") == 0) {
-            algo = v;
-            algo_at = i;
-            algo_val = j;
-        }
-        if (j > i)
-            i = j;
-    }
+    const char *algo = cli_args_last(args, "algo", &algo_at, &algo_val);
     int listed = algo && strchr(algo, ',');
     char **algos = NULL;
     size_t na = 1;
@@ -163,6 +125,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
     S_list lists[SD_PARAMS_MAX * 2];
     size_t nl = 0;
     const sd_verifier_type *vts[S_MAX_ALGOS];
+    int *opt_of = NULL;
     sd_error err;
     if (listed) {
         rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
@@ -174,7 +137,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         }
     }
     /* Verifiers' declarations: plugins first (loaded once, cli.c). */
-    if (cli_plugins_load(argc, argv, &err)) {
+    if (cli_plugins_load(args, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -185,12 +148,10 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         vts[a] = sd_verifier_find(nm);
     }
     /* List-valued parameters. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *v;
-        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-        if (j < 0)
+    for (size_t o = 0; o < args->n; o++) {
+        int j;
+        const char *v = cli_args_list_value(args, o, &j), *name = args->opt[o].name;
+        if (!v)
             continue;
         const sd_param_decl *d = S_decl_any(vts, na, name);
         /* lists on numbers, choices (--residual opt,uno) and draft policies, ranges on whole
@@ -202,15 +163,13 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                 goto out;
             }
             S_list *l = &lists[nl++];
-            l->at = i;
+            l->at = args->opt[o].at;
             l->val_at = j;
             snprintf(l->name, sizeof l->name, "%s", name);
             rc = S_split(cmd, name, v, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
             if (rc >= 0)
                 goto out;
         }
-        if (j > i)
-            i = j;
     }
     /* The points: algos × each list, the last list varying fastest; a
      * verifier takes only the lists of parameters it declares. */
@@ -228,10 +187,21 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
     }
     sw->argv = calloc(total, sizeof *sw->argv);
     sw->argc = calloc(total, sizeof *sw->argc);
-    if (!sw->argv || !sw->argc) {
+    sw->algo = calloc(total, sizeof *sw->algo);
+    if (!sw->argv || !sw->argc || !sw->algo) {
         rc = cli_out_of_memory();
         goto out;
     }
+    /* the option (in args) at each index of argv, or -1 */
+    opt_of = malloc((size_t)argc * sizeof *opt_of);
+    if (!opt_of) {
+        rc = cli_out_of_memory();
+        goto out;
+    }
+    for (int i = 0; i < argc; i++)
+        opt_of[i] = -1;
+    for (size_t o = 0; o < args->n; o++)
+        opt_of[args->opt[o].at] = (int)o;
     for (size_t a = 0; a < na; a++) {
         int uses[SD_PARAMS_MAX * 2];
         size_t idx[SD_PARAMS_MAX * 2] = {0};
@@ -279,11 +249,12 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                     }
                     i = lists[l].val_at;
                 }
-                if (!drop && listed) {
+                if (!drop && listed && opt_of[i] >= 0) {
                     /* another verifier's scalar parameter: left out */
-                    const char *v;
-                    int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-                    if (j >= 0 && vts[a] && !sd_params_decl(vts[a], name, NULL) && S_decl_any(vts, na, name)) {
+                    int j;
+                    const char *nm = args->opt[opt_of[i]].name;
+                    if (cli_args_list_value(args, (size_t)opt_of[i], &j) && vts[a] && !sd_params_decl(vts[a], nm, NULL) &&
+                        S_decl_any(vts, na, nm)) {
                         i = j;
                         continue;
                     }
@@ -293,11 +264,13 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
             }
             sw->argv[sw->n] = av;
             sw->argc[sw->n] = k;
+            sw->algo[sw->n] = listed ? algos[a] : algo;
             sw->n++;
         }
     }
     rc = -1;
 out:
+    free(opt_of);
     free(algos);
     for (size_t l = 0; l < nl; l++)
         free(lists[l].vals);
@@ -312,6 +285,7 @@ void cli_sweep_free(cli_sweep *sw)
         free(sw->argv[i]);
     free(sw->argv);
     free(sw->argc);
+    free(sw->algo);
     for (size_t i = 0; i < sw->nstrings; i++)
         free(sw->strings[i]);
     free(sw->strings);

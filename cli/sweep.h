@@ -39,7 +39,8 @@ typedef struct cli_run_point {
 /* What bias_est estimates, in the output's words. */
 #define CLI_BIAS_ESTIMATES "mean over n of sum_b (P_n(b) - Q_n(b))^2, P_n the law of x_n, Q_n the target's"
 
-/* The argument vectors of a sweep: argv expanded into the cross product of
+/* The argument vectors of a sweep: the command line (read once:
+ * cli_args_scan, which also gives the plugins it loads) expanded into the cross product of
  * --algo's names and every list-valued parameter (options that a point's
  * verifier does not declare are left out of that point when --algo names
  * several).  *n = 1 and (*out)[0] a copy of argv when there is nothing to
@@ -50,10 +51,11 @@ typedef struct cli_sweep {
     size_t n;         /* points */
     char ***argv;     /* [n]: each NULL-terminated, argc entries */
     int *argc;
+    const char **algo; /* [n]: the verifier each point names (NULL: none, the default) */
     char **strings;   /* the value strings the vectors point into */
     size_t nstrings;
 } cli_sweep;
-int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw);
+int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw);
 void cli_sweep_free(cli_sweep *sw);
 
 /* Outputs of n points (n >= 1).  JSON: one object for one point, an array
