@@ -285,3 +285,82 @@ const char *cli_verifier_names(char *buf, size_t len, const char *sep, int (*pic
         }
     return buf;
 }
+
+/* --- one pass over a command line ------------------------------------------------ */
+
+int cli_args_scan(int argc, char **argv, cli_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->argc = argc;
+    a->argv = argv;
+    int end = 1;
+    while (end < argc && strcmp(argv[end], "--") != 0)
+        end++;
+    if (end > 1 && !(a->opt = calloc((size_t)(end - 1), sizeof *a->opt)))
+        return SD_ENOMEM;
+    for (int i = 1; i < end; i++) {
+        const char *s = argv[i];
+        if (strncmp(s, "--", 2) != 0 || s[2] == '\0')
+            continue;
+        cli_arg *o = &a->opt[a->n++];
+        o->at = i;
+        const char *eq = strchr(s, '=');
+        size_t nl = eq ? (size_t)(eq - s - 2) : strlen(s + 2);
+        if (nl < sizeof o->name) {
+            memcpy(o->name, s + 2, nl);
+            o->name[nl] = '\0';
+        }
+        o->joined = eq ? eq + 1 : NULL;
+    }
+    return SD_OK;
+}
+
+void cli_args_free(cli_args *a)
+{
+    free(a->opt);
+    memset(a, 0, sizeof *a);
+}
+
+const char *cli_args_value(const cli_args *a, size_t i, int *val_at)
+{
+    const cli_arg *o = &a->opt[i];
+    int at = o->joined ? o->at : o->at + 1 < a->argc ? o->at + 1 : -1;
+    if (val_at)
+        *val_at = at;
+    return o->joined ? o->joined : at >= 0 ? a->argv[at] : NULL;
+}
+
+const char *cli_args_list_value(const cli_args *a, size_t i, int *val_at)
+{
+    const char *v = cli_args_value(a, i, val_at);
+    if (v && !a->opt[i].joined && strncmp(v, "--", 2) == 0)
+        v = NULL;
+    if (!v && val_at)
+        *val_at = -1;
+    return v;
+}
+
+const char *cli_args_last(const cli_args *a, const char *name, int *at, int *val_at)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < a->n; i++) {
+        int va;
+        const char *x;
+        if (strcmp(a->opt[i].name, name) != 0 || !(x = cli_args_value(a, i, &va)))
+            continue;
+        v = x;
+        if (at)
+            *at = a->opt[i].at;
+        if (val_at)
+            *val_at = va;
+    }
+    return v;
+}
+
+int cli_args_has(const cli_args *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->opt[i].name, name) == 0)
+            return 1;
+    return 0;
+}

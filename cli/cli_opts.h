@@ -68,4 +68,39 @@ int cli_parse_list_tol(const char *opt, const char *s, double tol, double **out,
  * separated by `sep`, into buf (cut at len); returns buf. */
 const char *cli_verifier_names(char *buf, size_t len, const char *sep, int (*pick)(const sd_verifier_type *));
 
+/* --- one pass over a command line ------------------------------------------------
+ *
+ * Before getopt runs, a command that takes a verifier needs a few options'
+ * values: the plugins to load, the verifier named (its parameters are
+ * options), the lists a sweep expands, --paired.  cli_args_scan reads argv
+ * once (up to "--") into its long options; everything before getopt reads
+ * that, never argv again. */
+typedef struct cli_arg {
+    int at;             /* index in argv */
+    char name[64];      /* after the dashes, up to '=' ("" when longer than 63) */
+    const char *joined; /* the value of --name=value, or NULL */
+} cli_arg;
+typedef struct cli_args {
+    int argc;
+    char **argv;
+    size_t n;
+    cli_arg *opt;       /* [n]: every argument "--NAME..." before "--", in order */
+} cli_args;
+/* 0, or SD_ENOMEM.  Free with cli_args_free. */
+int cli_args_scan(int argc, char **argv, cli_args *a);
+void cli_args_free(cli_args *a);
+/* The value getopt gives option i when it takes one: the joined value or
+ * the next argument (NULL: none); *val_at its index in argv (== at when
+ * joined). */
+const char *cli_args_value(const cli_args *a, size_t i, int *val_at);
+/* The value of a list-valued option as a sweep reads it: joined, or the
+ * next argument unless that starts with "--" (the next option: in
+ * `--json --algo a,b`, --json takes none); NULL: none. */
+const char *cli_args_list_value(const cli_args *a, size_t i, int *val_at);
+/* The value of the last --name (getopt's rule: the last one wins), or NULL;
+ * *at (when given) the index of that option, *val_at of its value. */
+const char *cli_args_last(const cli_args *a, const char *name, int *at, int *val_at);
+/* 1 if --name (or --name=...) is given. */
+int cli_args_has(const cli_args *a, const char *name);
+
 #endif

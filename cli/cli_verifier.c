@@ -14,42 +14,19 @@
 #include "cli_output.h"
 #include "suggest.h"
 
-/* The value of option `name` in argv (--name VALUE or --name=VALUE) at
- * *at, or NULL; *at moves past it. */
-static const char *S_scan(int argc, char **argv, const char *name, int *at)
-{
-    size_t len = strlen(name);
-    for (int i = *at; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0)
-            break;
-        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
-            continue;
-        if (a[2 + len] == '=') {
-            *at = i + 1;
-            return a + 3 + len;
-        }
-        if (a[2 + len] == '\0' && i + 1 < argc) {
-            *at = i + 2;
-            return argv[i + 1];
-        }
-    }
-    *at = argc;
-    return NULL;
-}
-
-int cli_plugins_load(int argc, char **argv, sd_error *err)
+int cli_plugins_load(const cli_args *args, sd_error *err)
 {
     /* A sweep parses the command line once per point: a file loaded
      * already is not loaded again (its names are registered). */
     static char *loaded[64];
     static size_t nloaded;
-    int at = 1;
-    const char *path;
-    while ((path = S_scan(argc, argv, "plugin", &at)) != NULL) {
+    for (size_t i = 0; i < args->n; i++) {
+        const char *path;
+        if (strcmp(args->opt[i].name, "plugin") != 0 || !(path = cli_args_value(args, i, NULL)))
+            continue;
         int seen = 0;
-        for (size_t i = 0; i < nloaded && !seen; i++)
-            seen = strcmp(loaded[i], path) == 0;
+        for (size_t k = 0; k < nloaded && !seen; k++)
+            seen = strcmp(loaded[k], path) == 0;
         if (seen)
             continue;
         int rc = cli_check_path("--plugin", path, err);
@@ -77,14 +54,25 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
                          cli_verifier *cv, struct option **opts)
 {
     sd_error err;
+    cli_args args;
     memset(cv, 0, sizeof *cv);
     *opts = NULL;
-    if (cli_plugins_load(argc, argv, &err))
+    if (cli_args_scan(argc, argv, &args))
+        return cli_out_of_memory();
+    int rc = cli_plugins_load(&args, &err);
+    const char *name = cli_args_last(&args, algo_opt, NULL, NULL);
+    cli_args_free(&args);
+    if (rc)
         return cli_fail(&err);
-    int at = 1;
-    const char *name = S_scan(argc, argv, algo_opt, &at), *again;
-    while ((again = S_scan(argc, argv, algo_opt, &at)) != NULL)
-        name = again; /* the last one wins, as getopt does */
+    return cli_verifier_choose(cmd, name, def, base, skip, cv, opts);
+}
+
+int cli_verifier_choose(const char *cmd, const char *name, const char *def, const struct option *base,
+                        const char *const *skip, cli_verifier *cv, struct option **opts)
+{
+    sd_error err;
+    memset(cv, 0, sizeof *cv);
+    *opts = NULL;
     cv->named = name != NULL;
     if (!name)
         name = def;

@@ -10,15 +10,19 @@
 #include "../sims/engine/sd_verifier.h"
 #include "../src/sd_error.h"
 #include "cli_model.h"
+#include "cli_opts.h"
 
 /* --- verifiers ------------------------------------------------------------------
  *
- * A command that takes a verifier parses in two passes: cli_verifier_prescan
- * loads every --plugin FILE and finds the verifier named by --algo (or
- * another option, e.g. lp's --compare) before getopt runs, so the option
- * table can hold that verifier's declared parameters
- * (cli_options_with_params); cli_param_option then parses them through the
- * library (sims/engine/sd_params.h). */
+ * A command that takes a verifier reads its command line once before
+ * getopt runs (cli_args_scan, cli_opts.h): cli_verifier_prescan loads
+ * every --plugin FILE and finds the verifier named by --algo (or another
+ * option, e.g. lp's --compare) there, so that the option table can hold
+ * that verifier's declared parameters (cli_options_with_params);
+ * cli_param_option then parses them through the library
+ * (sims/engine/sd_params.h).  `run` makes that one pass for its whole
+ * sweep (cli_sweep_expand) and chooses each point's verifier by name
+ * (cli_verifier_choose). */
 
 typedef struct cli_verifier {
     const sd_verifier_type *vt; /* NULL when none was named and there is no default */
@@ -26,8 +30,9 @@ typedef struct cli_verifier {
     int named;                  /* 1 if the command line named it */
 } cli_verifier;
 
-/* Loads the plugins named by --plugin FILE in argv (SD_EIO/SD_EDATA). */
-int cli_plugins_load(int argc, char **argv, sd_error *err);
+/* Loads the plugins named by --plugin FILE (SD_EIO/SD_EDATA); a file
+ * loaded already is not loaded again. */
+int cli_plugins_load(const cli_args *args, sd_error *err);
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
 /* --progress: progress lines on stderr even when it is not a terminal
@@ -44,6 +49,10 @@ struct option;
 int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *algo_opt,
                          const char *def, const struct option *base, const char *const *skip,
                          cli_verifier *cv, struct option **opts);
+/* The same without the scan: the verifier `name` (NULL: `def`, and
+ * cv->named = 0), the plugins loaded already. */
+int cli_verifier_choose(const char *cmd, const char *name, const char *def, const struct option *base,
+                        const char *const *skip, cli_verifier *cv, struct option **opts);
 
 /* A new option table: `base` (ending in a zero entry), then vt's
  * parameters (val CLI_OPT_PARAM + index; names in `skip`, NULL-terminated,

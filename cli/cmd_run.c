@@ -1,18 +1,14 @@
-/* cmd_run.c — `simdec run`: Monte-Carlo of one verifier (sims/engine/sd_sim.h),
- * beside the exact values where simdec has them.  The simulation step is
+/* cmd_run.c — `simdec run`: parses the command line, calls the run API
+ * (sims/engine/sd_run.h) once per point and prints.  The simulation step is
  * replaceable (cmd_run.h) so simdec-mpi shares everything else. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-#include "../sims/engine/sd_sim.h"
 #include "../sims/engine/sd_params.h"
-#include "../sims/exact/sd_exact_gen.h"
+#include "../sims/engine/sd_run.h"
 #include "../src/sd_samples.h"
 #include "cli.h"
 #include "cmd_run.h"
@@ -87,20 +83,6 @@ static double S_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Exact values (sd_verifier_exact); NAN where there are none (and where an
- * evaluator refuses the size: then the reason in refused[], when given). */
-static void S_exact(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
-                    sd_exact_values *ex, char *refused)
-{
-    sd_error err = {0};
-    if (sd_verifier_exact(vt, m, par, ex, &err)) {
-        ex->rejections = ex->target_calls = NAN;
-        ex->method = NULL;
-        if (refused && err.code == SD_ETOOBIG)
-            snprintf(refused, SD_ERROR_MSG_MAX, "%s", err.msg);
-    }
-}
-
 static const char *S_stop_name(int stop)
 {
     return stop == SD_SIM_STOP_TIME ? "time-limit" : stop == SD_SIM_STOP_STDERR ? "target-stderr" : "done";
@@ -123,7 +105,7 @@ static void S_row(const char *name, const sd_welford *w, double exact)
 
 static int S_print_table(const cli_run_point *rp)
 {
-    const sd_sim_result *r = &rp->res;
+    const sd_sim_result *r = &rp->run.sim;
     const sd_verifier_type *vt = rp->cv.vt;
     char pars[512];
     sd_params_format(&rp->cv.par, vt, pars, sizeof pars);
@@ -132,7 +114,7 @@ static int S_print_table(const cli_run_point *rp)
     cli_model_identity_line(stdout, &rp->mo, &rp->model);
     printf("verifier  %s%s", vt->name, pars);
     printf("\ntrials    %llu   seed %llu   threads %u%s   %.3g s (%.3g tokens/s, kernel %s)   simdec %s\n",
-           (unsigned long long)r->trials, (unsigned long long)r->seed, rp->threads, cli_ranks_text(rp), r->seconds,
+           (unsigned long long)r->trials, (unsigned long long)r->seed, rp->run.threads, cli_ranks_text(rp), r->seconds,
            r->seconds > 0 ? (double)r->trials * (double)r->T / r->seconds : 0.0,
            r->kernel, SD_VERSION);
     if (rp->samples)
@@ -153,27 +135,27 @@ static int S_print_table(const cli_run_point *rp)
                rp->target_stderr, (unsigned long long)r->trials);
     putchar('\n');
     printf("  %-24s %12s %10s  %s", "per trial", "mean", "stderr", "95% CI");
-    if (isfinite(rp->ex.rejections))
+    if (isfinite(rp->run.exact.rejections))
         printf("%-20s  %12s  %6s", "", "exact", "z");
     putchar('\n');
-    S_row("rejections", &r->rejections, rp->ex.rejections);
-    if (rp->rb)
-        S_row("rejections (RB)", &r->rejections_rb, rp->ex.rejections);
-    S_row("target calls", &r->target_calls, rp->ex.target_calls);
+    S_row("rejections", &r->rejections, rp->run.exact.rejections);
+    if (rp->run.rb)
+        S_row("rejections (RB)", &r->rejections_rb, rp->run.exact.rejections);
+    S_row("target calls", &r->target_calls, rp->run.exact.target_calls);
     S_row("accepted per iteration", &r->accepted, NAN);
     double tpc, tse, tlo, thi;
-    cli_tokens_per_call(r, &tpc, &tse, &tlo, &thi);
+    sd_run_tokens_per_call(r, &tpc, &tse, &tlo, &thi);
     printf("  %-24s %12.6f %10.6f  [%.6f, %.6f]  (T / mean calls; the calls' CI mapped)\n",
            "tokens per target call", tpc, tse, tlo, thi);
-    if (isfinite(rp->bias_exact))
+    if (isfinite(rp->run.bias_exact))
         printf("  %-24s %12.6g  (exact: max over n of TV(law of x_n, target's), at n = %zu)\n",
-               "per-token bias", rp->bias_exact, rp->bias_n);
-    else if (isfinite(rp->bias_est.value))
+               "per-token bias", rp->run.bias_exact, rp->run.bias_n);
+    else if (isfinite(rp->run.bias_est.value))
         printf("  %-24s %12.6g %10.3g  (estimate, stderr an upper bound; noise floor %.2g, its\n"
                "  %-24s %12s %10s   stderr when unbiased)\n"
                "  estimates the %s\n"
                "  (unbiased U-statistic); max over n of TV(law of x_n, target's) >= sqrt(it) / 2\n",
-               "per-token bias (L2^2)", rp->bias_est.value, rp->bias_est.stderr, rp->bias_est.noise_floor, "",
+               "per-token bias (L2^2)", rp->run.bias_est.value, rp->run.bias_est.stderr, rp->run.bias_est.noise_floor, "",
                "", "", CLI_BIAS_ESTIMATES);
     /* The distribution of accepted draft tokens per iteration (its CCDF is
      * Sun et al. 2025, Fig. 3): the first few values. */
@@ -188,11 +170,11 @@ static int S_print_table(const cli_run_point *rp)
             shown++;
         }
     printf("%s\n", shown == 8 ? "  ..." : "");
-    if (rp->ex.method && isfinite(rp->ex.rejections))
-        printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->ex.method);
-    else if (rp->ex_refused[0])
-        printf("\n  exact: not computed: %s\n", rp->ex_refused);
-    if (rp->rb) {
+    if (rp->run.exact.method && isfinite(rp->run.exact.rejections))
+        printf("\n  exact: %s; z = (mean - exact) / stderr\n", rp->run.exact.method);
+    else if (rp->run.exact_refused[0])
+        printf("\n  exact: not computed: %s\n", rp->run.exact_refused);
+    if (rp->run.rb) {
         double vp = sd_welford_var(&r->rejections), vr = sd_welford_var(&r->rejections_rb);
         char gain[64];
         if (vr > 0)
@@ -201,10 +183,10 @@ static int S_print_table(const cli_run_point *rp)
             snprintf(gain, sizeof gain, "%s", vp > 0 ? "no variance at all" : "neither varies");
         printf("%s  RB: Rao-Blackwellised rejections (sum of each iteration's rejection probability);\n"
                "      variance %.6g vs %.6g plain (%s)\n",
-               (rp->ex.method && isfinite(rp->ex.rejections)) || rp->ex_refused[0] ? "" : "\n", vr, vp,
+               (rp->run.exact.method && isfinite(rp->run.exact.rejections)) || rp->run.exact_refused[0] ? "" : "\n", vr, vp,
                gain);
     }
-    if (isfinite(rp->base_calls)) {
+    if (isfinite(rp->run.baseline_calls)) {
         double m = r->target_calls.mean, se = sd_welford_stderr(&r->target_calls);
         /* the baseline's draft length: the verifier's, or the rest of the
          * horizon for one without (S_exact_point) */
@@ -217,28 +199,10 @@ static int S_print_table(const cli_run_point *rp)
             snprintf(len, sizeof len, "model and draft length (gamma = rest of horizon)");
         printf("\n  %s-level SD on the same %s needs %.6f target calls (exact);\n"
                "  %s needs %.6f +- %.6f: %.1f%% %s\n",
-               rp->base->name, len, rp->base_calls, vt->name, m, se,
-               100.0 * fabs(rp->base_calls - m) / rp->base_calls, m <= rp->base_calls ? "fewer" : "more");
+               rp->run.baseline->name, len, rp->run.baseline_calls, vt->name, m, se,
+               100.0 * fabs(rp->run.baseline_calls - m) / rp->run.baseline_calls, m <= rp->run.baseline_calls ? "fewer" : "more");
     }
     return cli_stdout_status();
-}
-
-/* The exact values of the point and of token-level SD at its draft length
- * (the question a user asks first: how many target calls does this
- * verifier save over token-level SD on the same model?). */
-static void S_exact_point(cli_run_point *pt, const sd_model *m)
-{
-    const sd_verifier_type *vt = pt->cv.vt;
-    S_exact(vt, m, &pt->cv.par, &pt->ex, pt->ex_refused);
-    pt->base = sd_verifier_baseline();
-    if (m->chain && vt != pt->base) {
-        sd_params bp;
-        sd_params_defaults(&bp, pt->base);
-        bp.gamma = sd_params_decl(vt, "gamma", NULL) ? pt->cv.par.gamma : 0;
-        sd_exact_values bx;
-        S_exact(pt->base, m, &bp, &bx, NULL);
-        pt->base_calls = bx.target_calls;
-    }
 }
 
 /* sd_sim_opts.kernel_ready: the kernel's tables hold what the run reads. */
@@ -250,35 +214,10 @@ static void S_free_chain(void *ctx)
     m->view.chain = NULL;
 }
 
-/* 1 if a kernel of vt runs on a streamed chain (sd_kernel_all_type). */
-static int S_streams(const sd_verifier_type *vt)
-{
-    for (size_t k = 0; vt && vt->kernels && vt->kernels[k]; k++)
-        if (vt->kernels[k]->supports & SD_KERNEL_ALL)
-            return 1;
-    return 0;
-}
-
-/* The bound of a kernel's tables: the memory budget less the stored chain
- * they are built beside. */
-static size_t S_kernel_budget(const cli_model *m)
-{
-    const sd_chain *c = m->chain;
-    size_t chain = c ? (c->V + (c->draft_steps + c->target_steps) * c->V * c->V) * sizeof(double) : 0;
-    return chain < m->budget ? m->budget - chain : 1;
-}
-
 static int S_write_samples(FILE *f, void *ctx, sd_error *err)
 {
     const sd_sim_result *r = ctx;
     return sd_samples_write(f, r->tokens, r->trials, r->tokens_per_trial, err);
-}
-
-static int S_default_sim(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
-                         sd_sim_result *res, sd_error *err)
-{
-    (void)ctx;
-    return sd_sim_run_job(job, opts, res, err);
 }
 
 int cmd_run(int argc, char **argv)
@@ -295,7 +234,7 @@ typedef struct {
 
 /* Parses one point's command line and runs it into *pt.  Returns -1 when it
  * ran, or an exit status (0 after --help/--list). */
-static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_per_trial,
+static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks *hooks, int want_per_trial,
                    cli_run_point *pt, S_out *out)
 {
     enum {
@@ -327,8 +266,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     struct option *opts;
     memset(pt, 0, sizeof *pt);
     cli_model_init(&pt->mo);
-    int status = cli_verifier_prescan(name, argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
-                                      cv, &opts);
+    int status = cli_verifier_choose(name, algo, sd_verifier_baseline()->name, base, NULL, cv, &opts);
     if (status >= 0)
         return status;
     cli_model_opts *mo = &pt->mo;
@@ -351,7 +289,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         switch (c) {
         case 'h': cli_verifier_help(S_help_head, cv); status = 0; break;
         case O_LIST: list = 1; break;
-        case O_ALGO: break; /* found by cli_verifier_prescan */
+        case O_ALGO: break; /* found by cli_sweep_expand */
         case O_TRIALS:
             trials_given = 1;
             if (cli_parse_trials(optarg, &trials, &err))
@@ -416,7 +354,7 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
         status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
     if (status < 0 && pt->samples && hooks->sim)
         status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
-    mo->may_stream = S_streams(cv->vt);
+    mo->may_stream = sd_run_streams(cv->vt);
     if (status < 0 && cli_model_open(mo, &pt->model, &err))
         status = cli_fail(&err);
     if (status >= 0)
@@ -426,77 +364,43 @@ static int S_point(int argc, char **argv, const cmd_run_hooks *hooks, int want_p
     if (target_se > 0.0 && !trials_given)
         trials = S_TARGET_SE_TRIALS;
 
-    const sd_verifier_type *vt = cv->vt;
     const sd_model *m = &pt->model.view;
-    int claims = sd_verifier_claims_lossless(vt, &cv->par);
     cli_progress ps = {0, 0};
-    sd_sim_opts so = {.seed = seed,
-                      .trials = trials,
+    sd_run_opts ro = {.trials = trials,
+                      .seed = seed,
                       .threads = (unsigned)threads,
-                      .want_positions = !claims && m->chain && m->T <= ((size_t)1 << 24) / m->V,
-                      .want_per_trial = want_per_trial,
-                      .coupled = out->paired,
-                      .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
-                      .progress_ctx = &ps,
                       .time_limit = time_limit,
                       .target_stderr = target_se,
-                      .want_rb = estimator != 0,
-                      .kernel_max_bytes = S_kernel_budget(&pt->model),
-                      .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0};
+                      .estimator = estimator,
+                      .paired = want_per_trial,
+                      .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0,
+                      .kernel_max_bytes = sd_run_kernel_budget(pt->model.chain, pt->model.budget),
+                      .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
+                      .progress_ctx = &ps,
+                      .release_rows = S_free_chain,
+                      .release_ctx = &pt->model,
+                      .sim = hooks->sim,
+                      .sim_ctx = hooks->ctx};
     double t_model = S_now();
-    pt->bias_exact = pt->bias_est.value = pt->base_calls = NAN;
-    /* On stored rows the exact values come first: then, if the kernel
-     * holds copies of what it reads and nothing after the run reads the
-     * rows (no per-position counts), the chain is freed once the kernel's
-     * tables are built. */
-    int exact_done = m->chain != NULL;
-    if (exact_done)
-        S_exact_point(pt, m);
-    if (m->chain && !so.want_positions) {
-        so.kernel_ready = S_free_chain;
-        so.kernel_ready_ctx = &pt->model;
-    }
-    sd_sim_job job = {vt, m, &cv->par};
-    cmd_run_sim_fn sim = hooks->sim ? hooks->sim : S_default_sim;
-    int rc = sim(hooks->ctx, &job, &so, &pt->res, &err);
+    int rc = sd_run_point(m, cv->vt, &cv->par, &ro, &pt->run, &err);
     cli_progress_end(&ps);
-    /* Refused before --samples is written: a failing command leaves no file.
-     * (rejections.n = 0: an MPI rank other than 0, which holds no merged result) */
-    if (!rc && estimator == 1 && pt->res.rejections.n > 0 && !sd_sim_has_rb(&pt->res))
-        return cli_usage_error(name, "--estimator rb: --algo %s (kernel %s) gives no Rao-Blackwellised "
-                                     "estimate of its rejections; use --estimator plain",
-                               vt->name, pt->res.kernel);
-    if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->res, &err)))
-        sd_sim_result_free(&pt->res);
+    /* Refused before --samples is written: a failing command leaves no file. */
+    if (rc && pt->run.no_rb)
+        return cli_usage_error(name, "%s", err.msg);
+    if (!rc && pt->samples && (rc = cli_write_atomic(pt->samples, S_write_samples, &pt->run.sim, &err)))
+        sd_run_result_free(&pt->run);
     if (rc)
         return cli_fail(&err);
-    pt->rb = sd_sim_has_rb(&pt->res);
-    pt->setup_seconds = t_model - t_start + pt->res.setup_seconds;
+    pt->setup_seconds = t_model - t_start + pt->run.sim.setup_seconds;
     pt->time_limit = time_limit;
     pt->target_stderr = target_se;
-#ifdef _OPENMP
-    pt->threads = threads ? (unsigned)threads : (unsigned)omp_get_num_procs();
-#else
-    pt->threads = 1;
-#endif
     pt->ranks = hooks->ranks > 1 ? hooks->ranks : 1;
-    if (!exact_done) /* a streamed chain: from the run's pass (its memo) */
-        S_exact_point(pt, m);
-    /* A lossy verifier's per-token bias: exact where the laws of its
-     * tokens are computable, else estimated from the run's counts. */
-    if (so.want_positions &&
-        sd_bias_exact(vt, m->chain, &cv->par, NULL, &pt->bias_exact, &pt->bias_n, NULL)) {
-        pt->bias_exact = NAN;
-        if (pt->res.pos_counts &&
-            sd_bias_estimate_counts(pt->res.pos_counts, pt->res.trials, m->chain, &pt->bias_est, NULL))
-            pt->bias_est.value = NAN;
-    }
     return -1;
 }
 
 static void S_point_free(cli_run_point *pt)
 {
-    sd_sim_result_free(&pt->res);
+    sd_run_result_free(&pt->run);
     cli_model_close(&pt->model);
     cli_model_release(&pt->mo);
 }
@@ -504,16 +408,18 @@ static void S_point_free(cli_run_point *pt)
 int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
 {
     const char *name = hooks->name ? hooks->name : "run";
+    /* The one pass over the command line before getopt: plugins, the
+     * verifiers, the lists of a sweep, --paired and --samples. */
+    cli_args args;
+    if (cli_args_scan(argc, argv, &args))
+        return cli_out_of_memory();
     cli_sweep sw;
-    int status = cli_sweep_expand(name, argc, argv, &sw);
+    int status = cli_sweep_expand(name, &args, &sw);
+    /* --paired needs the per-trial records of every point. */
+    int paired = cli_args_has(&args, "paired"), samples = cli_args_has(&args, "samples");
+    cli_args_free(&args);
     if (status >= 0)
         return status;
-    /* --paired needs the per-trial records of every point. */
-    int paired = 0, samples = 0;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        paired |= strcmp(argv[i], "--paired") == 0;
-        samples |= strncmp(argv[i], "--samples", 9) == 0;
-    }
     if (samples && sw.n > 1) {
         cli_sweep_free(&sw);
         return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
@@ -525,7 +431,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     if (!pts)
         status = cli_out_of_memory();
     for (size_t i = 0; status < 0 && i < sw.n; i++) {
-        status = S_point(sw.argc[i], sw.argv[i], hooks, paired, &pts[i], &out);
+        status = S_point(sw.argc[i], sw.argv[i], sw.algo[i], hooks, paired, &pts[i], &out);
         if (status < 0)
             done++;
         else

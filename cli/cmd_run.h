@@ -4,11 +4,11 @@
 #ifndef CMD_RUN_H
 #define CMD_RUN_H
 
-#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_run.h"
 
-/* Runs the simulation for `run`; same contract as sd_sim_run_job. */
-typedef int (*cmd_run_sim_fn)(void *ctx, const sd_sim_job *job, const sd_sim_opts *opts,
-                              sd_sim_result *res, sd_error *err);
+/* Runs the simulation for `run`; same contract as sd_sim_run_job
+ * (sd_run_opts.sim). */
+typedef sd_run_sim_fn cmd_run_sim_fn;
 
 typedef struct cmd_run_hooks {
     cmd_run_sim_fn sim;     /* NULL: sd_sim_run_job */

@@ -485,8 +485,10 @@ int cli_trace_with_input(int argc, char **argv, const sd_trace_input *given, jso
         av[ac++] = argv[i];
     }
     av[ac] = NULL;
-    cli_sweep sw;
-    int status = cli_sweep_expand("trace", ac, av, &sw);
+    cli_sweep sw = {0};
+    cli_args args;
+    int status = cli_args_scan(ac, av, &args) ? cli_out_of_memory() : cli_sweep_expand("trace", &args, &sw);
+    cli_args_free(&args);
     sd_trace_point *pts = NULL;
     sd_trace_result *res = NULL;
     S_row *rows = NULL;

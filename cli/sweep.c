@@ -16,32 +16,6 @@
 
 /* --- expanding the command line -------------------------------------------- */
 
-/* Option i of argv as (name, value index): --name value or --name=value.
- * Returns the index of the value's argument (the same as i for the '='
- * form) or -1 when argv[i] is not a long option with a separate or joined
- * value.  An argument starting with "--" is the next option, not a value:
- * in `--json --algo a,b` (--json takes none) --algo is an option. */
-static int S_value_at(int argc, char **argv, int i, char *name, size_t len, const char **value)
-{
-    const char *a = argv[i];
-    if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-        return -1;
-    const char *eq = strchr(a, '=');
-    size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    if (nl >= len)
-        return -1;
-    memcpy(name, a + 2, nl);
-    name[nl] = '\0';
-    if (eq) {
-        *value = eq + 1;
-        return i;
-    }
-    if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
-        return -1;
-    *value = argv[i + 1];
-    return i + 1;
-}
-
 /* The parameter `name` of any verifier in vts[0..nv-1]. */
 static const sd_param_decl *S_decl_any(const sd_verifier_type *const *vts, size_t nv, const char *name)
 {
@@ -136,26 +110,14 @@ typedef struct {
     size_t nv;
 } S_list;
 
-int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
+int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
 {
     memset(sw, 0, sizeof *sw);
+    int argc = args->argc;
+    char **argv = args->argv;
     /* The verifiers: the last --algo (getopt's rule), split at commas. */
-    const char *algo = NULL;
     int algo_at = -1, algo_val = -1;
-    char name[64];
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *v;
-        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-        if (j >= 0 && strcmp(name, "algo") == 0) {
-            algo = v;
-            algo_at = i;
-            algo_val = j;
-        }
-        if (j > i)
-            i = j;
-    }
+    const char *algo = cli_args_last(args, "algo", &algo_at, &algo_val);
     int listed = algo && strchr(algo, ',');
     char **algos = NULL;
     size_t na = 1;
@@ -163,6 +125,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
     S_list lists[SD_PARAMS_MAX * 2];
     size_t nl = 0;
     const sd_verifier_type *vts[S_MAX_ALGOS];
+    int *opt_of = NULL;
     sd_error err;
     if (listed) {
         rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
@@ -174,7 +137,7 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         }
     }
     /* Verifiers' declarations: plugins first (loaded once, cli.c). */
-    if (cli_plugins_load(argc, argv, &err)) {
+    if (cli_plugins_load(args, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -185,12 +148,10 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
         vts[a] = sd_verifier_find(nm);
     }
     /* List-valued parameters. */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *v;
-        int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-        if (j < 0)
+    for (size_t o = 0; o < args->n; o++) {
+        int j;
+        const char *v = cli_args_list_value(args, o, &j), *name = args->opt[o].name;
+        if (!v)
             continue;
         const sd_param_decl *d = S_decl_any(vts, na, name);
         /* lists on numbers, choices (--residual opt,uno) and draft policies, ranges on whole
@@ -202,15 +163,13 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                 goto out;
             }
             S_list *l = &lists[nl++];
-            l->at = i;
+            l->at = args->opt[o].at;
             l->val_at = j;
             snprintf(l->name, sizeof l->name, "%s", name);
             rc = S_split(cmd, name, v, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
             if (rc >= 0)
                 goto out;
         }
-        if (j > i)
-            i = j;
     }
     /* The points: algos × each list, the last list varying fastest; a
      * verifier takes only the lists of parameters it declares. */
@@ -228,10 +187,21 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
     }
     sw->argv = calloc(total, sizeof *sw->argv);
     sw->argc = calloc(total, sizeof *sw->argc);
-    if (!sw->argv || !sw->argc) {
+    sw->algo = calloc(total, sizeof *sw->algo);
+    if (!sw->argv || !sw->argc || !sw->algo) {
         rc = cli_out_of_memory();
         goto out;
     }
+    /* the option (in args) at each index of argv, or -1 */
+    opt_of = malloc((size_t)argc * sizeof *opt_of);
+    if (!opt_of) {
+        rc = cli_out_of_memory();
+        goto out;
+    }
+    for (int i = 0; i < argc; i++)
+        opt_of[i] = -1;
+    for (size_t o = 0; o < args->n; o++)
+        opt_of[args->opt[o].at] = (int)o;
     for (size_t a = 0; a < na; a++) {
         int uses[SD_PARAMS_MAX * 2];
         size_t idx[SD_PARAMS_MAX * 2] = {0};
@@ -279,11 +249,12 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
                     }
                     i = lists[l].val_at;
                 }
-                if (!drop && listed) {
+                if (!drop && listed && opt_of[i] >= 0) {
                     /* another verifier's scalar parameter: left out */
-                    const char *v;
-                    int j = S_value_at(argc, argv, i, name, sizeof name, &v);
-                    if (j >= 0 && vts[a] && !sd_params_decl(vts[a], name, NULL) && S_decl_any(vts, na, name)) {
+                    int j;
+                    const char *nm = args->opt[opt_of[i]].name;
+                    if (cli_args_list_value(args, (size_t)opt_of[i], &j) && vts[a] && !sd_params_decl(vts[a], nm, NULL) &&
+                        S_decl_any(vts, na, nm)) {
                         i = j;
                         continue;
                     }
@@ -293,11 +264,13 @@ int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw)
             }
             sw->argv[sw->n] = av;
             sw->argc[sw->n] = k;
+            sw->algo[sw->n] = listed ? algos[a] : algo;
             sw->n++;
         }
     }
     rc = -1;
 out:
+    free(opt_of);
     free(algos);
     for (size_t l = 0; l < nl; l++)
         free(lists[l].vals);
@@ -312,6 +285,7 @@ void cli_sweep_free(cli_sweep *sw)
         free(sw->argv[i]);
     free(sw->argv);
     free(sw->argc);
+    free(sw->algo);
     for (size_t i = 0; i < sw->nstrings; i++)
         free(sw->strings[i]);
     free(sw->strings);
@@ -320,19 +294,9 @@ void cli_sweep_free(cli_sweep *sw)
 
 /* --- what a point reports ------------------------------------------------------ */
 
-void cli_tokens_per_call(const sd_sim_result *r, double *tpc, double *se, double *lo, double *hi)
-{
-    double m = r->target_calls.mean, s = sd_welford_stderr(&r->target_calls), clo, chi;
-    sd_welford_ci95(&r->target_calls, &clo, &chi);
-    *tpc = (double)r->T / m;
-    *se = (double)r->T * s / (m * m);
-    *lo = (double)r->T / chi;
-    *hi = clo > 0.0 ? (double)r->T / clo : INFINITY;
-}
-
 static const char *S_stop_name(const cli_run_point *pt)
 {
-    const sd_sim_result *r = &pt->res;
+    const sd_sim_result *r = &pt->run.sim;
     if (r->stop == SD_SIM_STOP_TIME)
         return "time-limit";
     if (r->stop == SD_SIM_STOP_STDERR)
@@ -363,7 +327,7 @@ const char *cli_ranks_text(const cli_run_point *pt)
 
 json_t *cli_point_json(const cli_run_point *pt)
 {
-    const sd_sim_result *r = &pt->res;
+    const sd_sim_result *r = &pt->run.sim;
     const sd_verifier_type *vt = pt->cv.vt;
     json_t *o = json_object();
     json_object_set_new(o, "version", json_string(SD_VERSION));
@@ -373,7 +337,7 @@ json_t *cli_point_json(const cli_run_point *pt)
     json_object_set_new(o, "horizon", json_integer((json_int_t)r->T));
     json_object_set_new(o, "trials", json_integer((json_int_t)r->trials));
     json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
-    json_object_set_new(o, "threads", json_integer((json_int_t)pt->threads));
+    json_object_set_new(o, "threads", json_integer((json_int_t)pt->run.threads));
     json_object_set_new(o, "ranks", json_integer((json_int_t)pt->ranks));
     json_object_set_new(o, "seconds", json_real(r->seconds));
     json_object_set_new(o, "trials_requested", json_integer((json_int_t)r->trials_requested));
@@ -391,24 +355,24 @@ json_t *cli_point_json(const cli_run_point *pt)
     cli_model_describe(&pt->mo, &pt->model.view, o);
     cli_model_identity(&pt->mo, &pt->model, o);
     json_object_set_new(o, "rejections", S_stat_json(&r->rejections));
-    json_object_set_new(o, "estimator", json_string(pt->rb ? "rb" : "plain"));
-    json_object_set_new(o, "rejections_rb", pt->rb ? S_stat_json(&r->rejections_rb) : json_null());
+    json_object_set_new(o, "estimator", json_string(pt->run.rb ? "rb" : "plain"));
+    json_object_set_new(o, "rejections_rb", pt->run.rb ? S_stat_json(&r->rejections_rb) : json_null());
     json_object_set_new(o, "target_calls", S_stat_json(&r->target_calls));
     double tpc, se, lo, hi;
-    cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+    sd_run_tokens_per_call(r, &tpc, &se, &lo, &hi);
     json_object_set_new(o, "tokens_per_call", cli_json_real(tpc));
     json_object_set_new(o, "tokens_per_call_stderr", cli_json_real(se));
     json_object_set_new(o, "tokens_per_call_ci95", json_pack("[o,o]", cli_json_real(lo), cli_json_real(hi)));
-    json_object_set_new(o, "exact_rejections", cli_json_real(pt->ex.rejections));
-    json_object_set_new(o, "exact_target_calls", cli_json_real(pt->ex.target_calls));
-    json_object_set_new(o, "exact_method", pt->ex.method && isfinite(pt->ex.rejections)
-                                               ? json_string(pt->ex.method) : json_null());
+    json_object_set_new(o, "exact_rejections", cli_json_real(pt->run.exact.rejections));
+    json_object_set_new(o, "exact_target_calls", cli_json_real(pt->run.exact.target_calls));
+    json_object_set_new(o, "exact_method", pt->run.exact.method && isfinite(pt->run.exact.rejections)
+                                               ? json_string(pt->run.exact.method) : json_null());
     /* why the exact values are null when they were refused as too large */
-    json_object_set_new(o, "exact_not_computed", pt->ex_refused[0] ? json_string(pt->ex_refused) : json_null());
-    json_object_set_new(o, "baseline", json_string(pt->base ? pt->base->name : ""));
-    json_object_set_new(o, "baseline_exact_target_calls", cli_json_real(pt->base_calls));
+    json_object_set_new(o, "exact_not_computed", pt->run.exact_refused[0] ? json_string(pt->run.exact_refused) : json_null());
+    json_object_set_new(o, "baseline", json_string(pt->run.baseline ? pt->run.baseline->name : ""));
+    json_object_set_new(o, "baseline_exact_target_calls", cli_json_real(pt->run.baseline_calls));
     /* The key of earlier versions, kept as a documented alias. */
-    json_object_set_new(o, "token_exact_target_calls", cli_json_real(pt->base_calls));
+    json_object_set_new(o, "token_exact_target_calls", cli_json_real(pt->run.baseline_calls));
     json_object_set_new(o, "kernel", json_string(r->kernel));
     json_object_set_new(o, "accepted_per_iteration", S_stat_json(&r->accepted));
     json_t *h = json_array();
@@ -420,75 +384,28 @@ json_t *cli_point_json(const cli_run_point *pt)
         json_array_append_new(h, json_integer((json_int_t)r->accept_hist[j]));
     json_object_set_new(o, "accepted_hist", h);
     json_object_set_new(o, "lossless_claimed", json_boolean(sd_verifier_claims_lossless(vt, &pt->cv.par)));
-    json_object_set_new(o, "exact_bias", cli_json_real(pt->bias_exact));
+    json_object_set_new(o, "exact_bias", cli_json_real(pt->run.bias_exact));
     json_object_set_new(o, "exact_bias_position",
-                        isfinite(pt->bias_exact) ? json_integer((json_int_t)pt->bias_n) : json_null());
+                        isfinite(pt->run.bias_exact) ? json_integer((json_int_t)pt->run.bias_n) : json_null());
     json_object_set_new(o, "bias_estimate",
-                        isfinite(pt->bias_est.value)
+                        isfinite(pt->run.bias_est.value)
                             ? json_pack("{s:s,s:o,s:o,s:o}", "estimates", CLI_BIAS_ESTIMATES, "value",
-                                        cli_json_real(pt->bias_est.value), "stderr",
-                                        cli_json_real(pt->bias_est.stderr), "noise_floor",
-                                        cli_json_real(pt->bias_est.noise_floor))
+                                        cli_json_real(pt->run.bias_est.value), "stderr",
+                                        cli_json_real(pt->run.bias_est.stderr), "noise_floor",
+                                        cli_json_real(pt->run.bias_est.noise_floor))
                             : json_null());
     return o;
 }
 
 /* --- paired differences -------------------------------------------------------- */
 
-/* The per-trial value of quantity q. */
-static double S_trial_value(const sd_trial *t, int q)
-{
-    switch (q) {
-    case CLI_PAIRED_REJ: return (double)t->rejections;
-    case CLI_PAIRED_CALLS: return (double)t->target_calls;
-    case CLI_PAIRED_REJ_RB: return t->rb_rejections;
-    default: return t->rb_target_calls;
-    }
-}
-
-int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[CLI_PAIRED_N])
-{
-    if (!a->res.per_trial || !b->res.per_trial || a->res.trials != b->res.trials)
-        return -1;
-    for (int q = 0; q < CLI_PAIRED_N; q++) {
-        if (q >= CLI_PAIRED_REJ_RB && !(a->rb && b->rb)) { /* --estimator plain, or none given */
-            out[q] = (cli_paired){NAN, NAN, NAN, NAN, NAN};
-            continue;
-        }
-        sd_welford d, wa, wb;
-        sd_welford_init(&d);
-        sd_welford_init(&wa);
-        sd_welford_init(&wb);
-        for (uint64_t i = 0; i < a->res.trials; i++) {
-            double x = S_trial_value(&a->res.per_trial[i], q), y = S_trial_value(&b->res.per_trial[i], q);
-            sd_welford_add(&d, y - x);
-            sd_welford_add(&wa, x);
-            sd_welford_add(&wb, y);
-        }
-        cli_paired *o = &out[q];
-        o->diff = d.mean;
-        o->se = sd_welford_stderr(&d);
-        sd_welford_ci95(&d, &o->lo, &o->hi);
-        double sa = sd_welford_stderr(&wa), sb = sd_welford_stderr(&wb);
-        o->se_unpaired = sqrt(sa * sa + sb * sb);
-    }
-    return 0;
-}
-
-const char *cli_paired_coupling(const cli_run_point *a, const cli_run_point *b)
-{
-    return strcmp(a->res.kernel, SD_PAIRED_KERNEL_NAME) == 0 && strcmp(b->res.kernel, SD_PAIRED_KERNEL_NAME) == 0
-               ? "output-first"
-               : "common-seed";
-}
-
-static const char *const S_paired_keys[CLI_PAIRED_N] = {"rejections", "target_calls", "rejections_rb",
+static const char *const S_paired_keys[SD_RUN_PAIRED_N] = {"rejections", "target_calls", "rejections_rb",
                                                         "target_calls_rb"};
 
 static json_t *S_paired_json(const cli_run_point *a, const cli_run_point *b)
 {
-    cli_paired pd[CLI_PAIRED_N];
-    if (cli_paired_diff(a, b, pd))
+    sd_run_paired_stat pd[SD_RUN_PAIRED_N];
+    if (sd_run_paired(&a->run, &b->run, pd))
         return json_null();
     json_t *o = json_object();
     char ref[600];
@@ -496,8 +413,8 @@ static json_t *S_paired_json(const cli_run_point *a, const cli_run_point *b)
     sd_params_format(&a->cv.par, a->cv.vt, pars, sizeof pars);
     snprintf(ref, sizeof ref, "%s%s", a->cv.vt->name, pars);
     json_object_set_new(o, "reference", json_string(ref));
-    json_object_set_new(o, "coupling", json_string(cli_paired_coupling(a, b)));
-    for (int q = 0; q < CLI_PAIRED_N; q++) {
+    json_object_set_new(o, "coupling", json_string(sd_run_coupling(&a->run, &b->run)));
+    for (int q = 0; q < SD_RUN_PAIRED_N; q++) {
         if (!isfinite(pd[q].diff)) {
             json_object_set_new(o, S_paired_keys[q], json_null());
             continue;
@@ -592,7 +509,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
     putchar('\n');
     for (size_t i = 0; i < n; i++) {
         const cli_run_point *pt = &pts[i];
-        const sd_sim_result *r = &pt->res;
+        const sd_sim_result *r = &pt->run.sim;
         json_t *pj = sd_params_json(&pt->cv.par, pt->cv.vt), *mj = json_object();
         cli_model_describe(&pt->mo, &pt->model.view, mj);
         json_t *m = json_object_get(mj, "model");
@@ -607,7 +524,7 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
                 cli_csv_field(json_is_string(v) ? json_string_value(v) : NULL);
         }
         printf(",%zu,%zu,%llu,%llu,%u,%u,%.6f,%s", r->V, r->T, (unsigned long long)r->trials,
-               (unsigned long long)r->seed, pt->threads, pt->ranks, r->seconds, SD_VERSION);
+               (unsigned long long)r->seed, pt->run.threads, pt->ranks, r->seconds, SD_VERSION);
         cli_csv_field(json_string_value(json_object_get(m, "source")));
         cli_csv_field(pt->mo.file ? pt->mo.file : pt->mo.arpa.file);
         cli_csv_field(pt->model.sha256[0] ? pt->model.sha256 : NULL);
@@ -629,36 +546,36 @@ int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired)
         S_csv_stat(&r->rejections);
         S_csv_stat(&r->target_calls);
         double tpc, se, lo, hi;
-        cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+        sd_run_tokens_per_call(r, &tpc, &se, &lo, &hi);
         S_csv_num(tpc);
         S_csv_num(se);
         S_csv_num(lo);
         S_csv_num(hi);
         S_csv_stat(&r->accepted);
-        S_csv_num(pt->ex.rejections);
-        S_csv_num(pt->ex.target_calls);
-        S_csv_num(pt->base_calls);
-        S_csv_num(pt->rb ? r->rejections_rb.mean : NAN);
-        S_csv_num(pt->rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
-        S_csv_num(pt->bias_exact);
-        S_csv_num(isfinite(pt->bias_exact) ? (double)pt->bias_n : NAN);
+        S_csv_num(pt->run.exact.rejections);
+        S_csv_num(pt->run.exact.target_calls);
+        S_csv_num(pt->run.baseline_calls);
+        S_csv_num(pt->run.rb ? r->rejections_rb.mean : NAN);
+        S_csv_num(pt->run.rb ? sd_welford_stderr(&r->rejections_rb) : NAN);
+        S_csv_num(pt->run.bias_exact);
+        S_csv_num(isfinite(pt->run.bias_exact) ? (double)pt->run.bias_n : NAN);
         /* empty without an estimate, as JSON's "bias_estimate": null */
-        int has_est = isfinite(pt->bias_est.value);
-        S_csv_num(pt->bias_est.value);
-        S_csv_num(has_est ? pt->bias_est.stderr : NAN);
-        S_csv_num(has_est ? pt->bias_est.noise_floor : NAN);
+        int has_est = isfinite(pt->run.bias_est.value);
+        S_csv_num(pt->run.bias_est.value);
+        S_csv_num(has_est ? pt->run.bias_est.stderr : NAN);
+        S_csv_num(has_est ? pt->run.bias_est.noise_floor : NAN);
         if (paired) {
-            cli_paired pd[CLI_PAIRED_N];
-            if (i > 0 && cli_paired_diff(&pts[0], pt, pd) == 0) {
+            sd_run_paired_stat pd[SD_RUN_PAIRED_N];
+            if (i > 0 && sd_run_paired(&pts[0].run, &pt->run, pd) == 0) {
                 for (int q = 0; q < 2; q++) {
                     S_csv_num(pd[q].diff);
                     S_csv_num(pd[q].se);
                     S_csv_num(pd[q].se_unpaired);
                 }
-                cli_csv_field(cli_paired_coupling(&pts[0], pt));
-                S_csv_num(pd[CLI_PAIRED_REJ].se_unpaired / pd[CLI_PAIRED_REJ].se);
-                S_csv_num(pd[CLI_PAIRED_CALLS].se_unpaired / pd[CLI_PAIRED_CALLS].se);
-                for (int q = CLI_PAIRED_REJ_RB; q < CLI_PAIRED_N; q++) {
+                cli_csv_field(sd_run_coupling(&pts[0].run, &pt->run));
+                S_csv_num(pd[SD_RUN_PAIRED_REJ].se_unpaired / pd[SD_RUN_PAIRED_REJ].se);
+                S_csv_num(pd[SD_RUN_PAIRED_CALLS].se_unpaired / pd[SD_RUN_PAIRED_CALLS].se);
+                for (int q = SD_RUN_PAIRED_REJ_RB; q < SD_RUN_PAIRED_N; q++) {
                     S_csv_num(pd[q].diff);
                     S_csv_num(pd[q].se);
                     S_csv_num(pd[q].se_unpaired);
@@ -685,11 +602,11 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
     cli_model_summary(stdout, "model", &p0->mo, &p0->model.view);
     cli_model_identity_line(stdout, &p0->mo, &p0->model);
     double secs = 0.0;
-    uint64_t tlo = p0->res.trials, thi = p0->res.trials;
+    uint64_t tlo = p0->run.sim.trials, thi = p0->run.sim.trials;
     for (size_t i = 0; i < n; i++) {
-        secs += pts[i].res.seconds;
-        tlo = pts[i].res.trials < tlo ? pts[i].res.trials : tlo;
-        thi = pts[i].res.trials > thi ? pts[i].res.trials : thi;
+        secs += pts[i].run.sim.seconds;
+        tlo = pts[i].run.sim.trials < tlo ? pts[i].run.sim.trials : tlo;
+        thi = pts[i].run.sim.trials > thi ? pts[i].run.sim.trials : thi;
     }
     /* --target-stderr or --time-limit stop each point on its own: then
      * each row names its trials */
@@ -698,24 +615,24 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
     else
         printf("trials    %llu to %llu (each point's at the end of its row)", (unsigned long long)tlo,
                (unsigned long long)thi);
-    printf("   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->res.seed, p0->threads,
+    printf("   seed %llu   threads %u%s   %.3g s in all\n\n", (unsigned long long)p0->run.sim.seed, p0->run.threads,
            cli_ranks_text(p0), secs);
     printf("  %-30s %22s %22s %26s %12s\n", "verifier", "rejections (se)", "target calls (se)",
            "tokens/call [95% CI]", "exact calls");
     for (size_t i = 0; i < n; i++) {
         const cli_run_point *pt = &pts[i];
-        const sd_sim_result *r = &pt->res;
+        const sd_sim_result *r = &pt->run.sim;
         char pars[512], label[600], a[64], b[64], c[64];
         sd_params_format(&pt->cv.par, pt->cv.vt, pars, sizeof pars);
         snprintf(label, sizeof label, "%s%s", pt->cv.vt->name, pars);
         double tpc, se, lo, hi;
-        cli_tokens_per_call(r, &tpc, &se, &lo, &hi);
+        sd_run_tokens_per_call(r, &tpc, &se, &lo, &hi);
         snprintf(a, sizeof a, "%.5f (%.5f)", r->rejections.mean, sd_welford_stderr(&r->rejections));
         snprintf(b, sizeof b, "%.5f (%.5f)", r->target_calls.mean, sd_welford_stderr(&r->target_calls));
         snprintf(c, sizeof c, "%.4f [%.4f, %.4f]", tpc, lo, hi);
         printf("  %-30s %22s %22s %26s", label, a, b, c);
-        if (isfinite(pt->ex.target_calls))
-            printf(" %12.6f", pt->ex.target_calls);
+        if (isfinite(pt->run.exact.target_calls))
+            printf(" %12.6f", pt->run.exact.target_calls);
         else if (tlo != thi)
             printf(" %12s", "");
         if (tlo != thi)
@@ -723,7 +640,7 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         putchar('\n');
     }
     if (paired && n > 1) {
-        static const char *const what[CLI_PAIRED_N] = {"rejections", "target calls", "rejections (RB)",
+        static const char *const what[SD_RUN_PAIRED_N] = {"rejections", "target calls", "rejections (RB)",
                                                        "target calls (RB)"};
         char pars[512];
         sd_params_format(&p0->cv.par, p0->cv.vt, pars, sizeof pars);
@@ -735,13 +652,13 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
         printf("  %-30s %-13s %-18s %12s %10s %10s %7s\n", "verifier", "coupling", "quantity", "difference",
                "paired se", "unpaired", "ratio");
         for (size_t i = 1; i < n; i++) {
-            cli_paired pd[CLI_PAIRED_N];
+            sd_run_paired_stat pd[SD_RUN_PAIRED_N];
             char label[600];
             sd_params_format(&pts[i].cv.par, pts[i].cv.vt, pars, sizeof pars);
             snprintf(label, sizeof label, "%s%s", pts[i].cv.vt->name, pars);
-            if (cli_paired_diff(p0, &pts[i], pd))
+            if (sd_run_paired(&p0->run, &pts[i].run, pd))
                 continue;
-            for (int q = 0, first = 1; q < CLI_PAIRED_N; q++) {
+            for (int q = 0, first = 1; q < SD_RUN_PAIRED_N; q++) {
                 if (!isfinite(pd[q].diff))
                     continue;
                 double ratio = pd[q].se_unpaired / pd[q].se;
@@ -751,7 +668,7 @@ int cli_points_print_table(const cli_run_point *pts, size_t n, int paired)
                 else
                     snprintf(rt, sizeof rt, "%6.2fx", ratio);
                 printf("  %-30s %-13s %-18s %12.6f %10.6f %10.6f %s\n", first ? label : "",
-                       first ? cli_paired_coupling(p0, &pts[i]) : "", what[q], pd[q].diff, pd[q].se,
+                       first ? sd_run_coupling(&p0->run, &pts[i].run) : "", what[q], pd[q].diff, pd[q].se,
                        pd[q].se_unpaired, rt);
                 first = 0;
             }

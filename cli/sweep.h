@@ -19,30 +19,19 @@
 
 #include <jansson.h>
 
-#include "../sims/engine/sd_bias.h"
-#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_run.h"
 #include "cli.h"
 
-/* One simulated point and everything its output echoes. */
+/* One simulated point and everything its output echoes: the command line
+ * that asked for it, its model, and the run API's result
+ * (sims/engine/sd_run.h). */
 typedef struct cli_run_point {
     cli_verifier cv;
     cli_model_opts mo;
     cli_model model;
-    sd_sim_result res;
-    sd_exact_values ex;
-    char ex_refused[SD_ERROR_MSG_MAX]; /* why the exact values were refused (too large), or "" */
-    const sd_verifier_type *base; /* baseline verifier (token-level SD) */
-    double base_calls;            /* its exact target calls (NaN: n/a) */
-    /* A lossy verifier's per-token bias: exactly max_n TV(law of x_n,
-     * target) at n = bias_n (sd_bias_exact; NaN: n/a), else an estimate
-     * from the run (sd_bias_estimate_counts; value NaN: n/a). */
-    double bias_exact;
-    size_t bias_n;
-    sd_bias_estimate bias_est;
-    int rb;                       /* 1: res.rejections_rb holds the Rao-Blackwellised estimate */
+    sd_run_result run;
     double setup_seconds;         /* model and kernel tables */
     const char *samples;          /* --samples FILE written, or NULL */
-    unsigned threads;             /* per process (MPI rank) */
     unsigned ranks;               /* MPI ranks (1: one process) */
     double time_limit, target_stderr;
 } cli_run_point;
@@ -50,7 +39,8 @@ typedef struct cli_run_point {
 /* What bias_est estimates, in the output's words. */
 #define CLI_BIAS_ESTIMATES "mean over n of sum_b (P_n(b) - Q_n(b))^2, P_n the law of x_n, Q_n the target's"
 
-/* The argument vectors of a sweep: argv expanded into the cross product of
+/* The argument vectors of a sweep: the command line (read once:
+ * cli_args_scan, which also gives the plugins it loads) expanded into the cross product of
  * --algo's names and every list-valued parameter (options that a point's
  * verifier does not declare are left out of that point when --algo names
  * several).  *n = 1 and (*out)[0] a copy of argv when there is nothing to
@@ -61,16 +51,12 @@ typedef struct cli_sweep {
     size_t n;         /* points */
     char ***argv;     /* [n]: each NULL-terminated, argc entries */
     int *argc;
+    const char **algo; /* [n]: the verifier each point names (NULL: none, the default) */
     char **strings;   /* the value strings the vectors point into */
     size_t nstrings;
 } cli_sweep;
-int cli_sweep_expand(const char *cmd, int argc, char **argv, cli_sweep *sw);
+int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw);
 void cli_sweep_free(cli_sweep *sw);
-
-/* Tokens per target call T / mean(target calls), with the 95% CI of the
- * mean target calls mapped through x -> T/x (monotone, so the coverage is
- * that of the mean's CI) and the delta-method standard error T se / mean^2. */
-void cli_tokens_per_call(const sd_sim_result *r, double *tpc, double *se, double *lo, double *hi);
 
 /* Outputs of n points (n >= 1).  JSON: one object for one point, an array
  * for more; CSV: one header and a row per point.  paired: add the
@@ -84,22 +70,5 @@ int cli_points_print_json(const cli_run_point *pts, size_t n, int paired);
 int cli_points_print_csv(const cli_run_point *pts, size_t n, int paired);
 /* The long table of a sweep (more than one point). */
 int cli_points_print_table(const cli_run_point *pts, size_t n, int paired);
-
-/* The paired difference of point b minus point a (same trials, per_trial
- * filled): mean, paired stderr sd(d_i)/sqrt(n) with its 95% CI, and the
- * stderr sqrt(se_a^2 + se_b^2) two independent runs would give, for the
- * quantities CLI_PAIRED_* — the plain counts and their Rao-Blackwellised
- * estimates (the trials' rb_rejections, rb_target_calls; NaN entries when
- * a point has none or was run with --estimator plain).  Returns -1 when the points cannot be paired. */
-enum { CLI_PAIRED_REJ, CLI_PAIRED_CALLS, CLI_PAIRED_REJ_RB, CLI_PAIRED_CALLS_RB, CLI_PAIRED_N };
-typedef struct cli_paired {
-    double diff, se, lo, hi, se_unpaired;
-} cli_paired;
-int cli_paired_diff(const cli_run_point *a, const cli_run_point *b, cli_paired out[CLI_PAIRED_N]);
-
-/* How points a and b share randomness: "output-first" when both ran the
- * output-first path (sims/engine/sd_paired.h: the same output tokens and coins),
- * else "common-seed" (the same stream per trial, consumed differently). */
-const char *cli_paired_coupling(const cli_run_point *a, const cli_run_point *b);
 
 #endif
