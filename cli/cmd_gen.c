@@ -36,7 +36,14 @@ static const char S_help[] =
     "                   (generated, or --model FILE) and write -o DIR/tokens.npy,\n"
     "                   draft.npy, target.npy (the rows along each sequence),\n"
     "                   ratios.npy and prompts.npy (x_0): the input of simdec trace\n"
-    "  --seed S         the traces' seed (default 1): sequence i reads stream (S, i)\n";
+    "  --seed S         the traces' seed (default 1): sequence i reads stream (S, i)\n"
+    "  --arpa FILE      with --trace: sequences of an ARPA backoff language model\n"
+    "                   after <s> (--T, default 50): target --order 1, 2 (default)\n"
+    "                   or 3 (the trigram: not a first-order chain, fine for\n"
+    "                   traces), draft --draft-order 1 (default), 2 or 3 of\n"
+    "                   --draft-arpa FILE (default the same file); each row O(V)\n"
+    "  --no-rows        with --trace: write tokens.npy, ratios.npy and prompts.npy\n"
+    "                   only (enough for token and block; n*T*V rows need not fit)\n";
 
 static int S_write(FILE *f, void *ctx, sd_error *err)
 {
@@ -50,6 +57,7 @@ int cmd_gen(int argc, char **argv)
         {"output", required_argument, 0, 'o'},
         {"trace", required_argument, 0, 0x7101},
         {"seed", required_argument, 0, 0x7102},
+        {"no-rows", no_argument, 0, 0x7103},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -58,6 +66,7 @@ int cmd_gen(int argc, char **argv)
     const char *out = NULL;
     size_t trace_n = 0;
     uint64_t trace_seed = 1;
+    int no_rows = 0;
     sd_error err;
     int c, status = 0;
     optind = 0;
@@ -83,6 +92,10 @@ int cmd_gen(int argc, char **argv)
                 status = cli_fail(&err);
                 break;
             }
+            continue;
+        }
+        if (c == 0x7103) {
+            no_rows = 1;
             continue;
         }
         if (c == CLI_OPT_MODEL) { /* with --trace only (checked below) */
@@ -113,6 +126,15 @@ int cmd_gen(int argc, char **argv)
     if (!status && mo.file && !trace_n)
         status = cli_usage_error("gen", "--model does not apply to gen (it writes a new model), except "
                                         "with --trace N (traces sampled from that model)");
+    if (!status && mo.arpa.given && !trace_n)
+        status = cli_usage_error("gen", "--arpa applies to gen with --trace N (traces sampled from the language "
+                                        "model); run and eval take --arpa directly");
+    if (!status && mo.arpa.given && (mo.file || mo.gen_given))
+        status = cli_usage_error("gen", "--arpa is a model of its own: drop --model/--V/--model-seed/--alpha/--mix");
+    if (!status && no_rows && !trace_n)
+        status = cli_usage_error("gen", "--no-rows applies to --trace N");
+    if (!status && no_rows && !mo.arpa.given)
+        status = cli_usage_error("gen", "--no-rows applies to --arpa traces (a chain's rows are V x V already)");
     if (!status && trace_n && !out)
         status = cli_usage_error("gen", "--trace writes a directory of .npy files: give -o DIR");
     if (status) {
@@ -126,8 +148,14 @@ int cmd_gen(int argc, char **argv)
             sd_error_set(&err, SD_EOUTPUT, "%s: cannot create the directory: %s", out, strerror(errno));
             return cli_fail(&err);
         }
-        sd_chain *ch = cli_model_build(&mo, &err);
         size_t budget = sd_mem_budget(mo.max_memory);
+        if (mo.arpa.given) {
+            int rc = cli_arpa_trace(&mo.arpa, mo.T_given ? mo.gen.T : 50, trace_n, trace_seed, !no_rows, out, budget,
+                                    &err);
+            cli_model_release(&mo);
+            return rc ? cli_fail(&err) : 0;
+        }
+        sd_chain *ch = cli_model_build(&mo, &err);
         cli_model_release(&mo);
         if (!ch)
             return cli_fail(&err);

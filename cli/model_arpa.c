@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../src/sd_arpa.h"
+#include "../src/sd_ngram.h"
+#include "../src/sd_trace_write.h"
 #include "../src/sd_parse.h"
 #include "../src/sd_sha256.h"
 #include "cli.h"
@@ -38,15 +40,15 @@ int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err)
         break;
     case CLI_OPT_ORDER:
         rc = sd_parse_size("--order", arg, 1, 9, &ao->order, err);
-        if (!rc && ao->order > 2)
-            rc = sd_error_set(err, SD_EUSAGE, "--order %zu: the target is the bigram (2) or the unigram (1); higher "
-                                              "orders are not a first-order chain", ao->order);
+        if (!rc && ao->order > 3)
+            rc = sd_error_set(err, SD_EUSAGE, "--order %zu: the target is the unigram (1), the bigram (2) or, for "
+                                              "traces only, the trigram (3)", ao->order);
         break;
     case CLI_OPT_DRAFT_ORDER:
         rc = sd_parse_size("--draft-order", arg, 1, 9, &ao->draft_order, err);
-        if (!rc && ao->draft_order != 1)
-            rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the draft is a unigram (1); a context-dependent "
-                                              "draft is not supported", ao->draft_order);
+        if (!rc && ao->draft_order > 3)
+            rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the draft is the unigram (1) or, for traces only, "
+                                              "the bigram (2) or trigram (3)", ao->draft_order);
         break;
     default: return 0;
     }
@@ -61,6 +63,16 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
     sha256[0] = '\0';
     if (!ao->file)
         return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
+    if (ao->order > 2)
+        return sd_error_set(err, SD_EUSAGE, "--order %zu: a trigram target is not a first-order chain: the exact "
+                                            "values and kernels take --order 1 or 2; traces take 3 (gen --arpa FILE "
+                                            "--order 3 --trace N -o DIR, then simdec trace)", ao->order);
+    if (ao->draft_order > 1)
+        return sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the exact values and kernels of --arpa take a unigram "
+                                            "draft (their sparse row sums order the tokens by p/u once, for one "
+                                            "draft row); traces take a bigram or trigram draft (gen --arpa FILE "
+                                            "--draft-order %zu --trace N -o DIR, then simdec trace)",
+                            ao->draft_order, ao->draft_order);
     sd_arpa *ta = NULL, *da = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
     if (!rc && ao->draft_file && strcmp(ao->draft_file, ao->file) != 0)
@@ -100,7 +112,7 @@ void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *o)
         json_object_set_new(o, "arpa", json_string(ao->file));
         json_object_set_new(o, "order", json_integer((json_int_t)(ao->order ? ao->order : 2)));
         json_object_set_new(o, "draft_arpa", json_string(ao->draft_file ? ao->draft_file : ao->file));
-        json_object_set_new(o, "draft_order", json_integer(1));
+        json_object_set_new(o, "draft_order", json_integer((json_int_t)(ao->draft_order ? ao->draft_order : 1)));
         json_object_set_new(o, "bigrams", json_integer((json_int_t)m->nnz));
         json_object_set_new(o, "row_max_deviation", json_real(m->row_dev));
     } else {
@@ -151,4 +163,71 @@ int cli_sparse_open(const cli_model_opts *mo, cli_model *m, int *opened, sd_erro
         *opened = 1;
     }
     return SD_OK;
+}
+
+/* --- traces (gen --arpa FILE --trace N) ---------------------------------- */
+
+typedef struct {
+    sd_ngram *draft, *target;
+    double *dev;     /* largest row deviation so far */
+    long *dev_ctx;   /* its context (-1: none) */
+} S_trace_ctx;
+
+static int S_trace_rows(const void *vctx, const int64_t *hist, size_t t, double *p, double *q, sd_error *err)
+{
+    const S_trace_ctx *c = vctx;
+    double d1 = 0.0, d2 = 0.0;
+    int rc = sd_ngram_row(c->draft, hist, t, p, &d1, err);
+    if (!rc)
+        rc = sd_ngram_row(c->target, hist, t, q, &d2, err);
+    if (!rc && (d1 > *c->dev || d2 > *c->dev)) {
+        *c->dev = d1 > d2 ? d1 : d2;
+        *c->dev_ctx = (long)hist[t - 1];
+    }
+    return rc;
+}
+
+int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, int rows, const char *dir,
+                   size_t budget, sd_error *err)
+{
+    if (!ao->file)
+        return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
+    if (T < 1 || T > SD_BACKOFF_MAX_T)
+        return sd_error_set(err, SD_EUSAGE, "--T %zu: expected 1..%zu", T, SD_BACKOFF_MAX_T);
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_ngram *gt = NULL, *gd = NULL;
+    double *init = NULL;
+    int rc = sd_arpa_load(ao->file, budget, &ta, err);
+    if (!rc && ao->draft_file && strcmp(ao->draft_file, ao->file) != 0)
+        rc = sd_arpa_load(ao->draft_file, budget, &da, err);
+    size_t order = ao->order ? ao->order : 2, dorder = ao->draft_order ? ao->draft_order : 1;
+    if (!rc && order > ta->order)
+        rc = sd_error_set(err, SD_EUSAGE, "--order %zu: %s has order %zu", order, ao->file, ta->order);
+    if (!rc && dorder > (da ? da : ta)->order)
+        rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: %s has order %zu", dorder,
+                          da ? ao->draft_file : ao->file, (da ? da : ta)->order);
+    if (!rc)
+        rc = sd_ngram_open(ta, order, NULL, &gt, err);
+    if (!rc)
+        rc = sd_ngram_open(da ? da : ta, dorder, ta, &gd, err);
+    if (!rc && !(init = calloc(ta->V, sizeof *init)))
+        rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+    double dev = 0.0;
+    long dev_ctx = -1;
+    if (!rc) {
+        init[ta->bos >= 0 ? (size_t)ta->bos : 0] = 1.0; /* x_0 = <s> */
+        S_trace_ctx c = {gd, gt, &dev, &dev_ctx};
+        size_t left = budget > sd_arpa_bytes(ta->V, ta->n2, ta->n3) ? budget - sd_arpa_bytes(ta->V, ta->n2, ta->n3)
+                                                                     : 1;
+        rc = sd_trace_write_fn(n, T, ta->V, init, S_trace_rows, &c, rows, seed, dir, left, err);
+    }
+    if (!rc && dev > 1e-9)
+        fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| on the traces = %.6g (the row "
+                        "after '%s')\n", ao->file, dev, dev_ctx >= 0 ? ta->words[dev_ctx] : "?");
+    free(init);
+    sd_ngram_free(gt);
+    sd_ngram_free(gd);
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+    return rc;
 }

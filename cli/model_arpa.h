@@ -5,6 +5,7 @@
 #ifndef CLI_MODEL_ARPA_H
 #define CLI_MODEL_ARPA_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -50,6 +51,14 @@ int cli_sparse_open(const struct cli_model_opts *mo, struct cli_model *m, int *o
  * (SD_EUSAGE for an inline list) naming the list when its sum is off by
  * more than --tol (default 1e-9). */
 int cli_model_lists_check(const struct cli_model_opts *mo, sd_error *err);
+
+/* gen --arpa FILE --trace N -o DIR: n sequences of T tokens sampled from
+ * the target (order 1..3) after <s>, with the draft's rows (order 1..3 of
+ * --draft-arpa) along them (src/sd_ngram.h, src/sd_trace_write.h); rows = 0
+ * writes tokens, ratios and prompts only.  The budget covers the model and
+ * the arrays.  A library status. */
+int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, int rows, const char *dir,
+                   size_t budget, sd_error *err);
 
 /* The model's table line and JSON description. */
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m);

@@ -13,11 +13,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t sd_arpa_bytes(size_t V, size_t n2)
+size_t sd_arpa_bytes(size_t V, size_t n2, size_t n3)
 {
     /* words: pointer + ~16 bytes text + 2 doubles + hash (2 slots of 4 bytes);
-     * bigrams: ctx, tok, line (4 each) + logp (8) + sort scratch (8). */
-    return V * (8 + 16 + 16 + 8 + 8) + n2 * (4 + 4 + 4 + 8 + 8) + 4096;
+     * bigrams: ctx, tok, line (4 each) + logp, bo (8 each) + sort scratch (8) + tri_off (8);
+     * trigrams: w1, w2, tok, line, perm (4 each) + logp (8) + sort scratch (12). */
+    return V * (8 + 16 + 16 + 8 + 8) + n2 * (4 + 4 + 4 + 8 + 8 + 8 + 8) + n3 * (5 * 4 + 8 + 12) + 4096;
+}
+
+long sd_arpa_bigram(const sd_arpa *a, size_t w1, size_t w2)
+{
+    if (w1 >= a->V || !a->ctx_off)
+        return -1;
+    size_t lo = a->ctx_off[w1], hi = a->ctx_off[w1 + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->bi_tok[mid] < w2)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->ctx_off[w1 + 1] && a->bi_tok[lo] == w2 ? (long)lo : -1;
 }
 
 void sd_arpa_free(sd_arpa *a)
@@ -34,6 +50,10 @@ void sd_arpa_free(sd_arpa *a)
     free(a->bi_tok);
     free(a->bi_logp);
     free(a->ctx_off);
+    free(a->bi_bo);
+    free(a->tri_tok);
+    free(a->tri_logp);
+    free(a->tri_off);
     free(a);
 }
 
@@ -182,6 +202,19 @@ static int S_cmp_bigram(const void *x, const void *y)
     return i < j ? -1 : i > j;
 }
 
+/* trigrams while sorting: (bigram index, w3), then line */
+static const uint32_t *S_sort_tbi, *S_sort_tw3;
+
+static int S_cmp_trigram(const void *x, const void *y)
+{
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    if (S_sort_tbi[i] != S_sort_tbi[j])
+        return S_sort_tbi[i] < S_sort_tbi[j] ? -1 : 1;
+    if (S_sort_tw3[i] != S_sort_tw3[j])
+        return S_sort_tw3[i] < S_sort_tw3[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
 int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, sd_arpa **out,
                         sd_error *err)
 {
@@ -245,9 +278,10 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
         }
         a->order = ord;
         a->counts[ord] = (size_t)cnt;
-        if ((ord == 1 && cnt > SD_ARPA_MAX_V) || (ord == 2 && cnt > SD_ARPA_MAX_BIGRAMS))
+        if ((ord == 1 && cnt > SD_ARPA_MAX_V) || (ord == 2 && cnt > SD_ARPA_MAX_BIGRAMS) ||
+            (ord == 3 && cnt > SD_ARPA_MAX_TRIGRAMS))
             rc = sd_error_set(err, SD_ETOOBIG, "%s:%zu: %llu %lu-grams; at most %zu are read", source, in.line,
-                              cnt, ord, ord == 1 ? SD_ARPA_MAX_V : SD_ARPA_MAX_BIGRAMS);
+                              cnt, ord, ord == 1 ? SD_ARPA_MAX_V : ord == 2 ? SD_ARPA_MAX_BIGRAMS : SD_ARPA_MAX_TRIGRAMS);
     }
     if (!rc && a->order == 0)
         rc = sd_error_set(err, SD_EDATA, "%s:%zu: \\data\\ lists no 'ngram N=COUNT' line", source, in.line);
@@ -256,12 +290,13 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
     if (!rc && !sec_b)
         rc = sd_error_set(err, SD_EDATA, "%s:%zu: the file ends after \\data\\; expected the \\1-grams: section",
                           source, in.line);
-    size_t V = a->counts[1], n2 = a->order >= 2 ? a->counts[2] : 0;
-    if (!rc && max_bytes && sd_arpa_bytes(V, n2) > max_bytes)
-        rc = sd_error_set(err, SD_ETOOBIG, "%s: %zu words and %zu bigrams take about %.3g MB; memory budget %.3g MB",
-                          source, V, n2, (double)sd_arpa_bytes(V, n2) / 1e6, (double)max_bytes / 1e6);
+    size_t V = a->counts[1], n2 = a->order >= 2 ? a->counts[2] : 0, n3 = a->order >= 3 ? a->counts[3] : 0;
+    if (!rc && max_bytes && sd_arpa_bytes(V, n2, n3) > max_bytes)
+        rc = sd_error_set(err, SD_ETOOBIG, "%s: %zu words, %zu bigrams and %zu trigrams take about %.3g MB; memory "
+                          "budget %.3g MB", source, V, n2, n3, (double)sd_arpa_bytes(V, n2, n3) / 1e6,
+                          (double)max_bytes / 1e6);
     S_hash h = {NULL, 0};
-    uint32_t *bline = NULL, *perm = NULL;
+    uint32_t *bline = NULL, *perm = NULL, *tw1 = NULL, *tw2 = NULL, *tline = NULL;
     if (!rc) {
         size_t hs = 16;
         while (hs < 2 * V)
@@ -275,9 +310,19 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
         a->bi_ctx = malloc((n2 ? n2 : 1) * sizeof *a->bi_ctx);
         a->bi_tok = malloc((n2 ? n2 : 1) * sizeof *a->bi_tok);
         a->bi_logp = malloc((n2 ? n2 : 1) * sizeof *a->bi_logp);
+        a->bi_bo = calloc(n2 ? n2 : 1, sizeof *a->bi_bo);
         bline = malloc((n2 ? n2 : 1) * sizeof *bline);
+        if (n3) {
+            a->tri_tok = malloc(n3 * sizeof *a->tri_tok);
+            a->tri_logp = malloc(n3 * sizeof *a->tri_logp);
+            a->tri_off = calloc(n2 + 1, sizeof *a->tri_off);
+            tw1 = malloc(n3 * sizeof *tw1);
+            tw2 = malloc(n3 * sizeof *tw2);
+            tline = malloc(n3 * sizeof *tline);
+        }
         if (!h.slot || !a->words || !a->uni_logp || !a->uni_bo || !a->ctx_off || !a->bi_ctx || !a->bi_tok ||
-            !a->bi_logp || !bline)
+            !a->bi_logp || !a->bi_bo || !bline ||
+            (n3 && (!a->tri_tok || !a->tri_logp || !a->tri_off || !tw1 || !tw2 || !tline)))
             rc = sd_error_set(err, SD_ENOMEM, "out of memory reading %s (%zu words, %zu bigrams)", source, V, n2);
     }
     /* the sections, in order 1..order */
@@ -355,7 +400,25 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
                 a->bi_ctx[n] = (uint32_t)w1;
                 a->bi_tok[n] = (uint32_t)w2;
                 a->bi_logp[n] = lp;
+                a->bi_bo[n] = bo;
                 bline[n] = (uint32_t)in.line;
+            } else if (ord == 3) {
+                size_t at;
+                long w[3];
+                int bad = -1;
+                for (int j = 0; j < 3 && bad < 0; j++)
+                    if ((w[j] = S_lookup(&h, a->words, fb[1 + j], fn[1 + j], &at)) < 0)
+                        bad = j;
+                if (bad >= 0) {
+                    rc = S_bad(&in, " is not among the unigrams; every word of a trigram must be one", fb[1 + bad],
+                               fn[1 + bad]);
+                    break;
+                }
+                tw1[n] = (uint32_t)w[0];
+                tw2[n] = (uint32_t)w[1];
+                a->tri_tok[n] = (uint32_t)w[2];
+                a->tri_logp[n] = lp;
+                tline[n] = (uint32_t)in.line;
             }
             n++;
         }
@@ -400,21 +463,24 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
         }
         if (!rc) { /* apply the permutation through bline as scratch */
             uint32_t *c2 = malloc(n2 * sizeof *c2);
-            double *l2 = malloc(n2 * sizeof *l2);
-            if (!c2 || !l2)
+            double *l2 = malloc(n2 * sizeof *l2), *o2 = malloc(n2 * sizeof *o2);
+            if (!c2 || !l2 || !o2)
                 rc = sd_error_set(err, SD_ENOMEM, "out of memory");
             for (size_t i = 0; !rc && i < n2; i++) {
                 c2[i] = a->bi_ctx[perm[i]];
                 bline[i] = a->bi_tok[perm[i]];
                 l2[i] = a->bi_logp[perm[i]];
+                o2[i] = a->bi_bo[perm[i]];
             }
             if (!rc) {
                 memcpy(a->bi_ctx, c2, n2 * sizeof *c2);
                 memcpy(a->bi_tok, bline, n2 * sizeof *bline);
                 memcpy(a->bi_logp, l2, n2 * sizeof *l2);
+                memcpy(a->bi_bo, o2, n2 * sizeof *o2);
             }
             free(c2);
             free(l2);
+            free(o2);
         }
     }
     if (!rc) {
@@ -431,9 +497,61 @@ int sd_arpa_load_string(const char *text, const char *source, size_t max_bytes, 
                 a->unk = (long)i;
         }
     }
+    /* trigrams: each to its prefix bigram, sorted by (bigram, w3), duplicates refused */
+    if (!rc && n3) {
+        uint32_t *tperm = malloc(n3 * sizeof *tperm);
+        if (!tperm)
+            rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+        for (size_t i = 0; !rc && i < n3; i++) {
+            long bi = sd_arpa_bigram(a, tw1[i], tw2[i]);
+            if (bi < 0)
+                rc = sd_error_set(err, SD_EDATA, "%s:%u: the trigram '%s %s %s' has no bigram '%s %s'; expected every "
+                                  "trigram's prefix among the bigrams (it holds the backoff weight)", source,
+                                  tline[i], a->words[tw1[i]], a->words[tw2[i]], a->words[a->tri_tok[i]],
+                                  a->words[tw1[i]], a->words[tw2[i]]);
+            tw1[i] = (uint32_t)bi; /* tw1 now holds the bigram index */
+            tperm[i] = (uint32_t)i;
+        }
+        if (!rc) {
+            S_sort_tbi = tw1;
+            S_sort_tw3 = a->tri_tok;
+            qsort(tperm, n3, sizeof *tperm, S_cmp_trigram);
+            for (size_t i = 1; i < n3 && !rc; i++) {
+                uint32_t x = tperm[i], y = tperm[i - 1];
+                if (tw1[x] == tw1[y] && a->tri_tok[x] == a->tri_tok[y])
+                    rc = sd_error_set(err, SD_EDATA, "%s:%u: the trigram '%s %s %s' is listed twice (first at line "
+                                      "%u)", source, tline[x], a->words[a->bi_ctx[tw1[x]]], a->words[a->bi_tok[tw1[x]]],
+                                      a->words[a->tri_tok[x]], tline[y]);
+            }
+        }
+        if (!rc) { /* apply the permutation (tw2 and tline as scratch) */
+            double *l3 = malloc(n3 * sizeof *l3);
+            if (!l3)
+                rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+            for (size_t i = 0; !rc && i < n3; i++) {
+                tw2[i] = a->tri_tok[tperm[i]];
+                tline[i] = tw1[tperm[i]];
+                l3[i] = a->tri_logp[tperm[i]];
+            }
+            if (!rc) {
+                memcpy(a->tri_tok, tw2, n3 * sizeof *tw2);
+                memcpy(a->tri_logp, l3, n3 * sizeof *l3);
+                for (size_t i = 0; i < n3; i++)
+                    a->tri_off[tline[i] + 1]++;
+                for (size_t i = 0; i < n2; i++)
+                    a->tri_off[i + 1] += a->tri_off[i];
+                a->n3 = n3;
+            }
+            free(l3);
+        }
+        free(tperm);
+    }
     free(h.slot);
     free(bline);
     free(perm);
+    free(tw1);
+    free(tw2);
+    free(tline);
     if (rc) {
         sd_arpa_free(a);
         return rc;

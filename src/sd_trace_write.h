@@ -21,6 +21,24 @@
 /* Bytes the five arrays take (what sd_trace_write allocates). */
 double sd_trace_write_bytes(const sd_chain *c, size_t n);
 
+/* The rows of position t (1..T) after the history hist[0..t) = x_0..x_{t-1}:
+ * the draft row into p[V], the target row into q[V] (each summing to 1). */
+typedef int (*sd_trace_rows_fn)(const void *ctx, const int64_t *hist, size_t t, double *p, double *q, sd_error *err);
+
+/* Bytes sd_trace_write_fn allocates (rows = 0: without the two row arrays,
+ * 2V doubles of scratch instead). */
+double sd_trace_write_fn_bytes(size_t n, size_t T, size_t V, int rows);
+
+/* The same for any model given by its rows at a history (a language model
+ * of order 3 is not a first-order chain): x_0 ~ init (V entries) by the
+ * stream's first uniform, x_t ~ q of rows(hist = x_0..x_{t-1}, t) by its
+ * uniform t.  rows = 0 writes tokens, ratios and prompts only (what token
+ * and block verification need: the rows are not kept, any draft.npy and
+ * target.npy left in dir from before are removed so that no mixed set
+ * remains).  Errors as sd_trace_write, and the callback's. */
+int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
+                      int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err);
+
 /* Samples n sequences of chain c with seed and writes them to directory
  * dir (which must exist).  SD_ETOOBIG before allocating when the arrays
  * exceed max_bytes (0: no limit); SD_EIO naming a file that cannot be

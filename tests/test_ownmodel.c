@@ -1,0 +1,358 @@
+/* test_ownmodel.c — traces written from ARPA language models (gen --arpa
+ * FILE --trace N, src/sd_ngram.h, src/sd_trace_write.h).
+ *
+ * Suite ownmodel: the rows of a hand-written trigram model equal a
+ * direct computation from its numbers (Katz backoff as ARPA states it), and
+ * at order 2 they are sd_backoff's rows bit for bit up to rounding.
+ * Suite ownmodel_cli: `simdec trace` on traces written from the bigram agrees
+ * with `eval generation` on the same rows stored within 4 standard errors
+ * (fixed seeds; 4 se is a two-sided 6e-5 chance per comparison for a
+ * correct estimate, so a failure is a disagreement, not noise); --no-rows
+ * writes the same tokens and ratios; the trigram's traces carry its rows. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_backoff.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_ngram.h"
+#include "../src/sd_npy.h"
+#include "test_util.h"
+
+/* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1. */
+static const char S_lm[] = "\\data\\\n"
+                           "ngram 1=5\n"
+                           "ngram 2=7\n"
+                           "ngram 3=4\n"
+                           "\n"
+                           "\\1-grams:\n"
+                           "-0.6990\t</s>\n"
+                           "-99\t<s>\t-0.30103\n"
+                           "-0.5229\ta\t-0.1\n"
+                           "-0.6990\tb\t-0.2\n"
+                           "-0.5229\tc\t0.05\n"
+                           "\n"
+                           "\\2-grams:\n"
+                           "-0.3010 <s> a -0.2\n"
+                           "-0.6021 <s> b\n"
+                           "-0.2218 a b 0.1\n"
+                           "-0.4 a </s>\n"
+                           "-0.1 b c -0.3\n"
+                           "-0.5 c a\n"
+                           "-1.5 c <s>\n"
+                           "\n"
+                           "\\3-grams:\n"
+                           "-0.1 <s> a b\n"
+                           "-0.7 <s> a c\n"
+                           "-0.05 a b c\n"
+                           "-0.9 b c </s>\n"
+                           "\n"
+                           "\\end\\\n";
+
+static const double S_uni[5] = {-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229};
+static const double S_ubo[5] = {0.0, -0.30103, -0.1, -0.2, 0.05};
+static const struct { int a, x; double lp, bo; } S_bi[] = {
+    {1, 2, -0.3010, -0.2}, {1, 3, -0.6021, 0}, {2, 3, -0.2218, 0.1}, {2, 0, -0.4, 0},
+    {3, 4, -0.1, -0.3},    {4, 2, -0.5, 0},    {4, 1, -1.5, 0}};
+static const struct { int a, b, x; double lp; } S_tri[] = {{1, 2, 3, -0.1}, {1, 2, 4, -0.7}, {2, 3, 4, -0.05}, {3, 4, 0, -0.9}};
+
+/* raw P2(x|y) straight from the numbers */
+static double S_p2(int y, int x)
+{
+    for (size_t i = 0; i < sizeof S_bi / sizeof *S_bi; i++)
+        if (S_bi[i].a == y && S_bi[i].x == x)
+            return pow(10.0, S_bi[i].lp);
+    return pow(10.0, S_ubo[y] + S_uni[x]);
+}
+
+/* the normalised row after (x, y) (x < 0: after y alone; y < 0: unigram) */
+static void S_dense(int x, int y, double row[5])
+{
+    double z = 0.0;
+    for (int w = 0; w < 5; w++) {
+        double v;
+        if (y < 0)
+            v = pow(10.0, S_uni[w]);
+        else if (x < 0)
+            v = S_p2(y, w);
+        else {
+            double bo = 0.0;
+            v = NAN;
+            for (size_t i = 0; i < sizeof S_bi / sizeof *S_bi; i++)
+                if (S_bi[i].a == x && S_bi[i].x == y)
+                    bo = S_bi[i].bo;
+            for (size_t i = 0; i < sizeof S_tri / sizeof *S_tri; i++)
+                if (S_tri[i].a == x && S_tri[i].b == y && S_tri[i].x == w)
+                    v = pow(10.0, S_tri[i].lp);
+            if (isnan(v))
+                v = pow(10.0, bo) * S_p2(y, w);
+        }
+        z += row[w] = w == 1 ? 0.0 : v;
+    }
+    for (int w = 0; w < 5; w++)
+        row[w] /= z;
+}
+
+static sd_arpa *S_load(void)
+{
+    sd_arpa *a = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(S_lm, "tri.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(a->n3, 4);
+    return a;
+}
+
+Test(ownmodel, ngram_rows_equal_the_direct_computation)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    for (size_t order = 1; order <= 3; order++) {
+        sd_ngram *g = NULL;
+        cr_assert_eq(sd_ngram_open(a, order, NULL, &g, &err), SD_OK, "%s", err.msg);
+        for (int x = 0; x < 5; x++)
+            for (int y = 0; y < 5; y++) {
+                int64_t h[2] = {x, y};
+                double row[5], want[5];
+                cr_assert_eq(sd_ngram_row(g, h, 2, row, NULL, &err), SD_OK, "%s", err.msg);
+                S_dense(order == 3 ? x : -1, order >= 2 ? y : -1, want);
+                for (int w = 0; w < 5; w++)
+                    cr_assert(fabs(row[w] - want[w]) < 1e-14, "order %zu after (%d %d): row[%d] = %.17g, want %.17g",
+                              order, x, y, w, row[w], want[w]);
+                /* one word of history: the bigram's row */
+                cr_assert_eq(sd_ngram_row(g, h + 1, 1, row, NULL, &err), SD_OK, "%s", err.msg);
+                S_dense(-1, order >= 2 ? y : -1, want);
+                for (int w = 0; w < 5; w++)
+                    cr_assert(fabs(row[w] - want[w]) < 1e-14, "order %zu after (%d): row[%d]", order, y, w);
+            }
+        sd_ngram_free(g);
+    }
+    sd_arpa_free(a);
+}
+
+Test(ownmodel, ngram_bigram_rows_are_the_backoff_rows)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 4, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_ngram *g = NULL, *d = NULL;
+    cr_assert_eq(sd_ngram_open(a, 2, NULL, &g, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(a, 1, NULL, &d, &err), SD_OK, "%s", err.msg);
+    for (int64_t y = 0; y < 5; y++) {
+        double p[5], q[5], pn[5], qn[5];
+        sd_backoff_rows(m, (size_t)y, p, q);
+        cr_assert_eq(sd_ngram_row(g, &y, 1, qn, NULL, &err), SD_OK);
+        cr_assert_eq(sd_ngram_row(d, &y, 1, pn, NULL, &err), SD_OK);
+        for (int w = 0; w < 5; w++)
+            cr_assert(fabs(p[w] - pn[w]) < 1e-15 && fabs(q[w] - qn[w]) < 1e-15, "after %d: token %d", (int)y, w);
+    }
+    sd_ngram_free(g);
+    sd_ngram_free(d);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+Test(ownmodel, trigram_prefix_and_duplicates_are_refused)
+{
+    sd_arpa *a = NULL;
+    sd_error err;
+    char *bad = strdup(S_lm);
+    char *at = strstr(bad, "-0.9 b c </s>");
+    memcpy(at, "-0.9 c b </s>", 13); /* "c b" is not a bigram */
+    cr_assert_eq(sd_arpa_load_string(bad, "bad.arpa", 0, &a, &err), SD_EDATA);
+    cr_assert(strstr(err.msg, "bad.arpa:26: the trigram 'c b </s>' has no bigram 'c b'"), "%s", err.msg);
+    memcpy(at, "-0.9 a b c   ", 13);
+    cr_assert_eq(sd_arpa_load_string(bad, "bad.arpa", 0, &a, &err), SD_EDATA);
+    cr_assert(strstr(err.msg, "bad.arpa:26: the trigram 'a b c' is listed twice (first at line 25)"), "%s", err.msg);
+    free(bad);
+}
+
+/* --- through the command line ------------------------------------------------- */
+
+static char *S_dir(const char *name)
+{
+    char *p = malloc(256);
+    snprintf(p, 256, "/tmp/simdec-test-ownmodel-%d-%s", (int)getpid(), name);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", p, p);
+    cr_assert_eq(system(cmd), 0);
+    return p;
+}
+
+static json_t *S_json(const char *args)
+{
+    char *out = NULL, *err = NULL;
+    int st = tu_run(args, &out, &err);
+    cr_assert_eq(st, 0, "%s: %d %s", args, st, err);
+    json_error_t je;
+    json_t *v = json_loads(out, 0, &je);
+    cr_assert(v, "%s: not JSON: %s", args, out);
+    free(out);
+    free(err);
+    return v;
+}
+
+static double S_num(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    cr_assert(json_is_number(v), "%s.%s", a, b ? b : "");
+    return json_number_value(v);
+}
+
+static void S_run(const char *cmd)
+{
+    char *err = NULL;
+    int st = tu_run(cmd, NULL, &err);
+    cr_assert_eq(st, 0, "%s: %d %s", cmd, st, err);
+    free(err);
+}
+
+Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
+{
+    char *dir = S_dir("bi"), *dir2 = S_dir("bi-norows");
+    char path[600], cmd[2048];
+    snprintf(path, sizeof path, "%s/lm.arpa", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(S_lm, f);
+    fclose(f);
+    /* the bigram's rows stored, x_0 = <s>: eval generation's exact values */
+    sd_arpa *a = S_load();
+    sd_error err;
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 6, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_chain *c = sd_chain_alloc(5, 6, 1, 1, &err);
+    cr_assert_not_null(c);
+    c->init[m->start] = 1.0;
+    for (size_t y = 0; y < 5; y++)
+        sd_backoff_rows(m, y, c->draft + y * 5, c->target + y * 5);
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    f = fopen(path, "w");
+    cr_assert(f);
+    cr_assert_eq(sd_chain_write(c, f, &err), SD_OK);
+    fclose(f);
+    sd_chain_free(c);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+    snprintf(cmd, sizeof cmd, "gen --arpa %s/lm.arpa --T 6 --trace 3000 --seed 5 -o %s", dir, dir);
+    S_run(cmd);
+    static const char *const pts[] = {"token --gamma 2", "token --gamma 4", "block --gamma 3", "block --gamma 4"};
+    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+        snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy --algo %s "
+                                  "--json", dir, dir, dir, pts[i]);
+        json_t *t = S_json(cmd);
+        snprintf(cmd, sizeof cmd, "eval generation --model %s/model.json --algo %s --json", dir, pts[i]);
+        json_t *e = S_json(cmd);
+        double ex = S_num(e, "target_calls", NULL), mc = S_num(t, "target_calls", "mean"),
+               se = S_num(t, "target_calls", "stderr");
+        double exr = S_num(e, "rejections", NULL), mr = S_num(t, "rejections", "mean"),
+               ser = S_num(t, "rejections", "stderr");
+        cr_assert(fabs(mc - ex) < 4 * se && fabs(mr - exr) < 4 * ser,
+                  "%s: trace calls %.5f +- %.5f, rejections %.5f +- %.5f; exact %.5f, %.5f", pts[i], mc, se, mr, ser,
+                  ex, exr);
+        json_decref(t);
+        json_decref(e);
+    }
+    /* the exact sparse-row values of --arpa itself (token) */
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token --gamma 3 --json", dir,
+             dir);
+    json_t *t = S_json(cmd);
+    snprintf(cmd, sizeof cmd, "eval generation --arpa %s/lm.arpa --T 6 --algo token --gamma 3 --json", dir);
+    json_t *e = S_json(cmd);
+    double ex = S_num(e, "target_calls", NULL), mc = S_num(t, "target_calls", "mean"),
+           se = S_num(t, "target_calls", "stderr");
+    cr_assert(fabs(mc - ex) < 4 * se, "--arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
+    json_decref(t);
+    json_decref(e);
+    /* --no-rows: the same tokens and ratios, no row files */
+    snprintf(cmd, sizeof cmd, "gen --arpa %s/lm.arpa --T 6 --trace 3000 --seed 5 --no-rows -o %s", dir, dir2);
+    S_run(cmd);
+    const char *same[] = {"tokens", "ratios", "prompts"};
+    for (int i = 0; i < 3; i++) {
+        char p1[700], p2[700];
+        snprintf(p1, sizeof p1, "%s/%s.npy", dir, same[i]);
+        snprintf(p2, sizeof p2, "%s/%s.npy", dir2, same[i]);
+        char *x = tu_slurp(p1), *y = tu_slurp(p2);
+        cr_assert(x && y && *x && strcmp(x, y) == 0 && memcmp(x, y, 128) == 0, "%s differs", same[i]);
+        FILE *fx = fopen(p1, "rb"), *fy = fopen(p2, "rb");
+        int cx, cy;
+        do {
+            cx = fgetc(fx);
+            cy = fgetc(fy);
+        } while (cx == cy && cx != EOF);
+        cr_assert_eq(cx, cy, "%s: the bytes differ", same[i]);
+        fclose(fx);
+        fclose(fy);
+        free(x);
+        free(y);
+    }
+    snprintf(path, sizeof path, "%s/draft.npy", dir2);
+    cr_assert_eq(access(path, F_OK), -1, "--no-rows wrote draft.npy");
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dir, dir2);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    free(dir2);
+}
+
+/* The trigram's traces: each logged row is the trigram's row at the
+ * sequence's last two tokens (after <s> at the first position), the draft
+ * a bigram drafter's, and each ratio is p(x)/q(x) of those rows. */
+Test(ownmodel_cli, trigram_traces_carry_the_trigram_rows, .timeout = 60)
+{
+    char *dir = S_dir("tri");
+    char path[600], cmd[1024];
+    snprintf(path, sizeof path, "%s/lm.arpa", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(S_lm, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gen --arpa %s --order 3 --draft-order 2 --T 5 --trace 40 --seed 2 -o %s", path, dir);
+    S_run(cmd);
+    sd_npy tok, tq, tp, rat, pr;
+    sd_error err;
+    const char *names[5] = {"tokens", "target", "draft", "ratios", "prompts"};
+    sd_npy *arr[5] = {&tok, &tq, &tp, &rat, &pr};
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s.npy", dir, names[i]);
+        cr_assert_eq(sd_npy_open(arr[i], path, &err), SD_OK, "%s", err.msg);
+    }
+    for (size_t i = 0; i < 40; i++) {
+        int64_t h[6];
+        h[0] = (int64_t)sd_npy_get(&pr, i);
+        cr_assert_eq(h[0], 1, "x_0 is <s>");
+        for (size_t t = 1; t <= 5; t++) {
+            double q[5], p[5];
+            S_dense(t >= 2 ? (int)h[t - 2] : -1, (int)h[t - 1], q);
+            S_dense(-1, (int)h[t - 1], p);
+            size_t at = i * 5 + t - 1;
+            for (int w = 0; w < 5; w++) {
+                cr_assert(fabs(sd_npy_get(&tq, at * 5 + (size_t)w) - q[w]) < 1e-14, "seq %zu t %zu target[%d]", i, t, w);
+                cr_assert(fabs(sd_npy_get(&tp, at * 5 + (size_t)w) - p[w]) < 1e-14, "seq %zu t %zu draft[%d]", i, t, w);
+            }
+            h[t] = (int64_t)sd_npy_get(&tok, at);
+            cr_assert(q[h[t]] > 0.0);
+            cr_assert(fabs(sd_npy_get(&rat, at) - p[h[t]] / q[h[t]]) < 1e-12);
+        }
+    }
+    for (int i = 0; i < 5; i++)
+        sd_npy_close(arr[i]);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
+Test(ownmodel_cli, refusals)
+{
+    tu_expect("gen --arpa build/lm/en-us-phone.arpa -o /tmp/x", 64, "--arpa applies to gen with --trace N");
+    tu_expect("gen --no-rows", 64, "--no-rows applies to --trace N");
+    tu_expect("run --arpa build/lm/en-us-phone.arpa --order 3", 64, "a trigram target is not a first-order chain");
+    tu_expect("run --arpa build/lm/en-us-phone.arpa --draft-order 2", 64, "--draft-order 2: the exact values");
+    tu_expect("gen --arpa build/lm/en-us-phone.arpa --order 4 --trace 2 -o /tmp/x", 64, "--order 4");
+}
