@@ -382,6 +382,70 @@ int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_
     return sd_pos_law_iteration(sd_pos_law_tree(c->V, G, k, kseq, &pl, err), &pl, c, n, prev, law, err);
 }
 
+/* --- a draft tree by its selection's joint law (sd_pos_law_select) ------------- */
+
+typedef struct {
+    size_t G, k;
+    sd_select_law_fn fn;
+    void *ctx;
+    double *J; /* [(k+1)·V] */
+} S_sel;
+
+static int S_sel_fn(void *ctx, const sd_chain *c, size_t t, size_t a0, size_t i, size_t s,
+                    double *cont, double *ok, double *rej, sd_error *err)
+{
+    S_sel *sl = ctx;
+    if (i == sl->G) {
+        S_bonus_q(c, t, a0, 0, ok);
+        return SD_OK;
+    }
+    size_t V = c->V, a = s + 1;
+    memset(sl->J, 0, (a + 1) * V * sizeof *sl->J);
+    int rc = sl->fn(sl->ctx, sd_chain_p(c, t, a0), sd_chain_q(c, t, a0), V, a, sl->J, err);
+    if (rc)
+        return rc;
+    for (size_t y = 0; y < V; y++)
+        rej[y] += sl->J[y];
+    for (size_t j = 1; j <= a; j++)
+        for (size_t y = 0; y < V; y++)
+            cont[(j - 1) * V + y] += sl->J[j * V + y];
+    return SD_OK;
+}
+
+int sd_pos_law_select(size_t V, size_t G, size_t k, sd_select_law_fn fn, void *ctx,
+                      double call_work, sd_pos_law *out, sd_error *err)
+{
+    if (k < 1 || k > ((size_t)1 << 12))
+        return sd_error_set(err, SD_ETOOBIG, "the exact law of a %zu-draft tree is limited to "
+                                             "1..4096 drafts", k);
+    S_sel *sl = malloc(sizeof *sl + (k + 1) * V * sizeof(double));
+    if (!sl)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    *sl = (S_sel){G, k, fn, ctx, (double *)(void *)(sl + 1)};
+    /* fn, then (k+1) passes over V to clear and to spread J */
+    *out = (sd_pos_law){S_sel_fn, sl, k, k - 1, G, 1, call_work + 2.0 * ((double)k + 1.0)};
+    return SD_OK;
+}
+
+int sd_select_law_independent(void *ctx, const double *p, const double *q, size_t V, size_t a,
+                              double *J, sd_error *err)
+{
+    (void)ctx, (void)err;
+    for (size_t y = 0; y < V; y++) {
+        if (!(q[y] > 0.0))
+            continue;
+        double pr = p[y] < 0.0 ? 0.0 : (p[y] > 1.0 ? 1.0 : p[y]);
+        for (size_t j = 0; j <= a; j++)
+            J[j * V + y] += q[y] * gsl_ran_binomial_pdf((unsigned)j, pr, (unsigned)a);
+    }
+    return SD_OK;
+}
+
+void sd_law_binomial(size_t n, double pr, double *out)
+{
+    S_binom(n, pr, out);
+}
+
 /* --- block verification ------------------------------------------------------------
  *
  * With h_i the acceptance of position i of the block (sims/verifiers/block.c) and

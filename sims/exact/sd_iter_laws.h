@@ -48,6 +48,34 @@ int sd_law_sprinter(const sd_chain *c, double tp, double fp, size_t n, size_t pr
 int sd_law_tree(const sd_chain *c, size_t G, size_t k, int kseq, size_t n, size_t prev,
                 sd_iter_law *law, sd_error *err);
 
+/* A selection rule of the k-draft tree (sd_multidraft_tree_step) given by
+ * its joint law at one position: with a surviving drafts X_1..X_a drawn
+ * i.i.d. from p = p_t(.|prev) (q = q_t(.|prev)), fn adds to
+ *     J[j·V + y] = P(Y = y, #{i : X_i = y} = j),   j = 0..a,
+ * ((a+1)·V doubles, zeroed by the caller), summing to 1.  Returns SD_OK
+ * or a status with err set. */
+typedef int (*sd_select_law_fn)(void *ctx, const double *p, const double *q, size_t V, size_t a,
+                                double *J, sd_error *err);
+
+/* The position law of the k-draft tree with that selection: at depth
+ * i < G in state s (a = s+1 surviving drafts) x_t = y goes on in state
+ * j-1 with J[j·V + y] (j >= 1) and ends rejected with J[y]; after G
+ * positions the bonus from q.  ctx (the caller's) must outlive *out;
+ * call_work bounds one call of fn per token of the vocabulary (the unit of
+ * sd_pos_law.call_work).  SD_ETOOBIG beyond 4096 drafts, SD_ENOMEM. */
+int sd_pos_law_select(size_t V, size_t G, size_t k, sd_select_law_fn fn, void *ctx,
+                      double call_work, sd_pos_law *out, sd_error *err);
+
+/* The joint law of a selection whose output Y ~ q is independent of the
+ * drafts (strict; onehot, whose law is the same): J[j·V + y] =
+ * q(y) P(Bin(a, p(y)) = j).  ctx unused.  Work per token: (a+1)·
+ * SD_WORK_PDF + a + 1. */
+int sd_select_law_independent(void *ctx, const double *p, const double *q, size_t V, size_t a,
+                              double *J, sd_error *err);
+
+/* out[j] = P(Bin(n, pr) = j), j = 0..n (pr clamped to [0, 1]). */
+void sd_law_binomial(size_t n, double pr, double *out);
+
 /* Block verification (sd_block_step) with the given residual, by
  * enumerating the V^G draft blocks (refused beyond SD_ITER_LAW_MAX). */
 int sd_law_block(const sd_chain *c, size_t G, sd_block_residual kind, size_t n, size_t prev,

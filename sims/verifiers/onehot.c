@@ -14,10 +14,20 @@
  * draft the first-position acceptance is sum_x p(x) q(x) <= sum_x min(p, q).
  * The token-level rule runs inside the k-draft tree decoder of
  * sd_multidraft_tree_step (drafts continue by value); parameters k, gamma.
- * One target call per iteration. */
+ * One target call per iteration.
+ *
+ * The same law as strict: given the distinct draft tokens z_1, z_2, ...
+ * in the order tried, z_r is returned with probability
+ *   prod_{i<r} (1 - q(z_i)/(1 - Q_{i-1})) q(z_r)/(1 - Q_{r-1}) = q(z_r)
+ * (Q_i = q(z_1) + ... + q(z_i); the product telescopes to 1 - Q_{r-1}),
+ * and a token outside the drafts with probability (1 - Q) q(y)/(1 - Q) =
+ * q(y): Y ~ q independently of the drafts.  So the exact iteration law
+ * (sims/exact/sd_iter_laws.h) is strict's: P(Y = y, j of a surviving
+ * drafts equal y) = q(y) P(Bin(a, p(y)) = j). */
 #include "../../src/sd_dist.h"
 #include "sd_multidraft.h"
 #include "sd_onehot.h"
+#include "../exact/sd_iter_laws.h"
 #include <string.h>
 
 static int S_select_mode(void *ctx, const sd_chain *c, size_t t, size_t prev,
@@ -81,6 +91,17 @@ int sd_onehot_alloc(void **state, const sd_chain *c, const sd_params *par, sd_er
     return sd_multidraft_scratch_alloc((sd_multidraft_scratch **)state, c->V, par->k, "k", err);
 }
 
+/* The exact law of one iteration: Y independent of the drafts (above). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    sd_pos_law pl = {0};
+    double a = (double)par->k;
+    int rc = sd_pos_law_select(c->V, sd_draft_len(c, par, n), par->k, sd_select_law_independent,
+                               NULL, (a + 1.0) * SD_WORK_PDF + a + 1.0, &pl, err);
+    return sd_pos_law_iteration(rc, &pl, c, n, prev, out, err);
+}
+
 const sd_param_decl sd_onehot_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
 
 const sd_verifier_type sd_verifier_onehot = {
@@ -92,4 +113,5 @@ const sd_verifier_type sd_verifier_onehot = {
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
 };

@@ -6,9 +6,15 @@
  * drafts sum_x q(x) (1 - (1 - p(x))^k).  The rule runs inside the k-draft
  * tree decoder of sd_multidraft_tree_step (drafts continue by value, so the
  * drafts equal to Y survive); parameters k, gamma.  One target call per
- * iteration. */
+ * iteration.
+ *
+ * Exact iteration law (sims/exact/sd_iter_laws.h): Y ~ q is independent of
+ * the drafts, so with a surviving drafts the number equal to Y is
+ * Bin(a, p(Y)): P(Y = y, j drafts equal y) = q(y) C(a,j) p(y)^j
+ * (1-p(y))^(a-j), j = 0 ending the iteration rejected. */
 #include "../../src/sd_dist.h"
 #include "sd_multidraft.h"
+#include "../exact/sd_iter_laws.h"
 
 static int S_select(void *ctx, const sd_chain *c, size_t t, size_t prev,
                     const size_t *x, size_t k, sd_stream *rng, size_t *y,
@@ -34,6 +40,17 @@ static int S_alloc(void **state, const sd_chain *c, const sd_params *par, sd_err
 
 static const sd_param_decl S_params[] = {SD_PARAM_DRAFTS("k"), SD_PARAM_GAMMA, SD_PARAM_END};
 
+/* The exact law of one iteration (sims/exact/sd_iter_laws.h). */
+static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
+                 struct sd_iter_law *out, sd_error *err)
+{
+    sd_pos_law pl = {0};
+    double a = (double)par->k;
+    int rc = sd_pos_law_select(c->V, sd_draft_len(c, par, n), par->k, sd_select_law_independent,
+                               NULL, (a + 1.0) * SD_WORK_PDF + a + 1.0, &pl, err);
+    return sd_pos_law_iteration(rc, &pl, c, n, prev, out, err);
+}
+
 const sd_verifier_type sd_verifier_strict = {
     .name = "strict",
     .summary = "engines' strict mode: accept a draft only if it equals Y ~ q (vLLM)",
@@ -43,4 +60,5 @@ const sd_verifier_type sd_verifier_strict = {
     .free = sd_multidraft_scratch_free,
     .begin = NULL,
     .step = S_step,
+    .iteration_law = S_law,
 };
