@@ -15,6 +15,9 @@ throughput table of simdec-bench, the measurements of issue 14's other goals:
   * `eval rejections --p @a --q @b --T 50` at V = 10^6 (two i.i.d. lists
     written to a temporary directory): wall time and peak RSS (goals < 2 s,
     < 200 MB), the answer checked against T TV(p, q) summed here;
+  * `eval acceptance --algo otm --method convex` (the k-draft optimum as a
+    convex problem, Thomas & Pal 2025) at V = 10^4 and 10^6, k = 2 and 8:
+    wall time (goal: seconds) and the same optimum as --method prefix (1e-9);
   * the README demo `run --algo block --T 50` as a whole process: wall time
     beside the Monte-Carlo time the run reports.
 
@@ -126,6 +129,32 @@ def iid_goal(simdec):
                                                    "met" if rss < 200e6 else "NOT met"))
 
 
+def convex_goal(simdec):
+    with tempfile.TemporaryDirectory() as d:
+        for V in (10000, 1000000):
+            paths = []
+            for name, seed in (("p", 3), ("q", 4)):
+                rnd = random.Random(seed)
+                w = [rnd.random() ** 3 for _ in range(V)]
+                s = sum(w)
+                path = os.path.join(d, "%s%d.txt" % (name, V))
+                with open(path, "w") as fh:
+                    fh.write(",".join("%.17g" % (x / s) for x in w))
+                paths.append(path)
+            for k in (2, 8):
+                res = {}
+                for m in ("convex", "prefix"):
+                    out, wall, _ = run(simdec, ["eval", "acceptance", "--k", str(k), "--p", "@" + paths[0],
+                                                "--q", "@" + paths[1], "--method", m, "--json"])
+                    res[m] = (json.loads(out), wall)
+                c, wc = res["convex"]
+                same = abs(c["acceptance"] - res["prefix"][0]["acceptance"]) <= 1e-9
+                print("  eval acceptance --method convex, V = %d, k = %d: %.3f s wall (%.4f s solve), "
+                      "optimum %.15g; same as prefix (1e-9): %s; goal seconds: %s"
+                      % (V, k, wc, c["seconds"], c["acceptance"], "yes" if same else "NO",
+                         "met" if wc < 10 else "NOT met"))
+
+
 def demo(simdec):
     out, wall, _ = run(simdec, ["run", "--algo", "block", "--T", "50", "--json"])
     d = json.loads(out)
@@ -144,6 +173,7 @@ def main():
     iid_goal(simdec)
     demo(simdec)
     otm_goal(simdec, quick)
+    convex_goal(simdec)
     return 0
 
 

@@ -4,6 +4,7 @@
  * other option is refused with a message naming it. */
 #include <getopt.h>
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_accept.h"
 #include "../src/sd_exact_batch.h"
+#include "../lp/sd_lp.h"
 #include "../src/sd_exact_otm.h"
 #include "../src/sd_exact_single.h"
 #include "../src/sd_kseq.h"
@@ -34,7 +36,9 @@ enum {
     A_ALGO = 1 << 6,
     A_CTX = 1 << 7,   /* --step t --state a */
     A_SPRINTER = 1 << 8, /* --tp --fp --r --td */
-    A_TREE = 1 << 9      /* --tree --draw (accept-length of the tree verifiers) */
+    A_TREE = 1 << 9,     /* --tree --draw (accept-length of the tree verifiers) */
+    A_DRAW = 1 << 10,    /* --draw iid|wor (acceptance) */
+    A_METHOD = 1 << 11   /* --method (acceptance) */
 };
 
 typedef struct {
@@ -54,6 +58,7 @@ typedef struct {
     size_t r;
     unsigned sprinter_given; /* bits: 1 tp, 2 fp, 4 r */
     const char *tree, *draw; /* --tree, --draw as given */
+    const char *method;      /* --method as given */
 } S_args;
 
 typedef struct S_sub {
@@ -78,7 +83,8 @@ enum {
     O_TP,
     O_FP,
     O_TREE,
-    O_DRAW
+    O_DRAW,
+    O_METHOD
 };
 
 static const struct option S_opts[] = {
@@ -97,6 +103,7 @@ static const struct option S_opts[] = {
     {"json", no_argument, 0, O_JSON},
     {"tree", required_argument, 0, O_TREE},
     {"draw", required_argument, 0, O_DRAW},
+    {"method", required_argument, 0, O_METHOD},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -116,7 +123,9 @@ static unsigned S_needs(int c)
     case O_ALGO: return A_ALGO;
     case O_STEP: case O_STATE: return A_CTX;
     case O_TP: case O_FP: case O_R: case O_TD: return A_SPRINTER;
-    case O_TREE: case O_DRAW: return A_TREE;
+    case O_TREE: return A_TREE;
+    case O_DRAW: return A_TREE | A_DRAW;
+    case O_METHOD: return A_METHOD;
     default: return 0;
     }
 }
@@ -162,6 +171,7 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
     case O_JSON: a->json = 1; return SD_OK;
     case O_TREE: a->tree = arg; return SD_OK;
     case O_DRAW: a->draw = arg; return SD_OK;
+    case O_METHOD: a->method = arg; return SD_OK;
     default: return sd_error_set(err, SD_EINTERNAL, "unhandled option %d", c);
     }
 }
@@ -839,45 +849,91 @@ static int S_accept_length(const S_sub *sub, S_args *a)
 /* --- eval acceptance ------------------------------------------------------ */
 
 static const char S_acc_help[] =
-    "Usage: simdec eval acceptance --k k [--algo otm|kseq|rrs]\n"
+    "Usage: simdec eval acceptance --k k [--algo otm|kseq|rrs] [--draw iid|wor]\n"
+    "                              [--method prefix|brute|lp|convex]\n"
     "                              [--p LIST --q LIST | model --step t --state a] [--json]\n"
     "\n"
-    "Probability that one of k i.i.d. drafts from p is accepted at one position:\n"
+    "Probability that one of k drafts from p is accepted at one position:\n"
     "  otm   the optimum over all valid verifiers (Sun et al. 2023, section 5):\n"
-    "        alpha_k = 1 - max_B [p(B)^k - q(B)], B a prefix of the tokens sorted by\n"
-    "        q/p (proof: docs/otm-prefix.md), O(V log V) for any k\n"
+    "        alpha_k = 1 - max_B [P(drafts in B) - q(B)], P(drafts in B) = p(B)^k for\n"
+    "        i.i.d. drafts; B a prefix of the tokens sorted by q/p (proof:\n"
+    "        docs/otm-prefix.md), O(V log V) for any k\n"
     "  kseq  SpecTr k-Seq (Sun et al. 2023, Alg. 2) at rho*: 1 - (1 - beta(rho*))^k\n"
     "  rrs   recursive rejection sampling (SpecInfer): 1 - prod_{m<=k} TV(q^m, p)\n"
     "\n"
     "  --k k           number of drafts (default 2)\n"
     "  --algo A        otm, kseq or rrs (default otm)\n"
+    "  --draw D        otm: iid (default) or wor, the k drafts drawn without\n"
+    "                  replacement (Hu et al. 2025): P(drafts in B) summed over the\n"
+    "                  ordered distinct tuples in B, work V^(k+1) (limit 1e9)\n"
+    "  --method M      otm, how the optimum is computed (the same number each way):\n"
+    "                    prefix  the q/p-sorted prefixes (default)\n"
+    "                    brute   all 2^V subsets B (V <= 24)\n"
+    "                    lp      the transport LP by GLPK (lp/otm.c; small V, k)\n"
+    "                    convex  iid only: the minimum-norm point of the base polytope\n"
+    "                            of h(B) = q(B) - p(B)^k, a convex problem in V\n"
+    "                            variables (Thomas & Pal 2025), O(V log V)\n"
     "  --step t, --state a   with a model: the row p_t(.|a), q_t(.|a) (defaults 1, 0)\n"
-    "  --json          {\"acceptance\": x, ...}\n";
+    "  --json          {\"acceptance\": x, \"draw\", \"method\", ...}\n";
 
 static int S_acceptance(const S_sub *sub, S_args *a)
 {
     (void)sub;
     sd_error err;
     static const char *const names[] = {"otm", "kseq", "rrs"};
-    int alg = 0;
+    static const char *const draws[] = {"iid", "wor"};
+    static const char *const methods[] = {"prefix", "brute", "lp", "convex"};
+    int alg = 0, draw = 0, meth = 0;
     if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
         return S_finish(a, NULL, NULL,
                         cli_usage_error("eval acceptance", "--algo: expected otm, kseq or rrs, got '%s'",
                                         a->algo));
+    if (a->draw && (draw = S_algo_index(a->draw, draws, 2)) < 0)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval acceptance", "--draw: expected iid or wor, got '%s'", a->draw));
+    if (a->method && (meth = S_algo_index(a->method, methods, 4)) < 0)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval acceptance",
+                                        "--method: expected prefix, brute, lp or convex, got '%s'", a->method));
+    if (alg != 0 && (a->draw || a->method))
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval acceptance", "--draw and --method apply to --algo otm only"));
+    if (draw == 1 && meth == 3)
+        return S_finish(a, NULL, NULL,
+                        cli_usage_error("eval acceptance",
+                                        "--method convex: the convex problem is for i.i.d. drafts; "
+                                        "with --draw wor use prefix, brute or lp"));
     const double *p, *q;
     size_t V, prefix = 0;
     sd_chain *c;
     if (S_rows(a, &p, &q, &V, &c, &err))
         return S_finish(a, NULL, NULL, cli_fail(&err));
-    double acc, rho = NAN, beta = NAN;
-    int st;
-    if (alg == 0)
+    double acc, rho = NAN, beta = NAN, secs = 0.0;
+    int st = SD_OK;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (alg == 0 && meth == 2) {
+        sd_lp_result res;
+        st = draw ? sd_lp_otm_wor(p, q, V, a->k, NULL, &res, &err)
+                  : sd_lp_otm(p, q, V, a->k, 0, NULL, &res, NULL, &err);
+        if (!st && !res.optimal)
+            st = sd_error_set(&err, SD_ESOLVER, "eval acceptance --method lp: GLPK status '%s'", res.status);
+        acc = res.optimum;
+    } else if (alg == 0 && draw == 1)
+        st = sd_exact_otm_wor_acceptance(p, q, V, a->k, meth == 1, &acc, &prefix, &err);
+    else if (alg == 0 && meth == 1)
+        st = sd_exact_otm_acceptance_brute(p, q, V, a->k, &acc, &err);
+    else if (alg == 0 && meth == 3)
+        st = sd_exact_otm_convex(p, q, V, a->k, &acc, &prefix, &err);
+    else if (alg == 0)
         st = sd_exact_otm_acceptance(p, q, V, a->k, &acc, &prefix, &err);
     else if (alg == 1) {
         st = sd_kseq_solve(p, q, V, a->k, &rho, &beta, &err);
         acc = st ? NAN : sd_kseq_pacc(beta, a->k);
     } else
         st = sd_exact_rrs_acceptance(p, q, V, a->k, &acc, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st)
         return S_finish(a, c, NULL, cli_fail(&err));
     if (a->json) {
@@ -885,8 +941,15 @@ static int S_acceptance(const S_sub *sub, S_args *a)
         json_object_set_new(o, "acceptance", json_real(acc));
         json_object_set_new(o, "algo", json_string(names[alg]));
         json_object_set_new(o, "k", json_integer((json_int_t)a->k));
-        if (alg == 0)
+        if (alg == 0) {
+            json_object_set_new(o, "draw", json_string(draws[draw]));
+            json_object_set_new(o, "method", json_string(methods[meth]));
+            json_object_set_new(o, "seconds", json_real(secs));
+        }
+        if (alg == 0 && meth == 0)
             json_object_set_new(o, "prefix_length", json_integer((json_int_t)prefix));
+        if (alg == 0 && meth == 3)
+            json_object_set_new(o, "minimiser_size", json_integer((json_int_t)prefix));
         if (alg == 1) {
             json_object_set_new(o, "rho", json_real(rho));
             json_object_set_new(o, "beta", json_real(beta));
@@ -896,9 +959,15 @@ static int S_acceptance(const S_sub *sub, S_args *a)
     }
     S_describe_table(a, c, V, 1);
     printf("k            %zu\n", a->k);
-    printf("acceptance   %.12f   (%s)\n", acc, names[alg]);
     if (alg == 0)
+        printf("acceptance   %.12f   (otm, %s drafts, method %s, %.3g s)\n", acc, draws[draw], methods[meth],
+               secs);
+    else
+        printf("acceptance   %.12f   (%s)\n", acc, names[alg]);
+    if (alg == 0 && meth == 0)
         printf("  maximising set: the first %zu tokens in q/p order\n", prefix);
+    if (alg == 0 && meth == 3)
+        printf("  minimiser of h: %zu tokens (x* < 0)\n", prefix);
     if (alg == 1)
         printf("  rho* %.12f, beta(rho*) %.12f\n", rho, beta);
     return S_finish(a, c, NULL, 0);
@@ -970,7 +1039,7 @@ static const S_sub S_subs[] = {
     {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
      A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX | A_TREE, S_al_help},
     {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
-     A_MODEL | A_PQ | A_K | A_ALGO | A_CTX, S_acc_help},
+     A_MODEL | A_PQ | A_K | A_ALGO | A_CTX | A_DRAW | A_METHOD, S_acc_help},
     {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (Zhong et al. 2025, Thm 3.3, 3.4)",
      A_PQ | A_SPRINTER, S_spr_help},
     {NULL, NULL, NULL, 0, NULL},

@@ -452,3 +452,86 @@ int sd_lp_otm_plan_solve(const double *p, const double *q, size_t V, size_t k,
     *out = pl;
     return SD_OK;
 }
+
+/* ---- without replacement ------------------------------------------------------ */
+
+/* P(the set x[0..k-1]) drawn without replacement: the sum over its orders
+ * (Heap-free: recursion over the next element). */
+static double S_wor_set(const double *p, const size_t *x, size_t k, unsigned char *used,
+                        size_t left, double removed)
+{
+    if (left == 0)
+        return 1.0;
+    double s = 0.0, d = 1.0 - removed;
+    if (!(d > 0.0))
+        return 0.0;
+    for (size_t i = 0; i < k; i++) {
+        if (used[i])
+            continue;
+        used[i] = 1;
+        s += p[x[i]] / d * S_wor_set(p, x, k, used, left - 1, removed + p[x[i]]);
+        used[i] = 0;
+    }
+    return s;
+}
+
+int sd_lp_otm_wor(const double *p, const double *q, size_t V, size_t k, const sd_lp_opts *opts,
+                  sd_lp_result *res, sd_error *err)
+{
+    sd_lp_result_reset(res, NULL);
+    if (V == 0)
+        return sd_error_set(err, SD_EUSAGE, "otm: the vocabulary is empty");
+    if (k < 1 || k > S_MAX_K)
+        return sd_error_set(err, SD_EUSAGE, "otm: --k %zu is out of range; expected 1 to %d", k, S_MAX_K);
+    double sum;
+    if (sd_dist_check(p, V, 1e-9, &sum) >= 0 || sd_dist_check(q, V, 1e-9, &sum) >= 0)
+        return sd_error_set(err, SD_EDATA, "otm: p and q must be probability vectors");
+    size_t supp = 0;
+    for (size_t x = 0; x < V; x++)
+        supp += p[x] > 0.0;
+    size_t ke = k < supp ? k : supp;
+    S_otm o;
+    memset(&o, 0, sizeof o);
+    o.n = sd_lp_binom(V, ke);
+    sd_lp_size sz = {0};
+    sz.vars = sd_lp_mul(o.n, V);
+    sz.rows = sd_lp_add(o.n, V);
+    sz.nnz = sd_lp_mul(sz.vars, 2);
+    snprintf(sz.what, sizeof sz.what, "otm --k %zu --draw wor at V = %zu", k, V);
+    int rc = sd_lp_check_size(&sz, opts ? opts->max_vars : 0, err);
+    if (rc)
+        return rc;
+    o.p = p;
+    o.q = q;
+    o.V = V;
+    o.k = ke;
+    o.tok = malloc(o.n * ke * sizeof *o.tok);
+    o.mass = malloc(o.n * sizeof *o.mass);
+    o.col = calloc(o.n * V, sizeof *o.col);
+    o.pi = calloc(o.n * V, sizeof *o.pi);
+    if (!o.tok || !o.mass || !o.col || !o.pi) {
+        S_otm_free(&o);
+        return sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
+    }
+    /* the k'-subsets as increasing tuples (an odometer) */
+    size_t x[S_MAX_K];
+    unsigned char used[S_MAX_K];
+    for (size_t i = 0; i < ke; i++)
+        x[i] = i;
+    for (size_t r = 0; r < o.n; r++) {
+        memcpy(o.tok + r * ke, x, ke * sizeof *x);
+        memset(used, 0, sizeof used);
+        o.mass[r] = S_wor_set(p, x, ke, used, ke, 0.0);
+        size_t i = ke;
+        while (i > 0 && x[i - 1] == V - ke + i - 1)
+            i--;
+        if (i == 0)
+            break;
+        x[i - 1]++;
+        for (size_t j = i; j < ke; j++)
+            x[j] = x[j - 1] + 1;
+    }
+    rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_CPX_BASIS, opts, S_build, S_read, &o, res, err);
+    S_otm_free(&o);
+    return rc;
+}

@@ -240,6 +240,14 @@ int sd_lp_otm(const double *p, const double *q, size_t V, size_t k, int ordered,
               const sd_lp_opts *opts, sd_lp_result *res, sd_lp_plan **plan,
               sd_error *err);
 
+/* OTM-k with the k drafts drawn WITHOUT replacement (Hu et al. 2025): the
+ * rows are the sets of k' = min(k, |supp p|) distinct tokens, P(set) the
+ * sum over its k'! orders of Π p(x_i)/(1 - mass drawn before x_i); the
+ * same transport LP (simplex; no plan).  Optimum α_k^wor
+ * (src/sd_exact_otm.h, sd_exact_otm_wor_acceptance). */
+int sd_lp_otm_wor(const double *p, const double *q, size_t V, size_t k, const sd_lp_opts *opts,
+                  sd_lp_result *res, sd_error *err);
+
 /* Block-level OT on the γ-blocks of chain c from position t after state a
  * (needs t+γ-1 <= T).  Optimum: max E[common-prefix length].  Plan rows
  * "draft,target,mass". */

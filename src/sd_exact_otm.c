@@ -141,3 +141,208 @@ double sd_exact_otm_uniform(double r, size_t k)
 {
     return 1.0 - pow(1.0 - 1.0 / r, (double)k);
 }
+
+/* --- without replacement --------------------------------------------------- */
+
+/* Σ over ordered distinct tuples of length left from the tokens tok[0..n-1]
+ * not used yet, of Π p(x_i) / (1 - removed mass before x_i). */
+static double S_wor_sum(const double *pt, size_t n, unsigned char *used, size_t left, double removed)
+{
+    if (left == 0)
+        return 1.0;
+    double s = 0.0, denom = 1.0 - removed;
+    if (!(denom > 0.0))
+        return 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        used[i] = 1;
+        s += pt[i] / denom * S_wor_sum(pt, n, used, left - 1, removed + pt[i]);
+        used[i] = 0;
+    }
+    return s;
+}
+
+static size_t S_support(const double *p, size_t V)
+{
+    size_t n = 0;
+    for (size_t x = 0; x < V; x++)
+        n += p[x] > 0.0;
+    return n;
+}
+
+double sd_exact_otm_wor_contained(const double *p, const unsigned char *in, size_t V, size_t k)
+{
+    size_t n = 0, supp = S_support(p, V), ke = k < supp ? k : supp;
+    double *pt = malloc((V + 1) * sizeof *pt);
+    unsigned char *used = calloc(V + 1, 1);
+    double r = NAN;
+    if (pt && used) {
+        for (size_t x = 0; x < V; x++)
+            if (in[x] && p[x] > 0.0)
+                pt[n++] = p[x];
+        r = n < ke ? 0.0 : S_wor_sum(pt, n, used, ke, 0.0);
+    }
+    free(pt);
+    free(used);
+    return r;
+}
+
+int sd_exact_otm_wor_acceptance(const double *p, const double *q, size_t V, size_t k, int brute,
+                                double *out, size_t *best_len, sd_error *err)
+{
+    if (k < 1)
+        return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", k);
+    if (V < 1)
+        return sd_error_set(err, SD_EUSAGE, "vocabulary size 0: expected at least 1 token");
+    size_t supp = S_support(p, V), ke = k < supp ? k : supp;
+    double work = brute ? (V > 60 ? HUGE_VAL : ldexp(1.0, (int)V)) * pow((double)V, (double)ke)
+                        : pow((double)V, (double)ke + 1.0);
+    if (brute && V > SD_EXACT_OTM_BRUTE_MAX_V)
+        return sd_error_set(err, SD_ETOOBIG, "brute force over 2^%zu subsets exceeds the limit 2^%d",
+                            V, SD_EXACT_OTM_BRUTE_MAX_V);
+    if (work > SD_EXACT_OTM_WOR_MAX_WORK)
+        return sd_error_set(err, SD_ETOOBIG,
+                            "the optimum without replacement at V = %zu, k = %zu needs %.3g ordered "
+                            "draft tuples, beyond the limit %.3g",
+                            V, k, work, SD_EXACT_OTM_WOR_MAX_WORK);
+    unsigned char *in = calloc(V, 1);
+    S_tok *tk = malloc(V * sizeof *tk);
+    size_t *ord = malloc(V * sizeof *ord);
+    if (!in || !tk || !ord) {
+        free(in);
+        free(tk);
+        free(ord);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (optimum without replacement, vocab %zu)", V);
+    }
+    double best = 0.0;
+    size_t bj = 0;
+    if (brute) {
+        for (unsigned long B = 1; B < (1UL << V); B++) {
+            double qb = 0.0;
+            for (size_t x = 0; x < V; x++) {
+                in[x] = (unsigned char)(B >> x & 1UL);
+                if (in[x])
+                    qb += q[x];
+            }
+            double f = sd_exact_otm_wor_contained(p, in, V, k) - qb;
+            if (f > best)
+                best = f;
+        }
+    } else {
+        /* the q/p order, ties by index (the key carries the index in p) */
+        for (size_t x = 0; x < V; x++) {
+            tk[x].p = (double)x;
+            tk[x].q = q[x];
+            tk[x].key = p[x] > 0.0 ? q[x] / p[x] : HUGE_VAL;
+        }
+        qsort(tk, V, sizeof *tk, S_cmp);
+        double qs = 0.0;
+        for (size_t j = 0; j < V; j++) {
+            ord[j] = (size_t)tk[j].p;
+            in[ord[j]] = 1;
+            qs += q[ord[j]];
+            double f = sd_exact_otm_wor_contained(p, in, V, k) - qs;
+            if (f > best) {
+                best = f;
+                bj = j + 1;
+            }
+        }
+    }
+    (void)ke;
+    free(in);
+    free(tk);
+    free(ord);
+    *out = 1.0 - best;
+    if (best_len)
+        *best_len = bj;
+    return SD_OK;
+}
+
+/* --- the convex problem ------------------------------------------------------ */
+
+int sd_exact_otm_convex(const double *p, const double *q, size_t V, size_t k, double *out,
+                        size_t *neg, sd_error *err)
+{
+    if (k < 1)
+        return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", k);
+    if (V < 1)
+        return sd_error_set(err, SD_EUSAGE, "vocabulary size 0: expected at least 1 token");
+    if (V > SD_EXACT_OTM_MAX_V)
+        return sd_error_set(err, SD_ETOOBIG, "optimal acceptance at V = %zu exceeds the limit %zu",
+                            V, SD_EXACT_OTM_MAX_V);
+    S_tok *tk = malloc(V * sizeof *tk);
+    double *hx = malloc((V + 1) * sizeof *hx), *hy = malloc((V + 1) * sizeof *hy);
+    size_t *hi = malloc((V + 1) * sizeof *hi);
+    if (!tk || !hx || !hy || !hi) {
+        free(tk);
+        free(hx);
+        free(hy);
+        free(hi);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (convex optimum, vocab %zu)", V);
+    }
+    size_t n = 0; /* tokens with p > 0 first, in q/p order */
+    for (size_t x = 0; x < V; x++) {
+        tk[x].p = p[x];
+        tk[x].q = q[x];
+        tk[x].key = p[x] > 0.0 ? q[x] / p[x] : HUGE_VAL;
+        n += p[x] > 0.0;
+    }
+    qsort(tk, V, sizeof *tk, S_cmp);
+    /* Greatest convex minorant of (P_j, C_j), C_j = Q_j - P_j^k, j = 0..n,
+     * by a monotone stack (Andrew's lower hull; the P_j increase). */
+    size_t m = 0;
+    double ps = 0.0, pc = 0.0, qs = 0.0, qc = 0.0, kd = (double)k;
+    hx[0] = 0.0;
+    hy[0] = 0.0;
+    hi[0] = 0;
+    m = 1;
+    for (size_t j = 0; j < n; j++) {
+        S_add(&ps, &pc, tk[j].p);
+        S_add(&qs, &qc, tk[j].q);
+        double P = ps + pc, Q = qs + qc;
+        if (P > 1.0)
+            P = 1.0;
+        double X = P, Y = Q - pow(P, kd);
+        if (X <= hx[m - 1]) { /* a token of negligible mass: keep the lower point */
+            if (Y < hy[m - 1]) {
+                hy[m - 1] = Y;
+                hi[m - 1] = j + 1;
+            }
+        } else {
+            while (m >= 2) {
+                /* pop the last point when it lies on or above the chord */
+                double cross = (hx[m - 1] - hx[m - 2]) * (Y - hy[m - 2]) -
+                               (hy[m - 1] - hy[m - 2]) * (X - hx[m - 2]);
+                if (cross > 0.0)
+                    break;
+                m--;
+            }
+            hx[m] = X;
+            hy[m] = Y;
+            hi[m] = j + 1;
+            m++;
+        }
+    }
+    /* x*_y = p_y · slope of its piece; Σ of the negative ones over a piece
+     * is the piece's rise when the slope is negative */
+    double s = 0.0, sc = 0.0;
+    size_t cnt = 0;
+    for (size_t i = 1; i < m; i++) {
+        double rise = hy[i] - hy[i - 1];
+        if (rise < 0.0) {
+            S_add(&s, &sc, rise);
+            cnt += hi[i] - hi[i - 1];
+        }
+    }
+    free(tk);
+    free(hx);
+    free(hy);
+    free(hi);
+    *out = 1.0 + (s + sc);
+    if (*out < 0.0)
+        *out = 0.0;
+    if (neg)
+        *neg = cnt;
+    return SD_OK;
+}

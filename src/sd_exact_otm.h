@@ -51,4 +51,47 @@ int sd_exact_rrs_acceptance(const double *p, const double *q, size_t V, size_t k
 double sd_exact_otm_bernoulli(double a, double b, size_t k);
 double sd_exact_otm_uniform(double r, size_t k);
 
+
+/* --- the k-draft optimum two more ways ---------------------------------------
+ *
+ * Drafts drawn WITHOUT replacement (Hu et al. 2025, "Towards optimal
+ * multi-draft speculative decoding", ICLR 2025: the optimum by the dual of
+ * the transport problem, a subset selection).  The k drafts are drawn one
+ * after another from p restricted to the tokens not drawn yet (renormalised),
+ * k' = min(k, |supp p|) of them; the draft set S then has
+ *   P(S ⊆ B) = Σ over ordered distinct (x_1..x_k') in B of
+ *              Π_i p(x_i) / (1 - p(x_1) - ... - p(x_{i-1})),
+ * and by max-flow/min-cut on the transport graph (draft sets -> tokens in
+ * them -> q) the optimum is
+ *   α_k^wor = 1 - max_B [P(S ⊆ B) - q(B)].
+ * method 0 (prefix) maximises over the q/p-sorted prefixes only (as for
+ * i.i.d. drafts; that this restriction loses nothing is checked against
+ * method 1 and the LP in tests/test_kdraft_opt.c, not proved here), method 1
+ * (brute) over all 2^V subsets.  Work: V^(k'+1) (prefix) or 2^V V^k'
+ * (brute) ordered tuples, refused (SD_ETOOBIG) beyond
+ * SD_EXACT_OTM_WOR_MAX_WORK before any work.  best_len as above (prefix). */
+#define SD_EXACT_OTM_WOR_MAX_WORK 1e9
+int sd_exact_otm_wor_acceptance(const double *p, const double *q, size_t V, size_t k, int brute,
+                                double *out, size_t *best_len, sd_error *err);
+
+/* P(S ⊆ B) for k drafts drawn without replacement, B given by in[x] != 0. */
+double sd_exact_otm_wor_contained(const double *p, const unsigned char *in, size_t V, size_t k);
+
+/* The i.i.d. optimum as a convex problem in at most V variables (the
+ * polymatroid reduction of Thomas & Pal 2025, "Global Resolution: optimal
+ * multi-draft speculative sampling via convex minimization").  The set
+ * function h(B) = q(B) - p(B)^k is submodular (p(B)^k is a convex function
+ * of a modular one, hence supermodular), h(∅) = 0, and α_k = 1 + min_B h(B).
+ * By Fujishige's theorem min_B h(B) = Σ_y min(0, x*_y) for x* the
+ * minimum-norm point of the base polytope B(h) = {x : x(B) <= h(B) ∀B,
+ * x(Ω) = h(Ω)}, for any weighted norm Σ x_y²/w_y.  With w = p and
+ * x_y = p_y u_y the quadratic problem in u (V variables; tokens with p = 0
+ * carry x_y = q_y) is solved exactly by the greatest convex minorant of the
+ * points (P_j, Q_j - P_j^k) along the q/p order: u is its slope on each
+ * piece.  *out = 1 + Σ min(0, x*_y); *neg (may be NULL) = the number of
+ * tokens with x*_y < 0, the smallest minimiser of h.  O(V log V);
+ * V <= SD_EXACT_OTM_MAX_V. */
+int sd_exact_otm_convex(const double *p, const double *q, size_t V, size_t k, double *out,
+                        size_t *neg, sd_error *err);
+
 #endif

@@ -129,6 +129,9 @@ typedef struct sd_pos_law {
      * of the vocabulary (the call costs at most call_work·V); for the work
      * query of sd_iter_law_markov.  0 reads as 4. */
     double call_work;
+    /* How sd_pos_law_free releases ctx (NULL: free(ctx)); for a law whose
+     * context owns further allocations (optimal-md's cached plans). */
+    void (*free_ctx)(void *ctx);
 } sd_pos_law;
 
 /* The iteration law at (n, prev) of a Markov-inside-the-iteration rule:

@@ -133,7 +133,7 @@ int sd_pos_law_tokenwise(sd_law_rule rule, double eps, size_t G, sd_pos_law *out
     *x = (S_tokctx){{rule, eps}, G};
     /* S_tok_pos: TV (V), the go-on weights (V; the 10-bit coin's search a
      * few steps more) and the residual (V); the bonus reads q (V) */
-    *out = (sd_pos_law){S_tok_fn, x, 1, 0, G, 1, rule == SD_LAW_COIN10 ? 8.0 : 5.0};
+    *out = (sd_pos_law){S_tok_fn, x, 1, 0, G, 1, rule == SD_LAW_COIN10 ? 8.0 : 5.0, NULL};
     return SD_OK;
 }
 
@@ -197,7 +197,7 @@ int sd_pos_law_batch(size_t V, size_t G, size_t M, int extra_step, sd_pos_law *o
     *b = (S_batch){{{SD_LAW_STANDARD, 0.0}, G}, M, extra_step, (double *)(void *)(b + 1)};
     /* the first position: sd_exact_batch_row (copy V, M rounds of V) and
      * three passes over V; later ones token-level (5V) */
-    *out = (sd_pos_law){S_batch_fn, b, 1, 0, G, 1, (double)M + 5.0};
+    *out = (sd_pos_law){S_batch_fn, b, 1, 0, G, 1, (double)M + 5.0, NULL};
     return SD_OK;
 }
 
@@ -241,7 +241,7 @@ int sd_pos_law_sprinter(double tp, double fp, size_t G, sd_pos_law *out, sd_erro
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     *r = (S_spr){tp, fp};
     /* TV and two passes over V */
-    *out = (sd_pos_law){S_spr_fn, r, 1, 0, G, 0, 4.0};
+    *out = (sd_pos_law){S_spr_fn, r, 1, 0, G, 0, 4.0, NULL};
     return SD_OK;
 }
 
@@ -371,7 +371,7 @@ int sd_pos_law_tree(size_t V, size_t G, size_t k, int kseq, sd_pos_law *out, sd_
     double kk = (double)k;
     double call = kseq ? 406.0 + (kk + 1.0) * ((kk + 1.0) * SD_WORK_PDF + (kk + 1.0) * (kk + 1.0) + 8.0)
                        : kk * ((kk + 1.0) * SD_WORK_PDF + kk + 5.0) + 2.0;
-    *out = (sd_pos_law){S_tree_fn, tr, k, k - 1, G, 1, call};
+    *out = (sd_pos_law){S_tree_fn, tr, k, k - 1, G, 1, call, NULL};
     return SD_OK;
 }
 
@@ -629,6 +629,9 @@ void sd_pos_law_free(sd_pos_law *pl)
         return;
     if (pl->fn == S_broken_fn && pl->ctx)
         sd_pos_law_free(&((S_broken *)pl->ctx)->inner);
-    free(pl->ctx);
+    if (pl->free_ctx)
+        pl->free_ctx(pl->ctx);
+    else
+        free(pl->ctx);
     pl->ctx = NULL;
 }

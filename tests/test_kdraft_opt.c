@@ -1,0 +1,112 @@
+/* test_kdraft_opt.c — the k-draft optimum three ways (suite kdraft_opt):
+ * i.i.d. drafts by the sorted prefix, brute force over subsets, the GLPK
+ * transport LP and the convex problem (Thomas & Pal 2025); drafts without
+ * replacement (Hu et al. 2025) by the prefix, brute force and the LP. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "../lp/sd_lp.h"
+#include "../src/sd_exact_otm.h"
+#include "test_exact_util.h"
+
+/* The tolerance of the agreement: 1e-9, the brief's; GLPK's simplex is
+ * feasible to 1e-9 relative (its default tolerances), the closed forms to
+ * rounding. */
+#define TOL 1e-9
+
+static double S_lp(const double *p, const double *q, size_t V, size_t k, int wor)
+{
+    sd_lp_result res;
+    sd_error err;
+    int rc = wor ? sd_lp_otm_wor(p, q, V, k, NULL, &res, &err) : sd_lp_otm(p, q, V, k, 0, NULL, &res, NULL, &err);
+    cr_assert_eq(rc, SD_OK, "%s", err.msg);
+    cr_assert(res.optimal);
+    return res.optimum;
+}
+
+Test(kdraft_opt, iid_prefix_brute_lp_convex_agree)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 4242);
+    double p[7], q[7];
+    for (int it = 0; it < 60; it++) {
+        size_t V = 2 + gsl_rng_uniform_int(r, 6), k = 1 + gsl_rng_uniform_int(r, 3);
+        double zf = (it % 3) * 0.2;
+        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
+        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        double a, b, c, l = S_lp(p, q, V, k, 0);
+        cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_acceptance_brute(p, q, V, k, &b, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_convex(p, q, V, k, &c, NULL, NULL), SD_OK);
+        cr_expect(fabs(a - b) < TOL && fabs(a - c) < TOL && fabs(a - l) < TOL,
+                  "it %d V %zu k %zu: prefix %.17g brute %.17g convex %.17g lp %.17g", it, V, k, a, b, c, l);
+    }
+    gsl_rng_free(r);
+}
+
+Test(kdraft_opt, wor_prefix_brute_lp_agree_and_beat_iid)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2502);
+    double p[7], q[7];
+    for (int it = 0; it < 60; it++) {
+        size_t V = 2 + gsl_rng_uniform_int(r, 6), k = 1 + gsl_rng_uniform_int(r, 3);
+        double zf = (it % 3) * 0.2;
+        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
+        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        double a, b, iid, l = S_lp(p, q, V, k, 1);
+        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 1, &b, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &iid, NULL, NULL), SD_OK);
+        cr_expect(fabs(a - b) < TOL && fabs(a - l) < TOL, "it %d V %zu k %zu: prefix %.17g brute %.17g lp %.17g",
+                  it, V, k, a, b, l);
+        cr_expect(a >= iid - 1e-12, "it %d: without replacement %.17g below i.i.d. %.17g", it, a, iid);
+        if (k == 1)
+            cr_expect(fabs(a - iid) < 1e-12, "one draft: wor = iid");
+    }
+    gsl_rng_free(r);
+}
+
+Test(kdraft_opt, wor_prefix_equals_brute_many)
+{
+    /* the prefix restriction for draws without replacement, without the LP:
+     * 3000 instances, V <= 9, k <= 4 */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 18779);
+    double p[9], q[9];
+    for (int it = 0; it < 3000; it++) {
+        size_t V = 2 + gsl_rng_uniform_int(r, 8), k = 1 + gsl_rng_uniform_int(r, 4);
+        double zf = (it % 3) * 0.2;
+        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
+        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        double a, b;
+        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 1, &b, NULL, NULL), SD_OK);
+        cr_expect(fabs(a - b) < 1e-12, "it %d V %zu k %zu: prefix %.17g brute %.17g", it, V, k, a, b);
+    }
+    gsl_rng_free(r);
+}
+
+Test(kdraft_opt, convex_equals_prefix_at_large_vocabulary)
+{
+    /* V = 10^5 (the convex method is O(V log V)); Dirichlet-like rows */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 15898);
+    size_t V = 100000;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    for (int it = 0; it < 3; it++) {
+        tx_random_dist(r, p, V, 0.1 * it, 0);
+        tx_random_dist(r, q, V, 0.1 * it, 0);
+        for (size_t k = 1; k <= 8; k *= 2) {
+            double a, c;
+            cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
+            cr_assert_eq(sd_exact_otm_convex(p, q, V, k, &c, NULL, NULL), SD_OK);
+            cr_expect(fabs(a - c) < TOL, "it %d k %zu: prefix %.17g convex %.17g", it, k, a, c);
+        }
+    }
+    free(p);
+    free(q);
+    gsl_rng_free(r);
+}
