@@ -423,7 +423,8 @@ int sd_pos_law_select(size_t V, size_t G, size_t k, sd_select_law_fn fn, void *c
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     *sl = (S_sel){G, k, fn, ctx, (double *)(void *)(sl + 1)};
     /* fn, then (k+1) passes over V to clear and to spread J */
-    *out = (sd_pos_law){S_sel_fn, sl, k, k - 1, G, 1, call_work + 2.0 * ((double)k + 1.0)};
+    *out = (sd_pos_law){.fn = S_sel_fn, .ctx = sl, .S = k, .s0 = k - 1, .G = G, .horizon_calls = 1,
+                        .call_work = call_work + 2.0 * ((double)k + 1.0)};
     return SD_OK;
 }
 
