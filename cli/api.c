@@ -143,12 +143,12 @@ int sd_api_main(int argc, char **argv, char **out, char **err)
 int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
 {
     *out = *err = NULL;
-    _Static_assert(sizeof(sd_api_field) == sizeof(cmd_run_field), "the same layout");
-    cmd_run_field *f = calloc(n ? n : 1, sizeof *f);
+    _Static_assert(sizeof(sd_api_field) == sizeof(cli_field), "the same layout");
+    cli_field *f = calloc(n ? n : 1, sizeof *f);
     if (!f)
         return EX_OSERR_;
     for (size_t i = 0; i < n; i++)
-        f[i] = (cmd_run_field){fields[i].name, fields[i].value};
+        f[i] = (cli_field){fields[i].name, fields[i].value};
     S_capture cap;
     if (S_capture_begin(&cap)) {
         free(f);
@@ -159,6 +159,24 @@ int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **ou
     if (status < 0) /* it ran: the JSON of `run --json`, the dictionary a binding returns */
         status = cli_print_json(cli_point_json(&pt));
     cmd_run_point_free(&pt);
+    free(f);
+    return S_capture_end(&cap, status, out, err);
+}
+
+int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    *out = *err = NULL;
+    cli_field *f = calloc(n ? n : 1, sizeof *f);
+    if (!f)
+        return EX_OSERR_;
+    for (size_t i = 0; i < n; i++)
+        f[i] = (cli_field){fields[i].name, fields[i].value};
+    S_capture cap;
+    if (S_capture_begin(&cap)) {
+        free(f);
+        return EX_OSERR_;
+    }
+    int status = cmd_check_fields(algo, f, n);
     free(f);
     return S_capture_end(&cap, status, out, err);
 }

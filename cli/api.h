@@ -38,7 +38,7 @@ void sd_api_free(void *p);
  * the command line's message and status.  The point is run by the run API
  * (sims/engine/sd_run.h) and *out receives its JSON object, the one `run
  * --json` prints; *err the error text.  Returns the exit status, or 1000
- * (CMD_RUN_NOT_A_FIELD, cli/cmd_run.h) when a field is none of these
+ * (CLI_NOT_A_FIELD, cli/cli_opts.h) when a field is none of these
  * (plugin, list, paired, csv, help, an unknown name, a flag with a value):
  * then nothing ran and the caller may run the command line, which says
  * what is wrong. */
@@ -47,6 +47,12 @@ typedef struct sd_api_field {
     const char *value;
 } sd_api_field;
 int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
+/* `simdec check --json` the same way: the fields are check's options
+ * (trials, seed, L, alpha, min-expected, threads, exact, detect,
+ * fail-biased, samples, progress, the model options, the verifier's
+ * parameters); *out what it prints; 1000 for a plugin, help or an unknown
+ * name. */
+int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
 
 /* A chain from a simdec-chain-1 file, from generator parameters (those of
  * `simdec gen`), or from arrays laid out as in sd_chain (init [V], draft

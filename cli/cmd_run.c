@@ -443,9 +443,15 @@ static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks 
     return S_run_point(&rq, hooks, want_per_trial);
 }
 
-int cmd_run_fields(const char *algo, const cmd_run_field *fields, size_t n, cli_run_point *pt)
+static int S_option_any(void *rq, int c, const char *arg)
+{
+    return S_option(rq, c, arg);
+}
+
+int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_point *pt)
 {
     static const cmd_run_hooks hooks = {NULL, NULL, 0, 0, "run", 1};
+    static const int refuse[] = {'h', O_LIST, O_PAIRED, O_CSV, O_ALGO, CLI_OPT_PLUGIN, 0};
     struct option *opts;
     S_out out;
     S_req rq;
@@ -453,28 +459,19 @@ int cmd_run_fields(const char *algo, const cmd_run_field *fields, size_t n, cli_
     cli_model_init(&pt->mo);
     S_req_init(&rq, "run", pt, &out);
     if (algo && strchr(algo, ',')) /* a sweep */
-        return CMD_RUN_NOT_A_FIELD;
+        return CLI_NOT_A_FIELD;
     for (size_t i = 0; i < n; i++) /* plugins are loaded before the verifier is known */
         if (strcmp(fields[i].name, "plugin") == 0)
-            return CMD_RUN_NOT_A_FIELD;
+            return CLI_NOT_A_FIELD;
     int status = cli_verifier_choose("run", algo, sd_verifier_baseline()->name, S_base, NULL, &pt->cv, &opts);
     if (status >= 0)
         return status;
-    /* Each field as getopt would have read it: its entry in the same table
-     * (the command's options first, then the verifier's parameters). */
-    for (size_t i = 0; status < 0 && i < n; i++) {
-        const struct option *o = opts;
-        while (o->name && strcmp(o->name, fields[i].name) != 0)
-            o++;
-        const sd_param_decl *d = NULL;
-        if (o->name && o->val >= CLI_OPT_PARAM && fields[i].value)
-            d = sd_params_decl(pt->cv.vt, o->name, NULL);
-        if (!o->name || cli_sweep_is_list(d, fields[i].value) || o->val == 'h' || o->val == O_LIST || o->val == O_PAIRED || o->val == O_CSV ||
-            o->val == O_ALGO || o->val == CLI_OPT_PLUGIN || (o->has_arg == required_argument) != (fields[i].value != NULL))
-            status = CMD_RUN_NOT_A_FIELD;
-        else if ((status = S_option(&rq, o->val, fields[i].value)) == 1)
-            status = CMD_RUN_NOT_A_FIELD;
-    }
+    /* a list on a parameter: a sweep */
+    for (size_t i = 0; i < n; i++)
+        if (fields[i].value && cli_sweep_is_list(sd_params_decl(pt->cv.vt, fields[i].name, NULL), fields[i].value))
+            status = CLI_NOT_A_FIELD;
+    if (status < 0)
+        status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
     free(opts);
     if (status >= 0)
         return status;

@@ -34,16 +34,11 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks);
  * same code as the command line's, so values and errors are alike.  One
  * point, no sweep.  Returns -1 when the point ran into *pt (free with
  * cmd_run_point_free, also after a failure), an exit status after printing
- * the error, or CMD_RUN_NOT_A_FIELD when a field is not one of these
+ * the error, or CLI_NOT_A_FIELD (cli_opts.h) when a field is not one of these
  * (--plugin, --list, --paired, --csv, --help, an unknown name, a flag
  * given a value or an option without one): the command line then says
  * what is wrong. */
-typedef struct cmd_run_field {
-    const char *name;
-    const char *value;
-} cmd_run_field;
-#define CMD_RUN_NOT_A_FIELD 1000
-int cmd_run_fields(const char *algo, const cmd_run_field *fields, size_t n, cli_run_point *pt);
+int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_point *pt);
 void cmd_run_point_free(cli_run_point *pt);
 
 #endif

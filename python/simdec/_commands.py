@@ -125,19 +125,24 @@ def _threads(algo, threads):
     return 1 if any(_verifier.is_python(n) for n in _value(algo).split(",")) else threads
 
 
-def _run_fields(algo, fields):
-    """One point of `run` through sd_api_run (cli/api.h): the verifier and
-    named fields, no command line; the dictionary `run --json` prints.  None
-    when a field is not one of run's own (a sweep, a plugin, an unknown
-    option): the caller runs the command line, which says what is wrong."""
+def _fields_call(command, algo, fields):
+    """`command` (run or check) through sd_api_run or sd_api_check
+    (cli/api.h): the verifier and named fields, no command line; the
+    dictionary `command --json` prints.  None when a field is not one of
+    the command's own (a sweep, a plugin, an unknown option): the caller
+    runs the command line, which sweeps or says what is wrong."""
     arr = (_lib.Field * max(len(fields), 1))(*[_lib.Field(os.fsencode(k), None if v is None else os.fsencode(v))
                                               for k, v in fields])
-    status, out, err, pending = _call("sd_api_run", os.fsencode(_value(algo)), arr, len(fields))
+    status, out, err, pending = _call("sd_api_" + command, os.fsencode(_value(algo)), arr, len(fields))
     if status == _lib.NOT_A_FIELD and pending is None:
         return None
-    what = "run --algo %s %s" % (_value(algo), " ".join("--%s%s" % (k, "" if v is None else " " + v)
-                                                         for k, v in fields))
+    what = "%s --algo %s %s" % (command, _value(algo), " ".join("--%s%s" % (k, "" if v is None else " " + v)
+                                                                for k, v in fields))
     return _result(status, out, err, pending, what.strip())
+
+
+def _run_fields(algo, fields):
+    return _fields_call("run", algo, fields)
 
 
 def _algo_args(algo, threads):
@@ -167,7 +172,14 @@ def run(model=None, algo="token", trials=None, seed=None, threads=None, **params
 def check(model=None, algo="token", trials=None, seed=None, threads=None, L=None, **params):
     """`simdec check --algo ALGO [model] --L l ... --json`: is the verifier
     lossless?  (Give the significance level as alpha=..., the generated
-    model's concentration as model_alpha=...)"""
+    model's concentration as model_alpha=...)  Run through the library with
+    named fields (sd_api_check), the command line only for a plugin or an
+    option check does not have."""
+    fields = _fields(threads=_threads(algo, threads)) + _model_fields(model) + \
+        _fields(trials=trials, seed=seed, L=L, **params)
+    got = _fields_call("check", algo, fields)
+    if got is not None:
+        return got
     return command("check", *_algo_args(algo, threads), *_model_args(model),
                    *options(trials=trials, seed=seed, L=L, **params))
 

@@ -57,3 +57,28 @@ def test_errors_are_the_command_lines():
     with pytest.raises(simdec.SimdecError) as e:
         simdec.run(None, "batch", trials=100, estimator="rb")
     assert e.value.status == 64 and e.value.message.startswith("--estimator rb: --algo batch")
+
+
+CHECK_CASES = [
+    ("block", dict(trials=5000, seed=5, L=2, gamma=3)),
+    ("biased", dict(trials=5000, eps=0.3, T=8, exact=True)),
+    ("token", dict(detect=0.2, T=6, alpha=0.01)),
+    ("token", dict(trials=3000, p=[0.5, 0.5], q=[0.3, 0.7], T=4)),
+]
+
+
+@pytest.mark.parametrize("algo,kw", CHECK_CASES)
+def test_check_fields_give_the_command_lines_dictionary(cli, algo, kw):
+    got = _commands._fields_call("check", algo, _commands._fields(**kw))
+    assert got is not None, "ran through the fields"
+    same(got, cli("check", "--algo", algo, *_commands.options(**kw)))
+
+
+def test_check_errors_are_the_command_lines():
+    with pytest.raises(simdec.SimdecError) as e:
+        simdec.check(None, "token", detect=0.1, trials=100)
+    assert e.value.status == 64
+    assert e.value.message == "--detect chooses the trials: give --detect TV or --trials N, not both"
+    with pytest.raises(simdec.SimdecError) as e:
+        simdec.check(None, "biased", eps=0.5, trials=3000, fail_biased=True)
+    assert e.value.status == 1  # BIASED with --fail-biased, as the command line exits
