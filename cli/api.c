@@ -163,7 +163,9 @@ int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **ou
     return S_capture_end(&cap, status, out, err);
 }
 
-int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+/* cmd_check_fields or cmd_eval_fields on a copy of the fields, output captured. */
+static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), const char *name,
+                            const sd_api_field *fields, size_t n, char **out, char **err)
 {
     *out = *err = NULL;
     cli_field *f = calloc(n ? n : 1, sizeof *f);
@@ -176,9 +178,19 @@ int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **
         free(f);
         return EX_OSERR_;
     }
-    int status = cmd_check_fields(algo, f, n);
+    int status = fn(name, f, n);
     free(f);
     return S_capture_end(&cap, status, out, err);
+}
+
+int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    return S_fields_command(cmd_eval_fields, what, fields, n, out, err);
+}
+
+int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    return S_fields_command(cmd_check_fields, algo, fields, n, out, err);
 }
 
 void sd_api_free(void *p)

@@ -53,6 +53,11 @@ int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **ou
  * parameters); *out what it prints; 1000 for a plugin, help or an unknown
  * name. */
 int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
+/* `simdec eval WHAT --json` the same way, for the evaluators with one
+ * option table (rejections, acceptance, accept-length, batch-improvement,
+ * pareto, sprinter); 1000 for the others (generation, policy, speedup,
+ * ...), help or an unknown name. */
+int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err);
 
 /* A chain from a simdec-chain-1 file, from generator parameters (those of
  * `simdec gen`), or from arrays laid out as in sd_chain (init [V], draft

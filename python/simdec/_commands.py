@@ -126,18 +126,19 @@ def _threads(algo, threads):
 
 
 def _fields_call(command, algo, fields):
-    """`command` (run or check) through sd_api_run or sd_api_check
-    (cli/api.h): the verifier and named fields, no command line; the
-    dictionary `command --json` prints.  None when a field is not one of
-    the command's own (a sweep, a plugin, an unknown option): the caller
+    """`command` (run, check or eval) through sd_api_run, sd_api_check or
+    sd_api_eval (cli/api.h): the verifier (eval: the evaluator) and named
+    fields, no command line; the dictionary `command --json` prints.  None
+    when a field is not one of the command's own (a sweep, a plugin, an
+    unknown option, an evaluator with its own command line): the caller
     runs the command line, which sweeps or says what is wrong."""
     arr = (_lib.Field * max(len(fields), 1))(*[_lib.Field(os.fsencode(k), None if v is None else os.fsencode(v))
                                               for k, v in fields])
     status, out, err, pending = _call("sd_api_" + command, os.fsencode(_value(algo)), arr, len(fields))
     if status == _lib.NOT_A_FIELD and pending is None:
         return None
-    what = "%s --algo %s %s" % (command, _value(algo), " ".join("--%s%s" % (k, "" if v is None else " " + v)
-                                                                for k, v in fields))
+    head = "eval %s" % algo if command == "eval" else "%s --algo %s" % (command, _value(algo))
+    what = "%s %s" % (head, " ".join("--%s%s" % (k, "" if v is None else " " + v) for k, v in fields))
     return _result(status, out, err, pending, what.strip())
 
 
@@ -185,7 +186,13 @@ def check(model=None, algo="token", trials=None, seed=None, threads=None, L=None
 
 
 def eval(what, model=None, **opts):  # noqa: A001 (simdec.eval, as `simdec eval`)
-    """`simdec eval WHAT [model] --OPTION VALUE ... --json`."""
+    """`simdec eval WHAT [model] --OPTION VALUE ... --json`; the evaluators
+    with one option table run through the library with named fields
+    (sd_api_eval), the others (generation, policy, speedup, ...) through
+    their command lines."""
+    got = _fields_call("eval", what, _model_fields(model) + _fields(**opts))
+    if got is not None:
+        return got
     return command("eval", what, *_model_args(model), *options(**opts))
 
 

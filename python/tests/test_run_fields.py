@@ -82,3 +82,26 @@ def test_check_errors_are_the_command_lines():
     with pytest.raises(simdec.SimdecError) as e:
         simdec.check(None, "biased", eps=0.5, trials=3000, fail_biased=True)
     assert e.value.status == 1  # BIASED with --fail-biased, as the command line exits
+
+
+EVAL_CASES = [
+    ("rejections", dict(M=3, T=6)),
+    ("acceptance", dict(p=[0.2, 0.3, 0.5], q=[0.5, 0.25, 0.25], k=2)),
+    ("accept-length", dict(algo="block", gamma=3, T=8)),
+    ("pareto", dict(p=[0.2, 0.8], q=[0.6, 0.4], eps=0.1)),
+]
+
+
+@pytest.mark.parametrize("what,kw", EVAL_CASES)
+def test_eval_fields_give_the_command_lines_dictionary(cli, what, kw):
+    got = _commands._fields_call("eval", what, _commands._fields(**kw))
+    assert got is not None, "ran through the fields"
+    same(got, cli("eval", what, *_commands.options(**kw)))
+
+
+def test_eval_with_its_own_command_line_falls_back(cli):
+    assert _commands._fields_call("eval", "generation", _commands._fields(algo="block", T=4)) is None
+    same(simdec.eval("generation", algo="block", T=4), cli("eval", "generation", "--algo", "block", "--T", 4))
+    with pytest.raises(simdec.SimdecError) as e:
+        simdec.eval("acceptance", gamma=3)
+    assert e.value.status == 64 and e.value.message == "option '--gamma' does not apply to eval acceptance"
