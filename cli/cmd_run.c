@@ -453,7 +453,7 @@ int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_
     static const cmd_run_hooks hooks = {NULL, NULL, 0, 0, "run", 1};
     static const int refuse[] = {'h', O_LIST, O_PAIRED, O_CSV, O_ALGO, CLI_OPT_PLUGIN, 0};
     struct option *opts;
-    S_out out;
+    S_out out = {CLI_FMT_TABLE, 0};
     S_req rq;
     memset(pt, 0, sizeof *pt);
     cli_model_init(&pt->mo);
