@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "commands.h"
 #include "suggest.h"
 #include "../src/sd_version.h"
@@ -84,20 +85,26 @@ static char *S_dup(const char *s)
     return strdup(s ? s : "");
 }
 
-int sd_api_main(int argc, char **argv, char **out, char **err)
+/* C's stdout and stderr pointed at memory for the duration of a call. */
+typedef struct {
+    char *obuf, *ebuf;
+    size_t olen, elen;
+    FILE *mo, *me, *so, *se;
+} S_capture;
+
+static int S_capture_begin(S_capture *c)
 {
-    *out = *err = NULL;
+    memset(c, 0, sizeof *c);
     sd_gsl_quiet();
-    char *obuf = NULL, *ebuf = NULL;
-    size_t olen = 0, elen = 0;
-    FILE *mo = open_memstream(&obuf, &olen), *me = open_memstream(&ebuf, &elen);
-    if (!mo || !me) {
-        if (mo)
-            fclose(mo);
-        if (me)
-            fclose(me);
-        free(obuf);
-        free(ebuf);
+    c->mo = open_memstream(&c->obuf, &c->olen);
+    c->me = open_memstream(&c->ebuf, &c->elen);
+    if (!c->mo || !c->me) {
+        if (c->mo)
+            fclose(c->mo);
+        if (c->me)
+            fclose(c->me);
+        free(c->obuf);
+        free(c->ebuf);
         return EX_OSERR_;
     }
     /* glibc's stdout and stderr are variables a program may assign (the
@@ -105,18 +112,85 @@ int sd_api_main(int argc, char **argv, char **out, char **err)
      * them, so their output lands in memory. */
     fflush(stdout);
     fflush(stderr);
-    FILE *so = stdout, *se = stderr;
-    stdout = mo;
-    stderr = me;
-    int status = cli_dispatch(argc, argv);
-    stdout = so;
-    stderr = se;
-    if (fclose(mo) != 0 && status == 0)
+    c->so = stdout;
+    c->se = stderr;
+    stdout = c->mo;
+    stderr = c->me;
+    return EX_OK_;
+}
+
+static int S_capture_end(S_capture *c, int status, char **out, char **err)
+{
+    stdout = c->so;
+    stderr = c->se;
+    if (fclose(c->mo) != 0 && status == 0)
         status = EX_CANTCREAT_;
-    fclose(me);
-    *out = obuf ? obuf : S_dup("");
-    *err = ebuf ? ebuf : S_dup("");
+    fclose(c->me);
+    *out = c->obuf ? c->obuf : S_dup("");
+    *err = c->ebuf ? c->ebuf : S_dup("");
     return status;
+}
+
+int sd_api_main(int argc, char **argv, char **out, char **err)
+{
+    *out = *err = NULL;
+    S_capture cap;
+    if (S_capture_begin(&cap))
+        return EX_OSERR_;
+    return S_capture_end(&cap, cli_dispatch(argc, argv), out, err);
+}
+
+int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    *out = *err = NULL;
+    _Static_assert(sizeof(sd_api_field) == sizeof(cli_field), "the same layout");
+    cli_field *f = calloc(n ? n : 1, sizeof *f);
+    if (!f)
+        return EX_OSERR_;
+    for (size_t i = 0; i < n; i++)
+        f[i] = (cli_field){fields[i].name, fields[i].value};
+    S_capture cap;
+    if (S_capture_begin(&cap)) {
+        free(f);
+        return EX_OSERR_;
+    }
+    cli_run_point pt;
+    int status = cmd_run_fields(algo, f, n, &pt);
+    if (status < 0) /* it ran: the JSON of `run --json`, the dictionary a binding returns */
+        status = cli_print_json(cli_point_json(&pt));
+    cmd_run_point_free(&pt);
+    free(f);
+    return S_capture_end(&cap, status, out, err);
+}
+
+/* cmd_check_fields or cmd_eval_fields on a copy of the fields, output captured. */
+static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), const char *name,
+                            const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    *out = *err = NULL;
+    cli_field *f = calloc(n ? n : 1, sizeof *f);
+    if (!f)
+        return EX_OSERR_;
+    for (size_t i = 0; i < n; i++)
+        f[i] = (cli_field){fields[i].name, fields[i].value};
+    S_capture cap;
+    if (S_capture_begin(&cap)) {
+        free(f);
+        return EX_OSERR_;
+    }
+    int status = fn(name, f, n);
+    free(f);
+    return S_capture_end(&cap, status, out, err);
+}
+
+int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    return S_fields_command(cmd_eval_fields, what, fields, n, out, err);
+}
+
+int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    return S_fields_command(cmd_check_fields, algo, fields, n, out, err);
 }
 
 void sd_api_free(void *p)

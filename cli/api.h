@@ -29,6 +29,36 @@
 int sd_api_main(int argc, char **argv, char **out, char **err);
 void sd_api_free(void *p);
 
+/* One point of `simdec run` from named fields, no command line: the
+ * verifier algo (NULL: token-level SD) and fields {name, value}, named as
+ * run's options without the dashes (trials, seed, threads, time-limit,
+ * target-stderr, estimator, samples, L, progress, the model options, the
+ * verifier's declared parameters), value the option's text or NULL for a
+ * flag.  The values are read by run's own parsers, so a bad one fails with
+ * the command line's message and status.  The point is run by the run API
+ * (sims/engine/sd_run.h) and *out receives its JSON object, the one `run
+ * --json` prints; *err the error text.  Returns the exit status, or 1000
+ * (CLI_NOT_A_FIELD, cli/cli_opts.h) when a field is none of these
+ * (plugin, list, paired, csv, help, an unknown name, a flag with a value):
+ * then nothing ran and the caller may run the command line, which says
+ * what is wrong. */
+typedef struct sd_api_field {
+    const char *name;
+    const char *value;
+} sd_api_field;
+int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
+/* `simdec check --json` the same way: the fields are check's options
+ * (trials, seed, L, alpha, min-expected, threads, exact, detect,
+ * fail-biased, samples, progress, the model options, the verifier's
+ * parameters); *out what it prints; 1000 for a plugin, help or an unknown
+ * name. */
+int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
+/* `simdec eval WHAT --json` the same way, for the evaluators with one
+ * option table (rejections, acceptance, accept-length, batch-improvement,
+ * pareto, sprinter); 1000 for the others (generation, policy, speedup,
+ * ...), help or an unknown name. */
+int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err);
+
 /* A chain from a simdec-chain-1 file, from generator parameters (those of
  * `simdec gen`), or from arrays laid out as in sd_chain (init [V], draft
  * [draft_steps][V][V], target [target_steps][V][V]; steps 1 or T), checked

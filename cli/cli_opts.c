@@ -364,3 +364,26 @@ int cli_args_has(const cli_args *a, const char *name)
             return 1;
     return 0;
 }
+
+/* --- named fields instead of a command line ---------------------------------------- */
+
+int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t n, const int *refuse,
+                     cli_field_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct option *o = opts;
+        while (o->name && strcmp(o->name, fields[i].name) != 0)
+            o++;
+        if (!o->name || (o->has_arg == required_argument) != (fields[i].value != NULL))
+            return CLI_NOT_A_FIELD;
+        for (const int *r = refuse; *r; r++)
+            if (*r == o->val)
+                return CLI_NOT_A_FIELD;
+        int status = fn(ctx, o->val, fields[i].value);
+        if (status == 1)
+            return CLI_NOT_A_FIELD;
+        if (status >= 0)
+            return status;
+    }
+    return -1;
+}

@@ -103,4 +103,30 @@ const char *cli_args_last(const cli_args *a, const char *name, int *at, int *val
 /* 1 if --name (or --name=...) is given. */
 int cli_args_has(const cli_args *a, const char *name);
 
+
+/* --- named fields instead of a command line ----------------------------------------
+ *
+ * The Python package gives run and check their options as fields {name,
+ * value} (cli/api.h): the option's name without dashes and its text (NULL
+ * for a flag).  cli_fields_apply reads each through the command's own
+ * option table and handler, so values and errors are the command line's. */
+typedef struct cli_field {
+    const char *name;
+    const char *value;
+} cli_field;
+/* A field that is no option of the command's, or one the caller refuses:
+ * nothing ran, the command line says what is wrong. */
+#define CLI_NOT_A_FIELD 1000
+/* fn(ctx, c, value): -1 to go on, 1 when c is not the command's, or an exit
+ * status. */
+typedef int (*cli_field_fn)(void *ctx, int c, const char *value);
+/* Applies the fields in order (the last of a name wins, as with getopt):
+ * each is looked up by its exact name in opts (a getopt_long table ending
+ * in a zero entry); CLI_NOT_A_FIELD when a name is not there, its val is in
+ * refuse (zero-terminated), a flag has a value or an option has none.
+ * Returns -1 when all were read, else CLI_NOT_A_FIELD or fn's status. */
+struct option;
+int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t n, const int *refuse,
+                     cli_field_fn fn, void *ctx);
+
 #endif

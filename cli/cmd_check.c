@@ -262,107 +262,121 @@ static int S_print_table(const S_report *rp)
     return cli_stdout_status();
 }
 
-int cmd_check(int argc, char **argv)
-{
-    enum {
-        O_ALGO = CLI_OPT_FIRST_FREE, O_L, O_TRIALS, O_SEED, O_ALPHA, O_MINEXP, O_THREADS,
-        O_JSON, O_FAIL, O_EXACT, O_DETECT, O_SAMPLES
-    };
-    /* {"alpha"} comes before the model options so that it wins over their
-     * --alpha (the generator's Dirichlet concentration, here --model-alpha):
-     * getopt_long takes the first exact match. */
-    static const struct option base[] = {
-        {"alpha", required_argument, 0, O_ALPHA},
-        {"model-alpha", required_argument, 0, CLI_OPT_ALPHA},
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        {"algo", required_argument, 0, O_ALGO},
-        {"L", required_argument, 0, O_L},
-        {"trials", required_argument, 0, O_TRIALS},
-        {"seed", required_argument, 0, O_SEED},
-        {"min-expected", required_argument, 0, O_MINEXP},
-        {"threads", required_argument, 0, O_THREADS},
-        {"json", no_argument, 0, O_JSON},
-        CLI_PROGRESS_LONGOPT,
-        {"fail-biased", no_argument, 0, O_FAIL},
-        {"exact", no_argument, 0, O_EXACT},
-        {"detect", required_argument, 0, O_DETECT},
-        {"samples", required_argument, 0, O_SAMPLES},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+enum {
+    O_ALGO = CLI_OPT_FIRST_FREE, O_L, O_TRIALS, O_SEED, O_ALPHA, O_MINEXP, O_THREADS,
+    O_JSON, O_FAIL, O_EXACT, O_DETECT, O_SAMPLES
+};
+/* {"alpha"} comes before the model options so that it wins over their
+ * --alpha (the generator's Dirichlet concentration, here --model-alpha):
+ * getopt_long takes the first exact match. */
+static const struct option S_base[] = {
+    {"alpha", required_argument, 0, O_ALPHA},
+    {"model-alpha", required_argument, 0, CLI_OPT_ALPHA},
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"L", required_argument, 0, O_L},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
+    {"min-expected", required_argument, 0, O_MINEXP},
+    {"threads", required_argument, 0, O_THREADS},
+    {"json", no_argument, 0, O_JSON},
+    CLI_PROGRESS_LONGOPT,
+    {"fail-biased", no_argument, 0, O_FAIL},
+    {"exact", no_argument, 0, O_EXACT},
+    {"detect", required_argument, 0, O_DETECT},
+    {"samples", required_argument, 0, O_SAMPLES},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* What a check asks for, while its options are read (from getopt or from
+ * cmd_check_fields). */
+typedef struct {
     cli_verifier cv;
-    struct option *opts;
-    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, base, NULL,
-                                      &cv, &opts);
-    if (status >= 0)
-        return status;
-    const sd_verifier_type *vt = cv.vt;
     cli_model_opts mo;
-    cli_model_init(&mo);
     sd_check_opts co;
-    sd_check_defaults(&co);
-    size_t threads = 0;
-    int json = 0, fail_biased = 0, exact = 0, c;
-    double detect = 0.0;
-    int trials_given = 0;
-    const char *samples = NULL, *sim_opt = NULL; /* sim_opt: an option --samples excludes */
+    size_t threads;
+    int json, fail_biased, exact;
+    double detect;
+    int trials_given;
+    const char *samples, *sim_opt; /* sim_opt: an option --samples excludes */
+} S_req;
+
+static void S_req_init(S_req *rq)
+{
+    cli_model_init(&rq->mo);
+    sd_check_defaults(&rq->co);
+    rq->threads = 0;
+    rq->json = rq->fail_biased = rq->exact = rq->trials_given = 0;
+    rq->detect = 0.0;
+    rq->samples = rq->sim_opt = NULL;
+}
+
+/* Option c with value arg: -1 to go on, 1 when c is no option of check's,
+ * or an exit status after printing the error (0 after --help). */
+static int S_option(S_req *rq, int c, const char *arg)
+{
+    int status = -1;
+    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+        return status;
+    sd_check_opts *co = &rq->co;
     sd_error err;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
-            continue;
-        int rc = SD_OK;
-        switch (c) {
-        case 'h': S_help(&cv); status = 0; break;
-        case O_ALGO: break; /* found by cli_verifier_prescan */
-        case O_L: rc = cli_parse_size("--L", optarg, 1, 64, &co.L, &err); break;
-        case O_TRIALS:
-            trials_given = 1;
-            rc = cli_parse_trials(optarg, &co.trials, &err);
-            sim_opt = "--trials";
-            break;
-        case O_SEED: rc = cli_parse_seed(optarg, &co.seed, &err); sim_opt = "--seed"; break;
-        case O_ALPHA:
-            rc = cli_parse_double("--alpha", optarg, 0.0, 1.0, &co.alpha, &err);
-            if (!rc && (co.alpha <= 0.0 || co.alpha >= 1.0))
-                rc = sd_error_set(&err, SD_EUSAGE, "--alpha: expected a number strictly between 0 and 1, got '%s'",
-                                  optarg);
-            break;
-        case O_MINEXP:
-            rc = cli_parse_double("--min-expected", optarg, 1e-9, 1e12, &co.min_expected, &err);
-            break;
-        case O_THREADS: rc = cli_parse_size("--threads", optarg, 1, 1024, &threads, &err); break;
-        case O_JSON: json = 1; break;
-        case O_FAIL: fail_biased = 1; break;
-        case O_EXACT: exact = 1; sim_opt = "--exact"; break;
-        case O_DETECT:
-            rc = cli_parse_double("--detect", optarg, 1e-9, 1.0, &detect, &err);
-            sim_opt = "--detect";
-            break;
-        case O_SAMPLES: samples = optarg; rc = cli_check_path("--samples", optarg, &err); break;
-        default: status = cli_unknown_option("check", c, argv, vt); break;
-        }
-        if (rc)
-            status = cli_fail(&err);
+    int rc = SD_OK;
+    switch (c) {
+    case 'h': S_help(&rq->cv); return 0;
+    case O_ALGO: break; /* found by cli_verifier_prescan */
+    case O_L: rc = cli_parse_size("--L", arg, 1, 64, &co->L, &err); break;
+    case O_TRIALS:
+        rq->trials_given = 1;
+        rc = cli_parse_trials(arg, &co->trials, &err);
+        rq->sim_opt = "--trials";
+        break;
+    case O_SEED: rc = cli_parse_seed(arg, &co->seed, &err); rq->sim_opt = "--seed"; break;
+    case O_ALPHA:
+        rc = cli_parse_double("--alpha", arg, 0.0, 1.0, &co->alpha, &err);
+        if (!rc && (co->alpha <= 0.0 || co->alpha >= 1.0))
+            rc = sd_error_set(&err, SD_EUSAGE, "--alpha: expected a number strictly between 0 and 1, got '%s'",
+                              arg);
+        break;
+    case O_MINEXP:
+        rc = cli_parse_double("--min-expected", arg, 1e-9, 1e12, &co->min_expected, &err);
+        break;
+    case O_THREADS: rc = cli_parse_size("--threads", arg, 1, 1024, &rq->threads, &err); break;
+    case O_JSON: rq->json = 1; break;
+    case O_FAIL: rq->fail_biased = 1; break;
+    case O_EXACT: rq->exact = 1; rq->sim_opt = "--exact"; break;
+    case O_DETECT:
+        rc = cli_parse_double("--detect", arg, 1e-9, 1.0, &rq->detect, &err);
+        rq->sim_opt = "--detect";
+        break;
+    case O_SAMPLES: rq->samples = arg; rc = cli_check_path("--samples", arg, &err); break;
+    default: return 1;
     }
-    free(opts);
-    if (status < 0 && optind < argc)
-        status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
-    if (status < 0 && detect > 0.0 && trials_given) /* one of them chooses the trials */
+    return rc ? cli_fail(&err) : -1;
+}
+
+/* The checks across options, the model, the test and its output. */
+static int S_check(S_req *rq)
+{
+    int status = -1;
+    const sd_verifier_type *vt = rq->cv.vt;
+    sd_check_opts *co = &rq->co;
+    cli_model_opts *mo = &rq->mo;
+    sd_error err;
+    if (rq->detect > 0.0 && rq->trials_given) /* one of them chooses the trials */
         status = cli_usage_error("check", "--detect chooses the trials: give --detect TV or --trials N, not both");
-    if (status < 0 && samples && (cv.named || sim_opt))
+    if (status < 0 && rq->samples && (rq->cv.named || rq->sim_opt))
         status = cli_usage_error("check", "%s: not with --samples (the file's lines are the trials)",
-                                 cv.named ? "--algo" : sim_opt);
+                                 rq->cv.named ? "--algo" : rq->sim_opt);
     /* Refuse V^L before building a generated model of that vocabulary,
      * which may itself take minutes (a model file is only known once read). */
-    if (status < 0 && co.L && !mo.file) {
-        size_t V = mo.p ? mo.pV : mo.gen.V, cells = 1;
-        for (size_t i = 0; i < co.L && status < 0; i++) {
+    if (status < 0 && co->L && !mo->file) {
+        size_t V = mo->p ? mo->pV : mo->gen.V, cells = 1;
+        for (size_t i = 0; i < co->L && status < 0; i++) {
             if (cells > SD_CHECK_MAX_CELLS / V) {
                 sd_error_set(&err, SD_ETOOBIG, "--L %zu: the joint law of %zu tokens has V^L = %zu^%zu cells; limit %zu",
-                             co.L, co.L, V, co.L, (size_t)SD_CHECK_MAX_CELLS);
+                             co->L, co->L, V, co->L, (size_t)SD_CHECK_MAX_CELLS);
                 status = cli_fail(&err);
             }
             cells *= V;
@@ -370,74 +384,121 @@ int cmd_check(int argc, char **argv)
     }
     sd_chain *ch = NULL;
     cli_model id;
-    if (status < 0 && !(ch = cli_model_build_id(&mo, &id, &err)))
+    if (status < 0 && !(ch = cli_model_build_id(mo, &id, &err)))
         status = cli_fail(&err);
-    if (status >= 0) {
-        cli_model_release(&mo);
+    if (status >= 0)
         return status;
-    }
-    co.threads = (unsigned)threads;
+    co->threads = (unsigned)rq->threads;
     cli_progress pr = {0, 0};
     if (cli_stderr_is_tty()) {
-        co.progress = cli_progress_show;
-        co.progress_ctx = &pr;
+        co->progress = cli_progress_show;
+        co->progress_ctx = &pr;
     }
-    if (detect > 0.0) {
+    if (rq->detect > 0.0) {
         /* --detect TV: the trials at which any bias of that TV is detected
          * with probability 0.9; dof bounded by the cells of positive
          * target probability minus one (more dof, more trials). */
-        size_t L = co.L ? co.L : sd_check_default_L(ch, SD_CHECK_MAX_CELLS);
+        double detect = rq->detect;
+        size_t L = co->L ? co->L : sd_check_default_L(ch, SD_CHECK_MAX_CELLS);
         size_t cells = sd_sim_cells(ch->V, L, SD_CHECK_MAX_CELLS);
         double *tg = cells ? malloc(cells * sizeof *tg) : NULL, dof = 0.0;
         if (tg && sd_chain_target_joint(ch, L, SD_CHECK_MAX_CELLS, tg, &err) == SD_OK)
             for (size_t i = 0; i < cells; i++)
                 dof += tg[i] > 0.0;
         free(tg);
-        co.trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co.alpha, SD_POWER_DEFAULT, detect);
+        co->trials = sd_power_trials(dof > 1.0 ? dof - 1.0 : 1.0, co->alpha, SD_POWER_DEFAULT, detect);
         const uint64_t max_trials = SD_SIM_MAX_BLOCKS * SD_SIM_BLOCK;
-        if (co.trials > max_trials) { /* named as --detect: the user gave no such --trials */
+        if (co->trials > max_trials) { /* named as --detect: the user gave no such --trials */
             sd_error_set(&err, SD_ETOOBIG, "--detect %g: detecting a bias of TV %g at --alpha %g needs %s%.3g trials; "
-                         "the limit is %llu (raise --detect)", detect, detect, co.alpha,
-                         co.trials == UINT64_MAX ? "more than " : "", co.trials == UINT64_MAX ? 9e18 : (double)co.trials,
+                         "the limit is %llu (raise --detect)", detect, detect, co->alpha,
+                         co->trials == UINT64_MAX ? "more than " : "", co->trials == UINT64_MAX ? 9e18 : (double)co->trials,
                          (unsigned long long)max_trials);
             sd_chain_free(ch);
-            cli_model_release(&mo);
             return cli_fail(&err);
         }
     }
     sd_check_result res;
     memset(&res, 0, sizeof res);
     int crc;
+    const char *samples = rq->samples;
     if (samples) {
         int in = strcmp(samples, "-") == 0;
         FILE *f = in ? stdin : fopen(samples, "rb");
-        crc = f ? sd_check_samples(ch, f, in ? "(stdin)" : samples, &co, &res, &err)
+        crc = f ? sd_check_samples(ch, f, in ? "(stdin)" : samples, co, &res, &err)
                 : sd_error_set(&err, SD_EIO, "--samples: cannot open '%s': %s", samples, strerror(errno));
         if (f && !in)
             fclose(f);
     } else {
-        crc = sd_check_run(vt, ch, &cv.par, &co, &res, &err);
+        crc = sd_check_run(vt, ch, &rq->cv.par, co, &res, &err);
     }
     cli_progress_end(&pr);
     if (crc) {
         sd_check_result_free(&res);
         sd_chain_free(ch);
-        cli_model_release(&mo);
         return cli_fail(&err);
     }
-    S_report rp = {vt, ch, &mo, &cv.par, &res, NAN, NAN, NULL, samples, &id};
+    S_report rp = {vt, ch, mo, &rq->cv.par, &res, NAN, NAN, NULL, samples, &id};
     rp.detectable_tv = sd_power_detectable_tv(res.chi.dof, res.alpha, SD_POWER_DEFAULT, (double)res.trials);
     sd_error xerr;
-    if (exact) {
+    if (rq->exact) {
         rp.exact_why = "";
-        if (sd_exact_gen_prefix_tv(vt, ch, &cv.par, res.L, SD_CHECK_MAX_CELLS, &rp.exact_tv, &xerr))
+        if (sd_exact_gen_prefix_tv(vt, ch, &rq->cv.par, res.L, SD_CHECK_MAX_CELLS, &rp.exact_tv, &xerr))
             rp.exact_why = xerr.msg;
     }
-    status = json ? S_print_json(&rp) : S_print_table(&rp);
-    if (status == 0 && fail_biased && !res.unbiased)
+    status = rq->json ? S_print_json(&rp) : S_print_table(&rp);
+    if (status == 0 && rq->fail_biased && !res.unbiased)
         status = S_EXIT_BIASED;
     sd_check_result_free(&res);
     sd_chain_free(ch);
-    cli_model_release(&mo);
+    return status;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    S_req rq;
+    struct option *opts;
+    S_req_init(&rq);
+    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, S_base, NULL,
+                                      &rq.cv, &opts);
+    if (status >= 0)
+        return status;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option("check", c, argv, rq.cv.vt);
+    free(opts);
+    if (status < 0 && optind < argc)
+        status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+    if (status < 0)
+        status = S_check(&rq);
+    cli_model_release(&rq.mo);
+    return status;
+}
+
+static int S_option_any(void *rq, int c, const char *arg)
+{
+    return S_option(rq, c, arg);
+}
+
+int cmd_check_fields(const char *algo, const cli_field *fields, size_t n)
+{
+    S_req rq;
+    struct option *opts;
+    S_req_init(&rq);
+    for (size_t i = 0; i < n; i++) /* plugins are loaded before the verifier is known */
+        if (strcmp(fields[i].name, "plugin") == 0)
+            return CLI_NOT_A_FIELD;
+    int status = cli_verifier_choose("check", algo, sd_verifier_baseline()->name, S_base, NULL, &rq.cv, &opts);
+    if (status >= 0)
+        return status;
+    rq.json = 1;
+    static const int refuse[] = {'h', O_ALGO, CLI_OPT_PLUGIN, 0};
+    status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
+    free(opts);
+    if (status < 0)
+        status = S_check(&rq);
+    cli_model_release(&rq.mo);
     return status;
 }

@@ -187,18 +187,24 @@ static void S_sub_help(const S_sub *sub)
     }
 }
 
-/* Parses argv for sub into a.  Returns -1 to go on, or an exit status
- * (0 after --help). */
-static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
+/* The defaults of every option. */
+static void S_args_init(S_args *a)
 {
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "eval %s", sub->name);
     memset(a, 0, sizeof *a);
     cli_model_init(&a->mo);
     a->M = 1;
     a->k = 2;
     a->step = 1;
     a->td = 1.0;
+}
+
+/* Parses argv for sub into a.  Returns -1 to go on, or an exit status
+ * (0 after --help). */
+static int S_parse(const S_sub *sub, int argc, char **argv, S_args *a)
+{
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "eval %s", sub->name);
+    S_args_init(a);
     sd_error err;
     int c;
     optind = 0;
@@ -1063,6 +1069,43 @@ static void S_help(FILE *f)
     for (size_t i = 0; S_cmds[i].name; i++)
         fprintf(f, "  %-20s %s\n", S_cmds[i].name, S_cmds[i].summary);
     fputs("\n  simdec eval WHAT --help   options of one evaluator\n", f);
+}
+
+/* cmd_eval_fields: a field of sub, read as S_parse reads the option. */
+typedef struct {
+    const S_sub *sub;
+    S_args *a;
+    char cmd[64];
+} S_fields;
+
+static int S_field(void *ctx, int c, const char *arg)
+{
+    S_fields *f = ctx;
+    sd_error err;
+    unsigned need = S_needs(c);
+    if (need && !(need & f->sub->accepts))
+        return cli_usage_error(f->cmd, "option '--%s' does not apply to eval %s", S_optname(c), f->sub->name);
+    return S_option(f->a, c, arg, &err) != SD_OK ? cli_fail(&err) : -1;
+}
+
+int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {'h', 0};
+    for (const S_sub *s = S_subs; s->name; s++)
+        if (strcmp(s->name, what) == 0) {
+            S_args a;
+            S_fields f = {s, &a, ""};
+            snprintf(f.cmd, sizeof f.cmd, "eval %s", s->name);
+            S_args_init(&a);
+            int st = cli_fields_apply(S_opts, fields, n, refuse, S_field, &f);
+            a.json = 1;
+            if (st >= 0) {
+                cli_model_release(&a.mo);
+                return st;
+            }
+            return s->fn(s, &a);
+        }
+    return CLI_NOT_A_FIELD; /* generation, policy, speedup, ...: their own command lines */
 }
 
 int cmd_eval(int argc, char **argv)

@@ -232,148 +232,165 @@ typedef struct {
     int paired;
 } S_out;
 
-/* Parses one point's command line and runs it into *pt.  Returns -1 when it
- * ran, or an exit status (0 after --help/--list). */
-static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks *hooks, int want_per_trial,
-                   cli_run_point *pt, S_out *out)
+enum {
+    O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
+    O_TIME_LIMIT, O_TARGET_SE, O_PAIRED, O_ESTIMATOR, O_SAMPLES, O_L
+};
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    CLI_PROGRESS_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
+    {"threads", required_argument, 0, O_THREADS},
+    {"json", no_argument, 0, O_JSON},
+    {"csv", no_argument, 0, O_CSV},
+    {"list", no_argument, 0, O_LIST},
+    {"time-limit", required_argument, 0, O_TIME_LIMIT},
+    {"target-stderr", required_argument, 0, O_TARGET_SE},
+    {"paired", no_argument, 0, O_PAIRED},
+    {"estimator", required_argument, 0, O_ESTIMATOR},
+    {"samples", required_argument, 0, O_SAMPLES},
+    {"L", required_argument, 0, O_L},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* One point's request while its options are read (from getopt or from
+ * cmd_run_fields), then what S_run_point runs. */
+typedef struct {
+    const char *name;   /* the command in messages */
+    cli_run_point *pt;
+    S_out *out;
+    uint64_t trials, seed;
+    int trials_given;
+    size_t threads;
+    double time_limit, target_se;
+    int estimator; /* SD_RUN_RB_AUTO: rb where the verifier gives it; SD_RUN_PLAIN; SD_RUN_RB */
+    int list;      /* --list */
+    size_t samples_L;
+    double t_start;
+} S_req;
+
+static void S_req_init(S_req *rq, const char *name, cli_run_point *pt, S_out *out)
 {
-    enum {
-        O_ALGO = CLI_OPT_FIRST_FREE, O_TRIALS, O_SEED, O_THREADS, O_JSON, O_CSV, O_LIST,
-        O_TIME_LIMIT, O_TARGET_SE, O_PAIRED, O_ESTIMATOR, O_SAMPLES, O_L
-    };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        CLI_PROGRESS_LONGOPT,
-        {"algo", required_argument, 0, O_ALGO},
-        {"trials", required_argument, 0, O_TRIALS},
-        {"seed", required_argument, 0, O_SEED},
-        {"threads", required_argument, 0, O_THREADS},
-        {"json", no_argument, 0, O_JSON},
-        {"csv", no_argument, 0, O_CSV},
-        {"list", no_argument, 0, O_LIST},
-        {"time-limit", required_argument, 0, O_TIME_LIMIT},
-        {"target-stderr", required_argument, 0, O_TARGET_SE},
-        {"paired", no_argument, 0, O_PAIRED},
-        {"estimator", required_argument, 0, O_ESTIMATOR},
-        {"samples", required_argument, 0, O_SAMPLES},
-        {"L", required_argument, 0, O_L},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *name = hooks->name ? hooks->name : "run";
-    cli_verifier *cv = &pt->cv;
-    struct option *opts;
-    memset(pt, 0, sizeof *pt);
-    cli_model_init(&pt->mo);
-    int status = cli_verifier_choose(name, algo, sd_verifier_baseline()->name, base, NULL, cv, &opts);
-    if (status >= 0)
-        return status;
-    cli_model_opts *mo = &pt->mo;
-    uint64_t trials = S_DEFAULT_TRIALS, seed = S_DEFAULT_SEED;
-    int trials_given = 0;
-    size_t threads = 0;
-    double time_limit = 0.0, target_se = 0.0;
-    int estimator = -1; /* -1: rb where the verifier gives it; 0 plain; 1 rb */
-    int list = 0;       /* --list */
-    size_t samples_L = 0;
-    double t_start = S_now();
-    sd_error err;
-    int c;
-    optind = 0;
-    opterr = 0;
+    memset(rq, 0, sizeof *rq);
+    rq->name = name;
+    rq->pt = pt;
+    rq->out = out;
+    rq->trials = S_DEFAULT_TRIALS;
+    rq->seed = S_DEFAULT_SEED;
+    rq->estimator = SD_RUN_RB_AUTO;
+    rq->t_start = S_now();
     out->fmt = CLI_FMT_TABLE;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        if (cli_verifier_option(mo, cv, c, optarg, &status))
-            continue;
-        switch (c) {
-        case 'h': cli_verifier_help(S_help_head, cv); status = 0; break;
-        case O_LIST: list = 1; break;
-        case O_ALGO: break; /* found by cli_sweep_expand */
-        case O_TRIALS:
-            trials_given = 1;
-            if (cli_parse_trials(optarg, &trials, &err))
-                status = cli_fail(&err);
-            break;
-        case O_SEED:
-            if (cli_parse_seed(optarg, &seed, &err))
-                status = cli_fail(&err);
-            break;
-        case O_THREADS:
-            if (cli_parse_size("--threads", optarg, 1, 1024, &threads, &err))
-                status = cli_fail(&err);
-            break;
-        case O_TIME_LIMIT:
-            if (cli_parse_double("--time-limit", optarg, 1e-6, 1e9, &time_limit, &err))
-                status = cli_fail(&err);
-            break;
-        case O_TARGET_SE:
-            if (cli_parse_double("--target-stderr", optarg, 1e-300, 1e300, &target_se, &err))
-                status = cli_fail(&err);
-            break;
-        case O_JSON: status = cli_set_format(name, &out->fmt, CLI_FMT_JSON); break;
-        case O_CSV: status = cli_set_format(name, &out->fmt, CLI_FMT_CSV); break;
-        case O_PAIRED: out->paired = 1; break;
-        case O_SAMPLES:
-            pt->samples = optarg;
-            if (cli_check_path("--samples", optarg, &err))
-                status = cli_fail(&err);
-            break;
-        case O_L:
-            if (cli_parse_size("--L", optarg, 1, SD_CHAIN_MAX_HORIZON, &samples_L, &err))
-                status = cli_fail(&err);
-            break;
-        case O_ESTIMATOR:
-            if (strcmp(optarg, "rb") == 0 || strcmp(optarg, "plain") == 0)
-                estimator = optarg[0] == 'r';
-            else
-                status = cli_usage_error(name, "--estimator: expected rb or plain, got '%s'", optarg);
-            break;
-        default: status = cli_unknown_option(name, c, argv, cv->vt); break;
-        }
+}
+
+/* Option c of the point with value arg (the getopt loop's body).  Returns
+ * -1 to go on, 1 when c is no option of run's (the caller says so), or an
+ * exit status after printing the error (0 after --help). */
+static int S_option(S_req *rq, int c, const char *arg)
+{
+    cli_run_point *pt = rq->pt;
+    int status = -1;
+    sd_error err;
+    if (cli_verifier_option(&pt->mo, &pt->cv, c, arg, &status))
+        return status;
+    switch (c) {
+    case 'h': cli_verifier_help(S_help_head, &pt->cv); return 0;
+    case O_LIST: rq->list = 1; break;
+    case O_ALGO: break; /* found by cli_sweep_expand */
+    case O_TRIALS:
+        rq->trials_given = 1;
+        if (cli_parse_trials(arg, &rq->trials, &err))
+            return cli_fail(&err);
+        break;
+    case O_SEED:
+        if (cli_parse_seed(arg, &rq->seed, &err))
+            return cli_fail(&err);
+        break;
+    case O_THREADS:
+        if (cli_parse_size("--threads", arg, 1, 1024, &rq->threads, &err))
+            return cli_fail(&err);
+        break;
+    case O_TIME_LIMIT:
+        if (cli_parse_double("--time-limit", arg, 1e-6, 1e9, &rq->time_limit, &err))
+            return cli_fail(&err);
+        break;
+    case O_TARGET_SE:
+        if (cli_parse_double("--target-stderr", arg, 1e-300, 1e300, &rq->target_se, &err))
+            return cli_fail(&err);
+        break;
+    case O_JSON: return cli_set_format(rq->name, &rq->out->fmt, CLI_FMT_JSON);
+    case O_CSV: return cli_set_format(rq->name, &rq->out->fmt, CLI_FMT_CSV);
+    case O_PAIRED: rq->out->paired = 1; break;
+    case O_SAMPLES:
+        pt->samples = arg;
+        if (cli_check_path("--samples", arg, &err))
+            return cli_fail(&err);
+        break;
+    case O_L:
+        if (cli_parse_size("--L", arg, 1, SD_CHAIN_MAX_HORIZON, &rq->samples_L, &err))
+            return cli_fail(&err);
+        break;
+    case O_ESTIMATOR:
+        if (strcmp(arg, "rb") == 0 || strcmp(arg, "plain") == 0)
+            rq->estimator = arg[0] == 'r' ? SD_RUN_RB : SD_RUN_PLAIN;
+        else
+            return cli_usage_error(rq->name, "--estimator: expected rb or plain, got '%s'", arg);
+        break;
+    default: return 1;
     }
-    free(opts);
-    if (status < 0 && list) /* after the loop: --json may come after --list */
-        status = out->fmt == CLI_FMT_JSON  ? cli_print_json(cli_verifier_list_json())
-                 : out->fmt == CLI_FMT_CSV ? (cli_verifier_list_csv(), 0)
-                                           : (cli_verifier_list(stdout), 0);
-    if (status < 0 && optind < argc)
-        status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
-    if (status < 0 && hooks->no_early_stop && (time_limit > 0.0 || target_se > 0.0 || out->paired))
-        status = cli_usage_error(name, "--time-limit, --target-stderr and --paired are not available here; "
-                                       "give --trials");
-    if (status < 0 && out->paired && (time_limit > 0.0 || target_se > 0.0))
-        status = cli_usage_error(name, "--paired compares the same trials: give --trials, not "
-                                       "--time-limit or --target-stderr");
+    return -1;
+}
+
+/* The checks across options, the model, and the run API's call.  Returns
+ * -1 when the point ran, or an exit status (0 after --list). */
+static int S_run_point(S_req *rq, const cmd_run_hooks *hooks, int want_per_trial)
+{
+    cli_run_point *pt = rq->pt;
+    S_out *out = rq->out;
+    const char *name = rq->name;
+    cli_verifier *cv = &pt->cv;
+    cli_model_opts *mo = &pt->mo;
+    int status = -1;
+    sd_error err;
+    if (rq->list) /* after the options: --json may come after --list */
+        return out->fmt == CLI_FMT_JSON  ? cli_print_json(cli_verifier_list_json())
+               : out->fmt == CLI_FMT_CSV ? (cli_verifier_list_csv(), 0)
+                                         : (cli_verifier_list(stdout), 0);
+    if (hooks->no_early_stop && (rq->time_limit > 0.0 || rq->target_se > 0.0 || out->paired))
+        return cli_usage_error(name, "--time-limit, --target-stderr and --paired are not available here; "
+                                     "give --trials");
+    if (out->paired && (rq->time_limit > 0.0 || rq->target_se > 0.0))
+        return cli_usage_error(name, "--paired compares the same trials: give --trials, not "
+                                     "--time-limit or --target-stderr");
     /* --samples keeps every trial's tokens for the cap of trials: without
      * --trials that cap is 10^8, beyond the sampled-token limit. */
-    if (status < 0 && pt->samples && target_se > 0.0 && !trials_given)
-        status = cli_usage_error(name, "--samples with --target-stderr needs --trials N (the cap: every trial's "
-                                       "tokens are kept until the run stops)");
-    if (status < 0 && samples_L && !pt->samples)
-        status = cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
-    if (status < 0 && pt->samples && hooks->sim)
-        status = cli_usage_error(name, "--samples is not available here; use 'simdec run'");
+    if (pt->samples && rq->target_se > 0.0 && !rq->trials_given)
+        return cli_usage_error(name, "--samples with --target-stderr needs --trials N (the cap: every trial's "
+                                     "tokens are kept until the run stops)");
+    if (rq->samples_L && !pt->samples)
+        return cli_usage_error(name, "--L needs --samples FILE (the tokens written per trial)");
+    if (pt->samples && hooks->sim)
+        return cli_usage_error(name, "--samples is not available here; use 'simdec run'");
     mo->may_stream = sd_run_streams(cv->vt);
-    if (status < 0 && cli_model_open(mo, &pt->model, &err))
-        status = cli_fail(&err);
-    if (status >= 0)
-        return status;
+    if (cli_model_open(mo, &pt->model, &err))
+        return cli_fail(&err);
+    (void)status;
     /* --target-stderr without --trials: the cap is S_TARGET_SE_TRIALS, so
      * the target is what stops the run. */
-    if (target_se > 0.0 && !trials_given)
-        trials = S_TARGET_SE_TRIALS;
-
+    uint64_t trials = rq->target_se > 0.0 && !rq->trials_given ? S_TARGET_SE_TRIALS : rq->trials;
     const sd_model *m = &pt->model.view;
     cli_progress ps = {0, 0};
     sd_run_opts ro = {.trials = trials,
-                      .seed = seed,
-                      .threads = (unsigned)threads,
-                      .time_limit = time_limit,
-                      .target_stderr = target_se,
-                      .estimator = estimator,
+                      .seed = rq->seed,
+                      .threads = (unsigned)rq->threads,
+                      .time_limit = rq->time_limit,
+                      .target_stderr = rq->target_se,
+                      .estimator = rq->estimator,
                       .paired = want_per_trial,
-                      .want_tokens = pt->samples ? (samples_L ? samples_L : m->T) : 0,
+                      .want_tokens = pt->samples ? (rq->samples_L ? rq->samples_L : m->T) : 0,
                       .kernel_max_bytes = sd_run_kernel_budget(pt->model.chain, pt->model.budget),
                       .progress = !hooks->quiet && cli_stderr_is_tty() ? cli_progress_show : NULL,
                       .progress_ctx = &ps,
@@ -391,14 +408,77 @@ static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks 
         sd_run_result_free(&pt->run);
     if (rc)
         return cli_fail(&err);
-    pt->setup_seconds = t_model - t_start + pt->run.sim.setup_seconds;
-    pt->time_limit = time_limit;
-    pt->target_stderr = target_se;
+    pt->setup_seconds = t_model - rq->t_start + pt->run.sim.setup_seconds;
+    pt->time_limit = rq->time_limit;
+    pt->target_stderr = rq->target_se;
     pt->ranks = hooks->ranks > 1 ? hooks->ranks : 1;
     return -1;
 }
 
-static void S_point_free(cli_run_point *pt)
+/* Parses one point's command line and runs it into *pt.  Returns -1 when it
+ * ran, or an exit status (0 after --help/--list). */
+static int S_point(int argc, char **argv, const char *algo, const cmd_run_hooks *hooks, int want_per_trial,
+                   cli_run_point *pt, S_out *out)
+{
+    const char *name = hooks->name ? hooks->name : "run";
+    struct option *opts;
+    S_req rq;
+    memset(pt, 0, sizeof *pt);
+    cli_model_init(&pt->mo);
+    S_req_init(&rq, name, pt, out);
+    int status = cli_verifier_choose(name, algo, sd_verifier_baseline()->name, S_base, NULL, &pt->cv, &opts);
+    if (status >= 0)
+        return status;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option(name, c, argv, pt->cv.vt);
+    free(opts);
+    if (status < 0 && !rq.list && optind < argc)
+        status = cli_usage_error(name, "unexpected argument '%s'", argv[optind]);
+    if (status >= 0)
+        return status;
+    return S_run_point(&rq, hooks, want_per_trial);
+}
+
+static int S_option_any(void *rq, int c, const char *arg)
+{
+    return S_option(rq, c, arg);
+}
+
+int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_point *pt)
+{
+    static const cmd_run_hooks hooks = {NULL, NULL, 0, 0, "run", 1};
+    static const int refuse[] = {'h', O_LIST, O_PAIRED, O_CSV, O_ALGO, CLI_OPT_PLUGIN, 0};
+    struct option *opts;
+    S_out out = {CLI_FMT_TABLE, 0};
+    S_req rq;
+    memset(pt, 0, sizeof *pt);
+    cli_model_init(&pt->mo);
+    S_req_init(&rq, "run", pt, &out);
+    if (algo && strchr(algo, ',')) /* a sweep */
+        return CLI_NOT_A_FIELD;
+    for (size_t i = 0; i < n; i++) /* plugins are loaded before the verifier is known */
+        if (strcmp(fields[i].name, "plugin") == 0)
+            return CLI_NOT_A_FIELD;
+    int status = cli_verifier_choose("run", algo, sd_verifier_baseline()->name, S_base, NULL, &pt->cv, &opts);
+    if (status >= 0)
+        return status;
+    /* a list on a parameter: a sweep */
+    for (size_t i = 0; i < n; i++)
+        if (fields[i].value && cli_sweep_is_list(sd_params_decl(pt->cv.vt, fields[i].name, NULL), fields[i].value))
+            status = CLI_NOT_A_FIELD;
+    if (status < 0)
+        status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
+    free(opts);
+    if (status >= 0)
+        return status;
+    return S_run_point(&rq, &hooks, 0);
+}
+
+void cmd_run_point_free(cli_run_point *pt)
 {
     sd_run_result_free(&pt->run);
     cli_model_close(&pt->model);
@@ -435,7 +515,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
         if (status < 0)
             done++;
         else
-            S_point_free(&pts[i]);
+            cmd_run_point_free(&pts[i]);
     }
     if (status < 0 && out.paired && sw.n < 2)
         status = cli_usage_error(name, "--paired compares points of a sweep: give --algo A,B (or a "
@@ -446,7 +526,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
                  : done == 1              ? S_print_table(&pts[0])
                                           : cli_points_print_table(pts, done, out.paired);
     for (size_t i = 0; i < done; i++)
-        S_point_free(&pts[i]);
+        cmd_run_point_free(&pts[i]);
     free(pts);
     cli_sweep_free(&sw);
     return status;

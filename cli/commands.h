@@ -4,10 +4,22 @@
 #ifndef COMMANDS_H
 #define COMMANDS_H
 
+#include <stddef.h>
+
+#include "cli_opts.h"
+
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+/* `check --json` from named fields (cli_fields_apply; the verifier algo,
+ * NULL: token-level SD): what it prints and its exit status, or
+ * CLI_NOT_A_FIELD (a plugin, --help, an unknown name) without running. */
+int cmd_check_fields(const char *algo, const cli_field *fields, size_t n);
 int cmd_eval(int argc, char **argv);
+/* `eval WHAT --json` from named fields, for the evaluators whose options
+ * are one table (rejections, acceptance, accept-length, ...); the others,
+ * --help or an unknown name: CLI_NOT_A_FIELD without running. */
+int cmd_eval_fields(const char *what, const cli_field *fields, size_t n);
 int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
 int cmd_lp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);

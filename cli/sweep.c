@@ -102,6 +102,15 @@ static char *S_option_text(cli_sweep *sw, const char *name, const char *value)
     return k;
 }
 
+int cli_sweep_is_list(const sd_param_decl *d, const char *v)
+{
+    /* lists on numbers, choices (--residual opt,uno) and draft policies, ranges on whole
+     * numbers (S_split says so); not on a tree shape, whose commas are its levels */
+    int numeric = d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL);
+    return d && ((numeric && (strchr(v, ',') || strstr(v, ".."))) ||
+                 ((d->kind == SD_PARAM_CHOICE || d->kind == SD_PARAM_POLICY) && strchr(v, ',')));
+}
+
 typedef struct {
     int at;           /* index of the option in argv */
     int val_at;       /* index of its value (== at for --name=value) */
@@ -154,10 +163,7 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
         if (!v)
             continue;
         const sd_param_decl *d = S_decl_any(vts, na, name);
-        /* lists on numbers, choices (--residual opt,uno) and draft policies, ranges on whole
-         * numbers (S_split says so); not on a tree shape, whose commas are its levels */
-        int numeric = d && (d->kind == SD_PARAM_COUNT || d->kind == SD_PARAM_REAL);
-        if (d && ((numeric && (strchr(v, ',') || strstr(v, ".."))) || ((d->kind == SD_PARAM_CHOICE || d->kind == SD_PARAM_POLICY) && strchr(v, ',')))) {
+        if (cli_sweep_is_list(d, v)) {
             if (nl == sizeof lists / sizeof lists[0]) {
                 rc = cli_usage_error(cmd, "too many swept parameters");
                 goto out;

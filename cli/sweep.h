@@ -57,6 +57,11 @@ typedef struct cli_sweep {
 } cli_sweep;
 int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw);
 void cli_sweep_free(cli_sweep *sw);
+/* 1 if value v of the parameter declared by d (NULL: none) is a list or a
+ * range that a sweep expands: a comma list on a number, a choice or a
+ * draft policy, a range LO..HI on a number (a tree shape's commas are its
+ * levels). */
+int cli_sweep_is_list(const sd_param_decl *d, const char *v);
 
 /* Outputs of n points (n >= 1).  JSON: one object for one point, an array
  * for more; CSV: one header and a row per point.  paired: add the

@@ -15,23 +15,34 @@ from . import _verifier
 _lock = threading.Lock()
 
 
-def _run(argv):
-    """(status, stdout, stderr, the exception a Python step raised or None)."""
-    if _verifier.in_step():
-        raise _lib.SimdecError("a verifier's step cannot run simdec commands (they do not nest)", 64)
-    args = [os.fsencode(str(a)) for a in argv]
-    arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
-    out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    L = _lib.lib()
-    with _lock:
-        _verifier.clear_pending()
-        status = L.sd_api_main(len(args), arr, ctypes.byref(out), ctypes.byref(err))
-        pending = _verifier.take_pending()
+def _texts(L, out, err):
     texts = []
     for p in (out, err):
         texts.append(ctypes.string_at(p).decode("utf-8", "replace") if p.value else "")
         L.sd_api_free(p)
+    return texts
+
+
+def _call(fn, *args):
+    """fn(*args, &out, &err) under the lock: (status, stdout, stderr, the
+    exception a Python step raised or None)."""
+    if _verifier.in_step():
+        raise _lib.SimdecError("a verifier's step cannot run simdec commands (they do not nest)", 64)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    L = _lib.lib()
+    with _lock:
+        _verifier.clear_pending()
+        status = getattr(L, fn)(*args, ctypes.byref(out), ctypes.byref(err))
+        pending = _verifier.take_pending()
+    texts = _texts(L, out, err)
     return status, texts[0], texts[1], pending
+
+
+def _run(argv):
+    """(status, stdout, stderr, the exception a Python step raised or None)."""
+    args = [os.fsencode(str(a)) for a in argv]
+    arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+    return _call("sd_api_main", len(args), arr)
 
 
 def main(*argv):
@@ -76,18 +87,63 @@ def _model_args(model):
     return ["--model", os.fspath(model)]
 
 
-def command(*argv):
-    """Runs a command with --json and returns its JSON as a dictionary;
-    SimdecError (with the message and exit status the command line would
-    give) when it fails, or the exception a Python verifier's step raised."""
-    status, out, err, pending = _run(argv + ("--json",))
+def _result(status, out, err, pending, what):
+    """The dictionary of a command's JSON, or the error it raised."""
     if pending is not None:
-        pending.add_note("while simdec ran: %s" % " ".join(str(a) for a in argv))
+        pending.add_note("while simdec ran: %s" % what)
         raise pending
     if status != 0:
         lines = [l[len("simdec: "):] if l.startswith("simdec: ") else l for l in err.strip().splitlines()]
         raise _lib.SimdecError(lines[0] if lines else "exit status %d" % status, status)
     return json.loads(out)
+
+
+def command(*argv):
+    """Runs a command with --json and returns its JSON as a dictionary;
+    SimdecError (with the message and exit status the command line would
+    give) when it fails, or the exception a Python verifier's step raised."""
+    status, out, err, pending = _run(argv + ("--json",))
+    return _result(status, out, err, pending, " ".join(str(a) for a in argv))
+
+
+def _fields(**kw):
+    """Keyword arguments as named fields (name, text or None for a flag),
+    as options() makes them options: None and False left out."""
+    return [(k.replace("_", "-"), None if v is True else _value(v)) for k, v in kw.items()
+            if v is not None and v is not False]
+
+
+def _model_fields(model):
+    """A model as fields: a Model's own options, or a file name."""
+    args = _model_args(model)
+    return [(args[i][2:], args[i + 1]) for i in range(0, len(args), 2)]
+
+
+def _threads(algo, threads):
+    """1 for a verifier written in Python (its step holds the GIL; the
+    result is the same for any thread count), else threads."""
+    return 1 if any(_verifier.is_python(n) for n in _value(algo).split(",")) else threads
+
+
+def _fields_call(command, algo, fields):
+    """`command` (run, check or eval) through sd_api_run, sd_api_check or
+    sd_api_eval (cli/api.h): the verifier (eval: the evaluator) and named
+    fields, no command line; the dictionary `command --json` prints.  None
+    when a field is not one of the command's own (a sweep, a plugin, an
+    unknown option, an evaluator with its own command line): the caller
+    runs the command line, which sweeps or says what is wrong."""
+    arr = (_lib.Field * max(len(fields), 1))(*[_lib.Field(os.fsencode(k), None if v is None else os.fsencode(v))
+                                              for k, v in fields])
+    status, out, err, pending = _call("sd_api_" + command, os.fsencode(_value(algo)), arr, len(fields))
+    if status == _lib.NOT_A_FIELD and pending is None:
+        return None
+    head = "eval %s" % algo if command == "eval" else "%s --algo %s" % (command, _value(algo))
+    what = "%s %s" % (head, " ".join("--%s%s" % (k, "" if v is None else " " + v) for k, v in fields))
+    return _result(status, out, err, pending, what.strip())
+
+
+def _run_fields(algo, fields):
+    return _fields_call("run", algo, fields)
 
 
 def _algo_args(algo, threads):
@@ -101,8 +157,15 @@ def _algo_args(algo, threads):
 
 def run(model=None, algo="token", trials=None, seed=None, threads=None, **params):
     """`simdec run --algo ALGO [model] --trials N --seed S --threads N
-    --PARAM VALUE ... --json`.  model: a Model, a file name, or None (the
-    default generated chain); algo: a name or a Verifier."""
+    --PARAM VALUE ... --json`, run in this process through the run API with
+    named fields (a sweep, a list of verifiers or of values, runs the
+    command line).  model: a Model, a file name, or None (the default
+    generated chain); algo: a name or a Verifier."""
+    fields = _fields(threads=_threads(algo, threads)) + _model_fields(model) + \
+        _fields(trials=trials, seed=seed, **params)
+    got = _run_fields(algo, fields)
+    if got is not None:
+        return got
     return command("run", *_algo_args(algo, threads), *_model_args(model),
                    *options(trials=trials, seed=seed, **params))
 
@@ -110,13 +173,26 @@ def run(model=None, algo="token", trials=None, seed=None, threads=None, **params
 def check(model=None, algo="token", trials=None, seed=None, threads=None, L=None, **params):
     """`simdec check --algo ALGO [model] --L l ... --json`: is the verifier
     lossless?  (Give the significance level as alpha=..., the generated
-    model's concentration as model_alpha=...)"""
+    model's concentration as model_alpha=...)  Run through the library with
+    named fields (sd_api_check), the command line only for a plugin or an
+    option check does not have."""
+    fields = _fields(threads=_threads(algo, threads)) + _model_fields(model) + \
+        _fields(trials=trials, seed=seed, L=L, **params)
+    got = _fields_call("check", algo, fields)
+    if got is not None:
+        return got
     return command("check", *_algo_args(algo, threads), *_model_args(model),
                    *options(trials=trials, seed=seed, L=L, **params))
 
 
 def eval(what, model=None, **opts):  # noqa: A001 (simdec.eval, as `simdec eval`)
-    """`simdec eval WHAT [model] --OPTION VALUE ... --json`."""
+    """`simdec eval WHAT [model] --OPTION VALUE ... --json`; the evaluators
+    with one option table run through the library with named fields
+    (sd_api_eval), the others (generation, policy, speedup, ...) through
+    their command lines."""
+    got = _fields_call("eval", what, _model_fields(model) + _fields(**opts))
+    if got is not None:
+        return got
     return command("eval", what, *_model_args(model), *options(**opts))
 
 

@@ -45,6 +45,16 @@ class CallbackParam(ctypes.Structure):
     ]
 
 
+class Field(ctypes.Structure):
+    """sd_api_field (cli/api.h): one option of a command by name, its value
+    as text (None: a flag)."""
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
+
+
+# sd_api_run, sd_api_check, sd_api_eval: a field that is not one of the command's (cli/cli_opts.h).
+NOT_A_FIELD = 1000
+
+
 class Error(ctypes.Structure):
     """sd_error (src/sd_error.h)."""
     _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 1024)]
@@ -84,6 +94,9 @@ def _declare(lib):
     sigs = {
         "sd_api_main": (I, [I, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(P), ctypes.POINTER(P)]),
         "sd_api_free": (None, [P]),
+        "sd_api_run": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
+        "sd_api_check": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
+        "sd_api_eval": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
         "sd_api_model_load": (I, [V, ctypes.POINTER(P), V, S]),
         "sd_api_model_generate": (I, [S, S, ctypes.c_ulong, D, D, ctypes.POINTER(P), V, S]),
         "sd_api_model_from_arrays": (I, [S, S, S, S, c_double_p, c_double_p, c_double_p, ctypes.POINTER(P), V, S]),
