@@ -99,7 +99,8 @@ demo: deps
 
 # The README's second command (and .ci/run's).  Quality makefiles in mk/
 # append their own test targets to CHECK_EXTRA (sanitizer subset, short
-# fuzz runs, the 2-rank MPI case); they run after the Criterion suite.
+# fuzz runs, the 2-rank MPI case, a 3-mutant smoke run of make mutation);
+# they run after the Criterion suite.
 CHECK_EXTRA ?=
 check: deps
 	$(MAKE) $(PAR) all tests

@@ -40,12 +40,51 @@ static void S_help(FILE *f)
     for (const S_command *c = S_commands; c->name; c++)
         fprintf(f, "  %-7s %s\n", c->name, c->summary);
     fputs("\n"
-          "  simdec COMMAND --help    options of one command\n"
+          "  simdec COMMAND --help    options of one command (also: simdec help COMMAND)\n"
+          "  simdec help models       the model options (--model, --V, --p/--q, --zipf,\n"
+          "                           --arpa, ...), which every command shares\n"
           "  simdec --version         version\n"
           "\n"
           "Try: simdec run --algo block --T 50\n"
           "Exit status: 0 ok, 64 usage, 65 bad data or problem too large, 66 cannot\n"
           "open input, 70 internal or solver failure, 71 out of memory, 73 cannot write.\n", f);
+}
+
+/* `simdec help TOPIC [...]`: "models" prints the model options' reference
+ * (cli_model_help_full); a command's name runs it with --help (the words
+ * after it too: `simdec help eval speedup`); anything else is a usage
+ * error that names the topics. */
+static int S_help_topic(int argc, char **argv)
+{
+    const char *topic = argv[0];
+    if (strcmp(topic, "models") == 0 || strcmp(topic, "model") == 0) {
+        if (argc > 1)
+            return cli_usage_error(NULL, "'help models' takes no further words (got '%s')", argv[1]);
+        fputs(cli_model_help_full, stdout);
+        return cli_stdout_status();
+    }
+    for (const S_command *c = S_commands; c->name; c++)
+        if (strcmp(c->name, topic) == 0) {
+            char **args = malloc(((size_t)argc + 2) * sizeof *args);
+            if (!args)
+                return cli_out_of_memory();
+            for (int i = 0; i < argc; i++)
+                args[i] = argv[i];
+            static char help[] = "--help";
+            args[argc] = help;
+            args[argc + 1] = NULL;
+            int status = c->fn(argc + 1, args);
+            free(args);
+            return status == EX_OK_ ? cli_stdout_status() : status;
+        }
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, topic);
+    cli_suggest_add(&sg, "models");
+    for (const S_command *c = S_commands; c->name; c++)
+        cli_suggest_add(&sg, c->name);
+    return cli_usage_error(NULL, "unknown help topic '%s'%s (topics: models, or a command's name)", topic,
+                           cli_suggest_text(&sg, "", hint, sizeof hint));
 }
 
 int cli_dispatch(int argc, char **argv)
@@ -56,6 +95,8 @@ int cli_dispatch(int argc, char **argv)
         return EX_USAGE_;
     }
     const char *cmd = argv[0];
+    if (strcmp(cmd, "help") == 0 && argc >= 2)
+        return S_help_topic(argc - 1, argv + 1);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         S_help(stdout);
         return cli_stdout_status();

@@ -12,8 +12,17 @@
 #include "../src/sd_sha256.h"
 #include "cli_opts.h"
 
+/* The short paragraph every command's --help ends with; the reference of
+ * each option is cli_model_help_full ('simdec help models'). */
 const char cli_model_help[] =
-    "Model (default: a generated chain, V=7, T=50, model-seed 10):\n"
+    "Model (default: a generated chain, V=7, T=50, model-seed 10): --model FILE,\n"
+    "--V N, --T N, --model-seed S, --model-alpha A (also --alpha), --mix M, --rng\n"
+    "NAME; --p LIST --q LIST (one token); --zipf [--zipf-draft S --zipf-target S];\n"
+    "--arpa FILE; --tol X, --max-memory BYTES, --stream.  'simdec help models'\n"
+    "describes each.\n";
+
+const char cli_model_help_full[] =
+    "Model options (default: a generated chain, V=7, T=50, model-seed 10):\n"
     "  --model FILE        a simdec-chain-1 JSON model\n"
     "  --V N               vocabulary of the generated chain (default 7)\n"
     "  --T N               horizon; with --model, use the file's first N steps\n"
@@ -47,9 +56,13 @@ const char cli_model_help[] =
     "                      trials advance (O(V^2) memory; same results as stored)\n"
     "  --arpa FILE         an ARPA backoff language model: target its bigram (--order\n"
     "                      2) or unigram (1), starting after <s>; draft the unigram\n"
-    "                      of --draft-arpa FILE (default: the same file); rows on\n"
-    "                      demand, never V x V; --T (default 50); run and eval\n"
-    "                      speedup, with token (exact) and block\n";
+    "                      of --draft-arpa FILE (default: the same file; its order\n"
+    "                      --draft-order, 1); rows on demand, never V x V; --T\n"
+    "                      (default 50); run and eval speedup, with token (exact)\n"
+    "                      and block\n"
+    "\n"
+    "Each command's --help lists the options it reads besides these; a command\n"
+    "that needs stored rows refuses --zipf and --arpa with a message.\n";
 
 void cli_model_init(cli_model_opts *mo)
 {

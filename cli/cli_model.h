@@ -72,8 +72,12 @@ void cli_model_release(cli_model_opts *mo);
     {"stream", no_argument, 0, CLI_OPT_STREAM}, \
     {"rng", required_argument, 0, CLI_OPT_RNG}, \
     CLI_ARPA_LONGOPTS
-/* Help text lines for the model options. */
+/* Help text for the model options: cli_model_help, the short paragraph
+ * each command's --help ends with (the options named, a pointer to
+ * 'simdec help models'); cli_model_help_full, the reference of each
+ * option that 'simdec help models' prints. */
 extern const char cli_model_help[];
+extern const char cli_model_help_full[];
 /* Handles option c if it is a model option: 1 handled, 0 not a model
  * option, -1 bad value (err set). */
 int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);

@@ -197,68 +197,179 @@ static void S_param_line(const sd_param_decl *d, char *line, size_t len)
         snprintf(line + u, len - u, d->kind == SD_PARAM_COUNT ? "; %.0f..%.0f" : "; %g..%g", d->min, d->max);
 }
 
-/* 1 if verifier w declares `name` with the help line `line`. */
-static int S_same_line(const sd_verifier_type *w, const char *name, const char *line)
+/* Writes `lead` as it is, then the words of `text` (separated by spaces),
+ * wrapped before column 80 onto lines indented to column `indent`. */
+static void S_wrapped(FILE *f, const char *lead, const char *text, size_t indent)
 {
-    const sd_param_decl *d = sd_params_decl(w, name, NULL);
-    char other[512];
-    if (!d)
-        return 0;
-    S_param_line(d, other, sizeof other);
-    return strcmp(other, line) == 0;
+    size_t col = strlen(lead);
+    fputs(lead, f);
+    for (const char *w = text; *w;) {
+        size_t n = strcspn(w, " ");
+        if (col > indent + 2 && col + 1 + n > 79) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+        } else if (w != text) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)n, w);
+        col += n;
+        w += n;
+        while (*w == ' ')
+            w++;
+    }
+    fputc('\n', f);
+}
+
+/* A help line of S_param_line wrapped: the option and its argument as they
+ * are, the help after them wrapped onto lines indented to column 23. */
+static void S_put_line(FILE *f, const char *line)
+{
+    char lead[128];
+    size_t h = 2 + strcspn(line + 2, " "); /* --name */
+    h += strspn(line + h, " ");
+    h += strcspn(line + h, " "); /* its argument (no spaces: N, X, RULE, a|b, b1,..,bd) */
+    h += strspn(line + h, " ");
+    snprintf(lead, sizeof lead, "%.*s", (int)(h < sizeof lead ? h : sizeof lead - 1), line);
+    S_wrapped(f, lead, line + strlen(lead), 23);
+}
+
+/* The verifiers (from index `from` on) that declare `name` with the help
+ * line `line`, separated by spaces, in out. */
+static void S_readers(size_t from, const char *name, const char *line, char *out, size_t len)
+{
+    const sd_verifier_type *x;
+    size_t u = 0;
+    out[0] = '\0';
+    for (size_t y = from; (x = sd_verifier_at(y)) != NULL && u + 1 < len; y++) {
+        const sd_param_decl *d = sd_params_decl(x, name, NULL);
+        char other[512];
+        if (!d)
+            continue;
+        S_param_line(d, other, sizeof other);
+        if (strcmp(other, line) == 0) {
+            int n = snprintf(out + u, len - u, "%s%s", u ? " " : "", x->name);
+            u = n > 0 && (size_t)n < len - u ? u + (size_t)n : len - 1;
+        }
+    }
+}
+
+/* Where the common start `prefix` of a parameter's differing help lines
+ * is cut: just before its last "; ", ": " or " (" past the option's
+ * column (the rest of each line, from there, tells its verifiers apart);
+ * 0 when there is none. */
+static size_t S_cut(const char *prefix, size_t n)
+{
+    size_t cut = 0;
+    for (size_t i = 23; i + 1 < n; i++)
+        if ((prefix[i] == ';' || prefix[i] == ':') && prefix[i + 1] == ' ')
+            cut = i;
+        else if (prefix[i] == ' ' && prefix[i + 1] == '(')
+            cut = i;
+    return cut;
+}
+
+/* The line after the cut of a parameter's help line, for its group of
+ * verifiers: "; x" and ": x" give x, " (x)" gives x. */
+static void S_rest(const char *line, size_t cut, char *out, size_t len)
+{
+    const char *r = line + cut;
+    if (cut == 0) {
+        snprintf(out, len, "%s", line + 2);
+        return;
+    }
+    r += 2;
+    size_t n = strlen(r);
+    if (line[cut] == ' ' && n > 0 && r[-1] == '(' && r[n - 1] == ')' && !memchr(r, ')', n - 1))
+        n--;
+    else if (line[cut] == ' ')
+        r--; /* " (x) more": keep the parenthesis */
+    snprintf(out, len, "%.*s", (int)n, r);
+}
+
+/* One parameter name of the list of every verifier's parameters: the
+ * option once, then the verifiers that read it.  Verifiers that declare
+ * it alike share one line "[v1 v2 ...]"; where declarations differ (a
+ * default, 'iid only' / 'wor only'), the help they share is printed once
+ * and each declaration's difference is followed by its verifiers. */
+static void S_param_group(FILE *f, size_t first, const char *name)
+{
+    size_t nv = 0;
+    while (sd_verifier_at(nv))
+        nv++;
+    char(*lines)[512] = malloc((nv ? nv : 1) * sizeof *lines);
+    char readers[2048], text[2600];
+    size_t ng = 0;
+    if (!lines)
+        return;
+    for (size_t e = first; e < nv; e++) {
+        const sd_param_decl *d = sd_params_decl(sd_verifier_at(e), name, NULL);
+        int seen = 0;
+        if (!d)
+            continue;
+        S_param_line(d, lines[ng], sizeof lines[ng]);
+        for (size_t g = 0; g < ng && !seen; g++)
+            seen = strcmp(lines[g], lines[ng]) == 0;
+        if (!seen)
+            ng++;
+    }
+    if (ng == 1) {
+        S_put_line(f, lines[0]);
+        S_readers(first, name, lines[0], readers, sizeof readers);
+        snprintf(text, sizeof text, "[%s]", readers);
+        S_wrapped(f, "                       ", text, 24);
+    } else if (ng > 1) {
+        size_t n = strlen(lines[0]);
+        for (size_t g = 1; g < ng; g++) {
+            size_t k = 0;
+            while (k < n && lines[g][k] == lines[0][k])
+                k++;
+            n = k;
+        }
+        size_t cut = S_cut(lines[0], n);
+        if (cut) {
+            char head[512];
+            snprintf(head, sizeof head, "%.*s", (int)cut, lines[0]);
+            S_put_line(f, head);
+        } else
+            fprintf(f, "  --%s\n", name);
+        for (size_t g = 0; g < ng; g++) {
+            char rest[512];
+            S_rest(lines[g], cut, rest, sizeof rest);
+            S_readers(first, name, lines[g], readers, sizeof readers);
+            snprintf(text, sizeof text, "%s: %s", rest, readers);
+            S_wrapped(f, "                       ", text, 25);
+        }
+    }
+    free(lines);
 }
 
 void cli_params_help(FILE *f, const sd_verifier_type *vt)
 {
     const sd_verifier_type *v;
     if (vt) {
+        char line[512];
         fprintf(f, "Parameters of --algo %s:\n", vt->name);
         if (sd_params_count(vt) == 0)
             fprintf(f, "  (none)\n");
-    } else {
-        fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
-                   "shows that verifier's; 'simdec run --list' lists them all):\n");
-    }
-    /* Each parameter name once, with the verifiers that read it; a name
-     * that verifiers declare differently (--draw: 'iid only', 'wor only',
-     * ...) gets one line per declaration, each with its verifiers. */
-    for (size_t i = 0; (v = vt ? (i == 0 ? vt : NULL) : sd_verifier_at(i)) != NULL; i++) {
-        size_t np = sd_params_count(v);
-        for (size_t j = 0; j < np; j++) {
-            const sd_param_decl *d = &v->params[j];
-            int seen = 0;
-            for (size_t e = 0; e < i && !vt && !seen; e++)
-                seen = sd_params_decl(sd_verifier_at(e), d->name, NULL) != NULL;
-            if (seen)
-                continue;
-            const sd_verifier_type *w;
-            for (size_t e = i; (w = vt ? (e == i ? vt : NULL) : sd_verifier_at(e)) != NULL; e++) {
-                const sd_param_decl *dw = sd_params_decl(w, d->name, NULL);
-                char line[512];
-                if (!dw)
-                    continue;
-                S_param_line(dw, line, sizeof line);
-                int printed = 0;
-                for (size_t b = i; b < e && !printed; b++)
-                    printed = S_same_line(sd_verifier_at(b), d->name, line);
-                if (printed)
-                    continue;
-                fputs(line, f);
-                if (!vt) {
-                    fprintf(f, "\n  %-20s [", "");
-                    const sd_verifier_type *x;
-                    int first = 1;
-                    for (size_t y = e; (x = sd_verifier_at(y)) != NULL; y++)
-                        if (S_same_line(x, d->name, line)) {
-                            fprintf(f, "%s%s", first ? "" : " ", x->name);
-                            first = 0;
-                        }
-                    fprintf(f, "]");
-                }
-                fputc('\n', f);
-            }
+        for (size_t j = 0, np = sd_params_count(vt); j < np; j++) {
+            S_param_line(&vt->params[j], line, sizeof line);
+            S_put_line(f, line);
         }
+        return;
     }
+    fprintf(f, "Verifier parameters (each verifier reads its own; with --algo NAME, --help\n"
+               "shows that verifier's; 'simdec run --list' lists them all):\n");
+    /* Each parameter name once, at its first verifier. */
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+        for (size_t j = 0, np = sd_params_count(v); j < np; j++) {
+            const char *name = v->params[j].name;
+            int seen = 0;
+            for (size_t e = 0; e < i && !seen; e++)
+                seen = sd_params_decl(sd_verifier_at(e), name, NULL) != NULL;
+            if (!seen)
+                S_param_group(f, i, name);
+        }
 }
 
 void cli_verifier_help(const char *head, const cli_verifier *cv)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """mutation.py -- `make mutation`: does the fast suite catch real mistakes?
 
-Applies single-line mutants to the library's sources (sims/, src/, lp/), one
-at a time, in scratch copies of the tree under /tmp (the working tree is
-never touched), rebuilds there only what the mutant changed and runs only
-the Criterion suites that execute the mutated line, with a timeout.  A
-mutant is
+Applies single-line mutants to the library's sources (sims/ and its
+subdirectories, src/, lp/, treelp/), one at a time, in scratch copies of
+the tree under /tmp (the working tree is never touched), rebuilds there
+only what the mutant changed and runs only the Criterion suites that
+execute the mutated line (or, without the coverage map, the nearest tests
+by name: MUTATION_MAP below), with a timeout.  A mutant is
   killed      the suites fail, crash or time out,
   survived    they pass (or no suite executes the line: "uncovered"),
   stillborn   it does not compile (left out of the share).
@@ -43,7 +44,8 @@ out of the share.
 Environment (all optional):
   MUTATION_LIMIT=N|all the sample's size (default 400) or every mutant
   MUTATION_SEED=S      the sample's seed (default 1)
-  MUTATION_FILES="a b" only these files or globs (default sims/*.c src/*.c lp/*.c)
+  MUTATION_FILES="a b" only these files or globs, ** for any depth (default
+                       sims/**/*.c src/*.c lp/*.c treelp/*.c)
   MUTATION_GREP=RE     only mutants whose original line matches RE
   MUTATION_KINDS="cmp delete"  only these kinds
   MUTATION_TIMEOUT=SEC the most a build or a suite run may take (default 600);
@@ -56,8 +58,15 @@ Environment (all optional):
                        (after adding tests)
   MUTATION_JOBS=N      mutants run at once, each in its own scratch copy
                        (default 2)
+  MUTATION_MAP=auto|1|0  1: the coverage map (above); 0: the nearest tests
+                       by name (names_map: seconds instead of the map's
+                       minutes, but it misses suites, so the share errs
+                       low: a smoke test, not a measurement); auto (the
+                       default): the map when it is cached for these sources
+                       or from 20 mutants to run on, else by name
   MUTATION_ALL_SUITES=1  run the whole suite for every mutant (no map)
-  MUTATION_SANITIZE=0  do not run survivors again under the sanitizers
+  MUTATION_SANITIZE=0|1  survivors again under the sanitizers (default 1
+                       with the coverage map, 0 with MUTATION_MAP=0)
 
 Survivors again under AddressSanitizer/UBSan: `make check` runs a subset of
 the suites under the sanitizers (SANITIZE_FILTER in mk/quality.mk,
@@ -90,6 +99,13 @@ MUT_DIR = os.path.join(ROOT, "build", "mutation")
 COV_BUILD = os.path.join("build", "mutation", "cov")
 EQUIV_FILE = os.path.join(ROOT, "scripts", "mutation-equivalent.tsv")
 DEFAULT_LIMIT = 400
+# The library's sources.  sims/ lives in subdirectories (engine/, verifiers/,
+# kernels/, exact/, controls/), hence **: the earlier default "sims/*.c"
+# matched no file once they moved there, and the sample held src/ and lp/
+# only.
+DEFAULT_FILES = "sims/**/*.c src/*.c lp/*.c treelp/*.c"
+# MUTATION_MAP=auto builds the coverage map from this many mutants to run on.
+MAP_MIN = 20
 
 CMP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
 ARITH = {" + ": " - ", " - ": " + ", " * ": " / ", " / ": " * "}
@@ -272,9 +288,11 @@ def run_suites(tree, testbin, simdec, suites, jobs, timeout):
 
 def sources_hash():
     h = hashlib.sha1()
-    pats = ["src/*.[ch]", "sims/*.[ch]", "lp/*.[ch]", "cli/*.[ch]", "plots/*.[ch]", "tests/*.[ch]",
-            "include/*.h", "examples/*.c"]
-    for p in sorted({f for g in pats for f in glob.glob(g, root_dir=ROOT)}):
+    # ** with recursive=True: sims/ and the others have subdirectories
+    # (sims/engine, sims/verifiers, ...); "sims/*.[ch]" matched none of them
+    pats = ["src/**/*.[ch]", "sims/**/*.[ch]", "lp/**/*.[ch]", "treelp/**/*.[ch]", "cli/**/*.[ch]",
+            "plots/**/*.[ch]", "tests/**/*.[ch]", "include/**/*.h", "examples/**/*.c"]
+    for p in sorted({f for g in pats for f in glob.glob(g, root_dir=ROOT, recursive=True)}):
         h.update(p.encode())
         with open(os.path.join(ROOT, p), "rb") as f:
             h.update(f.read())
@@ -284,6 +302,15 @@ def sources_hash():
 def list_suites(testbin):
     out = subprocess.run([testbin, "--list"], cwd=ROOT, capture_output=True, text=True).stdout
     return [m.group(1) for m in re.finditer(r"^(\S+): \d+ tests?$", out, re.M)]
+
+
+def map_cached():
+    """1 if build/mutation/coverage.json is the map of these sources."""
+    cache = os.path.join(MUT_DIR, "coverage.json")
+    if not os.path.exists(cache):
+        return 0
+    with open(cache) as f:
+        return int(json.load(f).get("hash") == sources_hash())
 
 
 def coverage_map(jobs):
@@ -359,10 +386,91 @@ def suites_for(cov, m):
     suite), [] when no suite executes it."""
     if cov is None:
         return None
+    if cov.get("mode") == "names":
+        return cov["select"].get(m[0])
     path, n = m[0], m[1]
     if n not in set(cov["exec"].get(path, ())):
         return None
     return [cov["suites"][i] for i in cov["hit"].get(path, {}).get(str(n), [])]
+
+
+def _nm(obj, undefined):
+    """Global symbols an object defines (or, undefined=True, uses)."""
+    cmd = ["nm", "-u", obj] if undefined else ["nm", "--defined-only", "-g", obj]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    syms = set()
+    for ln in out.splitlines():
+        w = ln.split()
+        if undefined and w:
+            syms.add(w[-1])
+        elif len(w) == 3 and w[1] in "TDRBC":
+            syms.add(w[2])
+    return syms
+
+
+def names_map(paths):
+    """The cheaper selection, without the coverage map (MUTATION_MAP=0):
+    for each file, the suites of the nearest tests by name, {"mode":
+    "names", "select": {path: [suites] or None (the whole suite)},
+    "seconds": {}}.  The nearest tests of a file are the test files
+    (tests/*.c) that name one of its global symbols (nm of its object in
+    build/) or #include its header, or, for a verifier, give its name
+    ("block", "tree-rrs") in a string; failing any, those of the library
+    files that call it, transitively (not through the registry, which calls
+    every verifier); failing those too, the whole suite.  Seconds to
+    compute; it misses suites that reach the file only through other files
+    (or the CLI), so mutants survive that the map would kill: the share it
+    prints errs low.  A smoke test of the machinery, not a measurement."""
+    lib = sorted({p for g in DEFAULT_FILES.split() for p in glob.glob(g, root_dir=ROOT, recursive=True)}
+                 | set(paths))
+    obj = {f: os.path.join(ROOT, "build", f[:-2] + ".o") for f in lib}
+    dfn = {f: _nm(obj[f], False) if os.path.exists(obj[f]) else set() for f in lib}
+    und = {f: _nm(obj[f], True) if os.path.exists(obj[f]) else set() for f in lib}
+    owner = {sym: f for f in lib for sym in dfn[f]}
+    callers = {f: set() for f in lib}
+    for f in lib:
+        if os.path.basename(f) == "sd_registry.c":
+            continue
+        for sym in und[f]:
+            if sym in owner and owner[sym] != f:
+                callers[owner[sym]].add(f)
+    tests = []
+    for t in sorted(glob.glob("tests/*.c", root_dir=ROOT)):
+        with open(os.path.join(ROOT, t)) as fh:
+            txt = fh.read()
+        su = sorted(set(re.findall(r"\bTest(?:Suite)?\(\s*(\w+)", txt)))
+        if su:
+            tests.append((su, set(re.findall(r"[A-Za-z_]\w*", txt)), txt))
+
+    def near(files):
+        syms = set().union(*(dfn[f] for f in files))
+        hdrs = [re.compile(r'#include\s+"[^"]*\b' + re.escape(os.path.basename(f)[:-2]) + r'\.h"')
+                for f in files]
+        names = set()
+        for f in files:
+            if any(x.startswith("sd_verifier_") for x in dfn[f]):
+                with open(os.path.join(ROOT, f)) as fh:
+                    names |= set(re.findall(r'\.name = "([\w-]+)"', fh.read()))
+        pats = [re.compile(r'[\s"=]' + re.escape(n) + r'[\s",]') for n in names]
+        sel = set()
+        for su, words, txt in tests:
+            if syms & words or any(h.search(txt) for h in hdrs) or any(p.search(txt) for p in pats):
+                sel |= set(su)
+        return sorted(sel)
+
+    select = {}
+    for f in paths:
+        sel = near([f])
+        if not sel:
+            up, todo = set(), [f]
+            while todo:
+                for c in callers.get(todo.pop(), ()):
+                    if c not in up and c != f:
+                        up.add(c)
+                        todo.append(c)
+            sel = near(sorted(up)) if up else []
+        select[f] = sel or None
+    return {"mode": "names", "select": select, "seconds": {}}
 
 
 # --- sampling, equivalents, the interval -------------------------------------
@@ -460,15 +568,20 @@ class Worker:
         self.simdec = os.path.join(self.tree, "simdec")
         self.make = ["make", "-s", "-j1", "all", "tests"]
 
-    def prepare(self, full_check):
+    def prepare(self, full_check, suites=None):
+        """Builds the scratch copy; with full_check, runs the suites the
+        mutants will run (None: all) on the unmutated tree once per state
+        of the sources (a stamp in build/mutation/)."""
         if run(self.make, self.tree, self.timeout) != 0:
             sys.exit("mutation: the unmutated tree does not build in the scratch copy")
-        stamp = os.path.join(MUT_DIR, "passes-" + sources_hash())
-        if full_check and not os.path.exists(stamp):
+        tag = "" if suites is None else "-" + hashlib.sha1(" ".join(suites).encode()).hexdigest()[:10]
+        stamp = os.path.join(MUT_DIR, "passes-" + sources_hash() + tag)
+        if full_check and not os.path.exists(stamp) and not os.path.exists(stamp[:len(stamp) - len(tag)]):
             t0 = time.time()
-            if run_suites(self.tree, self.testbin, self.simdec, None, 2, self.timeout) != "pass":
+            if run_suites(self.tree, self.testbin, self.simdec, suites, 2, self.timeout) != "pass":
                 sys.exit("mutation: the unmutated suite fails in the scratch copy")
-            print(f"mutation: unmutated suite passes in {time.time() - t0:.0f} s", flush=True)
+            what = "suite" if suites is None else f"suites ({len(suites)} the mutants run)"
+            print(f"mutation: unmutated {what} pass in {time.time() - t0:.0f} s", flush=True)
             open(stamp, "w").close()
 
     def test(self, m):
@@ -562,8 +675,8 @@ class Worker:
 
 def main():
     env = os.environ
-    files = env.get("MUTATION_FILES", "sims/*.c src/*.c lp/*.c").split()
-    paths = sorted({p for g in files for p in glob.glob(g, root_dir=ROOT)})
+    files = env.get("MUTATION_FILES", DEFAULT_FILES).split()
+    paths = sorted({p for g in files for p in glob.glob(g, root_dir=ROOT, recursive=True)})
     if not paths:
         sys.exit("mutation: no files match MUTATION_FILES")
     grep = re.compile(env["MUTATION_GREP"]) if env.get("MUTATION_GREP") else None
@@ -581,6 +694,7 @@ def main():
     order = stratified(per_file, total if lim == "all" else int(lim), seed)
 
     os.makedirs(os.path.dirname(results_path), exist_ok=True)
+    os.makedirs(MUT_DIR, exist_ok=True)
     done = load_results(results_path)
     rerun = env.get("MUTATION_RERUN") == "1"
     eq = load_equivalents()
@@ -595,10 +709,29 @@ def main():
           f"{env.get('MUTATION_SEED', '1')}, stratified by file), {len(order) - len(todo)} already in "
           f"{os.path.relpath(results_path, ROOT)}, {len(todo)} to run", flush=True)
 
+    cov = None
     if todo:
-        cov = None if env.get("MUTATION_ALL_SUITES") == "1" else coverage_map(jobs)
+        mode = env.get("MUTATION_MAP", "auto")
+        if mode not in ("auto", "0", "1"):
+            sys.exit(f"mutation: MUTATION_MAP={mode}: expected auto, 0 or 1")
+        if mode == "auto":
+            # The map costs a coverage build and a run of every suite (minutes
+            # to a quarter of an hour): worth it from MAP_MIN mutants on, or
+            # when it is cached already for this state of the sources.
+            mode = "1" if len(todo) >= MAP_MIN or map_cached() else "0"
+            if mode == "0":
+                print(f"mutation: {len(todo)} mutants (< {MAP_MIN}) and no coverage map for these sources: "
+                      "the nearest tests by name instead (MUTATION_MAP=1 builds the map)", flush=True)
+        if env.get("MUTATION_ALL_SUITES") == "1":
+            cov = None
+        elif mode == "1":
+            cov = coverage_map(jobs)
+        else:
+            cov = names_map(sorted({m[0] for m in todo}))
         san = None
-        if env.get("MUTATION_SANITIZE", "1") != "0":
+        # The sanitizer pass needs a sanitizer build of the tree (minutes on
+        # a fresh clone): by default only with the coverage map.
+        if env.get("MUTATION_SANITIZE", "1" if cov is None or cov.get("mode") != "names" else "0") != "0":
             san = sanitize_patterns()
             # the sanitizer build the scratch copies start from
             if run(["make", "-s", f"-j{jobs}", "sanitize"], ROOT, 3600) != 0:
@@ -627,8 +760,13 @@ def main():
                           f"({note}, {secs:.0f} s)", flush=True)
 
         try:
+            need = None
+            if cov is not None and cov.get("mode") == "names":
+                picked = [suites_for(cov, m) for m in todo]
+                if all(p is not None for p in picked):
+                    need = sorted({x for p in picked for x in p})
             for i, w in enumerate(workers):
-                w.prepare(full_check=i == 0)
+                w.prepare(full_check=i == 0, suites=need)
             with concurrent.futures.ThreadPoolExecutor(len(workers)) as ex:
                 for f in [ex.submit(work, w) for w in workers]:
                     f.result()
@@ -638,6 +776,9 @@ def main():
         print(f"mutation: {len(todo)} mutants in {(time.time() - t_start) / 60:.1f} min", flush=True)
 
     report([done[mutant_key(m)] for m in order if mutant_key(m) in done], eq)
+    if todo and cov is not None and cov.get("mode") == "names":
+        print("mutation: these ran the nearest tests by name, not the coverage map's suites: a smoke "
+              "test; the share errs low (MUTATION_MAP=1 measures it)")
 
 
 def report(rows, eq):

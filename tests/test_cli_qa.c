@@ -187,8 +187,8 @@ Test(cli_qa, help_lists_what_works)
         {"gen --help", "\n  --max-memory BYTES "},
         {"check --help", "\n  --progress "},
         {"check --help", "\n  --plugin FILE "},
-        {"run --help", "drafting rule of the children: iid only\n                       [tree-rrs broken-tree-residual]\n"},
-        {"run --help", "drafting rule of the children: topk only\n                       [tree-topk]\n"},
+        {"run --help", "drafting rule of the children\n                       iid only: tree-rrs broken-tree-residual\n"},
+        {"run --help", "\n                       topk only: tree-topk\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         S_expect_output(cases[i].args, cases[i].text, NULL);

@@ -18,7 +18,8 @@
  *
  * Suite cli_user_help: the help without --algo listed each parameter with the
  * help of its first verifier ("--draw ...: iid only" for traversal, which
- * drafts without replacement by default).
+ * drafts without replacement by default); each verifier's own help for a
+ * parameter is now in that list, under the parameter's one entry.
  *
  * Suite cli_user_lp: the table of lp named a generated model by its seed only,
  * so chains of other --alpha, --mix or --rng printed the same line.
@@ -216,31 +217,46 @@ Test(cli_user_plot, table_echoes_the_seed)
     rmdir(dir);
 }
 
-/* 1 if the verifier list "[a b c]" that follows `line` somewhere in help
- * names `name`. */
-static int S_listed_under(const char *help, const char *line, const char *name)
+/* The block of `help` about option --name (from "\n  --name " to the next
+ * option or blank line), its words separated by single spaces and
+ * stripped of ( ) [ ] : ; and commas at their ends, in out; 0 when --name
+ * is not there. */
+static int S_option_words(const char *help, const char *name, char *out, size_t len)
 {
-    size_t ll = strlen(line), nl = strlen(name);
-    for (const char *at = strstr(help, line); at; at = strstr(at + 1, line)) {
-        const char *b = at + ll;
-        if (*b != '\n')
-            continue;
-        b += strspn(b + 1, " ") + 1;
-        if (*b != '[')
-            continue;
-        const char *end = strchr(b, ']');
-        for (const char *w = b + 1; end && w < end;) {
-            size_t k = strcspn(w, " ]");
-            if (k == nl && strncmp(w, name, nl) == 0)
-                return 1;
-            w += k + 1;
+    char key[80];
+    snprintf(key, sizeof key, "\n  --%s ", name);
+    const char *at = strstr(help, key);
+    if (!at)
+        return 0;
+    at++;
+    const char *end = at + 1;
+    while (*end && !(end[0] == '\n' && (end[1] == '\n' || strncmp(end + 1, "  --", 4) == 0)))
+        end++;
+    size_t u = 0;
+    out[0] = '\0';
+    for (const char *w = at; w < end;) {
+        w += strspn(w, " \n");
+        size_t k = strcspn(w, " \n");
+        if (w + k > end)
+            k = (size_t)(end - w);
+        const char *s = w, *e = w + k;
+        while (s < e && strchr("()[]:;,", *s))
+            s++;
+        while (e > s && strchr("()[]:;,", e[-1]))
+            e--;
+        if (e > s && u + (size_t)(e - s) + 2 < len) {
+            u += (size_t)snprintf(out + u, len - u, " %.*s", (int)(e - s), s);
         }
+        w += k;
     }
-    return 0;
+    if (u + 2 < len)
+        snprintf(out + u, len - u, " ");
+    return 1;
 }
 
-/* Every line of `run --algo NAME --help` about NAME's parameters is in
- * `run --help`, listing NAME under it. */
+/* Every parameter of `run --algo NAME --help` is in `run --help` once, and
+ * its block there holds each word of NAME's own help for it (its default
+ * among them) and names NAME among the verifiers that read it. */
 Test(cli_user_help, generic_parameter_lines_are_each_verifiers_own)
 {
     char *all = NULL;
@@ -250,13 +266,25 @@ Test(cli_user_help, generic_parameter_lines_are_each_verifiers_own)
         char cmd[128], *own = NULL;
         snprintf(cmd, sizeof cmd, "run --algo %s --help", vt->name);
         cr_assert_eq(tu_run(cmd, &own, NULL), 0, "%s", cmd);
-        const char *sec = strstr(own, "Parameters of --algo");
-        for (const char *l = sec ? strchr(sec, '\n') + 1 : NULL; l && strncmp(l, "  --", 4) == 0;) {
-            const char *e = strchr(l, '\n');
-            char line[512];
-            snprintf(line, sizeof line, "%.*s", (int)(e - l), l);
-            cr_expect(S_listed_under(all, line, vt->name), "run --help lacks '%s' for %s", line, vt->name);
-            l = e + 1;
+        for (size_t j = 0; j < sd_params_count(vt); j++) {
+            const char *name = vt->params[j].name;
+            static char mine[2048], general[8192];
+            char key[80], word[80];
+            snprintf(key, sizeof key, "\n  --%s ", name);
+            const char *first = strstr(all, key);
+            cr_expect(first && !strstr(first + 1, key), "run --help: --%s %s", name,
+                      first ? "more than once" : "missing");
+            cr_assert(S_option_words(own, name, mine, sizeof mine), "%s: no --%s", cmd, name);
+            cr_assert(S_option_words(all, name, general, sizeof general), "run --help: no --%s", name);
+            for (const char *w = mine + 1; *w;) {
+                size_t k = strcspn(w, " ");
+                snprintf(word, sizeof word, " %.*s ", (int)k, w);
+                cr_expect(strstr(general, word), "run --help's --%s lacks '%.*s' of %s's help", name, (int)k, w,
+                          vt->name);
+                w += k + 1;
+            }
+            snprintf(word, sizeof word, " %s ", vt->name);
+            cr_expect(strstr(general, word), "run --help's --%s does not name %s", name, vt->name);
         }
         free(own);
     }

@@ -106,7 +106,7 @@ Test(docs, help_texts_cite_papers_listed_in_references)
         "eval rejections --help", "eval batch-improvement --help", "eval pareto --help",
         "eval accept-length --help", "eval acceptance --help", "eval sprinter --help",
         "eval generation --help", "eval speedup --help", "lp --help", "plot --help",
-        "plot --list", "gen --help",
+        "plot --list", "gen --help", "help models",
     };
     char *refs = tu_slurp("docs/references.md");
     regex_t re;
