@@ -13,6 +13,7 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/exact/sd_exact_gen.h"
+#include "../src/sd_exact_otm.h"
 #include "test_util.h"
 
 static const tu_conf S_lossless[] = {
@@ -20,12 +21,17 @@ static const tu_conf S_lossless[] = {
     {"onehot", {"k", "gamma"}, {3, 2}, NULL},
     {"strict", {"k", "gamma"}, {1, 2}, NULL},
     {"strict", {"k", "gamma"}, {3, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {1, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {2, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {3, 3}, NULL},
 };
 #define S_NLOSSLESS (sizeof S_lossless / sizeof *S_lossless)
 
 static const tu_conf S_broken[] = {
     {"broken-onehot", {"k", "gamma"}, {1, 2}, NULL},
     {"broken-onehot", {"k", "gamma"}, {3, 2}, NULL},
+    {"broken-hu-greedy", {"k", "gamma"}, {2, 2}, NULL},
+    {"broken-hu-greedy", {"k", "gamma"}, {3, 2}, NULL},
 };
 #define S_NBROKEN (sizeof S_broken / sizeof *S_broken)
 
@@ -93,4 +99,97 @@ Test(md_exact, monte_carlo_agrees_with_the_exact_law)
     for (size_t i = 0; i < S_NBROKEN; i++)
         S_agree(&S_broken[i], c, 950 + i);
     sd_chain_free(c);
+}
+
+/* P(the first drafted position is accepted) of vt at k drafts, exactly:
+ * one iteration of one draft token on a horizon-1 chain, 1 - E[N_rej]. */
+static double S_first_accept(const char *algo, double k, const sd_chain *c)
+{
+    tu_conf cf = {algo, {"k", "gamma"}, {k, 1}, NULL};
+    sd_params par;
+    const sd_verifier_type *vt = tu_setup(&par, &cf);
+    double rej, calls;
+    sd_error err;
+    cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s: %s", algo, err.msg);
+    return 1.0 - rej;
+}
+
+/* The optimal acceptance of k i.i.d. drafts (Sun et al. 2023, section 5;
+ * `eval acceptance --algo otm`), averaged over x_0 ~ init as above. */
+static double S_otm(const sd_chain *c, size_t k)
+{
+    double a = 0.0;
+    for (size_t x0 = 0; x0 < c->V; x0++) {
+        double al;
+        sd_error err;
+        cr_assert_eq(sd_exact_otm_acceptance(sd_chain_p(c, 1, x0), sd_chain_q(c, 1, x0), c->V, k, &al,
+                                             NULL, &err),
+                     SD_OK, "%s", err.msg);
+        a += c->init[x0] * al;
+    }
+    return a;
+}
+
+/* Hu et al. 2025: greedy drafts (T = the k-1 most probable tokens, the
+ * last from p off T) accept at most q(T) + sum_{x not in T} min(p'(x),
+ * q(x)) under any lossless verifier; hu-greedy's exact acceptance equals it
+ * (to 1e-12) on random rows. */
+Test(md_exact, hu_greedy_reaches_its_bound)
+{
+    for (unsigned long seed = 1; seed <= 20; seed++) {
+        sd_chain *c = tu_chain(6, 1, 500 + seed);
+        cr_assert_not_null(c);
+        for (size_t k = 1; k <= 4; k++) {
+            double bound = 0.0;
+            for (size_t x0 = 0; x0 < c->V; x0++) {
+                const double *p = sd_chain_p(c, 1, x0), *q = sd_chain_q(c, 1, x0);
+                unsigned char inT[6] = {0};
+                for (size_t r = 0; r + 1 < k; r++) {
+                    size_t best = 6;
+                    for (size_t y = 0; y < 6; y++)
+                        if (!inT[y] && (best == 6 || p[y] > p[best]))
+                            best = y;
+                    inT[best] = 1;
+                }
+                double mass = 0.0, b = 0.0;
+                for (size_t y = 0; y < 6; y++)
+                    mass += inT[y] ? 0.0 : p[y];
+                for (size_t y = 0; y < 6; y++)
+                    b += inT[y] ? q[y] : fmin(p[y] / mass, q[y]);
+                bound += c->init[x0] * b;
+            }
+            double acc = S_first_accept("hu-greedy", (double)k, c);
+            cr_expect(fabs(acc - bound) < 1e-12, "seed %lu k=%zu: hu-greedy accepts %.15f, its bound %.15f",
+                      seed, k, acc, bound);
+        }
+        sd_chain_free(c);
+    }
+}
+
+/* Against the optimum of k i.i.d. drafts: onehot and strict (i.i.d.
+ * drafts, lossless) never exceed it.  Greedy drafts are not i.i.d. and
+ * are chosen from p alone: on these 10 chains x k = 2, 3 hu-greedy's
+ * exact acceptance is above the i.i.d. optimum on some rows and below it on
+ * others (neither dominates; docs/findings-mdverif.md). */
+Test(md_exact, against_the_iid_optimum)
+{
+    size_t above = 0, below = 0;
+    for (unsigned long seed = 1; seed <= 10; seed++) {
+        sd_chain *c = tu_chain(6, 1, 700 + seed);
+        cr_assert_not_null(c);
+        for (size_t k = 1; k <= 3; k++) {
+            double opt = S_otm(c, k);
+            cr_expect(S_first_accept("onehot", (double)k, c) <= opt + 1e-12, "onehot above alpha_k");
+            cr_expect(S_first_accept("strict", (double)k, c) <= opt + 1e-12, "strict above alpha_k");
+            double hu = S_first_accept("hu-greedy", (double)k, c);
+            if (k == 1)
+                cr_expect(fabs(hu - opt) < 1e-12, "hu-greedy at k = 1 is token-level SD (alpha_1)");
+            else {
+                above += hu > opt + 1e-12;
+                below += hu < opt - 1e-12;
+            }
+        }
+        sd_chain_free(c);
+    }
+    cr_expect(above > 0 && below > 0, "hu-greedy above the iid optimum %zu times, below %zu", above, below);
 }

@@ -32,6 +32,8 @@ extern const sd_verifier_type sd_verifier_broken_draft_peek;
 extern const sd_verifier_type sd_verifier_onehot;
 extern const sd_verifier_type sd_verifier_strict;
 extern const sd_verifier_type sd_verifier_broken_onehot;
+extern const sd_verifier_type sd_verifier_hu_greedy;
+extern const sd_verifier_type sd_verifier_broken_hu_greedy;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -48,6 +50,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_traversal,
     &sd_verifier_onehot,
     &sd_verifier_strict,
+    &sd_verifier_hu_greedy,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
@@ -59,6 +62,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_greedy_kernel,
     &sd_verifier_broken_draft_peek,
     &sd_verifier_broken_onehot,
+    &sd_verifier_broken_hu_greedy,
     NULL,
 };
 
