@@ -13,6 +13,9 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/exact/sd_exact_gen.h"
+#include "../src/sd_exact_otm.h"
+#include "../sims/verifiers/sd_gumbel.h"
+#include <stdlib.h>
 #include "test_util.h"
 
 static const tu_conf S_lossless[] = {
@@ -20,12 +23,21 @@ static const tu_conf S_lossless[] = {
     {"onehot", {"k", "gamma"}, {3, 2}, NULL},
     {"strict", {"k", "gamma"}, {1, 2}, NULL},
     {"strict", {"k", "gamma"}, {3, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {1, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {2, 2}, NULL},
+    {"hu-greedy", {"k", "gamma"}, {3, 3}, NULL},
+    {"gumbel", {"gamma", NULL}, {2, 0}, NULL},
+    {"gumbel-list", {"k", "gamma"}, {2, 2}, NULL},
+    {"gumbel-list", {"k", "gamma"}, {3, 3}, NULL},
 };
 #define S_NLOSSLESS (sizeof S_lossless / sizeof *S_lossless)
 
 static const tu_conf S_broken[] = {
     {"broken-onehot", {"k", "gamma"}, {1, 2}, NULL},
     {"broken-onehot", {"k", "gamma"}, {3, 2}, NULL},
+    {"broken-hu-greedy", {"k", "gamma"}, {2, 2}, NULL},
+    {"broken-hu-greedy", {"k", "gamma"}, {3, 2}, NULL},
+    {"broken-gumbel", {"gamma", NULL}, {2, 0}, NULL},
 };
 #define S_NBROKEN (sizeof S_broken / sizeof *S_broken)
 
@@ -93,4 +105,175 @@ Test(md_exact, monte_carlo_agrees_with_the_exact_law)
     for (size_t i = 0; i < S_NBROKEN; i++)
         S_agree(&S_broken[i], c, 950 + i);
     sd_chain_free(c);
+}
+
+/* P(the first drafted position is accepted) of vt at k drafts, exactly:
+ * one iteration of one draft token on a horizon-1 chain, 1 - E[N_rej]. */
+static double S_first_accept(const char *algo, double k, const sd_chain *c)
+{
+    tu_conf cf = {algo, {"k", "gamma"}, {k, 1}, NULL};
+    if (k == 0) /* a verifier without k */
+        cf = (tu_conf){algo, {"gamma", NULL}, {1, 0}, NULL};
+    sd_params par;
+    const sd_verifier_type *vt = tu_setup(&par, &cf);
+    double rej, calls;
+    sd_error err;
+    cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s: %s", algo, err.msg);
+    return 1.0 - rej;
+}
+
+/* The optimal acceptance of k i.i.d. drafts (Sun et al. 2023, section 5;
+ * `eval acceptance --algo otm`), averaged over x_0 ~ init as above. */
+static double S_otm(const sd_chain *c, size_t k)
+{
+    double a = 0.0;
+    for (size_t x0 = 0; x0 < c->V; x0++) {
+        double al;
+        sd_error err;
+        cr_assert_eq(sd_exact_otm_acceptance(sd_chain_p(c, 1, x0), sd_chain_q(c, 1, x0), c->V, k, &al,
+                                             NULL, &err),
+                     SD_OK, "%s", err.msg);
+        a += c->init[x0] * al;
+    }
+    return a;
+}
+
+/* Hu et al. 2025: greedy drafts (T = the k-1 most probable tokens, the
+ * last from p off T) accept at most q(T) + sum_{x not in T} min(p'(x),
+ * q(x)) under any lossless verifier; hu-greedy's exact acceptance equals it
+ * (to 1e-12) on random rows. */
+Test(md_exact, hu_greedy_reaches_its_bound)
+{
+    for (unsigned long seed = 1; seed <= 20; seed++) {
+        sd_chain *c = tu_chain(6, 1, 500 + seed);
+        cr_assert_not_null(c);
+        for (size_t k = 1; k <= 4; k++) {
+            double bound = 0.0;
+            for (size_t x0 = 0; x0 < c->V; x0++) {
+                const double *p = sd_chain_p(c, 1, x0), *q = sd_chain_q(c, 1, x0);
+                unsigned char inT[6] = {0};
+                for (size_t r = 0; r + 1 < k; r++) {
+                    size_t best = 6;
+                    for (size_t y = 0; y < 6; y++)
+                        if (!inT[y] && (best == 6 || p[y] > p[best]))
+                            best = y;
+                    inT[best] = 1;
+                }
+                double mass = 0.0, b = 0.0;
+                for (size_t y = 0; y < 6; y++)
+                    mass += inT[y] ? 0.0 : p[y];
+                for (size_t y = 0; y < 6; y++)
+                    b += inT[y] ? q[y] : fmin(p[y] / mass, q[y]);
+                bound += c->init[x0] * b;
+            }
+            double acc = S_first_accept("hu-greedy", (double)k, c);
+            cr_expect(fabs(acc - bound) < 1e-12, "seed %lu k=%zu: hu-greedy accepts %.15f, its bound %.15f",
+                      seed, k, acc, bound);
+        }
+        sd_chain_free(c);
+    }
+}
+
+/* Against the optimum of k i.i.d. drafts: onehot and strict (i.i.d.
+ * drafts, lossless) never exceed it.  Greedy drafts are not i.i.d. and
+ * are chosen from p alone: on these 10 chains x k = 2, 3 hu-greedy's
+ * exact acceptance is above the i.i.d. optimum on some rows and below it on
+ * others (neither dominates; docs/findings-mdverif.md). */
+Test(md_exact, against_the_iid_optimum)
+{
+    size_t above = 0, below = 0;
+    for (unsigned long seed = 1; seed <= 10; seed++) {
+        sd_chain *c = tu_chain(6, 1, 700 + seed);
+        cr_assert_not_null(c);
+        for (size_t k = 1; k <= 3; k++) {
+            double opt = S_otm(c, k);
+            cr_expect(S_first_accept("onehot", (double)k, c) <= opt + 1e-12, "onehot above alpha_k");
+            cr_expect(S_first_accept("strict", (double)k, c) <= opt + 1e-12, "strict above alpha_k");
+            double hu = S_first_accept("hu-greedy", (double)k, c);
+            if (k == 1)
+                cr_expect(fabs(hu - opt) < 1e-12, "hu-greedy at k = 1 is token-level SD (alpha_1)");
+            else {
+                above += hu > opt + 1e-12;
+                below += hu < opt - 1e-12;
+            }
+        }
+        sd_chain_free(c);
+    }
+    cr_expect(above > 0 && below > 0, "hu-greedy above the iid optimum %zu times, below %zu", above, below);
+}
+
+/* P(one of a lists equals Y) of the exponential race at the row (p, q). */
+static double S_race_accept(const double *p, const double *q, size_t V, size_t a)
+{
+    double *J = calloc((a + 1) * V, sizeof *J);
+    cr_assert_not_null(J);
+    sd_error err;
+    cr_assert_eq(sd_gumbel_law(NULL, p, q, V, a, J, &err), SD_OK, "%s", err.msg);
+    double acc = 0.0, tot = 0.0;
+    for (size_t j = 0; j <= a; j++)
+        for (size_t y = 0; y < V; y++) {
+            tot += J[j * V + y];
+            acc += j ? J[j * V + y] : 0.0;
+        }
+    cr_expect(fabs(tot - 1.0) < 1e-12, "the race's joint law sums to %.15f", tot);
+    free(J);
+    return acc;
+}
+
+/* Daliri, Musco and Suresh: Gumbel sampling accepts with
+ * sum_y 1/sum_i max(q(i)/q(y), p(i)/p(y)) >= (1 - TV)/(1 + TV), on every
+ * row of 20 dense chains and 10 chains with zeros (V = 6); the exact law
+ * (sd_gumbel_law at one list) gives that sum; at a = 1 the verifier's
+ * exact first-position acceptance is its average over x_0. */
+Test(md_exact, gumbel_meets_its_bound)
+{
+    for (unsigned long seed = 1; seed <= 30; seed++) {
+        sd_chain *c = seed <= 20 ? tu_chain(6, 1, 800 + seed) : tu_zero_chain(6, 1, 800 + seed);
+        cr_assert_not_null(c);
+        double avg = 0.0;
+        for (size_t x0 = 0; x0 < c->V; x0++) {
+            const double *p = sd_chain_p(c, 1, x0), *q = sd_chain_q(c, 1, x0);
+            double tv = 0.0, closed = 0.0;
+            for (size_t y = 0; y < c->V; y++) {
+                tv += 0.5 * fabs(p[y] - q[y]);
+                if (p[y] > 0.0 && q[y] > 0.0) {
+                    double d = 0.0;
+                    for (size_t i = 0; i < c->V; i++)
+                        d += fmax(q[i] / q[y], p[i] / p[y]);
+                    closed += 1.0 / d;
+                }
+            }
+            double acc = S_race_accept(p, q, c->V, 1);
+            cr_expect(fabs(acc - closed) < 1e-12, "race %.15f vs closed form %.15f", acc, closed);
+            cr_expect(acc >= (1.0 - tv) / (1.0 + tv) - 1e-12, "seed %lu row %zu: %.6f below (1-TV)/(1+TV) = %.6f",
+                      seed, x0, acc, (1.0 - tv) / (1.0 + tv));
+            cr_expect(acc <= 1.0 - tv + 1e-12, "seed %lu row %zu: %.6f above 1 - TV", seed, x0, acc);
+            avg += c->init[x0] * acc;
+        }
+        cr_expect(fabs(S_first_accept("gumbel", 0, c) - avg) < 1e-12, "gumbel's exact acceptance");
+        sd_chain_free(c);
+    }
+}
+
+/* Gumbel-max list sampling with a = 1..4 i.i.d. lists: the acceptance
+ * grows with a and stays below the optimum alpha_a of a i.i.d. drafts. */
+Test(md_exact, gumbel_list_below_the_iid_optimum)
+{
+    for (unsigned long seed = 1; seed <= 10; seed++) {
+        sd_chain *c = tu_chain(6, 1, 900 + seed);
+        cr_assert_not_null(c);
+        for (size_t x0 = 0; x0 < c->V; x0++) {
+            const double *p = sd_chain_p(c, 1, x0), *q = sd_chain_q(c, 1, x0);
+            double last = 0.0;
+            for (size_t a = 1; a <= 4; a++) {
+                double acc = S_race_accept(p, q, c->V, a), al;
+                sd_error err;
+                cr_assert_eq(sd_exact_otm_acceptance(p, q, c->V, a, &al, NULL, &err), SD_OK);
+                cr_expect(acc >= last - 1e-12, "seed %lu a=%zu: %.6f below a-1 lists' %.6f", seed, a, acc, last);
+                cr_expect(acc <= al + 1e-12, "seed %lu a=%zu: %.6f above alpha_a %.6f", seed, a, acc, al);
+                last = acc;
+            }
+        }
+        sd_chain_free(c);
+    }
 }

@@ -34,6 +34,11 @@ extern const sd_verifier_type sd_verifier_strict;
 extern const sd_verifier_type sd_verifier_broken_onehot;
 extern const sd_verifier_type sd_verifier_optimal_md;
 extern const sd_verifier_type sd_verifier_broken_optimal_md;
+extern const sd_verifier_type sd_verifier_hu_greedy;
+extern const sd_verifier_type sd_verifier_broken_hu_greedy;
+extern const sd_verifier_type sd_verifier_gumbel;
+extern const sd_verifier_type sd_verifier_gumbel_list;
+extern const sd_verifier_type sd_verifier_broken_gumbel;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -51,6 +56,9 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_onehot,
     &sd_verifier_strict,
     &sd_verifier_optimal_md,
+    &sd_verifier_hu_greedy,
+    &sd_verifier_gumbel,
+    &sd_verifier_gumbel_list,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
@@ -63,6 +71,8 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_draft_peek,
     &sd_verifier_broken_onehot,
     &sd_verifier_broken_optimal_md,
+    &sd_verifier_broken_hu_greedy,
+    &sd_verifier_broken_gumbel,
     NULL,
 };
 
