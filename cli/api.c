@@ -25,6 +25,7 @@ static const S_command S_commands[] = {
     {"lp", cmd_lp, "exact optima by linear programming (GLPK): otm, block-ot, valid-verify, pareto, tree-valid, tree-ot"},
     {"plot", cmd_plot, "regenerate the papers' figures with gnuplot (PNG beside data and script)"},
     {"gen", cmd_gen, "write a random nonstationary draft/target chain (simdec-chain-1 JSON)"},
+    {"referee", cmd_referee, "every lossless verifier's exact accepted length beside the optimum of its class"},
     {"trace", cmd_trace, "verifiers on logged target sequences (.npy rows or ratios): calls, speed-up"},
     {NULL, NULL, NULL},
 };

@@ -33,7 +33,7 @@ static const char S_help_text[] =
     "                                  [--seed S] [--data-only] [--json]\n"
     "       simdec plot --list [--json]\n"
     "\n"
-    "Regenerates figures of the papers (and six of simdec's own) with simdec's\n"
+    "Regenerates figures of the papers (and seven of simdec's own) with simdec's\n"
     "numbers: Monte-Carlo estimates with 95% bands beside the exact values.  For\n"
     "each figure NAME it writes DIR/NAME.dat (the data), DIR/NAME.gp (the gnuplot\n"
     "script, copied from the scripts directory) and DIR/NAME.png (gnuplot's\n"

@@ -24,6 +24,7 @@ int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
 int cmd_lp(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_trace(int argc, char **argv); /* cli/cmd_trace.c */
+int cmd_referee(int argc, char **argv); /* cli/cmd_referee.c */
 
 /* `simdec ARGV...` without the program name: argv[0] is a command, --help,
  * -h, help or --version (argc 0: no command, usage on stderr); an unknown

@@ -134,5 +134,6 @@ extern const sd_figure sd_fig_simdec_multidraft, sd_fig_simdec_verify, sd_fig_si
 extern const sd_figure sd_fig_simdec_speedup; /* fig_speedup.c */
 extern const sd_figure sd_fig_simdec_draft_policy; /* fig_draft_policy.c */
 extern const sd_figure sd_fig_simdec_trees;
+extern const sd_figure sd_fig_simdec_referee; /* fig_referee.c */
 
 #endif

@@ -42,6 +42,8 @@ const sd_figure *const sd_figures[] = {
     &sd_fig_simdec_trees,
     /* draft-length policies (fig_draft_policy.c) */
     &sd_fig_simdec_draft_policy,
+    /* the referee (fig_referee.c) */
+    &sd_fig_simdec_referee,
     NULL,
 };
 

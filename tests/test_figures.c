@@ -114,7 +114,7 @@ Test(figures, every_figure_has_a_script)
         cr_assert(sd_figures[i]->summary && strlen(sd_figures[i]->summary) > 20);
         free(text);
     }
-    cr_assert_eq(n, 18, "12 figures of the papers + 6 of simdec's own (speed-up, token trees, draft policy), got %zu", n);
+    cr_assert_eq(n, 19, "12 figures of the papers + 7 of simdec's own (speed-up, token trees, draft policy, referee), got %zu", n);
     cr_assert_null(sd_figure_find("no-such-figure"));
 }
 
@@ -126,7 +126,8 @@ Test(figures, registry_order)
         "yin-fig4-pareto", "yin-fig5-T100", "block-fig3-ccdf", "spectr-fig4-bernoulli",
         "spectr-fig5-uniform", "spectr-fig6-multiround", "sprinter-fig5-tokens",
         "sprinter-fig6-stoptime", "simdec-multidraft-vs-k", "simdec-verify-vs-gamma",
-        "simdec-biased-pareto", "simdec-speedup-vs-gamma", "simdec-trees", "simdec-draft-policy"};
+        "simdec-biased-pareto", "simdec-speedup-vs-gamma", "simdec-trees", "simdec-draft-policy",
+        "simdec-referee"};
     size_t n = sizeof want / sizeof *want;
     for (size_t i = 0; i < n; i++) {
         cr_assert_not_null(sd_figures[i], "registry ends at %zu", i);
