@@ -25,6 +25,8 @@ extern const sd_verifier_type sd_verifier_tree_rrs;
 extern const sd_verifier_type sd_verifier_tree_rrs_wor;
 extern const sd_verifier_type sd_verifier_tree_topk;
 extern const sd_verifier_type sd_verifier_traversal;
+extern const sd_verifier_type sd_verifier_univer;
+extern const sd_verifier_type sd_verifier_spectr_gbv;
 extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
@@ -32,6 +34,7 @@ extern const sd_verifier_type sd_verifier_broken_draft_peek;
 extern const sd_verifier_type sd_verifier_onehot;
 extern const sd_verifier_type sd_verifier_strict;
 extern const sd_verifier_type sd_verifier_broken_onehot;
+extern const sd_verifier_type sd_verifier_broken_univer;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -46,6 +49,8 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_tree_rrs_wor,
     &sd_verifier_tree_topk,
     &sd_verifier_traversal,
+    &sd_verifier_univer,
+    &sd_verifier_spectr_gbv,
     &sd_verifier_onehot,
     &sd_verifier_strict,
     &sd_verifier_broken_block_residual,
@@ -59,6 +64,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_greedy_kernel,
     &sd_verifier_broken_draft_peek,
     &sd_verifier_broken_onehot,
+    &sd_verifier_broken_univer,
     NULL,
 };
 
