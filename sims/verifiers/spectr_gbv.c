@@ -94,9 +94,12 @@ static int S_law(const sd_chain *c, const sd_params *par, size_t n, size_t prev,
     return rc ? rc : sd_tree_verifier_law(c, &b, &sd_tree_kind_spectr_gbv, n, prev, out, err);
 }
 
+/* gamma defaults to 4 (not the horizon): the block tree holds at most 16
+ * levels; a longer gamma is cut at the horizon T first. */
 static const sd_param_decl S_params[] = {
     SD_PARAM_DRAFTS("k"),
-    SD_PARAM_GAMMA,
+    {.name = "gamma", .kind = SD_PARAM_COUNT, .slot = SD_SLOT_GAMMA, .def = 4, .min = 1, .max = (double)SD_GAMMA_MAX,
+     .help = "tokens per draft block (default 4; min(gamma, T) at most 16)"},
     SD_PARAM_END,
 };
 
