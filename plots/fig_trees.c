@@ -1,7 +1,9 @@
 /* fig_trees.c — token trees: the expected accepted path length
  * of one iteration against the tree's size (nodes), for the tree verifiers
  * (tree-rrs: SpecInfer, Miao et al. 2024; tree-rrs-wor: Jeon et al. 2024;
- * tree-topk; traversal: Weng et al. 2025), beside the best valid verifier
+ * tree-topk; traversal: Weng et al. 2025; univer --draw iid: our reading of
+ * UniVer, Weng et al. 2026, which on the shapes k,1,...,1 (wide n, mixed 2
+ * and 2,1) is spectr-gbv, our reading of Lin et al. 2026), beside the best valid verifier
  * of the same tree (lp tree-valid) and the full-information bound (lp
  * tree-ot), for three families of shapes of equal node count n: deep (a
  * chain 1,...,1), wide (n children of the root) and mixed (1 / 2 / 1,2 /
@@ -25,8 +27,11 @@
 #include "../sims/exact/sd_exact_tree.h"
 #include "sd_fig_util.h"
 
-enum { S_NMAX = 6, S_NALGO = 4 };
-static const char *const S_algos[S_NALGO] = {"tree-rrs", "tree-rrs-wor", "tree-topk", "traversal"};
+enum { S_NMAX = 6, S_NALGO = 5 };
+static const char *const S_algos[S_NALGO] = {"tree-rrs", "tree-rrs-wor", "tree-topk", "traversal", "univer"};
+/* the drafting rule each is run with (NULL: its default); univer --draw wor
+ * is traversal, so the figure shows its i.i.d. plan */
+static const char *const S_draws[S_NALGO] = {NULL, NULL, NULL, NULL, "iid"};
 static const char *const S_family[3] = {"deep", "wide", "mixed"};
 static const char *const S_shapes[3][S_NMAX] = {
     {"1", "1,1", "1,1,1", "1,1,1,1", "1,1,1,1,1", "1,1,1,1,1,1"},
@@ -34,8 +39,8 @@ static const char *const S_shapes[3][S_NMAX] = {
     {"1", "2", "1,2", "2,1", "1,2,1", "2,2"},
 };
 
-/* One line: nodes, the four exact values, tree-valid and tree-ot for iid
- * and wor drafts (NaN beyond lp_max nodes), then the four Monte-Carlo
+/* One line: nodes, the five exact values, tree-valid and tree-ot for iid
+ * and wor drafts (NaN beyond lp_max nodes), then the five Monte-Carlo
  * estimates. */
 static int S_line(FILE *f, const sd_chain *c, size_t prev, const char *shape, size_t n, size_t lp_max,
                   uint64_t seed, uint64_t trials, sd_error *err)
@@ -52,6 +57,7 @@ static int S_line(FILE *f, const sd_chain *c, size_t prev, const char *shape, si
         double ex = NAN;
         sd_sim_result res;
         if ((rc = sd_params_parse(&par, vt, "tree", shape, err)) ||
+            (S_draws[i] && (rc = sd_params_parse(&par, vt, "draw", S_draws[i], err))) ||
             (rc = sd_exact_tree_accept(c, 1, prev, &par, sd_tree_kind_find(vt->name), &ex, NULL, err)) ||
             (rc = sd_fig_first_iteration(vt, c, &par, prev, seed + 10 * n + i, trials, 0, &res, err)))
             break;
@@ -99,7 +105,7 @@ static int S_model(FILE *f, const char *name, const sd_chain *c, size_t prev, si
     for (size_t fam = 0; fam < 3 && !rc; fam++) {
         char block[32];
         snprintf(block, sizeof block, "%s-%s", name, S_family[fam]);
-        sd_fig_block(f, block, "nodes exact_tree-rrs exact_tree-rrs-wor exact_tree-topk exact_traversal "
+        sd_fig_block(f, block, "nodes exact_tree-rrs exact_tree-rrs-wor exact_tree-topk exact_traversal exact_univer-iid "
                                "tree-valid_iid tree-ot_iid tree-valid_wor tree-ot_wor "
                                "then mean ci95_lo ci95_hi of each verifier (Monte-Carlo)");
         for (size_t n = 1; n <= S_NMAX && !rc; n++)
@@ -147,6 +153,7 @@ const sd_figure sd_fig_simdec_trees = {
     "simdec-trees", "simdec (token trees)",
     "Expected accepted path length against tree size for every tree verifier, the best valid tree verifier "
     "(LP) and the full-information bound, deep vs wide vs mixed trees, on the 7-token chain and SpecTr's "
-    "Bernoulli pair: traversal beats recursive rejection sampling but stays below the optimum on trees.",
+    "Bernoulli pair: traversal beats recursive rejection sampling but stays below the optimum on trees; "
+    "univer's prefix-scaled k-Seq plan (i.i.d. children) beats traversal with i.i.d. children.",
     S_trees,
 };

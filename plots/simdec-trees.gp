@@ -25,14 +25,16 @@ do for [m in "chain ber"] {
          '' index b using 1:3 with lines lw 2 lc rgb '#2ca02c' title 'tree-rrs-wor', \
          '' index b using 1:4 with lines lw 2 lc rgb '#9467bd' title 'tree-topk', \
          '' index b using 1:5 with lines lw 2.5 lc rgb '#d62728' title 'traversal (wor)', \
-         '' index b using 1:6 with linespoints lw 1.5 dt 2 pt 6 lc rgb 'black' title 'tree-valid, iid drafts', \
-         '' index b using 1:8 with linespoints lw 1.5 dt 2 pt 4 lc rgb '#7f7f7f' title 'tree-valid, wor drafts', \
-         '' index b using 1:7 with linespoints lw 1 dt 3 pt 1 lc rgb 'black' title 'tree-ot, iid', \
-         '' index b using 1:9 with linespoints lw 1 dt 3 pt 2 lc rgb '#7f7f7f' title 'tree-ot, wor', \
-         '' index b using 1:10:11:12 with yerrorbars pt 7 ps 0.5 lc rgb '#1f77b4' notitle, \
-         '' index b using 1:13:14:15 with yerrorbars pt 7 ps 0.5 lc rgb '#2ca02c' notitle, \
-         '' index b using 1:16:17:18 with yerrorbars pt 7 ps 0.5 lc rgb '#9467bd' notitle, \
-         '' index b using 1:19:20:21 with yerrorbars pt 7 ps 0.5 lc rgb '#d62728' title 'Monte-Carlo ± 95%'
+         '' index b using 1:6 with lines lw 2.5 lc rgb '#ff7f0e' title 'univer (iid; spectr-gbv on k,1,...,1)', \
+         '' index b using 1:7 with linespoints lw 1.5 dt 2 pt 6 lc rgb 'black' title 'tree-valid, iid drafts', \
+         '' index b using 1:9 with linespoints lw 1.5 dt 2 pt 4 lc rgb '#7f7f7f' title 'tree-valid, wor drafts', \
+         '' index b using 1:8 with linespoints lw 1 dt 3 pt 1 lc rgb 'black' title 'tree-ot, iid', \
+         '' index b using 1:10 with linespoints lw 1 dt 3 pt 2 lc rgb '#7f7f7f' title 'tree-ot, wor', \
+         '' index b using 1:11:12:13 with yerrorbars pt 7 ps 0.5 lc rgb '#1f77b4' notitle, \
+         '' index b using 1:14:15:16 with yerrorbars pt 7 ps 0.5 lc rgb '#2ca02c' notitle, \
+         '' index b using 1:17:18:19 with yerrorbars pt 7 ps 0.5 lc rgb '#9467bd' notitle, \
+         '' index b using 1:20:21:22 with yerrorbars pt 7 ps 0.5 lc rgb '#d62728' notitle, \
+         '' index b using 1:23:24:25 with yerrorbars pt 7 ps 0.5 lc rgb '#ff7f0e' title 'Monte-Carlo ± 95%'
   }
 }
 unset multiplot

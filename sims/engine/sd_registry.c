@@ -25,6 +25,8 @@ extern const sd_verifier_type sd_verifier_tree_rrs;
 extern const sd_verifier_type sd_verifier_tree_rrs_wor;
 extern const sd_verifier_type sd_verifier_tree_topk;
 extern const sd_verifier_type sd_verifier_traversal;
+extern const sd_verifier_type sd_verifier_univer;
+extern const sd_verifier_type sd_verifier_spectr_gbv;
 extern const sd_verifier_type sd_verifier_broken_tree_residual;
 extern const sd_verifier_type sd_verifier_broken_tree_wor;
 extern const sd_verifier_type sd_verifier_broken_greedy_kernel;
@@ -39,6 +41,7 @@ extern const sd_verifier_type sd_verifier_broken_hu_greedy;
 extern const sd_verifier_type sd_verifier_gumbel;
 extern const sd_verifier_type sd_verifier_gumbel_list;
 extern const sd_verifier_type sd_verifier_broken_gumbel;
+extern const sd_verifier_type sd_verifier_broken_univer;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -53,6 +56,8 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_tree_rrs_wor,
     &sd_verifier_tree_topk,
     &sd_verifier_traversal,
+    &sd_verifier_univer,
+    &sd_verifier_spectr_gbv,
     &sd_verifier_onehot,
     &sd_verifier_strict,
     &sd_verifier_optimal_md,
@@ -73,6 +78,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_optimal_md,
     &sd_verifier_broken_hu_greedy,
     &sd_verifier_broken_gumbel,
+    &sd_verifier_broken_univer,
     NULL,
 };
 

@@ -40,7 +40,34 @@
  * (our adaptation, not in the paper) the draft law p_v is left unchanged
  * after a deletion, as i.i.d. siblings require; check passes it.  Other
  * readings (the token removed before the residual is taken, the residual
- * against q_v instead of α(v) q_v) are discussed in docs/findings.md. */
+ * against q_v instead of α(v) q_v) are discussed in docs/findings.md.
+ *
+ * Prefix-scaled k-Seq (SD_TREE_SCALED; our reading of UniVer, Weng, Hu and
+ * Yairi 2026, and of SpecTr-GBV, Lin, Sheng, Cai and Zhou 2026, whose full
+ * rules we could not read; docs/findings-gbv.md).  Children i.i.d. from p_v.
+ *   Top-down allocation: α(root) = 1; at an inner node v with b children,
+ *   the target of the siblings is the sub-probability α(v) q_v, and the
+ *   local plan is SpecTr's k-Seq (Sun et al. 2023, Alg. 2) for it: with
+ *     β(ρ) = Σ_x min(p_v(x), α(v) q_v(x)/ρ),  f(β) = (1 - (1-β)^b)/β,
+ *   ρ_v the least ρ in [1, b] with ρ >= f(β(ρ)) (bisection), every child c
+ *   holding x gets α(c) = min(1, α(v) q_v(x) / (ρ_v p_v(x))), and
+ *     R_v(x) = α(v) q_v(x) - p_v(x) α(c=x) f(β) >= 0,
+ *     h_v = Σ R_v / (1-β)^b  (<= 1 since Σ R_v = α(v) - 1 + (1-β)^b).
+ *   Post-order decisions: the children are tried in order; a leaf c is
+ *   accepted with probability α(c) (bonus from q_c); an inner node's
+ *   subtree is tried recursively; when all of v's children fail, v is
+ *   accepted with probability h_v and emits a token from R_v / Σ R_v, else
+ *   v fails and its parent tries the next sibling.
+ * Invariant (induction from the leaves): averaged over its subtree's
+ * drafts, the subtree of a node c holding x accepts with probability α(c)
+ * and then emits a continuation with law q(.|x); so at v the children are
+ * i.i.d. proposals each accepted with probability a(x) = α(c=x), exactly
+ * k-Seq's structure, which emits x with mass p(x) a(x) f(β) and leaves R_v
+ * to v: Σ_x of v's output is α(v) q_v.  At the root α = 1 and h = 1.  On a
+ * chain (b = 1: ρ = 1, f = 1) it is block verification (α is Sun et al.
+ * 2025's p_i, h_v their h_i).  With --draw wor the sequential scaled
+ * recursive rejection sampling among siblings is exactly the traversal rule
+ * above, which S_scaled then runs. */
 #include "sd_tree.h"
 #include "../engine/sd_params.h"
 
@@ -374,8 +401,124 @@ static void S_traversal(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, s
      * latest; nodes never reached keep pi = 0 */
 }
 
+/* k-Seq's f(β) = (1 - (1-β)^b)/β, b at β = 0. */
+static double S_f(double beta, size_t b)
+{
+    return beta > 0.0 ? (1.0 - pow(1.0 - beta, (double)b)) / beta : (double)b;
+}
+
+static double S_beta(const double *p, const double *q, double a, double rho, size_t V)
+{
+    double s = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        double t = a * q[x] / rho;
+        s += p[x] < t ? p[x] : t;
+    }
+    return s;
+}
+
+/* ρ_v: the least ρ in [1, b] with ρ >= f(β(ρ)) (ρ - f(β(ρ)) increases with ρ:
+ * β decreases, f decreases in β), the upper end of the bisection so that
+ * the residual stays non-negative. */
+static double S_rho(const double *p, const double *q, double a, size_t b, size_t V)
+{
+    if (b <= 1)
+        return 1.0;
+    double lo = 1.0, hi = (double)b;
+    if (1.0 >= S_f(S_beta(p, q, a, 1.0, V), b))
+        return 1.0;
+    for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid >= S_f(S_beta(p, q, a, mid, V), b))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+static void S_scaled(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
+{
+    if (draw != SD_DRAW_IID) {
+        for (size_t v = 0; v < tr->nodes; v++)
+            memset(tr->law + v * tr->V, 0, tr->V * sizeof(double));
+        S_traversal(tr, c, k, draw);
+        return;
+    }
+    size_t V = tr->V;
+    double *h = tr->reach, *A = tr->Q; /* h_v; A[v]: P(v's subtree accepts | this tree) */
+    /* top-down allocation: α of every node, R_v (in law[v]) and h_v */
+    tr->alpha[0] = 1.0;
+    for (size_t v = 0; v < tr->nodes; v++) {
+        size_t l = sd_tree_depth_of(tr, v);
+        h[v] = 0.0;
+        if (l == tr->D || tr->tok[v] == SD_TREE_NONE)
+            continue;
+        const double *q = sd_chain_q(c, tr->t + l, tr->tok[v]), *p = sd_chain_p(c, tr->t + l, tr->tok[v]);
+        double a = tr->alpha[v], rho = (k->bugs & SD_TREE_BUG_NO_RHO) ? 1.0 : S_rho(p, q, a, tr->b[l], V), beta = S_beta(p, q, a, rho, V);
+        double f = S_f(beta, tr->b[l]), fail = pow(1.0 - beta, (double)tr->b[l]);
+        double *R = tr->law + v * V, mass = 0.0;
+        for (size_t x = 0; x < V; x++) {
+            double ax = p[x] * rho > a * q[x] ? a * q[x] / (rho * p[x]) : 1.0;
+            double r = a * q[x] - p[x] * ax * f;
+            R[x] = r > 0.0 ? r : 0.0;
+            mass += R[x];
+        }
+        h[v] = v == 0 || (fail > 0.0 && mass >= fail) ? 1.0 : fail > 0.0 ? mass / fail : 0.0; /* root: 1 */
+        S_normalise_or_q(R, V, q);
+        size_t first = S_child0(tr, v, l);
+        for (size_t j = 0; j < tr->b[l]; j++) {
+            size_t u = first + j, x = tr->tok[u];
+            if (x != SD_TREE_NONE)
+                tr->alpha[u] = p[x] * rho > a * q[x] ? a * q[x] / (rho * p[x]) : 1.0;
+        }
+    }
+    /* post-order: A[v] for the drafted tree, children before parents */
+    for (size_t v = tr->nodes; v-- > 0;) {
+        size_t l = sd_tree_depth_of(tr, v);
+        if (tr->tok[v] == SD_TREE_NONE) {
+            A[v] = 0.0;
+            continue;
+        }
+        if (l == tr->D) {
+            A[v] = tr->alpha[v];
+            continue;
+        }
+        double none = 1.0;
+        size_t first = S_child0(tr, v, l);
+        for (size_t j = 0; j < tr->b[l]; j++)
+            none *= 1.0 - A[first + j];
+        A[v] = 1.0 - none * (1.0 - h[v]);
+    }
+    /* where the iteration ends: E = P(v's subtree is tried) */
+    double *E = tr->P;
+    E[0] = 1.0;
+    for (size_t v = 0; v < tr->nodes; v++) {
+        size_t l = sd_tree_depth_of(tr, v);
+        tr->pi[v] = 0.0;
+        if (tr->tok[v] == SD_TREE_NONE)
+            continue;
+        if (l == tr->D) {
+            tr->pi[v] = E[v] * tr->alpha[v];
+            S_bonus(tr, c, v, l);
+            continue;
+        }
+        double e = E[v];
+        size_t first = S_child0(tr, v, l);
+        for (size_t j = 0; j < tr->b[l]; j++) {
+            E[first + j] = e;
+            e *= 1.0 - A[first + j];
+        }
+        tr->pi[v] = e * h[v];
+    }
+}
+
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
 {
+    if (k->rule == SD_TREE_SCALED) {
+        S_scaled(tr, c, k, draw);
+        return;
+    }
     if (k->rule == SD_TREE_TRAVERSAL) {
         for (size_t v = 0; v < tr->nodes; v++)
             memset(tr->law + v * tr->V, 0, tr->V * sizeof(double));

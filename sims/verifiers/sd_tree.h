@@ -36,7 +36,11 @@
  *                      sampling; with wor, Jeon et al. 2024);
  *   SD_TREE_TRAVERSAL  Traversal Verification (Weng et al. 2025): leaves
  *                      first, sequence-level acceptance, residual updates
- *                      at the parent of every rejected node. */
+ *                      at the parent of every rejected node;
+ *   SD_TREE_SCALED     prefix-scaled k-Seq among i.i.d. siblings, top-down
+ *                      allocation then post-order decisions (our reading of
+ *                      UniVer, Weng et al. 2026, and of SpecTr-GBV, Lin et
+ *                      al. 2026); with wor siblings it is SD_TREE_TRAVERSAL. */
 #ifndef SD_TREE_H
 #define SD_TREE_H
 
@@ -61,7 +65,7 @@ typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw
 enum { SD_TREE_DECL_SHAPE = 0, SD_TREE_DECL_DRAW = 1 };
 extern const sd_param_decl sd_tree_decls[];
 
-typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1 } sd_tree_rule;
+typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1, SD_TREE_SCALED = 2 } sd_tree_rule;
 
 /* Deliberate bugs, for the controls check must flag. */
 enum {
@@ -72,7 +76,9 @@ enum {
     /* Two readings of traversal's update that look alike and are biased
      * (docs/findings.md; tests/test_trees.c): */
     SD_TREE_BUG_REMOVE_FIRST = 1u << 2, /* the rejected token leaves p_v before the residual */
-    SD_TREE_BUG_UNSCALED = 1u << 3      /* the residual [q_v - p_v]+ instead of [α q_v - p_v]+ */
+    SD_TREE_BUG_UNSCALED = 1u << 3,     /* the residual [q_v - p_v]+ instead of [α q_v - p_v]+ */
+    SD_TREE_BUG_NO_RHO = 1u << 4        /* SD_TREE_SCALED with ρ_v = 1: each i.i.d. sibling accepted with
+                                           min(1, α q_v/p_v), the negative residual clipped */
 };
 
 /* What a tree verifier is: its rule, the drafting rules it supports (bit
