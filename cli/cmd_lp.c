@@ -15,6 +15,7 @@
 #include "../src/sd_exact_otm.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "cli.h"
+#include "cli_verifiers.h"
 #include "suggest.h"
 #include "../src/sd_version.h"
 #include "commands.h"
@@ -22,78 +23,208 @@
 #define S_DEFAULT_TRIALS 100000u
 #define S_DEFAULT_SEED 1u
 
-static const char S_help_head[] =
-    "Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
-    "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
-    "                 [--compare NAME [--trials N] [--seed S]]\n"
-    "\n"
-    "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
-    "independent closed form (the 'reference').\n"
-    "\n"
-    "  otm --k K                OTM-k (SpecTr, Sun et al. 2023, eq. 4): couplings of p^{(x)k} and q\n"
-    "                           with membership cost; optimum = acceptance probability.\n"
-    "                           Solved on multisets of drafts (C(V+k-1,k) rows);\n"
-    "                           --ordered uses ordered k-tuples (V^k rows) instead.\n"
-    "  block-ot --gamma G       block-level optimal transport (Sun et al. 2024, Def. 1): couplings\n"
-    "                           of the draft and target G-blocks maximising the expected\n"
-    "                           common-prefix length; optimum = expected accepted length.\n"
-    "  valid-verify --gamma G   the best verifier among all valid ones (Sun et al. 2025, Def. 1,\n"
-    "                           Lemma 2); optimum = expected accepted length E[tau].\n"
-    "  pareto --reject RHO      least TV bias of a single-token verifier whose rejection\n"
-    "                           probability is RHO (Yin et al. 2024, Thm 4-5); optimum = TV.\n"
-    "  tree-valid --tree b1,..,bd [--draw iid|wor|topk]\n"
-    "                           the best valid verifier for a draft token tree drafted\n"
-    "                           by the rule (default iid, or the --compare verifier's);\n"
-    "                           optimum = expected accepted path length.  Drafted trees\n"
-    "                           with the same root paths share one block of variables.\n"
-    "  tree-ot --tree b1,..,bd [--draw iid|wor|topk]\n"
-    "                           the full-information bound: couplings of the drafted\n"
-    "                           tree with the target sequence, maximising the depth to\n"
-    "                           which the target path stays inside the tree.\n"
-    "\n";
+/* --- the problems: one table of names, meanings, help ---------------------
+ *
+ * `simdec lp --help` lists every problem with its summary and the options;
+ * `simdec lp PROBLEM --help` prints the problem's own text and only the
+ * options it takes (L_* bits of S_problem_def.opts). */
 
-/* The rest of the help (one string would pass C's 4095-character limit). */
-static const char S_help_options[] =
-    "  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
-    "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
-    "                           blocks follow the chain from there.  With --p/--q the\n"
-    "                           tokens are i.i.d.\n"
-    "  --json                   one JSON object: optimum, status, variables,\n"
-    "                           constraints, seconds, reference, ...\n"
-    "  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
-    "                           docs/lp.md)\n"
-    "  --max-vars N             refuse an LP with more than N variables, or a flow\n"
-    "                           network with more than N arcs (default 200000\n"
-    "                           variables, 5000000 arcs)\n"
-    "  --method M               flow (default for otm, block-ot, tree-ot): the problem\n"
-    "                           as a network flow on GLPK's graph API (otm: a maximum\n"
-    "                           flow; block-ot, tree-ot: a minimum-cost flow by maximum\n"
-    "                           flows; glp_maxflow_ffalg, certified by duality);\n"
-    "                           simplex: the LP on GLPK's primal simplex; dual: on its\n"
-    "                           dual simplex (valid-verify, tree-valid, pareto: each\n"
-    "                           problem's fastest by default, see docs/lp.md); clp: the\n"
-    "                           LP on COIN-OR CLP's dual simplex, optimal when its dual\n"
-    "                           bound meets the primal value within 1e-9 (JSON\n"
-    "                           dual_bound, primal_residual)\n"
-    "  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
-    "  --time-limit S           stop the solver after S seconds (status says so)\n"
-    "  --compare NAME           (block-ot, valid-verify, tree-valid, tree-ot) also\n"
-    "                           measure verifier NAME's expected accepted tokens in\n"
-    "                           one iteration of draft length G (a tree: its depth)\n"
-    "                           from the same context (--trials, default\n"
-    "                           100000; --seed, default 1) and print the gap; its\n"
-    "                           parameters are options too (its gamma is G), and a\n"
-    "                           verifier that is not lossless is refused: these LPs\n"
-    "                           bound lossless verifiers (use 'lp pareto')\n"
-    "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n"
-    "\n";
+enum {
+    L_PLAN = 1u << 0,    /* --plan FILE */
+    L_COMPARE = 1u << 1, /* --compare NAME[,NAME...] --trials --seed */
+    L_FLOW = 1u << 2,    /* --method flow is its default */
+    L_CTX = 1u << 3      /* --step/--state: a context whose chain continues */
+};
+
+typedef struct S_problem_def {
+    const char *name, *meaning;
+    const char *usage;   /* the problem's own options, after "simdec lp NAME" */
+    const char *summary; /* for `lp --help` (28-column indent for continuation lines) */
+    const char *text;    /* for `lp NAME --help` */
+    unsigned opts;
+    const char *method;  /* its --method line when not the generic one (NULL) */
+} S_problem_def;
+
+static const S_problem_def S_problems[] = {
+    {"otm", "acceptance probability", "--k K [--ordered]",
+     "OTM-k (SpecTr, Sun et al. 2023, eq. 4): couplings of p^{(x)k} and q\n"
+     "                           with membership cost; optimum = acceptance probability.\n"
+     "                           Solved on multisets of drafts (C(V+k-1,k) rows);\n"
+     "                           --ordered uses ordered k-tuples (V^k rows) instead.\n",
+     "OTM-k (SpecTr, Sun et al. 2023, eq. 4): the couplings of k i.i.d. drafts\n"
+     "from p, p^{(x)k}, with the target q, with membership cost; the optimum is the\n"
+     "best acceptance probability of any valid k-draft verifier.  Solved on\n"
+     "multisets of drafts (C(V+k-1,k) rows); the reference is the closed form\n"
+     "1 - max_B [p(B)^k - q(B)] over q/p-sorted prefixes (docs/otm-prefix.md).\n"
+     "\n"
+     "  --k K                    the number of drafts (required)\n"
+     "  --ordered                ordered k-tuples (V^k rows) instead of multisets\n",
+     L_PLAN | L_FLOW, NULL},
+    {"block-ot", "expected accepted length", "--gamma G",
+     "block-level optimal transport (Sun et al. 2024, Def. 1): couplings\n"
+     "                           of the draft and target G-blocks maximising the expected\n"
+     "                           common-prefix length; optimum = expected accepted length.\n",
+     "Block-level optimal transport (Sun et al. 2024, Def. 1): the couplings of the\n"
+     "draft and target G-blocks from the context maximising the expected common-\n"
+     "prefix length; the optimum is the full-information bound on the expected\n"
+     "accepted length, referenced by sum_l sum_x min(p,q) (Sun et al. 2024, Thm 1).\n"
+     "\n"
+     "  --gamma G                the draft length (required)\n",
+     L_PLAN | L_COMPARE | L_FLOW | L_CTX, NULL},
+    {"valid-verify", "expected accepted length", "--gamma G",
+     "the best verifier among all valid ones (Sun et al. 2025, Def. 1,\n"
+     "                           Lemma 2); optimum = expected accepted length E[tau].\n",
+     "The best verifier among all valid ones for G-token draft blocks (Sun et al.\n"
+     "2025, Def. 1, Lemma 2); the optimum is its expected accepted length E[tau],\n"
+     "referenced by block verification (Sun et al. 2025, Thm 2).\n"
+     "\n"
+     "  --gamma G                the draft length (required)\n",
+     L_PLAN | L_COMPARE | L_CTX, NULL},
+    {"pareto", "minimal TV", "--reject RHO",
+     "least TV bias of a single-token verifier whose rejection\n"
+     "                           probability is RHO (Yin et al. 2024, Thm 4-5); optimum = TV.\n",
+     "The least total-variation bias of a single-token verifier whose rejection\n"
+     "probability is RHO (Yin et al. 2024, Theorems 4-5); the optimum is that TV,\n"
+     "referenced by the Theorem 5 line max(0, TV(p,q) - RHO).\n"
+     "\n"
+     "  --reject RHO             the rejection probability, in [0, 1] (required)\n",
+     L_PLAN, NULL},
+    {"tree-valid", "expected accepted path length", "--tree b1,..,bd [--draw iid|wor|topk]",
+     "the best valid verifier for a draft token tree drafted\n"
+     "                           by the rule (default iid, or the --compare verifier's);\n"
+     "                           optimum = expected accepted path length.  Drafted trees\n"
+     "                           with the same root paths share one block of variables.\n",
+     "The best valid verifier for a draft token tree of shape b1,..,bd drafted by\n"
+     "the rule; the optimum is its expected accepted path length.  Drafted trees\n"
+     "with the same root paths share one block of variables.  References: a chain\n"
+     "1,..,1 is block verification, depth 1 with i.i.d. drafts is OTM-k.\n"
+     "\n"
+     "  --tree b1,..,bd          the draft tree's shape (required)\n"
+     "  --draw iid|wor|topk      the drafting rule of the children (default iid, or\n"
+     "                           the first --compare verifier's)\n",
+     L_COMPARE | L_CTX,
+     "  --method M               default: tree-ot's minimum-cost flow where tree-valid\n"
+     "                           = tree-ot is proven (docs/lp.md), else the LP on COIN-OR\n"
+     "                           CLP (GLPK's primal simplex if CLP's answer is\n"
+     "                           uncertified); simplex, dual: GLPK; clp: CLP only\n"},
+    {"tree-ot", "expected accepted path length", "--tree b1,..,bd [--draw iid|wor|topk]",
+     "the full-information bound: couplings of the drafted\n"
+     "                           tree with the target sequence, maximising the depth to\n"
+     "                           which the target path stays inside the tree.\n",
+     "The full-information bound for a draft token tree: the couplings of the\n"
+     "drafted tree with the target sequence maximising the depth to which the\n"
+     "target path stays inside the tree, solved as a minimum-cost flow.\n"
+     "\n"
+     "  --tree b1,..,bd          the draft tree's shape (required)\n"
+     "  --draw iid|wor|topk      the drafting rule of the children (default iid, or\n"
+     "                           the first --compare verifier's)\n",
+     L_COMPARE | L_FLOW | L_CTX, NULL},
+};
 
 typedef enum { S_OTM, S_BLOCK_OT, S_VALID, S_PARETO, S_TREE_VALID, S_TREE_OT, S_NPROBLEMS } S_problem;
 
-static const char *const S_names[] = {"otm", "block-ot", "valid-verify", "pareto", "tree-valid", "tree-ot"};
-static const char *const S_meaning[] = {"acceptance probability", "expected accepted length",
-                                        "expected accepted length", "minimal TV",
-                                        "expected accepted path length", "expected accepted path length"};
+/* The options every problem shares, then those of some (by L_* bit). */
+static void S_help_common(FILE *f, unsigned opts, const char *method)
+{
+    fputs("  --p LIST --q LIST        a single-token problem (tokens i.i.d.), or a model\n"
+          "                           (below) with its context:\n", f);
+    if (opts & L_CTX)
+        fputs("  --step t, --state a      the context: position t (default 1) after x_{t-1} = a\n"
+              "                           (default 0); p, q are the rows p_t(.|a), q_t(.|a), and\n"
+              "                           blocks follow the chain from there\n", f);
+    else
+        fputs("  --step t, --state a      the row p_t(.|a), q_t(.|a) of a model (default 1, 0)\n", f);
+    fputs("  --json                   one JSON object: optimum, status, variables,\n"
+          "                           constraints, seconds, reference, ...\n", f);
+    if (opts & L_PLAN)
+        fputs("  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
+              "                           docs/lp.md)\n", f);
+    fputs("  --max-vars N             refuse an LP with more than N variables, or a flow\n"
+          "                           network with more than N arcs (default 200000\n"
+          "                           variables, 5000000 arcs)\n", f);
+    if (method)
+        fputs(method, f);
+    else if (opts & L_FLOW)
+        fputs("  --method M               flow (the default): a network flow on GLPK's graph API,\n"
+              "                           certified by duality; simplex or dual: the LP on\n"
+              "                           GLPK's primal or dual simplex; clp: on COIN-OR CLP\n", f);
+    else
+        fputs("  --method M               simplex or dual: the LP on GLPK's primal or dual\n"
+              "                           simplex (default: the faster, docs/lp.md); clp: on\n"
+              "                           COIN-OR CLP's dual simplex, optimal when its dual bound\n"
+              "                           meets the primal value within 1e-9\n", f);
+    fputs("  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
+          "  --time-limit S           stop the solver after S seconds (status says so)\n", f);
+    if (opts & L_COMPARE)
+        fputs("  --compare A[,B,...]      also measure each listed verifier's expected accepted\n"
+              "                           tokens in one iteration from the same context\n"
+              "                           (--trials, default 100000; --seed, default 1), the\n"
+              "                           LP solved once; prints each gap.  A verifier must be\n"
+              "                           lossless and read the LP's draft length (gamma) or\n"
+              "                           tree shape (tree); its parameters are options too,\n"
+              "                           set in every listed verifier that reads them\n"
+              "  --plugin FILE            load verifiers from a plugin (include/simdec.h)\n", f);
+}
+
+/* `lp --help` (pb < 0) or `lp NAME --help`; the parameters of the
+ * compared verifiers follow, then the model options. */
+static void S_help(FILE *f, int pb)
+{
+    if (pb < 0) {
+        fputs("Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
+              "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
+              "                 [--compare A[,B,...] [--trials N] [--seed S]]\n"
+              "\n"
+              "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
+              "independent closed form (the 'reference').  Problems:\n\n", f);
+        for (int i = 0; i < S_NPROBLEMS; i++) {
+            char head[64];
+            snprintf(head, sizeof head, "%s %s", S_problems[i].name, S_problems[i].usage);
+            if (strlen(head) <= 24)
+                fprintf(f, "  %-24s %s", head, S_problems[i].summary);
+            else
+                fprintf(f, "  %s\n                           %s", head, S_problems[i].summary);
+        }
+        fputs("\n  simdec lp PROBLEM --help   one problem's text and options\n\n", f);
+        S_help_common(f, L_PLAN | L_COMPARE | L_CTX, NULL);
+    } else {
+        const S_problem_def *d = &S_problems[pb];
+        fprintf(f, "Usage: simdec lp %s %s\n", d->name, d->usage);
+        fprintf(f, "                 [--p LIST --q LIST | model --step t --state a] [--json]%s\n",
+                d->opts & L_PLAN ? " [--plan FILE]" : "");
+        fputs("                 [--max-vars N] [--method M] [--exact] [--time-limit S]\n", f);
+        if (d->opts & L_COMPARE)
+            fputs("                 [--compare A[,B,...] [--trials N] [--seed S]]\n", f);
+        fputc('\n', f);
+        fputs(d->text, f);
+        S_help_common(f, d->opts, d->method);
+    }
+    fputc('\n', f);
+}
+
+/* The problem named in argv (for --help before the problem is parsed): the
+ * first argument that is a problem's name and not an option's value. */
+static int S_problem_in_argv(int argc, char **argv, const struct option *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-') {
+            if (!strcmp(a, "--"))
+                continue;
+            if (a[1] == '-' && !strchr(a, '=')) /* --name VALUE skips VALUE */
+                for (const struct option *o = opts; o->name; o++)
+                    if (!strcmp(o->name, a + 2) && o->has_arg == required_argument) {
+                        i++;
+                        break;
+                    }
+            continue;
+        }
+        for (int j = 0; j < S_NPROBLEMS; j++)
+            if (!strcmp(a, S_problems[j].name))
+                return j;
+    }
+    return -1;
+}
 
 static int S_is_tree(S_problem pb)
 {
@@ -158,9 +289,10 @@ typedef struct S_out {
     double ref;
     const char *ref_name;
     const char *plan_file;
-    const sd_verifier_type *cmp;
-    const sd_params *cmp_par;
-    sd_welford acc;
+    size_t ncmp;                       /* --compare A,B,...: the verifiers measured */
+    const sd_verifier_type *cmp[CLI_VERIFIERS_MAX];
+    const sd_params *cmp_par[CLI_VERIFIERS_MAX];
+    sd_welford acc[CLI_VERIFIERS_MAX];
     uint64_t trials, seed;
     sd_params tree;     /* tree-valid, tree-ot: the shape (tree, tree_depth) */
     int draw;           /* and the drafting rule (sd_tree_draw) */
@@ -173,15 +305,15 @@ static int S_write_plan(FILE *f, void *ctx, sd_error *err)
 
 /* The gap in standard errors (cli_gap_in_se: NaN, null in JSON and "n/a"
  * in the table, for a gap without a standard error). */
-static double S_gap_se(const S_out *o)
+static double S_gap_se(const S_out *o, size_t j)
 {
-    return cli_gap_in_se(o->res.optimum, o->acc.mean, sd_welford_stderr(&o->acc));
+    return cli_gap_in_se(o->res.optimum, o->acc[j].mean, sd_welford_stderr(&o->acc[j]));
 }
 
 static int S_print_json(const S_out *o)
 {
     json_t *j = json_object();
-    json_object_set_new(j, "problem", json_string(S_names[o->prob]));
+    json_object_set_new(j, "problem", json_string(S_problems[o->prob].name));
     if (o->prob == S_OTM) {
         json_object_set_new(j, "k", json_integer((json_int_t)o->k));
         json_object_set_new(j, "ordered", json_boolean(o->ordered));
@@ -208,7 +340,7 @@ static int S_print_json(const S_out *o)
         json_object_set_new(j, "dual_bound", cli_json_real(o->res.dual_bound));
         json_object_set_new(j, "primal_residual", cli_json_real(o->res.primal_residual));
     }
-    json_object_set_new(j, "meaning", json_string(S_meaning[o->prob]));
+    json_object_set_new(j, "meaning", json_string(S_problems[o->prob].meaning));
     json_object_set_new(j, "status", json_string(o->res.status));
     json_object_set_new(j, "variables", json_integer((json_int_t)o->res.variables));
     json_object_set_new(j, "constraints", json_integer((json_int_t)o->res.constraints));
@@ -223,27 +355,35 @@ static int S_print_json(const S_out *o)
     }
     if (o->plan_file)
         json_object_set_new(j, "plan", json_string(o->plan_file));
-    if (o->cmp) {
+    /* "compare": the first verifier measured (as with one); "comparisons":
+     * every one, in the order listed. */
+    json_t *all = o->ncmp ? json_array() : NULL;
+    for (size_t v = 0; v < o->ncmp; v++) {
         json_t *m = json_object();
-        double se = sd_welford_stderr(&o->acc);
-        json_object_set_new(m, "verifier", json_string(o->cmp->name));
-        json_object_set_new(m, "params", sd_params_json(o->cmp_par, o->cmp));
-        json_object_set_new(m, "reads_gamma", json_boolean(sd_params_decl(o->cmp, "gamma", NULL) != NULL));
+        double se = sd_welford_stderr(&o->acc[v]);
+        json_object_set_new(m, "verifier", json_string(o->cmp[v]->name));
+        json_object_set_new(m, "params", sd_params_json(o->cmp_par[v], o->cmp[v]));
+        json_object_set_new(m, "reads_gamma", json_boolean(sd_params_decl(o->cmp[v], "gamma", NULL) != NULL));
+        json_object_set_new(m, "reads_tree", json_boolean(sd_params_decl(o->cmp[v], "tree", NULL) != NULL));
         json_object_set_new(m, "trials", json_integer((json_int_t)o->trials));
         json_object_set_new(m, "seed", json_integer((json_int_t)o->seed));
-        json_object_set_new(m, "mean", json_real(o->acc.mean));
+        json_object_set_new(m, "mean", json_real(o->acc[v].mean));
         json_object_set_new(m, "stderr", json_real(se));
-        json_object_set_new(m, "gap", cli_json_real(o->res.optimum - o->acc.mean));
-        json_object_set_new(m, "gap_in_se", cli_json_real(S_gap_se(o)));
-        json_object_set_new(j, "compare", m);
+        json_object_set_new(m, "gap", cli_json_real(o->res.optimum - o->acc[v].mean));
+        json_object_set_new(m, "gap_in_se", cli_json_real(S_gap_se(o, v)));
+        json_array_append_new(all, m);
+        if (v == 0)
+            json_object_set_new(j, "compare", json_deep_copy(m));
     }
+    if (all)
+        json_object_set_new(j, "comparisons", all);
     return cli_print_json(j);
 }
 
 static int S_print_table(const S_out *o)
 {
     const sd_chain *c = o->c;
-    printf("simdec lp %s", S_names[o->prob]);
+    printf("simdec lp %s", S_problems[o->prob].name);
     if (o->prob == S_OTM)
         printf(" --k %zu%s", o->k, o->ordered ? " --ordered" : "");
     else if (o->prob == S_PARETO)
@@ -277,7 +417,7 @@ static int S_print_table(const S_out *o)
     if (!strcmp(o->res.method, "clp"))
         printf("  certificate  dual bound %.12f, primal residual %.1e\n", o->res.dual_bound, o->res.primal_residual);
     printf("  status       %s\n", o->res.status);
-    printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_meaning[o->prob]);
+    printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_problems[o->prob].meaning);
     if (o->ref_name)
         printf("  reference    %.12f   %s; difference %.2e\n", o->ref, o->ref_name, o->res.optimum - o->ref);
     if (o->prob == S_PARETO)
@@ -285,15 +425,12 @@ static int S_print_table(const S_out *o)
     printf("  seconds      %.4f\n", o->res.seconds);
     if (o->plan_file)
         printf("  plan         %s\n", o->plan_file);
-    if (o->cmp) {
-        double se = sd_welford_stderr(&o->acc), gap = o->res.optimum - o->acc.mean, z = S_gap_se(o);
+    for (size_t v = 0; v < o->ncmp; v++) {
+        double se = sd_welford_stderr(&o->acc[v]), gap = o->res.optimum - o->acc[v].mean, z = S_gap_se(o, v);
         char pars[512];
-        sd_params_format(o->cmp_par, o->cmp, pars, sizeof pars);
-        printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp->name, pars,
-               o->acc.mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        if (!sd_params_decl(o->cmp, "gamma", NULL) && !(S_is_tree(o->prob) && sd_params_decl(o->cmp, "tree", NULL)))
-            printf("  note         %s does not read gamma: it drafts up to the %zu positions of the\n"
-                   "               sub-problem (gamma + 1), not gamma\n", o->cmp->name, o->gamma + 1);
+        sd_params_format(o->cmp_par[v], o->cmp[v], pars, sizeof pars);
+        printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp[v]->name, pars,
+               o->acc[v].mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
         if (isfinite(z))
             printf("  gap          optimum - measured = %+.6f (%+.2f se)\n", gap, z);
         else
@@ -370,33 +507,85 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
     case S_VALID: sz = sd_lp_valid_verify_form_size(V, o->gamma, lo); break;
     case S_TREE_VALID:
     case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
-        return sd_lp_tree_enum_check(S_names[o->prob], V, &o->tree, o->draw, err) == SD_OK;
+        return sd_lp_tree_enum_check(S_problems[o->prob].name, V, &o->tree, o->draw, err) == SD_OK;
     default: sz = sd_lp_pareto_size(V); break;
     }
     return sd_lp_check_size(&sz, lo->max_vars, err) == SD_OK;
 }
 
 /* --tree and --draw of tree-valid/tree-ot into o->tree and o->draw, and
- * into the compared verifier's parameters when it reads them.  The draw
- * defaults to the compared verifier's, else iid. */
-static int S_tree_options(S_out *o, cli_verifier *cv, const char *tree_text, const char *draw_text,
+ * into each compared verifier's parameters when it reads them.  The draw
+ * defaults to the first compared verifier's that reads one, else iid. */
+static int S_tree_options(S_out *o, cli_verifiers *vs, const char *tree_text, const char *draw_text,
                           sd_error *err)
 {
-    const sd_verifier_type *cmp = cv->vt;
-    int reads_tree = cmp && sd_params_decl(cmp, "tree", NULL), reads_draw = cmp && sd_params_decl(cmp, "draw", NULL);
     sd_params_defaults(&o->tree, NULL);
-    o->draw = reads_draw ? (int)sd_tree_draw_of(&cv->par) : SD_DRAW_IID;
+    o->draw = SD_DRAW_IID;
+    for (size_t j = vs->n; j-- > 0;)
+        if (sd_params_decl(vs->v[j].vt, "draw", NULL))
+            o->draw = (int)sd_tree_draw_of(&vs->v[j].par);
     int rc = sd_params_parse_decl(&o->tree, &sd_tree_decls[SD_TREE_DECL_SHAPE], tree_text, err);
     if (!rc && draw_text && !(rc = sd_params_parse_decl(&o->tree, &sd_tree_decls[SD_TREE_DECL_DRAW], draw_text, err)))
         o->draw = (int)sd_tree_draw_of(&o->tree);
-    if (!rc && reads_tree)
-        rc = sd_params_parse(&cv->par, cmp, "tree", tree_text, err);
-    if (!rc && reads_draw)
-        rc = sd_params_parse(&cv->par, cmp, "draw", sd_tree_draw_name((sd_tree_draw)o->draw), err);
-    const sd_tree_kind *k = cmp ? sd_tree_kind_find(cmp->name) : NULL;
-    if (!rc && k)
-        rc = sd_tree_check_draw(k, (sd_tree_draw)o->draw, cmp->name, err);
+    for (size_t j = 0; j < vs->n && !rc; j++) {
+        cli_verifier *cv = &vs->v[j];
+        const sd_verifier_type *cmp = cv->vt;
+        if (sd_params_decl(cmp, "tree", NULL))
+            rc = sd_params_parse(&cv->par, cmp, "tree", tree_text, err);
+        if (!rc && sd_params_decl(cmp, "draw", NULL))
+            rc = sd_params_parse(&cv->par, cmp, "draw", sd_tree_draw_name((sd_tree_draw)o->draw), err);
+        const sd_tree_kind *k = sd_tree_kind_find(cmp->name);
+        if (!rc && k)
+            rc = sd_tree_check_draw(k, (sd_tree_draw)o->draw, cmp->name, err);
+    }
     return rc;
+}
+
+/* 1 if the tree of o is a chain 1,...,1. */
+static int S_tree_is_chain(const S_out *o)
+{
+    for (size_t l = 0; l < o->tree.tree_depth; l++)
+        if (o->tree.tree[l] != 1)
+            return 0;
+    return 1;
+}
+
+/* The compared verifiers against problem pb: each lossless, and each
+ * reading what the LP fixes — the draft length G (block-ot, valid-verify:
+ * it declares gamma, with one draft: k = 1 where it reads k) or the tree
+ * (it declares tree; or the tree is a chain 1,..,1 drafted by sampling and
+ * it is a single-draft chain verifier, which reads gamma).  A verifier that reads neither would run on a draft of its
+ * own and its "gap" would compare two different problems.  -1 to go on,
+ * or the exit status after the message. */
+static int S_compare_check(const S_out *o, const cli_verifiers *vs, S_problem pb)
+{
+    const char *name = S_problems[pb].name;
+    for (size_t j = 0; j < vs->n; j++) {
+        const sd_verifier_type *cmp = vs->v[j].vt;
+        int gamma = sd_params_decl(cmp, "gamma", NULL) != NULL, tree = sd_params_decl(cmp, "tree", NULL) != NULL,
+            k = (sd_params_decl(cmp, "k", NULL) || sd_params_decl(cmp, "M", NULL)) && vs->v[j].par.k > 1;
+        /* Both LPs bound verifiers whose output follows the target law:
+         * ranking a lossy one against them says nothing. */
+        if (!sd_verifier_claims_lossless(cmp, &vs->v[j].par))
+            return cli_usage_error("lp", "--compare %s: %s does not claim to be lossless at these parameters, "
+                                   "and the optimum of %s is over lossless verifiers only; compare a lossy "
+                                   "verifier with 'simdec lp pareto' (the rejection-TV trade-off)",
+                                   cmp->name, cmp->name, name);
+        if (!S_is_tree(pb) && k)
+            return cli_usage_error("lp", "--compare %s: %s drafts k = %zu sequences, and %s bounds verifiers of "
+                                   "one draft block; compare it at --k 1, or as a tree (lp tree-valid)", cmp->name,
+                                   cmp->name, vs->v[j].par.k, name);
+        if (!S_is_tree(pb) && !gamma)
+            return cli_usage_error("lp", "--compare %s: %s does not read gamma, the draft length G = %zu of %s, so "
+                                   "it would not draft G-token blocks and its gap would compare another problem; "
+                                   "compare a verifier that declares gamma", cmp->name, cmp->name, o->gamma, name);
+        if (S_is_tree(pb) && !tree && !(S_tree_is_chain(o) && gamma && !k && o->draw != SD_DRAW_TOPK))
+            return cli_usage_error("lp", "--compare %s: %s does not read the tree shape (parameter 'tree') of %s, "
+                                   "so it would draft a tree of its own and its gap would compare another problem; "
+                                   "compare a tree verifier (declaring tree and draw%s)", cmp->name, cmp->name, name,
+                                   S_tree_is_chain(o) ? ", or a single-draft chain verifier reading gamma" : "");
+    }
+    return -1;
 }
 
 int cmd_lp(int argc, char **argv)
@@ -433,9 +622,9 @@ int cmd_lp(int argc, char **argv)
      * drafts; passed to the verifier with the other problems) and plan (the
      * output file). */
     static const char *const owned[] = {"gamma", "k", "plan", "tree", "draw", NULL};
-    cli_verifier cv;
+    cli_verifiers vs;
     struct option *opts;
-    int status = cli_verifier_prescan("lp", argc, argv, "compare", NULL, base, owned, &cv, &opts);
+    int status = cli_verifiers_prescan("lp", argc, argv, "compare", base, owned, &vs, &opts);
     if (status >= 0)
         return status;
     const char *k_text = NULL, *tree_text = NULL, *draw_text = NULL;
@@ -455,10 +644,8 @@ int cmd_lp(int argc, char **argv)
     opterr = 0;
     while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0 && cv.vt)
-            r = cli_param_option(&cv, c, optarg, &err);
-        else if (r == 0 && c == CLI_OPT_PLUGIN)
-            r = 1;
+        if (r == 0)
+            r = cli_verifiers_option(&vs, c, optarg, &err);
         if (r < 0) {
             status = cli_fail(&err);
             break;
@@ -468,10 +655,9 @@ int cmd_lp(int argc, char **argv)
         r = SD_OK;
         switch (c) {
         case 'h':
-            fputs(S_help_head, stdout);
-            fputs(S_help_options, stdout);
-            if (cv.vt) {
-                cli_params_help(stdout, cv.vt);
+            S_help(stdout, S_problem_in_argv(argc, argv, opts));
+            for (size_t j = 0; j < vs.n; j++) {
+                cli_params_help(stdout, vs.v[j].vt);
                 fputc('\n', stdout);
             }
             fputs(cli_model_help, stdout);
@@ -509,7 +695,7 @@ int cmd_lp(int argc, char **argv)
         case O_SEED: r = cli_parse_seed(optarg, &o.seed, &err); have_mc = 1; break;
         case O_TREE: tree_text = optarg; break;
         case O_DRAW: draw_text = optarg; break;
-        default: status = cli_unknown_option("lp", c, argv, cv.vt); break;
+        default: status = cli_unknown_option("lp", c, argv, vs.n ? vs.v[0].vt : NULL); break;
         }
         if (r && status < 0)
             status = cli_fail(&err);
@@ -521,14 +707,14 @@ int cmd_lp(int argc, char **argv)
                                  "or tree-ot");
     if (status < 0) {
         size_t i = 0;
-        while (i < S_NPROBLEMS && strcmp(argv[optind], S_names[i]) != 0)
+        while (i < S_NPROBLEMS && strcmp(argv[optind], S_problems[i].name) != 0)
             i++;
         if (i == S_NPROBLEMS) {
             char hint[160];
             cli_suggest sg;
             cli_suggest_init(&sg, argv[optind]);
             for (size_t j = 0; j < S_NPROBLEMS; j++)
-                cli_suggest_add(&sg, S_names[j]);
+                cli_suggest_add(&sg, S_problems[j].name);
             status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
                                      "tree-valid or tree-ot", argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
         }
@@ -539,19 +725,24 @@ int cmd_lp(int argc, char **argv)
     /* which options go with which problem */
     if (status < 0) {
         S_problem pb = o.prob;
-        const sd_verifier_type *cmp = cv.vt;
-        if (pb == S_OTM && have_k && cli_parse_size("--k", k_text, 1, 64, &o.k, &err))
-            status = cli_fail(&err);
-        else if (pb != S_OTM && have_k && cmp && sd_params_decl(cmp, "k", NULL) &&
-                 sd_params_parse(&cv.par, cmp, "k", k_text, &err))
+        int cmp = vs.n > 0, cmp_k = 0;
+        for (size_t j = 0; j < vs.n; j++)
+            if (sd_params_decl(vs.v[j].vt, "k", NULL)) {
+                cmp_k = 1;
+                if (pb != S_OTM && have_k && status < 0 && sd_params_parse(&vs.v[j].par, vs.v[j].vt, "k", k_text, &err))
+                    status = cli_fail(&err);
+            }
+        if (status >= 0) {
+            /* a compared verifier's --k was refused */
+        } else if (pb == S_OTM && have_k && cli_parse_size("--k", k_text, 1, 64, &o.k, &err))
             status = cli_fail(&err);
         else if (pb == S_OTM && !have_k)
             status = cli_usage_error("lp", "otm needs --k K (the number of drafts)");
         else if ((pb == S_BLOCK_OT || pb == S_VALID) && !have_gamma)
-            status = cli_usage_error("lp", "%s needs --gamma G (the draft length)", S_names[pb]);
+            status = cli_usage_error("lp", "%s needs --gamma G (the draft length)", S_problems[pb].name);
         else if (pb == S_PARETO && !have_rho)
             status = cli_usage_error("lp", "pareto needs --reject RHO (the rejection probability)");
-        else if (have_k && pb != S_OTM && !(cmp && sd_params_decl(cmp, "k", NULL)))
+        else if (have_k && pb != S_OTM && !cmp_k)
             status = cli_usage_error("lp", "--k applies to otm (or to a --compare verifier that reads k)");
         else if (o.ordered && pb != S_OTM)
             status = cli_usage_error("lp", "--ordered applies to otm only");
@@ -567,27 +758,25 @@ int cmd_lp(int argc, char **argv)
         else if ((tree_text || draw_text) && !S_is_tree(pb))
             status = cli_usage_error("lp", "--tree/--draw apply to tree-valid and tree-ot only");
         else if (S_is_tree(pb) && !tree_text)
-            status = cli_usage_error("lp", "%s needs --tree b1,...,bd (the draft tree's shape)", S_names[pb]);
+            status = cli_usage_error("lp", "%s needs --tree b1,...,bd (the draft tree's shape)", S_problems[pb].name);
         else if (S_is_tree(pb) && o.plan_file)
-            status = cli_usage_error("lp", "--plan is not written for %s", S_names[pb]);
-        else if (S_is_tree(pb) && S_tree_options(&o, &cv, tree_text, draw_text, &err))
+            status = cli_usage_error("lp", "--plan is not written for %s", S_problems[pb].name);
+        else if (S_is_tree(pb) && S_tree_options(&o, &vs, tree_text, draw_text, &err))
             status = cli_fail(&err);
         else if (have_mc && !cmp)
             status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
         else if (have_ctx && mo.p)
             status = cli_usage_error("lp", "--step/--state choose a context in a model; with --p/--q there is none");
-        /* Both LPs bound verifiers whose output follows the target law:
-         * ranking a lossy one against them says nothing. */
-        else if (cmp && !sd_verifier_claims_lossless(cmp, &cv.par))
-            status = cli_usage_error("lp", "--compare %s: %s does not claim to be lossless at these parameters, "
-                                     "and the optimum of %s is over lossless verifiers only; compare a lossy "
-                                     "verifier with 'simdec lp pareto' (the rejection-TV trade-off)",
-                                     cmp->name, cmp->name, S_names[pb]);
-        o.cmp = cmp;
-        o.cmp_par = &cv.par;
+        else if (cmp)
+            status = S_compare_check(&o, &vs, pb);
         if (S_is_tree(pb))
             o.gamma = o.tree.tree_depth; /* the draft length a compared chain verifier gets */
-        cv.par.gamma = o.gamma; /* the LP's draft length is the verifier's */
+        o.ncmp = vs.n;
+        for (size_t j = 0; j < vs.n; j++) {
+            o.cmp[j] = vs.v[j].vt;
+            o.cmp_par[j] = &vs.v[j].par;
+            vs.v[j].par.gamma = o.gamma; /* the LP's draft length is the verifier's */
+        }
     }
     /* Refuse an oversize LP before building (or generating) the model when
      * V is known from the options; a model file is refused once loaded. */
@@ -630,8 +819,8 @@ int cmd_lp(int argc, char **argv)
     }
     if (!rc && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
-    if (!rc && o.cmp)
-        rc = S_measure(o.cmp, &cv.par, ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc, &err);
+    for (size_t j = 0; !rc && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
+        rc = S_measure(o.cmp[j], o.cmp_par[j], ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc[j], &err);
     if (rc) {
         status = cli_fail(&err);
     } else {

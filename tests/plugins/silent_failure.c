@@ -4,7 +4,9 @@
  * said "simdec: success" and exited 0). */
 #include "common.h"
 
-static const sd_param_decl S_params[] = {SD_PARAM_END};
+/* gamma: so that `lp --compare` (which refuses a verifier that does not read
+ * the draft length) reaches the step. */
+static const sd_param_decl S_params[] = {SD_PARAM_GAMMA, SD_PARAM_END};
 
 static int S_step_42(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
                      size_t prev, size_t *out, sd_iter *it, sd_error *err)

@@ -1,0 +1,131 @@
+/* cli_verifiers.c — several verifiers named by one option (cli_verifiers.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "cli.h"
+#include "cli_verifiers.h"
+#include "suggest.h"
+
+/* The value of the last --opt VALUE or --opt=VALUE before "--", or NULL. */
+static const char *S_last(int argc, char **argv, const char *opt)
+{
+    size_t len = strlen(opt);
+    const char *val = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            break;
+        if (strncmp(a, "--", 2) || strncmp(a + 2, opt, len))
+            continue;
+        if (a[2 + len] == '=')
+            val = a + 3 + len;
+        else if (a[2 + len] == '\0' && i + 1 < argc)
+            val = argv[++i];
+    }
+    return val;
+}
+
+static int S_listed(const char *const *skip, const char *name)
+{
+    for (size_t i = 0; skip && skip[i]; i++)
+        if (!strcmp(skip[i], name))
+            return 1;
+    return 0;
+}
+
+int cli_verifiers_prescan(const char *cmd, int argc, char **argv, const char *opt, const struct option *base,
+                          const char *const *skip, cli_verifiers *vs, struct option **opts)
+{
+    sd_error err;
+    memset(vs, 0, sizeof *vs);
+    *opts = NULL;
+    if (cli_plugins_load(argc, argv, &err))
+        return cli_fail(&err);
+    const char *list = S_last(argc, argv, opt);
+    for (const char *s = list; s;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char name[128];
+        if (len == 0 || len >= sizeof name)
+            return cli_usage_error(cmd, "--%s '%s': expected verifier names separated by commas", opt, list);
+        if (vs->n == CLI_VERIFIERS_MAX)
+            return cli_usage_error(cmd, "--%s '%s': at most %d verifiers", opt, list, CLI_VERIFIERS_MAX);
+        memcpy(name, s, len);
+        name[len] = '\0';
+        cli_verifier *cv = &vs->v[vs->n];
+        if (!(cv->vt = sd_verifier_find(name))) {
+            char hint[160];
+            cli_suggest sg;
+            cli_suggest_init(&sg, name);
+            const sd_verifier_type *v;
+            for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+                cli_suggest_add(&sg, v->name);
+            return cli_usage_error(cmd, "unknown verifier '%s'%s (see 'simdec run --list')", name,
+                                   cli_suggest_text(&sg, "", hint, sizeof hint));
+        }
+        cv->named = 1;
+        sd_params_defaults(&cv->par, cv->vt);
+        /* the union of the parameters, and no parameter hidden by an option */
+        for (size_t i = 0; i < sd_params_count(cv->vt); i++) {
+            const char *pn = cv->vt->params[i].name;
+            for (const struct option *b = base; b->name; b++)
+                if (!strcmp(b->name, pn) && !S_listed(skip, pn)) {
+                    sd_error_set(&err, SD_EDATA, "verifier %s: its parameter '%s' has the name of an option of %s "
+                                 "(--%s), so it could never be set; rename the parameter", cv->vt->name, pn, cmd, pn);
+                    return cli_fail(&err);
+                }
+            int seen = S_listed(skip, pn);
+            for (size_t u = 0; u < vs->nparam && !seen; u++)
+                seen = !strcmp(vs->param[u], pn);
+            if (!seen)
+                vs->param[vs->nparam++] = pn;
+        }
+        vs->n++;
+        s = comma ? comma + 1 : NULL;
+    }
+    size_t nb = 0;
+    while (base[nb].name)
+        nb++;
+    struct option *o = calloc(nb + vs->nparam + 1, sizeof *o);
+    if (!o) {
+        fprintf(stderr, "simdec: out of memory\n");
+        return EX_OSERR_;
+    }
+    memcpy(o, base, nb * sizeof *o);
+    for (size_t u = 0; u < vs->nparam; u++) {
+        o[nb + u].name = vs->param[u];
+        o[nb + u].has_arg = required_argument;
+        o[nb + u].val = CLI_OPT_PARAM + (int)u;
+    }
+    *opts = o;
+    return -1;
+}
+
+int cli_verifiers_option(cli_verifiers *vs, int c, const char *arg, sd_error *err)
+{
+    if (c == CLI_OPT_PLUGIN)
+        return 1; /* loaded by cli_verifiers_prescan */
+    if (c < CLI_OPT_PARAM || c >= CLI_OPT_PARAM + (int)vs->nparam)
+        return 0;
+    const char *name = vs->param[c - CLI_OPT_PARAM];
+    for (size_t j = 0; j < vs->n; j++)
+        if (sd_params_decl(vs->v[j].vt, name, NULL) && sd_params_parse(&vs->v[j].par, vs->v[j].vt, name, arg, err))
+            return -1;
+    return 1;
+}
+
+const char *cli_verifiers_names(const cli_verifiers *vs, char *buf, size_t len)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    for (size_t j = 0; j < vs->n && u < len; j++) {
+        int w = snprintf(buf + u, len - u, "%s%s", j == 0 ? "" : j + 1 == vs->n ? " and " : ", ", vs->v[j].vt->name);
+        if (w < 0)
+            break;
+        u += (size_t)w;
+    }
+    return buf;
+}
