@@ -236,7 +236,7 @@ static void S_put_line(FILE *f, const char *line)
 
 /* The verifiers (from index `from` on) that declare `name` with the help
  * line `line`, separated by spaces, in out. */
-static void S_readers(size_t from, const char *name, const char *line, char *out, size_t len)
+static void S_readers(size_t from, const char *name, const char *line, int controls, char *out, size_t len)
 {
     const sd_verifier_type *x;
     size_t u = 0;
@@ -244,7 +244,7 @@ static void S_readers(size_t from, const char *name, const char *line, char *out
     for (size_t y = from; (x = sd_verifier_at(y)) != NULL && u + 1 < len; y++) {
         const sd_param_decl *d = sd_params_decl(x, name, NULL);
         char other[512];
-        if (!d)
+        if (!d || ((x->flags & SD_VERIFIER_CONTROL) && !controls))
             continue;
         S_param_line(d, other, sizeof other);
         if (strcmp(other, line) == 0) {
@@ -274,8 +274,8 @@ static size_t S_cut(const char *prefix, size_t n)
 static void S_rest(const char *line, size_t cut, char *out, size_t len)
 {
     const char *r = line + cut;
-    if (cut == 0) {
-        snprintf(out, len, "%s", line + 2);
+    if (cut == 0) { /* the help text, past the option's column */
+        snprintf(out, len, "%s", strlen(line) > 23 ? line + 23 : line + 2);
         return;
     }
     r += 2;
@@ -291,9 +291,14 @@ static void S_rest(const char *line, size_t cut, char *out, size_t len)
  * option once, then the verifiers that read it.  Verifiers that declare
  * it alike share one line "[v1 v2 ...]"; where declarations differ (a
  * default, 'iid only' / 'wor only'), the help they share is printed once
- * and each declaration's difference is followed by its verifiers. */
+ * and each declaration's difference is followed by its verifiers.
+ * Controls are left out (they read their verifier's parameters; --algo
+ * NAME --help shows them) unless only controls declare the name. */
 static void S_param_group(FILE *f, size_t first, const char *name)
 {
+    int controls = 1;
+    for (size_t e = first; sd_verifier_at(e) && controls; e++)
+        controls = !sd_params_decl(sd_verifier_at(e), name, NULL) || (sd_verifier_at(e)->flags & SD_VERIFIER_CONTROL);
     size_t nv = 0;
     while (sd_verifier_at(nv))
         nv++;
@@ -305,7 +310,7 @@ static void S_param_group(FILE *f, size_t first, const char *name)
     for (size_t e = first; e < nv; e++) {
         const sd_param_decl *d = sd_params_decl(sd_verifier_at(e), name, NULL);
         int seen = 0;
-        if (!d)
+        if (!d || ((sd_verifier_at(e)->flags & SD_VERIFIER_CONTROL) && !controls))
             continue;
         S_param_line(d, lines[ng], sizeof lines[ng]);
         for (size_t g = 0; g < ng && !seen; g++)
@@ -315,7 +320,7 @@ static void S_param_group(FILE *f, size_t first, const char *name)
     }
     if (ng == 1) {
         S_put_line(f, lines[0]);
-        S_readers(first, name, lines[0], readers, sizeof readers);
+        S_readers(first, name, lines[0], controls, readers, sizeof readers);
         snprintf(text, sizeof text, "[%s]", readers);
         S_wrapped(f, "                       ", text, 24);
     } else if (ng > 1) {
@@ -331,12 +336,16 @@ static void S_param_group(FILE *f, size_t first, const char *name)
             char head[512];
             snprintf(head, sizeof head, "%.*s", (int)cut, lines[0]);
             S_put_line(f, head);
-        } else
-            fprintf(f, "  --%s\n", name);
+        } else { /* the option and its argument, as its first line has them */
+            size_t w = strlen(lines[0]) < 22 ? strlen(lines[0]) : 22;
+            while (w > 0 && lines[0][w - 1] == ' ')
+                w--;
+            fprintf(f, "%.*s\n", (int)w, lines[0]);
+        }
         for (size_t g = 0; g < ng; g++) {
             char rest[512];
             S_rest(lines[g], cut, rest, sizeof rest);
-            S_readers(first, name, lines[g], readers, sizeof readers);
+            S_readers(first, name, lines[g], controls, readers, sizeof readers);
             snprintf(text, sizeof text, "%s: %s", rest, readers);
             S_wrapped(f, "                       ", text, 25);
         }

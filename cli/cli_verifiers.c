@@ -9,25 +9,6 @@
 #include "cli_verifiers.h"
 #include "suggest.h"
 
-/* The value of the last --opt VALUE or --opt=VALUE before "--", or NULL. */
-static const char *S_last(int argc, char **argv, const char *opt)
-{
-    size_t len = strlen(opt);
-    const char *val = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--"))
-            break;
-        if (strncmp(a, "--", 2) || strncmp(a + 2, opt, len))
-            continue;
-        if (a[2 + len] == '=')
-            val = a + 3 + len;
-        else if (a[2 + len] == '\0' && i + 1 < argc)
-            val = argv[++i];
-    }
-    return val;
-}
-
 static int S_listed(const char *const *skip, const char *name)
 {
     for (size_t i = 0; skip && skip[i]; i++)
@@ -42,9 +23,14 @@ int cli_verifiers_prescan(const char *cmd, int argc, char **argv, const char *op
     sd_error err;
     memset(vs, 0, sizeof *vs);
     *opts = NULL;
-    if (cli_plugins_load(argc, argv, &err))
+    cli_args args; /* the one argv pass (cli_opts.h): plugins, then the list */
+    if (cli_args_scan(argc, argv, &args))
+        return cli_out_of_memory();
+    int rc = cli_plugins_load(&args, &err);
+    const char *list = cli_args_last(&args, opt, NULL, NULL); /* points into argv */
+    cli_args_free(&args);
+    if (rc)
         return cli_fail(&err);
-    const char *list = S_last(argc, argv, opt);
     for (const char *s = list; s;) {
         const char *comma = strchr(s, ',');
         size_t len = comma ? (size_t)(comma - s) : strlen(s);

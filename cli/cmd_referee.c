@@ -142,7 +142,14 @@ int cmd_referee(int argc, char **argv)
         cli_model_release(&mo);
         return cli_usage_error("referee", "--json and --csv exclude each other");
     }
-    if (cli_plugins_load(argc, argv, &err)) {
+    cli_args args;
+    if (cli_args_scan(argc, argv, &args)) {
+        cli_model_release(&mo);
+        return cli_out_of_memory();
+    }
+    int prc = cli_plugins_load(&args, &err);
+    cli_args_free(&args);
+    if (prc) {
         cli_model_release(&mo);
         return cli_fail(&err);
     }

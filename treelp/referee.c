@@ -174,7 +174,12 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
             else if (res.optimal)
                 r->tree_ot = res.optimum;
         }
-        if (isfinite(r->exact_accepted) && isfinite(r->optimum))
+        if (cls == S_KDRAFT && (vt->flags & SD_VERIFIER_OWN_DRAFTS)) {
+            /* shown for reference; its drafts are not i.i.d., so it is not its class */
+            r->optimum_kind = "k-draft (i.i.d. drafts; not this verifier's drafting)";
+            snprintf(e.msg, sizeof e.msg, "its drafts are not k i.i.d. draws from p; no fraction");
+            S_note(r, "class", &e);
+        } else if (isfinite(r->exact_accepted) && isfinite(r->optimum))
             r->fraction = r->optimum > 0.0 ? r->exact_accepted / r->optimum : (r->exact_accepted > 0.0 ? INFINITY : 1.0);
     }
     return SD_OK;

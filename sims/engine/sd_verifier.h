@@ -333,7 +333,11 @@ typedef struct sd_trace_type {
  * broken kernel), the exact law of what runs.  It claims to be lossless,
  * and `check` must flag it (docs/controls.md lists them). */
 enum {
-    SD_VERIFIER_CONTROL = 1u << 0 /* a deliberately broken control that check must flag */
+    SD_VERIFIER_CONTROL = 1u << 0, /* a deliberately broken control that check must flag */
+    /* its k drafts are not k i.i.d. draws from p (e.g. greedy draft
+     * sampling): the optimum over verifiers of i.i.d. drafts does not bound
+     * it, and the referee reports no fraction of that optimum */
+    SD_VERIFIER_OWN_DRAFTS = 1u << 1
 };
 
 typedef struct sd_verifier_type {

@@ -220,7 +220,8 @@ int sd_hu_greedy_law_mode(const sd_chain *c, const sd_params *par, size_t n, siz
         rc = sd_error_set(err, SD_ENOMEM, "out of memory");
     if (!rc) {
         /* the first position: k selection passes and four passes over V */
-        sd_pos_law pl = {S_pos_fn, &L, 1, 0, G, 1, (double)par->k + 8.0};
+        sd_pos_law pl = {.fn = S_pos_fn, .ctx = &L, .S = 1, .s0 = 0, .G = G, .horizon_calls = 1,
+                         .call_work = (double)par->k + 8.0};
         rc = sd_iter_law_markov(&pl, c, n, prev, out, err);
     }
     free(L.w);
@@ -246,4 +247,5 @@ const sd_verifier_type sd_verifier_hu_greedy = {
     .free = sd_hu_greedy_free,
     .step = S_step,
     .iteration_law = S_law,
+    .flags = SD_VERIFIER_OWN_DRAFTS, /* the k-1 most probable tokens are drafted, not sampled */
 };
