@@ -356,3 +356,76 @@ Test(ownmodel_cli, refusals)
     tu_expect("run --arpa build/lm/en-us-phone.arpa --draft-order 2", 64, "--draft-order 2: the exact values");
     tu_expect("gen --arpa build/lm/en-us-phone.arpa --order 4 --trace 2 -o /tmp/x", 64, "--order 4");
 }
+
+/* --- the speed-ups of the sparse-row kernels keep the numbers ----------------- */
+
+/* The bucket index into the ρ order counts what the plain search counts:
+ * F(s) equals Σ max(0, s u - p) summed directly, at every ρ itself (ties),
+ * between them, at 0 and far outside. */
+Test(ownmodel, rho_buckets_give_the_direct_sums)
+{
+    size_t V = 3000;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    double sp = 0.0, sq = 0.0;
+    unsigned long r = 12345;
+    for (size_t x = 0; x < V; x++) {
+        r = r * 6364136223846793005ul + 1442695040888963407ul;
+        double a = (double)(r >> 11) / 9007199254740992.0;
+        r = r * 6364136223846793005ul + 1442695040888963407ul;
+        double b = (double)(r >> 11) / 9007199254740992.0;
+        p[x] = x % 97 == 0 ? 0.0 : a * a * a; /* zeros: ρ = 0 */
+        q[x] = x % 89 == 0 ? 0.0 : b;         /* zeros: not in the ρ order */
+        if (x % 7 == 0)
+            p[x] = q[x]; /* ties at ρ = 1 */
+        sp += p[x];
+        sq += q[x];
+    }
+    for (size_t x = 0; x < V; x++) {
+        p[x] /= sp;
+        q[x] /= sq;
+    }
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_backoff_iid(p, q, V, 4, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(m->rbk, "the bucket index is built at V = %zu", V);
+    for (size_t k = 0; k < m->nr + 40; k++) {
+        double s = k < m->nr ? m->rho[k] * (k % 3 == 0 ? 1.0 : k % 3 == 1 ? 1.0 + 1e-9 : 1.0 - 1e-9)
+                             : (k - m->nr) * 0.25 + (k % 2 ? 1e-300 : 1e6);
+        double want = 0.0;
+        for (size_t x = 0; x < V; x++)
+            want += fmax(0.0, s * m->u[x] - m->p[x]);
+        double got = sd_backoff_F(m, s);
+        cr_assert(fabs(got - want) <= 1e-12 * (1.0 + s), "F(%.17g) = %.17g, direct %.17g", s, got, want);
+    }
+    sd_backoff_free(m);
+    free(p);
+    free(q);
+}
+
+/* m_a(1) and the left slope m_a'(1-) stored per context bound m_a(s) on
+ * [0, 1] from both sides (convexity): the bounds block's kernel settles
+ * its tests with.  On the fortunes bigram (make lm), every 7th context. */
+Test(ownmodel, convexity_bounds_hold_on_the_fortunes_bigram, .timeout = 60)
+{
+    const char *lm = "build/lm/fortunes-bigram.arpa";
+    if (access(lm, R_OK) != 0)
+        cr_skip_test("%s absent (make lm)", lm);
+    sd_arpa *a = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(m->m1);
+    for (size_t c = 0; c < m->V; c += 7) {
+        double m1 = m->m1[2 * c], d1 = m->m1[2 * c + 1];
+        cr_assert_eq(m1, sd_backoff_mass(m, c, 1.0));
+        for (int j = 0; j <= 20; j++) {
+            double s = j / 20.0, v = sd_backoff_mass(m, c, s);
+            double lo = fmax(0.0, m1 + d1 * (s - 1.0)), hi = s * m1;
+            cr_assert(v >= lo - 1e-12 && v <= hi + 1e-12, "context %zu ('%s') s %g: m %.17g outside [%.17g, %.17g]",
+                      c, a->words[c], s, v, lo, hi);
+        }
+    }
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}

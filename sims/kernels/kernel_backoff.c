@@ -99,8 +99,28 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             double eta = sd_rngbuf_uniform(&rng);
             int accept;
             if (i < G) {
-                double mm = sd_backoff_mass(m, x, pi);
-                accept = eta * (mm + (1.0 - pi)) < mm;
+                /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
+                 * convexity bounds of sd_backoff.h settle most draws without
+                 * computing mm.  The margins (1e-9, and a denominator of at least
+                 * 1e-3) exceed the rounding of mm's sums by orders of magnitude,
+                 * so every decision is the one the computed mm gives. */
+                int settled = 0;
+                if (m->m1 && pi < 1.0) {
+                    double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
+                    L = L > 0.0 ? L : 0.0;
+                    if (L + (1.0 - pi) > 1e-3) {
+                        if (eta < L / (L + (1.0 - pi)) - 1e-9)
+                            accept = settled = 1;
+                        else if (eta > U / (U + (1.0 - pi)) + 1e-9) {
+                            accept = 0;
+                            settled = 1;
+                        }
+                    }
+                }
+                if (!settled) {
+                    double mm = sd_backoff_mass(m, x, pi);
+                    accept = eta * (mm + (1.0 - pi)) < mm;
+                }
             } else {
                 accept = eta < pi;
             }
