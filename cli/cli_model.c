@@ -49,7 +49,7 @@ const char cli_model_help[] =
     "                      2) or unigram (1), starting after <s>; draft the unigram\n"
     "                      of --draft-arpa FILE (default: the same file); rows on\n"
     "                      demand, never V x V; --T (default 50); run and eval\n"
-    "                      speedup, with token (exact) and block\n";
+    "                      speedup, with token (exact), block, rrs, spectr, tree-rrs\n";
 
 void cli_model_init(cli_model_opts *mo)
 {

@@ -21,7 +21,12 @@
 #include "../src/sd_backoff.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_ngram.h"
+#include "../src/sd_model.h"
 #include "../src/sd_npy.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
 
 /* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1. */
@@ -428,4 +433,76 @@ Test(ownmodel, convexity_bounds_hold_on_the_fortunes_bigram, .timeout = 60)
     }
     sd_backoff_free(m);
     sd_arpa_free(a);
+}
+
+/* --- tree-rrs on sparse rows ---------------------------------------------------- */
+
+/* The kernel tree-rrs-backoff against the exact values of tree-rrs on the
+ * same rows stored (the hand-written bigram, x_0 = <s>), 4 se as above;
+ * trees of depth 1..3 (depth 3 cut at the horizon, T = 5). */
+static void S_kernel_check(const char *algo, const char *tree, size_t gamma, size_t k, size_t T);
+
+static void S_tree(const char *tree, size_t T)
+{
+    S_kernel_check("tree-rrs", tree, 0, 0, T);
+}
+
+static void S_kernel_check(const char *algo, const char *tree, size_t gamma, size_t k, size_t T)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
+    cr_assert_not_null(c);
+    c->init[m->start] = 1.0;
+    for (size_t y = 0; y < m->V; y++)
+        sd_backoff_rows(m, y, c->draft + y * m->V, c->target + y * m->V);
+    const sd_verifier_type *vt = sd_verifier_find(algo);
+    cr_assert_not_null(vt);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    if (tree)
+        cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
+    else {
+        par.gamma = gamma;
+        par.k = k;
+    }
+    sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
+    sd_exact_values ex;
+    cr_assert_eq(vt->exact ? vt->exact(&stored, &par, &ex, &err) : sd_exact_gen_values(vt, &stored, &par, &ex, &err),
+                 SD_OK, "%s", err.msg);
+    sd_sim_opts so = {.seed = 11, .trials = 40000, .threads = 2};
+    sd_sim_result res;
+    memset(&res, 0, sizeof res);
+    sd_sim_job job = {vt, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s-backoff", algo);
+    cr_assert_str_eq(res.kernel, kname);
+    double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
+    double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
+    cr_assert(fabs(zr) < 4.0 && fabs(zc) < 4.0, "%s %s gamma %zu k %zu: rejections %g vs %g (z %g), calls %g vs %g (z %g)",
+              algo, tree ? tree : "", gamma, k, res.rejections.mean, ex.rejections, zr, res.target_calls.mean,
+              ex.target_calls, zc);
+    sd_sim_result_free(&res);
+    sd_chain_free(c);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+Test(ownmodel, tree_rrs_kernel_agrees_with_exact, .timeout = 60)
+{
+    S_tree("3", 6);
+    S_tree("2,2", 6);
+    S_tree("2,1,1", 5);
+}
+
+/* spectr-backoff (k-Seq with ρ* by bisection on sparse sums, the residual
+ * by rejection from q) against spectr's exact values on the rows stored. */
+Test(ownmodel, spectr_kernel_agrees_with_exact, .timeout = 60)
+{
+    S_kernel_check("spectr", NULL, 2, 2, 8);
+    S_kernel_check("spectr", NULL, 3, 4, 8);
+    S_kernel_check("spectr", NULL, 0, 3, 6);
 }
