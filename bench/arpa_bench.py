@@ -14,7 +14,19 @@ Whole processes, as a user runs them (wall time and peak RSS from os.wait4):
     as one row pair (--max-memory 16M forces it): same answer, the ratio of
     their times and memory.
 
-Standard library only.  Usage: arpa_bench.py SIMDEC [LMDIR]
+Kernel speed is also measured as CPU time, which a shared machine disturbs
+far less than wall time: the child's user + system seconds (os.wait4) of
+`run --threads 1 --trials N` minus those of `--trials 1` (reading the model),
+the least of 3 interleaved repetitions, as tokens per CPU-second (one core;
+the kernels split trials over threads, so 2 idle cores give about twice),
+with two ratios taken in the same run: against the Zipf model's token kernel
+at V = 32000 (a machine-speed reference), and, with --against OLD_SIMDEC,
+against another build of simdec on the same commands (before/after a
+change; both must give the same numbers when the kernels' random-number use
+is the same).
+
+Standard library only.
+Usage: arpa_bench.py SIMDEC [LMDIR] [--against OLD_SIMDEC]
 Exit 0 whatever the timings; 70 when a command fails or the answers differ.
 """
 
@@ -44,6 +56,39 @@ def run(simdec, args):
         return out.read().decode(), wall, ru.ru_maxrss * 1024
 
 
+def cpu(simdec, args):
+    """(stdout, user + system CPU seconds of the child)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.posix_spawn(simdec, [simdec] + args, os.environ,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        _, status, ru = os.wait4(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.stderr.write("arpa_bench.py: %s %s: failed\n%s" % (simdec, " ".join(args),
+                                                                   err.read().decode(errors="replace")))
+            sys.exit(70)
+        out.seek(0)
+        return out.read().decode(), ru.ru_utime + ru.ru_stime
+
+
+def kernel_rates(binaries, model, algo, trials, T, reps=3):
+    """Tokens per kernel CPU-second of each binary (least CPU time over reps,
+    interleaved), and each one's answer (target calls mean)."""
+    best = [float("inf")] * len(binaries)
+    setup = [float("inf")] * len(binaries)
+    answers = [None] * len(binaries)
+    base = ["run"] + model + ["--algo"] + algo + ["--threads", "1", "--json", "--trials"]
+    for _ in range(reps):
+        for i, b in enumerate(binaries):
+            out, t = cpu(b, base + [str(trials)])
+            answers[i] = json.loads(out)["target_calls"]["mean"]
+            best[i] = min(best[i], t)
+            _, t1 = cpu(b, base + ["1"])
+            setup[i] = min(setup[i], t1)
+    return [T * trials / max(best[i] - setup[i], 1e-3) for i in range(len(binaries))], answers
+
+
 def lists(d, V, seed):
     """Two random lists of V entries written in chunks (two passes over the
     same stream: the sum, then the values), so that this interpreter stays
@@ -64,11 +109,30 @@ def lists(d, V, seed):
 
 
 def main():
-    simdec = sys.argv[1]
-    lmdir = sys.argv[2] if len(sys.argv) > 2 else "build/lm"
+    argv = sys.argv[1:]
+    against = None
+    if "--against" in argv:
+        i = argv.index("--against")
+        against = os.path.abspath(argv[i + 1])
+        del argv[i:i + 2]
+    simdec = argv[0]
+    lmdir = argv[1] if len(argv) > 1 else "build/lm"
     lm = os.path.join(lmdir, "fortunes-bigram.arpa")
     print("\nsparse-row models (bench/arpa_bench.py)")
     if os.path.exists(lm):
+        bins = [simdec] + ([against] if against else [])
+        ref, _ = kernel_rates([simdec], ["--zipf", "--V", "32000", "--T", "50"], ["token"], 20000, 50)
+        print("  kernel CPU time (1 thread, least of 3; tokens per CPU-second):")
+        print("    reference: run --zipf --V 32000 --T 50 --algo token (kernel token-zipf): %.3g" % ref[0])
+        for algo, trials in ((["token"], 100000), (["block", "--gamma", "4"], 40000)):
+            rates, answers = kernel_rates(bins, ["--arpa", lm], algo, trials, 50)
+            line = "    fortunes bigram, run --algo %-14s %.3g (%.2f of the reference)" % (
+                " ".join(algo), rates[0], rates[0] / ref[0])
+            if against:
+                line += "; %.2fx the build %s (%.3g)%s" % (
+                    rates[0] / rates[1], against, rates[1],
+                    "" if answers[0] == answers[1] else " -- the answers differ: %r vs %r" % tuple(answers))
+            print(line)
         out, wall, rss = run(simdec, ["eval", "generation", "--arpa", lm, "--T", "50", "--json"])
         d = json.loads(out)
         print("  fortunes bigram (V %d): Theorem 1 at T = 50: E[N_rej] %.6f in %.3f s, %.0f MB "

@@ -58,8 +58,8 @@ const char cli_model_help_full[] =
     "                      2) or unigram (1), starting after <s>; draft the unigram\n"
     "                      of --draft-arpa FILE (default: the same file; its order\n"
     "                      --draft-order, 1); rows on demand, never V x V; --T\n"
-    "                      (default 50); run and eval speedup, with token (exact)\n"
-    "                      and block\n"
+    "                      (default 50); run and eval speedup, with token (exact),\n"
+    "                      block, rrs, spectr, tree-rrs\n"
     "\n"
     "Each command's --help lists the options it reads besides these; a command\n"
     "that needs stored rows refuses --zipf and --arpa with a message.\n";

@@ -20,7 +20,7 @@ const char cli_arpa_help[] =
     "                      chain that starts after <s> (never generated); rows on\n"
     "                      demand from the sparse bigrams, never V x V; horizon --T\n"
     "                      (default 50); verifiers with a sparse-row kernel: token,\n"
-    "                      block\n"
+    "                      block, rrs, spectr (k-Seq), tree-rrs\n"
     "  --draft-arpa FILE   the draft's file (default: the same); --draft-order 1:\n"
     "                      its unigram\n";
 

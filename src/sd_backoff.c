@@ -30,14 +30,15 @@ void sd_backoff_free(sd_backoff *m)
     free(m->restm);
     free(m->cord);
     free(m->bp);
-    free(m->bsl);
-    free(m->bof);
+    free(m->bso);
     free(m->stok);
     free(m->sthr);
     free(m->se);
     free(m->sp);
     free(m->rord);
     free(m->rho);
+    free(m->rbk);
+    free(m->m1);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -139,6 +140,33 @@ static int S_tables(sd_backoff *m, sd_error *err)
         m->B[k + 1] = m->B[k] + m->p[x];
     }
     m->rho_const = nr > 0 && m->rho[0] == m->rho[nr - 1];
+    if (nr > 64 && !m->rho_const) { /* the bucket index (sd_backoff.h) */
+        uint64_t lo, hi;
+        size_t z = 0;
+        while (z + 1 < nr && !(m->rho[z] > 0.0)) /* zeros (p = 0) fall below bucket 0 */
+            z++;
+        memcpy(&lo, &m->rho[z], sizeof lo);
+        memcpy(&hi, &m->rho[nr - 1], sizeof hi);
+        size_t cap = nr > 1024 ? nr : 1024;
+        unsigned sh = 40;
+        while (sh < 63 && (hi >> sh) - (lo >> sh) + 1 > cap)
+            sh++;
+        m->rbk_shift = sh;
+        m->rbk_lo = lo >> sh;
+        m->rbk_n = (size_t)((hi >> sh) - m->rbk_lo + 1);
+        if ((m->rbk = malloc((m->rbk_n + 1) * sizeof *m->rbk))) {
+            size_t k = 0;
+            for (size_t j = 0; j <= m->rbk_n; j++) {
+                for (; k < nr; k++) {
+                    uint64_t b;
+                    memcpy(&b, &m->rho[k], sizeof b);
+                    if ((b >> sh) >= m->rbk_lo + j)
+                        break;
+                }
+                m->rbk[j] = (uint32_t)k;
+            }
+        } /* out of memory: the plain search */
+    }
     S_alias(m->p, V, m->ap, m->lp, stack);
     S_alias(m->u, V, m->au, m->lu, stack);
     free(key);
@@ -180,7 +208,17 @@ static size_t S_count_less_u32(const uint32_t *a, size_t n, size_t x)
 /* #{k : rho[k] < s}. */
 static size_t S_count_below(const sd_backoff *m, double s)
 {
-    return S_count_less(m->rho, m->nr, s);
+    if (!m->rbk || !(s > 0.0))
+        return S_count_less(m->rho, m->nr, s);
+    uint64_t b;
+    memcpy(&b, &s, sizeof b);
+    b >>= m->rbk_shift;
+    if (b < m->rbk_lo)
+        return m->rbk[0];
+    if (b - m->rbk_lo >= m->rbk_n)
+        return m->nr;
+    size_t j = (size_t)(b - m->rbk_lo), lo = m->rbk[j];
+    return lo + S_count_less(m->rho + lo, m->rbk[j + 1] - lo, s);
 }
 
 double sd_backoff_F(const sd_backoff *m, double s)
@@ -190,14 +228,25 @@ double sd_backoff_F(const sd_backoff *m, double s)
     return f > 0.0 ? f : 0.0;
 }
 
-/* Index of x among context a's seen tokens, or -1. */
-static long S_seen(const sd_backoff *m, size_t a, size_t x)
+/* 1 and *qe = e_a(x) if x is among context a's seen tokens, else 0. */
+static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
     if (!m->off)
-        return -1;
+        return 0;
     size_t lo = m->off[a], hi = m->off[a + 1];
     lo += S_count_less_u32(m->tok + lo, hi - lo, x);
-    return lo < hi && m->tok[lo] == x ? (long)lo : -1;
+    if (lo < hi && m->tok[lo] == x) {
+        *qe = m->qe[lo];
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether x is among context a's seen tokens: 0 or -1 (not seen), as before. */
+static long S_seen(const sd_backoff *m, size_t a, size_t x)
+{
+    double qe;
+    return S_find(m, a, x, &qe) ? 0 : -1;
 }
 
 static double S_c(const sd_backoff *m, size_t a)
@@ -207,8 +256,8 @@ static double S_c(const sd_backoff *m, size_t a)
 
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x)
 {
-    long i = S_seen(m, a, x);
-    return i >= 0 ? m->qe[i] : S_c(m, a) * m->u[x];
+    double qe;
+    return S_find(m, a, x, &qe) ? qe : S_c(m, a) * m->u[x];
 }
 
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
@@ -227,11 +276,13 @@ void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
 
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
 {
+    if (s == 1.0 && m->m1)
+        return m->m1[2 * a];
     double c = S_c(m, a), sc = s * c;
     double rest = sd_backoff_F(m, sc), seen = 0.0;
     if (m->bp) {
         size_t b = 2 * m->off[a], lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, s);
-        double g = lo > b ? s * m->bsl[lo - 1] - m->bof[lo - 1] : 0.0;
+        double g = lo > b ? s * m->bso[2 * (lo - 1)] - m->bso[2 * (lo - 1) + 1] : 0.0;
         double t = g + rest;
         return t > 0.0 ? t : 0.0;
     }
@@ -560,6 +611,20 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         sd_backoff_free(m);
         return rc;
     }
+    if ((m->m1 = malloc(2 * V * sizeof *m->m1))) { /* else: searched each time */
+        double *t = m->m1;
+        m->m1 = NULL;
+        for (size_t a = 0; a < V; a++) {
+            t[2 * a] = sd_backoff_mass(m, a, 1.0); /* by the breakpoints, as the kernels query it */
+            /* the slope just below s = 1: the rest's c_a A_k (k = #{ρ < c_a}) plus
+             * the seen part's sl_j at the last breakpoint below 1 */
+            double c = m->c[a];
+            size_t kc = S_count_below(m, c), b = 2 * m->off[a];
+            size_t lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, 1.0);
+            t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
+        }
+        m->m1 = t;
+    }
     for (size_t a = 0; a < V; a++)
         m->cord[a] = (uint32_t)a;
     S_sort_key = m->c;
@@ -576,11 +641,10 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
 {
     size_t n = 2 * m->nnz;
     m->bp = malloc((n ? n : 1) * sizeof *m->bp);
-    m->bsl = malloc((n ? n : 1) * sizeof *m->bsl);
-    m->bof = malloc((n ? n : 1) * sizeof *m->bof);
+    m->bso = malloc(2 * (n ? n : 1) * sizeof *m->bso);
     uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
     double *slope = malloc((n ? n : 1) * sizeof *slope), *off = malloc((n ? n : 1) * sizeof *off);
-    if (!m->bp || !m->bsl || !m->bof || !ord || !slope || !off) {
+    if (!m->bp || !m->bso || !ord || !slope || !off) {
         free(ord);
         free(slope);
         free(off);
@@ -620,8 +684,8 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
                 sl += slope[t];
                 of += off[t];
             }
-            m->bsl[j] = sl;
-            m->bof[j] = of;
+            m->bso[2 * j] = sl;
+            m->bso[2 * j + 1] = of;
         }
     }
     memcpy(m->bp, bp2, (n ? n : 1) * sizeof *bp2);

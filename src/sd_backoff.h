@@ -65,8 +65,8 @@
 #include "sd_error.h"
 #include "sd_rngbuf.h"
 
-#define SD_BACKOFF_BYTES_PER_TOKEN 136u
-#define SD_BACKOFF_BYTES_PER_IID_TOKEN 80u
+#define SD_BACKOFF_BYTES_PER_TOKEN 156u
+#define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
 #define SD_BACKOFF_BYTES_PER_BIGRAM 104u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
@@ -97,7 +97,8 @@ typedef struct sd_backoff {
      * context (at 2 off[a]..2 off[a+1]-1) with running sums of the slopes
      * and offsets of the terms active beyond each, g_a(s) = s·sl_j - of_j
      * at the last breakpoint j < s: O(log |S_a|) per query */
-    double *bp, *bsl, *bof; /* [2 nnz] */
+    double *bp;            /* [2 nnz] */
+    double *bso;           /* [4 nnz]: sl_j, of_j interleaved (one cache line for both) */
     /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
      * context by p/e_a increasing (sthr), with running sums of e_a and p
      * in that order, so its mass at s is s·se_j - sp_j (j = #sthr < s) and
@@ -110,6 +111,23 @@ typedef struct sd_backoff {
     uint32_t *rord;
     double *rho;           /* [nr] */
     double *A, *B;         /* [nr+1] */
+    /* a bucket index into rho (speed only: the same counts as the plain
+     * search).  The bit patterns of doubles >= 0 increase with their values,
+     * so key(s) = bits(s) >> rbk_shift is monotone; rbk[j] = #{ρ : key(ρ) <
+     * rbk_lo + j}, j = 0..rbk_n, and #{ρ < s} is rbk[j] plus a search within
+     * bucket j = key(s) - rbk_lo alone (a few entries instead of log2 V
+     * levels of cache misses) */
+    uint32_t *rbk;         /* [rbk_n + 1], at most max(nr, 1024) + 1 entries; NULL: plain search */
+    uint64_t rbk_lo;
+    size_t rbk_n;
+    unsigned rbk_shift;
+    double *m1;            /* [2V] or NULL: m1[2a] = m_a(1) as sd_backoff_mass computes it (block
+                              at p_i = 1, rrs's first round: the same bits, no search), and
+                              m1[2a+1] = m_a'(1-), the left derivative: m_a is convex with
+                              m_a(0) = 0, so for s in [0, 1]
+                                  max(0, m_a(1) + m_a'(1-) (s - 1)) <= m_a(s) <= s m_a(1),
+                              bounds that settle most of block verification's tests
+                              without the searches (kernel_backoff.c) */
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */

@@ -21,7 +21,12 @@
 #include "../src/sd_backoff.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_ngram.h"
+#include "../src/sd_model.h"
 #include "../src/sd_npy.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
 
 /* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1. */
@@ -355,4 +360,149 @@ Test(ownmodel_cli, refusals)
     tu_expect("run --arpa build/lm/en-us-phone.arpa --order 3", 64, "a trigram target is not a first-order chain");
     tu_expect("run --arpa build/lm/en-us-phone.arpa --draft-order 2", 64, "--draft-order 2: the exact values");
     tu_expect("gen --arpa build/lm/en-us-phone.arpa --order 4 --trace 2 -o /tmp/x", 64, "--order 4");
+}
+
+/* --- the speed-ups of the sparse-row kernels keep the numbers ----------------- */
+
+/* The bucket index into the ρ order counts what the plain search counts:
+ * F(s) equals Σ max(0, s u - p) summed directly, at every ρ itself (ties),
+ * between them, at 0 and far outside. */
+Test(ownmodel, rho_buckets_give_the_direct_sums)
+{
+    size_t V = 3000;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    double sp = 0.0, sq = 0.0;
+    unsigned long r = 12345;
+    for (size_t x = 0; x < V; x++) {
+        r = r * 6364136223846793005ul + 1442695040888963407ul;
+        double a = (double)(r >> 11) / 9007199254740992.0;
+        r = r * 6364136223846793005ul + 1442695040888963407ul;
+        double b = (double)(r >> 11) / 9007199254740992.0;
+        p[x] = x % 97 == 0 ? 0.0 : a * a * a; /* zeros: ρ = 0 */
+        q[x] = x % 89 == 0 ? 0.0 : b;         /* zeros: not in the ρ order */
+        if (x % 7 == 0)
+            p[x] = q[x]; /* ties at ρ = 1 */
+        sp += p[x];
+        sq += q[x];
+    }
+    for (size_t x = 0; x < V; x++) {
+        p[x] /= sp;
+        q[x] /= sq;
+    }
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_backoff_iid(p, q, V, 4, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(m->rbk, "the bucket index is built at V = %zu", V);
+    for (size_t k = 0; k < m->nr + 40; k++) {
+        double s = k < m->nr ? m->rho[k] * (k % 3 == 0 ? 1.0 : k % 3 == 1 ? 1.0 + 1e-9 : 1.0 - 1e-9)
+                             : (k - m->nr) * 0.25 + (k % 2 ? 1e-300 : 1e6);
+        double want = 0.0;
+        for (size_t x = 0; x < V; x++)
+            want += fmax(0.0, s * m->u[x] - m->p[x]);
+        double got = sd_backoff_F(m, s);
+        cr_assert(fabs(got - want) <= 1e-12 * (1.0 + s), "F(%.17g) = %.17g, direct %.17g", s, got, want);
+    }
+    sd_backoff_free(m);
+    free(p);
+    free(q);
+}
+
+/* m_a(1) and the left slope m_a'(1-) stored per context bound m_a(s) on
+ * [0, 1] from both sides (convexity): the bounds block's kernel settles
+ * its tests with.  On the fortunes bigram (make lm), every 7th context. */
+Test(ownmodel, convexity_bounds_hold_on_the_fortunes_bigram, .timeout = 60)
+{
+    const char *lm = "build/lm/fortunes-bigram.arpa";
+    if (access(lm, R_OK) != 0)
+        cr_skip_test("%s absent (make lm)", lm);
+    sd_arpa *a = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(m->m1);
+    for (size_t c = 0; c < m->V; c += 7) {
+        double m1 = m->m1[2 * c], d1 = m->m1[2 * c + 1];
+        cr_assert_eq(m1, sd_backoff_mass(m, c, 1.0));
+        for (int j = 0; j <= 20; j++) {
+            double s = j / 20.0, v = sd_backoff_mass(m, c, s);
+            double lo = fmax(0.0, m1 + d1 * (s - 1.0)), hi = s * m1;
+            cr_assert(v >= lo - 1e-12 && v <= hi + 1e-12, "context %zu ('%s') s %g: m %.17g outside [%.17g, %.17g]",
+                      c, a->words[c], s, v, lo, hi);
+        }
+    }
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+/* --- tree-rrs on sparse rows ---------------------------------------------------- */
+
+/* The kernel tree-rrs-backoff against the exact values of tree-rrs on the
+ * same rows stored (the hand-written bigram, x_0 = <s>), 4 se as above;
+ * trees of depth 1..3 (depth 3 cut at the horizon, T = 5). */
+static void S_kernel_check(const char *algo, const char *tree, size_t gamma, size_t k, size_t T);
+
+static void S_tree(const char *tree, size_t T)
+{
+    S_kernel_check("tree-rrs", tree, 0, 0, T);
+}
+
+static void S_kernel_check(const char *algo, const char *tree, size_t gamma, size_t k, size_t T)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
+    cr_assert_not_null(c);
+    c->init[m->start] = 1.0;
+    for (size_t y = 0; y < m->V; y++)
+        sd_backoff_rows(m, y, c->draft + y * m->V, c->target + y * m->V);
+    const sd_verifier_type *vt = sd_verifier_find(algo);
+    cr_assert_not_null(vt);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    if (tree)
+        cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
+    else {
+        par.gamma = gamma;
+        par.k = k;
+    }
+    sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
+    sd_exact_values ex;
+    cr_assert_eq(vt->exact ? vt->exact(&stored, &par, &ex, &err) : sd_exact_gen_values(vt, &stored, &par, &ex, &err),
+                 SD_OK, "%s", err.msg);
+    sd_sim_opts so = {.seed = 11, .trials = 40000, .threads = 2};
+    sd_sim_result res;
+    memset(&res, 0, sizeof res);
+    sd_sim_job job = {vt, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s-backoff", algo);
+    cr_assert_str_eq(res.kernel, kname);
+    double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
+    double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
+    cr_assert(fabs(zr) < 4.0 && fabs(zc) < 4.0, "%s %s gamma %zu k %zu: rejections %g vs %g (z %g), calls %g vs %g (z %g)",
+              algo, tree ? tree : "", gamma, k, res.rejections.mean, ex.rejections, zr, res.target_calls.mean,
+              ex.target_calls, zc);
+    sd_sim_result_free(&res);
+    sd_chain_free(c);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+Test(ownmodel, tree_rrs_kernel_agrees_with_exact, .timeout = 60)
+{
+    S_tree("3", 6);
+    S_tree("2,2", 6);
+    S_tree("2,1,1", 5);
+}
+
+/* spectr-backoff (k-Seq with ρ* by bisection on sparse sums, the residual
+ * by rejection from q) against spectr's exact values on the rows stored. */
+Test(ownmodel, spectr_kernel_agrees_with_exact, .timeout = 60)
+{
+    S_kernel_check("spectr", NULL, 2, 2, 8);
+    S_kernel_check("spectr", NULL, 3, 4, 8);
+    S_kernel_check("spectr", NULL, 0, 3, 6);
 }

@@ -21,13 +21,16 @@
  * R(σ) = Σ_x max(0, q(x) - σ p(x)) = σ m_a(1/σ) (R(0) = 1): one family, so
  * each round costs one mass query and the final draw from q^{k+1} is the
  * residual draw at scale 1/σ_{k+1}. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "../../src/sd_backoff.h"
+#include "../../src/sd_kseq.h"
 #include "../../src/sd_rngbuf.h"
 #include "../verifiers/sd_block.h"
 #include "../verifiers/sd_multidraft.h"
 #include "../verifiers/sd_token.h"
+#include "../verifiers/sd_tree.h"
 
 static double S_tv(const sd_backoff *m, size_t a)
 {
@@ -99,8 +102,28 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             double eta = sd_rngbuf_uniform(&rng);
             int accept;
             if (i < G) {
-                double mm = sd_backoff_mass(m, x, pi);
-                accept = eta * (mm + (1.0 - pi)) < mm;
+                /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
+                 * convexity bounds of sd_backoff.h settle most draws without
+                 * computing mm.  The margins (1e-9, and a denominator of at least
+                 * 1e-3) exceed the rounding of mm's sums by orders of magnitude,
+                 * so every decision is the one the computed mm gives. */
+                int settled = 0;
+                if (m->m1 && pi < 1.0) {
+                    double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
+                    L = L > 0.0 ? L : 0.0;
+                    if (L + (1.0 - pi) > 1e-3) {
+                        if (eta < L / (L + (1.0 - pi)) - 1e-9)
+                            accept = settled = 1;
+                        else if (eta > U / (U + (1.0 - pi)) + 1e-9) {
+                            accept = 0;
+                            settled = 1;
+                        }
+                    }
+                }
+                if (!settled) {
+                    double mm = sd_backoff_mass(m, x, pi);
+                    accept = eta * (mm + (1.0 - pi)) < mm;
+                }
             } else {
                 accept = eta < pi;
             }
@@ -136,13 +159,17 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
 }
 
 /* One position of rrs after prev with the `alive` drafts' tokens x[]: the
- * selected token. */
-static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng)
+ * selected token; *acc (may be NULL) gets the index of the accepted draft,
+ * or -1 when every draft was rejected (a residual token). */
+static size_t S_rrs_select_at(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng,
+                              long *acc)
 {
     double sigma = 0.0, R = 1.0;
     for (size_t j = 0; j < alive; j++) {
         double px = m->p[x[j]], qx = sd_backoff_q(m, prev, x[j]);
         double w = qx - sigma * px;
+        if (acc)
+            *acc = (long)j;
         if (sd_rngbuf_uniform(rng) * px * R < w) /* u p(x) < q^m(x) = max(0, q - σ p)/R */
             return x[j];
         sigma += R;
@@ -150,7 +177,14 @@ static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, si
         if (!(R > 0.0)) /* q^m = p up to rounding: the rejection had probability 0 */
             return x[j];
     }
+    if (acc)
+        *acc = -1;
     return sd_backoff_draw_residual(m, prev, 1.0 / sigma, R / sigma, rng);
+}
+
+static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng)
+{
+    return S_rrs_select_at(m, prev, x, alive, rng, NULL);
 }
 
 /* One trial of rrs with k drafts (the tree walk of sd_multidraft_tree_step). */
@@ -221,17 +255,134 @@ static void S_block_tokenwise_trial_k(const sd_backoff *m, size_t gamma, size_t 
 typedef void (*S_trial_fn)(const sd_backoff *, size_t, size_t, uint64_t, uint64_t, size_t *, size_t *, size_t *,
                            const sd_observe *);
 
+/* --- spectr (k-Seq) ------------------------------------------------------
+ * Sun et al. 2023, Alg. 2 and 3 (src/sd_kseq.h for the letters): at a
+ * depth with k' surviving drafts, X_i is accepted with probability
+ * min(1, q(X_i)/(ρ p(X_i))), ρ = ρ*(k') the root of
+ *     f(ρ) = 1 - (1 - β(ρ))^k' - ρ β(ρ),   β(ρ) = Σ min(p, q/ρ) = 1/ρ - m_a(1/ρ)
+ * in [1, k'] (one mass query per evaluation; bisection to the upper end of
+ * a bracket narrower than 1e-14 ρ, so f <= 0 and the residual is
+ * non-negative, as sd_kseq_solve's Brent bracket).  The residual
+ *     w(x) = max(0, q(x) - min(p(x), q(x)/ρ) p_acc/β)
+ * is at most q(x), so it is drawn by rejection from q_a: propose y ~ q_a,
+ * keep it with probability w(y)/q(y) = 1 - (p_acc/β) min(p(y)/q(y), 1/ρ).
+ * Its acceptance rate is Σ w = 1 - p_acc, the probability that the residual
+ * is needed at all: one proposal per position on average.  ρ*, β are solved
+ * per (context, k') when first needed and kept in the thread's work area. */
+static void S_kseq_solve(const sd_backoff *m, size_t a, size_t k, double *rho, double *beta)
+{
+    double b1 = 1.0 - sd_backoff_mass(m, a, 1.0);
+    if (k == 1 || sd_kseq_pacc(b1, k) - b1 <= 0.0 || !(b1 > 0.0)) { /* f(1) <= 0, or disjoint supports */
+        *rho = 1.0;
+        *beta = b1 > 0.0 ? b1 : 0.0;
+        return;
+    }
+    double lo = 1.0, hi = (double)k;
+    while (hi - lo > 1e-14 * hi) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi)
+            break;
+        double b = 1.0 / mid - sd_backoff_mass(m, a, 1.0 / mid);
+        b = b > 0.0 ? b : 0.0;
+        if (sd_kseq_pacc(b, k) - mid * b > 0.0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double b = 1.0 / hi - sd_backoff_mass(m, a, 1.0 / hi);
+    *rho = hi;
+    *beta = b > 0.0 ? b : 0.0;
+}
+
+typedef struct {
+    double *rho, *beta; /* [V][k], NaN: not solved yet */
+} S_kseq_cache;
+
+static size_t S_kseq_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, S_kseq_cache *cache,
+                            size_t kmax, sd_rngbuf *rng)
+{
+    size_t at = prev * kmax + (alive - 1);
+    if (isnan(cache->rho[at]))
+        S_kseq_solve(m, prev, alive, &cache->rho[at], &cache->beta[at]);
+    double rho = cache->rho[at], beta = cache->beta[at];
+    for (size_t j = 0; j < alive; j++) {
+        double px = m->p[x[j]], qx = sd_backoff_q(m, prev, x[j]);
+        if (sd_rngbuf_uniform(rng) * rho * px < qx) /* u < min(1, q/(ρ p)) */
+            return x[j];
+    }
+    double g = beta > 0.0 ? sd_kseq_pacc(beta, alive) / beta : (double)alive;
+    for (long tries = 0;; tries++) {
+        size_t y = sd_backoff_draw_q(m, prev, rng);
+        double py = m->p[y], qy = sd_backoff_q(m, prev, y);
+        double r = py < qy / rho ? py / qy : 1.0 / rho;
+        if (sd_rngbuf_uniform(rng) < 1.0 - g * r || tries > 100000000)
+            return y;
+    }
+}
+
 typedef struct {
     const sd_backoff *m;
     size_t gamma, k;
     S_trial_fn trial;
+    size_t tree[SD_TREE_MAX_DEPTH], depth; /* tree-rrs: b_1..b_d */
+    int spectr;                            /* spectr: S_spectr_trial */
 } S_plan;
+
+/* One trial of tree-rrs (sims/verifiers/tree_rrs.c's rule): at the node
+ * reached, its b children are drafted i.i.d. from p and tested in turn by
+ * recursive rejection sampling against q(.|node) (S_rrs_select_at); an
+ * acceptance moves to that child, whose own children come next; all
+ * rejected: a residual token and a rejection.  The depth is cut at the
+ * horizon as the verifier's step cuts it (D = min(d, T - n + 1)); a leaf
+ * before the horizon adds a bonus token from q.  The draft is one row p
+ * at every context, so children never drafted do not matter: only the
+ * path's children are drawn. */
+static void S_tree_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
+                         size_t *iterations, const sd_observe *obs)
+{
+    const sd_backoff *m = pl->m;
+    const size_t T = m->T;
+    size_t *x = tokens + T + 1;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t rest = T - n + 1, D = pl->depth < rest ? pl->depth : rest, l = 0;
+        int rejected = 0;
+        for (; l < D; l++) {
+            size_t b = pl->tree[l];
+            for (size_t j = 0; j < b; j++)
+                x[j] = sd_backoff_draw_p(m, &rng);
+            long acc;
+            prev = tokens[n + l] = S_rrs_select_at(m, prev, x, b, &rng, &acc);
+            if (acc < 0) {
+                rejected = 1;
+                break;
+            }
+        }
+        size_t emitted = rejected ? l + 1 : l;
+        if (!rejected && n + D <= T) {
+            prev = tokens[n + D] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[l] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)l);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
 
 static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_fn fn, sd_error *err)
 {
     if (!m->backoff)
         return SD_EUSAGE; /* not applicable */
-    S_plan *p = malloc(sizeof *p);
+    S_plan *p = calloc(1, sizeof *p);
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     p->m = m->backoff;
@@ -276,11 +427,108 @@ static int S_new_rrs(void **plan, const sd_model *m, const sd_params *par, size_
     return S_new(plan, m, par, S_rrs_trial, err);
 }
 
+static int S_new_tree_rrs(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                          unsigned threads, sd_error *err)
+{
+    (void)max_bytes, (void)threads;
+    if (par->tree_depth < 1 || par->tree_depth > SD_TREE_MAX_DEPTH)
+        return SD_EUSAGE; /* no tree: the step reports it */
+    int rc = S_new(plan, m, par, NULL, err);
+    if (rc)
+        return rc;
+    S_plan *p = *plan;
+    p->depth = par->tree_depth;
+    p->k = 1;
+    for (size_t i = 0; i < p->depth; i++) {
+        p->tree[i] = par->tree[i];
+        if (p->tree[i] > p->k)
+            p->k = p->tree[i];
+    }
+    return SD_OK;
+}
+
+static int S_new_spectr(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
+                        unsigned threads, sd_error *err)
+{
+    if (sd_param_choice(par, SD_SPECTR_SLOT_PLAN) != SD_PLAN_KSEQ)
+        return SD_EUSAGE; /* --plan otm: an LP per row, not on sparse rows */
+    if (par->k < 1 || par->k > 64 || !m->backoff)
+        return SD_EUSAGE; /* the step reports a bad count */
+    /* the ρ*, β cache: 2 V k doubles per thread */
+    double need = 16.0 * (double)m->backoff->V * (double)par->k * (threads ? threads : 1);
+    if (max_bytes && need > (double)max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "spectr on sparse rows keeps rho* and beta per context and draft "
+                                             "count: %.0f MB for V = %zu, k = %zu, %u threads; the budget is %.0f MB",
+                            need / 1e6, m->backoff->V, par->k, threads ? threads : 1, (double)max_bytes / 1e6);
+    int rc = S_new(plan, m, par, NULL, err);
+    if (!rc)
+        ((S_plan *)*plan)->spectr = 1;
+    return rc;
+}
+
+/* The work area: tokens[T + 1], then k draft slots, then (spectr) the cache. */
 static int S_work_new(const void *plan, void **work, sd_error *err)
 {
     const S_plan *p = plan;
-    *work = malloc((p->m->T + 1 + p->k) * sizeof(size_t));
-    return *work ? SD_OK : sd_error_set(err, SD_ENOMEM, "out of memory");
+    size_t head = (p->m->T + 1 + p->k) * sizeof(size_t), n = p->spectr ? p->m->V * p->k : 0;
+    head = (head + 15) / 16 * 16;
+    char *w = malloc(head + 2 * n * sizeof(double));
+    if (!w)
+        return sd_error_set(err, SD_ENOMEM, "out of memory");
+    double *c = (double *)(void *)(w + head);
+    for (size_t i = 0; i < 2 * n; i++)
+        c[i] = NAN;
+    *work = w;
+    return SD_OK;
+}
+
+/* One trial of spectr with k drafts (the tree walk of sd_multidraft_tree_step,
+ * as S_rrs_trial); the work area's cache holds the thread's ρ*, β. */
+static void S_spectr_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
+                           size_t *iterations, const sd_observe *obs)
+{
+    const sd_backoff *m = pl->m;
+    const size_t T = m->T, k = pl->k;
+    size_t *x = tokens + T + 1;
+    size_t head = ((T + 1 + k) * sizeof(size_t) + 15) / 16 * 16;
+    double *c = (double *)(void *)((char *)tokens + head);
+    S_kseq_cache cache = {c, c + m->V * k};
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t G = sd_draft_len_at(pl->gamma, T, n), alive = k, i = 0;
+        int rejected = 0;
+        for (; i < G; i++) {
+            for (size_t j = 0; j < alive; j++)
+                x[j] = sd_backoff_draw_p(m, &rng);
+            size_t y = S_kseq_select(m, prev, x, alive, &cache, k, &rng), agree = 0;
+            tokens[n + i] = y;
+            prev = y;
+            for (size_t j = 0; j < alive; j++)
+                agree += x[j] == y;
+            if (!agree) {
+                rejected = 1;
+                break;
+            }
+            alive = agree;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + G <= T) {
+            prev = tokens[n + G] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+    }
+    *rejections = rej;
+    *iterations = its;
 }
 
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
@@ -289,7 +537,12 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     const S_plan *p = plan;
     for (uint64_t t = lo; t < hi; t++) {
         size_t rej, its;
-        p->trial(p->m, p->gamma, p->k, seed, t, work, &rej, &its, obs);
+        if (p->trial)
+            p->trial(p->m, p->gamma, p->k, seed, t, work, &rej, &its, obs);
+        else if (p->spectr)
+            S_spectr_trial(p, seed, t, work, &rej, &its, obs);
+        else
+            S_tree_trial(p, seed, t, work, &rej, &its, obs);
         if (obs->rej)
             sd_welford_add(obs->rej, (double)rej);
         if (obs->calls)
@@ -326,6 +579,26 @@ const sd_kernel_type sd_rrs_kernel_backoff = {
     .name = "rrs-backoff",
     .supports = SD_OBS_STATS | SD_OBS_POS,
     .plan_new = S_new_rrs,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_spectr_kernel_backoff = {
+    .name = "spectr-backoff",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_spectr,
+    .plan_free = free,
+    .work_new = S_work_new,
+    .work_free = free,
+    .run = S_run,
+};
+
+const sd_kernel_type sd_tree_rrs_kernel_backoff = {
+    .name = "tree-rrs-backoff",
+    .supports = SD_OBS_STATS | SD_OBS_POS,
+    .plan_new = S_new_tree_rrs,
     .plan_free = free,
     .work_new = S_work_new,
     .work_free = free,

@@ -14,6 +14,8 @@
 
 /* spectr --plan: the k-Seq selection or the OTM LP plan (Sun et al. 2023). */
 typedef enum { SD_PLAN_KSEQ = 0, SD_PLAN_OTM = 1 } sd_plan_kind;
+/* spectr's parameter slot of --plan (sims/verifiers/spectr.c). */
+#define SD_SPECTR_SLOT_PLAN 0
 
 /* Recursive rejection sampling at one position (SpecInfer, Sun et al. 2023 B.3;
  * Yin et al. 2024, Alg. 4 lines 12–19): draft tokens x[0..k-1]
@@ -100,6 +102,8 @@ extern const sd_param_decl sd_multidraft_batch_params[];
  * broken-rrs-kernel. */
 /* rrs-backoff: rrs on sparse-row models (src/sd_backoff.h; sims/kernels/kernel_backoff.c). */
 extern const sd_kernel_type sd_rrs_kernel_backoff;
+/* spectr-backoff: spectr (k-Seq) on sparse-row models (the same file). */
+extern const sd_kernel_type sd_spectr_kernel_backoff;
 
 int sd_multidraft_rrs_alloc(void **state, const sd_chain *c, const sd_params *par, sd_error *err);
 int sd_multidraft_rrs_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng,

@@ -180,6 +180,11 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
     .alloc = S_alloc, .free = sd_tree_verifier_free, .step = S_step, .exact = S_exact,             \
     .iteration_law = S_law, .tree = &(KIND), .trace = &sd_trace_tree
 
+/* tree-rrs-backoff: tree-rrs on sparse-row models (src/sd_backoff.h;
+ * sims/kernels/kernel_backoff.c), whose one draft row makes the children
+ * off the path irrelevant. */
+extern const sd_kernel_type sd_tree_rrs_kernel_backoff;
+
 /* The kind of the tree verifier named `algo` (its sd_verifier_type's
  * `tree` slot, registered or a plugin's), or NULL: unknown, or not a
  * tree verifier. */

@@ -32,7 +32,7 @@
 #include "../exact/sd_trace_laws.h"
 #include "../kernels/sd_kernel_law.h"
 
-enum { P_PLAN }; /* slot of the parameter */
+enum { P_PLAN = SD_SPECTR_SLOT_PLAN }; /* slot of the parameter */
 
 #define S_CACHE_MAX ((size_t)1 << 22)
 
@@ -218,7 +218,7 @@ static int S_pos(const sd_chain *c, const sd_params *par, sd_pos_law *out, sd_er
 }
 
 SD_KERNEL_LAW_DEFINE(S_kernel, "spectr-alias", S_pos, SD_KERNEL_LAW_SUPPORTS);
-static const sd_kernel_type *const S_kernels[] = {&S_kernel, NULL};
+static const sd_kernel_type *const S_kernels[] = {&S_kernel, &sd_spectr_kernel_backoff, NULL};
 
 /* Its law given a logged output (sims/exact/sd_trace_laws.h): the same selection at
  * the output's context, at the output token's column. */

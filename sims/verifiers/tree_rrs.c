@@ -26,9 +26,12 @@ static const sd_param_decl S_params[] = {
     SD_PARAM_END,
 };
 
+static const sd_kernel_type *const S_kernels[] = {&sd_tree_rrs_kernel_backoff, NULL};
+
 const sd_verifier_type sd_verifier_tree_rrs = {
     .name = "tree-rrs",
     .summary = "token tree, i.i.d. children, recursive rejection sampling per node (SpecInfer, Miao et al. 2024)",
     .params = S_params,
+    .kernels = S_kernels,
     SD_TREE_VERIFIER_SLOTS(sd_tree_kind_rrs),
 };
