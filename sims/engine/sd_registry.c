@@ -37,6 +37,8 @@ extern const sd_verifier_type sd_verifier_broken_hu_greedy;
 extern const sd_verifier_type sd_verifier_gumbel;
 extern const sd_verifier_type sd_verifier_gumbel_list;
 extern const sd_verifier_type sd_verifier_broken_gumbel;
+extern const sd_verifier_type sd_verifier_khisti;
+extern const sd_verifier_type sd_verifier_broken_khisti;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -56,6 +58,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_hu_greedy,
     &sd_verifier_gumbel,
     &sd_verifier_gumbel_list,
+    &sd_verifier_khisti,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
@@ -69,6 +72,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_onehot,
     &sd_verifier_broken_hu_greedy,
     &sd_verifier_broken_gumbel,
+    &sd_verifier_broken_khisti,
     NULL,
 };
 
