@@ -32,6 +32,8 @@ static const tu_conf S_lossless[] = {
     {"khisti", {"k", "gamma"}, {1, 2}, NULL},
     {"khisti", {"k", "gamma"}, {2, 2}, NULL},
     {"khisti", {"k", "gamma"}, {3, 3}, NULL},
+    {"khisti", {"k", "weights"}, {2, 1}, NULL}, /* --weights optimal */
+    {"khisti", {"k", "weights"}, {3, 1}, NULL},
 };
 #define S_NLOSSLESS (sizeof S_lossless / sizeof *S_lossless)
 
@@ -86,7 +88,7 @@ static void S_agree(const tu_conf *cf, const sd_chain *c, unsigned long seed)
     sd_sim_job job = {vt, &m, &par};
     sd_sim_opts o = {0};
     o.seed = seed;
-    o.trials = 40000;
+    o.trials = 20000; /* 21 configurations: the suite stays a few seconds */
     o.threads = 1;
     sd_sim_result res = {0};
     cr_assert_eq(sd_sim_run_job(&job, &o, &res, &err), SD_OK, "%s", err.msg);
@@ -286,7 +288,9 @@ Test(md_exact, gumbel_list_below_the_iid_optimum)
  * min_S [q(S) + p(S^c)^2 + 2 p(S) p(S^c)] (here by brute force over the 2^V
  * subsets), which is simdec's alpha_2 (`eval acceptance --algo otm --k 2`)
  * to 1e-12; khisti's importance weights q/p reach at most that, and at
- * least single-draft SD's sum min(p, q), on every row of 20 chains. */
+ * least single-draft SD's sum min(p, q), on every row of 20 chains; with
+ * --weights optimal (the canonical decomposition of the OTM plan) it
+ * reaches the closed form within the LP's 1e-9 tolerance. */
 Test(md_exact, khisti_two_drafts_closed_form)
 {
     double gap_max = 0.0;
@@ -318,6 +322,15 @@ Test(md_exact, khisti_two_drafts_closed_form)
                   avg_closed);
         cr_expect(acc >= one - 1e-12, "seed %lu: khisti at 2 drafts %.6f below one draft's %.6f", seed, acc, one);
         gap_max = fmax(gap_max, avg_closed - acc);
+        tu_conf cf = {"khisti", {"k", "weights"}, {2, 1}, NULL};
+        sd_params par;
+        const sd_verifier_type *vt = tu_setup(&par, &cf);
+        tu_par(&par, "gamma", 1);
+        double rej, calls;
+        sd_error err;
+        cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+        cr_expect(fabs(1.0 - rej - avg_closed) < 1e-9, "seed %lu: khisti --weights optimal %.12f vs closed form %.12f",
+                  seed, 1.0 - rej, avg_closed);
         sd_chain_free(c);
     }
     cr_log_info("khisti (weights q/p) below the two-draft optimum by at most %.4f", gap_max);
