@@ -29,6 +29,11 @@ static const tu_conf S_lossless[] = {
     {"gumbel", {"gamma", NULL}, {2, 0}, NULL},
     {"gumbel-list", {"k", "gamma"}, {2, 2}, NULL},
     {"gumbel-list", {"k", "gamma"}, {3, 3}, NULL},
+    {"khisti", {"k", "gamma"}, {1, 2}, NULL},
+    {"khisti", {"k", "gamma"}, {2, 2}, NULL},
+    {"khisti", {"k", "gamma"}, {3, 3}, NULL},
+    {"khisti", {"k", "weights"}, {2, 1}, NULL}, /* --weights optimal */
+    {"khisti", {"k", "weights"}, {3, 1}, NULL},
 };
 #define S_NLOSSLESS (sizeof S_lossless / sizeof *S_lossless)
 
@@ -38,6 +43,7 @@ static const tu_conf S_broken[] = {
     {"broken-hu-greedy", {"k", "gamma"}, {2, 2}, NULL},
     {"broken-hu-greedy", {"k", "gamma"}, {3, 2}, NULL},
     {"broken-gumbel", {"gamma", NULL}, {2, 0}, NULL},
+    {"broken-khisti", {"k", "gamma"}, {2, 2}, NULL},
 };
 #define S_NBROKEN (sizeof S_broken / sizeof *S_broken)
 
@@ -82,7 +88,7 @@ static void S_agree(const tu_conf *cf, const sd_chain *c, unsigned long seed)
     sd_sim_job job = {vt, &m, &par};
     sd_sim_opts o = {0};
     o.seed = seed;
-    o.trials = 40000;
+    o.trials = 20000; /* 21 configurations: the suite stays a few seconds */
     o.threads = 1;
     sd_sim_result res = {0};
     cr_assert_eq(sd_sim_run_job(&job, &o, &res, &err), SD_OK, "%s", err.msg);
@@ -276,4 +282,56 @@ Test(md_exact, gumbel_list_below_the_iid_optimum)
         }
         sd_chain_free(c);
     }
+}
+
+/* Khisti et al. 2025, two identical drafts: the optimal acceptance is
+ * min_S [q(S) + p(S^c)^2 + 2 p(S) p(S^c)] (here by brute force over the 2^V
+ * subsets), which is simdec's alpha_2 (`eval acceptance --algo otm --k 2`)
+ * to 1e-12; khisti's importance weights q/p reach at most that, and at
+ * least single-draft SD's sum min(p, q), on every row of 20 chains; with
+ * --weights optimal (the canonical decomposition of the OTM plan) it
+ * reaches the closed form within the LP's 1e-9 tolerance. */
+Test(md_exact, khisti_two_drafts_closed_form)
+{
+    double gap_max = 0.0;
+    for (unsigned long seed = 1; seed <= 20; seed++) {
+        sd_chain *c = tu_chain(6, 1, 1000 + seed);
+        cr_assert_not_null(c);
+        double avg_closed = 0.0;
+        for (size_t x0 = 0; x0 < c->V; x0++) {
+            const double *p = sd_chain_p(c, 1, x0), *q = sd_chain_q(c, 1, x0);
+            double closed = INFINITY;
+            for (unsigned S = 0; S < (1u << c->V); S++) {
+                double qS = 0.0, pS = 0.0;
+                for (size_t i = 0; i < c->V; i++)
+                    if (S >> i & 1) {
+                        qS += q[i];
+                        pS += p[i];
+                    }
+                double v = qS + (1.0 - pS) * (1.0 - pS) + 2.0 * pS * (1.0 - pS);
+                closed = fmin(closed, v);
+            }
+            double al;
+            sd_error err;
+            cr_assert_eq(sd_exact_otm_acceptance(p, q, c->V, 2, &al, NULL, &err), SD_OK);
+            cr_expect(fabs(closed - al) < 1e-12, "closed form %.15f vs alpha_2 %.15f", closed, al);
+            avg_closed += c->init[x0] * closed;
+        }
+        double acc = S_first_accept("khisti", 2, c), one = S_first_accept("khisti", 1, c);
+        cr_expect(acc <= avg_closed + 1e-12, "seed %lu: khisti %.6f above the closed form %.6f", seed, acc,
+                  avg_closed);
+        cr_expect(acc >= one - 1e-12, "seed %lu: khisti at 2 drafts %.6f below one draft's %.6f", seed, acc, one);
+        gap_max = fmax(gap_max, avg_closed - acc);
+        tu_conf cf = {"khisti", {"k", "weights"}, {2, 1}, NULL};
+        sd_params par;
+        const sd_verifier_type *vt = tu_setup(&par, &cf);
+        tu_par(&par, "gamma", 1);
+        double rej, calls;
+        sd_error err;
+        cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+        cr_expect(fabs(1.0 - rej - avg_closed) < 1e-9, "seed %lu: khisti --weights optimal %.12f vs closed form %.12f",
+                  seed, 1.0 - rej, avg_closed);
+        sd_chain_free(c);
+    }
+    cr_log_info("khisti (weights q/p) below the two-draft optimum by at most %.4f", gap_max);
 }

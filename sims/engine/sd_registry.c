@@ -42,6 +42,8 @@ extern const sd_verifier_type sd_verifier_gumbel;
 extern const sd_verifier_type sd_verifier_gumbel_list;
 extern const sd_verifier_type sd_verifier_broken_gumbel;
 extern const sd_verifier_type sd_verifier_broken_univer;
+extern const sd_verifier_type sd_verifier_khisti;
+extern const sd_verifier_type sd_verifier_broken_khisti;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -64,6 +66,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_hu_greedy,
     &sd_verifier_gumbel,
     &sd_verifier_gumbel_list,
+    &sd_verifier_khisti,
     &sd_verifier_broken_block_residual,
     &sd_verifier_broken_coin,
     &sd_verifier_broken_batch,
@@ -79,6 +82,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_hu_greedy,
     &sd_verifier_broken_gumbel,
     &sd_verifier_broken_univer,
+    &sd_verifier_broken_khisti,
     NULL,
 };
 
