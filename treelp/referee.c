@@ -126,7 +126,7 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
             rc = S_set(&par, vt, "gamma", cls == S_KDRAFT && pass == 0 ? 1 : o->gamma, &e);
         if (!rc && cls == S_TREE && o->tree)
             rc = sd_params_parse(&par, vt, "tree", o->tree, &e);
-        if (rc || !sd_verifier_claims_lossless(vt, &par))
+        if (!rc && !sd_verifier_claims_lossless(vt, &par))
             continue;
         sd_referee_row *nr = realloc(*rows, (*n + 1) * sizeof **rows);
         if (!nr)
@@ -138,6 +138,11 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
         snprintf(r->model, sizeof r->model, "%s", model);
         S_params_text(vt, &par, r->params, sizeof r->params);
         r->exact_accepted = r->optimum = r->fraction = r->optimum_wor = r->tree_ot = NAN;
+        r->optimum_kind = cls == S_TREE ? "tree-valid" : cls == S_KDRAFT ? (pass ? "tree-valid" : "k-draft") : "valid-verify";
+        if (rc) { /* the referee's parameters do not fit this verifier */
+            S_note(r, "parameters", &e);
+            continue;
+        }
         e = (sd_error){0};
         if (S_exact(vt, &par, cls == S_TREE, c, prev, &r->exact_accepted, &e)) {
             r->exact_accepted = NAN;
