@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/engine/sd_params.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "../treelp/sd_referee.h"
 #include "cli.h"
 #include "cli_verifier.h"
@@ -137,6 +139,14 @@ int cmd_referee(int argc, char **argv)
     if (optind < argc) {
         cli_model_release(&mo);
         return cli_usage_error("referee", "unexpected argument '%s'", argv[optind]);
+    }
+    if (ro.tree) { /* the shape itself, before any verifier reads it */
+        sd_params tp;
+        sd_params_defaults(&tp, NULL);
+        if (sd_params_parse_decl(&tp, &sd_tree_decls[SD_TREE_DECL_SHAPE], ro.tree, &err)) {
+            cli_model_release(&mo);
+            return cli_fail(&err);
+        }
     }
     if (json && csv) {
         cli_model_release(&mo);

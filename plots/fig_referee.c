@@ -5,10 +5,12 @@
  * Bernoulli example, a chain with zeros, the fortunes bigram when `make
  * lm` has built it).  Classes: valid-verify for one draft sequence (gamma
  * 2), the k-draft optimum at one position (k = 2; Sun et al. 2023, Hu et
- * al. 2025, Thomas & Pal 2025), tree-valid for token trees where its LP
+ * al. 2025, Thomas & Pal 2025) and, for the k-draft verifiers at gamma 2,
+ * tree-valid on the tree (2, 1), tree-valid for token trees where its LP
  * reaches.  Exact values only (no Monte-Carlo).  The file ends in its
  * table of figures. */
 #include <math.h>
+#include <string.h>
 
 #include "../treelp/sd_referee.h"
 #include "sd_fig_util.h"
@@ -48,8 +50,12 @@ static int S_referee(FILE *f, const sd_figure_opts *o, sd_error *err)
             sd_fig_block(f, name, "x algo fraction exact optimum");
             for (size_t i = 0; i < n; i++) {
                 const sd_referee_row *r = &rows[i];
+                /* a k-draft verifier's second row (at gamma) is labelled so */
+                int again = 0;
+                for (size_t j = 0; j < i; j++)
+                    again |= strcmp(rows[j].algo, r->algo) == 0;
                 if (i == nnames && nnames < 64)
-                    snprintf(names[nnames++], sizeof names[0], "%s", r->algo);
+                    snprintf(names[nnames++], sizeof names[0], again ? "%s-γ%zu" : "%s", r->algo, ro.gamma);
                 if (isfinite(r->fraction))
                     fprintf(f, "%zu %s %.10g %.10g %.10g\n", i, r->algo, r->fraction, r->exact_accepted, r->optimum);
                 else

@@ -4,7 +4,7 @@
 # tree-valid for token trees where its LP reaches), on the referee's
 # benchmark of models.
 # Data: simdec-referee.dat, written by `simdec plot simdec-referee`.
-set terminal pngcairo size 1400,720 font "DejaVu Sans,13" enhanced
+set terminal pngcairo size 1600,760 font "DejaVu Sans,13" enhanced
 set output 'simdec-referee.png'
 dat = 'simdec-referee.dat'
 
@@ -12,7 +12,7 @@ set title "Fraction of the optimum of its class (exact; k = 2 drafts, γ = 2, ea
 set ylabel "exact accepted / optimum"
 set grid ytics
 set yrange [0:1.08]
-set xrange [-0.7:15.7]
+set xrange [-0.7:21.7]
 set xtics rotate by -35 nomirror
 set key at graph 0.99, graph 0.22 right box opaque
 plot dat index '[verifiers]' using 1:(NaN):xtic(2) notitle, \

@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sd_exact_batch.h"
 
@@ -344,5 +345,210 @@ int sd_exact_otm_convex(const double *p, const double *q, size_t V, size_t k, do
         *out = 0.0;
     if (neg)
         *neg = cnt;
+    return SD_OK;
+}
+
+/* --- Wolfe's minimum-norm point (generic) ------------------------------------ */
+
+typedef struct {
+    const double *p, *q;
+    size_t V;
+    double k;
+    size_t *ord; /* scratch */
+    S_tok *tk;   /* scratch: (key, index) pairs */
+} S_mnp;
+
+/* ord = the tokens by key[] ascending, ties by index. */
+static void S_order(S_mnp *m, const double *key)
+{
+    for (size_t y = 0; y < m->V; y++) {
+        m->tk[y].key = key[y];
+        m->tk[y].p = (double)y;
+        m->tk[y].q = 0.0;
+    }
+    qsort(m->tk, m->V, sizeof *m->tk, S_cmp);
+    for (size_t i = 0; i < m->V; i++)
+        m->ord[i] = (size_t)m->tk[i].p;
+}
+
+/* Edmonds' greedy vertex of B(h) minimising <dir, b>: tokens by dir
+ * ascending, b_y = h(S ∪ {y}) - h(S). */
+static void S_greedy(S_mnp *m, const double *dir, double *b)
+{
+    S_order(m, dir);
+    double P = 0.0;
+    for (size_t i = 0; i < m->V; i++) {
+        size_t y = m->ord[i];
+        double Pn = P + m->p[y];
+        if (Pn > 1.0)
+            Pn = 1.0;
+        double f = pow(Pn, m->k) - pow(P, m->k);
+        b[y] = m->q[y] - f;
+        P = Pn;
+    }
+}
+
+static double S_dot(const double *a, const double *b, size_t V)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < V; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* Affine minimiser of the points pts[0..m-1]: alpha (sum 1) minimising
+ * |Σ alpha_i pts_i|; by the system [G 1; 1' 0], G the Gram matrix.
+ * Returns 0 on success, -1 when singular. */
+static int S_affine(const double *G, size_t m, size_t cap, double *alpha, double *A)
+{
+    size_t n = m + 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= n; j++) {
+            double v;
+            if (j == n)
+                v = i == m ? 1.0 : 0.0;
+            else if (i < m && j < m)
+                v = G[i * cap + j];
+            else if (i == m && j == m)
+                v = 0.0;
+            else
+                v = 1.0;
+            A[i * (n + 1) + j] = v;
+        }
+    for (size_t c = 0; c < n; c++) {
+        size_t piv = c;
+        for (size_t r = c + 1; r < n; r++)
+            if (fabs(A[r * (n + 1) + c]) > fabs(A[piv * (n + 1) + c]))
+                piv = r;
+        if (fabs(A[piv * (n + 1) + c]) < 1e-300)
+            return -1;
+        if (piv != c)
+            for (size_t j = 0; j <= n; j++) {
+                double t = A[c * (n + 1) + j];
+                A[c * (n + 1) + j] = A[piv * (n + 1) + j];
+                A[piv * (n + 1) + j] = t;
+            }
+        for (size_t r = 0; r < n; r++) {
+            if (r == c)
+                continue;
+            double f = A[r * (n + 1) + c] / A[c * (n + 1) + c];
+            if (f != 0.0)
+                for (size_t j = c; j <= n; j++)
+                    A[r * (n + 1) + j] -= f * A[c * (n + 1) + j];
+        }
+    }
+    for (size_t i = 0; i < m; i++)
+        alpha[i] = A[i * (n + 1) + n] / A[i * (n + 1) + i];
+    return 0;
+}
+
+int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, double *out,
+                            size_t *iterations, sd_error *err)
+{
+    if (k < 1)
+        return sd_error_set(err, SD_EUSAGE, "--k %zu: expected at least 1 draft", k);
+    if (V < 1 || V > SD_EXACT_OTM_MNP_MAX_V)
+        return sd_error_set(err, V < 1 ? SD_EUSAGE : SD_ETOOBIG,
+                            "the minimum-norm-point solver takes 1 to %d tokens, got %zu", SD_EXACT_OTM_MNP_MAX_V, V);
+    size_t cap = V + 2;
+    double *pts = malloc(cap * V * sizeof *pts), *G = malloc(cap * cap * sizeof *G);
+    double *lam = malloc(cap * sizeof *lam), *alpha = malloc(cap * sizeof *alpha);
+    double *A = malloc((cap + 1) * (cap + 2) * sizeof *A), *x = malloc(V * sizeof *x);
+    double *y = malloc(V * sizeof *y), *b = malloc(V * sizeof *b);
+    size_t *ord = malloc(V * sizeof *ord);
+    S_tok *tk = malloc(V * sizeof *tk);
+    if (!pts || !G || !lam || !alpha || !A || !x || !y || !b || !ord || !tk) {
+        free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (minimum-norm point, vocab %zu)", V);
+    }
+    S_mnp mm = {p, q, V, (double)k, ord, tk};
+    /* start: the greedy vertex in index order */
+    for (size_t i = 0; i < V; i++)
+        y[i] = (double)i;
+    S_greedy(&mm, y, pts);
+    size_t m = 1, it = 0;
+    lam[0] = 1.0;
+    G[0] = S_dot(pts, pts, V);
+    memcpy(x, pts, V * sizeof *x);
+    double scale = 1.0;
+    for (; it < 100000; it++) {
+        S_greedy(&mm, x, b);
+        double xx = S_dot(x, x, V), xb = S_dot(x, b, V);
+        double bb = S_dot(b, b, V);
+        if (bb > scale)
+            scale = bb;
+        if (xx - xb <= 1e-15 * scale || m >= cap)
+            break;
+        /* add b */
+        memcpy(pts + m * V, b, V * sizeof *b);
+        for (size_t i = 0; i <= m; i++)
+            G[i * cap + m] = G[m * cap + i] = S_dot(pts + i * V, b, V);
+        lam[m++] = 0.0;
+        for (int minor = 0; minor < 1000; minor++) {
+            if (S_affine(G, m, cap, alpha, A)) {
+                m = 0; /* singular: give up, report what we have */
+                break;
+            }
+            int allpos = 1;
+            for (size_t i = 0; i < m; i++)
+                allpos &= alpha[i] > 1e-15;
+            if (allpos) {
+                memcpy(lam, alpha, m * sizeof *lam);
+                break;
+            }
+            double theta = 1.0;
+            for (size_t i = 0; i < m; i++)
+                if (alpha[i] <= 1e-15 && lam[i] - alpha[i] > 0.0) {
+                    double t = lam[i] / (lam[i] - alpha[i]);
+                    if (t < theta)
+                        theta = t;
+                }
+            for (size_t i = 0; i < m; i++)
+                lam[i] = theta * alpha[i] + (1.0 - theta) * lam[i];
+            /* drop the points whose weight vanished */
+            size_t w = 0;
+            for (size_t i = 0; i < m; i++) {
+                if (lam[i] <= 1e-15)
+                    continue;
+                if (w != i) {
+                    memcpy(pts + w * V, pts + i * V, V * sizeof *pts);
+                    lam[w] = lam[i];
+                    for (size_t j = 0; j < m; j++)
+                        G[w * cap + j] = G[i * cap + j];
+                    for (size_t j = 0; j < m; j++)
+                        G[j * cap + w] = G[j * cap + i];
+                }
+                w++;
+            }
+            /* the Gram matrix rows/columns were moved in two passes; rebuild
+             * it exactly for the kept points */
+            m = w;
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j <= i; j++)
+                    G[i * cap + j] = G[j * cap + i] = S_dot(pts + i * V, pts + j * V, V);
+        }
+        if (m == 0)
+            break;
+        for (size_t j = 0; j < V; j++) {
+            double s = 0.0;
+            for (size_t i = 0; i < m; i++)
+                s += lam[i] * pts[i * V + j];
+            x[j] = s;
+        }
+    }
+    /* the best level set of x: tokens by x ascending, h on each prefix */
+    S_order(&mm, x);
+    double best = 0.0, P = 0.0, Q = 0.0;
+    for (size_t i = 0; i < V; i++) {
+        P += p[ord[i]];
+        Q += q[ord[i]];
+        double hv = Q - pow(P > 1.0 ? 1.0 : P, (double)k);
+        if (hv < best)
+            best = hv;
+    }
+    free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk);
+    *out = 1.0 + best;
+    if (iterations)
+        *iterations = it;
     return SD_OK;
 }

@@ -94,4 +94,17 @@ double sd_exact_otm_wor_contained(const double *p, const unsigned char *in, size
 int sd_exact_otm_convex(const double *p, const double *q, size_t V, size_t k, double *out,
                         size_t *neg, sd_error *err);
 
+/* The same minimum of h(B) = q(B) - p(B)^k by a GENERIC convex solver that
+ * assumes no order of the tokens: Wolfe's minimum-norm-point algorithm on
+ * the base polytope B(h), whose linear minimisation is Edmonds' greedy
+ * vertex (sort the direction, take marginal values of h), then the best
+ * level set {y : x_y <= θ} of the point found (Fujishige: the minimisers
+ * of h are level sets of the minimum-norm point).  *out = 1 + min(0, h of
+ * the best level set), the value of an actual set.  A cross-check of the
+ * q/p-prefix restriction beyond brute force (tests/test_kdraft_opt.c);
+ * V <= SD_EXACT_OTM_MNP_MAX_V (SD_ETOOBIG), O(V^3) per iteration. */
+#define SD_EXACT_OTM_MNP_MAX_V 256
+int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, double *out,
+                            size_t *iterations, sd_error *err);
+
 #endif

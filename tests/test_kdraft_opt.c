@@ -110,3 +110,25 @@ Test(kdraft_opt, convex_equals_prefix_at_large_vocabulary)
     free(q);
     gsl_rng_free(r);
 }
+
+Test(kdraft_opt, generic_min_norm_point_equals_prefix)
+{
+    /* Wolfe's minimum-norm point assumes no token order: its best level set
+     * must reach the q/p-prefix optimum (20 instances, V = 12..40, k <= 8,
+     * zeros); 1e-9 as above */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1980);
+    double p[40], q[40];
+    for (int it = 0; it < 20; it++) {
+        size_t V = 12 + gsl_rng_uniform_int(r, 29), k = 1 + gsl_rng_uniform_int(r, 8);
+        tx_random_dist(r, p, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
+        tx_random_dist(r, q, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
+        double a, m;
+        size_t iters;
+        cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, &m, &iters, NULL), SD_OK);
+        cr_expect(fabs(a - m) < TOL, "it %d V %zu k %zu: prefix %.17g, min-norm point %.17g (%zu iterations)", it,
+                  V, k, a, m, iters);
+    }
+    gsl_rng_free(r);
+}

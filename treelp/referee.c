@@ -99,7 +99,12 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
         return sd_error_set(err, SD_EUSAGE, "referee: x_0 = %zu is outside the vocabulary of %zu tokens", prev,
                             c->V);
     const double *p = sd_chain_p(c, 1, prev), *q = sd_chain_q(c, 1, prev);
-    for (size_t i = 0;; i++) {
+    /* the k-draft class at draft length G > 1: tree-valid on the tree
+     * (k, 1, ..., 1) drafted i.i.d., solved once for all its verifiers */
+    double seq_opt = NAN;
+    int seq_solved = 0;
+    char seq_note[SD_ERROR_MSG_MAX + 256] = "";
+    for (size_t i = 0, pass = 0;; pass = !pass, i += pass == 0) {
         const sd_verifier_type *vt = sd_verifier_at(i);
         if (!vt)
             break;
@@ -108,6 +113,9 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
         int cls = sd_params_decl(vt, "tree", NULL)                                   ? S_TREE
                   : (sd_params_decl(vt, "k", NULL) || sd_params_decl(vt, "M", NULL)) ? S_KDRAFT
                                                                                      : S_SINGLE;
+        /* pass 1: the k-draft verifiers again at gamma G (when they read it) */
+        if (pass == 1 && !(cls == S_KDRAFT && o->gamma > 1 && sd_params_decl(vt, "gamma", NULL)))
+            continue;
         sd_params par;
         sd_error e = {0};
         sd_params_defaults(&par, vt);
@@ -115,10 +123,10 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
         if (!rc)
             rc = S_set(&par, vt, "M", o->k, &e);
         if (!rc)
-            rc = S_set(&par, vt, "gamma", cls == S_KDRAFT ? 1 : o->gamma, &e);
+            rc = S_set(&par, vt, "gamma", cls == S_KDRAFT && pass == 0 ? 1 : o->gamma, &e);
         if (!rc && cls == S_TREE && o->tree)
             rc = sd_params_parse(&par, vt, "tree", o->tree, &e);
-        if (rc || !sd_verifier_claims_lossless(vt, &par))
+        if (!rc && !sd_verifier_claims_lossless(vt, &par))
             continue;
         sd_referee_row *nr = realloc(*rows, (*n + 1) * sizeof **rows);
         if (!nr)
@@ -130,6 +138,11 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
         snprintf(r->model, sizeof r->model, "%s", model);
         S_params_text(vt, &par, r->params, sizeof r->params);
         r->exact_accepted = r->optimum = r->fraction = r->optimum_wor = r->tree_ot = NAN;
+        r->optimum_kind = cls == S_TREE ? "tree-valid" : cls == S_KDRAFT ? (pass ? "tree-valid" : "k-draft") : "valid-verify";
+        if (rc) { /* the referee's parameters do not fit this verifier */
+            S_note(r, "parameters", &e);
+            continue;
+        }
         e = (sd_error){0};
         if (S_exact(vt, &par, cls == S_TREE, c, prev, &r->exact_accepted, &e)) {
             r->exact_accepted = NAN;
@@ -146,6 +159,31 @@ int sd_referee_model(const sd_chain *c, const char *model, size_t prev, const sd
                 S_note(r, "valid-verify optimum", &e);
             else
                 r->optimum = ex[SD_ACCEPT_BLOCK];
+        } else if (cls == S_KDRAFT && pass == 1) {
+            r->optimum_kind = "tree-valid";
+            if (!seq_solved) {
+                seq_solved = 1;
+                sd_params tp;
+                sd_lp_result res;
+                char shape[160];
+                size_t used = (size_t)snprintf(shape, sizeof shape, "%zu", par.k);
+                for (size_t l = 1; l < par.gamma && used < sizeof shape - 4; l++)
+                    used += (size_t)snprintf(shape + used, sizeof shape - used, ",1");
+                sd_params_defaults(&tp, NULL);
+                if (sd_params_parse_decl(&tp, &sd_tree_decls[SD_TREE_DECL_SHAPE], shape, &e) ||
+                    sd_lp_tree_valid(c, 1, prev, &tp, SD_DRAW_IID, NULL, &res, &e))
+                    snprintf(seq_note, sizeof seq_note, "tree-valid --tree %s --draw iid (the LP does not reach): %s",
+                             shape, e.msg);
+                else if (!res.optimal)
+                    snprintf(seq_note, sizeof seq_note, "tree-valid --tree %s: solver status '%s'", shape, res.status);
+                else
+                    seq_opt = res.optimum;
+            }
+            r->optimum = seq_opt;
+            if (seq_note[0]) {
+                size_t l = strlen(r->note);
+                snprintf(r->note + l, sizeof r->note - l, "%s%s", l ? "; " : "", seq_note);
+            }
         } else if (cls == S_KDRAFT) {
             r->optimum_kind = "k-draft";
             if (sd_exact_otm_acceptance(p, q, c->V, par.k, &r->optimum, NULL, &e)) {

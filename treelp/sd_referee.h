@@ -11,7 +11,10 @@
  *     draft position (its gamma set to 1 when it declares gamma), where the
  *     class's optimum is the k-draft optimum α_k = 1 - max_B [p(B)^k - q(B)]
  *     (Sun et al. 2023, src/sd_exact_otm.h); the optimum for drafts drawn
- *     without replacement (Hu et al. 2025) is given beside it;
+ *     without replacement (Hu et al. 2025) is given beside it; and, when it
+ *     declares gamma and o->gamma > 1, a second row at gamma G against
+ *     tree-valid on the tree (k, 1, ..., 1) of depth G drafted i.i.d. (k
+ *     i.i.d. draft sequences are that tree);
  *   - otherwise one draft sequence of length gamma; the optimum is
  *     valid-verify (the best valid verifier, Sun et al. 2025, Def. 1), whose
  *     value is block verification's E[τ] (their Thm 2; the LP of
@@ -39,7 +42,8 @@ typedef struct sd_referee_row {
     char model[64];
     double exact_accepted;     /* NAN: not computed (see note) */
     double optimum;            /* of its class; NAN: not reached (see note) */
-    const char *optimum_kind;  /* "valid-verify", "k-draft" or "tree-valid" */
+    const char *optimum_kind;  /* "valid-verify", "k-draft" or "tree-valid" (trees, and k-draft
+                                  verifiers at gamma > 1) */
     double fraction;           /* exact_accepted / optimum (1 when both are 0), or NAN */
     double optimum_wor;        /* k-draft: the optimum without replacement; else NAN */
     double tree_ot;            /* tree: the tree-ot bound; else NAN */
