@@ -296,6 +296,9 @@ typedef struct S_out {
     uint64_t trials, seed;
     sd_params tree;     /* tree-valid, tree-ot: the shape (tree, tree_depth) */
     int draw;           /* and the drafting rule (sd_tree_draw) */
+    sd_lp_tree_bounds bounds; /* tree-valid beyond exact reach (has_bounds) */
+    int has_bounds;
+    char bounds_why[256]; /* why the exact route refused */
 } S_out;
 
 static int S_write_plan(FILE *f, void *ctx, sd_error *err)
@@ -336,6 +339,14 @@ static int S_print_json(const S_out *o)
     json_object_set_new(j, "version", json_string(SD_VERSION));
     json_object_set_new(j, "method", json_string(o->res.method[0] ? o->res.method : "simplex"));
     json_object_set_new(j, "optimum", cli_json_real(o->res.optimum));
+    if (o->has_bounds) {
+        json_object_set_new(j, "lower", cli_json_real(o->bounds.lower));
+        json_object_set_new(j, "lower_by", json_string(o->bounds.lower_by));
+        json_object_set_new(j, "upper", cli_json_real(o->bounds.upper));
+        json_object_set_new(j, "upper_by", json_string(o->bounds.upper_by));
+        json_object_set_new(j, "gap", cli_json_real(o->bounds.gap));
+        json_object_set_new(j, "exact_refused", json_string(o->bounds_why));
+    }
     if (!strcmp(o->res.method, "clp")) {
         json_object_set_new(j, "dual_bound", cli_json_real(o->res.dual_bound));
         json_object_set_new(j, "primal_residual", cli_json_real(o->res.primal_residual));
@@ -407,7 +418,13 @@ static int S_print_table(const S_out *o)
     else
         printf("  model        generated (model-seed %lu, alpha %g, mix %g), V=%zu, T=%zu; context step %zu after "
                "state %zu\n", o->mo->gen.seed, o->mo->gen.alpha, o->mo->gen.mix, c->V, c->T, o->t, o->a);
-    if (!strcmp(o->res.method, "flow"))
+    if (o->has_bounds)
+        printf("  exact        out of reach: %s\n  lower        %.12f   %s (a valid verifier)\n"
+               "  upper        %.12f   %s (a relaxation)\n  gap          %.12f\n",
+               o->bounds_why, o->bounds.lower, o->bounds.lower_by, o->bounds.upper, o->bounds.upper_by, o->bounds.gap);
+    else if (!strcmp(o->res.method, "otm-prefix"))
+        printf("  closed form  OTM-k by the q/p-sorted prefix (depth 1, i.i.d. drafts; nothing enumerated)\n");
+    else if (!strcmp(o->res.method, "flow"))
         printf("  flow         %zu arcs, %zu vertices (%s flow, glp_maxflow_ffalg)\n", o->res.variables,
                o->res.constraints, o->prob == S_OTM ? "maximum" : "minimum-cost");
     else
@@ -505,7 +522,8 @@ static int S_size_ok(const S_out *o, size_t V, const sd_lp_opts *lo, sd_error *e
         sz = sd_lp_uses_flow(lo) ? sd_lp_block_ot_flow_size(V, o->gamma) : sd_lp_block_ot_size(V, o->gamma);
         break;
     case S_VALID: sz = sd_lp_valid_verify_form_size(V, o->gamma, lo); break;
-    case S_TREE_VALID:
+    case S_TREE_VALID: /* routed by the library (treelp/tree_route.c), which refuses itself */
+        return 1;
     case S_TREE_OT: /* the LP's size is known once the trees are enumerated */
         return sd_lp_tree_enum_check(S_problems[o->prob].name, V, &o->tree, o->draw, err) == SD_OK;
     default: sz = sd_lp_pareto_size(V); break;
@@ -813,7 +831,19 @@ int cmd_lp(int argc, char **argv)
     case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_VALID: rc = sd_lp_valid_verify(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_PARETO: rc = sd_lp_pareto(p, q, ch->V, o.rho, &lo, &o.res, want, &err); break;
-    case S_TREE_VALID: rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
+    case S_TREE_VALID:
+        rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err);
+        if (rc == SD_ETOOBIG && !lo.max_vars) { /* beyond exact reach: certified bounds */
+            snprintf(o.bounds_why, sizeof o.bounds_why, "%.250s", err.msg);
+            rc = sd_lp_tree_valid_bounds(ch, o.t, o.a, &o.tree, o.draw, &o.bounds, &err);
+            o.has_bounds = rc == SD_OK;
+            if (o.has_bounds) {
+                snprintf(o.res.status, sizeof o.res.status, "bounds");
+                snprintf(o.res.method, sizeof o.res.method, "bounds");
+                o.res.seconds = o.bounds.seconds;
+            }
+        }
+        break;
     case S_TREE_OT: rc = sd_lp_tree_ot(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
     default: break;
     }
@@ -828,7 +858,7 @@ int cmd_lp(int argc, char **argv)
             o.plan_file = NULL;
         S_reference(&o, p, q);
         status = json ? S_print_json(&o) : S_print_table(&o);
-        if (!status && !o.res.optimal) {
+        if (!status && !o.res.optimal && !o.has_bounds) {
             fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
             status = EX_SOFTWARE_;
         }

@@ -423,14 +423,14 @@ static int S_work(S_job *job)
     res->nonzeros = (size_t)glp_get_num_nz(lp);
 
     if (job->opts->method == SD_LP_METHOD_CLP) {
-        /* COIN-OR CLP's dual simplex on the same problem (lp/sd_lp_clp.h);
+        /* COIN-OR CLP's barrier with crossover on the same problem (lp/sd_lp_clp.h);
          * optimal only when its weak-duality bound meets the primal value
          * within 1e-9 and the point is feasible within 1e-9 */
         sd_lp_clp_result cr;
         snprintf(res->method, sizeof res->method, "clp");
         if (job->read)
             rc = sd_error_set(job->err, SD_EUSAGE, "--method clp reports the optimum only; it writes no plan");
-        else if (sd_lp_clp_solve(lp, 1, job->opts->time_limit, &cr))
+        else if (sd_lp_clp_solve(lp, SD_LP_CLP_BARRIER, job->opts->time_limit, &cr))
             rc = sd_error_set(job->err, SD_ENOMEM, "out of memory copying the LP to CLP");
         else {
             res->dual_bound = cr.dual_bound;

@@ -16,9 +16,13 @@ typedef struct sd_lp_clp_result {
     double primal_residual; /* max violation of a row or column bound by x */
 } sd_lp_clp_result;
 
-/* Solves lp (glp_prob, objective direction as set) with CLP's dual
- * simplex (primal when dual = 0), time_limit seconds (0: none); lp is
- * read, not changed.  Returns 0, or -1 out of memory. */
-int sd_lp_clp_solve(glp_prob *lp, int dual, double time_limit, sd_lp_clp_result *r);
+/* CLP's algorithms: primal simplex, dual simplex, barrier with crossover
+ * (then the dual simplex from its point when the barrier stops short). */
+enum { SD_LP_CLP_PRIMAL = 0, SD_LP_CLP_DUAL = 1, SD_LP_CLP_BARRIER = 2 };
+
+/* Solves lp (glp_prob, objective direction as set) with CLP's algorithm
+ * algo (SD_LP_CLP_*), time_limit seconds (0: none); lp is read, not
+ * changed.  Returns 0, or -1 out of memory. */
+int sd_lp_clp_solve(glp_prob *lp, int algo, double time_limit, sd_lp_clp_result *r);
 
 #endif

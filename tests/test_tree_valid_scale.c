@@ -48,3 +48,74 @@ Test(tree_valid_scale, clp_equals_glpk_with_its_certificate)
             sd_chain_free(c);
         }
 }
+
+/* The aggregated form (one variable per path set and stop node; the
+ * default) against the per-output form (one per path set, stop node and
+ * emitted token; opts.per_draft), both on GLPK's primal simplex: the same
+ * optimum within 1e-9 on random chains, shapes to depth 3, iid and wor. */
+Test(tree_valid_scale, aggregated_form_equals_per_output_form)
+{
+    static const struct {
+        size_t V;
+        const char *tree, *draw;
+    } cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {3, "1,1,1", "iid"}, {3, "2,1", "wor"},
+                 {4, "1,2", "wor"}, {3, "3,2", "iid"}, {2, "2,1,2", "iid"}, {3, "2,2", "wor"}};
+    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (unsigned long seed = 1; seed <= 3; seed++) {
+            sd_chain *c = tu_chain(cases[i].V, 6, seed + 20);
+            sd_params par;
+            sd_error err;
+            sd_params_defaults(&par, vt);
+            cr_assert_eq(sd_params_parse(&par, vt, "tree", cases[i].tree, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_params_parse(&par, vt, "draw", cases[i].draw, &err), SD_OK, "%s", err.msg);
+            int d = (int)sd_tree_draw_of(&par);
+            sd_lp_opts ag, po;
+            sd_lp_opts_default(&ag);
+            sd_lp_opts_default(&po);
+            ag.method = po.method = SD_LP_METHOD_SIMPLEX;
+            po.per_draft = 1;
+            sd_lp_result ra, rp;
+            cr_assert_eq(sd_lp_tree_valid_lp(c, 1, 0, &par, d, &ag, &ra, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_valid_lp(c, 1, 0, &par, d, &po, &rp, &err), SD_OK, "%s", err.msg);
+            cr_expect(ra.optimal && rp.optimal, "%s / %s", ra.status, rp.status);
+            cr_expect(ra.variables < rp.variables, "aggregated %zu variables, per-output %zu", ra.variables,
+                      rp.variables);
+            cr_expect(fabs(ra.optimum - rp.optimum) < 1e-9, "V %zu --tree %s --draw %s seed %lu: %.12f vs %.12f",
+                      cases[i].V, cases[i].tree, cases[i].draw, seed + 20, ra.optimum, rp.optimum);
+            sd_chain_free(c);
+        }
+}
+
+/* Depth 1 with i.i.d. drafts is routed to OTM-k's sorted prefix (no
+ * enumeration): equal to the LP at small V within 1e-9, and answered at
+ * k = 8, V = 1000 (1.5e19 drafted sets). */
+Test(tree_valid_scale, depth_one_iid_needs_no_enumeration)
+{
+    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
+    sd_error err;
+    for (unsigned long seed = 1; seed <= 4; seed++) {
+        sd_chain *c = tu_chain(5, 4, seed);
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        cr_assert_eq(sd_params_parse(&par, vt, "tree", "3", &err), SD_OK, "%s", err.msg);
+        sd_lp_opts lp;
+        sd_lp_opts_default(&lp);
+        lp.method = SD_LP_METHOD_SIMPLEX;
+        sd_lp_result rr, rl;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, NULL, &rr, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, &lp, &rl, &err), SD_OK, "%s", err.msg);
+        cr_expect_str_eq(rr.method, "otm-prefix");
+        cr_expect(rr.optimal && rl.optimal && fabs(rr.optimum - rl.optimum) < 1e-9, "%.12f vs LP %.12f", rr.optimum,
+                  rl.optimum);
+        sd_chain_free(c);
+    }
+    sd_chain *c = tu_chain(1000, 2, 3);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    cr_assert_eq(sd_params_parse(&par, vt, "tree", "8", &err), SD_OK, "%s", err.msg);
+    sd_lp_result r;
+    cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, NULL, &r, &err), SD_OK, "%s", err.msg);
+    cr_expect(r.optimal && r.optimum > 0 && r.optimum <= 1, "%s %.12f", r.status, r.optimum);
+    sd_chain_free(c);
+}

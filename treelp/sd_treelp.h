@@ -21,8 +21,16 @@
  * size (from the number of sets, nsets) is checked against --max-vars
  * before it is built. */
 int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, int draw, sd_error *err);
-sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* tree-valid's LP in its aggregated form (treelp/tree_valid.c), or with
+ * per_output = 1 the per-output form (opts->per_draft). */
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets, int per_output);
 sd_lp_size sd_lp_tree_ot_size(size_t V, const sd_params *par, int draw, size_t nsets);
+/* The memory tree-valid's LP takes, estimated from its size (GLPK's
+ * model, CLP's copy and its barrier factors; measured 267 MB at
+ * --tree 3,1, V = 8: 288 840 variables, estimated 390 MB).  Without
+ * --max-vars the LP is refused past SD_LP_TREE_MAX_BYTES of it. */
+double sd_lp_tree_valid_bytes(const sd_lp_size *sz);
+#define SD_LP_TREE_MAX_BYTES 4e9
 /* tree-ot's network (treelp/tree_ot.c): vars = arcs, rows = vertices. */
 sd_lp_size sd_lp_tree_ot_flow_size(size_t V, const sd_params *par, int draw, size_t nsets);
 /* "tree-valid --tree 2,2 --draw iid at V = 4" into buf. */
@@ -41,7 +49,10 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
  * sd_lp_tree_valid solves tree-ot's minimum-cost flow (method "flow")
  * unless opts ask for the simplex (SIMPLEX, DUAL, exact). */
 int sd_lp_tree_valid_is_ot(size_t V, const sd_params *par, int draw);
-/* tree-valid's LP itself (treelp/tree_valid.c), whatever the shape. */
+/* tree-valid's LP itself (treelp/tree_valid.c), whatever the shape: the
+ * aggregated form (one variable per path set and stop node), or the
+ * per-output form (one per path set, stop node and emitted token) when
+ * opts->per_draft is set (same optimum; the cross-check). */
 int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                         const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
 /* tree-ot: the full-information bound, max over couplings of the drafted
@@ -70,7 +81,34 @@ int sd_lp_pathset_next(const sd_lp_pathsets *ps, size_t s, size_t *k, size_t *id
 /* The start of both problems: SD_EUSAGE unless the context (t, a) has
  * room for par's tree and one token, SD_ETOOBIG past the enumeration
  * limit (sd_lp_tree_enum_check), then sd_lp_tree_pathsets into *ps. */
+/* SD_EUSAGE unless the context (t, a) has room for par's tree and one
+ * token (or --tree is missing). */
+int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par,
+                       sd_error *err);
 int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      sd_lp_pathsets **ps, sd_error *err);
+
+/* Certified bounds on tree-valid where its LP is out of reach
+ * (treelp/tree_bounds.c): lower = the largest value of a built-in tree
+ * verifier (not a control) that supports the drafting rule, exact by
+ * enumeration where the trees can be enumerated, else by the top-down
+ * recursion (0, rejecting at the root, when none is within reach); upper
+ * = min(tree-ot where enumerable, the path-marginal relaxation of
+ * tree-ot).  lower <= tree-valid <= upper. */
+typedef struct sd_lp_tree_bounds {
+    double lower, upper, gap, seconds;
+    char lower_by[64]; /* "tree-rrs (recursion)", "traversal (enumerated)", ... */
+    char upper_by[32]; /* "tree-ot" or "path marginals" */
+} sd_lp_tree_bounds;
+int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                            sd_lp_tree_bounds *b, sd_error *err);
+/* The expected accepted length of top-down tree verifier k by the
+ * recursion over target prefixes (no enumeration of whole trees);
+ * SD_ETOOBIG past 5e7 children sequences, SD_EUSAGE for another rule. */
+int sd_lp_tree_topdown_value(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                             const struct sd_tree_kind *k, double *value, sd_error *err);
+/* Σ_l Σ_{x ∈ V^l} min(q(x), P(x is a root path of the drafted tree)) >= tree-ot. */
+int sd_lp_tree_marginal_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                              double *value, sd_error *err);
 
 #endif

@@ -14,8 +14,19 @@
  * independent of Y_{>m} given Y_{<=m}: lossless, with the coupling's
  * value.  Depth 1 (no other level) is the k-draft transport result of
  * Sun et al. 2023 (SpecTr: Fast Speculative Decoding via Optimal
- * Transport).  There tree-ot's minimum-cost flow gives tree-valid. */
+ * Transport).  There tree-ot's minimum-cost flow gives tree-valid.
+ *
+ * Depth 1 with i.i.d. drafts needs no enumeration: tree-ot is then OTM-k,
+ * the largest probability that Y ~ q is among k i.i.d. drafts from p,
+ * whose max-flow/min-cut value 1 - max_B [p(B)^k - q(B)] is attained on a
+ * prefix of the tokens sorted by q/p (Sun et al. 2023, §5; the proof in
+ * docs/otm-prefix.md, src/sd_exact_otm.h): O(V log V) for any k, where
+ * the drafted sets number C(V+k-1, k) (1.5·10^19 at k = 8, V = 1000). */
+#include <math.h>
 #include <string.h>
+#include <time.h>
+
+#include "../src/sd_exact_otm.h"
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/verifiers/sd_tree.h"
@@ -29,6 +40,31 @@ int sd_lp_tree_valid_is_ot(size_t V, const sd_params *par, int draw)
         if (!((draw == SD_DRAW_WOR || draw == SD_DRAW_TOPK) && par->tree[j] >= V))
             incomplete++;
     return incomplete <= 1;
+}
+
+/* Depth 1, i.i.d. drafts: OTM-k by the sorted prefix. */
+static int S_depth1_iid(const sd_chain *c, size_t t, size_t a, const sd_params *par, sd_lp_result *res,
+                        sd_error *err)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sd_lp_result_reset(res, NULL);
+    int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
+    double v = NAN;
+    if (!rc)
+        rc = sd_exact_otm_acceptance(sd_chain_p(c, t, a), sd_chain_q(c, t, a), c->V, par->tree[0], &v, NULL, err);
+    if (rc)
+        return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->optimum = v;
+    res->optimal = 1;
+    res->dual_bound = v;
+    res->primal_residual = 0.0;
+    snprintf(res->status, sizeof res->status, "optimal");
+    snprintf(res->method, sizeof res->method, "otm-prefix");
+    res->variables = res->constraints = res->nonzeros = 0;
+    res->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return SD_OK;
 }
 
 int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
@@ -45,6 +81,8 @@ int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par
         else
             sd_lp_opts_default(&fo);
         fo.method = SD_LP_METHOD_FLOW;
+        if (par->tree_depth == 1 && draw == SD_DRAW_IID)
+            return S_depth1_iid(c, t, a, par, res, err);
         return sd_lp_tree_ot(c, t, a, par, draw, &fo, res, err);
     }
     /* elsewhere the LP: on COIN-OR CLP by default (measured faster than

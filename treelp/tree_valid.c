@@ -273,18 +273,27 @@ int sd_lp_tree_enum_check(const char *problem, size_t V, const sd_params *par, i
                         SD_EXACT_TREE_MAX_TREES);
 }
 
-sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets)
+sd_lp_size sd_lp_tree_valid_size(size_t V, const sd_params *par, int draw, size_t nsets, int per_output)
 {
-    size_t D = par->tree_depth, nodes = sd_params_tree_nodes(par), nz = 0;
-    for (size_t l = 0; l <= D; l++)
+    size_t D = par->tree_depth, nodes = sd_params_tree_nodes(par), nz = 0, nn = 0;
+    for (size_t l = 0; l <= D; l++) {
         nz = sd_lp_add(nz, sd_lp_pow(V, l + 1));
-    size_t nv = sd_lp_mul(sd_lp_mul(nsets, nodes + 1), V), nleaf = sd_lp_pow(V, D + 1);
+        nn = sd_lp_add(nn, sd_lp_pow(V, l));
+    }
+    size_t nv = sd_lp_mul(nsets, nodes + 1), nleaf = sd_lp_pow(V, D + 1);
+    if (per_output)
+        nv = sd_lp_mul(nv, V);
     sd_lp_size s = {0};
     s.vars = sd_lp_add(nv, nz);
-    s.rows = sd_lp_add(sd_lp_add(nsets, nz), nleaf);
+    s.rows = sd_lp_add(sd_lp_add(nsets, per_output ? nz : nn), nleaf);
     s.nnz = sd_lp_add(sd_lp_add(sd_lp_mul(nv, 2), nz), sd_lp_mul(nleaf, D + 1));
     sd_lp_tree_what("tree-valid", V, par, draw, s.what, sizeof s.what);
     return s;
+}
+
+double sd_lp_tree_valid_bytes(const sd_lp_size *sz)
+{
+    return 1200.0 * (double)sz->vars + 80.0 * (double)sz->nnz;
 }
 
 /* --- the LP ----------------------------------------------------------------------- */
@@ -295,12 +304,35 @@ typedef struct S_tv {
     double **Q;       /* target prefix laws, l <= D+1 */
     size_t *zoff;     /* [D+2] */
     int *zcol, *zrow;
+    int per_output;   /* 1: the per-output form v(S, u, y) */
+    size_t *noff;     /* [D+2]: node slots, node u ∈ V^l at noff[l] + u */
+    int *nrow;        /* the node rows of the aggregated form (0: q(u) = 0) */
 } S_tv;
 
-static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
+/* The validity rows Σ_l r_l(o^{l+1}) = 1, q(o) > 0, one dropped. */
+static void S_leaf_rows(sd_lp_builder *b, const S_tv *o)
 {
-    (void)err;
-    S_tv *o = ctx;
+    size_t V = o->V, D = o->D;
+    size_t nleaf = sd_lp_pow(V, D + 1), last = nleaf;
+    for (size_t out = 0; out < nleaf; out++)
+        if (o->Q[D + 1][out] > 0)
+            last = out;
+    for (size_t out = 0; out < nleaf; out++) {
+        if (!(o->Q[D + 1][out] > 0) || out == last)
+            continue;
+        int row = sd_lp_row_fixed(b, 1.0);
+        size_t div = nleaf / V;
+        for (size_t l = 0; l <= D; l++) {
+            sd_lp_entry(b, row, o->zcol[o->zoff[l] + out / div], 1.0);
+            div /= V;
+        }
+    }
+}
+
+/* The per-output form (the first one written; kept as the cross-check):
+ * v(S, u, y), rows q(u y) r_l(u y) = Σ_S v(S, u, y). */
+static int S_build_per_output(sd_lp_builder *b, S_tv *o)
+{
     size_t V = o->V, D = o->D;
     for (size_t l = 0; l <= D; l++)
         for (size_t u = 0; u < o->zoff[l + 1] - o->zoff[l]; u++) {
@@ -327,27 +359,67 @@ static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
             }
         }
     }
-    size_t nleaf = sd_lp_pow(V, D + 1), last = nleaf;
-    for (size_t out = 0; out < nleaf; out++)
-        if (o->Q[D + 1][out] > 0)
-            last = out;
-    for (size_t out = 0; out < nleaf; out++) {
-        if (!(o->Q[D + 1][out] > 0) || out == last)
-            continue;
-        int row = sd_lp_row_fixed(b, 1.0);
-        size_t div = nleaf / V;
-        for (size_t l = 0; l <= D; l++) {
-            sd_lp_entry(b, row, o->zcol[o->zoff[l] + out / div], 1.0);
-            div /= V;
-        }
-    }
+    S_leaf_rows(b, o);
     return SD_OK;
 }
 
-int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
-                     sd_lp_pathsets **ps, sd_error *err)
+/* The aggregated form (the default).  A verifier's choice splits into
+ * where it stops, u ∈ S ∪ {root}, and what it emits after u; only the
+ * stop depends on S.  With f(S, u) = Σ_y v(S, u, y) the rows become
+ *   Σ_{u ∈ S ∪ {root}} f(S, u) = P(S)                       for every S,
+ *   Σ_y q(u y) r_l(u y) = Σ_S f(S, u)                       for every node u, q(u) > 0,
+ *   Σ_l r_l(o^{l+1}) = 1                                    for q(o) > 0 (one dropped),
+ * maximise Σ l f.  Equivalent: a feasible v gives f by summing over y;
+ * conversely from (f, r) the verifier v(S, u, y) = f(S, u) z(u y) / z(u),
+ * z(u y) = q(u y) r_l(u y), z(u) = Σ_y z(u y) (= Σ_S f(S, u)), has
+ * Σ_S v(S, u, y) = z(u y) and the same objective: the emitted token is
+ * drawn from z(u ·)/z(u) whatever the tree.  S·(nodes+1) + Σ_l V^{l+1}
+ * variables instead of S·(nodes+1)·V + Σ_l V^{l+1}. */
+static int S_build_aggregated(sd_lp_builder *b, S_tv *o)
 {
-    *ps = NULL;
+    size_t V = o->V, D = o->D;
+    for (size_t l = 0; l <= D; l++)
+        for (size_t u = 0; u < o->noff[l + 1] - o->noff[l]; u++) {
+            if (!(o->Q[l][u] > 0))
+                continue;
+            int row = sd_lp_row_fixed(b, 0.0);
+            o->nrow[o->noff[l] + u] = row;
+            for (size_t y = 0; y < V; y++) {
+                size_t i = o->zoff[l] + u * V + y;
+                if (!(o->Q[l + 1][u * V + y] > 0))
+                    continue;
+                o->zcol[i] = sd_lp_col(b, 0.0, 1.0, 0.0);
+                sd_lp_entry(b, row, o->zcol[i], o->Q[l + 1][u * V + y]);
+            }
+        }
+    const sd_lp_pathsets *ps = o->ps;
+    for (size_t s = 0; s < ps->n; s++) {
+        if (!(ps->prob[s] > 0))
+            continue;
+        int row = sd_lp_row_fixed(b, ps->prob[s]);
+        for (size_t k = 0, id, l, u; sd_lp_pathset_next(ps, s, &k, &id, &l, &u);) {
+            int nr = o->nrow[o->noff[l] + u];
+            if (!nr)
+                continue;
+            int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)l);
+            sd_lp_entry(b, row, j, 1.0);
+            sd_lp_entry(b, nr, j, -1.0);
+        }
+    }
+    S_leaf_rows(b, o);
+    return SD_OK;
+}
+
+static int S_build(sd_lp_builder *b, void *ctx, sd_error *err)
+{
+    (void)err;
+    S_tv *o = ctx;
+    return o->per_output ? S_build_per_output(b, o) : S_build_aggregated(b, o);
+}
+
+int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par,
+                       sd_error *err)
+{
     size_t D = par->tree_depth;
     if (D < 1)
         return sd_error_set(err, SD_EUSAGE, "%s: --tree is required", problem);
@@ -358,7 +430,16 @@ int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a,
     if (a >= c->V)
         return sd_error_set(err, SD_EUSAGE, "%s: --state %zu is not a token; expected 0 to %zu", problem, a,
                             c->V - 1);
-    int rc = sd_lp_tree_enum_check(problem, c->V, par, draw, err);
+    return SD_OK;
+}
+
+int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                     sd_lp_pathsets **ps, sd_error *err)
+{
+    *ps = NULL;
+    int rc = sd_lp_tree_context(problem, c, t, a, par, err);
+    if (!rc)
+        rc = sd_lp_tree_enum_check(problem, c->V, par, draw, err);
     return rc ? rc : sd_lp_tree_pathsets(c, t, a, par, draw, ps, err);
 }
 
@@ -377,7 +458,26 @@ int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *
     o.D = D;
     o.ps = ps;
     /* the LP to build: one block per path set; refused before building */
-    sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw, ps->n);
+    o.per_output = opts && opts->per_draft;
+    sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw, ps->n, o.per_output);
+    sd_lp_opts mo;
+    if (opts)
+        mo = *opts;
+    else
+        sd_lp_opts_default(&mo);
+    if (!mo.max_vars) {
+        /* no --max-vars: the limit is the memory estimate */
+        double bytes = sd_lp_tree_valid_bytes(&sz);
+        if (bytes > SD_LP_TREE_MAX_BYTES) {
+            rc = sd_error_set(err, SD_ETOOBIG, "%s needs %zu LP variables and %zu nonzeros, about %.1f GB; the "
+                              "limit is %.0f GB (--max-vars N sets a limit on variables instead)", sz.what, sz.vars,
+                              sz.nnz, bytes / 1e9, SD_LP_TREE_MAX_BYTES / 1e9);
+            sd_lp_pathsets_free(ps);
+            return rc;
+        }
+        maxv = mo.max_vars = sz.vars ? sz.vars : 1;
+    }
+    opts = &mo;
     if ((rc = sd_lp_check_size(&sz, maxv, err))) {
         sd_lp_pathsets_free(ps);
         return rc;
@@ -387,7 +487,14 @@ int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *
         return rc;
     }
     sd_lp_out_slots(V, D, &o.zoff, &o.zcol, &o.zrow);
-    if (!o.zoff || !o.zcol || !o.zrow) {
+    o.noff = malloc((D + 2) * sizeof *o.noff);
+    if (o.noff) {
+        o.noff[0] = 0;
+        for (size_t l = 0; l <= D; l++)
+            o.noff[l + 1] = o.noff[l] + sd_lp_pow(V, l);
+        o.nrow = calloc(o.noff[D + 1], sizeof *o.nrow);
+    }
+    if (!o.zoff || !o.zcol || !o.zrow || !o.noff || !o.nrow) {
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
     } else {
         rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, NULL, &o, res, err);
@@ -397,5 +504,7 @@ int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *
     free(o.zoff);
     free(o.zcol);
     free(o.zrow);
+    free(o.noff);
+    free(o.nrow);
     return rc;
 }

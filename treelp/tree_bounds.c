@@ -1,0 +1,318 @@
+/* tree_bounds.c — certified bounds on tree-valid where its LP is out of
+ * reach (the drafted trees too many to enumerate, or the LP past the
+ * memory limit).
+ *
+ * Lower bound: the value of a valid verifier.  Every built-in tree
+ * verifier (sims/verifiers/, not a control) that supports the drafting
+ * rule is lossless, so its expected accepted length is at most tree-valid.
+ * Where the drafted trees can be enumerated, each one's exact value
+ * (sims/exact/sd_exact_tree.h) is taken; elsewhere the top-down rules
+ * (recursive rejection sampling from the root down, SpecInfer, Miao et al.
+ * 2024; with drafts without replacement, Jeon et al. 2024) are evaluated
+ * by a recursion over the target prefixes instead: at a node with path u
+ * the rule looks at u's children only, accepts a child with token x with
+ * probability A_u(x), and the accepted child's subtree, drafted from x
+ * alone, is verified in the same way, so
+ *     E(u) = Σ_x A_u(x) (1 + E(u x)),   E(u) = 0 at depth D,
+ * with A_u computed by enumerating u's children (V^b of them) and running
+ * the verifier's own outcome (sd_tree_outcome) on the one-level tree.  The
+ * value is E(root), exact (tests/test_tree_bounds.c checks it against the
+ * enumeration).  Traversal verification (leaves first) does not decompose
+ * so and is left out there.
+ *
+ * Upper bound: tree-ot where its trees can be enumerated (tree-valid <=
+ * tree-ot, the full-information relaxation); elsewhere the relaxation of
+ * tree-ot by its path marginals: for any coupling of T and Y,
+ *     E[depth] = Σ_{l=1}^D P(Y^l ∈ T) = Σ_l Σ_{x ∈ V^l} P(Y^l = x, x ∈ T)
+ *             <= Σ_l Σ_x min(q(x), P(x ∈ T)),
+ * with P(x ∈ T) by the branching structure: with i.i.d. drafts the number
+ * N_l of nodes with path x^l has the generating function
+ * G_l(s) = G_{l-1}((1 - p_l + p_l s)^{b_l}), G_0(s) = s (each of the
+ * N_{l-1}·b_l children is x_l with probability p_l = p(x_l | x^{l-1})), so
+ * P(x ∈ T) = 1 - G_l(0); without replacement or top-k a path occurs at
+ * most once and P(x^l ∈ T) = P(x^{l-1} ∈ T)·P(x_l among the children of
+ * x^{l-1}), the latter by enumerating one node's children.  The bound is
+ * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/verifiers/sd_tree.h"
+#include "../sims/exact/sd_exact_tree.h"
+#include "../lp/sd_lp.h"
+#include "sd_treelp.h"
+
+/* Largest Σ_{l<D} V^l · (children sequences of a node) the recursion visits. */
+#define S_MAX_VISITS 5e7
+
+/* --- one node's children ---------------------------------------------------- */
+
+typedef struct S_node {
+    const sd_chain *c;
+    sd_tree *tr;      /* a one-level tree */
+    sd_tree_draw draw;
+    const sd_tree_kind *k; /* NULL: inclusion probabilities only */
+    double *w;        /* [nodes][V] */
+    double *acc;      /* [V]: P(a child with token x is accepted) */
+    double *incl;     /* [V]: P(x among the children) */
+} S_node;
+
+static void S_children(S_node *e, size_t v, double prob)
+{
+    sd_tree *tr = e->tr;
+    size_t V = tr->V;
+    if (v == tr->nodes) {
+        if (e->k) {
+            sd_tree_outcome(tr, e->c, e->k, e->draw);
+            for (size_t u = 1; u < tr->nodes; u++)
+                if (tr->tok[u] != SD_TREE_NONE)
+                    e->acc[tr->tok[u]] += prob * tr->pi[u];
+        } else {
+            for (size_t u = 1; u < tr->nodes; u++) {
+                size_t x = tr->tok[u], seen = 0;
+                for (size_t j = 1; j < u && x != SD_TREE_NONE; j++)
+                    seen |= tr->tok[j] == x;
+                if (x != SD_TREE_NONE && !seen)
+                    e->incl[x] += prob;
+            }
+        }
+        return;
+    }
+    double *w = e->w + v * V;
+    if (sd_tree_draft_law(tr, e->c, v, e->draw, w) <= 0.0) {
+        tr->tok[v] = SD_TREE_NONE;
+        S_children(e, v + 1, prob);
+        return;
+    }
+    for (size_t x = 0; x < V; x++)
+        if (w[x] > 0.0) {
+            tr->tok[v] = x;
+            S_children(e, v + 1, prob * w[x]);
+        }
+}
+
+/* The children of the node with path u (u ∈ V^l, l < D) of par's tree from
+ * the context (t, a): acc (when k) or incl over V tokens. */
+static int S_node_laws(S_node *e, const sd_params *par, size_t t, size_t a, size_t l, size_t u, sd_error *err)
+{
+    sd_params p1 = *par;
+    p1.tree_depth = 1;
+    p1.tree[0] = par->tree[l];
+    int rc = sd_tree_new(&e->tr, e->c->V, &p1, err);
+    if (rc)
+        return rc;
+    sd_tree_cut(e->tr, 1, t + l, l == 0 ? a : u % e->c->V);
+    e->w = malloc(e->tr->nodes * e->c->V * sizeof *e->w);
+    if (!e->w) {
+        sd_tree_free(e->tr);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+    }
+    if (e->k)
+        memset(e->acc, 0, e->c->V * sizeof *e->acc);
+    else
+        memset(e->incl, 0, e->c->V * sizeof *e->incl);
+    S_children(e, 1, 1.0);
+    sd_tree_free(e->tr);
+    free(e->w);
+    e->tr = NULL;
+    e->w = NULL;
+    return SD_OK;
+}
+
+/* Σ_{l<D} V^l · (sequences of one node's children at depth l). */
+static double S_visits(size_t V, const sd_params *par, sd_tree_draw draw)
+{
+    double n = 0.0, nodes = 1.0;
+    for (size_t l = 0; l < par->tree_depth; l++) {
+        double f = 1.0;
+        for (size_t j = 0; j < par->tree[l]; j++)
+            f *= draw == SD_DRAW_TOPK ? 1.0 : draw == SD_DRAW_WOR ? (double)(j < V ? V - j : 1) : (double)V;
+        n += nodes * f;
+        nodes *= (double)V;
+    }
+    return n;
+}
+
+/* --- the lower bound -------------------------------------------------------- */
+
+int sd_lp_tree_topdown_value(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                             const sd_tree_kind *k, double *value, sd_error *err)
+{
+    size_t V = c->V, D = par->tree_depth;
+    int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
+    if (rc)
+        return rc;
+    if (k->rule != SD_TREE_TOPDOWN)
+        return sd_error_set(err, SD_EUSAGE, "%s does not verify from the root down", k->name);
+    if (S_visits(V, par, (sd_tree_draw)draw) > S_MAX_VISITS)
+        return sd_error_set(err, SD_ETOOBIG, "%s's recursion would visit %.3g children sequences; the limit is %.0f",
+                            k->name, S_visits(V, par, (sd_tree_draw)draw), S_MAX_VISITS);
+    double *E = calloc(sd_lp_pow(V, D), sizeof *E), *En = calloc(sd_lp_pow(V, D), sizeof *En);
+    double *acc = malloc(V * sizeof *acc);
+    if (!E || !En || !acc) {
+        free(E);
+        free(En);
+        free(acc);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+    }
+    S_node e = {.c = c, .draw = (sd_tree_draw)draw, .k = k, .acc = acc};
+    /* En holds E at depth l+1 (zero at depth D) while E at depth l is built */
+    for (size_t l = D; l-- > 0 && !rc;) {
+        size_t n = sd_lp_pow(V, l);
+        for (size_t u = 0; u < n && !rc; u++) {
+            rc = S_node_laws(&e, par, t, a, l, u, err);
+            double s = 0.0;
+            for (size_t x = 0; x < V && !rc; x++)
+                s += acc[x] * (1.0 + En[u * V + x]);
+            E[u] = s;
+        }
+        double *sw = E;
+        E = En;
+        En = sw;
+    }
+    if (!rc)
+        *value = En[0];
+    free(E);
+    free(En);
+    free(acc);
+    return rc;
+}
+
+/* --- the upper bound -------------------------------------------------------- */
+
+int sd_lp_tree_marginal_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                              double *value, sd_error *err)
+{
+    size_t V = c->V, D = par->tree_depth;
+    int rc = sd_lp_tree_context("tree-ot", c, t, a, par, err);
+    if (rc)
+        return rc;
+    if (draw != SD_DRAW_IID && S_visits(V, par, (sd_tree_draw)draw) > S_MAX_VISITS)
+        return sd_error_set(err, SD_ETOOBIG, "the path marginals would visit %.3g children sequences; the limit is "
+                            "%.0f", S_visits(V, par, (sd_tree_draw)draw), S_MAX_VISITS);
+    double **Q = NULL;
+    if ((rc = sd_lp_prefix_laws(c, t, a, D, 1, &Q, err)))
+        return rc;
+    double *P = calloc(sd_lp_pow(V, D), sizeof *P), *Pn = calloc(sd_lp_pow(V, D), sizeof *Pn);
+    double *incl = malloc(V * sizeof *incl);
+    if (!P || !Pn || !incl) {
+        free(Q);
+        free(P);
+        free(Pn);
+        free(incl);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+    }
+    S_node e = {.c = c, .draw = (sd_tree_draw)draw, .incl = incl};
+    size_t path[SD_TREE_MAX_DEPTH + 1];
+    double sum = 0.0;
+    P[0] = 1.0; /* the root */
+    for (size_t l = 1; l <= D && !rc; l++) {
+        size_t n = sd_lp_pow(V, l);
+        if (draw == SD_DRAW_IID) {
+            for (size_t x = 0; x < n; x++) {
+                size_t r = x;
+                for (size_t j = l; j >= 1; j--) {
+                    path[j] = r % V;
+                    r /= V;
+                }
+                double s = 0.0; /* G_l(0), innermost level first */
+                for (size_t j = l; j >= 1; j--) {
+                    double pj = sd_chain_p(c, t + j - 1, j == 1 ? a : path[j - 1])[path[j]];
+                    s = pow(1.0 - pj + pj * s, (double)par->tree[j - 1]);
+                }
+                Pn[x] = 1.0 - s;
+            }
+        } else {
+            for (size_t u = 0; u < n / V && !rc; u++) {
+                if (!(P[u] > 0.0)) {
+                    for (size_t y = 0; y < V; y++)
+                        Pn[u * V + y] = 0.0;
+                    continue;
+                }
+                rc = S_node_laws(&e, par, t, a, l - 1, u, err);
+                for (size_t y = 0; y < V && !rc; y++)
+                    Pn[u * V + y] = P[u] * fmin(1.0, incl[y]);
+            }
+        }
+        for (size_t x = 0; x < n && !rc; x++)
+            sum += fmin(Q[l][x], Pn[x]);
+        double *sw = P;
+        P = Pn;
+        Pn = sw;
+    }
+    if (!rc)
+        *value = sum;
+    free(Q);
+    free(P);
+    free(Pn);
+    free(incl);
+    return rc;
+}
+
+/* --- both ------------------------------------------------------------------- */
+
+int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                            sd_lp_tree_bounds *b, sd_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->lower = 0.0; /* the verifier that rejects at the root */
+    snprintf(b->lower_by, sizeof b->lower_by, "reject at the root");
+    b->upper = NAN;
+    double t0 = sd_lp_now();
+    int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
+    if (rc)
+        return rc;
+    int enumerable = sd_exact_tree_count(c->V, par, (sd_tree_draw)draw) <= SD_EXACT_TREE_MAX_TREES;
+    for (size_t i = 0; sd_verifiers[i]; i++) {
+        const sd_verifier_type *vt = sd_verifiers[i];
+        const sd_tree_kind *k = vt->tree;
+        if (!k || (vt->flags & SD_VERIFIER_CONTROL) || k->bugs || !(k->draws & (1u << draw)))
+            continue;
+        double v = NAN;
+        sd_error e2;
+        int r2;
+        const char *how;
+        if (enumerable) {
+            r2 = sd_exact_tree_accept(c, t, a, par, k, &v, NULL, &e2);
+            how = "enumerated";
+        } else if (k->rule == SD_TREE_TOPDOWN) {
+            r2 = sd_lp_tree_topdown_value(c, t, a, par, draw, k, &v, &e2);
+            how = "recursion";
+        } else {
+            continue;
+        }
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2 && v > b->lower) {
+            b->lower = v;
+            snprintf(b->lower_by, sizeof b->lower_by, "%s (%s)", k->name, how);
+        }
+    }
+    double m = NAN;
+    rc = sd_lp_tree_marginal_bound(c, t, a, par, draw, &m, err);
+    if (rc && rc != SD_ETOOBIG)
+        return rc;
+    if (!rc) {
+        b->upper = m;
+        snprintf(b->upper_by, sizeof b->upper_by, "path marginals");
+    }
+    rc = SD_OK;
+    if (enumerable) {
+        sd_lp_opts fo;
+        sd_lp_opts_default(&fo);
+        fo.method = SD_LP_METHOD_FLOW;
+        sd_lp_result r;
+        sd_error e2;
+        if (!sd_lp_tree_ot(c, t, a, par, draw, &fo, &r, &e2) && r.optimal && !(r.optimum >= b->upper)) {
+            b->upper = r.optimum;
+            snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
+        }
+    }
+    if (isnan(b->upper))
+        return sd_error_set(err, SD_ETOOBIG, "tree-valid: no upper bound within reach (%s)", err->msg);
+    b->gap = b->upper - b->lower;
+    b->seconds = sd_lp_now() - t0;
+    return SD_OK;
+}
