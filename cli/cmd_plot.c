@@ -1,4 +1,7 @@
-/* cmd_plot.c — `simdec plot NAME|all`: regenerates the papers' figures.
+/* cmd_plot.c — `simdec plot NAME|all`: regenerates the papers' figures;
+ * `simdec plot --from FILE --x COL --y COL,...`: plots one's own results
+ * (the CSV or JSON of run, check, eval, lp or trace; plots/sd_plot_table.h)
+ * into FILE.png with its FILE.dat and FILE.gp beside it.
  *
  * For each figure (plots/sd_figures.h) it writes DIR/NAME.dat (the data, via
  * a temporary file and rename), copies the gnuplot script plots/NAME.gp
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "../plots/sd_figures.h"
+#include "../plots/sd_plot_table.h"
 #include "cli.h"
 #include "suggest.h"
 #include "commands.h"
@@ -32,6 +36,8 @@ static const char S_help_text[] =
     "Usage: simdec plot NAME... | all  [--out DIR] [--scripts DIR] [--quick]\n"
     "                                  [--seed S] [--data-only] [--json]\n"
     "       simdec plot --list [--json]\n"
+    "       simdec plot --from FILE --x COL --y COL[,COL...] [--by COL] [-o FILE.png]\n"
+    "                   [--data-only] [--json]\n"
     "\n"
     "Regenerates figures of the papers (and seven of simdec's own) with simdec's\n"
     "numbers: Monte-Carlo estimates with 95% bands beside the exact values.  For\n"
@@ -50,6 +56,20 @@ static const char S_help_text[] =
     "  --json          one JSON object describing what was written\n"
     "  --list          list the figures with what each demonstrates (--json: an\n"
     "                  array of {name, source, summary})\n"
+    "\n"
+    "Plots of one's own results:\n"
+    "  --from FILE     a .csv or .json written by run, check, eval, lp or trace\n"
+    "                  (--csv/--json; a sweep's rows, lp's comparisons, eval's\n"
+    "                  ccdf by index; nested JSON keys joined with '.', e.g.\n"
+    "                  rejections.mean)\n"
+    "  --x COL         the x column (numbers, or labels plotted in order)\n"
+    "  --y COL,...     the y columns; each gets error bars (+-1 standard error)\n"
+    "                  where a column COL_stderr, COL.stderr, COL_se or (for a\n"
+    "                  ..mean.. column) the same name with stderr or se exists\n"
+    "  --by COL        one line per value of COL (e.g. algo)\n"
+    "  -o FILE.png     the PNG (default: FILE with .png); FILE.dat (the data) and\n"
+    "                  FILE.gp (the gnuplot script) are written beside it\n"
+    "An unknown column is refused with the list of the file's columns (exit 64).\n"
     "\n"
     "Exit status: 0 ok, 64 usage, 66 script not found, 70 gnuplot failed or\n"
     "produced no valid PNG (the bad PNG is removed), 73 cannot write.\n";
@@ -302,9 +322,123 @@ static int S_one(const sd_figure *fig, const char *out, const char *scripts_give
     return rc;
 }
 
+typedef struct {
+    const sd_table *t;
+    const sd_plot_spec *s;
+} S_from_ctx;
+
+static int S_from_data(FILE *f, void *ctx, sd_error *err)
+{
+    const S_from_ctx *c = ctx;
+    return sd_plot_write_data(f, c->t, c->s, err);
+}
+
+static int S_from_script(FILE *f, void *ctx, sd_error *err)
+{
+    const S_from_ctx *c = ctx;
+    return sd_plot_write_script(f, c->t, c->s, err);
+}
+
+#define S_MAX_Y 16
+
+/* `plot --from FILE --x COL --y LIST [--by COL] [-o PNG]`. */
+static int S_from(const char *from, const char *x, const char *ylist, const char *by, const char *png_given,
+                  int data_only, int json)
+{
+    sd_error err;
+    char ybuf[1024], png[PATH_MAX], dir[PATH_MAX], stem[PATH_MAX], dat[PATH_MAX + 8], gp[PATH_MAX + 8],
+        datn[PATH_MAX + 8], pngn[PATH_MAX + 8];
+    const char *y[S_MAX_Y];
+    size_t ny = 0;
+    if (!x || !ylist)
+        return cli_usage_error("plot", "--from needs --x COL and --y COL[,COL...]");
+    if (snprintf(ybuf, sizeof ybuf, "%s", ylist) >= (int)sizeof ybuf)
+        return cli_usage_error("plot", "--y: the list is too long");
+    for (char *p = ybuf, *e; p; p = e) {
+        if ((e = strchr(p, ',')) != NULL)
+            *e++ = '\0';
+        if (!*p)
+            return cli_usage_error("plot", "--y '%s': expected column names separated by commas", ylist);
+        if (ny == S_MAX_Y)
+            return cli_usage_error("plot", "--y '%s': at most %d columns", ylist, S_MAX_Y);
+        y[ny++] = p;
+    }
+    /* the PNG and, beside it, the data and the script */
+    const char *dot = strrchr(from, '.');
+    if (png_given) {
+        if (snprintf(png, sizeof png, "%s", png_given) >= (int)sizeof png)
+            return cli_usage_error("plot", "-o: the path is too long");
+    } else if (!dot || snprintf(png, sizeof png, "%.*s.png", (int)(dot - from), from) >= (int)sizeof png) {
+        return cli_usage_error("plot", "--from %s: expected a .csv or .json file", from);
+    }
+    size_t pl = strlen(png);
+    if (pl <= 4 || strcmp(png + pl - 4, ".png") != 0)
+        return cli_usage_error("plot", "-o %s: expected a file name ending in .png", png);
+    const char *slash = strrchr(png, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - png) : 1, slash ? png : ".");
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    snprintf(stem, sizeof stem, "%.*s", (int)(pl - 4 - (slash ? (size_t)(slash + 1 - png) : 0)),
+             slash ? slash + 1 : png);
+    if (!stem[0])
+        return cli_usage_error("plot", "-o %s: expected a file name ending in .png", png);
+    snprintf(dat, sizeof dat, "%.*s.dat", (int)(pl - 4), png);
+    snprintf(gp, sizeof gp, "%.*s.gp", (int)(pl - 4), png);
+    snprintf(datn, sizeof datn, "%s.dat", stem);
+    snprintf(pngn, sizeof pngn, "%s.png", stem);
+    sd_table *t = NULL;
+    if (sd_table_read(from, &t, &err))
+        return cli_fail(&err);
+    sd_plot_spec sp = {.x = x, .y = y, .ny = ny, .by = by, .data_name = datn, .png_name = pngn, .title = from};
+    S_from_ctx ctx = {t, &sp};
+    unsigned w = 0, h = 0;
+    int rc = sd_plot_check(t, &sp, &err);
+    if (!rc)
+        rc = cli_write_atomic(dat, S_from_data, &ctx, &err);
+    if (!rc)
+        rc = cli_write_atomic(gp, S_from_script, &ctx, &err);
+    if (!rc && !data_only) {
+        if (unlink(png) != 0 && errno != ENOENT)
+            rc = sd_error_set(&err, SD_EOUTPUT, "%s: cannot replace: %s", png, strerror(errno));
+        if (!rc)
+            rc = S_gnuplot(dir, stem, &err);
+        char why[128];
+        if (!rc && S_png_check(png, &w, &h, why, sizeof why) != SD_OK)
+            rc = sd_error_set(&err, SD_EINTERNAL, "plot %s: gnuplot %s: %s", png, gp, why);
+        if (rc)
+            unlink(png);
+    }
+    size_t nrow = t->nrow;
+    sd_table_free(t);
+    if (rc)
+        return cli_fail(&err);
+    if (json) {
+        json_t *o = json_object(), *ya = json_array();
+        for (size_t k = 0; k < ny; k++)
+            json_array_append_new(ya, json_string(y[k]));
+        json_object_set_new(o, "from", json_string(from));
+        json_object_set_new(o, "x", json_string(x));
+        json_object_set_new(o, "y", ya);
+        json_object_set_new(o, "by", by ? json_string(by) : json_null());
+        json_object_set_new(o, "rows", json_integer((json_int_t)nrow));
+        json_object_set_new(o, "png", data_only ? json_null() : json_string(png));
+        json_object_set_new(o, "data", json_string(dat));
+        json_object_set_new(o, "script", json_string(gp));
+        json_object_set_new(o, "width", json_integer(w));
+        json_object_set_new(o, "height", json_integer(h));
+        return cli_print_json(o);
+    }
+    printf("from %s: %zu rows; x %s, y %s%s%s\n", from, nrow, x, ylist, by ? ", by " : "", by ? by : "");
+    if (!data_only)
+        printf("wrote %s (%ux%u), %s, %s\n", png, w, h, dat, gp);
+    else
+        printf("wrote %s, %s (--data-only: run gnuplot %s.gp in %s)\n", dat, gp, stem, dir);
+    return cli_stdout_status();
+}
+
 int cmd_plot(int argc, char **argv)
 {
-    enum { O_OUT = CLI_OPT_FIRST_FREE, O_SCRIPTS, O_QUICK, O_SEED, O_DATA_ONLY, O_JSON, O_LIST };
+    enum { O_OUT = CLI_OPT_FIRST_FREE, O_SCRIPTS, O_QUICK, O_SEED, O_DATA_ONLY, O_JSON, O_LIST, O_FROM, O_X, O_Y, O_BY };
     static const struct option opts[] = {
         {"out", required_argument, 0, O_OUT},
         {"scripts", required_argument, 0, O_SCRIPTS},
@@ -313,20 +447,33 @@ int cmd_plot(int argc, char **argv)
         {"data-only", no_argument, 0, O_DATA_ONLY},
         {"json", no_argument, 0, O_JSON},
         {"list", no_argument, 0, O_LIST},
+        {"from", required_argument, 0, O_FROM},
+        {"x", required_argument, 0, O_X},
+        {"y", required_argument, 0, O_Y},
+        {"by", required_argument, 0, O_BY},
+        {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *out = "plots/out", *scripts = NULL;
-    int data_only = 0, json = 0, list = 0, c;
+    const char *from = NULL, *x = NULL, *ylist = NULL, *by = NULL, *png = NULL;
+    int data_only = 0, json = 0, list = 0, figure_opt = 0, c;
     sd_figure_opts fo;
     sd_figure_opts_default(&fo);
     sd_error err;
     optind = 0;
     opterr = 0;
-    while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":ho:", opts)) != -1) {
+        if (c == O_OUT || c == O_SCRIPTS || c == O_QUICK || c == O_SEED || c == O_LIST)
+            figure_opt = 1;
         switch (c) {
         case 'h': fputs(S_help_text, stdout); return EX_OK_;
         case O_LIST: list = 1; break;
+        case O_FROM: from = optarg; break;
+        case O_X: x = optarg; break;
+        case O_Y: ylist = optarg; break;
+        case O_BY: by = optarg; break;
+        case 'o': png = optarg; break;
         case O_OUT: out = optarg; break;
         case O_SCRIPTS:
             if (!*optarg) /* as --out '' */
@@ -343,6 +490,15 @@ int cmd_plot(int argc, char **argv)
         default: return cli_option_error("plot", c, argv);
         }
     }
+    if (from && figure_opt)
+        return cli_usage_error("plot", "--from plots a file; --out, --scripts, --quick, --seed and --list are for "
+                               "the built-in figures (use -o FILE.png)");
+    if (from && optind < argc)
+        return cli_usage_error("plot", "--from plots a file; it takes no figure name ('%s')", argv[optind]);
+    if (from)
+        return S_from(from, x, ylist, by, png, data_only, json);
+    if (x || ylist || by || png)
+        return cli_usage_error("plot", "--x, --y, --by and -o go with --from FILE");
     if (list && optind < argc)
         return cli_usage_error("plot", "--list lists the figures; it takes no figure name ('%s')", argv[optind]);
     if (list)

@@ -110,6 +110,7 @@ def _declare(lib):
         "sd_callback_rows": (c_double_p, [P, I, c_size_t_p]),
         "sd_callback_uniform": (D, [P]),
         "sd_callback_param_value": (D, [P, I]),
+        "sd_callback_tree": (S, [P, c_size_t_p, S]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

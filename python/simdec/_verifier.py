@@ -8,6 +8,11 @@ from . import _lib
 
 _KINDS = {"count": 0, "real": 1, "choice": 2}
 _SHARED = {"gamma": -1, "k": -2, "M": -2}  # SD_SLOT_GAMMA, SD_SLOT_K
+# The token-tree parameters, declared as the built-in tree verifiers declare
+# them (sims/engine/sd_callback.h): the shape (SD_SLOT_TREE) and the drafting
+# rule (a choice in own slot 0, SD_CALLBACK_DRAW_SLOT).
+_TREE_SLOT, _DRAW_SLOT, _DRAWS = -3, 0, ("iid", "wor", "topk")
+_SHAPE_KIND = 3  # SD_PARAM_SHAPE
 
 # name -> Verifier: kept alive (the C side holds their callbacks).
 _registry = {}
@@ -74,6 +79,7 @@ class Iteration:
       params             the verifier's parameters by name (gamma 0: the rest
                          of the horizon)
       draft_len          this iteration's draft length: min(gamma, T - n + 1)
+                         (a tree verifier: min(depth of its tree, T - n + 1))
     """
 
     __slots__ = ("n", "prev", "V", "T", "params", "_P", "_Q", "_rng")
@@ -132,6 +138,8 @@ class Iteration:
     @property
     def draft_len(self):
         rest = self.T - self.n + 1
+        if "tree" in self.params:  # a tree's depth is its draft length
+            return min(len(self.params["tree"]), rest)
         g = self.params.get("gamma", 0)
         return g if g and g < rest else rest
 
@@ -144,7 +152,12 @@ class Verifier:
     residual.  it is an Iteration.
 
     params lists the parameters it reads: "gamma" and "k" (or "M") are the
-    shared ones; its own are dicts {"name", "kind": "real"|"count"|"choice",
+    shared ones; "tree" and "draw" make it a token-tree verifier declared as
+    the built-in ones are (the shape b1,..,bd, it.params["tree"] a tuple, and
+    the drafting rule iid|wor|topk, it.params["draw"] a name; give them as
+    dicts {"name": "tree", "default": "3,1"}, {"name": "draw", "default":
+    "wor"} to change the defaults "2,2" and "iid"), so that `lp tree-valid
+    --compare` hands it the LP's shape and rule; its own are dicts {"name", "kind": "real"|"count"|"choice",
     "default", "min", "max", "choices": "a|b", "help"}, each an option
     --NAME of run and check.  lossless: whether it claims to preserve the
     target law (check then says "lossy by design" otherwise); control: a
@@ -159,11 +172,28 @@ class Verifier:
         self.name, self.step = name, step
         self._slots = {}
         decls = []
-        own = 0
+        names = [p if isinstance(p, str) else p.get("name") for p in params]
+        own = 1 if "draw" in names else 0  # draw takes own slot 0
         for p in params:
+            pname = p if isinstance(p, str) else p.get("name")
+            if pname in ("tree", "draw"):
+                default = None if isinstance(p, str) else p.get("default")
+                if pname == "tree":
+                    text = default if default is not None else "2,2"
+                    if not isinstance(text, str):
+                        text = ",".join(str(b) for b in text)
+                    decls.append(_lib.CallbackParam(b"tree", _SHAPE_KIND, 0, 0, 0, text.encode(), None))
+                    self._slots["tree"] = (_TREE_SLOT, "tree", None)
+                else:
+                    default = default if default is not None else "iid"
+                    if default not in _DRAWS:
+                        raise ValueError("parameter draw: default %r; expected iid, wor or topk" % (default,))
+                    decls.append(_lib.CallbackParam(b"draw", 2, float(_DRAWS.index(default)), 0, 0, None, None))
+                    self._slots["draw"] = (_DRAW_SLOT, "choice", list(_DRAWS))
+                continue
             if isinstance(p, str):
                 if p not in _SHARED:
-                    raise ValueError("parameter %r: a shared parameter is gamma, k or M; "
+                    raise ValueError("parameter %r: a shared parameter is gamma, k, M, tree or draw; "
                                      "declare others as dicts" % p)
                 decls.append(_lib.CallbackParam(p.encode(), 0, 0, 0, 0, None, None))
                 self._slots[p] = (_SHARED[p], "count", None)
@@ -195,6 +225,11 @@ class Verifier:
         L = _lib.lib()
         out = {}
         for name, (slot, kind, choices) in self._slots.items():
+            if kind == "tree":
+                shape = (ctypes.c_size_t * 16)()
+                d = L.sd_callback_tree(par, shape, 16)
+                out[name] = tuple(shape[i] for i in range(min(d, 16)))
+                continue
             v = L.sd_callback_param_value(par, slot)
             out[name] = choices[int(v)] if choices else (int(v) if kind == "count" else v)
         return out

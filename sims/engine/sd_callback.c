@@ -135,6 +135,11 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
     S_slot fresh;
     memset(&fresh, 0, sizeof fresh);
     int oom = 0, own = 0;
+    /* draw, when declared, takes own slot 0 as in every tree verifier
+     * (SD_CALLBACK_DRAW_SLOT): the tree commands read the rule there. */
+    for (size_t j = 0; j < nparams; j++)
+        if (params[j].name && strcmp(params[j].name, "draw") == 0)
+            own = 1;
     fresh.vt.name = S_keep(&fresh, name, &oom);
     fresh.vt.summary = S_keep(&fresh, summary && *summary ? summary : "a verifier added at run time", &oom);
     for (size_t j = 0; j < nparams; j++) {
@@ -149,6 +154,14 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
         } else if (strcmp(p->name, "k") == 0 || strcmp(p->name, "M") == 0) {
             *d = (sd_param_decl)SD_PARAM_DRAFTS("k");
             d->name = S_keep(&fresh, p->name, &oom);
+        } else if (strcmp(p->name, "tree") == 0) {
+            *d = (sd_param_decl)SD_PARAM_TREE("2,2");
+            if (p->choices && *p->choices)
+                d->choices = S_keep(&fresh, p->choices, &oom);
+        } else if (strcmp(p->name, "draw") == 0) {
+            *d = (sd_param_decl){.name = "draw", .kind = SD_PARAM_CHOICE, .slot = SD_CALLBACK_DRAW_SLOT,
+                                 .def = p->def, .choices = SD_CALLBACK_DRAWS,
+                                 .help = "drafting rule of the children: iid, wor or topk"};
         } else {
             *d = (sd_param_decl){.name = S_keep(&fresh, p->name, &oom),
                                  .kind = (sd_param_kind)p->kind,
@@ -206,6 +219,13 @@ const double *sd_callback_rows(const sd_chain *c, int target, size_t *steps)
 double sd_callback_uniform(sd_stream *rng)
 {
     return sd_stream_uniform(rng);
+}
+
+size_t sd_callback_tree(const sd_params *par, size_t *shape, size_t cap)
+{
+    for (size_t l = 0; l < par->tree_depth && l < cap; l++)
+        shape[l] = par->tree[l];
+    return par->tree_depth;
 }
 
 double sd_callback_param_value(const sd_params *par, int slot)

@@ -40,7 +40,16 @@ typedef long (*sd_callback_step_fn)(void *user, const sd_chain *c, const sd_para
 /* A declared parameter, as the fields of sd_param_decl (sd_verifier.h).
  * The names "gamma" and "k" or "M" are the shared parameters
  * (SD_PARAM_GAMMA, SD_PARAM_DRAFTS): their kind, default and range are the
- * shared ones and the other fields are ignored. */
+ * shared ones and the other fields are ignored.  So are the token-tree
+ * ones, declared as the built-in tree verifiers declare theirs: "tree"
+ * (SD_PARAM_TREE: par->tree, par->tree_depth; `choices` the default
+ * shape's text, "2,2" when NULL) and "draw" (the drafting rule, a choice
+ * of SD_CALLBACK_DRAWS in own slot SD_CALLBACK_DRAW_SLOT, `def` the index
+ * of the default rule; the verifier's other own parameters then start at
+ * slot 1).  `lp tree-valid|tree-ot --compare` hands a verifier declaring
+ * them the LP's shape and rule. */
+#define SD_CALLBACK_DRAWS "iid|wor|topk"
+#define SD_CALLBACK_DRAW_SLOT 0
 typedef struct sd_callback_param {
     const char *name;
     int kind;            /* sd_param_kind */
@@ -69,5 +78,7 @@ size_t sd_callback_horizon(const sd_chain *c);
 const double *sd_callback_rows(const sd_chain *c, int target, size_t *steps);
 double sd_callback_uniform(sd_stream *rng);
 double sd_callback_param_value(const sd_params *par, int slot);
+/* The tree shape b_1..b_d (at most cap written to shape); returns d (0: no tree). */
+size_t sd_callback_tree(const sd_params *par, size_t *shape, size_t cap);
 
 #endif
