@@ -49,7 +49,7 @@
  *   the target of the siblings is the sub-probability α(v) q_v, and the
  *   local plan is SpecTr's k-Seq (Sun et al. 2023, Alg. 2) for it: with
  *     β(ρ) = Σ_x min(p_v(x), α(v) q_v(x)/ρ),  f(β) = (1 - (1-β)^b)/β,
- *   ρ_v the least ρ in [1, b] with ρ >= f(β(ρ)) (bisection), every child c
+ *   ρ_v the least ρ in [1, b] with ρ >= f(β(ρ)) (to 1e-14), every child c
  *   holding x gets α(c) = min(1, α(v) q_v(x) / (ρ_v p_v(x))), and
  *     R_v(x) = α(v) q_v(x) - p_v(x) α(c=x) f(β) >= 0,
  *     h_v = Σ R_v / (1-β)^b  (<= 1 since Σ R_v = α(v) - 1 + (1-β)^b).
@@ -417,22 +417,45 @@ static double S_beta(const double *p, const double *q, double a, double rho, siz
     return s;
 }
 
-/* ρ_v: the least ρ in [1, b] with ρ >= f(β(ρ)) (ρ - f(β(ρ)) increases with ρ:
- * β decreases, f decreases in β), the upper end of the bisection so that
- * the residual stays non-negative. */
+/* ρ_v: the least ρ in [1, b] with g(ρ) = ρ - f(β(ρ)) >= 0.  g increases
+ * with slope >= 1 (β decreases in ρ, f decreases in β), so a ρ with
+ * 0 <= g(ρ) <= 1e-14 is within 1e-14 of the least one and keeps the
+ * residual non-negative.  Regula falsi with the Illinois modification on
+ * the bracket [lo, hi], g(lo) < 0 <= g(hi): about ten passes over V where
+ * bisection took fifty; a bisection step when the secant leaves the
+ * bracket. */
+static double S_rho_g(const double *p, const double *q, double a, size_t b, size_t V, double rho)
+{
+    return rho - S_f(S_beta(p, q, a, rho, V), b);
+}
+
 static double S_rho(const double *p, const double *q, double a, size_t b, size_t V)
 {
     if (b <= 1)
         return 1.0;
-    double lo = 1.0, hi = (double)b;
-    if (1.0 >= S_f(S_beta(p, q, a, 1.0, V), b))
+    double lo = 1.0, glo = S_rho_g(p, q, a, b, V, lo);
+    if (glo >= 0.0)
         return 1.0;
-    for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (mid >= S_f(S_beta(p, q, a, mid, V), b))
-            hi = mid;
-        else
-            lo = mid;
+    double hi = (double)b, ghi = S_rho_g(p, q, a, b, V, hi); /* f <= b: ghi >= 0 */
+    int side = 0;
+    for (int it = 0; it < 200 && ghi > 1e-14 && hi - lo > 1e-15 * hi; it++) {
+        double x = (lo * ghi - hi * glo) / (ghi - glo);
+        if (!(x > lo && x < hi))
+            x = 0.5 * (lo + hi);
+        double gx = S_rho_g(p, q, a, b, V, x);
+        if (gx >= 0.0) {
+            hi = x;
+            ghi = gx;
+            if (side == 1)
+                glo *= 0.5;
+            side = 1;
+        } else {
+            lo = x;
+            glo = gx;
+            if (side == -1)
+                ghi *= 0.5;
+            side = -1;
+        }
     }
     return hi;
 }
