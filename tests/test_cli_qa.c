@@ -187,7 +187,7 @@ Test(cli_qa, help_lists_what_works)
         {"gen --help", "\n  --max-memory BYTES "},
         {"check --help", "\n  --progress "},
         {"check --help", "\n  --plugin FILE "},
-        {"run --help", "drafting rule of the children\n                       iid only: tree-rrs broken-tree-residual\n"},
+        {"run --help", "drafting rule of the children\n                       iid only: tree-rrs\n"},
         {"run --help", "\n                       topk only: tree-topk\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
