@@ -506,3 +506,39 @@ Test(ownmodel, spectr_kernel_agrees_with_exact, .timeout = 60)
     S_kernel_check("spectr", NULL, 3, 4, 8);
     S_kernel_check("spectr", NULL, 0, 3, 6);
 }
+
+/* A draft from another file (words matched by spelling, in another order,
+ * one of the target's words missing, one extra): at order 1 its rows are
+ * sd_backoff's draft row for the same pair of files; at order 2 a history
+ * word the draft lacks shortens the history (the unigram). */
+Test(ownmodel, ngram_draft_of_another_file)
+{
+    static const char dlm[] = "\\data\\\nngram 1=5\nngram 2=2\n\n\\1-grams:\n-1.2 c -0.5\n-99 <s>\n-0.05 a\n"
+                              "-2 </s>\n-0.7 zz\n\n\\2-grams:\n-0.2 c a\n-0.9 a c\n\n\\end\\\n";
+    sd_arpa *ta = S_load(), *da = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(dlm, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
+    sd_backoff *m = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, da, 4, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_ngram *g1 = NULL, *g2 = NULL;
+    cr_assert_eq(sd_ngram_open(da, 1, ta, &g1, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(da, 2, ta, &g2, &err), SD_OK, "%s", err.msg);
+    int64_t h = 3; /* 'b': not a draft word */
+    double row[5], r2[5];
+    cr_assert_eq(sd_ngram_row(g1, &h, 1, row, NULL, &err), SD_OK);
+    cr_assert_eq(sd_ngram_row(g2, &h, 1, r2, NULL, &err), SD_OK);
+    for (int w = 0; w < 5; w++) {
+        cr_assert(fabs(row[w] - m->p[w]) < 1e-15, "token %d: %.17g vs %.17g", w, row[w], m->p[w]);
+        cr_assert(fabs(r2[w] - m->p[w]) < 1e-15, "unknown history: the unigram (token %d)", w);
+    }
+    cr_assert_eq(row[3], 0.0, "'b' is not a draft word");
+    h = 4; /* 'c': the draft's bigram "c a" */
+    cr_assert_eq(sd_ngram_row(g2, &h, 1, r2, NULL, &err), SD_OK);
+    double z = pow(10, -0.2) + pow(10, -0.5) * (pow(10, -2) + pow(10, -1.2)); /* a listed; </s>, c backed off */
+    cr_assert(fabs(r2[2] - pow(10, -0.2) / z) < 1e-14, "P(a | c) = %.17g", r2[2]);
+    sd_ngram_free(g1);
+    sd_ngram_free(g2);
+    sd_backoff_free(m);
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+}
