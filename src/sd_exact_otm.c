@@ -354,9 +354,19 @@ typedef struct {
     const double *p, *q;
     size_t V;
     double k;
-    size_t *ord; /* scratch */
-    S_tok *tk;   /* scratch: (key, index) pairs */
+    int wor;             /* drafts without replacement: P(S ⊆ B) by sd_exact_otm_wor_contained */
+    size_t *ord;         /* scratch */
+    S_tok *tk;           /* scratch: (key, index) pairs */
+    unsigned char *in;   /* scratch: the set of the chain */
 } S_mnp;
+
+/* P(drafts ⊆ the first i tokens of ord), P_i the p-mass of those. */
+static double S_contained(S_mnp *m, double P)
+{
+    if (!m->wor)
+        return pow(P > 1.0 ? 1.0 : P, m->k);
+    return sd_exact_otm_wor_contained(m->p, m->in, m->V, (size_t)m->k);
+}
 
 /* ord = the tokens by key[] ascending, ties by index. */
 static void S_order(S_mnp *m, const double *key)
@@ -376,15 +386,15 @@ static void S_order(S_mnp *m, const double *key)
 static void S_greedy(S_mnp *m, const double *dir, double *b)
 {
     S_order(m, dir);
-    double P = 0.0;
+    double P = 0.0, prev = 0.0;
+    memset(m->in, 0, m->V);
     for (size_t i = 0; i < m->V; i++) {
         size_t y = m->ord[i];
-        double Pn = P + m->p[y];
-        if (Pn > 1.0)
-            Pn = 1.0;
-        double f = pow(Pn, m->k) - pow(P, m->k);
-        b[y] = m->q[y] - f;
-        P = Pn;
+        P += m->p[y];
+        m->in[y] = 1;
+        double cur = S_contained(m, P);
+        b[y] = m->q[y] - (cur - prev);
+        prev = cur;
     }
 }
 
@@ -442,7 +452,7 @@ static int S_affine(const double *G, size_t m, size_t cap, double *alpha, double
     return 0;
 }
 
-int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, double *out,
+int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, int wor, double *out,
                             size_t *iterations, sd_error *err)
 {
     if (k < 1)
@@ -457,11 +467,12 @@ int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k
     double *y = malloc(V * sizeof *y), *b = malloc(V * sizeof *b);
     size_t *ord = malloc(V * sizeof *ord);
     S_tok *tk = malloc(V * sizeof *tk);
-    if (!pts || !G || !lam || !alpha || !A || !x || !y || !b || !ord || !tk) {
-        free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk);
+    unsigned char *in = malloc(V);
+    if (!pts || !G || !lam || !alpha || !A || !x || !y || !b || !ord || !tk || !in) {
+        free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk), free(in);
         return sd_error_set(err, SD_ENOMEM, "out of memory (minimum-norm point, vocab %zu)", V);
     }
-    S_mnp mm = {p, q, V, (double)k, ord, tk};
+    S_mnp mm = {p, q, V, (double)k, wor, ord, tk, in};
     /* start: the greedy vertex in index order */
     for (size_t i = 0; i < V; i++)
         y[i] = (double)i;
@@ -539,14 +550,16 @@ int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k
     /* the best level set of x: tokens by x ascending, h on each prefix */
     S_order(&mm, x);
     double best = 0.0, P = 0.0, Q = 0.0;
+    memset(in, 0, V);
     for (size_t i = 0; i < V; i++) {
         P += p[ord[i]];
         Q += q[ord[i]];
-        double hv = Q - pow(P > 1.0 ? 1.0 : P, (double)k);
+        in[ord[i]] = 1;
+        double hv = Q - S_contained(&mm, P);
         if (hv < best)
             best = hv;
     }
-    free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk);
+    free(pts), free(G), free(lam), free(alpha), free(A), free(x), free(y), free(b), free(ord), free(tk), free(in);
     *out = 1.0 + best;
     if (iterations)
         *iterations = it;

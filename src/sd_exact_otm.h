@@ -100,11 +100,15 @@ int sd_exact_otm_convex(const double *p, const double *q, size_t V, size_t k, do
  * vertex (sort the direction, take marginal values of h), then the best
  * level set {y : x_y <= θ} of the point found (Fujishige: the minimisers
  * of h are level sets of the minimum-norm point).  *out = 1 + min(0, h of
- * the best level set), the value of an actual set.  A cross-check of the
- * q/p-prefix restriction beyond brute force (tests/test_kdraft_opt.c);
- * V <= SD_EXACT_OTM_MNP_MAX_V (SD_ETOOBIG), O(V^3) per iteration. */
+ * the best level set), the value of an actual set.  wor = 1: drafts
+ * without replacement, h(B) = q(B) - P(S ⊆ B), still submodular (B ↦
+ * P(S ⊆ B) is supermodular for any random set S: 1{S ⊆ B ∪ C} +
+ * 1{S ⊆ B ∩ C} >= 1{S ⊆ B} + 1{S ⊆ C}), each value by
+ * sd_exact_otm_wor_contained.  A cross-check of the q/p-prefix restriction
+ * beyond brute force (tests/test_kdraft_opt.c); V <= SD_EXACT_OTM_MNP_MAX_V
+ * (SD_ETOOBIG), O(V^3) per iteration (wor: V^(k+1) per greedy vertex). */
 #define SD_EXACT_OTM_MNP_MAX_V 256
-int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, double *out,
+int sd_exact_otm_convex_mnp(const double *p, const double *q, size_t V, size_t k, int wor, double *out,
                             size_t *iterations, sd_error *err);
 
 #endif

@@ -126,7 +126,28 @@ Test(kdraft_opt, generic_min_norm_point_equals_prefix)
         double a, m;
         size_t iters;
         cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
-        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, &m, &iters, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, 0, &m, &iters, NULL), SD_OK);
+        cr_expect(fabs(a - m) < TOL, "it %d V %zu k %zu: prefix %.17g, min-norm point %.17g (%zu iterations)", it,
+                  V, k, a, m, iters);
+    }
+    gsl_rng_free(r);
+}
+
+Test(kdraft_opt, generic_min_norm_point_equals_prefix_without_replacement)
+{
+    /* the same without replacement, where the prefix restriction is only
+     * checked: 12 instances, V = 10..24, k <= 3 */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2502);
+    double p[24], q[24];
+    for (int it = 0; it < 12; it++) {
+        size_t V = 10 + gsl_rng_uniform_int(r, 15), k = 1 + gsl_rng_uniform_int(r, 3);
+        tx_random_dist(r, p, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
+        tx_random_dist(r, q, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
+        double a, m;
+        size_t iters;
+        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
+        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, 1, &m, &iters, NULL), SD_OK);
         cr_expect(fabs(a - m) < TOL, "it %d V %zu k %zu: prefix %.17g, min-norm point %.17g (%zu iterations)", it,
                   V, k, a, m, iters);
     }
