@@ -221,15 +221,22 @@ static void S_wrapped(FILE *f, const char *lead, const char *text, size_t indent
     fputc('\n', f);
 }
 
+/* Where the help starts in a line of S_param_line: past "  --name ARG"
+ * and the spaces after it. */
+static size_t S_help_at(const char *line)
+{
+    size_t h = 2 + strcspn(line + 2, " "); /* --name */
+    h += strspn(line + h, " ");
+    h += strcspn(line + h, " "); /* its argument (no spaces: N, X, RULE, a|b, b1,..,bd) */
+    return h + strspn(line + h, " ");
+}
+
 /* A help line of S_param_line wrapped: the option and its argument as they
  * are, the help after them wrapped onto lines indented to column 23. */
 static void S_put_line(FILE *f, const char *line)
 {
     char lead[128];
-    size_t h = 2 + strcspn(line + 2, " "); /* --name */
-    h += strspn(line + h, " ");
-    h += strcspn(line + h, " "); /* its argument (no spaces: N, X, RULE, a|b, b1,..,bd) */
-    h += strspn(line + h, " ");
+    size_t h = S_help_at(line);
     snprintf(lead, sizeof lead, "%.*s", (int)(h < sizeof lead ? h : sizeof lead - 1), line);
     S_wrapped(f, lead, line + strlen(lead), 23);
 }
@@ -261,7 +268,7 @@ static void S_readers(size_t from, const char *name, const char *line, int contr
 static size_t S_cut(const char *prefix, size_t n)
 {
     size_t cut = 0;
-    for (size_t i = 23; i + 1 < n; i++)
+    for (size_t i = S_help_at(prefix); i + 1 < n; i++)
         if ((prefix[i] == ';' || prefix[i] == ':') && prefix[i + 1] == ' ')
             cut = i;
         else if (prefix[i] == ' ' && prefix[i + 1] == '(')
@@ -280,10 +287,12 @@ static void S_rest(const char *line, size_t cut, char *out, size_t len)
     }
     r += 2;
     size_t n = strlen(r);
-    if (line[cut] == ' ' && n > 0 && r[-1] == '(' && r[n - 1] == ')' && !memchr(r, ')', n - 1))
-        n--;
-    else if (line[cut] == ' ')
+    if (line[cut] == ' ' && n > 0 && r[n - 1] == ')' && !memchr(r, ')', n - 1))
+        n--; /* " (x)": x */
+    else if (line[cut] == ' ') {
         r--; /* " (x) more": keep the parenthesis */
+        n++;
+    }
     snprintf(out, len, "%.*s", (int)n, r);
 }
 

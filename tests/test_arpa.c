@@ -273,6 +273,13 @@ Test(arpa, malformed_more)
     S_bad(23, NULL, 22, "without \\end\\");
     S_bad(3, NULL, 22, "no \\data\\");
     S_bad(11, "-0.5229\ta", 11, "listed twice among the unigrams");
+    /* a field of 62 characters is shown cut at 60, with "..." */
+    char wide[80], shown[128];
+    memset(wide, 'x', 62);
+    strcpy(wide + 62, "\ta");
+    memset(shown, 'x', 60);
+    strcpy(shown + 60, "...' is not a log10 probability");
+    S_bad(10, wide, 10, shown);
 }
 
 /* The command line: --arpa FILE. */

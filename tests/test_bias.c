@@ -210,6 +210,10 @@ Test(bias, estimate_by_hand)
     cr_expect(fabs(est.value) < 1e-15, "%.17g", est.value);
     cr_expect(fabs(est.noise_floor - sqrt(0.5 / 12.0)) < 1e-15, "%.17g", est.noise_floor);
     cr_expect(fabs(est.stderr - sqrt((24.0 / 64.0 + 30.0 / 64.0) / 12.0)) < 1e-15, "%.17g", est.stderr);
+    /* N = 2, the fewest the estimate takes, counts (1, 1): U = 0 - 1 + 1/2. */
+    const double two[2] = {1, 1};
+    cr_assert_eq(sd_bias_estimate_counts(two, 2, c, &est, NULL), SD_OK);
+    cr_expect(fabs(est.value + 0.5) < 1e-15, "%.17g", est.value);
     sd_chain_free(c);
 }
 

@@ -193,6 +193,33 @@ Test(draft_policy, monte_carlo_agrees_with_the_exact_dp)
     }
 }
 
+/* Token verification under a policy also reports the Rao-Blackwellised
+ * rejections (the sum over tested positions of TV(p, q)): an unbiased
+ * estimate of the same mean, so within S_TOL of its standard errors of
+ * the exact rejections. */
+Test(draft_policy, token_rb_rejections_agree_with_the_exact_dp)
+{
+    const char *pols[] = {"specdecpp:0.5", "entropy:0.9"};
+    sd_chain *c = tx_random_chain(4, 12, 0, 0.3, 11);
+    for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        sd_params par;
+        S_par_of(&sd_verifier_token, &par, 4, pols[i]);
+        sd_model m = sd_model_of_chain(c);
+        sd_exact_values ev;
+        sd_error err;
+        cr_assert_eq(sd_verifier_exact(&sd_verifier_token, &m, &par, &ev, &err), SD_OK, "%s", err.msg);
+        sd_sim_opts so = {.seed = 1011, .trials = 20000, .threads = 1, .want_rb = 1};
+        sd_sim_result r;
+        cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &err), SD_OK, "%s", err.msg);
+        cr_assert(sd_sim_has_rb(&r), "%s: no rb estimate", pols[i]);
+        double se = sd_welford_stderr(&r.rejections_rb);
+        cr_expect(fabs(r.rejections_rb.mean - ev.rejections) <= S_TOL * se,
+                  "%s: rb rejections %.5f vs exact %.5f (se %.5f)", pols[i], r.rejections_rb.mean, ev.rejections, se);
+        sd_sim_result_free(&r);
+    }
+    sd_chain_free(c);
+}
+
 /* Sun et al. 2025, Theorem 2 (block never needs more target calls than
  * token-level SD on the same drafts) under the same stopping rule: the
  * stopping rule reads the drafts only, so the coupling of the theorem

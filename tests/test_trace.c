@@ -428,6 +428,39 @@ static size_t S_npy(unsigned char *buf, const char *dict, const void *data, size
     return 11 + n + dlen;
 }
 
+/* 1 if the process maps the file `path` (a line of /proc/self/maps). */
+static int S_mapped(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    int found = 0;
+    while (f && fgets(line, sizeof line, f))
+        found |= strstr(line, path) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* sd_npy_open maps the file (O(1) memory whatever its size) and
+ * sd_npy_close unmaps it: a reader that kept the mapping would hold every
+ * file a long-lived process (the Python binding) opened. */
+Test(trace, npy_close_unmaps_the_file)
+{
+    char *path = S_tmp("m.npy");
+    size_t shape[1] = {4};
+    double d[4] = {0.5, 0.25, 0.125, 0.125};
+    cr_assert_eq(sd_npy_write_f8(path, 1, shape, d, NULL), SD_OK);
+    sd_npy a;
+    sd_error err = {0};
+    cr_assert_eq(sd_npy_open(&a, path, &err), SD_OK, "%s", err.msg);
+    cr_expect(S_mapped(path), "%s is not mapped while open", path);
+    cr_expect_eq(sd_npy_get(&a, 1), 0.25);
+    sd_npy_close(&a);
+    cr_expect(!S_mapped(path), "%s is still mapped after sd_npy_close", path);
+    unlink(path);
+    free(path);
+}
+
 Test(trace, npy_malformed_files_are_refused)
 {
     unsigned char buf[512];
