@@ -205,7 +205,7 @@ int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **ou
     return S_capture_end(&cap, status, out, err);
 }
 
-/* cmd_check_fields or cmd_eval_fields on a copy of the fields, output captured. */
+/* cmd_check_fields, cmd_eval_fields or cmd_lp_fields on a copy of the fields, output captured. */
 static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), const char *name,
                             const sd_api_field *fields, size_t n, char **out, char **err)
 {
@@ -228,6 +228,11 @@ static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), 
 int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err)
 {
     return S_fields_command(cmd_eval_fields, what, fields, n, out, err);
+}
+
+int sd_api_lp(const char *problem, const sd_api_field *fields, size_t n, char **out, char **err)
+{
+    return S_fields_command(cmd_lp_fields, problem, fields, n, out, err);
 }
 
 int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)

@@ -58,6 +58,8 @@ int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **
  * pareto, sprinter); 1000 for the others (generation, policy, speedup,
  * ...), help or an unknown name. */
 int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err);
+/* `simdec lp PROBLEM --json` the same way (compare: a field). */
+int sd_api_lp(const char *problem, const sd_api_field *fields, size_t n, char **out, char **err);
 
 /* A chain from a simdec-chain-1 file, from generator parameters (those of
  * `simdec gen`), or from arrays laid out as in sd_chain (init [V], draft

@@ -31,6 +31,15 @@ int cli_verifiers_prescan(const char *cmd, int argc, char **argv, const char *op
     cli_args_free(&args);
     if (rc)
         return cli_fail(&err);
+    return cli_verifiers_choose(cmd, opt, list, base, skip, vs, opts);
+}
+
+int cli_verifiers_choose(const char *cmd, const char *opt, const char *list, const struct option *base,
+                         const char *const *skip, cli_verifiers *vs, struct option **opts)
+{
+    sd_error err;
+    memset(vs, 0, sizeof *vs);
+    *opts = NULL;
     for (const char *s = list; s;) {
         const char *comma = strchr(s, ',');
         size_t len = comma ? (size_t)(comma - s) : strlen(s);

@@ -28,6 +28,10 @@ typedef struct cli_verifiers {
 struct option;
 int cli_verifiers_prescan(const char *cmd, int argc, char **argv, const char *opt, const struct option *base,
                           const char *const *skip, cli_verifiers *vs, struct option **opts);
+/* The same without the scan: the verifiers of `list` (NULL: none; an
+ * error names it as --opt), the plugins loaded already (cmd_lp_fields). */
+int cli_verifiers_choose(const char *cmd, const char *opt, const char *list, const struct option *base,
+                         const char *const *skip, cli_verifiers *vs, struct option **opts);
 
 /* 1 handled (a parameter of the union, set in each verifier declaring it,
  * or --plugin), 0 not one, -1 bad value (err set). */

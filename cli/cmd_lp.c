@@ -606,148 +606,165 @@ static int S_compare_check(const S_out *o, const cli_verifiers *vs, S_problem pb
     return -1;
 }
 
-int cmd_lp(int argc, char **argv)
-{
-    enum {
-        O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
-        O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD, O_TREE, O_DRAW
-    };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        {"k", required_argument, 0, O_K},
-        {"gamma", required_argument, 0, O_GAMMA},
-        {"reject", required_argument, 0, O_REJECT},
-        {"step", required_argument, 0, O_STEP},
-        {"state", required_argument, 0, O_STATE},
-        {"json", no_argument, 0, O_JSON},
-        {"plan", required_argument, 0, O_PLAN},
-        {"max-vars", required_argument, 0, O_MAXV},
-        {"exact", no_argument, 0, O_EXACT},
-        {"time-limit", required_argument, 0, O_TLIM},
-        {"ordered", no_argument, 0, O_ORDERED},
-        {"method", required_argument, 0, O_METHOD},
-        {"compare", required_argument, 0, O_COMPARE},
-        {"trials", required_argument, 0, O_TRIALS},
-        {"seed", required_argument, 0, O_SEED},
-        {"tree", required_argument, 0, O_TREE},
-        {"draw", required_argument, 0, O_DRAW},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    /* The compared verifier's parameters are options too, but for those lp
-     * owns: gamma (the LP's draft length, which the verifier gets), k (otm's
-     * drafts; passed to the verifier with the other problems) and plan (the
-     * output file). */
-    static const char *const owned[] = {"gamma", "k", "plan", "tree", "draw", NULL};
-    cli_verifiers vs;
-    struct option *opts;
-    int status = cli_verifiers_prescan("lp", argc, argv, "compare", base, owned, &vs, &opts);
-    if (status >= 0)
-        return status;
-    const char *k_text = NULL, *tree_text = NULL, *draw_text = NULL;
+enum {
+    O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
+    O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD, O_TREE, O_DRAW
+};
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"k", required_argument, 0, O_K},
+    {"gamma", required_argument, 0, O_GAMMA},
+    {"reject", required_argument, 0, O_REJECT},
+    {"step", required_argument, 0, O_STEP},
+    {"state", required_argument, 0, O_STATE},
+    {"json", no_argument, 0, O_JSON},
+    {"plan", required_argument, 0, O_PLAN},
+    {"max-vars", required_argument, 0, O_MAXV},
+    {"exact", no_argument, 0, O_EXACT},
+    {"time-limit", required_argument, 0, O_TLIM},
+    {"ordered", no_argument, 0, O_ORDERED},
+    {"method", required_argument, 0, O_METHOD},
+    {"compare", required_argument, 0, O_COMPARE},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
+    {"tree", required_argument, 0, O_TREE},
+    {"draw", required_argument, 0, O_DRAW},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+/* The compared verifiers' parameters are options too, but for those lp
+ * owns: gamma (the LP's draft length, which the verifier gets), k (otm's
+ * drafts; passed to the verifiers with the other problems), plan (the
+ * output file), tree and draw (the tree problems' shape and rule). */
+static const char *const S_owned[] = {"gamma", "k", "plan", "tree", "draw", NULL};
+/* What an lp asks for, while its options are read (from getopt or from
+ * cmd_lp_fields). */
+typedef struct {
+    cli_verifiers vs; /* --compare A[,B,...] */
+    int help_pb;      /* the problem named in argv, for --help (-1: none) */
+    const char *k_text, *tree_text, *draw_text;
     cli_model_opts mo;
-    cli_model_init(&mo);
     sd_lp_opts lo;
-    sd_lp_opts_default(&lo);
     S_out o;
-    memset(&o, 0, sizeof o);
-    o.t = 1;
-    o.trials = S_DEFAULT_TRIALS;
-    o.seed = S_DEFAULT_SEED;
-    int json = 0, have_k = 0, have_gamma = 0, have_rho = 0, have_ctx = 0, have_mc = 0;
+    int json, have_k, have_gamma, have_rho, have_ctx, have_mc;
+} S_req;
+
+static void S_req_init(S_req *rq)
+{
+    memset(rq, 0, sizeof *rq);
+    rq->help_pb = -1;
+    cli_model_init(&rq->mo);
+    sd_lp_opts_default(&rq->lo);
+    rq->o.t = 1;
+    rq->o.trials = S_DEFAULT_TRIALS;
+    rq->o.seed = S_DEFAULT_SEED;
+}
+
+/* Option c with value arg: -1 to go on, 1 when c is no option of lp's, or
+ * an exit status after printing the error (0 after --help). */
+static int S_option(S_req *rq, int c, const char *optarg)
+{
+    S_out *op = &rq->o;
+    sd_lp_opts *lo = &rq->lo;
     sd_error err;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_verifiers_option(&vs, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
+    int status = -1;
+    int r = cli_model_option(&rq->mo, c, optarg, &err);
+    if (r == 0)
+        r = cli_verifiers_option(&rq->vs, c, optarg, &err);
+    if (r < 0)
+        return cli_fail(&err);
+    if (r > 0)
+        return -1;
+    r = SD_OK;
+    switch (c) {
+    case 'h':
+        S_help(stdout, rq->help_pb);
+        for (size_t j = 0; j < rq->vs.n; j++) {
+            cli_params_help(stdout, rq->vs.v[j].vt);
+            fputc('\n', stdout);
         }
-        if (r > 0)
-            continue;
-        r = SD_OK;
-        switch (c) {
-        case 'h':
-            S_help(stdout, S_problem_in_argv(argc, argv, opts));
-            for (size_t j = 0; j < vs.n; j++) {
-                cli_params_help(stdout, vs.v[j].vt);
-                fputc('\n', stdout);
-            }
-            fputs(cli_model_help, stdout);
-            status = 0;
-            break;
-        case O_K: k_text = optarg; have_k = 1; break;
-        case O_GAMMA: r = cli_parse_size("--gamma", optarg, 1, 64, &o.gamma, &err); have_gamma = 1; break;
-        case O_REJECT: r = cli_parse_double("--reject", optarg, 0.0, 1.0, &o.rho, &err); have_rho = 1; break;
-        case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &o.t, &err); have_ctx = 1; break;
-        case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &o.a, &err); have_ctx = 1; break;
-        case O_JSON: json = 1; break;
-        case O_PLAN: o.plan_file = optarg; r = cli_check_path("--plan", optarg, &err); break;
-        case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo.max_vars, &err); break;
-        case O_EXACT: lo.exact = 1; break;
-        case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo.time_limit, &err); break;
-        case O_ORDERED: o.ordered = 1; break;
-        case O_METHOD:
-            if (!strcmp(optarg, "flow"))
-                lo.method = SD_LP_METHOD_FLOW;
-            else if (!strcmp(optarg, "simplex"))
-                lo.method = SD_LP_METHOD_SIMPLEX;
-            else if (!strcmp(optarg, "dual"))
-                lo.method = SD_LP_METHOD_DUAL;
-            else if (!strcmp(optarg, "clp"))
-                lo.method = SD_LP_METHOD_CLP;
-            else
-                status = cli_usage_error("lp", "--method '%s': expected flow, simplex or dual, or clp (COIN-OR CLP)",
-                                         optarg);
-            break;
-        case O_COMPARE: break; /* found by cli_verifier_prescan */
-        case O_TRIALS:
-            r = cli_parse_trials(optarg, &o.trials, &err);
-            have_mc = 1;
-            break;
-        case O_SEED: r = cli_parse_seed(optarg, &o.seed, &err); have_mc = 1; break;
-        case O_TREE: tree_text = optarg; break;
-        case O_DRAW: draw_text = optarg; break;
-        default: status = cli_unknown_option("lp", c, argv, vs.n ? vs.v[0].vt : NULL); break;
-        }
-        if (r && status < 0)
-            status = cli_fail(&err);
+        fputs(cli_model_help, stdout);
+        return 0;
+    case O_K: rq->k_text = optarg; rq->have_k = 1; break;
+    case O_GAMMA: r = cli_parse_size("--gamma", optarg, 1, 64, &op->gamma, &err); rq->have_gamma = 1; break;
+    case O_REJECT: r = cli_parse_double("--reject", optarg, 0.0, 1.0, &op->rho, &err); rq->have_rho = 1; break;
+    case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &op->t, &err); rq->have_ctx = 1; break;
+    case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &op->a, &err); rq->have_ctx = 1; break;
+    case O_JSON: rq->json = 1; break;
+    case O_PLAN: op->plan_file = optarg; r = cli_check_path("--plan", optarg, &err); break;
+    case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo->max_vars, &err); break;
+    case O_EXACT: lo->exact = 1; break;
+    case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo->time_limit, &err); break;
+    case O_ORDERED: op->ordered = 1; break;
+    case O_METHOD:
+        if (!strcmp(optarg, "flow"))
+            lo->method = SD_LP_METHOD_FLOW;
+        else if (!strcmp(optarg, "simplex"))
+            lo->method = SD_LP_METHOD_SIMPLEX;
+        else if (!strcmp(optarg, "dual"))
+            lo->method = SD_LP_METHOD_DUAL;
+        else if (!strcmp(optarg, "clp"))
+            lo->method = SD_LP_METHOD_CLP;
+        else
+            status = cli_usage_error("lp", "--method '%s': expected flow, simplex or dual, or clp (COIN-OR CLP)",
+                                     optarg);
+        break;
+    case O_COMPARE: break; /* found by cli_verifiers_prescan (cli_verifiers_choose) */
+    case O_TRIALS:
+        r = cli_parse_trials(optarg, &op->trials, &err);
+        rq->have_mc = 1;
+        break;
+    case O_SEED: r = cli_parse_seed(optarg, &op->seed, &err); rq->have_mc = 1; break;
+    case O_TREE: rq->tree_text = optarg; break;
+    case O_DRAW: rq->draw_text = optarg; break;
+    default: return 1;
     }
-    free(opts);
+    if (r && status < 0)
+        status = cli_fail(&err);
+    return status;
+}
+
+/* The problem (extra: an argument after it, or NULL), the checks across
+ * options, the model, the LP and its output.  Works on *rq (the compared
+ * verifiers' parameters stay there) and releases its model options. */
+static int S_lp(S_req *rq, const char *problem, const char *extra)
+{
+    cli_verifiers *vs = &rq->vs;
+    const char *k_text = rq->k_text, *tree_text = rq->tree_text, *draw_text = rq->draw_text;
+    cli_model_opts mo = rq->mo;
+    sd_lp_opts lo = rq->lo;
+    S_out o = rq->o;
+    int json = rq->json, have_k = rq->have_k, have_gamma = rq->have_gamma, have_rho = rq->have_rho,
+        have_ctx = rq->have_ctx, have_mc = rq->have_mc;
+    int status = -1;
+    sd_error err;
     /* the problem name */
-    if (status < 0 && optind >= argc)
-        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify, pareto, tree-valid "
-                                 "or tree-ot");
     if (status < 0) {
         size_t i = 0;
-        while (i < S_NPROBLEMS && strcmp(argv[optind], S_problems[i].name) != 0)
+        while (i < S_NPROBLEMS && strcmp(problem, S_problems[i].name) != 0)
             i++;
         if (i == S_NPROBLEMS) {
             char hint[160];
             cli_suggest sg;
-            cli_suggest_init(&sg, argv[optind]);
+            cli_suggest_init(&sg, problem);
             for (size_t j = 0; j < S_NPROBLEMS; j++)
                 cli_suggest_add(&sg, S_problems[j].name);
             status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
-                                     "tree-valid or tree-ot", argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
+                                     "tree-valid or tree-ot", problem, cli_suggest_text(&sg, "", hint, sizeof hint));
         }
-        else if (optind + 1 < argc)
-            status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
+        else if (extra)
+            status = cli_usage_error("lp", "unexpected argument '%s'", extra);
         o.prob = (S_problem)i;
     }
     /* which options go with which problem */
     if (status < 0) {
         S_problem pb = o.prob;
-        int cmp = vs.n > 0, cmp_k = 0;
-        for (size_t j = 0; j < vs.n; j++)
-            if (sd_params_decl(vs.v[j].vt, "k", NULL)) {
+        int cmp = vs->n > 0, cmp_k = 0;
+        for (size_t j = 0; j < vs->n; j++)
+            if (sd_params_decl(vs->v[j].vt, "k", NULL)) {
                 cmp_k = 1;
-                if (pb != S_OTM && have_k && status < 0 && sd_params_parse(&vs.v[j].par, vs.v[j].vt, "k", k_text, &err))
+                if (pb != S_OTM && have_k && status < 0 && sd_params_parse(&vs->v[j].par, vs->v[j].vt, "k", k_text, &err))
                     status = cli_fail(&err);
             }
         if (status >= 0) {
@@ -779,21 +796,21 @@ int cmd_lp(int argc, char **argv)
             status = cli_usage_error("lp", "%s needs --tree b1,...,bd (the draft tree's shape)", S_problems[pb].name);
         else if (S_is_tree(pb) && o.plan_file)
             status = cli_usage_error("lp", "--plan is not written for %s", S_problems[pb].name);
-        else if (S_is_tree(pb) && S_tree_options(&o, &vs, tree_text, draw_text, &err))
+        else if (S_is_tree(pb) && S_tree_options(&o, vs, tree_text, draw_text, &err))
             status = cli_fail(&err);
         else if (have_mc && !cmp)
             status = cli_usage_error("lp", "--trials/--seed apply to --compare only");
         else if (have_ctx && mo.p)
             status = cli_usage_error("lp", "--step/--state choose a context in a model; with --p/--q there is none");
         else if (cmp)
-            status = S_compare_check(&o, &vs, pb);
+            status = S_compare_check(&o, vs, pb);
         if (S_is_tree(pb))
             o.gamma = o.tree.tree_depth; /* the draft length a compared chain verifier gets */
-        o.ncmp = vs.n;
-        for (size_t j = 0; j < vs.n; j++) {
-            o.cmp[j] = vs.v[j].vt;
-            o.cmp_par[j] = &vs.v[j].par;
-            vs.v[j].par.gamma = o.gamma; /* the LP's draft length is the verifier's */
+        o.ncmp = vs->n;
+        for (size_t j = 0; j < vs->n; j++) {
+            o.cmp[j] = vs->v[j].vt;
+            o.cmp_par[j] = &vs->v[j].par;
+            vs->v[j].par.gamma = o.gamma; /* the LP's draft length is the verifier's */
         }
     }
     /* Refuse an oversize LP before building (or generating) the model when
@@ -867,4 +884,63 @@ int cmd_lp(int argc, char **argv)
     sd_chain_free(ch);
     cli_model_release(&mo);
     return status;
+}
+
+int cmd_lp(int argc, char **argv)
+{
+    S_req rq;
+    struct option *opts;
+    S_req_init(&rq);
+    int status = cli_verifiers_prescan("lp", argc, argv, "compare", S_base, S_owned, &rq.vs, &opts);
+    if (status >= 0)
+        return status;
+    rq.help_pb = S_problem_in_argv(argc, argv, opts);
+    int c;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option("lp", c, argv, rq.vs.n ? rq.vs.v[0].vt : NULL);
+    free(opts);
+    if (status < 0 && optind >= argc)
+        status = cli_usage_error("lp", "which problem? expected otm, block-ot, valid-verify, pareto, tree-valid "
+                                 "or tree-ot");
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_lp(&rq, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL);
+}
+
+static int S_option_any(void *rq, int c, const char *arg)
+{
+    return S_option(rq, c, arg);
+}
+
+/* The field "compare" is a verifier or a comma-separated list of them, as
+ * --compare. */
+int cmd_lp_fields(const char *problem, const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {'h', CLI_OPT_PLUGIN, 0};
+    S_req rq;
+    struct option *opts;
+    S_req_init(&rq);
+    const char *compare = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(fields[i].name, "plugin") == 0) /* plugins are loaded before the verifiers are known */
+            return CLI_NOT_A_FIELD;
+        if (strcmp(fields[i].name, "compare") == 0 && fields[i].value)
+            compare = fields[i].value; /* the last one, as getopt's */
+    }
+    int status = cli_verifiers_choose("lp", "compare", compare, S_base, S_owned, &rq.vs, &opts);
+    if (status >= 0)
+        return status;
+    status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
+    free(opts);
+    rq.json = 1;
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_lp(&rq, problem, NULL);
 }

@@ -22,6 +22,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_eval_fields(const char *what, const cli_field *fields, size_t n);
 int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
 int cmd_lp(int argc, char **argv);
+/* `lp PROBLEM --json` from named fields (the compared verifier from a
+ * field "compare"); a plugin, --help or an unknown name: CLI_NOT_A_FIELD
+ * without running. */
+int cmd_lp_fields(const char *problem, const cli_field *fields, size_t n);
 int cmd_plot(int argc, char **argv);
 int cmd_trace(int argc, char **argv); /* cli/cmd_trace.c */
 int cmd_referee(int argc, char **argv); /* cli/cmd_referee.c */

@@ -126,8 +126,9 @@ def _threads(algo, threads):
 
 
 def _fields_call(command, algo, fields):
-    """`command` (run, check or eval) through sd_api_run, sd_api_check or
-    sd_api_eval (cli/api.h): the verifier (eval: the evaluator) and named
+    """`command` (run, check, eval or lp) through sd_api_run, sd_api_check,
+    sd_api_eval or sd_api_lp (cli/api.h): the verifier (eval: the
+    evaluator, lp: the problem) and named
     fields, no command line; the dictionary `command --json` prints.  None
     when a field is not one of the command's own (a sweep, a plugin, an
     unknown option, an evaluator with its own command line): the caller
@@ -137,7 +138,7 @@ def _fields_call(command, algo, fields):
     status, out, err, pending = _call("sd_api_" + command, os.fsencode(_value(algo)), arr, len(fields))
     if status == _lib.NOT_A_FIELD and pending is None:
         return None
-    head = "eval %s" % algo if command == "eval" else "%s --algo %s" % (command, _value(algo))
+    head = "%s %s" % (command, algo) if command in ("eval", "lp") else "%s --algo %s" % (command, _value(algo))
     what = "%s %s" % (head, " ".join("--%s%s" % (k, "" if v is None else " " + v) for k, v in fields))
     return _result(status, out, err, pending, what.strip())
 
@@ -197,5 +198,10 @@ def eval(what, model=None, **opts):  # noqa: A001 (simdec.eval, as `simdec eval`
 
 
 def lp(problem, model=None, **opts):
-    """`simdec lp PROBLEM [model] --OPTION VALUE ... --json`."""
+    """`simdec lp PROBLEM [model] --OPTION VALUE ... --json`, run through
+    the library with named fields (sd_api_lp); the command line only for
+    plugin= or an option lp does not have."""
+    got = _fields_call("lp", problem, _model_fields(model) + _fields(**opts))
+    if got is not None:
+        return got
     return command("lp", problem, *_model_args(model), *options(**opts))

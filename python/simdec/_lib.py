@@ -51,7 +51,7 @@ class Field(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
 
 
-# sd_api_run, sd_api_check, sd_api_eval: a field that is not one of the command's (cli/cli_opts.h).
+# sd_api_run, sd_api_check, sd_api_eval, sd_api_lp: a field that is not one of the command's (cli/cli_opts.h).
 NOT_A_FIELD = 1000
 
 
@@ -97,6 +97,7 @@ def _declare(lib):
         "sd_api_run": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
         "sd_api_check": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
         "sd_api_eval": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
+        "sd_api_lp": (I, [V, ctypes.POINTER(Field), S, ctypes.POINTER(P), ctypes.POINTER(P)]),
         "sd_api_model_load": (I, [V, ctypes.POINTER(P), V, S]),
         "sd_api_model_generate": (I, [S, S, ctypes.c_ulong, D, D, ctypes.POINTER(P), V, S]),
         "sd_api_model_from_arrays": (I, [S, S, S, S, c_double_p, c_double_p, c_double_p, ctypes.POINTER(P), V, S]),

@@ -105,3 +105,31 @@ def test_eval_with_its_own_command_line_falls_back(cli):
     with pytest.raises(simdec.SimdecError) as e:
         simdec.eval("acceptance", gamma=3)
     assert e.value.status == 64 and e.value.message == "option '--gamma' does not apply to eval acceptance"
+
+
+LP_CASES = [
+    ("otm", dict(k=2, V=4, T=3)),
+    ("block-ot", dict(gamma=2, V=3, T=4, compare="block", trials=500)),
+    ("pareto", dict(reject=0.3, p=[0.2, 0.8], q=[0.6, 0.4])),
+    ("tree-valid", dict(tree=[2, 1], V=3, T=4)),
+]
+
+
+@pytest.mark.parametrize("problem,kw", LP_CASES)
+def test_lp_fields_give_the_command_lines_dictionary(cli, problem, kw):
+    got = _commands._fields_call("lp", problem, _commands._fields(**kw))
+    assert got is not None, "ran through the fields"
+    same(got, cli("lp", problem, *_commands.options(**kw)))
+
+
+def test_lp_errors_are_the_command_lines():
+    for problem, kw, message in [
+        ("otm", dict(V=4), "otm needs --k K (the number of drafts)"),
+        ("otmm", dict(k=2), "unknown problem 'otmm'; did you mean 'otm'?; expected otm, block-ot, valid-verify, "
+                            "pareto, tree-valid or tree-ot"),
+        ("block-ot", dict(gamma=2, compare="nope"), "unknown verifier 'nope' (see 'simdec run --list')"),
+    ]:
+        with pytest.raises(simdec.SimdecError) as e:
+            simdec.lp(problem, **kw)
+        assert e.value.status == 64
+        assert e.value.message == message
