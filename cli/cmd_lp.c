@@ -670,8 +670,9 @@ int cmd_lp(int argc, char **argv)
             cli_suggest_init(&sg, argv[optind]);
             for (size_t j = 0; j < S_NPROBLEMS; j++)
                 cli_suggest_add(&sg, S_problems[j].name);
-            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
-                                     "tree-valid or tree-ot", argv[optind], cli_suggest_text(&sg, "", hint, sizeof hint));
+            status = cli_usage_error("lp", "unknown problem '%s' (expected otm, block-ot, valid-verify, pareto, "
+                                     "tree-valid or tree-ot)%s", argv[optind], cli_suggest_text(&sg, "", hint,
+                                                                                               sizeof hint));
         }
         else if (optind + 1 < argc)
             status = cli_usage_error("lp", "unexpected argument '%s'", argv[optind + 1]);
