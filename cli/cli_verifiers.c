@@ -1,10 +1,13 @@
 /* cli_verifiers.c — several verifiers named by one option (cli_verifiers.h). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "cli.h"
 #include "cli_verifiers.h"
 #include "suggest.h"
@@ -123,4 +126,66 @@ const char *cli_verifiers_names(const cli_verifiers *vs, char *buf, size_t len)
         u += (size_t)w;
     }
     return buf;
+}
+
+/* The chain restricted to one iteration from the context: horizon h, steps
+ * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
+ * verifier on it (n = 1, prev = a) is the iteration from the context. */
+static sd_chain *S_subchain(const sd_chain *c, size_t t, size_t a, size_t h, sd_error *err)
+{
+    size_t V = c->V;
+    sd_chain *s = sd_chain_alloc(V, h, h, h, err);
+    if (!s)
+        return NULL;
+    s->init[a] = 1.0;
+    for (size_t i = 0; i < h; i++)
+        for (size_t r = 0; r < V; r++) {
+            memcpy(s->draft + (i * V + r) * V, sd_chain_p(c, t + i, r), V * sizeof(double));
+            memcpy(s->target + (i * V + r) * V, sd_chain_q(c, t + i, r), V * sizeof(double));
+        }
+    return s;
+}
+
+int cli_first_iteration(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, size_t t, size_t a,
+                        size_t G, uint64_t trials, uint64_t seed, sd_welford *acc, double *exact, char *why,
+                        size_t whylen, sd_error *err)
+{
+    size_t h = c->T - t + 1 < G + 1 ? c->T - t + 1 : G + 1;
+    sd_chain *s = S_subchain(c, t, a, h, err);
+    if (!s)
+        return err ? (int)err->code : SD_ENOMEM;
+    int rc = SD_OK;
+    if (exact) {
+        *exact = NAN;
+        if (why && whylen)
+            snprintf(why, whylen, "%s has no iteration law", vt->name);
+        if (vt->iteration_law) {
+            sd_iter_law law;
+            sd_error lerr;
+            memset(&law, 0, sizeof law);
+            if (vt->iteration_law(s, par, 1, a, &law, &lerr) == SD_OK) {
+                double e = 0.0;
+                for (size_t i = 0; i < law.n; i++)
+                    if (law.o[i].emitted > 0)
+                        e += law.o[i].prob * (double)(law.o[i].emitted - 1);
+                *exact = e;
+            } else if (why && whylen) {
+                snprintf(why, whylen, "%s", lerr.msg);
+            }
+            sd_iter_law_free(&law);
+        }
+    }
+    if (trials > 0) {
+        sd_model m = sd_model_of_chain(s);
+        sd_sim_job job = {vt, &m, par};
+        sd_sim_opts so = {.seed = seed, .trials = trials, .stop = {.first_iteration = 1}};
+        sd_sim_result res;
+        rc = sd_sim_run_job(&job, &so, &res, err);
+        if (!rc) {
+            *acc = res.accepted;
+            sd_sim_result_free(&res);
+        }
+    }
+    sd_chain_free(s);
+    return rc;
 }

@@ -37,6 +37,21 @@ int cli_verifiers_choose(const char *cmd, const char *opt, const char *list, con
  * or --plugin), 0 not one, -1 bad value (err set). */
 int cli_verifiers_option(cli_verifiers *vs, int c, const char *arg, sd_error *err);
 
+/* The accepted draft tokens of the FIRST iteration of verifier vt
+ * (parameters par, draft length G: its gamma, or its tree's depth) from
+ * the context x_{t-1} = a of chain c: the iteration runs on the sub-chain
+ * of horizon min(T - t + 1, G + 1) that starts there (x_0 = a).  With
+ * trials > 0, *acc gets the Monte-Carlo mean over trials (seed, i) of the
+ * trial engine stopped after its first iteration; with exact != NULL,
+ * *exact gets E[accepted] from the verifier's iteration law (each
+ * outcome's emitted tokens minus the one that ends it: a bonus or a
+ * residual draw), NaN when it has none or refuses it (*why then says
+ * why, if given).  SD_OK or a status with err set. */
+#include <stdint.h>
+int cli_first_iteration(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, size_t t, size_t a,
+                        size_t G, uint64_t trials, uint64_t seed, sd_welford *acc, double *exact, char *why,
+                        size_t whylen, sd_error *err);
+
 /* "a, b and c" into buf (the listed names). */
 const char *cli_verifiers_names(const cli_verifiers *vs, char *buf, size_t len);
 

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "suggest.h"
 #include "eval_speedup.h"
+#include "eval_accept.h"
 #include "../src/sd_version.h"
 #include "commands.h"
 
@@ -628,7 +629,12 @@ static const char S_al_help[] =
     "control) --tree b1,...,bd [--draw iid|wor|topk] (no --gamma): the expected\n"
     "accepted path length from the context (t+d-1 may not exceed the horizon), by\n"
     "enumerating every drafted tree (at most 4e6 trees: V^nodes, 1 with topk;\n"
-    "refused beyond), and its law P(l).\n";
+    "refused beyond), and its law P(l).\n"
+    "\n"
+    "Any other verifier (--algo NAME with its parameters, a plugin's with\n"
+    "--plugin FILE.so, a Python one): exact from its iteration law where it has\n"
+    "one, and a Monte-Carlo estimate with its standard error (--trials N, --seed\n"
+    "S); 'simdec eval accept-length --algo NAME --help' shows its options.\n";
 
 static int S_algo_index(const char *name, const char *const *names, int n)
 {
@@ -769,13 +775,25 @@ static int S_accept_length_token_iid(S_args *a)
     return S_finish(a, NULL, NULL, 0);
 }
 
+/* "; did you mean 'X'?" over token, block, full and every verifier. */
+static const char *S_algo_hint(const char *algo, char *buf, size_t len)
+{
+    cli_suggest sg;
+    cli_suggest_init(&sg, algo);
+    cli_suggest_add(&sg, "full");
+    const sd_verifier_type *v;
+    for (size_t i = 0; (v = sd_verifier_at(i)) != NULL; i++)
+        cli_suggest_add(&sg, v->name);
+    return cli_suggest_text(&sg, "", buf, len);
+}
+
 static int S_accept_length(const S_sub *sub, S_args *a)
 {
     (void)sub;
     sd_error err;
     static const char *const names[] = {"token", "block", "full"};
     int alg = SD_ACCEPT_BLOCK;
-    char trees[512];
+    char trees[512], hint[160];
     const sd_tree_kind *k = a->algo ? sd_tree_kind_find(a->algo) : NULL;
     if (k)
         return S_accept_length_tree(a, k);
@@ -787,8 +805,10 @@ static int S_accept_length(const S_sub *sub, S_args *a)
     if (a->algo && (alg = S_algo_index(a->algo, names, 3)) < 0)
         return S_finish(a, NULL, NULL,
                         cli_usage_error("eval accept-length",
-                                        "--algo: expected token, block, full or a tree verifier (%s), got '%s'",
-                                        S_tree_verifiers(trees, sizeof trees), a->algo));
+                                        "--algo: expected token, block, full, a tree verifier (%s) or another "
+                                        "verifier of 'simdec run --list', got '%s'%s",
+                                        S_tree_verifiers(trees, sizeof trees), a->algo, S_algo_hint(a->algo, hint,
+                                                                                                   sizeof hint)));
     sd_chain *c = NULL;
     size_t t = a->step, st8 = a->state;
     if (a->mo.p || a->mo.q) {
@@ -1122,6 +1142,10 @@ int cmd_eval(int argc, char **argv)
     for (size_t i = 0; S_cmds[i].name; i++)
         if (strcmp(argv[1], S_cmds[i].name) == 0)
             return S_cmds[i].cmd(argc - 1, argv + 1);
+    /* accept-length of a verifier without an enumerator here (a plugin's,
+     * a Python one, a multi-draft one): eval_accept.c */
+    if (strcmp(argv[1], "accept-length") == 0 && eval_accept_takes(argc - 1, argv + 1))
+        return cmd_eval_accept_verifier(argc - 1, argv + 1);
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, argv[1]) == 0) {
             S_args a;

@@ -233,51 +233,6 @@ static int S_is_tree(S_problem pb)
 
 
 
-/* The chain restricted to one iteration from the context: horizon h, steps
- * t..t+h-1 of c, x_0 = a with probability 1.  The first iteration of any
- * verifier on it (n = 1, prev = a) is the iteration from the context. */
-static sd_chain *S_subchain(const sd_chain *c, size_t t, size_t a, size_t h, sd_error *err)
-{
-    size_t V = c->V;
-    sd_chain *s = sd_chain_alloc(V, h, h, h, err);
-    if (!s)
-        return NULL;
-    s->init[a] = 1.0;
-    for (size_t i = 0; i < h; i++)
-        for (size_t r = 0; r < V; r++) {
-            memcpy(s->draft + (i * V + r) * V, sd_chain_p(c, t + i, r), V * sizeof(double));
-            memcpy(s->target + (i * V + r) * V, sd_chain_q(c, t + i, r), V * sizeof(double));
-        }
-    return s;
-}
-
-/* Accepted draft tokens in the first iteration of verifier vt (parameters
- * par, draft length gamma) from the context, over `trials` trials with
- * streams (seed, i): the trial engine on the sub-chain that starts at the
- * context, stopped after its first iteration. */
-static int S_measure(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, size_t t,
-                     size_t a, size_t gamma, uint64_t trials, uint64_t seed, sd_welford *acc,
-                     sd_error *err)
-{
-    size_t h = c->T - t + 1 < gamma + 1 ? c->T - t + 1 : gamma + 1;
-    sd_chain *s = S_subchain(c, t, a, h, err);
-    if (!s)
-        return err ? (int)err->code : SD_ENOMEM;
-    sd_params p = *par;
-    p.gamma = gamma;
-    sd_model m = sd_model_of_chain(s);
-    sd_sim_job job = {vt, &m, &p};
-    sd_sim_opts so = {.seed = seed, .trials = trials, .stop = {.first_iteration = 1}};
-    sd_sim_result res;
-    int rc = sd_sim_run_job(&job, &so, &res, err);
-    if (!rc) {
-        *acc = res.accepted;
-        sd_sim_result_free(&res);
-    }
-    sd_chain_free(s);
-    return rc;
-}
-
 typedef struct S_out {
     S_problem prob;
     size_t k, gamma, t, a;
@@ -750,8 +705,9 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
             cli_suggest_init(&sg, problem);
             for (size_t j = 0; j < S_NPROBLEMS; j++)
                 cli_suggest_add(&sg, S_problems[j].name);
-            status = cli_usage_error("lp", "unknown problem '%s'%s; expected otm, block-ot, valid-verify, pareto, "
-                                     "tree-valid or tree-ot", problem, cli_suggest_text(&sg, "", hint, sizeof hint));
+            status = cli_usage_error("lp", "unknown problem '%s' (expected otm, block-ot, valid-verify, pareto, "
+                                     "tree-valid or tree-ot)%s", problem, cli_suggest_text(&sg, "", hint,
+                                                                                           sizeof hint));
         }
         else if (extra)
             status = cli_usage_error("lp", "unexpected argument '%s'", extra);
@@ -867,7 +823,8 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     if (!rc && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
     for (size_t j = 0; !rc && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
-        rc = S_measure(o.cmp[j], o.cmp_par[j], ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc[j], &err);
+        rc = cli_first_iteration(o.cmp[j], o.cmp_par[j], ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc[j], NULL,
+                                 NULL, 0, &err);
     if (rc) {
         status = cli_fail(&err);
     } else {

@@ -26,7 +26,12 @@
  *
  * What a plugin may use:
  *   - the verifier interface (sims/engine/sd_verifier.h): sd_verifier_type,
- *     sd_param_decl (SD_PARAM_GAMMA, SD_PARAM_DRAFTS, SD_PARAM_END),
+ *     sd_param_decl (SD_PARAM_GAMMA, SD_PARAM_DRAFTS, SD_PARAM_END, and for a
+ *     token-tree verifier SD_PARAM_TREE("2,2") and SD_PARAM_DRAW(SD_DRAW_IID,
+ *     "help") in own slot SD_TREE_SLOT_DRAW = 0, read back as par->tree,
+ *     par->tree_depth and sd_param_choice(par, SD_TREE_SLOT_DRAW): then
+ *     `lp tree-valid --compare` hands it the LP's shape and rule, and
+ *     `eval accept-length` measures it),
  *     sd_params and the accessors sd_param_real, sd_param_count and
  *     sd_param_choice, sd_iter, sd_draft_len (src/sd_draft.h), the kernel
  *     and exact-value hooks;

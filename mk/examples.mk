@@ -36,6 +36,6 @@ $(TESTBIN): | $(EXAMPLE_SO) $(TEST_PLUGIN_SO)
 
 # Where the tests look for the plugins (relative to the repository root,
 # where scripts/run-tests.sh runs them).
-$(BUILD)/tests/test_plugin.o $(BUILD)/tests/test_example.o $(BUILD)/tests/test_referee_cmd.o: CFLAGS += -DSD_EXAMPLES_DIR='"$(EXAMPLES_DIR)"'
+$(BUILD)/tests/test_plugin.o $(BUILD)/tests/test_example.o $(BUILD)/tests/test_referee_cmd.o $(BUILD)/tests/test_plugin_tree.o: CFLAGS += -DSD_EXAMPLES_DIR='"$(EXAMPLES_DIR)"'
 
 -include $(EXAMPLE_SO:.so=.d) $(TEST_PLUGIN_SO:.so=.d)

@@ -10,7 +10,7 @@ _KINDS = {"count": 0, "real": 1, "choice": 2}
 _SHARED = {"gamma": -1, "k": -2, "M": -2}  # SD_SLOT_GAMMA, SD_SLOT_K
 # The token-tree parameters, declared as the built-in tree verifiers declare
 # them (sims/engine/sd_callback.h): the shape (SD_SLOT_TREE) and the drafting
-# rule (a choice in own slot 0, SD_CALLBACK_DRAW_SLOT).
+# rule (a choice in own slot 0, SD_TREE_SLOT_DRAW).
 _TREE_SLOT, _DRAW_SLOT, _DRAWS = -3, 0, ("iid", "wor", "topk")
 _SHAPE_KIND = 3  # SD_PARAM_SHAPE
 

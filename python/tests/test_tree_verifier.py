@@ -90,3 +90,20 @@ def test_lp_refuses_a_verifier_with_its_own_shape():
         simdec.lp("tree-valid", tree="2", V=4, compare=["tree-rrs", v], trials=100)
     assert e.value.status == 64
     assert "py-own-shape does not read the tree shape" in str(e.value)
+
+
+def test_eval_accept_length_of_a_python_tree_verifier():
+    # Monte-Carlo with its standard error (a Python step has no iteration
+    # law), against the exact enumeration of the built-in tree-rrs on the
+    # same tree, rule and context: one law, within 4 se.
+    v = simdec.verifier("py-tree-rrs", py_tree_rrs, params=[{"name": "tree", "default": "2,1"}, "draw"])
+    got = simdec.eval("accept-length", algo=v, tree="2,1", V=4, step=2, state=1, trials=20000, seed=5)
+    assert got["method"] == "Monte-Carlo" and got["exact"] is None, got
+    assert got["params"]["tree"] == [2, 1] and got["draft_length"] == 2
+    exact = simdec.eval("accept-length", algo="tree-rrs", tree="2,1", V=4, step=2, state=1)["expected_accepted"]
+    mc = got["mc"]
+    assert abs(mc["mean"] - exact) < 4 * mc["stderr"], (mc, exact)
+    # gamma-reading Python verifiers: --gamma was "required" and then refused
+    with pytest.raises(simdec.SimdecError) as e:
+        simdec.eval("accept-length", algo=v, V=4, gamma=2)
+    assert e.value.status == 64

@@ -136,7 +136,7 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
     memset(&fresh, 0, sizeof fresh);
     int oom = 0, own = 0;
     /* draw, when declared, takes own slot 0 as in every tree verifier
-     * (SD_CALLBACK_DRAW_SLOT): the tree commands read the rule there. */
+     * (SD_TREE_SLOT_DRAW): the tree commands read the rule there. */
     for (size_t j = 0; j < nparams; j++)
         if (params[j].name && strcmp(params[j].name, "draw") == 0)
             own = 1;
@@ -159,9 +159,8 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
             if (p->choices && *p->choices)
                 d->choices = S_keep(&fresh, p->choices, &oom);
         } else if (strcmp(p->name, "draw") == 0) {
-            *d = (sd_param_decl){.name = "draw", .kind = SD_PARAM_CHOICE, .slot = SD_CALLBACK_DRAW_SLOT,
-                                 .def = p->def, .choices = SD_CALLBACK_DRAWS,
-                                 .help = "drafting rule of the children: iid, wor or topk"};
+            *d = (sd_param_decl)SD_PARAM_DRAW(0, "drafting rule of the children: iid, wor or topk");
+            d->def = p->def;
         } else {
             *d = (sd_param_decl){.name = S_keep(&fresh, p->name, &oom),
                                  .kind = (sd_param_kind)p->kind,

@@ -43,13 +43,11 @@ typedef long (*sd_callback_step_fn)(void *user, const sd_chain *c, const sd_para
  * shared ones and the other fields are ignored.  So are the token-tree
  * ones, declared as the built-in tree verifiers declare theirs: "tree"
  * (SD_PARAM_TREE: par->tree, par->tree_depth; `choices` the default
- * shape's text, "2,2" when NULL) and "draw" (the drafting rule, a choice
- * of SD_CALLBACK_DRAWS in own slot SD_CALLBACK_DRAW_SLOT, `def` the index
- * of the default rule; the verifier's other own parameters then start at
- * slot 1).  `lp tree-valid|tree-ot --compare` hands a verifier declaring
- * them the LP's shape and rule. */
-#define SD_CALLBACK_DRAWS "iid|wor|topk"
-#define SD_CALLBACK_DRAW_SLOT 0
+ * shape's text, "2,2" when NULL) and "draw" (SD_PARAM_DRAW: the drafting
+ * rule, a choice of SD_TREE_DRAWS in own slot SD_TREE_SLOT_DRAW, `def` the
+ * index of the default rule; the verifier's other own parameters then
+ * start at slot 1).  `lp tree-valid|tree-ot --compare` hands a verifier
+ * declaring them the LP's shape and rule. */
 typedef struct sd_callback_param {
     const char *name;
     int kind;            /* sd_param_kind */

@@ -111,6 +111,17 @@ typedef struct sd_param_decl {
     {.name = "tree", .kind = SD_PARAM_SHAPE, .slot = SD_SLOT_TREE, .min = 1,                       \
      .max = (double)SD_TREE_MAX_NODES, .choices = DEF,                                             \
      .help = "draft tree shape b1,b2,...,bd: b1 children of the root, b2 of each depth-1 node, ..."}
+/* The drafting rule of a tree's children (--draw): i.i.d. from the draft
+ * row, without replacement, or the top-b tokens of the row.  Every tree
+ * verifier declares it as its own slot 0 (SD_TREE_SLOT_DRAW), with the
+ * rules it supports named in HELP; the tree commands (lp tree-valid|tree-ot
+ * --compare, the tree evaluators) read and set it there. */
+typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw;
+#define SD_TREE_DRAWS "iid|wor|topk"
+#define SD_TREE_SLOT_DRAW 0
+#define SD_PARAM_DRAW(DEF, HELP)                                                                   \
+    {.name = "draw", .kind = SD_PARAM_CHOICE, .slot = SD_TREE_SLOT_DRAW, .def = DEF,               \
+     .choices = SD_TREE_DRAWS, .help = HELP}
 /* The draft-length policy (src/sd_draft.h) of token-by-token drafting, in
  * the verifier's own slot SLOT; gamma is its cap. */
 #define SD_PARAM_DRAFT_POLICY(SLOT)                                                                \

@@ -49,15 +49,9 @@
 #include "../engine/sd_verifier.h"
 #include "../exact/sd_trace_laws.h"
 
-typedef enum { SD_DRAW_IID = 0, SD_DRAW_WOR = 1, SD_DRAW_TOPK = 2 } sd_tree_draw;
-#define SD_TREE_DRAWS "iid|wor|topk"
-
-/* The drafting-rule parameter every tree verifier declares (slot 0 of its
- * own parameters), with the rules it supports named in HELP. */
-#define SD_TREE_SLOT_DRAW 0
-#define SD_PARAM_DRAW(DEF, HELP)                                                                   \
-    {.name = "draw", .kind = SD_PARAM_CHOICE, .slot = SD_TREE_SLOT_DRAW, .def = DEF,               \
-     .choices = SD_TREE_DRAWS, .help = HELP}
+/* sd_tree_draw, SD_TREE_DRAWS, SD_TREE_SLOT_DRAW and SD_PARAM_DRAW: in
+ * sd_verifier.h, beside SD_PARAM_TREE (plugins and Python verifiers declare
+ * them too). */
 
 /* The shape and drafting rule of the tree LPs (`lp tree-valid`,
  * `lp tree-ot`), declared as the tree verifiers declare theirs:

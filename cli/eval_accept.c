@@ -1,0 +1,231 @@
+/* eval_accept.c — the expected accepted draft tokens of one iteration from
+ * a context, for any verifier (eval_accept.h).
+ *
+ * The iteration from the context x_{t-1} = a is the first iteration on the
+ * sub-chain of horizon G + 1 that starts there (cli_first_iteration), G
+ * the verifier's draft length: its gamma, or its tree's depth.  Exact
+ * where the verifier has an iteration law (sd_verifier_type.iteration_law:
+ * E[accepted] = sum over outcomes of P(outcome) (emitted - 1), the last
+ * token being the bonus or residual draw), Monte-Carlo with its standard
+ * error always (--trials, default 100000, trial i on stream (--seed, i)):
+ * the two side by side are a check of the law. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sims/engine/sd_params.h"
+#include "../src/sd_version.h"
+#include "cli.h"
+#include "cli_verifiers.h"
+#include "eval_accept.h"
+#include "../sims/verifiers/sd_tree.h"
+
+static const char S_help[] =
+    "Usage: simdec eval accept-length --algo NAME [its parameters: --gamma G | --tree b1,..,bd ...]\n"
+    "                                 [--p LIST --q LIST | model --step t --state a]\n"
+    "                                 [--trials N] [--seed S] [--plugin FILE.so] [--json]\n"
+    "\n"
+    "Expected number of draft tokens accepted in one iteration from a context by\n"
+    "any verifier other than token, block, full and the built-in tree verifiers\n"
+    "(those are enumerated exactly; see --algo token --help): a plugin's, a\n"
+    "Python verifier's, a multi-draft one.  Its draft length is its gamma\n"
+    "(required) or, for a verifier declaring tree, the tree's depth.  Exact where\n"
+    "the verifier has an iteration law (sum over its outcomes of P(outcome)\n"
+    "(emitted - 1)); a Monte-Carlo estimate with its standard error always, so\n"
+    "the two check each other.\n"
+    "\n"
+    "  --algo NAME     the verifier (plugins with --plugin FILE.so)\n"
+    "  --step t        with a model: the first drafted position (default 1)\n"
+    "  --state a       with a model: x_{t-1} (default 0)\n"
+    "  --p/--q         a single-token problem (tokens i.i.d.)\n"
+    "  --trials N      Monte-Carlo trials (default 100000)\n"
+    "  --seed S        trial i uses stream (S, i) (default 1)\n"
+    "  --json          {\"expected_accepted\", \"method\", \"exact\", \"mc\": {mean, stderr, ...}}\n"
+    "\n";
+
+static int S_is_exact_algo(const char *a)
+{
+    return !strcmp(a, "token") || !strcmp(a, "block") || !strcmp(a, "full");
+}
+
+int eval_accept_takes(int argc, char **argv)
+{
+    cli_args args; /* the one argv pass (cli_opts.h) */
+    if (cli_args_scan(argc, argv, &args))
+        return 0; /* out of memory: the command reports it */
+    const char *algo = cli_args_last(&args, "algo", NULL, NULL);
+    sd_error err;
+    int rc = algo && !S_is_exact_algo(algo) ? cli_plugins_load(&args, &err) : 0;
+    cli_args_free(&args);
+    if (!algo || S_is_exact_algo(algo))
+        return 0;
+    if (rc) /* reported again by the command */
+        return 1;
+    /* an unknown name stays with cmd_eval.c, which lists what --algo takes */
+    return sd_verifier_find(algo) != NULL && sd_tree_kind_find(algo) == NULL;
+}
+
+int cmd_eval_accept_verifier(int argc, char **argv)
+{
+    const char *cmd = "eval accept-length";
+    enum { O_STEP = CLI_OPT_FIRST_FREE, O_STATE, O_JSON, O_TRIALS, O_SEED, O_ALGO };
+    static const struct option base[] = {
+        CLI_MODEL_LONGOPTS,
+        CLI_PLUGIN_LONGOPT,
+        {"algo", required_argument, 0, O_ALGO},
+        {"step", required_argument, 0, O_STEP},
+        {"state", required_argument, 0, O_STATE},
+        {"json", no_argument, 0, O_JSON},
+        {"trials", required_argument, 0, O_TRIALS},
+        {"seed", required_argument, 0, O_SEED},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    cli_verifiers vs;
+    struct option *opts;
+    int status = cli_verifiers_prescan(cmd, argc, argv, "algo", base, NULL, &vs, &opts);
+    if (status >= 0)
+        return status;
+    cli_model_opts mo;
+    cli_model_init(&mo);
+    size_t t = 1, a = 0;
+    int json = 0, ctx = 0, c;
+    uint64_t trials = 100000, seed = 1;
+    sd_error err;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
+        int r = cli_model_option(&mo, c, optarg, &err);
+        if (r == 0)
+            r = cli_verifiers_option(&vs, c, optarg, &err);
+        if (r < 0) {
+            status = cli_fail(&err);
+            break;
+        }
+        if (r > 0)
+            continue;
+        r = SD_OK;
+        switch (c) {
+        case 'h':
+            fputs(S_help, stdout);
+            for (size_t j = 0; j < vs.n; j++) {
+                cli_params_help(stdout, vs.v[j].vt);
+                fputc('\n', stdout);
+            }
+            fputs(cli_model_help, stdout);
+            status = 0;
+            break;
+        case O_ALGO: break; /* found by cli_verifiers_prescan */
+        case O_STEP: ctx = 1; r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &t, &err); break;
+        case O_STATE: ctx = 1; r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &a, &err); break;
+        case O_JSON: json = 1; break;
+        case O_TRIALS: r = cli_parse_trials(optarg, &trials, &err); break;
+        case O_SEED: r = cli_parse_seed(optarg, &seed, &err); break;
+        default: status = cli_unknown_option(cmd, c, argv, vs.n ? vs.v[0].vt : NULL); break;
+        }
+        if (r && status < 0)
+            status = cli_fail(&err);
+    }
+    free(opts);
+    if (status < 0 && optind + 1 < argc)
+        status = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    if (status < 0 && vs.n != 1)
+        status = cli_usage_error(cmd, "--algo: one verifier (got %zu)", vs.n);
+    const sd_verifier_type *vt = status < 0 ? vs.v[0].vt : NULL;
+    sd_params *par = &vs.v[0].par;
+    size_t G = 0;
+    if (status < 0) {
+        if (sd_params_decl(vt, "tree", NULL))
+            G = par->tree_depth;
+        else if (!sd_params_decl(vt, "gamma", NULL))
+            status = cli_usage_error(cmd, "%s reads neither gamma nor tree, so an iteration of it has no draft "
+                                     "length to evaluate; expected a verifier declaring gamma or tree", vt->name);
+        else if ((G = par->gamma) == 0)
+            status = cli_usage_error(cmd, "--gamma G is required for %s (its draft length)", vt->name);
+    }
+    sd_chain *ch = NULL;
+    if (status < 0 && (mo.p || mo.q)) {
+        if (ctx || mo.T_given)
+            status = cli_usage_error(cmd, "--step/--state/--T select a context of a model, not of --p/--q");
+        else if (!mo.p || !mo.q)
+            status = cli_usage_error(cmd, "a single-token problem needs both --p and --q");
+        else if (mo.pV != mo.qV)
+            status = cli_usage_error(cmd, "--p has %zu entries but --q has %zu; expected the same vocabulary", mo.pV,
+                                     mo.qV);
+        else if (cli_model_lists_check(&mo, &err) || !(ch = sd_chain_from_pq(mo.p, mo.q, mo.pV, G + 1, &err)))
+            status = cli_fail(&err);
+        t = 1;
+        a = 0;
+    } else if (status < 0) {
+        if (!(ch = cli_model_build(&mo, &err)) || cli_context_check(ch, t, a, &err))
+            status = cli_fail(&err);
+        else if (G > ch->T - t + 1)
+            status = cli_usage_error(cmd, "a draft of %zu tokens at --step %zu runs past the horizon T = %zu (at "
+                                     "most %zu fit)", G, t, ch->T, ch->T - t + 1);
+    }
+    sd_welford acc;
+    double exact = NAN;
+    char why[256] = "";
+    if (status < 0 && cli_first_iteration(vt, par, ch, t, a, G, trials, seed, &acc, &exact, why, sizeof why, &err))
+        status = cli_fail(&err);
+    if (status >= 0) {
+        sd_chain_free(ch);
+        cli_model_release(&mo);
+        return status;
+    }
+    double se = sd_welford_stderr(&acc), best = isfinite(exact) ? exact : acc.mean;
+    double z = isfinite(exact) ? cli_gap_in_se(exact, acc.mean, se) : NAN;
+    const char *method = isfinite(exact) ? "the verifier's iteration law (exact)" : "Monte-Carlo";
+    if (json) {
+        json_t *o = json_object(), *m = json_object();
+        json_object_set_new(o, "expected_accepted", json_real(best));
+        json_object_set_new(o, "method", json_string(method));
+        json_object_set_new(o, "algo", json_string(vt->name));
+        json_object_set_new(o, "params", sd_params_json(par, vt));
+        json_object_set_new(o, "draft_length", json_integer((json_int_t)G));
+        json_object_set_new(o, "exact", cli_json_real(exact));
+        if (!isfinite(exact))
+            json_object_set_new(o, "exact_not_computed", json_string(why));
+        json_object_set_new(m, "mean", json_real(acc.mean));
+        json_object_set_new(m, "stderr", json_real(se));
+        json_object_set_new(m, "trials", json_integer((json_int_t)trials));
+        json_object_set_new(m, "seed", json_integer((json_int_t)seed));
+        json_object_set_new(m, "exact_minus_mean_in_se", cli_json_real(z));
+        json_object_set_new(o, "mc", m);
+        if (!mo.p) {
+            json_object_set_new(o, "step", json_integer((json_int_t)t));
+            json_object_set_new(o, "state", json_integer((json_int_t)a));
+            sd_model md = sd_model_of_chain(ch);
+            cli_model_describe(&mo, &md, o);
+        } else {
+            json_t *mm = json_object();
+            json_object_set_new(mm, "source", json_string("pq"));
+            json_object_set_new(mm, "vocab", json_integer((json_int_t)ch->V));
+            json_object_set_new(o, "model", mm);
+        }
+        json_object_set_new(o, "version", json_string(SD_VERSION));
+        status = cli_print_json(o);
+    } else {
+        char pars[512];
+        sd_params_format(par, vt, pars, sizeof pars);
+        if (mo.p)
+            printf("model        single-token problem (--p/--q), V=%zu\n", ch->V);
+        else
+            printf("model        V=%zu, T=%zu; context step t=%zu, x_{t-1}=%zu\n", ch->V, ch->T, t, a);
+        printf("verifier     %s%s (draft length %zu)\n", vt->name, pars, G);
+        if (isfinite(exact))
+            printf("E[accepted]  %.12f   (%s)\n", exact, method);
+        else
+            printf("E[accepted]  n/a exactly (%s)\n", why);
+        printf("Monte-Carlo  %.6f +- %.6f (1 se), %llu trials, seed %llu", acc.mean, se,
+               (unsigned long long)trials, (unsigned long long)seed);
+        if (isfinite(z))
+            printf("; exact - MC = %+.2f se", z);
+        putchar('\n');
+        status = cli_stdout_status();
+    }
+    sd_chain_free(ch);
+    cli_model_release(&mo);
+    return status;
+}
