@@ -198,7 +198,7 @@ Test(gbv, exact_values_within_4_se_of_run)
  * lossless verifier of that drafting) and tree-ot (the best coupling)
  * bound it, from every context.  The paper claims the optimum within
  * i.i.d. drafting; in our reading the gap to tree-valid is positive
- * (0.26 at k = 2, gamma 3 on the chain of docs/findings-gbv.md; here at
+ * (0.26 at k = 2, gamma 3 on the chain of docs/findings.md, item 46; here at
  * least 0.01 somewhere for each k >= 2). */
 Test(gbv, at_most_the_k_draft_optima_and_not_equal, .timeout = 120)
 {

@@ -184,7 +184,7 @@ Test(md_exact, hu_greedy_reaches_its_bound)
  * drafts, lossless) never exceed it.  Greedy drafts are not i.i.d. and
  * are chosen from p alone: on these 10 chains x k = 2, 3 hu-greedy's
  * exact acceptance is above the i.i.d. optimum on some rows and below it on
- * others (neither dominates; docs/findings-mdverif.md). */
+ * others (neither dominates; docs/findings.md, item 43). */
 Test(md_exact, against_the_iid_optimum)
 {
     size_t above = 0, below = 0;

@@ -224,7 +224,7 @@ Test(univer, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
  * tree-rrs-wor, and gains 4.2% or more from some context on every shape
  * with a choice left (largest 5.0%, 5.4%, 10.3%: the paper's range is an
  * average over tasks, not a bound); univer --draw iid never loses to
- * traversal --draw iid or to tree-rrs.  docs/findings-gbv.md has the table. */
+ * traversal --draw iid or to tree-rrs.  docs/findings.md, item 45, has the numbers. */
 Test(univer, against_rrs_wor_and_traversal, .timeout = 120)
 {
     static const char *const shapes[] = {"2,2", "3,1", "2,1,1", "4"};

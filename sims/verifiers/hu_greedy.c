@@ -17,7 +17,7 @@
  * k-th most probable token and Y ~ q is accepted on those k tokens (on
  * every token when k > V: the greedy drafts are distinct).
  *
- * Readings where the text leaves a choice (docs/findings-mdverif.md): the
+ * Readings where the text leaves a choice (docs/findings.md, item 43): the
  * last draft is drawn without replacement (off T; drawn from p itself the
  * bound is q(T) + sum_{x not in T} min(p, q), never larger); the draft
  * sequence that starts with the accepted token continues as one draft

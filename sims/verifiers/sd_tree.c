@@ -44,7 +44,7 @@
  *
  * Prefix-scaled k-Seq (SD_TREE_SCALED; our reading of UniVer, Weng, Hu and
  * Yairi 2026, and of SpecTr-GBV, Lin, Sheng, Cai and Zhou 2026, whose full
- * rules we could not read; docs/findings-gbv.md).  Children i.i.d. from p_v.
+ * rules we could not read; docs/findings.md, items 44–46).  Children i.i.d. from p_v.
  *   Top-down allocation: α(root) = 1; at an inner node v with b children,
  *   the target of the siblings is the sub-probability α(v) q_v, and the
  *   local plan is SpecTr's k-Seq (Sun et al. 2023, Alg. 2) for it: with

@@ -8,7 +8,7 @@
  * SpecTr's multi-draft selection (Sun et al. 2023) joined with greedy
  * block verification (Sun et al. 2025), claimed optimal in expected
  * accepted length among i.i.d.-drafting schemes and improving with k.  Our
- * reading, the one `check --exact` proves lossless (docs/findings-gbv.md):
+ * reading, the one `check --exact` proves lossless (docs/findings.md, items 44–46):
  *   - draft k blocks X^(1..k) of length γ i.i.d. from p (the token tree
  *     (k, 1, ..., 1), children i.i.d.);
  *   - block-level selection by k-Seq (Sun et al. 2023, Alg. 2) at the first
