@@ -32,6 +32,8 @@ extern const sd_verifier_type sd_verifier_broken_draft_peek;
 extern const sd_verifier_type sd_verifier_onehot;
 extern const sd_verifier_type sd_verifier_strict;
 extern const sd_verifier_type sd_verifier_broken_onehot;
+extern const sd_verifier_type sd_verifier_tree_lp;
+extern const sd_verifier_type sd_verifier_broken_tree_lp;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -46,6 +48,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_tree_rrs_wor,
     &sd_verifier_tree_topk,
     &sd_verifier_traversal,
+    &sd_verifier_tree_lp,
     &sd_verifier_onehot,
     &sd_verifier_strict,
     &sd_verifier_broken_block_residual,
@@ -59,6 +62,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_greedy_kernel,
     &sd_verifier_broken_draft_peek,
     &sd_verifier_broken_onehot,
+    &sd_verifier_broken_tree_lp,
     NULL,
 };
 
