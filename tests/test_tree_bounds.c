@@ -153,3 +153,22 @@ Test(tree_bounds, beyond_reach_at_v8)
     }
     sd_chain_free(c);
 }
+
+/* The CLI answers beyond exact reach with bounds: exit 0, status
+ * "bounds", lower <= upper, gap = upper - lower, optimum null. */
+#include <jansson.h>
+
+Test(tree_bounds, cli_reports_bounds_as_json)
+{
+    char *out = NULL;
+    cr_assert_eq(tu_run("lp tree-valid --tree 3,2 --V 8 --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "bounds");
+    double lo = json_number_value(json_object_get(j, "lower")), up = json_number_value(json_object_get(j, "upper"));
+    cr_expect(lo > 0 && lo <= up, "%s", out);
+    cr_expect(fabs(json_number_value(json_object_get(j, "gap")) - (up - lo)) < 1e-12);
+    cr_expect(json_is_null(json_object_get(j, "optimum")));
+    json_decref(j);
+    free(out);
+}

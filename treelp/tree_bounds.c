@@ -467,9 +467,10 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
         }
     }
     double m = NAN;
-    rc = sd_lp_tree_marginal_bound(c, t, a, par, draw, &m, err);
+    sd_error em;
+    rc = sd_lp_tree_marginal_bound(c, t, a, par, draw, &m, &em);
     if (rc && rc != SD_ETOOBIG)
-        return rc;
+        return sd_error_set(err, rc, "%s", em.msg);
     if (!rc) {
         b->upper = m;
         snprintf(b->upper_by, sizeof b->upper_by, "path marginals");
@@ -487,7 +488,7 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
         }
     }
     if (isnan(b->upper))
-        return sd_error_set(err, SD_ETOOBIG, "tree-valid: no upper bound within reach (%s)", err->msg);
+        return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
     b->gap = b->upper - b->lower;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;
