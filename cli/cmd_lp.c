@@ -810,6 +810,11 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
             snprintf(o.bounds_why, sizeof o.bounds_why, "%.250s", err.msg);
             rc = sd_lp_tree_valid_bounds(ch, o.t, o.a, &o.tree, o.draw, &o.bounds, &err);
             o.has_bounds = rc == SD_OK;
+            if (rc == SD_ETOOBIG) {
+                char why[256];
+                snprintf(why, sizeof why, "%.250s", err.msg);
+                sd_error_set(&err, SD_ETOOBIG, "%s; and %s", o.bounds_why, why);
+            }
             if (o.has_bounds) {
                 snprintf(o.res.status, sizeof o.res.status, "bounds");
                 snprintf(o.res.method, sizeof o.res.method, "bounds");

@@ -4,11 +4,13 @@
 #include <stdio.h>
 
 #include "../src/sd_error.h"
+#include "../treelp/sd_treelp.h"
 #include "cli.h"
 #include "commands.h"
 
 int main(int argc, char **argv)
 {
     sd_gsl_quiet();
+    sd_treelp_install(); /* tree-lp's plans (sims/verifiers/tree_lp.c) */
     return cli_dispatch(argc - 1, argv + 1);
 }

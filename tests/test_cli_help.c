@@ -48,8 +48,9 @@ Test(cli_help_reads, run_help_names_each_parameter_once)
         const char *a = strstr(out, once[i]);
         cr_expect(a && !strstr(a + 1, once[i]), "'%s' %s", once[i] + 1, a ? "more than once" : "missing");
     }
-    cr_expect(strstr(out, "\n                       [tree-rrs tree-rrs-wor tree-topk traversal univer]\n"),
+    cr_expect(strstr(out, "\n                       default 2,2: tree-rrs tree-rrs-wor tree-topk traversal\n"),
               "%s", out);
+    cr_expect(strstr(out, "\n                       default 2,1: tree-lp\n"), "%s", out);
     cr_expect(!strstr(out, "broken-tree-residual"), "controls are named by run --list, not by run --help");
     cr_expect(strstr(out, "\n                       wor (default, the paper's) or iid: traversal\n"));
     cr_expect(strstr(out, "'simdec help models'"));

@@ -98,8 +98,41 @@ Test(tree_bounds, marginals_equal_tree_ot_on_a_chain)
     }
 }
 
+/* The recursive transport verifier (a restricted LP, lossless): at least
+ * every top-down tree verifier, at most tree-valid (1e-9); at depth 1 with
+ * i.i.d. drafts it is OTM-k, tree-valid itself. */
+Test(tree_bounds, recursive_transport_between_topdown_and_the_optimum)
+{
+    static const struct {
+        size_t V;
+        const char *tree, *draw, *algo;
+    } cases[] = {{3, "2,2", "iid", "tree-rrs"}, {4, "2,1", "iid", "tree-rrs"}, {3, "2,1", "wor", "tree-rrs-wor"},
+                 {4, "2,2", "wor", "tree-rrs-wor"}, {4, "2,2", "topk", "tree-topk"}, {4, "3", "iid", "tree-rrs"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (unsigned long seed = 1; seed <= 3; seed++) {
+            sd_chain *c = tu_chain(cases[i].V, 6, seed + 60);
+            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            int d = (int)sd_tree_draw_of(&par);
+            sd_error err;
+            double rt = NAN, td = NAN;
+            sd_lp_result rv;
+            cr_assert_eq(sd_lp_tree_transport_value(c, 1, 0, &par, d, &rt, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_topdown_value(c, 1, 0, &par, d, sd_tree_kind_find(cases[i].algo), &td, &err),
+                         SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, NULL, &rv, &err), SD_OK, "%s", err.msg);
+            cr_assert(rv.optimal);
+            cr_expect(td <= rt + 1e-9 && rt <= rv.optimum + 1e-9, "V %zu --tree %s --draw %s seed %lu: %s %.12f, "
+                      "transport %.12f, tree-valid %.12f", cases[i].V, cases[i].tree, cases[i].draw, seed + 60,
+                      cases[i].algo, td, rt, rv.optimum);
+            if (par.tree_depth == 1 && d == SD_DRAW_IID)
+                cr_expect(fabs(rt - rv.optimum) < 1e-9, "depth 1: %.12f vs %.12f", rt, rv.optimum);
+            sd_chain_free(c);
+        }
+}
+
 /* V = 8, --tree 2,2,2 / 3,2 / 4,2 (10^8 to 10^12 drafted trees): bounds,
- * lower from a verifier's recursion, upper from the marginals, at once. */
+ * lower from the recursive transport verifier, upper from the marginals,
+ * at once. */
 Test(tree_bounds, beyond_reach_at_v8)
 {
     static const char *const shapes[] = {"2,2,2", "3,2", "4,2"};
@@ -114,9 +147,28 @@ Test(tree_bounds, beyond_reach_at_v8)
         cr_assert_eq(sd_lp_tree_valid_bounds(c, 1, 0, &par, SD_DRAW_IID, &b, &err), SD_OK, "%s", err.msg);
         cr_expect(b.lower > 0 && b.lower <= b.upper && b.upper <= par.tree_depth, "%s: %.12f %.12f", shapes[i],
                   b.lower, b.upper);
-        cr_expect_str_eq(b.lower_by, "tree-rrs (recursion)");
+        cr_expect_str_eq(b.lower_by, "recursive transport (a restricted LP)");
         cr_expect_str_eq(b.upper_by, "path marginals");
         cr_expect(b.seconds < 10.0);
     }
     sd_chain_free(c);
+}
+
+/* The CLI answers beyond exact reach with bounds: exit 0, status
+ * "bounds", lower <= upper, gap = upper - lower, optimum null. */
+#include <jansson.h>
+
+Test(tree_bounds, cli_reports_bounds_as_json)
+{
+    char *out = NULL;
+    cr_assert_eq(tu_run("lp tree-valid --tree 3,2 --V 8 --json", &out, NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert_not_null(j, "%s", out);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "bounds");
+    double lo = json_number_value(json_object_get(j, "lower")), up = json_number_value(json_object_get(j, "upper"));
+    cr_expect(lo > 0 && lo <= up, "%s", out);
+    cr_expect(fabs(json_number_value(json_object_get(j, "gap")) - (up - lo)) < 1e-12);
+    cr_expect(json_is_null(json_object_get(j, "optimum")));
+    json_decref(j);
+    free(out);
 }

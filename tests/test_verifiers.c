@@ -17,6 +17,7 @@
 #include "../sims/engine/sd_plugin.h"
 #include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
+#include "../treelp/sd_treelp.h"
 #include "test_util.h"
 
 static void S_load_examples(void)
@@ -134,6 +135,7 @@ Test(verifiers, runs_are_reproducible_whatever_the_threads)
 Test(verifiers, check_gives_the_claimed_verdict)
 {
     S_load_examples();
+    sd_treelp_install(); /* tree-lp and broken-tree-lp play the tree-valid LP's plans */
     sd_chain *c = tu_zero_chain(4, 4, 7); /* zeros: see test_util.h */
     cr_assert_not_null(c);
     const sd_verifier_type *vt;

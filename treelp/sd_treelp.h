@@ -11,6 +11,7 @@
 
 #include "../lp/sd_lp.h"
 #include "../sims/engine/sd_verifier.h"
+#include "../sims/verifiers/sd_tree.h"
 
 /* The tree shape is par->tree (par->tree_depth >= 1), the drafting rule
  * draw an sd_tree_draw (sims/verifiers/sd_tree.h).  The context needs positions
@@ -88,6 +89,17 @@ int sd_lp_tree_context(const char *problem, const sd_chain *c, size_t t, size_t 
 int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      sd_lp_pathsets **ps, sd_error *err);
 
+/* The optimal verifier of tree-valid's LP (aggregated form, GLPK's primal
+ * simplex) as the plan the tree-lp verifier plays (sims/verifiers/sd_tree.h,
+ * SD_TREE_PLAN): stop at the k-th path of the drafted tree's path set s
+ * with probability stop[s][k], then emit from emit[path].  SD_ESOLVER
+ * when the LP ends without an optimum. */
+int sd_lp_tree_valid_plan(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                          sd_tree_plan **plan, sd_error *err);
+/* Installs sd_lp_tree_valid_plan as sd_tree.h's plan provider (the
+ * programs and tests that run tree-lp call it once at start-up). */
+void sd_treelp_install(void);
+
 /* Certified bounds on tree-valid where its LP is out of reach
  * (treelp/tree_bounds.c): lower = the largest value of a built-in tree
  * verifier (not a control) that supports the drafting rule, exact by
@@ -107,6 +119,12 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
  * SD_ETOOBIG past 5e7 children sequences, SD_EUSAGE for another rule. */
 int sd_lp_tree_topdown_value(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                              const struct sd_tree_kind *k, double *value, sd_error *err);
+/* The value of the recursive transport verifier (treelp/tree_bounds.c): at
+ * each node the best coupling of the target token with the children,
+ * weighted by 1 + the value below; lossless, at least every top-down
+ * tree verifier.  V <= 64; SD_ETOOBIG past 5e6 children sequences. */
+int sd_lp_tree_transport_value(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                               double *value, sd_error *err);
 /* Σ_l Σ_{x ∈ V^l} min(q(x), P(x is a root path of the drafted tree)) >= tree-ot. */
 int sd_lp_tree_marginal_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                               double *value, sd_error *err);

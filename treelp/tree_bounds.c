@@ -34,6 +34,7 @@
  * x^{l-1}), the latter by enumerating one node's children.  The bound is
  * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,10 @@ typedef struct S_node {
     double *w;        /* [nodes][V] */
     double *acc;      /* [V]: P(a child with token x is accepted) */
     double *incl;     /* [V]: P(x among the children) */
+    uint64_t *mask;   /* the children's token sets (V <= 64), when not NULL */
+    double *mprob;
+    size_t nmask, capmask;
+    int oom;
 } S_node;
 
 static void S_children(S_node *e, size_t v, double prob)
@@ -69,6 +74,27 @@ static void S_children(S_node *e, size_t v, double prob)
             for (size_t u = 1; u < tr->nodes; u++)
                 if (tr->tok[u] != SD_TREE_NONE)
                     e->acc[tr->tok[u]] += prob * tr->pi[u];
+        } else if (e->mask) {
+            uint64_t m = 0;
+            for (size_t u = 1; u < tr->nodes; u++)
+                if (tr->tok[u] != SD_TREE_NONE)
+                    m |= (uint64_t)1 << tr->tok[u];
+            if (e->nmask == e->capmask) {
+                size_t cap = e->capmask ? 2 * e->capmask : 256;
+                uint64_t *mk = realloc(e->mask, cap * sizeof *mk);
+                if (mk)
+                    e->mask = mk;
+                double *mp = mk ? realloc(e->mprob, cap * sizeof *mp) : NULL;
+                if (mp)
+                    e->mprob = mp;
+                if (!mk || !mp) {
+                    e->oom = 1;
+                    return;
+                }
+                e->capmask = cap;
+            }
+            e->mask[e->nmask] = m;
+            e->mprob[e->nmask++] = prob;
         } else {
             for (size_t u = 1; u < tr->nodes; u++) {
                 size_t x = tr->tok[u], seen = 0;
@@ -111,6 +137,8 @@ static int S_node_laws(S_node *e, const sd_params *par, size_t t, size_t a, size
     }
     if (e->k)
         memset(e->acc, 0, e->c->V * sizeof *e->acc);
+    else if (e->mask)
+        e->nmask = 0;
     else
         memset(e->incl, 0, e->c->V * sizeof *e->incl);
     S_children(e, 1, 1.0);
@@ -177,6 +205,142 @@ int sd_lp_tree_topdown_value(const sd_chain *c, size_t t, size_t a, const sd_par
     free(E);
     free(En);
     free(acc);
+    return rc;
+}
+
+/* --- a better lower bound: the recursive transport verifier ------------------ */
+
+/* At a node u, couple the target token Y ~ q(.|u) with u's children (their
+ * token set C) to maximise Σ_x P(Y = x, x ∈ C) w(x), w(x) = 1 + E(u x);
+ * follow the child Y when it is one, else stop and emit Y.  Y has law
+ * q(.|u) and the stop depends on (C, Y) only, the future being drawn
+ * afresh: lossless.  The coupling is the LP
+ *   max Σ_{C, x ∈ C} w(x) π(C, x),  Σ_x π(C, x) <= P(C),  Σ_C π(C, x) <= q(x),
+ * (a sub-coupling; the rest is paired without following).  Recursive
+ * rejection sampling is one such coupling at every node, so this verifier
+ * is at least tree-rrs (tree-rrs-wor, tree-topk); at depth 1 it is OTM-k. */
+typedef struct S_rt {
+    const uint64_t *mask;
+    const double *prob, *q, *w;
+    size_t n, V;
+} S_rt;
+
+static int S_rt_build(sd_lp_builder *b, void *ctx, sd_error *err)
+{
+    (void)err;
+    S_rt *r = ctx;
+    int qrow[64];
+    for (size_t x = 0; x < r->V; x++)
+        qrow[x] = sd_lp_row_lower(b, -r->q[x]); /* -Σ_C π(C, x) >= -q(x) */
+    for (size_t i = 0; i < r->n; i++) {
+        int row = sd_lp_row_lower(b, -r->prob[i]);
+        for (size_t x = 0; x < r->V; x++)
+            if ((r->mask[i] >> x) & 1u) {
+                int j = sd_lp_col(b, 0.0, HUGE_VAL, r->w[x]);
+                sd_lp_entry(b, row, j, -1.0);
+                sd_lp_entry(b, qrow[x], j, -1.0);
+            }
+    }
+    return SD_OK;
+}
+
+static int S_cmp_mask(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int sd_lp_tree_transport_value(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                               double *value, sd_error *err)
+{
+    size_t V = c->V, D = par->tree_depth;
+    int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
+    if (rc)
+        return rc;
+    if (V > 64 || S_visits(V, par, (sd_tree_draw)draw) > S_MAX_VISITS / 10)
+        return sd_error_set(err, SD_ETOOBIG, "the recursive transport verifier needs V <= 64 and at most %.0f "
+                            "children sequences", S_MAX_VISITS / 10);
+    double *E = calloc(sd_lp_pow(V, D), sizeof *E), *En = calloc(sd_lp_pow(V, D), sizeof *En);
+    double *w = malloc(V * sizeof *w);
+    uint64_t *key = NULL;
+    S_node e = {.c = c, .draw = (sd_tree_draw)draw};
+    e.mask = malloc(256 * sizeof *e.mask);
+    e.mprob = malloc(256 * sizeof *e.mprob);
+    e.capmask = 256;
+    if (!E || !En || !w || !e.mask || !e.mprob)
+        rc = sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+    for (size_t l = D; l-- > 0 && !rc;) {
+        size_t n = sd_lp_pow(V, l);
+        for (size_t u = 0; u < n && !rc; u++) {
+            rc = S_node_laws(&e, par, t, a, l, u, err);
+            if (!rc && e.oom)
+                rc = sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+            if (rc)
+                break;
+            /* merge equal sets: sort (mask, index) pairs */
+            free(key);
+            key = malloc(2 * e.nmask * sizeof *key + 1);
+            if (!key) {
+                rc = sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+                break;
+            }
+            for (size_t i = 0; i < e.nmask; i++) {
+                key[2 * i] = e.mask[i];
+                key[2 * i + 1] = i;
+            }
+            qsort(key, e.nmask, 2 * sizeof *key, S_cmp_mask);
+            size_t m = 0;
+            double *pr = malloc((e.nmask + 1) * sizeof *pr);
+            uint64_t *mk = malloc((e.nmask + 1) * sizeof *mk);
+            if (!pr || !mk) {
+                free(pr);
+                free(mk);
+                rc = sd_error_set(err, SD_ENOMEM, "out of memory for the tree bounds");
+                break;
+            }
+            for (size_t i = 0; i < e.nmask; i++) {
+                double pi = e.mprob[key[2 * i + 1]];
+                if (m && mk[m - 1] == key[2 * i])
+                    pr[m - 1] += pi;
+                else {
+                    mk[m] = key[2 * i];
+                    pr[m++] = pi;
+                }
+            }
+            for (size_t x = 0; x < V; x++)
+                w[x] = 1.0 + En[u * V + x];
+            const double *q = sd_chain_q(c, t + l, l == 0 ? a : u % V);
+            S_rt r = {mk, pr, q, w, m, V};
+            sd_lp_size sz = {0};
+            sz.vars = m * V + 1;
+            sz.rows = m + V + 1;
+            sz.nnz = 2 * m * V + 1;
+            snprintf(sz.what, sizeof sz.what, "the recursive transport coupling");
+            sd_lp_opts o;
+            sd_lp_opts_default(&o);
+            o.method = SD_LP_METHOD_SIMPLEX;
+            o.max_vars = sz.vars;
+            sd_lp_result res;
+            rc = sd_lp_solve(&sz, SD_LP_MAXIMISE, &o, S_rt_build, NULL, &r, &res, err);
+            if (!rc && !res.optimal)
+                rc = sd_error_set(err, SD_ESOLVER, "the recursive transport coupling ended with '%s'", res.status);
+            if (!rc)
+                E[u] = res.optimum;
+            free(pr);
+            free(mk);
+        }
+        double *sw = E;
+        E = En;
+        En = sw;
+    }
+    if (!rc)
+        *value = En[0];
+    free(key);
+    free(E);
+    free(En);
+    free(w);
+    free(e.mask);
+    free(e.mprob);
     return rc;
 }
 
@@ -268,7 +432,8 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
     for (size_t i = 0; sd_verifiers[i]; i++) {
         const sd_verifier_type *vt = sd_verifiers[i];
         const sd_tree_kind *k = vt->tree;
-        if (!k || (vt->flags & SD_VERIFIER_CONTROL) || k->bugs || !(k->draws & (1u << draw)))
+        if (!k || (vt->flags & SD_VERIFIER_CONTROL) || k->bugs || !(k->draws & (1u << draw)) ||
+            k->rule == SD_TREE_PLAN) /* tree-lp plays the LP this bounds */
             continue;
         double v = NAN;
         sd_error e2;
@@ -290,10 +455,22 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
             snprintf(b->lower_by, sizeof b->lower_by, "%s (%s)", k->name, how);
         }
     }
+    {
+        double v = NAN;
+        sd_error e2;
+        int r2 = sd_lp_tree_transport_value(c, t, a, par, draw, &v, &e2);
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2 && v > b->lower) {
+            b->lower = v;
+            snprintf(b->lower_by, sizeof b->lower_by, "recursive transport (a restricted LP)");
+        }
+    }
     double m = NAN;
-    rc = sd_lp_tree_marginal_bound(c, t, a, par, draw, &m, err);
+    sd_error em;
+    rc = sd_lp_tree_marginal_bound(c, t, a, par, draw, &m, &em);
     if (rc && rc != SD_ETOOBIG)
-        return rc;
+        return sd_error_set(err, rc, "%s", em.msg);
     if (!rc) {
         b->upper = m;
         snprintf(b->upper_by, sizeof b->upper_by, "path marginals");
@@ -311,7 +488,7 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
         }
     }
     if (isnan(b->upper))
-        return sd_error_set(err, SD_ETOOBIG, "tree-valid: no upper bound within reach (%s)", err->msg);
+        return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
     b->gap = b->upper - b->lower;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;

@@ -307,6 +307,8 @@ typedef struct S_tv {
     int per_output;   /* 1: the per-output form v(S, u, y) */
     size_t *noff;     /* [D+2]: node slots, node u ∈ V^l at noff[l] + u */
     int *nrow;        /* the node rows of the aggregated form (0: q(u) = 0) */
+    int *fcol;        /* [n][width+1]: f(S, k-th path) columns, when a plan is read */
+    sd_tree_plan *plan; /* the plan read (S_read) */
 } S_tv;
 
 /* The validity rows Σ_l r_l(o^{l+1}) = 1, q(o) > 0, one dropped. */
@@ -404,6 +406,8 @@ static int S_build_aggregated(sd_lp_builder *b, S_tv *o)
             int j = sd_lp_col(b, 0.0, HUGE_VAL, (double)l);
             sd_lp_entry(b, row, j, 1.0);
             sd_lp_entry(b, nr, j, -1.0);
+            if (o->fcol)
+                o->fcol[s * (ps->width + 1) + k - 1] = j;
         }
     }
     S_leaf_rows(b, o);
@@ -443,8 +447,90 @@ int sd_lp_tree_begin(const char *problem, const sd_chain *c, size_t t, size_t a,
     return rc ? rc : sd_lp_tree_pathsets(c, t, a, par, draw, ps, err);
 }
 
+/* The plan of the optimal (f, r) (aggregated form): stop[s][k] =
+ * f(S, k-th path)/P(S), renormalised; emit[u] = z(u .)/z(u) with
+ * z(u y) = q(u y) r(u y) (q(.|u) where z(u) = 0: never stopped at). */
+static int S_read(glp_prob *lp, void *ctx, sd_error *err)
+{
+    S_tv *o = ctx;
+    const sd_lp_pathsets *ps = o->ps;
+    size_t V = o->V, D = o->D, w1 = ps->width + 1;
+    sd_tree_plan *pl = calloc(1, sizeof *pl);
+    if (pl) {
+        pl->ids = malloc((ps->n * ps->width + 1) * sizeof *pl->ids);
+        pl->stop = calloc(ps->n * w1, sizeof *pl->stop);
+        pl->emit = calloc(o->noff[D + 1] * V, sizeof *pl->emit);
+    }
+    if (!pl || !pl->ids || !pl->stop || !pl->emit) {
+        sd_tree_plan_free(pl);
+        return sd_error_set(err, SD_ENOMEM, "out of memory for the tree-valid plan");
+    }
+    pl->V = V;
+    pl->D = D;
+    pl->n = ps->n;
+    pl->width = ps->width;
+    memcpy(pl->ids, ps->ids, ps->n * ps->width * sizeof *pl->ids);
+    for (size_t s = 0; s < ps->n; s++) {
+        double *st = pl->stop + s * w1, sum = 0.0;
+        for (size_t k = 0; k < w1; k++) {
+            int j = o->fcol[s * w1 + k];
+            st[k] = j ? fmax(0.0, glp_get_col_prim(lp, j)) : 0.0;
+            sum += st[k];
+        }
+        if (sum > 0.0)
+            for (size_t k = 0; k < w1; k++)
+                st[k] /= sum;
+        else
+            st[0] = 1.0;
+    }
+    for (size_t l = 0; l <= D; l++)
+        for (size_t u = 0; u < o->noff[l + 1] - o->noff[l]; u++) {
+            double *e = pl->emit + (o->noff[l] + u) * V, sum = 0.0;
+            for (size_t y = 0; y < V; y++) {
+                int j = o->zcol[o->zoff[l] + u * V + y];
+                e[y] = j ? fmax(0.0, o->Q[l + 1][u * V + y] * glp_get_col_prim(lp, j)) : 0.0;
+                sum += e[y];
+            }
+            if (!(sum > 0.0))
+                for (size_t y = 0; y < V; y++)
+                    sum += e[y] = o->Q[l + 1][u * V + y];
+            for (size_t y = 0; y < V && sum > 0.0; y++)
+                e[y] /= sum;
+        }
+    o->plan = pl;
+    return SD_OK;
+}
+
+static int S_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                      const sd_lp_opts *opts, sd_lp_result *res, sd_tree_plan **plan, sd_error *err);
+
 int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                         const sd_lp_opts *opts, sd_lp_result *res, sd_error *err)
+{
+    return S_valid_lp(c, t, a, par, draw, opts, res, NULL, err);
+}
+
+int sd_lp_tree_valid_plan(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                          sd_tree_plan **plan, sd_error *err)
+{
+    sd_lp_opts o;
+    sd_lp_opts_default(&o);
+    o.method = SD_LP_METHOD_SIMPLEX;
+    sd_lp_result res;
+    *plan = NULL;
+    int rc = S_valid_lp(c, t, a, par, draw, &o, &res, plan, err);
+    if (!rc && !*plan)
+        rc = sd_error_set(err, SD_ESOLVER, "tree-valid's LP ended with status '%s'; no plan", res.status);
+    return rc;
+}
+
+void sd_treelp_install(void)
+{
+    sd_tree_plan_provider(sd_lp_tree_valid_plan);
+}
+
+static int S_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                      const sd_lp_opts *opts, sd_lp_result *res, sd_tree_plan **plan, sd_error *err)
 {
     sd_lp_result_reset(res, NULL);
     sd_lp_pathsets *ps = NULL;
@@ -458,7 +544,7 @@ int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *
     o.D = D;
     o.ps = ps;
     /* the LP to build: one block per path set; refused before building */
-    o.per_output = opts && opts->per_draft;
+    o.per_output = opts && opts->per_draft && !plan;
     sd_lp_size sz = sd_lp_tree_valid_size(V, par, draw, ps->n, o.per_output);
     sd_lp_opts mo;
     if (opts)
@@ -494,11 +580,18 @@ int sd_lp_tree_valid_lp(const sd_chain *c, size_t t, size_t a, const sd_params *
             o.noff[l + 1] = o.noff[l] + sd_lp_pow(V, l);
         o.nrow = calloc(o.noff[D + 1], sizeof *o.nrow);
     }
-    if (!o.zoff || !o.zcol || !o.zrow || !o.noff || !o.nrow) {
+    if (plan)
+        o.fcol = calloc(ps->n * (ps->width + 1) + 1, sizeof *o.fcol);
+    if (!o.zoff || !o.zcol || !o.zrow || !o.noff || !o.nrow || (plan && !o.fcol)) {
         rc = sd_error_set(err, SD_ENOMEM, "%s: out of memory", sz.what);
     } else {
-        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, NULL, &o, res, err);
+        rc = sd_lp_solve(&sz, SD_LP_MAXIMISE | SD_LP_ADV_BASIS, opts, S_build, plan ? S_read : NULL, &o, res, err);
+        if (plan)
+            *plan = o.plan;
+        else
+            sd_tree_plan_free(o.plan);
     }
+    free(o.fcol);
     sd_lp_pathsets_free(ps);
     free(o.Q);
     free(o.zoff);

@@ -44,6 +44,8 @@ extern const sd_verifier_type sd_verifier_broken_gumbel;
 extern const sd_verifier_type sd_verifier_broken_univer;
 extern const sd_verifier_type sd_verifier_khisti;
 extern const sd_verifier_type sd_verifier_broken_khisti;
+extern const sd_verifier_type sd_verifier_tree_lp;
+extern const sd_verifier_type sd_verifier_broken_tree_lp;
 
 const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_token,
@@ -60,6 +62,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_traversal,
     &sd_verifier_univer,
     &sd_verifier_spectr_gbv,
+    &sd_verifier_tree_lp,
     &sd_verifier_onehot,
     &sd_verifier_strict,
     &sd_verifier_optimal_md,
@@ -83,6 +86,7 @@ const sd_verifier_type *const sd_verifiers[] = {
     &sd_verifier_broken_gumbel,
     &sd_verifier_broken_univer,
     &sd_verifier_broken_khisti,
+    &sd_verifier_broken_tree_lp,
     NULL,
 };
 

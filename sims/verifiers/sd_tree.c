@@ -536,13 +536,181 @@ static void S_scaled(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_t
     }
 }
 
+/* --- playing a plan (SD_TREE_PLAN) --------------------------------------------- */
+
+static sd_tree_plan_fn S_provider;
+
+void sd_tree_plan_provider(sd_tree_plan_fn fn)
+{
+    S_provider = fn;
+}
+
+int sd_tree_plan_available(void)
+{
+    return S_provider != NULL;
+}
+
+void sd_tree_plan_free(sd_tree_plan *plan)
+{
+    if (plan) {
+        free(plan->ids);
+        free(plan->stop);
+        free(plan->emit);
+        free(plan);
+    }
+}
+
+/* The per-thread cache: one plan per (chain, context, shape, rule); a
+ * context the provider cannot plan (the tree reaches the horizon's end:
+ * no position for the token after it) is cached as NULL. */
+#define S_PLAN_CACHE 8192
+typedef struct S_plan_entry {
+    const sd_chain *c;
+    size_t t, a, D, b[SD_TREE_MAX_DEPTH];
+    int draw;
+    sd_tree_plan *plan;
+} S_plan_entry;
+static _Thread_local S_plan_entry S_cache[S_PLAN_CACHE];
+static _Thread_local size_t S_ncache;
+
+static sd_tree_plan *S_plan_get(const sd_tree *tr, const sd_chain *c, sd_tree_draw draw, int *ok)
+{
+    *ok = 0;
+    for (size_t i = 0; i < S_ncache; i++) {
+        S_plan_entry *e = &S_cache[i];
+        if (e->c == c && e->t == tr->t && e->a == tr->tok[0] && e->D == tr->D && e->draw == (int)draw &&
+            !memcmp(e->b, tr->b, tr->D * sizeof *tr->b)) {
+            *ok = 1;
+            return e->plan;
+        }
+    }
+    if (!S_provider || S_ncache == S_PLAN_CACHE)
+        return NULL;
+    sd_params par;
+    sd_params_defaults(&par, NULL);
+    par.tree_depth = tr->D;
+    for (size_t l = 0; l < tr->D; l++)
+        par.tree[l] = tr->b[l];
+    sd_tree_plan *plan = NULL;
+    sd_error err;
+    if (S_provider(c, tr->t, tr->tok[0], &par, (int)draw, &plan, &err))
+        plan = NULL;
+    S_plan_entry *e = &S_cache[S_ncache++];
+    e->c = c;
+    e->t = tr->t;
+    e->a = tr->tok[0];
+    e->D = tr->D;
+    e->draw = (int)draw;
+    memcpy(e->b, tr->b, tr->D * sizeof *tr->b);
+    e->plan = plan;
+    *ok = 1;
+    return plan;
+}
+
+static int S_cmp_id(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The plan's outcome for the drafted tree: find its path set, stop at each
+ * of its paths (at the first node carrying it) with the plan's
+ * probability, emit from the plan's law (or, under SD_TREE_BUG_PLAN_Q,
+ * from q).  0 when there is no plan or the set is not in it. */
+static int S_plan_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
+{
+    int cached;
+    const sd_tree_plan *pl = S_plan_get(tr, c, draw, &cached);
+    size_t V = tr->V, n = tr->nodes;
+    if (!pl || pl->width != n - 1)
+        return 0;
+    size_t *id = malloc(2 * n * sizeof *id), *key = id ? id + n : NULL;
+    if (!id)
+        return 0;
+    id[0] = 0;
+    size_t m = 0;
+    for (size_t v = 1; v < n; v++) {
+        size_t w = sd_tree_parent(tr, v), l = sd_tree_depth_of(tr, v), off = 0, woff = 0, p = 1;
+        if (tr->tok[v] == SD_TREE_NONE || id[w] == SIZE_MAX) {
+            id[v] = SIZE_MAX;
+            continue;
+        }
+        /* trie ids: Σ_{j<l} V^j + u; v's index is its parent's times V plus its token */
+        for (size_t j = 0; j < l; j++, p *= V) {
+            off += p;
+            if (j + 1 < l)
+                woff += p;
+        }
+        id[v] = off + (id[w] - woff) * V + tr->tok[v];
+        key[m++] = id[v];
+    }
+    qsort(key, m, sizeof *key, S_cmp_id);
+    size_t d = 0;
+    for (size_t i = 0; i < m; i++)
+        if (d == 0 || key[d - 1] != key[i])
+            key[d++] = key[i];
+    for (; d < pl->width; d++)
+        key[d] = SIZE_MAX;
+    size_t lo = 0, hi = pl->n, s = SIZE_MAX;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = 0;
+        for (size_t i = 0; i < pl->width; i++)
+            if (pl->ids[mid * pl->width + i] != key[i]) {
+                cmp = pl->ids[mid * pl->width + i] < key[i] ? -1 : 1;
+                break;
+            }
+        if (cmp == 0) {
+            s = mid;
+            break;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (s == SIZE_MAX) {
+        free(id);
+        return 0;
+    }
+    for (size_t v = 0; v < n; v++) {
+        tr->pi[v] = 0.0;
+        memset(tr->law + v * V, 0, V * sizeof(double));
+    }
+    for (size_t kk = 0; kk <= pl->width; kk++) {
+        size_t pidk = kk == 0 ? 0 : pl->ids[s * pl->width + kk - 1];
+        if (pidk == SIZE_MAX)
+            break;
+        size_t v = 0;
+        if (kk > 0)
+            for (v = 1; v < n && id[v] != pidk; v++)
+                ;
+        double st = pl->stop[s * (pl->width + 1) + kk];
+        if (v == n || !(st > 0.0))
+            continue;
+        tr->pi[v] = st;
+        if (k->bugs & SD_TREE_BUG_PLAN_Q)
+            memcpy(tr->law + v * V, sd_chain_q(c, tr->t + sd_tree_depth_of(tr, v), tr->tok[v]), V * sizeof(double));
+        else
+            memcpy(tr->law + v * V, pl->emit + pidk * V, V * sizeof(double));
+    }
+    free(id);
+    return 1;
+}
+
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
 {
     if (k->rule == SD_TREE_SCALED) {
         S_scaled(tr, c, k, draw);
         return;
     }
-    if (k->rule == SD_TREE_TRAVERSAL) {
+    if (k->rule == SD_TREE_PLAN) {
+        /* where no plan exists (the tree reaches the horizon's end, or no
+         * provider), the iteration is verified from the root down as
+         * tree-rrs does: lossless too, so the generation stays lossless */
+        if (!S_plan_outcome(tr, c, k, draw))
+            S_topdown(tr, c, k, draw);
+    } else if (k->rule == SD_TREE_TRAVERSAL) {
         for (size_t v = 0; v < tr->nodes; v++)
             memset(tr->law + v * tr->V, 0, tr->V * sizeof(double));
         S_traversal(tr, c, k, draw);

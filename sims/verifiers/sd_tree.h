@@ -59,7 +59,32 @@
 enum { SD_TREE_DECL_SHAPE = 0, SD_TREE_DECL_DRAW = 1 };
 extern const sd_param_decl sd_tree_decls[];
 
-typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1, SD_TREE_SCALED = 2 } sd_tree_rule;
+typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1, SD_TREE_SCALED = 2, SD_TREE_PLAN = 3 } sd_tree_rule;
+
+/* SD_TREE_PLAN: the verifier plays a plan, the optimal verifier of the
+ * tree-valid LP (treelp/tree_valid.c), which lives above this floor: it
+ * reaches the verifier through a provider installed by the program
+ * (sd_tree_plan_provider; treelp's sd_treelp_install).  A plan for one
+ * context (t, a), shape and drafting rule: for each of its n path sets
+ * (width sorted trie ids each, the root left out, padded with SIZE_MAX, as
+ * treelp's sd_lp_pathsets), stop[s][k] = P(stop at the k-th path of set s
+ * | the drafted tree has set s) (k = 0: the root), and emit[id][y] = the
+ * law of the token emitted after stopping at the path with trie id id
+ * (Σ_{j<l} V^j + u for u ∈ V^l). */
+typedef struct sd_tree_plan {
+    size_t V, D, n, width;
+    size_t *ids;   /* [n][width] */
+    double *stop;  /* [n][width + 1] */
+    double *emit;  /* [Σ_{l<=D} V^l][V] */
+} sd_tree_plan;
+void sd_tree_plan_free(sd_tree_plan *plan);
+typedef int (*sd_tree_plan_fn)(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                               sd_tree_plan **out, sd_error *err);
+/* Installs the plan provider (NULL: none); plans are cached per thread by
+ * chain, context, shape and rule. */
+void sd_tree_plan_provider(sd_tree_plan_fn fn);
+/* 1 if a provider is installed. */
+int sd_tree_plan_available(void);
 
 /* Deliberate bugs, for the controls check must flag. */
 enum {
@@ -71,8 +96,10 @@ enum {
      * (docs/findings.md; tests/test_trees.c): */
     SD_TREE_BUG_REMOVE_FIRST = 1u << 2, /* the rejected token leaves p_v before the residual */
     SD_TREE_BUG_UNSCALED = 1u << 3,     /* the residual [q_v - p_v]+ instead of [α q_v - p_v]+ */
-    SD_TREE_BUG_NO_RHO = 1u << 4        /* SD_TREE_SCALED with ρ_v = 1: each i.i.d. sibling accepted with
+    SD_TREE_BUG_NO_RHO = 1u << 4,       /* SD_TREE_SCALED with ρ_v = 1: each i.i.d. sibling accepted with
                                            min(1, α q_v/p_v), the negative residual clipped */
+    SD_TREE_BUG_PLAN_Q = 1u << 5        /* a plan's stop is played, but the token after it is drawn
+                                           from q(.|path) instead of the plan's law */
 };
 
 /* What a tree verifier is: its rule, the drafting rules it supports (bit
