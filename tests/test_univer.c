@@ -246,8 +246,6 @@ Test(univer, against_rrs_wor_and_traversal, .timeout = 120)
             }
         sd_chain_free(c);
     }
-    cr_log_warn("largest gain of univer --draw wor over tree-rrs-wor: 2,2 %.2f%%, 3,1 %.2f%%, 2,1,1 %.2f%%, 4 %.2f%%",
-                100 * best[0], 100 * best[1], 100 * best[2], 100 * best[3]);
     /* the paper's range is reached from some context on every shape with a
      * choice left (5.0%, 5.4%, 10.3%); --tree 4 at V = 4 drafts the whole
      * vocabulary without replacement and both accept the first token */
