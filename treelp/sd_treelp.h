@@ -44,7 +44,7 @@ void sd_lp_tree_what(const char *problem, size_t V, const sd_params *par, int dr
  * opts ask for a GLPK simplex or --exact. */
 int sd_lp_tree_valid(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                      const sd_lp_opts *opts, sd_lp_result *res, sd_error *err);
-/* 1 iff tree-valid = tree-ot by the theorem of docs/findings-optimum.md:
+/* 1 iff tree-valid = tree-ot by the theorem of docs/findings.md, item 19:
  * all levels of par->tree but at most one are complete (drawn without
  * replacement or top-k with b_j >= V); depth 1 always.  There
  * sd_lp_tree_valid solves tree-ot's minimum-cost flow (method "flow")
