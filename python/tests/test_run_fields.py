@@ -125,8 +125,8 @@ def test_lp_fields_give_the_command_lines_dictionary(cli, problem, kw):
 def test_lp_errors_are_the_command_lines():
     for problem, kw, message in [
         ("otm", dict(V=4), "otm needs --k K (the number of drafts)"),
-        ("otmm", dict(k=2), "unknown problem 'otmm'; did you mean 'otm'?; expected otm, block-ot, valid-verify, "
-                            "pareto, tree-valid or tree-ot"),
+        ("otmm", dict(k=2), "unknown problem 'otmm' (expected otm, block-ot, valid-verify, pareto, tree-valid "
+                            "or tree-ot); did you mean 'otm'?"),
         ("block-ot", dict(gamma=2, compare="nope"), "unknown verifier 'nope' (see 'simdec run --list')"),
     ]:
         with pytest.raises(simdec.SimdecError) as e:
