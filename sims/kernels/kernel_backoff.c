@@ -555,62 +555,19 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     }
 }
 
-const sd_kernel_type sd_token_kernel_backoff = {
-    .name = "token-backoff",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_token,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
+/* The kernels differ only in the plan: one trial function each. */
+#define S_KERNEL(var, kname, plan)                                                                              \
+    const sd_kernel_type var = {.name = kname,                                                                 \
+                                .supports = SD_OBS_STATS | SD_OBS_POS,                                         \
+                                .plan_new = plan,                                                              \
+                                .plan_free = free,                                                             \
+                                .work_new = S_work_new,                                                        \
+                                .work_free = free,                                                             \
+                                .run = S_run}
 
-const sd_kernel_type sd_block_kernel_backoff = {
-    .name = "block-backoff",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_block,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_rrs_kernel_backoff = {
-    .name = "rrs-backoff",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_rrs,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_spectr_kernel_backoff = {
-    .name = "spectr-backoff",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_spectr,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_tree_rrs_kernel_backoff = {
-    .name = "tree-rrs-backoff",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_tree_rrs,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_block_kernel_backoff_tokenwise = {
-    .name = "block-backoff-tokenwise",
-    .supports = SD_OBS_STATS | SD_OBS_POS,
-    .plan_new = S_new_block_tokenwise,
-    .plan_free = free,
-    .work_new = S_work_new,
-    .work_free = free,
-    .run = S_run,
-};
+S_KERNEL(sd_token_kernel_backoff, "token-backoff", S_new_token);
+S_KERNEL(sd_block_kernel_backoff, "block-backoff", S_new_block);
+S_KERNEL(sd_rrs_kernel_backoff, "rrs-backoff", S_new_rrs);
+S_KERNEL(sd_spectr_kernel_backoff, "spectr-backoff", S_new_spectr);
+S_KERNEL(sd_tree_rrs_kernel_backoff, "tree-rrs-backoff", S_new_tree_rrs);
+S_KERNEL(sd_block_kernel_backoff_tokenwise, "block-backoff-tokenwise", S_new_block_tokenwise);
