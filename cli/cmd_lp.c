@@ -141,7 +141,8 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
               "                           docs/lp.md)\n", f);
     fputs("  --max-vars N             refuse an LP with more than N variables, or a flow\n"
           "                           network with more than N arcs (default 200000\n"
-          "                           variables, 5000000 arcs)\n", f);
+          "                           variables, 5000000 arcs; tree-valid without it: a\n"
+          "                           memory estimate of at most 4 GB, then bounds)\n", f);
     if (method)
         fputs(method, f);
     else if (opts & L_FLOW)
