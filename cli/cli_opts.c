@@ -367,6 +367,29 @@ int cli_args_has(const cli_args *a, const char *name)
 
 /* --- named fields instead of a command line ---------------------------------------- */
 
+/* Why cli_fields_apply last returned CLI_NOT_A_FIELD (cli_fields_refused). */
+static char S_refused[320];
+
+static int S_refuse(const struct option *opts, const cli_field *f, const struct option *o)
+{
+    char hint[160] = "";
+    if (!o) {
+        snprintf(S_refused, sizeof S_refused, "'%s' is not an option here", f->name);
+    } else if (!o->name) {
+        cli_suggest sg;
+        cli_suggest_init(&sg, f->name);
+        for (const struct option *p = opts; p->name; p++)
+            cli_suggest_add(&sg, p->name);
+        cli_suggest_text(&sg, "", hint, sizeof hint);
+        snprintf(S_refused, sizeof S_refused, "unknown option '%s'%s", f->name, hint);
+    } else if (o->has_arg != required_argument && f->value) {
+        snprintf(S_refused, sizeof S_refused, "'%s' is a flag; it takes no value (got '%s')", f->name, f->value);
+    } else {
+        snprintf(S_refused, sizeof S_refused, "'%s' needs a value", f->name);
+    }
+    return CLI_NOT_A_FIELD;
+}
+
 int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t n, const int *refuse,
                      cli_field_fn fn, void *ctx)
 {
@@ -375,15 +398,20 @@ int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t 
         while (o->name && strcmp(o->name, fields[i].name) != 0)
             o++;
         if (!o->name || (o->has_arg == required_argument) != (fields[i].value != NULL))
-            return CLI_NOT_A_FIELD;
+            return S_refuse(opts, &fields[i], o);
         for (const int *r = refuse; *r; r++)
             if (*r == o->val)
-                return CLI_NOT_A_FIELD;
+                return S_refuse(opts, &fields[i], NULL);
         int status = fn(ctx, o->val, fields[i].value);
         if (status == 1)
-            return CLI_NOT_A_FIELD;
+            return S_refuse(opts, &fields[i], NULL);
         if (status >= 0)
             return status;
     }
     return -1;
+}
+
+int cli_fields_refused(const char *cmd)
+{
+    return cli_usage_error(cmd, "%s", S_refused[0] ? S_refused : "a field is not an option here");
 }

@@ -14,28 +14,46 @@
 #include "cli_output.h"
 #include "suggest.h"
 
-int cli_plugins_load(const cli_args *args, sd_error *err)
+int cli_plugin_load(const char *path, sd_error *err)
 {
     /* A sweep parses the command line once per point: a file loaded
      * already is not loaded again (its names are registered). */
     static char *loaded[64];
     static size_t nloaded;
+    for (size_t k = 0; k < nloaded; k++)
+        if (strcmp(loaded[k], path) == 0)
+            return SD_OK;
+    int rc = cli_check_path("--plugin", path, err);
+    if (!rc)
+        rc = sd_plugin_load(path, err);
+    if (rc)
+        return rc;
+    if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)
+        nloaded++;
+    return SD_OK;
+}
+
+int cli_plugins_load(const cli_args *args, sd_error *err)
+{
     for (size_t i = 0; i < args->n; i++) {
         const char *path;
         if (strcmp(args->opt[i].name, "plugin") != 0 || !(path = cli_args_value(args, i, NULL)))
             continue;
-        int seen = 0;
-        for (size_t k = 0; k < nloaded && !seen; k++)
-            seen = strcmp(loaded[k], path) == 0;
-        if (seen)
-            continue;
-        int rc = cli_check_path("--plugin", path, err);
-        if (!rc)
-            rc = sd_plugin_load(path, err);
+        int rc = cli_plugin_load(path, err);
         if (rc)
             return rc;
-        if (nloaded < 64 && (loaded[nloaded] = strdup(path)) != NULL)
-            nloaded++;
+    }
+    return SD_OK;
+}
+
+int cli_plugins_load_fields(const cli_field *fields, size_t n, sd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(fields[i].name, "plugin") != 0)
+            continue;
+        int rc = cli_plugin_load(fields[i].value ? fields[i].value : "", err);
+        if (rc)
+            return rc;
     }
     return SD_OK;
 }

@@ -33,6 +33,10 @@ typedef struct cli_verifier {
 /* Loads the plugins named by --plugin FILE (SD_EIO/SD_EDATA); a file
  * loaded already is not loaded again. */
 int cli_plugins_load(const cli_args *args, sd_error *err);
+/* One plugin file (the same rule); and every field named "plugin" of a
+ * command given as named fields (cli_field, cli_opts.h). */
+int cli_plugin_load(const char *path, sd_error *err);
+int cli_plugins_load_fields(const cli_field *fields, size_t n, sd_error *err);
 /* --plugin FILE, for every command that takes a verifier. */
 #define CLI_PLUGIN_LONGOPT {"plugin", required_argument, 0, CLI_OPT_PLUGIN}
 /* --progress: progress lines on stderr even when it is not a terminal

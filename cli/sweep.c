@@ -119,6 +119,30 @@ typedef struct {
     size_t nv;
 } S_list;
 
+/* The number of points of verifier a (vts[a]) and the lists it takes
+ * (uses[l]): a list of verifiers takes only the lists of the parameters
+ * each declares. */
+static size_t S_points_of(const sd_verifier_type *vt, int listed, const S_list *lists, size_t nl, int *uses)
+{
+    size_t npts = 1;
+    for (size_t l = 0; l < nl; l++) {
+        uses[l] = !listed || !vt || sd_params_decl(vt, lists[l].name, NULL);
+        if (uses[l])
+            npts *= lists[l].nv;
+    }
+    return npts;
+}
+
+/* The value indices of point p, the last list varying fastest. */
+static void S_indices(size_t p, const S_list *lists, size_t nl, const int *uses, size_t *idx)
+{
+    for (size_t l = nl; l-- > 0;)
+        if (uses[l]) {
+            idx[l] = p % lists[l].nv;
+            p /= lists[l].nv;
+        }
+}
+
 int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
 {
     memset(sw, 0, sizeof *sw);
@@ -180,12 +204,9 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
     /* The points: algos × each list, the last list varying fastest; a
      * verifier takes only the lists of parameters it declares. */
     size_t total = 0;
+    int uses[SD_PARAMS_MAX * 2];
     for (size_t a = 0; a < na; a++) {
-        size_t pts = 1;
-        for (size_t l = 0; l < nl; l++)
-            if (!listed || !vts[a] || sd_params_decl(vts[a], lists[l].name, NULL))
-                pts *= lists[l].nv;
-        total += pts;
+        total += S_points_of(vts[a], listed, lists, nl, uses);
         if (total > S_MAX_POINTS) {
             rc = cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
             goto out;
@@ -209,22 +230,9 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
     for (size_t o = 0; o < args->n; o++)
         opt_of[args->opt[o].at] = (int)o;
     for (size_t a = 0; a < na; a++) {
-        int uses[SD_PARAMS_MAX * 2];
-        size_t idx[SD_PARAMS_MAX * 2] = {0};
-        for (size_t l = 0; l < nl; l++)
-            uses[l] = !listed || !vts[a] || sd_params_decl(vts[a], lists[l].name, NULL);
-        size_t npts = 1;
-        for (size_t l = 0; l < nl; l++)
-            if (uses[l])
-                npts *= lists[l].nv;
+        size_t idx[SD_PARAMS_MAX * 2] = {0}, npts = S_points_of(vts[a], listed, lists, nl, uses);
         for (size_t p = 0; p < npts; p++) {
-            /* the indices of point p, the last list varying fastest */
-            size_t rest = p;
-            for (size_t l = nl; l-- > 0;)
-                if (uses[l]) {
-                    idx[l] = rest % lists[l].nv;
-                    rest /= lists[l].nv;
-                }
+            S_indices(p, lists, nl, uses, idx);
             char **av = calloc((size_t)argc + 1, sizeof *av);
             if (!av) {
                 rc = cli_out_of_memory();
@@ -285,10 +293,110 @@ out:
     return rc;
 }
 
+int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *fields, size_t n, cli_sweep *sw)
+{
+    memset(sw, 0, sizeof *sw);
+    int listed = algo && strchr(algo, ',');
+    char **algos = NULL;
+    size_t na = 1, nl = 0, total = 0;
+    int rc = -1;
+    S_list lists[SD_PARAMS_MAX * 2];
+    const sd_verifier_type *vts[S_MAX_ALGOS];
+    sd_error err;
+    if (listed) {
+        rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
+        if (rc >= 0)
+            goto out;
+        if (na > S_MAX_ALGOS) {
+            rc = cli_usage_error(cmd, "--algo: more than %d verifiers", S_MAX_ALGOS);
+            goto out;
+        }
+    }
+    if (cli_plugins_load_fields(fields, n, &err)) {
+        rc = cli_fail(&err);
+        goto out;
+    }
+    for (size_t a = 0; a < na; a++)
+        vts[a] = sd_verifier_find(listed ? algos[a] : algo ? algo : sd_verifier_baseline()->name);
+    for (size_t i = 0; i < n; i++) {
+        const sd_param_decl *d = fields[i].value ? S_decl_any(vts, na, fields[i].name) : NULL;
+        if (!cli_sweep_is_list(d, fields[i].value))
+            continue;
+        if (nl == sizeof lists / sizeof lists[0]) {
+            rc = cli_usage_error(cmd, "too many swept parameters");
+            goto out;
+        }
+        S_list *l = &lists[nl++];
+        l->at = (int)i;
+        snprintf(l->name, sizeof l->name, "%s", fields[i].name);
+        rc = S_split(cmd, fields[i].name, fields[i].value, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
+        if (rc >= 0)
+            goto out;
+    }
+    int uses[SD_PARAMS_MAX * 2];
+    for (size_t a = 0; a < na; a++)
+        if ((total += S_points_of(vts[a], listed, lists, nl, uses)) > S_MAX_POINTS) {
+            rc = cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
+            goto out;
+        }
+    sw->fields = calloc(total, sizeof *sw->fields);
+    sw->nfields = calloc(total, sizeof *sw->nfields);
+    sw->algo = calloc(total, sizeof *sw->algo);
+    if (!sw->fields || !sw->nfields || !sw->algo) {
+        rc = cli_out_of_memory();
+        goto out;
+    }
+    for (size_t a = 0; a < na; a++) {
+        size_t idx[SD_PARAMS_MAX * 2] = {0}, npts = S_points_of(vts[a], listed, lists, nl, uses);
+        for (size_t p = 0; p < npts; p++) {
+            S_indices(p, lists, nl, uses, idx);
+            cli_field *f = calloc(n ? n : 1, sizeof *f);
+            if (!f) {
+                rc = cli_out_of_memory();
+                goto out;
+            }
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                size_t l = 0;
+                while (l < nl && lists[l].at != (int)i)
+                    l++;
+                if (l < nl) { /* a swept parameter: this point's value, if its verifier takes it */
+                    if (uses[l])
+                        f[k++] = (cli_field){fields[i].name, lists[l].vals[idx[l]]};
+                    continue;
+                }
+                /* another verifier's scalar parameter: left out */
+                if (listed && fields[i].value && vts[a] && !sd_params_decl(vts[a], fields[i].name, NULL) &&
+                    S_decl_any(vts, na, fields[i].name))
+                    continue;
+                f[k++] = fields[i];
+            }
+            sw->fields[sw->n] = f;
+            sw->nfields[sw->n] = k;
+            sw->algo[sw->n] = listed ? algos[a] : algo;
+            sw->n++;
+        }
+    }
+    rc = -1;
+out:
+    free(algos);
+    for (size_t l = 0; l < nl; l++)
+        free(lists[l].vals);
+    if (rc >= 0)
+        cli_sweep_free(sw);
+    return rc;
+}
+
 void cli_sweep_free(cli_sweep *sw)
 {
-    for (size_t i = 0; i < sw->n; i++)
-        free(sw->argv[i]);
+    for (size_t i = 0; i < sw->n; i++) {
+        if (sw->argv)
+            free(sw->argv[i]);
+        if (sw->fields)
+            free(sw->fields[i]);
+    }
+    free(sw->fields);
+    free(sw->nfields);
     free(sw->argv);
     free(sw->argc);
     free(sw->algo);

@@ -54,8 +54,17 @@ typedef struct cli_sweep {
     const char **algo; /* [n]: the verifier each point names (NULL: none, the default) */
     char **strings;   /* the value strings the vectors point into */
     size_t nstrings;
+    cli_field **fields; /* cli_sweep_expand_fields: [n] each point's fields */
+    size_t *nfields;
 } cli_sweep;
 int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw);
+/* The same expansion from named fields (cli_opts.h; the API's form of a
+ * command line): algo may be a comma list, a field's value a list or a
+ * range; the plugins named by "plugin" fields are loaded first.  Each
+ * point gets its verifier in sw->algo and its fields in sw->fields (argv
+ * and argc stay NULL), by the rules of cli_sweep_expand: the same points
+ * in the same order. */
+int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *fields, size_t n, cli_sweep *sw);
 void cli_sweep_free(cli_sweep *sw);
 /* 1 if value v of the parameter declared by d (NULL: none) is a list or a
  * range that a sweep expands: a comma list on a number, a choice or a
