@@ -182,62 +182,54 @@ int sd_api_main(int argc, char **argv, char **out, char **err)
     return S_capture_end(&cap, cli_dispatch(argc, argv), out, err);
 }
 
-int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
+/* fn(name, fields) -- cmd_run_fields, cmd_check_fields, cmd_eval_fields
+ * or cmd_lp_fields -- on a copy of the fields, output captured.  The
+ * plugins are loaded first and their fields left out (a verifier's
+ * parameters are known only once its plugin is loaded); a field the
+ * command refuses is a usage error naming it. */
+static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), const char *cmd,
+                            const char *name, const sd_api_field *fields, size_t n, char **out, char **err)
 {
     *out = *err = NULL;
     _Static_assert(sizeof(sd_api_field) == sizeof(cli_field), "the same layout");
     cli_field *f = calloc(n ? n : 1, sizeof *f);
     if (!f)
         return EX_OSERR_;
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        f[i] = (cli_field){fields[i].name, fields[i].value};
+        if (strcmp(fields[i].name, "plugin") != 0)
+            f[k++] = (cli_field){fields[i].name, fields[i].value};
     S_capture cap;
     if (S_capture_begin(&cap)) {
         free(f);
         return EX_OSERR_;
     }
-    cli_run_point pt;
-    int status = cmd_run_fields(algo, f, n, &pt);
-    if (status < 0) /* it ran: the JSON of `run --json`, the dictionary a binding returns */
-        status = cli_print_json(cli_point_json(&pt));
-    cmd_run_point_free(&pt);
+    sd_error e;
+    int status = cli_plugins_load_fields((const cli_field *)fields, n, &e) ? cli_fail(&e) : fn(name, f, k);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused(cmd, NULL);
     free(f);
     return S_capture_end(&cap, status, out, err);
 }
 
-/* cmd_check_fields, cmd_eval_fields or cmd_lp_fields on a copy of the fields, output captured. */
-static int S_fields_command(int (*fn)(const char *, const cli_field *, size_t), const char *name,
-                            const sd_api_field *fields, size_t n, char **out, char **err)
+int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
 {
-    *out = *err = NULL;
-    cli_field *f = calloc(n ? n : 1, sizeof *f);
-    if (!f)
-        return EX_OSERR_;
-    for (size_t i = 0; i < n; i++)
-        f[i] = (cli_field){fields[i].name, fields[i].value};
-    S_capture cap;
-    if (S_capture_begin(&cap)) {
-        free(f);
-        return EX_OSERR_;
-    }
-    int status = fn(name, f, n);
-    free(f);
-    return S_capture_end(&cap, status, out, err);
+    return S_fields_command(cmd_run_fields, "run", algo, fields, n, out, err);
 }
 
 int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err)
 {
-    return S_fields_command(cmd_eval_fields, what, fields, n, out, err);
+    return S_fields_command(cmd_eval_fields, "eval", what, fields, n, out, err);
 }
 
 int sd_api_lp(const char *problem, const sd_api_field *fields, size_t n, char **out, char **err)
 {
-    return S_fields_command(cmd_lp_fields, problem, fields, n, out, err);
+    return S_fields_command(cmd_lp_fields, "lp", problem, fields, n, out, err);
 }
 
 int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err)
 {
-    return S_fields_command(cmd_check_fields, algo, fields, n, out, err);
+    return S_fields_command(cmd_check_fields, "check", algo, fields, n, out, err);
 }
 
 void sd_api_free(void *p)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../src/sd_dist.h"
 #include "cli_exit.h"
@@ -368,11 +369,14 @@ int cli_args_has(const cli_args *a, const char *name)
 /* --- named fields instead of a command line ---------------------------------------- */
 
 /* Why cli_fields_apply last returned CLI_NOT_A_FIELD (cli_fields_refused). */
-static char S_refused[320];
+static char S_refused[320], S_refused_name[64];
+static int S_refused_unknown;
 
 static int S_refuse(const struct option *opts, const cli_field *f, const struct option *o)
 {
     char hint[160] = "";
+    snprintf(S_refused_name, sizeof S_refused_name, "%s", f->name);
+    S_refused_unknown = o && !o->name;
     if (!o) {
         snprintf(S_refused, sizeof S_refused, "'%s' is not an option here", f->name);
     } else if (!o->name) {
@@ -380,8 +384,8 @@ static int S_refuse(const struct option *opts, const cli_field *f, const struct 
         cli_suggest_init(&sg, f->name);
         for (const struct option *p = opts; p->name; p++)
             cli_suggest_add(&sg, p->name);
-        cli_suggest_text(&sg, "", hint, sizeof hint);
-        snprintf(S_refused, sizeof S_refused, "unknown option '%s'%s", f->name, hint);
+        cli_suggest_text(&sg, "--", hint, sizeof hint);
+        snprintf(S_refused, sizeof S_refused, "unknown option '--%s'%s", f->name, hint);
     } else if (o->has_arg != required_argument && f->value) {
         snprintf(S_refused, sizeof S_refused, "'%s' is a flag; it takes no value (got '%s')", f->name, f->value);
     } else {
@@ -411,7 +415,16 @@ int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t 
     return -1;
 }
 
-int cli_fields_refused(const char *cmd)
+int cli_fields_refused(const char *cmd, const sd_verifier_type *vt)
 {
+    /* A parameter of another verifier: say whose it is (cli_unknown_option's rule). */
+    const sd_verifier_type *v;
+    for (size_t i = 0; vt && S_refused_unknown && (v = sd_verifier_at(i)) != NULL; i++)
+        if (sd_params_decl(v, S_refused_name, NULL)) {
+            char names[256];
+            sd_params_names(vt, names, sizeof names);
+            return cli_usage_error(cmd, "--%s does not apply to --algo %s (it reads: %s)", S_refused_name, vt->name,
+                                   names);
+        }
     return cli_usage_error(cmd, "%s", S_refused[0] ? S_refused : "a field is not an option here");
 }

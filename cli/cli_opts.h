@@ -129,8 +129,9 @@ struct option;
 int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t n, const int *refuse,
                      cli_field_fn fn, void *ctx);
 /* The usage error (64) for the field cli_fields_apply refused last: an
- * unknown name (with the nearest option's), a flag given a value, an
- * option without one, or an option not taken here. */
-int cli_fields_refused(const char *cmd);
+ * unknown name (with the nearest option's; a parameter of another verifier
+ * than vt, when vt is given: whose), a flag given a value, an option
+ * without one, or an option not taken here. */
+int cli_fields_refused(const char *cmd, const sd_verifier_type *vt);
 
 #endif

@@ -487,16 +487,15 @@ int cmd_check_fields(const char *algo, const cli_field *fields, size_t n)
     S_req rq;
     struct option *opts;
     S_req_init(&rq);
-    for (size_t i = 0; i < n; i++) /* plugins are loaded before the verifier is known */
-        if (strcmp(fields[i].name, "plugin") == 0)
-            return CLI_NOT_A_FIELD;
     int status = cli_verifier_choose("check", algo, sd_verifier_baseline()->name, S_base, NULL, &rq.cv, &opts);
     if (status >= 0)
         return status;
     rq.json = 1;
-    static const int refuse[] = {'h', O_ALGO, CLI_OPT_PLUGIN, 0};
+    static const int refuse[] = {O_ALGO, 0};
     status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
     free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused("check", rq.cv.vt);
     if (status < 0)
         status = S_check(&rq);
     cli_model_release(&rq.mo);

@@ -442,34 +442,81 @@ static int S_option_any(void *rq, int c, const char *arg)
     return S_option(rq, c, arg);
 }
 
-int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_point *pt)
+/* S_point from named fields: the point's verifier and fields as
+ * cli_sweep_expand_fields gives them, the plugins loaded already.  Output
+ * in JSON unless a field asks for CSV. */
+static int S_point_fields(const char *algo, const cli_field *fields, size_t n, const cmd_run_hooks *hooks,
+                          int want_per_trial, cli_run_point *pt, S_out *out)
 {
-    static const cmd_run_hooks hooks = {NULL, NULL, 0, 0, "run", 1};
-    static const int refuse[] = {'h', O_LIST, O_PAIRED, O_CSV, O_ALGO, CLI_OPT_PLUGIN, 0};
+    static const int refuse[] = {O_ALGO, 0};
     struct option *opts;
-    S_out out = {CLI_FMT_TABLE, 0};
     S_req rq;
     memset(pt, 0, sizeof *pt);
     cli_model_init(&pt->mo);
-    S_req_init(&rq, "run", pt, &out);
-    if (algo && strchr(algo, ',')) /* a sweep */
-        return CLI_NOT_A_FIELD;
-    for (size_t i = 0; i < n; i++) /* plugins are loaded before the verifier is known */
-        if (strcmp(fields[i].name, "plugin") == 0)
-            return CLI_NOT_A_FIELD;
+    S_req_init(&rq, "run", pt, out);
     int status = cli_verifier_choose("run", algo, sd_verifier_baseline()->name, S_base, NULL, &pt->cv, &opts);
     if (status >= 0)
         return status;
-    /* a list on a parameter: a sweep */
-    for (size_t i = 0; i < n; i++)
-        if (fields[i].value && cli_sweep_is_list(sd_params_decl(pt->cv.vt, fields[i].name, NULL), fields[i].value))
-            status = CLI_NOT_A_FIELD;
-    if (status < 0)
-        status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
+    status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
     free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused("run", pt->cv.vt);
     if (status >= 0)
         return status;
-    return S_run_point(&rq, &hooks, 0);
+    if (out->fmt == CLI_FMT_TABLE)
+        out->fmt = CLI_FMT_JSON;
+    return S_run_point(&rq, hooks, want_per_trial);
+}
+
+/* The points of a sweep (argv or fields), then their output. */
+static int S_points(const char *name, cli_sweep *sw, int paired, int samples, const cmd_run_hooks *hooks)
+{
+    int status = -1;
+    if (samples && sw->n > 1)
+        return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
+                                     "parameter list)");
+    cli_run_point *pts = calloc(sw->n, sizeof *pts);
+    S_out out = {CLI_FMT_TABLE, 0};
+    size_t done = 0;
+    if (!pts)
+        status = cli_out_of_memory();
+    for (size_t i = 0; status < 0 && i < sw->n; i++) {
+        status = sw->fields ? S_point_fields(sw->algo[i], sw->fields[i], sw->nfields[i], hooks, paired, &pts[i], &out)
+                            : S_point(sw->argc[i], sw->argv[i], sw->algo[i], hooks, paired, &pts[i], &out);
+        if (status < 0)
+            done++;
+        else
+            cmd_run_point_free(&pts[i]);
+    }
+    if (status < 0 && out.paired && sw->n < 2)
+        status = cli_usage_error(name, "--paired compares points of a sweep: give --algo A,B (or a "
+                                       "parameter list)");
+    if (status < 0)
+        status = out.fmt == CLI_FMT_JSON  ? cli_points_print_json(pts, done, out.paired)
+                 : out.fmt == CLI_FMT_CSV ? cli_points_print_csv(pts, done, out.paired)
+                 : done == 1              ? S_print_table(&pts[0])
+                                          : cli_points_print_table(pts, done, out.paired);
+    for (size_t i = 0; i < done; i++)
+        cmd_run_point_free(&pts[i]);
+    free(pts);
+    return status;
+}
+
+int cmd_run_fields(const char *algo, const cli_field *fields, size_t n)
+{
+    static const cmd_run_hooks hooks = {NULL, NULL, 0, 0, "run", 1};
+    cli_sweep sw;
+    int status = cli_sweep_expand_fields("run", algo, fields, n, &sw);
+    if (status >= 0)
+        return status;
+    int paired = 0, samples = 0;
+    for (size_t i = 0; i < n; i++) {
+        paired |= strcmp(fields[i].name, "paired") == 0;
+        samples |= strcmp(fields[i].name, "samples") == 0;
+    }
+    status = S_points("run", &sw, paired, samples, &hooks);
+    cli_sweep_free(&sw);
+    return status;
 }
 
 void cmd_run_point_free(cli_run_point *pt)
@@ -494,34 +541,7 @@ int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks)
     cli_args_free(&args);
     if (status >= 0)
         return status;
-    if (samples && sw.n > 1) {
-        cli_sweep_free(&sw);
-        return cli_usage_error(name, "--samples writes one run's tokens: not with a sweep (--algo A,B or a "
-                                     "parameter list)");
-    }
-    cli_run_point *pts = calloc(sw.n, sizeof *pts);
-    S_out out = {CLI_FMT_TABLE, 0};
-    size_t done = 0;
-    if (!pts)
-        status = cli_out_of_memory();
-    for (size_t i = 0; status < 0 && i < sw.n; i++) {
-        status = S_point(sw.argc[i], sw.argv[i], sw.algo[i], hooks, paired, &pts[i], &out);
-        if (status < 0)
-            done++;
-        else
-            cmd_run_point_free(&pts[i]);
-    }
-    if (status < 0 && out.paired && sw.n < 2)
-        status = cli_usage_error(name, "--paired compares points of a sweep: give --algo A,B (or a "
-                                       "parameter list)");
-    if (status < 0)
-        status = out.fmt == CLI_FMT_JSON  ? cli_points_print_json(pts, done, out.paired)
-                 : out.fmt == CLI_FMT_CSV ? cli_points_print_csv(pts, done, out.paired)
-                 : done == 1              ? S_print_table(&pts[0])
-                                          : cli_points_print_table(pts, done, out.paired);
-    for (size_t i = 0; i < done; i++)
-        cmd_run_point_free(&pts[i]);
-    free(pts);
+    status = S_points(name, &sw, paired, samples, hooks);
     cli_sweep_free(&sw);
     return status;
 }

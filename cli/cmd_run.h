@@ -25,20 +25,16 @@ typedef struct cmd_run_hooks {
 /* `simdec run` (cmd_run is this with default hooks). */
 int cmd_run_with(int argc, char **argv, const cmd_run_hooks *hooks);
 
-/* One point of `run` from named fields instead of a command line (the
- * Python package's way in, cli/api.h sd_api_run): the verifier `algo`
- * (NULL: token-level SD) and fields named as run's options without the
- * dashes (trials, seed, threads, time-limit, target-stderr, estimator,
- * samples, L, progress, json, the model options, the verifier's
- * parameters), value the option's text (NULL for a flag), read by the
- * same code as the command line's, so values and errors are alike.  One
- * point, no sweep.  Returns -1 when the point ran into *pt (free with
- * cmd_run_point_free, also after a failure), an exit status after printing
- * the error, or CLI_NOT_A_FIELD (cli_opts.h) when a field is not one of these
- * (--plugin, --list, --paired, --csv, --help, an unknown name, a flag
- * given a value or an option without one): the command line then says
- * what is wrong. */
-int cmd_run_fields(const char *algo, const cli_field *fields, size_t n, cli_run_point *pt);
+/* `simdec run` from named fields instead of a command line (the Python
+ * package's way in, cli/api.h sd_api_run): the verifier `algo` (NULL:
+ * token-level SD; a comma list: a sweep) and fields named as run's options
+ * without the dashes, value the option's text (NULL for a flag), read by
+ * the same code as the command line's, so values and errors are alike.  A
+ * list or a range on a parameter sweeps (cli_sweep_expand_fields); the
+ * "plugin" fields are loaded first.  Prints what `run --json` prints (or
+ * --csv's CSV, --list's list, --help's help) and returns the exit status;
+ * a field that is not one of run's options is a usage error (64). */
+int cmd_run_fields(const char *algo, const cli_field *fields, size_t n);
 void cmd_run_point_free(cli_run_point *pt);
 
 #endif
