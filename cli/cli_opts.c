@@ -77,6 +77,23 @@ int cli_option_error(const char *cmd, int c, char **argv)
     return cli_usage_error(cmd, "unknown option '%s'%s", a, hint);
 }
 
+const char *cli_fields_last(const cli_field *fields, size_t n, const char *name)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(fields[i].name, name) == 0)
+            v = fields[i].value;
+    return v;
+}
+
+int cli_fields_has(const cli_field *fields, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(fields[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
 const char *cli_getopt_spelled(void)
 {
     return S_tok;
@@ -407,8 +424,11 @@ int cli_fields_apply(const struct option *opts, const cli_field *fields, size_t 
             if (*r == o->val)
                 return S_refuse(opts, &fields[i], NULL);
         int status = fn(ctx, o->val, fields[i].value);
-        if (status == 1)
-            return S_refuse(opts, &fields[i], NULL);
+        if (status == 1) { /* not the command's after all: as an unknown name */
+            S_refuse(opts, &fields[i], NULL);
+            S_refused_unknown = 1;
+            return CLI_NOT_A_FIELD;
+        }
         if (status >= 0)
             return status;
     }

@@ -114,6 +114,10 @@ typedef struct cli_field {
     const char *name;
     const char *value;
 } cli_field;
+/* The value of the last field `name` (NULL: none, or a flag); 1 if a
+ * field `name` is given. */
+const char *cli_fields_last(const cli_field *fields, size_t n, const char *name);
+int cli_fields_has(const cli_field *fields, size_t n, const char *name);
 /* A field that is no option of the command's, or one the caller refuses:
  * nothing ran, the command line says what is wrong. */
 #define CLI_NOT_A_FIELD 1000

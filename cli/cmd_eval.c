@@ -1075,10 +1075,13 @@ static const S_sub S_subs[] = {
 static const struct {
     const char *name, *summary;
     int (*cmd)(int, char **);
+    int (*fields)(const cli_field *, size_t); /* the same from named fields */
 } S_cmds[] = {
-    {"generation", "whole-generation rejections and target calls, any verifier", cmd_eval_generation},
-    {"speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)", cmd_eval_speedup},
-    {NULL, NULL, NULL},
+    {"generation", "whole-generation rejections and target calls, any verifier", cmd_eval_generation,
+     eval_generation_fields},
+    {"speedup", "wall-clock speed-up at draft cost ratio c (Leviathan et al. 2023)", cmd_eval_speedup,
+     eval_speedup_fields},
+    {NULL, NULL, NULL, NULL},
 };
 
 static void S_help(FILE *f)
@@ -1108,16 +1111,75 @@ static int S_field(void *ctx, int c, const char *arg)
     return S_option(f->a, c, arg, &err) != SD_OK ? cli_fail(&err) : -1;
 }
 
+/* "unknown evaluator 'x'; did you mean ...". */
+static int S_unknown(const char *what)
+{
+    char hint[160];
+    cli_suggest sg;
+    cli_suggest_init(&sg, what);
+    for (const S_sub *s = S_subs; s->name; s++)
+        cli_suggest_add(&sg, s->name);
+    for (size_t i = 0; S_cmds[i].name; i++)
+        cli_suggest_add(&sg, S_cmds[i].name);
+    return cli_usage_error("eval", "unknown evaluator '%s'%s", what, cli_suggest_text(&sg, "", hint, sizeof hint));
+}
+
+/* accept-length of a verifier without an enumerator here, from fields:
+ * eval_accept.c reads a command line, so the fields are spelled as one
+ * (--name value, --flag) and handed to it in this process.  Returns -1
+ * when the verifier has an enumerator here (S_subs' accept-length). */
+static int S_accept_verifier_fields(const cli_field *fields, size_t n)
+{
+    static char head[] = "accept-length", json[] = "--json";
+    char **av = calloc(2 * n + 3, sizeof *av), **own = calloc(2 * n + 1, sizeof *own);
+    int ac = 0, status = -1;
+    size_t nown = 0;
+    if (!av || !own)
+        status = cli_out_of_memory();
+    else
+        av[ac++] = head;
+    for (size_t i = 0; status < 0 && i < n; i++) {
+        size_t len = strlen(fields[i].name) + 3;
+        if (!(own[nown] = malloc(len)) || (fields[i].value && !(own[nown + 1] = strdup(fields[i].value)))) {
+            free(own[nown]);
+            status = cli_out_of_memory();
+            break;
+        }
+        snprintf(own[nown], len, "--%s", fields[i].name);
+        av[ac++] = own[nown++];
+        if (fields[i].value)
+            av[ac++] = own[nown++];
+    }
+    if (status < 0) {
+        av[ac++] = json;
+        if (eval_accept_takes(ac, av))
+            status = cmd_eval_accept_verifier(ac, av);
+    }
+    for (size_t i = 0; own && i < nown; i++)
+        free(own[i]);
+    free(own);
+    free(av);
+    return status;
+}
+
 int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {'h', 0};
+    static const int refuse[] = {0};
+    for (size_t i = 0; S_cmds[i].name; i++)
+        if (strcmp(what, S_cmds[i].name) == 0)
+            return S_cmds[i].fields(fields, n);
+    int st;
+    if (strcmp(what, "accept-length") == 0 && (st = S_accept_verifier_fields(fields, n)) >= 0)
+        return st;
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, what) == 0) {
             S_args a;
             S_fields f = {s, &a, ""};
             snprintf(f.cmd, sizeof f.cmd, "eval %s", s->name);
             S_args_init(&a);
-            int st = cli_fields_apply(S_opts, fields, n, refuse, S_field, &f);
+            st = cli_fields_apply(S_opts, fields, n, refuse, S_field, &f);
+            if (st == CLI_NOT_A_FIELD)
+                st = cli_fields_refused(f.cmd, NULL);
             a.json = 1;
             if (st >= 0) {
                 cli_model_release(&a.mo);
@@ -1125,7 +1187,7 @@ int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
             }
             return s->fn(s, &a);
         }
-    return CLI_NOT_A_FIELD; /* generation, policy, speedup, ...: their own command lines */
+    return S_unknown(what);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -1156,12 +1218,5 @@ int cmd_eval(int argc, char **argv)
             }
             return s->fn(s, &a);
         }
-    char hint[160];
-    cli_suggest sg;
-    cli_suggest_init(&sg, argv[1]);
-    for (const S_sub *s = S_subs; s->name; s++)
-        cli_suggest_add(&sg, s->name);
-    for (size_t i = 0; S_cmds[i].name; i++)
-        cli_suggest_add(&sg, S_cmds[i].name);
-    return cli_usage_error("eval", "unknown evaluator '%s'%s", argv[1], cli_suggest_text(&sg, "", hint, sizeof hint));
+    return S_unknown(argv[1]);
 }

@@ -30,77 +30,123 @@ static const char S_help_head[] =
     "                     target_calls, method, model)\n"
     "  --plugin FILE      load verifiers from a plugin (include/simdec.h); repeatable\n";
 
-int cmd_eval_generation(int argc, char **argv)
-{
-    enum { O_ALGO = CLI_OPT_FIRST_FREE, O_JSON };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        {"algo", required_argument, 0, O_ALGO},
-        {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+enum { O_ALGO = CLI_OPT_FIRST_FREE, O_JSON };
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"json", no_argument, 0, O_JSON},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+static const char S_cmd[] = "eval generation";
+
+typedef struct {
     cli_verifier cv;
-    struct option *opts;
-    int status = cli_verifier_prescan("eval generation", argc, argv, "algo",
-                                      sd_verifier_baseline()->name, base, NULL, &cv, &opts);
-    if (status >= 0)
-        return status;
     cli_model_opts mo;
-    cli_model_init(&mo);
-    int json = 0, c;
-    sd_error err;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
-            continue;
-        switch (c) {
-        case 'h':
-            cli_verifier_help(S_help_head, &cv);
-            status = 0;
-            break;
-        case O_ALGO: break;
-        case O_JSON: json = 1; break;
-        default: status = cli_unknown_option("eval generation", c, argv, cv.vt); break;
-        }
-    }
-    free(opts);
-    if (status < 0 && optind < argc)
-        status = cli_usage_error("eval generation", "unexpected argument '%s'", argv[optind]);
-    if (status >= 0) {
-        cli_model_release(&mo);
+    int json;
+} S_req;
+
+/* Option c with value arg: -1 to go on, 1 when it is not the command's, or
+ * an exit status after printing the error (0 after --help). */
+static int S_option(void *ctx, int c, const char *arg)
+{
+    S_req *rq = ctx;
+    int status = -1;
+    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
         return status;
+    switch (c) {
+    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
+    case O_ALGO: return -1;
+    case O_JSON: rq->json = 1; return -1;
+    default: return 1;
     }
+}
+
+/* The evaluation and its output; releases rq's model options. */
+static int S_run(S_req *rq)
+{
+    cli_verifier *cv = &rq->cv;
+    cli_model_opts *mo = &rq->mo;
+    int status;
+    sd_error err;
     cli_model m;
-    if (cli_model_open(&mo, &m, &err)) {
-        cli_model_release(&mo);
+    if (cli_model_open(mo, &m, &err)) {
+        cli_model_release(mo);
         return cli_fail(&err);
     }
     sd_exact_values ex;
-    int rc = sd_verifier_exact(cv.vt, &m.view, &cv.par, &ex, &err);
+    int rc = sd_verifier_exact(cv->vt, &m.view, &cv->par, &ex, &err);
     if (rc) {
         status = cli_fail(&err);
-    } else if (json) {
+    } else if (rq->json) {
         json_t *o = json_object();
-        json_object_set_new(o, "algo", json_string(cv.vt->name));
-        json_object_set_new(o, "params", sd_params_json(&cv.par, cv.vt));
+        json_object_set_new(o, "algo", json_string(cv->vt->name));
+        json_object_set_new(o, "params", sd_params_json(&cv->par, cv->vt));
         json_object_set_new(o, "rejections", cli_json_real(ex.rejections));
         json_object_set_new(o, "target_calls", cli_json_real(ex.target_calls));
         json_object_set_new(o, "method", json_string(ex.method));
-        cli_model_describe(&mo, &m.view, o);
+        cli_model_describe(mo, &m.view, o);
         status = cli_print_json(o);
     } else {
         char pbuf[512];
-        sd_params_format(&cv.par, cv.vt, pbuf, sizeof pbuf);
-        printf("algo      %s%s\n", cv.vt->name, pbuf);
-        cli_model_summary(stdout, "model", &mo, &m.view);
+        sd_params_format(&cv->par, cv->vt, pbuf, sizeof pbuf);
+        printf("algo      %s%s\n", cv->vt->name, pbuf);
+        cli_model_summary(stdout, "model", mo, &m.view);
         printf("rejections    %.12g\ntarget calls  %.12g\nmethod        %s\n", ex.rejections,
                ex.target_calls, ex.method);
         status = 0;
     }
     cli_model_close(&m);
-    cli_model_release(&mo);
+    cli_model_release(mo);
     return status;
+}
+
+int cmd_eval_generation(int argc, char **argv)
+{
+    S_req rq;
+    struct option *opts;
+    memset(&rq, 0, sizeof rq);
+    int status = cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, NULL,
+                                      &rq.cv, &opts);
+    if (status >= 0)
+        return status;
+    cli_model_init(&rq.mo);
+    int c;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option(S_cmd, c, argv, rq.cv.vt);
+    free(opts);
+    if (status < 0 && optind < argc)
+        status = cli_usage_error(S_cmd, "unexpected argument '%s'", argv[optind]);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_run(&rq);
+}
+
+int eval_generation_fields(const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {0};
+    S_req rq;
+    struct option *opts;
+    memset(&rq, 0, sizeof rq);
+    int status = cli_verifier_choose(S_cmd, cli_fields_last(fields, n, "algo"), sd_verifier_baseline()->name,
+                                     S_base, NULL, &rq.cv, &opts);
+    if (status >= 0)
+        return status;
+    cli_model_init(&rq.mo);
+    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
+    free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused(S_cmd, rq.cv.vt);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    rq.json = 1;
+    return S_run(&rq);
 }

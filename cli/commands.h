@@ -12,15 +12,17 @@ int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 /* `check --json` from named fields (cli_fields_apply; the verifier algo,
- * NULL: token-level SD): what it prints and its exit status, or
- * CLI_NOT_A_FIELD (a plugin, --help, an unknown name) without running. */
+ * NULL: token-level SD), the plugins loaded already: what it prints and
+ * its exit status; a field that is not an option of check's: a usage
+ * error. */
 int cmd_check_fields(const char *algo, const cli_field *fields, size_t n);
 int cmd_eval(int argc, char **argv);
-/* `eval WHAT --json` from named fields, for the evaluators whose options
- * are one table (rejections, acceptance, accept-length, ...); the others,
- * --help or an unknown name: CLI_NOT_A_FIELD without running. */
+/* `eval WHAT --json` from named fields, every evaluator (generation and
+ * speedup through eval_generation_fields and eval_speedup_fields), the
+ * plugins loaded already; an unknown evaluator or field: a usage error. */
 int cmd_eval_fields(const char *what, const cli_field *fields, size_t n);
 int cmd_eval_generation(int argc, char **argv); /* cli/cmd_eval_gen.c */
+int eval_generation_fields(const cli_field *fields, size_t n);
 int cmd_lp(int argc, char **argv);
 /* `lp PROBLEM --json` from named fields (the compared verifier from a
  * field "compare"); a plugin, --help or an unknown name: CLI_NOT_A_FIELD

@@ -75,76 +75,119 @@ static json_t *S_row_json(const S_row *r)
                      "speedup", r->s);
 }
 
+enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_STEPS, O_JSON, O_POLICY };
+/* --draft-policy is the command's (a rule, or RULE:best), ahead of the
+ * verifier's parameter of that name. */
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"draft-policy", required_argument, 0, O_POLICY},
+    {"c", required_argument, 0, O_C},
+    {"steps", required_argument, 0, O_STEPS},
+    {"json", no_argument, 0, O_JSON},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+static const char *const S_skip[] = {"draft-policy", NULL};
+static const char S_cmd[] = "eval speedup";
+
+typedef struct {
+    cli_verifier cv;
+    cli_model_opts mo;
+    double cr;
+    size_t steps;
+    int json;
+    const char *rule;
+} S_req;
+
+/* Option c with value arg: -1 to go on, 1 when it is not the command's, or
+ * an exit status after printing the error (0 after --help). */
+static int S_option(void *ctx, int c, const char *arg)
+{
+    S_req *rq = ctx;
+    int status = -1;
+    sd_error err;
+    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+        return status;
+    switch (c) {
+    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
+    case O_ALGO: return -1;
+    case O_POLICY: rq->rule = arg; return -1;
+    case O_C: return cli_parse_double("--c", arg, 0.0, 1e6, &rq->cr, &err) ? cli_fail(&err) : -1;
+    case O_STEPS: return cli_parse_size("--steps", arg, 1, 10000, &rq->steps, &err) ? cli_fail(&err) : -1;
+    case O_JSON: rq->json = 1; return -1;
+    default: return 1;
+    }
+}
+
+static int S_run(S_req *rq);
+
+/* Chooses the verifier (the last "algo" field, or --algo) into rq. */
+static int S_begin(S_req *rq, const char *algo, int argc, char **argv, struct option **opts)
+{
+    memset(rq, 0, sizeof *rq);
+    cli_model_init(&rq->mo);
+    rq->cr = 0.05;
+    rq->steps = 40;
+    return argv ? cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, S_skip,
+                                       &rq->cv, opts)
+                : cli_verifier_choose(S_cmd, algo, sd_verifier_baseline()->name, S_base, S_skip, &rq->cv, opts);
+}
+
 int cmd_eval_policy(int argc, char **argv)
 {
-    enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_STEPS, O_JSON, O_POLICY };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        {"algo", required_argument, 0, O_ALGO},
-        {"c", required_argument, 0, O_C},
-        {"steps", required_argument, 0, O_STEPS},
-        {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *cmd = "eval speedup";
-    /* --draft-policy is taken out before the verifier's options parse. */
-    char **av = calloc((size_t)argc + 1, sizeof *av);
-    if (!av)
-        return EX_OSERR_;
-    const char *rule = NULL;
-    int ac = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--draft-policy") == 0 && i + 1 < argc) {
-            rule = argv[++i];
-            continue;
-        }
-        if (strncmp(argv[i], "--draft-policy=", 15) == 0) {
-            rule = argv[i] + 15;
-            continue;
-        }
-        av[ac++] = argv[i];
-    }
-    cli_verifier cv;
+    S_req rq;
     struct option *opts;
-    int status = cli_verifier_prescan(cmd, ac, av, "algo", sd_verifier_baseline()->name, base, NULL, &cv, &opts);
-    if (status >= 0) {
-        free(av);
+    int status = S_begin(&rq, NULL, argc, argv, &opts), c;
+    if (status >= 0)
         return status;
-    }
-    cli_model_opts mo;
-    cli_model_init(&mo);
-    double cr = 0.05;
-    size_t steps = 40;
-    int json = 0, c;
-    sd_error err;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = cli_getopt(ac, av, ":h", opts)) != -1) {
-        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
-            continue;
-        switch (c) {
-        case 'h':
-            cli_verifier_help(S_help_head, &cv);
-            status = 0;
-            break;
-        case O_ALGO: break;
-        case O_C:
-            if (cli_parse_double("--c", optarg, 0.0, 1e6, &cr, &err))
-                status = cli_fail(&err);
-            break;
-        case O_STEPS:
-            if (cli_parse_size("--steps", optarg, 1, 10000, &steps, &err))
-                status = cli_fail(&err);
-            break;
-        case O_JSON: json = 1; break;
-        default: status = cli_unknown_option(cmd, c, av, cv.vt); break;
-        }
-    }
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option(S_cmd, c, argv, rq.cv.vt);
     free(opts);
-    if (status < 0 && optind < ac)
-        status = cli_usage_error(cmd, "unexpected argument '%s'", av[optind]);
-    if (status < 0 && (!sd_params_decl(cv.vt, "draft-policy", NULL) || !cv.vt->iteration_law))
+    if (status < 0 && optind < argc)
+        status = cli_usage_error(S_cmd, "unexpected argument '%s'", argv[optind]);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_run(&rq);
+}
+
+int eval_policy_fields(const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {0};
+    S_req rq;
+    struct option *opts;
+    int status = S_begin(&rq, cli_fields_last(fields, n, "algo"), 0, NULL, &opts);
+    if (status >= 0)
+        return status;
+    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
+    free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused(S_cmd, rq.cv.vt);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    rq.json = 1;
+    return S_run(&rq);
+}
+
+/* The evaluation and its output. */
+static int S_run(S_req *rq)
+{
+    const char *cmd = S_cmd, *rule = rq->rule;
+    cli_verifier cv = rq->cv;
+    cli_model_opts mo = rq->mo;
+    double cr = rq->cr;
+    size_t steps = rq->steps;
+    int json = rq->json, status = -1;
+    sd_error err;
+    if (!sd_params_decl(cv.vt, "draft-policy", NULL) || !cv.vt->iteration_law)
         status = cli_usage_error(cmd, "--draft-policy: --algo %s reads no draft policy (token and block do)",
                                  cv.vt->name);
     S_vt = cv.vt;
@@ -169,7 +212,6 @@ int cmd_eval_policy(int argc, char **argv)
     memset(&model, 0, sizeof model);
     if (status < 0 && cli_model_open(&mo, &model, &err))
         status = cli_fail(&err);
-    free(av);
     if (status < 0 && !model.view.chain)
         status = cli_usage_error(cmd, "--draft-policy: needs a stored chain (not --zipf or --stream)");
     if (status >= 0) {

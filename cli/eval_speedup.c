@@ -95,132 +95,173 @@ static int S_count_list(const char *opt, const char *s, size_t *g, size_t *n, si
     return SD_OK;
 }
 
-/* One verifier at one --k: the command as it was (collect: append the
- * JSON object there instead of printing it; sep: a blank line before the
+enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON, O_DRAFT_COST, O_GAMMA };
+/* --gamma is the command's (G, a list, a range or best), ahead of the
+ * verifier's parameter, which it sets for a single G. */
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"gamma", required_argument, 0, O_GAMMA},
+    {"c", required_argument, 0, O_C},
+    {"gamma-max", required_argument, 0, O_GMAX},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
+    {"json", no_argument, 0, O_JSON},
+    {"draft-cost", required_argument, 0, O_DRAFT_COST},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+static const char *const S_skip[] = {"gamma", NULL};
+static const char S_cmd[] = "eval speedup";
+
+/* One point's options, from a command line or from named fields. */
+typedef struct {
+    cli_verifier cv;
+    cli_model_opts mo;
+    double cr;
+    size_t gmax;
+    uint64_t trials, seed;
+    int json, per_step, best;
+    size_t glist[256], nglist;
+} S_req;
+
+static void S_req_init(S_req *rq)
+{
+    memset(rq, 0, sizeof *rq);
+    cli_model_init(&rq->mo);
+    rq->cr = 0.05;
+    rq->gmax = 16;
+    rq->trials = 10000;
+    rq->seed = 1;
+}
+
+/* --gamma G, LIST, LO..HI or best; the last one given wins, as every
+ * repeated option does. */
+static int S_gamma(S_req *rq, const char *arg)
+{
+    sd_error err;
+    rq->best = 0;
+    rq->nglist = 0;
+    if (strcmp(arg, "best") == 0) {
+        rq->best = 1;
+        return -1;
+    }
+    if (strchr(arg, ',') || strstr(arg, "..")) {
+        if (S_count_list("--gamma", arg, rq->glist, &rq->nglist, sizeof rq->glist / sizeof rq->glist[0], &err))
+            return cli_usage_error(S_cmd, "%s", err.msg);
+        return -1;
+    }
+    if (!sd_params_decl(rq->cv.vt, "gamma", NULL))
+        return 1; /* the caller says whose parameter it is */
+    return sd_params_parse(&rq->cv.par, rq->cv.vt, "gamma", arg, &err) ? cli_fail(&err) : -1;
+}
+
+/* Option c with value arg: -1 to go on, 1 when it is not the command's, or
+ * an exit status after printing the error (0 after --help). */
+static int S_option(void *ctx, int c, const char *arg)
+{
+    S_req *rq = ctx;
+    int status = -1;
+    sd_error err;
+    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+        return status;
+    switch (c) {
+    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
+    case O_ALGO: return -1;
+    case O_GAMMA: return S_gamma(rq, arg);
+    case O_C: return cli_parse_double("--c", arg, 0.0, 1e6, &rq->cr, &err) ? cli_fail(&err) : -1;
+    case O_GMAX: return cli_parse_size("--gamma-max", arg, 1, 4096, &rq->gmax, &err) ? cli_fail(&err) : -1;
+    case O_TRIALS: return cli_parse_trials(arg, &rq->trials, &err) ? cli_fail(&err) : -1;
+    case O_SEED: return cli_parse_seed(arg, &rq->seed, &err) ? cli_fail(&err) : -1;
+    case O_JSON: rq->json = 1; return -1;
+    case O_DRAFT_COST:
+        if (strcmp(arg, "token") == 0)
+            rq->per_step = 0;
+        else if (strcmp(arg, "step") == 0)
+            rq->per_step = 1;
+        else
+            return cli_usage_error(S_cmd, "--draft-cost '%s': expected token or step", arg);
+        return -1;
+    default: return 1;
+    }
+}
+
+static int S_run(S_req *rq, json_t *collect, int sep);
+
+/* One verifier at one --k from a command line (collect: append the JSON
+ * object there instead of printing it; sep: a blank line before the
  * table). */
 static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
 {
-    enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON, O_DRAFT_COST };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        {"algo", required_argument, 0, O_ALGO},
-        {"c", required_argument, 0, O_C},
-        {"gamma-max", required_argument, 0, O_GMAX},
-        {"trials", required_argument, 0, O_TRIALS},
-        {"seed", required_argument, 0, O_SEED},
-        {"json", no_argument, 0, O_JSON},
-        {"draft-cost", required_argument, 0, O_DRAFT_COST},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *cmd = "eval speedup";
-    for (int i = 0; i < argc; i++) /* a draft-length policy: eval_policy.c */
-        if (strcmp(argv[i], "--draft-policy") == 0 || strncmp(argv[i], "--draft-policy=", 15) == 0)
-            return cmd_eval_policy(argc, argv);
-    /* --gamma best is taken out before the verifier's options parse. */
-    char **av = calloc((size_t)argc + 1, sizeof *av);
-    if (!av)
-        return EX_OSERR_;
-    int ac = 0, best = 0;
-    size_t glist[256], nglist = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *gv = NULL; /* --gamma LIST or LO..HI */
-        if (strcmp(argv[i], "--gamma") == 0 && i + 1 < argc && (strchr(argv[i + 1], ',') || strstr(argv[i + 1], "..")))
-            gv = argv[++i];
-        else if (strncmp(argv[i], "--gamma=", 8) == 0 && (strchr(argv[i] + 8, ',') || strstr(argv[i] + 8, "..")))
-            gv = argv[i] + 8;
-        if (gv) {
-            sd_error gerr;
-            if (S_count_list("--gamma", gv, glist, &nglist, sizeof glist / sizeof glist[0], &gerr)) {
-                free(av);
-                return cli_usage_error("eval speedup", "%s", gerr.msg);
-            }
-            best = 0;
-            continue;
-        }
-        if (strcmp(argv[i], "--gamma=best") == 0) {
-            best = 1;
-            nglist = 0;
-            continue;
-        }
-        if (strcmp(argv[i], "--gamma") == 0 && i + 1 < argc && strcmp(argv[i + 1], "best") == 0) {
-            best = 1;
-            nglist = 0;
-            i++;
-            continue;
-        }
-        if (strcmp(argv[i], "--gamma") == 0 || strncmp(argv[i], "--gamma=", 8) == 0)
-            best = 0, nglist = 0; /* the last --gamma wins, as every repeated option does */
-        av[ac++] = argv[i];
-    }
-    cli_verifier cv;
+    S_req rq;
+    S_req_init(&rq);
     struct option *opts;
-    int status = cli_verifier_prescan(cmd, ac, av, "algo", sd_verifier_baseline()->name, base, NULL, &cv, &opts);
-    if (status >= 0) {
-        free(av);
+    int status = cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, S_skip,
+                                      &rq.cv, &opts);
+    if (status >= 0)
         return status;
-    }
-    cli_model_opts mo;
-    cli_model_init(&mo);
-    double cr = 0.05;
-    size_t gmax = 16;
-    uint64_t trials = 10000, seed = 1;
-    int json = 0, c, per_step = 0;
-    sd_error err;
+    int c;
     optind = 0;
     opterr = 0;
-    while (status < 0 && (c = cli_getopt(ac, av, ":h", opts)) != -1) {
-        if (cli_verifier_option(&mo, &cv, c, optarg, &status))
-            continue;
-        switch (c) {
-        case 'h':
-            cli_verifier_help(S_help_head, &cv);
-            status = 0;
-            break;
-        case O_ALGO: break;
-        case O_C:
-            if (cli_parse_double("--c", optarg, 0.0, 1e6, &cr, &err))
-                status = cli_fail(&err);
-            break;
-        case O_GMAX:
-            if (cli_parse_size("--gamma-max", optarg, 1, 4096, &gmax, &err))
-                status = cli_fail(&err);
-            break;
-        case O_TRIALS:
-            if (cli_parse_trials(optarg, &trials, &err))
-                status = cli_fail(&err);
-            break;
-        case O_SEED:
-            if (cli_parse_seed(optarg, &seed, &err))
-                status = cli_fail(&err);
-            break;
-        case O_JSON: json = 1; break;
-        case O_DRAFT_COST:
-            if (strcmp(optarg, "token") == 0)
-                per_step = 0;
-            else if (strcmp(optarg, "step") == 0)
-                per_step = 1;
-            else
-                status = cli_usage_error(cmd, "--draft-cost '%s': expected token or step", optarg);
-            break;
-        default: status = cli_unknown_option(cmd, c, av, cv.vt); break;
-        }
-    }
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = S_option(&rq, c, optarg)) == 1)
+            status = cli_unknown_option(S_cmd, c, argv, rq.cv.vt);
     free(opts);
-    if (status < 0 && optind < ac)
-        status = cli_usage_error(cmd, "unexpected argument '%s'", av[optind]);
+    if (status < 0 && optind < argc)
+        status = cli_usage_error(S_cmd, "unexpected argument '%s'", argv[optind]);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_run(&rq, collect, sep);
+}
+
+/* The same from named fields (the plugins loaded already); JSON. */
+static int S_speedup_fields_one(const cli_field *fields, size_t n, json_t *collect)
+{
+    static const int refuse[] = {0};
+    S_req rq;
+    S_req_init(&rq);
+    struct option *opts;
+    int status = cli_verifier_choose(S_cmd, cli_fields_last(fields, n, "algo"), sd_verifier_baseline()->name,
+                                     S_base, S_skip, &rq.cv, &opts);
+    if (status >= 0)
+        return status;
+    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
+    free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused(S_cmd, rq.cv.vt);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    rq.json = 1;
+    return S_run(&rq, collect, 0);
+}
+
+/* The point's evaluation and its output. */
+static int S_run(S_req *rq, json_t *collect, int sep)
+{
+    int status = -1;
+    sd_error err;
+    cli_verifier cv = rq->cv;
+    cli_model_opts mo = rq->mo;
+    double cr = rq->cr;
+    size_t gmax = rq->gmax, nglist = rq->nglist;
+    const size_t *glist = rq->glist;
+    uint64_t trials = rq->trials, seed = rq->seed;
+    int json = rq->json, per_step = rq->per_step, best = rq->best;
     const sd_verifier_type *vt = cv.vt;
-    if (status < 0 && !sd_params_decl(vt, "gamma", NULL))
-        status = cli_usage_error(cmd, "--algo %s has no draft length --gamma; the speed-up model needs one",
+    if (!sd_params_decl(vt, "gamma", NULL))
+        status = cli_usage_error(S_cmd, "--algo %s has no draft length --gamma; the speed-up model needs one",
                                  vt->name);
     if (status < 0 && !best && !nglist && cv.par.gamma == 0)
-        status = cli_usage_error(cmd, "give --gamma G or --gamma best (every iteration drafts G tokens)");
+        status = cli_usage_error(S_cmd, "give --gamma G or --gamma best (every iteration drafts G tokens)");
     cli_model model;
     memset(&model, 0, sizeof model);
     if (status < 0 && cli_model_open(&mo, &model, &err))
         status = cli_fail(&err);
-    free(av);
     if (status >= 0) {
         cli_model_close(&model);
         cli_model_release(&mo);
@@ -259,7 +300,7 @@ static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
         }
         if (limit) {
             if (!isfinite(pt->s_limit)) {
-                status = cli_usage_error(cmd, "--algo %s has no exact T -> infinity value here (V = %zu, gamma %zu); "
+                status = cli_usage_error(S_cmd, "--algo %s has no exact T -> infinity value here (V = %zu, gamma %zu); "
                                          "give --T N for a finite horizon", vt->name, mo.pV, g);
                 break;
             }
@@ -366,23 +407,16 @@ static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
     return status;
 }
 
-/* The value of option `name` in argv (the last one), as "--name V" or
- * "--name=V"; its index in *at (the value's), or NULL. */
-static const char *S_opt(int argc, char **argv, const char *name, int *at)
+/* The value of the last --name in args (the one pass over argv,
+ * cli_opts.h); *at the index of that value in argv, or minus the index of
+ * the word --name=value; NULL: none. */
+static const char *S_opt(const cli_args *args, const char *name, int *at)
 {
-    size_t n = strlen(name);
-    const char *v = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], name) == 0 && i + 1 < argc) {
-            v = argv[i + 1];
-            *at = i + 1;
-            i++;
-        } else if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
-            v = argv[i] + n + 1;
-            *at = -i; /* the whole word */
-        }
-    }
-    return v;
+    int o, v;
+    const char *val = cli_args_last(args, name, &o, &v);
+    if (val)
+        *at = v == o ? -o : v;
+    return val;
 }
 
 /* `--algo a,b` and `--k 2,4` (or LO..HI) sweep like run: one table per
@@ -390,8 +424,16 @@ static const char *S_opt(int argc, char **argv, const char *name, int *at)
  * --seed.  --gamma lists stay within a point (one table per verifier). */
 int cmd_eval_speedup(int argc, char **argv)
 {
+    cli_args args;
+    if (cli_args_scan(argc, argv, &args))
+        return cli_out_of_memory();
+    if (cli_args_has(&args, "draft-policy")) { /* a draft-length policy: eval_policy.c */
+        cli_args_free(&args);
+        return cmd_eval_policy(argc, argv);
+    }
     int at_a = 0, at_k = 0;
-    const char *algos = S_opt(argc, argv, "--algo", &at_a), *ks = S_opt(argc, argv, "--k", &at_k);
+    const char *algos = S_opt(&args, "algo", &at_a), *ks = S_opt(&args, "k", &at_k);
+    cli_args_free(&args);
     int list_a = algos && strchr(algos, ','), list_k = ks && (strchr(ks, ',') || strstr(ks, ".."));
     if (!list_a && !list_k)
         return S_speedup_one(argc, argv, NULL, 0);
@@ -455,5 +497,55 @@ int cmd_eval_speedup(int argc, char **argv)
         json_decref(arr);
     free(acopy);
     free(av);
+    return status;
+}
+
+int eval_speedup_fields(const cli_field *fields, size_t n)
+{
+    if (cli_fields_has(fields, n, "draft-policy"))
+        return eval_policy_fields(fields, n);
+    const char *algos = cli_fields_last(fields, n, "algo"), *ks = cli_fields_last(fields, n, "k");
+    int list_a = algos && strchr(algos, ','), list_k = ks && (strchr(ks, ',') || strstr(ks, ".."));
+    if (!list_a && !list_k)
+        return S_speedup_fields_one(fields, n, NULL);
+    size_t kv[256], nk = 1;
+    if (list_k) {
+        sd_error e;
+        if (S_count_list("--k", ks, kv, &nk, sizeof kv / sizeof kv[0], &e))
+            return cli_usage_error(S_cmd, "%s", e.msg);
+    }
+    char *acopy = strdup(algos ? algos : sd_verifier_baseline()->name);
+    cli_field *f = calloc(n ? n : 1, sizeof *f);
+    json_t *arr = json_array();
+    int status = 0;
+    if (!acopy || !f || !arr)
+        status = cli_out_of_memory();
+    char kbuf[32], *save = NULL;
+    for (char *a = acopy ? strtok_r(acopy, ",", &save) : NULL; status == 0 && a; a = strtok_r(NULL, ",", &save)) {
+        const sd_verifier_type *vt = sd_verifier_find(a);
+        int has_k = !vt || sd_params_decl(vt, "k", NULL);
+        for (size_t j = 0; status == 0 && j < nk && (has_k || j == 0); j++) {
+            /* the point's fields: its verifier, its k (none for a verifier
+             * without k: evaluated once) */
+            size_t m = 0;
+            snprintf(kbuf, sizeof kbuf, "%zu", kv[j]);
+            for (size_t i = 0; i < n; i++) {
+                if (list_a && strcmp(fields[i].name, "algo") == 0)
+                    f[m++] = (cli_field){"algo", a};
+                else if (list_k && strcmp(fields[i].name, "k") == 0) {
+                    if (has_k)
+                        f[m++] = (cli_field){"k", kbuf};
+                } else
+                    f[m++] = fields[i];
+            }
+            status = S_speedup_fields_one(f, m, arr);
+        }
+    }
+    if (status == 0)
+        status = cli_print_json(arr);
+    else
+        json_decref(arr);
+    free(acopy);
+    free(f);
     return status;
 }
