@@ -79,14 +79,6 @@ def options(**kw):
     return out
 
 
-def _model_args(model):
-    if model is None:
-        return []
-    if isinstance(model, _model.Model):
-        return model.args()
-    return ["--model", os.fspath(model)]
-
-
 def _result(status, out, err, pending, what):
     """The dictionary of a command's JSON, or the error it raised."""
     if pending is not None:
@@ -114,9 +106,14 @@ def _fields(**kw):
 
 
 def _model_fields(model):
-    """A model as fields: a Model's own options, or a file name."""
-    args = _model_args(model)
-    return [(args[i][2:], args[i + 1]) for i in range(0, len(args), 2)]
+    """A model as fields: a Model's own options (its generator's, or the
+    file it is written to once), or a file name."""
+    if model is None:
+        return []
+    if isinstance(model, _model.Model):
+        args = model.args()
+        return [(args[i][2:], args[i + 1]) for i in range(0, len(args), 2)]
+    return [("model", os.fspath(model))]
 
 
 def _threads(algo, threads):
@@ -125,21 +122,23 @@ def _threads(algo, threads):
     return 1 if any(_verifier.is_python(n) for n in _value(algo).split(",")) else threads
 
 
+# Fields whose answer is text, not JSON: --csv's table, --help's page.
+_TEXT_FIELDS = ("csv", "help")
+
+
 def _fields_call(command, algo, fields):
     """`command` (run, check, eval or lp) through sd_api_run, sd_api_check,
-    sd_api_eval or sd_api_lp (cli/api.h): the verifier (eval: the
-    evaluator, lp: the problem) and named
-    fields, no command line; the dictionary `command --json` prints.  None
-    when a field is not one of the command's own (a sweep, a plugin, an
-    unknown option, an evaluator with its own command line): the caller
-    runs the command line, which sweeps or says what is wrong."""
+    sd_api_eval or sd_api_lp (cli/api.h): the verifier (a comma list: a
+    sweep; eval: the evaluator, lp: the problem) and named fields, no
+    command line.  Returns the dictionary (a list for a sweep) that
+    `command --json` prints, or the text of csv=True and help=True."""
     arr = (_lib.Field * max(len(fields), 1))(*[_lib.Field(os.fsencode(k), None if v is None else os.fsencode(v))
                                               for k, v in fields])
     status, out, err, pending = _call("sd_api_" + command, os.fsencode(_value(algo)), arr, len(fields))
-    if status == _lib.NOT_A_FIELD and pending is None:
-        return None
     head = "%s %s" % (command, algo) if command in ("eval", "lp") else "%s --algo %s" % (command, _value(algo))
     what = "%s %s" % (head, " ".join("--%s%s" % (k, "" if v is None else " " + v) for k, v in fields))
+    if status == 0 and pending is None and any(k in _TEXT_FIELDS for k, _ in fields):
+        return out
     return _result(status, out, err, pending, what.strip())
 
 
@@ -147,61 +146,38 @@ def _run_fields(algo, fields):
     return _fields_call("run", algo, fields)
 
 
-def _algo_args(algo, threads):
-    """--algo NAME, and --threads 1 for a verifier written in Python (its
-    step holds the GIL; the result is the same for any thread count)."""
-    names = _value(algo).split(",")  # a list of verifiers: a sweep
-    if any(_verifier.is_python(n) for n in names):
-        threads = 1
-    return ["--algo", ",".join(names)] + options(threads=threads)
-
-
 def run(model=None, algo="token", trials=None, seed=None, threads=None, **params):
     """`simdec run --algo ALGO [model] --trials N --seed S --threads N
     --PARAM VALUE ... --json`, run in this process through the run API with
-    named fields (a sweep, a list of verifiers or of values, runs the
-    command line).  model: a Model, a file name, or None (the default
-    generated chain); algo: a name or a Verifier."""
+    named fields.  model: a Model, a file name, or None (the default
+    generated chain); algo: a name, a Verifier, or a list of them (a sweep);
+    a parameter given a list or a range "LO..HI" sweeps it too (paired=True
+    compares every point with the first): the list of the points'
+    dictionaries.  csv=True returns the CSV text, help=True the help,
+    list=True the verifiers' list."""
     fields = _fields(threads=_threads(algo, threads)) + _model_fields(model) + \
         _fields(trials=trials, seed=seed, **params)
-    got = _run_fields(algo, fields)
-    if got is not None:
-        return got
-    return command("run", *_algo_args(algo, threads), *_model_args(model),
-                   *options(trials=trials, seed=seed, **params))
+    return _run_fields(algo, fields)
 
 
 def check(model=None, algo="token", trials=None, seed=None, threads=None, L=None, **params):
     """`simdec check --algo ALGO [model] --L l ... --json`: is the verifier
     lossless?  (Give the significance level as alpha=..., the generated
     model's concentration as model_alpha=...)  Run through the library with
-    named fields (sd_api_check), the command line only for a plugin or an
-    option check does not have."""
+    named fields (sd_api_check)."""
     fields = _fields(threads=_threads(algo, threads)) + _model_fields(model) + \
         _fields(trials=trials, seed=seed, L=L, **params)
-    got = _fields_call("check", algo, fields)
-    if got is not None:
-        return got
-    return command("check", *_algo_args(algo, threads), *_model_args(model),
-                   *options(trials=trials, seed=seed, L=L, **params))
+    return _fields_call("check", algo, fields)
 
 
 def eval(what, model=None, **opts):  # noqa: A001 (simdec.eval, as `simdec eval`)
-    """`simdec eval WHAT [model] --OPTION VALUE ... --json`; the evaluators
-    with one option table run through the library with named fields
-    (sd_api_eval), the others (generation, policy, speedup, ...) through
-    their command lines."""
-    got = _fields_call("eval", what, _model_fields(model) + _fields(**opts))
-    if got is not None:
-        return got
-    return command("eval", what, *_model_args(model), *options(**opts))
+    """`simdec eval WHAT [model] --OPTION VALUE ... --json`, every
+    evaluator (generation, speedup with gamma="best" or a draft_policy,
+    ...) through the library with named fields (sd_api_eval)."""
+    return _fields_call("eval", what, _model_fields(model) + _fields(**opts))
 
 
 def lp(problem, model=None, **opts):
     """`simdec lp PROBLEM [model] --OPTION VALUE ... --json`, run through
-    the library with named fields (sd_api_lp); the command line only for
-    plugin= or an option lp does not have."""
-    got = _fields_call("lp", problem, _model_fields(model) + _fields(**opts))
-    if got is not None:
-        return got
-    return command("lp", problem, *_model_args(model), *options(**opts))
+    the library with named fields (sd_api_lp)."""
+    return _fields_call("lp", problem, _model_fields(model) + _fields(**opts))

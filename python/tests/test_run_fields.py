@@ -1,8 +1,7 @@
 """simdec.run calls the run API through sd_api_run (cli/api.h) with named
 fields, not a command line: the same dictionaries as `simdec run --json`
-for every kind of model and option, the same errors, and the command line
-only where a field is not one of run's own (a sweep, a plugin, an unknown
-option), which then says what is wrong."""
+for every kind of model and option, sweeps included, and the same
+errors."""
 import pytest
 
 import simdec
@@ -34,10 +33,13 @@ def test_fields_give_the_command_lines_dictionary(cli, algo, kw):
     same(simdec.run(None, algo, **kw), got)
 
 
-def test_a_sweep_runs_the_command_line(cli):
-    assert _commands._run_fields("token,block", _commands._fields(trials=100)) is None
-    assert _commands._run_fields("block", _commands._fields(trials=100, gamma="2,3")) is None
-    assert _commands._run_fields("block", _commands._fields(trials=100, gamma="1..2")) is None
+def test_a_sweep_runs_through_the_fields(cli):
+    for algo, kw, args in [("token,block", dict(trials=100), ("--algo", "token,block", "--trials", 100)),
+                           ("block", dict(trials=100, gamma="2,3"), ("--algo", "block", "--trials", 100, "--gamma", "2,3")),
+                           ("block", dict(trials=100, gamma="1..2"), ("--algo", "block", "--trials", 100, "--gamma", "1..2"))]:
+        got = _commands._run_fields(algo, _commands._fields(**kw))
+        assert isinstance(got, list) and len(got) == 2
+        same(got, cli("run", *args))
     same(simdec.run(None, "block", trials=500, gamma=[2, 3]),
          cli("run", "--algo", "block", "--trials", 500, "--gamma", "2,3"))
 
@@ -99,8 +101,9 @@ def test_eval_fields_give_the_command_lines_dictionary(cli, what, kw):
     same(got, cli("eval", what, *_commands.options(**kw)))
 
 
-def test_eval_with_its_own_command_line_falls_back(cli):
-    assert _commands._fields_call("eval", "generation", _commands._fields(algo="block", T=4)) is None
+def test_eval_with_options_of_its_own_runs_through_the_fields(cli):
+    same(_commands._fields_call("eval", "generation", _commands._fields(algo="block", T=4)),
+         cli("eval", "generation", "--algo", "block", "--T", 4))
     same(simdec.eval("generation", algo="block", T=4), cli("eval", "generation", "--algo", "block", "--T", 4))
     with pytest.raises(simdec.SimdecError) as e:
         simdec.eval("acceptance", gamma=3)
