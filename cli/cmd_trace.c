@@ -213,7 +213,8 @@ static int S_parse_point(int argc, char **argv, sd_trace_point *pt)
         const char *v;
         int j = S_arg(argc, argv, i, name, sizeof name, &v, 1);
         int flag;
-        if (j >= 0 && !S_own(name, &flag) && sd_params_parse(&pt->par, pt->vt, name, v, &err))
+        int best = j >= 0 && !strcmp(name, "gamma") && v && !strcmp(v, "best"); /* S_opts.best */
+        if (j >= 0 && !S_own(name, &flag) && !best && sd_params_parse(&pt->par, pt->vt, name, v, &err))
             return cli_fail(&err);
         if (j > i)
             i = j;
@@ -465,29 +466,14 @@ int cli_trace_with_input(int argc, char **argv, const sd_trace_input *given, jso
             fputs(S_help, stdout);
             return 0;
         }
-    /* --gamma best is taken out before the sweep expands the lists. */
-    char **av = malloc((size_t)(argc + 1) * sizeof *av);
-    if (!av)
-        return cli_out_of_memory();
-    int ac = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--gamma=best")) {
-            o.best = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--gamma") && i + 1 < argc && !strcmp(argv[i + 1], "best")) {
-            o.best = 1;
-            i++;
-            continue;
-        }
-        if (!strcmp(argv[i], "--gamma") || !strncmp(argv[i], "--gamma=", 8))
-            o.best = 0;
-        av[ac++] = argv[i];
-    }
-    av[ac] = NULL;
+    /* The one pass over argv: --gamma best (the last --gamma wins) picks
+     * each point's best G; a sweep leaves it in every point's argv (it is
+     * no list), where S_parse_point passes it over. */
     cli_sweep sw = {0};
     cli_args args;
-    int status = cli_args_scan(ac, av, &args) ? cli_out_of_memory() : cli_sweep_expand("trace", &args, &sw);
+    int status = cli_args_scan(argc, argv, &args) ? cli_out_of_memory() : cli_sweep_expand("trace", &args, &sw);
+    const char *gv = status < 0 ? cli_args_last(&args, "gamma", NULL, NULL) : NULL;
+    o.best = gv && !strcmp(gv, "best");
     cli_args_free(&args);
     sd_trace_point *pts = NULL;
     sd_trace_result *res = NULL;
@@ -639,7 +625,6 @@ out:
     for (int f = 0; f < 4; f++)
         sd_npy_close(&arr[f]);
     cli_sweep_free(&sw);
-    free(av);
     return status < 0 ? 0 : status;
 }
 
