@@ -1,10 +1,11 @@
 /* api.h — simdec as a library for other languages (the Python package in
  * python/simdec calls these through ctypes from build/libsimdec.so).
  *
- * sd_api_main runs one command exactly as `simdec COMMAND ARGS...` would,
- * in the calling process, and hands back what it printed: with --json, the
- * very JSON the command line prints, so that a binding returns the same
- * dictionaries as `simdec ... --json`.  The model functions give a binding
+ * sd_api_run, sd_api_check, sd_api_eval and sd_api_lp run a command from
+ * named fields, in the calling process, and hand back what it printed: the
+ * very JSON the command line prints with --json, so that a binding returns
+ * the same dictionaries as `simdec ... --json` without building a command
+ * line; sd_api_main runs one from an argument vector.  The model functions give a binding
  * the arrays of a chain (to load, generate, or build one from arrays with
  * the library's own validation).
  *
@@ -29,19 +30,19 @@
 int sd_api_main(int argc, char **argv, char **out, char **err);
 void sd_api_free(void *p);
 
-/* One point of `simdec run` from named fields, no command line: the
- * verifier algo (NULL: token-level SD) and fields {name, value}, named as
- * run's options without the dashes (trials, seed, threads, time-limit,
- * target-stderr, estimator, samples, L, progress, the model options, the
- * verifier's declared parameters), value the option's text or NULL for a
- * flag.  The values are read by run's own parsers, so a bad one fails with
- * the command line's message and status.  The point is run by the run API
- * (sims/engine/sd_run.h) and *out receives its JSON object, the one `run
- * --json` prints; *err the error text.  Returns the exit status, or 1000
- * (CLI_NOT_A_FIELD, cli/cli_opts.h) when a field is none of these
- * (plugin, list, paired, csv, help, an unknown name, a flag with a value):
- * then nothing ran and the caller may run the command line, which says
- * what is wrong. */
+/* `simdec run` from named fields, no command line: the verifier algo
+ * (NULL: token-level SD; a comma list: a sweep) and fields {name, value},
+ * named as run's options without the dashes (trials, seed, threads,
+ * time-limit, target-stderr, estimator, samples, L, paired, csv, list,
+ * help, progress, plugin, the model options, the verifier's declared
+ * parameters), value the option's text or NULL for a flag.  The values are
+ * read by run's own parsers, so a bad one fails with the command line's
+ * message and status; a list or a range on a parameter sweeps
+ * (cli_sweep_expand_fields, cli/sweep.h: the command line's points); the
+ * "plugin" fields are loaded first.  *out receives what `run --json`
+ * prints (one object, or an array for a sweep), or with csv, list or help
+ * what those print; *err the error text.  A field that is none of run's
+ * options is a usage error (64) naming it. */
 typedef struct sd_api_field {
     const char *name;
     const char *value;
@@ -49,14 +50,12 @@ typedef struct sd_api_field {
 int sd_api_run(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
 /* `simdec check --json` the same way: the fields are check's options
  * (trials, seed, L, alpha, min-expected, threads, exact, detect,
- * fail-biased, samples, progress, the model options, the verifier's
- * parameters); *out what it prints; 1000 for a plugin, help or an unknown
- * name. */
+ * fail-biased, samples, progress, plugin, help, the model options, the
+ * verifier's parameters). */
 int sd_api_check(const char *algo, const sd_api_field *fields, size_t n, char **out, char **err);
-/* `simdec eval WHAT --json` the same way, for the evaluators with one
- * option table (rejections, acceptance, accept-length, batch-improvement,
- * pareto, sprinter); 1000 for the others (generation, policy, speedup,
- * ...), help or an unknown name. */
+/* `simdec eval WHAT --json` the same way, every evaluator: generation and
+ * speedup (gamma G, a list, LO..HI or best; draft-policy; algo and k
+ * lists) read their fields through their own option tables. */
 int sd_api_eval(const char *what, const sd_api_field *fields, size_t n, char **out, char **err);
 /* `simdec lp PROBLEM --json` the same way (compare: a field). */
 int sd_api_lp(const char *problem, const sd_api_field *fields, size_t n, char **out, char **err);
