@@ -152,8 +152,11 @@ static int S_gamma(S_req *rq, const char *arg)
             return cli_usage_error(S_cmd, "%s", err.msg);
         return -1;
     }
-    if (!sd_params_decl(rq->cv.vt, "gamma", NULL))
-        return 1; /* the caller says whose parameter it is */
+    if (!sd_params_decl(rq->cv.vt, "gamma", NULL)) {
+        char names[256];
+        sd_params_names(rq->cv.vt, names, sizeof names);
+        return cli_usage_error(S_cmd, "--gamma does not apply to --algo %s (it reads: %s)", rq->cv.vt->name, names);
+    }
     return sd_params_parse(&rq->cv.par, rq->cv.vt, "gamma", arg, &err) ? cli_fail(&err) : -1;
 }
 
