@@ -1105,6 +1105,10 @@ static int S_field(void *ctx, int c, const char *arg)
 {
     S_fields *f = ctx;
     sd_error err;
+    if (c == 'h') {
+        S_sub_help(f->sub);
+        return 0;
+    }
     unsigned need = S_needs(c);
     if (need && !(need & f->sub->accepts))
         return cli_usage_error(f->cmd, "option '--%s' does not apply to eval %s", S_optname(c), f->sub->name);

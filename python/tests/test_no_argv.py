@@ -125,7 +125,9 @@ def test_csv_list_and_help():
     names = {v["name"] for v in listed}
     assert [v for v in simdec.run(list=True) if v["name"] in names] == listed
     assert simdec.run(None, "block", help=True) == text("run", "--algo", "block", "--help")
-    assert simdec.eval("speedup", help=True) == text("eval", "speedup", "--help")
+    assert simdec.check(None, "block", help=True) == text("check", "--algo", "block", "--help")
+    for what in ("speedup", "generation", "rejections"):
+        assert simdec.eval(what, help=True) == text("eval", what, "--help")
 
 
 def test_errors_name_the_field():
