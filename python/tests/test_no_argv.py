@@ -91,6 +91,11 @@ def test_eval_speedup(cli):
          cli("eval", "speedup", "--algo", "block", "--gamma", "1,3", "--c", 0.2, "--V", 3, "--T", 6))
     same(simdec.eval("speedup", algo=["token", "block"], gamma=2, V=3, T=6),
          cli("eval", "speedup", "--algo", "token,block", "--gamma", 2, "--V", 3, "--T", 6))
+    # a k list: rrs at each k, token (no k) once
+    got = simdec.eval("speedup", algo=["token", "rrs"], k=[2, 3], gamma=2, V=3, T=5, trials=300)
+    assert [(p["algo"], p["params"].get("k")) for p in got] == [("token", None), ("rrs", 2), ("rrs", 3)]
+    same(got, cli("eval", "speedup", "--algo", "token,rrs", "--k", "2,3", "--gamma", 2, "--V", 3, "--T", 5,
+                  "--trials", 300))
 
 
 def test_eval_speedup_with_a_draft_policy(cli):
