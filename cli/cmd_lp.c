@@ -884,10 +884,13 @@ static int S_option_any(void *rq, int c, const char *arg)
  * --compare. */
 int cmd_lp_fields(const char *problem, const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {'h', CLI_OPT_PLUGIN, 0};
+    static const int refuse[] = {CLI_OPT_PLUGIN, 0};
     S_req rq;
     struct option *opts;
     S_req_init(&rq);
+    for (int j = 0; problem && j < S_NPROBLEMS; j++) /* help=True shows this problem's help */
+        if (!strcmp(problem, S_problems[j].name))
+            rq.help_pb = j;
     const char *compare = NULL;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(fields[i].name, "plugin") == 0) /* plugins are loaded before the verifiers are known */

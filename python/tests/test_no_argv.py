@@ -133,6 +133,8 @@ def test_csv_list_and_help():
     assert simdec.check(None, "block", help=True) == text("check", "--algo", "block", "--help")
     for what in ("speedup", "generation", "rejections"):
         assert simdec.eval(what, help=True) == text("eval", what, "--help")
+    for problem in ("otm", "tree-valid"):
+        assert simdec.lp(problem, help=True) == text("lp", problem, "--help")
 
 
 def test_errors_name_the_field():
