@@ -127,8 +127,11 @@ int sd_tree_new(sd_tree **out, size_t V, const sd_params *par, sd_error *err)
     tr->law = malloc(nodes * V * sizeof *tr->law);
     tr->Q = malloc(nodes * V * sizeof *tr->Q);
     tr->P = malloc(nodes * V * sizeof *tr->P);
+    tr->up = malloc(nodes * sizeof *tr->up);
+    tr->lev = malloc(nodes * sizeof *tr->lev);
+    tr->par = *par;
     if (!tr->tok || !tr->next || !tr->mod || !tr->pi || !tr->alpha || !tr->reach || !tr->law || !tr->Q ||
-        !tr->P) {
+        !tr->P || !tr->up || !tr->lev) {
         sd_tree_free(tr);
         return sd_error_set(err, SD_ENOMEM, "out of memory for a draft tree of %zu nodes", nodes);
     }
@@ -150,6 +153,8 @@ void sd_tree_free(sd_tree *tr)
     free(tr->law);
     free(tr->Q);
     free(tr->P);
+    free(tr->up);
+    free(tr->lev);
     free(tr);
 }
 
@@ -166,6 +171,13 @@ void sd_tree_cut(sd_tree *tr, size_t D, size_t t, size_t a)
     }
     tr->nodes = tr->off[D + 1];
     tr->tok[0] = a;
+    tr->up[0] = SD_TREE_ABSENT;
+    tr->lev[0] = 0;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t v = tr->off[l]; v < tr->off[l + 1]; v++) {
+            tr->lev[v] = l;
+            tr->up[v] = tr->off[l - 1] + (v - tr->off[l]) / tr->b[l - 1];
+        }
 }
 
 size_t sd_tree_depth_of(const sd_tree *tr, size_t v)
@@ -698,8 +710,87 @@ static int S_plan_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k,
     return 1;
 }
 
+/* --- a rule given at run time (SD_TREE_CALLBACK) ------------------------------ */
+
+/* The outcome "end at the root, emit from q" (after a failed rule). */
+static void S_fallback(sd_tree *tr, const sd_chain *c)
+{
+    for (size_t v = 0; v < tr->nodes; v++)
+        tr->pi[v] = v == 0 ? 1.0 : 0.0;
+    S_bonus(tr, c, 0, 0);
+}
+
+/* Calls the rule and checks what it returns against the contract of
+ * sd_tree_view (sd_verifier.h): pi >= 0 (a rounding -1e-12 clipped to 0),
+ * 0 at absent nodes, Σ pi = 1 within 1e-9; law[v] >= 0 summing to 1 within
+ * 1e-9 where pi[v] > 0 and a token follows.  Rows past the horizon and
+ * rows of nodes never ended at are zeroed (the callers read only the rest). */
+static int S_callback(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw, sd_error *err)
+{
+    size_t V = tr->V, n = tr->nodes;
+    memset(tr->pi, 0, n * sizeof *tr->pi);
+    memset(tr->law, 0, n * V * sizeof *tr->law);
+    sd_tree_view view = {.V = V, .D = tr->D, .nodes = n, .t = tr->t, .draw = draw, .b = tr->b, .off = tr->off,
+                         .tok = tr->tok, .parent = tr->up, .depth = tr->lev};
+    sd_error own;
+    sd_error *e = err ? err : &own;
+    sd_error_clear(e);
+    int rc = k->call(k->user, c, &tr->par, &view, tr->pi, tr->law, e);
+    if (rc)
+        return e->msg[0] ? rc : sd_error_set(e, rc, "verifier %s: its tree rule failed (status %d)", k->name, rc);
+    double sum = 0.0;
+    for (size_t v = 0; v < n; v++) {
+        double p = tr->pi[v];
+        if (p < 0.0 && p >= -1e-12)
+            p = tr->pi[v] = 0.0;
+        if (!(p >= 0.0 && p <= 1.0 + 1e-9))
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave pi[%zu] = %.17g at position "
+                                "%zu; expected a probability in [0, 1]", k->name, v, p, tr->t);
+        if (p > 0.0 && tr->tok[v] == SD_TREE_ABSENT)
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave pi[%zu] = %.17g to an absent "
+                                "node; expected 0", k->name, v, p);
+        sum += p;
+        double *w = tr->law + v * V;
+        if (!(p > 0.0) || tr->t + tr->lev[v] > c->T) {
+            memset(w, 0, V * sizeof *w);
+            continue;
+        }
+        double m = 0.0;
+        for (size_t y = 0; y < V; y++) {
+            if (!(w[y] >= 0.0 && w[y] <= 1.0 + 1e-9))
+                return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave law[%zu][%zu] = %.17g; "
+                                    "expected a probability", k->name, v, y, w[y]);
+            m += w[y];
+        }
+        if (!(fabs(m - 1.0) <= 1e-9))
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule's law[%zu] sums to %.17g; expected "
+                                "1 (within 1e-9) where pi[%zu] = %.3g > 0", k->name, v, m, v, p);
+    }
+    if (!(fabs(sum - 1.0) <= 1e-9))
+        return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule's pi sums to %.17g over %zu nodes at "
+                            "position %zu; expected 1 (within 1e-9)", k->name, sum, n, tr->t);
+    return SD_OK;
+}
+
+int sd_tree_outcome_checked(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw,
+                            sd_error *err)
+{
+    if (k->rule != SD_TREE_CALLBACK) {
+        sd_tree_outcome(tr, c, k, draw);
+        return SD_OK;
+    }
+    int rc = S_callback(tr, c, k, draw, err);
+    if (rc)
+        S_fallback(tr, c);
+    return rc;
+}
+
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
 {
+    if (k->rule == SD_TREE_CALLBACK) {
+        (void)sd_tree_outcome_checked(tr, c, k, draw, NULL);
+        return;
+    }
     if (k->rule == SD_TREE_SCALED) {
         S_scaled(tr, c, k, draw);
         return;
@@ -725,6 +816,7 @@ typedef struct S_state {
     sd_tree *tr;
     double *w;
     sd_tree_draw draw;
+    const sd_tree_kind *k;
 } S_state;
 
 const sd_params *sd_tree_params(const sd_tree_kind *k, const sd_params *par, sd_params *buf)
@@ -749,6 +841,7 @@ int sd_tree_verifier_alloc(void **state, const sd_chain *c, const sd_params *par
     if (!s)
         return sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
     s->draw = sd_tree_draw_of(par);
+    s->k = k;
     rc = sd_tree_new(&s->tr, c->V, par, err);
     if (!rc && !(s->w = malloc(c->V * sizeof *s->w)))
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
@@ -770,18 +863,28 @@ void sd_tree_verifier_free(void *state)
     free(s);
 }
 
+static int S_step(S_state *s, const sd_chain *c, const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
+                  size_t *out, sd_iter *it, sd_error *err);
+
 int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it)
 {
-    S_state *s = state;
+    (void)par; /* read by alloc */
+    return S_step(state, c, k, rng, n, prev, out, it, NULL);
+}
+
+static int S_step(S_state *s, const sd_chain *c, const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
+                  size_t *out, sd_iter *it, sd_error *err)
+{
     sd_tree *tr = s->tr;
     size_t rest = c->T - n + 1, D = tr->d < rest ? tr->d : rest;
     sd_tree_draw draw = s->draw;
-    (void)par; /* read by alloc */
     sd_tree_cut(tr, D, n, prev);
     sd_tree_draft(tr, c, draw, rng, s->w);
-    sd_tree_outcome(tr, c, k, draw);
+    int rc = sd_tree_outcome_checked(tr, c, k, draw, err);
+    if (rc)
+        return rc;
     size_t v = sd_dist_sample(tr->pi, tr->nodes, 1.0, sd_stream_uniform(rng));
     size_t l = sd_tree_depth_of(tr, v);
     for (size_t u = v, i = l; i > 0; i--, u = sd_tree_parent(tr, u))
@@ -794,5 +897,131 @@ int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
         out[l] = sd_dist_sample(tr->law + v * tr->V, tr->V, 1.0, sd_stream_uniform(rng));
         it->emitted = l + 1;
     }
+    return SD_OK;
+}
+
+/* --- verifiers written as tree rules (sd_tree_rule_attach) ------------------------ */
+
+/* One kind per attached verifier, at a fixed address for the process's life
+ * (the registry keeps the verifier, the verifier its kind).  alloc, exact
+ * and iteration_law receive no pointer to their type, so each slot has its
+ * own, which hands the slot's kind on. */
+typedef struct S_rule {
+    sd_tree_kind kind;
+    const sd_verifier_type *vt;
+} S_rule;
+static S_rule S_rules[SD_TREE_RULE_MAX];
+static size_t S_nrules;
+
+#define S_RULE_FNS(i)                                                                                        \
+    static int S_ralloc_##i(void **state, const sd_chain *c, const sd_params *par, sd_error *err)            \
+    {                                                                                                        \
+        return sd_tree_verifier_alloc(state, c, par, &S_rules[i].kind, err);                                 \
+    }                                                                                                        \
+    static int S_rexact_##i(const sd_model *m, const sd_params *par, sd_exact_values *out, sd_error *err)    \
+    {                                                                                                        \
+        return sd_tree_verifier_exact(m, par, &S_rules[i].kind, out, err);                                   \
+    }                                                                                                        \
+    static int S_rlaw_##i(const sd_chain *c, const sd_params *par, size_t n, size_t prev,                    \
+                          struct sd_iter_law *out, sd_error *err)                                            \
+    {                                                                                                        \
+        return sd_tree_verifier_law(c, par, &S_rules[i].kind, n, prev, out, err);                            \
+    }
+#define S_RULE_FNS8(a, b, c, d, e, f, g, h)                                                                  \
+    S_RULE_FNS(a) S_RULE_FNS(b) S_RULE_FNS(c) S_RULE_FNS(d) S_RULE_FNS(e) S_RULE_FNS(f) S_RULE_FNS(g)         \
+    S_RULE_FNS(h)
+S_RULE_FNS8(0, 1, 2, 3, 4, 5, 6, 7)
+S_RULE_FNS8(8, 9, 10, 11, 12, 13, 14, 15)
+S_RULE_FNS8(16, 17, 18, 19, 20, 21, 22, 23)
+S_RULE_FNS8(24, 25, 26, 27, 28, 29, 30, 31)
+S_RULE_FNS8(32, 33, 34, 35, 36, 37, 38, 39)
+S_RULE_FNS8(40, 41, 42, 43, 44, 45, 46, 47)
+S_RULE_FNS8(48, 49, 50, 51, 52, 53, 54, 55)
+S_RULE_FNS8(56, 57, 58, 59, 60, 61, 62, 63)
+_Static_assert(SD_TREE_RULE_MAX == 64, "one set of slot functions per rule");
+
+#define S_ROW(i) {S_ralloc_##i, S_rexact_##i, S_rlaw_##i}
+#define S_ROW8(a, b, c, d, e, f, g, h) S_ROW(a), S_ROW(b), S_ROW(c), S_ROW(d), S_ROW(e), S_ROW(f), S_ROW(g), S_ROW(h)
+static const struct {
+    int (*alloc)(void **, const sd_chain *, const sd_params *, sd_error *);
+    int (*exact)(const sd_model *, const sd_params *, sd_exact_values *, sd_error *);
+    int (*law)(const sd_chain *, const sd_params *, size_t, size_t, struct sd_iter_law *, sd_error *);
+} S_rule_fns[SD_TREE_RULE_MAX] = {
+    S_ROW8(0, 1, 2, 3, 4, 5, 6, 7),         S_ROW8(8, 9, 10, 11, 12, 13, 14, 15),
+    S_ROW8(16, 17, 18, 19, 20, 21, 22, 23), S_ROW8(24, 25, 26, 27, 28, 29, 30, 31),
+    S_ROW8(32, 33, 34, 35, 36, 37, 38, 39), S_ROW8(40, 41, 42, 43, 44, 45, 46, 47),
+    S_ROW8(48, 49, 50, 51, 52, 53, 54, 55), S_ROW8(56, 57, 58, 59, 60, 61, 62, 63),
+};
+
+static int S_rule_step(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                       size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    S_state *s = state;
+    (void)par; /* read by alloc */
+    return S_step(s, c, s->k, rng, n, prev, out, it, err);
+}
+
+/* A plugin's rule: the sd_verifier_type.tree_rule of user. */
+static int S_plugin_rule(void *user, const sd_chain *c, const sd_params *par, const sd_tree_view *tree, double *pi,
+                         double *law, sd_error *err)
+{
+    const sd_verifier_type *vt = user;
+    return vt->tree_rule(c, par, tree, pi, law, err);
+}
+
+int sd_tree_rule_attach(sd_verifier_type *vt, sd_tree_rule_call call, void *user, unsigned draws, sd_error *err)
+{
+    static const char *const own[] = {"alloc", "free", "exact", "kernels", "iteration_law", "prefix_law",
+                                      "given_output", "tree", "trace"};
+    const int set[] = {vt->alloc != NULL,      vt->free != NULL,         vt->exact != NULL,
+                       vt->kernels != NULL,    vt->iteration_law != NULL, vt->prefix_law != NULL,
+                       vt->given_output != NULL, vt->tree != NULL,        vt->trace != NULL};
+    size_t i;
+    for (i = 0; i < S_nrules && S_rules[i].vt != vt; i++)
+        ;
+    /* a plugin's type: the slots simdec fills must be empty (a Python
+     * verifier's, built by sd_callback.c, has its own alloc and step,
+     * replaced here) */
+    int checked = call != NULL || i < S_nrules;
+    for (size_t j = 0; j < sizeof own / sizeof *own && !checked; j++)
+        if (set[j])
+            return sd_error_set(err, SD_EDATA, "verifier '%s': a tree rule is given, so simdec supplies %s; "
+                                "expected it NULL", vt->name, own[j]);
+    if (!checked && vt->step)
+        return sd_error_set(err, SD_EDATA, "verifier '%s': a tree rule is given, so simdec supplies step; "
+                            "expected it NULL", vt->name);
+    if (!call && !vt->tree_rule)
+        return sd_error_set(err, SD_EDATA, "verifier '%s': no tree rule", vt->name);
+    const sd_param_decl *dt = NULL, *dd = NULL;
+    for (const sd_param_decl *d = vt->params; d && d->name; d++) {
+        if (!strcmp(d->name, "tree") && d->kind == SD_PARAM_SHAPE)
+            dt = d;
+        if (!strcmp(d->name, "draw") && d->kind == SD_PARAM_CHOICE && d->slot == SD_TREE_SLOT_DRAW)
+            dd = d;
+    }
+    if (!dt || !dd)
+        return sd_error_set(err, SD_EDATA, "verifier '%s': a tree rule needs the parameters tree and draw "
+                            "(SD_PARAM_TREE, SD_PARAM_DRAW in own slot %d)", vt->name, SD_TREE_SLOT_DRAW);
+    int again = i < S_nrules;
+    if (!again && S_nrules == SD_TREE_RULE_MAX)
+        return sd_error_set(err, SD_ETOOBIG, "verifier '%s': more than %d verifiers given as tree rules", vt->name,
+                            SD_TREE_RULE_MAX);
+    if (!again)
+        S_nrules++;
+    S_rule *r = &S_rules[i];
+    unsigned all = (1u << SD_DRAW_IID) | (1u << SD_DRAW_WOR) | (1u << SD_DRAW_TOPK);
+    r->vt = vt;
+    r->kind = (sd_tree_kind){.name = vt->name,
+                             .rule = SD_TREE_CALLBACK,
+                             .draws = draws & all ? draws & all : all,
+                             .why_not = "its tree rule does not support this drafting rule",
+                             .call = call ? call : S_plugin_rule,
+                             .user = call ? user : (void *)vt};
+    vt->alloc = S_rule_fns[i].alloc;
+    vt->free = sd_tree_verifier_free;
+    vt->step = S_rule_step;
+    vt->exact = S_rule_fns[i].exact;
+    vt->iteration_law = S_rule_fns[i].law;
+    vt->tree = &r->kind;
     return SD_OK;
 }
