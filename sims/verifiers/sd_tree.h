@@ -188,7 +188,7 @@ int sd_tree_outcome_checked(sd_tree *tr, const sd_chain *c, const sd_tree_kind *
 /* The same without the status (the built-in rules cannot fail). */
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw);
 
-/* A verifier written as a tree rule: fills vt's alloc, free, step, exact,
+/* A verifier written as a tree rule (sd_tree_rule.c): fills vt's alloc, free, step, exact,
  * iteration_law and tree (a kind with rule SD_TREE_CALLBACK calling call
  * with user; call NULL: vt->tree_rule, a plugin's), draws the drafting
  * rules it supports (0: all).  vt must declare tree and draw and leave the
@@ -208,6 +208,10 @@ void sd_tree_verifier_free(void *state);
 int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it);
+/* The same with the kind alloc was given, as an sd_verifier_type.step: the
+ * step of a tree rule, whose failure it reports in err. */
+int sd_tree_verifier_step_own(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                              size_t prev, size_t *out, sd_iter *it, sd_error *err);
 
 /* The slots of a verifier file whose sd_tree_kind is KIND: S_alloc,
  * S_step, S_exact and S_law (its iteration_law); SD_TREE_VERIFIER_SLOTS
