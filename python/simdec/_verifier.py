@@ -238,6 +238,9 @@ class Verifier:
         self._slots = {}
         decls = []
         names = [p if isinstance(p, str) else p.get("name") for p in params]
+        if rule is not None and not ("tree" in names and "draw" in names):
+            raise ValueError("verifier %r: a tree rule needs the parameters tree and draw (params=[\"tree\", "
+                             "\"draw\", ...])" % name)
         own = 1 if "draw" in names else 0  # draw takes own slot 0
         for p in params:
             pname = p if isinstance(p, str) else p.get("name")

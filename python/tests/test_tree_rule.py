@@ -100,9 +100,12 @@ def test_a_rule_that_raises_or_breaks_the_contract_fails():
         simdec.eval("accept-length", algo=v, tree="2", V=4, trials=100)
     assert "expected (3,) and (3, 4)" in str(e.value)
 
-    with pytest.raises(simdec.SimdecError) as e:
+    with pytest.raises(ValueError) as e:
         simdec.verifier("py-rule-no-tree", params=[], tree_outcome=half)
     assert "needs the parameters tree and draw" in str(e.value)
+    with pytest.raises(simdec.SimdecError) as e:  # nothing was registered under the name
+        simdec.run(None, "py-rule-no-tree", trials=10)
+    assert e.value.status == 64
 
 
 def test_a_subclass_may_define_the_rule_as_a_method():
