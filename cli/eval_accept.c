@@ -32,8 +32,9 @@ static const char S_help[] =
     "Python verifier's, a multi-draft one.  Its draft length is its gamma\n"
     "(required) or, for a verifier declaring tree, the tree's depth.  Exact where\n"
     "the verifier has an iteration law (sum over its outcomes of P(outcome)\n"
-    "(emitted - 1)); a Monte-Carlo estimate with its standard error always, so\n"
-    "the two check each other.\n"
+    "(emitted - 1)) -- for a tree verifier given as a tree rule, the enumeration\n"
+    "of every drafted tree (up to 4e6 trees) -- and a Monte-Carlo estimate with\n"
+    "its standard error always, so the two check each other.\n"
     "\n"
     "  --algo NAME     the verifier (plugins with --plugin FILE.so)\n"
     "  --step t        with a model: the first drafted position (default 1)\n"
@@ -62,8 +63,11 @@ int eval_accept_takes(int argc, char **argv)
         return 0;
     if (rc) /* reported again by the command */
         return 1;
-    /* an unknown name stays with cmd_eval.c, which lists what --algo takes */
-    return sd_verifier_find(algo) != NULL && sd_tree_kind_find(algo) == NULL;
+    /* an unknown name stays with cmd_eval.c, which lists what --algo takes;
+     * the built-in tree verifiers too (enumeration alone); a tree rule given
+     * at run time comes here: enumerated where it can be, and measured */
+    const sd_tree_kind *k = sd_tree_kind_find(algo);
+    return sd_verifier_find(algo) != NULL && (k == NULL || k->rule == SD_TREE_CALLBACK);
 }
 
 int cmd_eval_accept_verifier(int argc, char **argv)
@@ -176,7 +180,9 @@ int cmd_eval_accept_verifier(int argc, char **argv)
     }
     double se = sd_welford_stderr(&acc), best = isfinite(exact) ? exact : acc.mean;
     double z = isfinite(exact) ? cli_gap_in_se(exact, acc.mean, se) : NAN;
-    const char *method = isfinite(exact) ? "the verifier's iteration law (exact)" : "Monte-Carlo";
+    const char *method = !isfinite(exact) ? "Monte-Carlo"
+                         : vt->tree ? "enumeration of every drafted tree (exact)"
+                                    : "the verifier's iteration law (exact)";
     if (json) {
         json_t *o = json_object(), *m = json_object();
         json_object_set_new(o, "expected_accepted", json_real(best));

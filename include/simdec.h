@@ -31,7 +31,9 @@
  *     "help") in own slot SD_TREE_SLOT_DRAW = 0, read back as par->tree,
  *     par->tree_depth and sd_param_choice(par, SD_TREE_SLOT_DRAW): then
  *     `lp tree-valid --compare` hands it the LP's shape and rule, and
- *     `eval accept-length` measures it),
+ *     `eval accept-length` measures it; given as a tree rule,
+ *     sd_verifier_type.tree_rule with sd_tree_view, simdec enumerates it
+ *     exactly: docs/adding-a-verifier.md, examples/tree_rule.c),
  *     sd_params and the accessors sd_param_real, sd_param_count and
  *     sd_param_choice, sd_iter, sd_draft_len (src/sd_draft.h), the kernel
  *     and exact-value hooks;

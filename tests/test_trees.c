@@ -450,10 +450,10 @@ Test(trees, path_sets_of_a_2_2_tree)
  * before the residual is taken, and the residual taken against q instead
  * of α q.  check must flag both where they differ from the kept reading
  * (the first on every tree, the second below the root only). */
-static const sd_tree_kind S_remove_first = {"traversal-remove-first", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
-                                            SD_TREE_BUG_REMOVE_FIRST, NULL};
-static const sd_tree_kind S_unscaled = {"traversal-unscaled", SD_TREE_TRAVERSAL, 1u << SD_DRAW_WOR,
-                                        SD_TREE_BUG_UNSCALED, NULL};
+static const sd_tree_kind S_remove_first = {.name = "traversal-remove-first", .rule = SD_TREE_TRAVERSAL,
+                                            .draws = 1u << SD_DRAW_WOR, .bugs = SD_TREE_BUG_REMOVE_FIRST};
+static const sd_tree_kind S_unscaled = {.name = "traversal-unscaled", .rule = SD_TREE_TRAVERSAL,
+                                        .draws = 1u << SD_DRAW_WOR, .bugs = SD_TREE_BUG_UNSCALED};
 
 /* A verifier type around one of them, for check (one at a time). */
 static const sd_tree_kind *S_reading;

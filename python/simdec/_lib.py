@@ -32,6 +32,34 @@ STEP_FN = ctypes.CFUNCTYPE(
 )
 
 
+class TreeView(ctypes.Structure):
+    """sd_tree_view (sims/engine/sd_verifier.h): one drafted tree."""
+    _fields_ = [
+        ("V", ctypes.c_size_t),
+        ("D", ctypes.c_size_t),
+        ("nodes", ctypes.c_size_t),
+        ("t", ctypes.c_size_t),
+        ("draw", ctypes.c_int),
+        ("b", c_size_t_p),
+        ("off", c_size_t_p),
+        ("tok", c_size_t_p),
+        ("parent", c_size_t_p),
+        ("depth", c_size_t_p),
+    ]
+
+
+# sd_callback_tree_fn (sims/engine/sd_callback.h).
+TREE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_long,
+    ctypes.c_void_p,  # user
+    ctypes.c_void_p,  # const sd_chain *
+    ctypes.c_void_p,  # const sd_params *
+    ctypes.POINTER(TreeView),
+    c_double_p,  # pi [nodes]
+    c_double_p,  # law [nodes][V]
+)
+
+
 class CallbackParam(ctypes.Structure):
     """sd_callback_param (sims/engine/sd_callback.h)."""
     _fields_ = [
@@ -112,6 +140,7 @@ def _declare(lib):
         "sd_callback_uniform": (D, [P]),
         "sd_callback_param_value": (D, [P, I]),
         "sd_callback_tree": (S, [P, c_size_t_p, S]),
+        "sd_callback_tree_rule": (I, [V, ctypes.c_uint, TREE_FN, P, ctypes.POINTER(Error)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

@@ -144,6 +144,56 @@ class Iteration:
         return g if g and g < rest else rest
 
 
+class Tree:
+    """One drafted token tree, what a tree rule is given (the contract of
+    sd_tree_view, sims/engine/sd_verifier.h).  Nodes are numbered breadth
+    first, the root 0 holding the context token tok[0] = x_{t-1}; a node v
+    of depth l >= 1 holds the draft token tok[v] for position t + l - 1, or
+    None when it was not drafted (without replacement, its parent's row ran
+    out; or its parent is absent).
+
+      V, T, t, D, nodes    vocabulary, horizon, position of the root's
+                           children, depth in use (the shape cut at the
+                           horizon), number of nodes
+      shape                (b_1, .., b_D): children of each node of depth l
+      tok, parent, depth   per node (parent[0] = None)
+      children(v)          v's children, in drafting order
+      p(v), q(v)           the draft and target rows after node v:
+                           p_{t+l}(.|tok[v]), q_{t+l}(.|tok[v]) (l = depth[v];
+                           None past the horizon, t + l > T)
+      draw                 "iid", "wor" or "topk"
+      params               the verifier's parameters by name
+
+    The rule returns (pi, law): pi[v] = P(the iteration ends at v), >= 0, 0
+    at absent nodes, summing to 1; law[v] (a row of V) the law of the token
+    emitted after ending at v (a leaf: the bonus token, q(v); an inner node:
+    its residual), summing to 1 wherever pi[v] > 0 and a token follows
+    (t + depth[v] <= T), ignored elsewhere.  Sequences or numpy arrays;
+    simdec checks them (1e-9) before using them."""
+
+    __slots__ = ("V", "T", "t", "D", "nodes", "shape", "tok", "parent", "depth", "draw", "params", "_off",
+                 "_P", "_Q")
+
+    def children(self, v):
+        lv = self.depth[v]
+        if lv >= self.D:
+            return []
+        first = self._off[lv + 1] + (v - self._off[lv]) * self.shape[lv]
+        return list(range(first, first + self.shape[lv]))
+
+    def _row(self, rows, v):
+        pos = self.t + self.depth[v]
+        if pos > self.T or self.tok[v] is None:
+            return None
+        return rows[pos - 1 if len(rows) > 1 else 0, self.tok[v]]
+
+    def p(self, v):
+        return self._row(self._P, v)
+
+    def q(self, v):
+        return self._row(self._Q, v)
+
+
 class Verifier:
     """A verifier whose iteration is the Python function step(it) -> (tokens,
     accepted, rejected) or (tokens, accepted, rejected, target_calls):
@@ -163,16 +213,34 @@ class Verifier:
     target law (check then says "lossy by design" otherwise); control: a
     deliberately broken control.
 
+    tree_outcome(tree) -> (pi, law): the verifier as a tree rule (a Tree is
+    given: one drafted tree; the rule says where the iteration ends and what
+    it emits), given as this argument or as a method of a subclass; it needs
+    "tree" and "draw" among params, and step is then not called (it may be
+    None): simdec drafts the trees and samples the rule's outcome in run,
+    and enumerates every drafted tree for exact values (check --exact, eval
+    accept-length, run's exact columns).  draws: the drafting rules it
+    supports (default all three).
+
     Registered under `name` at once; defining the same name again replaces
     it.  Commands run it with --threads 1 (its step holds Python's GIL);
     results are bit-identical for any thread count anyway, as every trial
     draws from its own stream."""
 
-    def __init__(self, name, step, params=(), summary=None, lossless=True, control=False):
+    def __init__(self, name, step=None, params=(), summary=None, lossless=True, control=False,
+                 tree_outcome=None, draws=None):
         self.name, self.step = name, step
+        if tree_outcome is not None:
+            self.tree_outcome = tree_outcome
+        rule = getattr(self, "tree_outcome", None)
+        if step is None and rule is None:
+            raise ValueError("verifier %r: expected a step function or a tree rule (tree_outcome)" % name)
         self._slots = {}
         decls = []
         names = [p if isinstance(p, str) else p.get("name") for p in params]
+        if rule is not None and not ("tree" in names and "draw" in names):
+            raise ValueError("verifier %r: a tree rule needs the parameters tree and draw (params=[\"tree\", "
+                             "\"draw\", ...])" % name)
         own = 1 if "draw" in names else 0  # draw takes own slot 0
         for p in params:
             pname = p if isinstance(p, str) else p.get("name")
@@ -217,6 +285,16 @@ class Verifier:
         if st != 0:
             raise _lib.SimdecError(err.msg.decode("utf-8", "replace"), _lib.exit_status(st))
         _registry[name] = self
+        if rule is not None:
+            bits = 0
+            for d in (draws or ()):
+                if d not in _DRAWS:
+                    raise ValueError("draws: %r; expected iid, wor or topk" % (d,))
+                bits |= 1 << _DRAWS.index(d)
+            self._tree_fn = _lib.TREE_FN(self._tree_call)
+            st = _lib.lib().sd_callback_tree_rule(name.encode(), bits, self._tree_fn, None, ctypes.byref(err))
+            if st != 0:
+                raise _lib.SimdecError(err.msg.decode("utf-8", "replace"), _lib.exit_status(st))
 
     def __repr__(self):
         return "simdec.Verifier(%r)" % self.name
@@ -233,6 +311,40 @@ class Verifier:
             v = L.sd_callback_param_value(par, slot)
             out[name] = choices[int(v)] if choices else (int(v) if kind == "count" else v)
         return out
+
+    def _tree_call(self, user, chain, par, view, pi_out, law_out):
+        try:
+            np, tv = _lib.numpy(), view.contents
+            n, V, D = tv.nodes, tv.V, tv.D
+            tr = Tree()
+            tr.V, tr.t, tr.D, tr.nodes = V, tv.t, D, n
+            _, tr.T, tr._P, tr._Q = _chain(chain)
+            tr.shape = tuple(tv.b[i] for i in range(D))
+            tr._off = [tv.off[i] for i in range(D + 2)]
+            absent = ctypes.c_size_t(-1).value
+            tr.tok = [None if tv.tok[v] == absent else tv.tok[v] for v in range(n)]
+            tr.parent = [None] + [tv.parent[v] for v in range(1, n)]
+            tr.depth = [tv.depth[v] for v in range(n)]
+            tr.draw = _DRAWS[tv.draw]
+            tr.params = self._params(par)
+            _tls.in_step = True
+            try:
+                res = self.tree_outcome(tr)
+            finally:
+                _tls.in_step = False
+            if not isinstance(res, tuple) or len(res) != 2:
+                raise TypeError("tree_outcome returned %r; expected (pi, law)" % (type(res),))
+            pi, law = np.asarray(res[0], dtype=float), np.asarray(res[1], dtype=float)
+            if pi.shape != (n,) or law.shape != (n, V):
+                raise ValueError("tree_outcome returned pi of shape %s and law of shape %s; expected (%d,) and "
+                                 "(%d, %d) (nodes, V)" % (pi.shape, law.shape, n, n, V))
+            np.ctypeslib.as_array(pi_out, shape=(n,))[:] = pi
+            np.ctypeslib.as_array(law_out, shape=(n, V))[:] = law
+            return 0
+        except BaseException as e:  # reported by the command that ran it
+            if _pending[0] is None:
+                _pending[0] = e
+            return -1
 
     def _call(self, user, chain, par, rng, n, prev, out, cap, accepted, rejected, calls):
         try:
@@ -274,7 +386,8 @@ class Verifier:
 
 
 def verifier(name, step=None, **kw):
-    """Verifier(name, step, ...), or a decorator: @simdec.verifier("name")."""
-    if step is not None:
+    """Verifier(name, step, ...), or a decorator: @simdec.verifier("name")
+    (a step function; with tree_outcome given, the verifier itself)."""
+    if step is not None or kw.get("tree_outcome") is not None:
         return Verifier(name, step, **kw)
     return lambda fn: Verifier(name, fn, **kw)

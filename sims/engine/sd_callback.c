@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sd_params.h"
+#include "../verifiers/sd_tree.h"
 
 /* One registered callback verifier.  The type lives here, at a fixed
  * address, for the life of the process (the registry keeps the pointer). */
@@ -16,6 +17,8 @@ typedef struct S_slot {
     size_t nstrings;
     sd_callback_step_fn fn;
     void *user;
+    sd_callback_tree_fn tree_fn; /* sd_callback_tree_rule, or NULL */
+    void *tree_user;
     int used;
 } S_slot;
 
@@ -195,6 +198,35 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
     if (!replacing && (rc = sd_verifier_add(&s->vt, name, err)) != SD_OK) {
         S_clear(s);
         memset(s, 0, sizeof *s);
+    }
+    return rc;
+}
+
+/* The kind's call (sd_tree_rule_call): the slot's tree function. */
+static int S_tree_call(void *user, const sd_chain *c, const sd_params *par, const sd_tree_view *tree, double *pi,
+                       double *law, sd_error *err)
+{
+    const S_slot *s = user;
+    if (s->tree_fn(s->tree_user, c, par, tree, pi, law) < 0)
+        return sd_error_set(err, SD_EINTERNAL, "verifier %s: its tree rule failed at position %zu after token %zu",
+                            s->vt.name, tree->t, tree->tok[0]);
+    return SD_OK;
+}
+
+int sd_callback_tree_rule(const char *name, unsigned draws, sd_callback_tree_fn fn, void *user, sd_error *err)
+{
+    S_slot *s = NULL;
+    for (size_t i = 0; i < SD_CALLBACK_MAX && !s; i++)
+        if (S_slots[i].used && name && strcmp(S_slots[i].vt.name, name) == 0)
+            s = &S_slots[i];
+    if (!s || !fn)
+        return sd_error_set(err, SD_EUSAGE, "a tree rule for '%s': expected a verifier added at run time and a "
+                            "function", name ? name : "(null)");
+    /* attach changes nothing when it refuses (no tree or draw declared) */
+    int rc = sd_tree_rule_attach(&s->vt, S_tree_call, s, draws, err);
+    if (!rc) {
+        s->tree_fn = fn;
+        s->tree_user = user;
     }
     return rc;
 }

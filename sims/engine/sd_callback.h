@@ -65,6 +65,24 @@ int sd_callback_add(const char *name, const char *summary, const sd_callback_par
                     size_t nparams, int claims_lossless, int control, sd_callback_step_fn fn,
                     void *user, sd_error *err);
 
+/* A tree rule (sd_tree_view, sd_verifier.h): fills pi[nodes] and
+ * law[nodes][V] (zeroed before the call) for the drafted tree; returns 0,
+ * or a value < 0 on failure (the caller keeps the reason; the command
+ * fails with exit status 70).  What it fills is checked against the
+ * contract before it is used. */
+typedef long (*sd_callback_tree_fn)(void *user, const sd_chain *c, const sd_params *par,
+                                    const sd_tree_view *tree, double *pi, double *law);
+
+/* Makes the verifier `name`, added by sd_callback_add and declaring "tree"
+ * and "draw", a tree rule (sims/verifiers/sd_tree.h, sd_tree_rule_attach):
+ * run drafts the tree and samples fn's outcome (its step function is no
+ * longer called), and the exact enumerator sums fn's outcome over every
+ * drafted tree (`check --exact`, `eval accept-length`, run's exact
+ * values).  draws: the drafting rules fn supports (bits 1u << SD_DRAW_*;
+ * 0: all).  Adding the verifier again (sd_callback_add) removes the rule.
+ * SD_EUSAGE for an unknown name, SD_EDATA without tree and draw. */
+int sd_callback_tree_rule(const char *name, unsigned draws, sd_callback_tree_fn fn, void *user, sd_error *err);
+
 /* Accessors for callers that do not compile against the C headers
  * (ctypes): the model's V and T, its draft or target rows, the next
  * uniform of the trial's stream, and the value of a parameter by slot

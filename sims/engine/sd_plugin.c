@@ -8,14 +8,17 @@
  *      executable exports its library with -rdynamic)          (else SD_EDATA);
  *   3. it defines the data symbol simdec_plugin, at least as large as an
  *      sd_plugin where the symbol table says so               (else SD_EDATA);
- *   4. simdec_plugin.abi == SD_PLUGIN_ABI                       (else SD_EDATA);
+ *   4. SD_PLUGIN_ABI_OLDEST <= simdec_plugin.abi <= SD_PLUGIN_ABI (else SD_EDATA);
  *   5. its list holds 1..S_LIST_MAX verifiers, each defined inside the
  *      plugin itself (a global named like one of simdec's, e.g. a copy of
  *      sims/verifiers/token.c keeping sd_verifier_token, is bound to simdec's by the
  *      dynamic linker; that is refused rather than silently loading
  *      simdec's verifier), with a valid declaration (sd_params_check_decls)
  *      and a name no other verifier has                        (else SD_EDATA);
- *   6. sd_verifier_add registers them.
+ *      each check after the first on simdec's copy of the verifier's type:
+ *      the fields its version has, the later ones NULL, and, for a tree
+ *      rule, the slots sd_tree_rule_attach fills;
+ *   6. sd_verifier_add registers the copies.
  * A file that fails is closed again; a plugin that loaded stays loaded (its
  * code is in the registry) until the process ends.  Loading the same file
  * again maps the same object (dlopen counts references), so its verifiers
@@ -33,8 +36,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <stddef.h>
+
 #include "sd_params.h"
 #include "sd_plugin.h"
+#include "../verifiers/sd_tree.h"
 
 /* Most verifiers one plugin may list (the registry holds 256 in all). */
 #define S_LIST_MAX 256
@@ -57,8 +63,44 @@ static const char *S_dlerror(const char *dlpath, char *buf, size_t len)
     return buf;
 }
 
-/* Checks 3 to 5 on an opened object; SD_OK with *out set to the plugin. */
-static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error *err)
+/* simdec's copies of the plugins' verifier types, by the plugin's own
+ * address: the first S_ncopies are registered; those past it are being
+ * built by S_inspect and count only once the plugin loads whole. */
+typedef struct S_copy {
+    const sd_verifier_type *orig;
+    sd_verifier_type vt;
+} S_copy;
+static S_copy S_copies[256];
+static size_t S_ncopies;
+
+/* The bytes of a verifier type of interface version abi. */
+static size_t S_type_size(unsigned abi)
+{
+    return abi >= 6 ? sizeof(sd_verifier_type) : offsetof(sd_verifier_type, tree_rule);
+}
+
+/* The copy of orig (the registered one when it was loaded before; else a
+ * new one in slot *next); NULL when the table is full. */
+static sd_verifier_type *S_copy_of(const sd_verifier_type *orig, unsigned abi, size_t *next, int *fresh)
+{
+    for (size_t i = 0; i < S_ncopies; i++)
+        if (S_copies[i].orig == orig) {
+            *fresh = 0;
+            return &S_copies[i].vt;
+        }
+    if (*next >= sizeof S_copies / sizeof *S_copies)
+        return NULL;
+    S_copy *c = &S_copies[(*next)++];
+    memset(c, 0, sizeof *c);
+    c->orig = orig;
+    memcpy(&c->vt, orig, S_type_size(abi));
+    *fresh = 1;
+    return &c->vt;
+}
+
+/* Checks 3 to 5 on an opened object; SD_OK with *out set to the plugin and
+ * the copies of its verifiers in S_copies[S_ncopies..*next). */
+static int S_inspect(void *h, const char *path, const sd_plugin **out, size_t *next, sd_error *err)
 {
     dlerror();
     void *sym = dlsym(h, "simdec_plugin");
@@ -83,9 +125,10 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
                                 (size_t)es->st_size);
     }
     const sd_plugin *pl = sym;
-    if (pl->abi != SD_PLUGIN_ABI)
+    if (pl->abi < SD_PLUGIN_ABI_OLDEST || pl->abi > SD_PLUGIN_ABI)
         return sd_error_set(err, SD_EDATA, "%s: built for plugin interface version %u; this simdec has "
-                            "version %u — rebuild it against include/simdec.h", path, pl->abi, SD_PLUGIN_ABI);
+                            "version %u and loads %u to %u — rebuild it against include/simdec.h", path, pl->abi,
+                            SD_PLUGIN_ABI, SD_PLUGIN_ABI_OLDEST, SD_PLUGIN_ABI);
     if (es && es->st_size != 0 && es->st_size < sizeof *pl)
         return sd_error_set(err, SD_EDATA, "%s: not a simdec plugin (simdec_plugin has %zu bytes, "
                             "expected %zu)", path, (size_t)es->st_size, sizeof *pl);
@@ -99,10 +142,11 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
             return sd_error_set(err, SD_EDATA, "%s: simdec_plugin lists more than %d verifiers (or its list "
                                 "lacks the closing NULL)", path, S_LIST_MAX);
     }
+    *next = S_ncopies;
     for (size_t i = 0; i < n; i++) {
-        const sd_verifier_type *vt = list[i];
+        const sd_verifier_type *orig = list[i];
         Dl_info in;
-        if (!dladdr(vt, &in))
+        if (!dladdr(orig, &in))
             return sd_error_set(err, SD_EDATA, "%s: verifier %zu of simdec_plugin points outside any loaded "
                                 "object", path, i + 1);
         if (in.dli_fbase != base.dli_fbase)
@@ -110,7 +154,15 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, sd_error 
                                 "C name %s is also a global of simdec, which the dynamic linker uses instead "
                                 "(rename it or make it static)", path, i + 1,
                                 in.dli_sname ? in.dli_sname : "(unknown)");
-        int rc = sd_params_check_decls(vt, err);
+        int fresh, rc = SD_OK;
+        sd_verifier_type *vt = S_copy_of(orig, pl->abi, next, &fresh);
+        if (!vt)
+            return sd_error_set(err, SD_ETOOBIG, "%s: more than %zu plugin verifiers", path,
+                                sizeof S_copies / sizeof *S_copies);
+        if (fresh && pl->abi >= 6 && vt->tree_rule)
+            rc = sd_tree_rule_attach(vt, NULL, NULL, vt->tree_draws, err);
+        if (!rc)
+            rc = sd_params_check_decls(vt, err);
         if (rc) {
             sd_error_prefix(err, "%s", path);
             return rc;
@@ -152,13 +204,16 @@ int sd_plugin_load(const char *path, sd_error *err)
     }
 
     const sd_plugin *pl = NULL;
-    int rc = S_inspect(h, path, &pl, err);
+    size_t next = S_ncopies;
+    int rc = S_inspect(h, path, &pl, &next, err);
     if (rc) {
         dlclose(h);
         return rc;
     }
+    S_ncopies = next;
     for (size_t i = 0; pl->verifiers[i]; i++) {
-        rc = sd_verifier_add(pl->verifiers[i], path, err);
+        int fresh;
+        rc = sd_verifier_add(S_copy_of(pl->verifiers[i], pl->abi, &next, &fresh), path, err);
         if (rc)
             return rc; /* the registry is full; what was added stays, so h stays open */
     }

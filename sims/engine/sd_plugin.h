@@ -15,8 +15,12 @@
 /* The version of the plugin interface: sd_verifier_type, sd_param_decl,
  * sd_params, sd_iter, sd_chain and the inline helpers of include/simdec.h.
  * Any change to their layout or meaning increments it. */
-#define SD_PLUGIN_ABI 5u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
-                             given_output; 4: sd_verifier_type.tree; 5: sd_verifier_type.trace */
+#define SD_PLUGIN_ABI 6u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
+                             given_output; 4: sd_verifier_type.tree; 5: sd_verifier_type.trace;
+                             6: sd_verifier_type.tree_rule, tree_draws (sd_tree_view) */
+/* The oldest version still loaded: 5, whose sd_verifier_type is 6's
+ * without the last two fields (read up to them, the rest taken as NULL). */
+#define SD_PLUGIN_ABI_OLDEST 5u
 
 typedef struct sd_plugin {
     unsigned abi;                          /* SD_PLUGIN_ABI at compile time */
@@ -28,11 +32,17 @@ typedef struct sd_plugin {
  *             directory): exit 66;
  *   SD_EDATA  it is not a shared object simdec can load (not ELF, another
  *             machine, a symbol simdec does not export), has no data symbol
- *             simdec_plugin, was built for another ABI version, lists no
+ *             simdec_plugin, was built for an ABI version other than
+ *             SD_PLUGIN_ABI_OLDEST..SD_PLUGIN_ABI, lists no
  *             verifier, lists one whose C name is also simdec's (the
  *             dynamic linker would bind it to simdec's), or declares a bad
  *             or already known verifier: exit 65;
  *   SD_ETOOBIG  more than 256 plugin verifiers in all.
+ * A verifier giving a tree rule (sd_verifier_type.tree_rule) is
+ * completed by sd_tree_rule_attach (sims/verifiers/sd_tree.h), which
+ * refuses (SD_EDATA) one that also sets the slots simdec fills.  What is
+ * registered is simdec's copy of each verifier type (so a version-5 type
+ * is never read past its end).
  * The message is one line starting with "PATH: ".  A plugin is registered
  * whole or not at all (SD_ETOOBIG aside).  A path without '/' is the file in
  * the working directory (dlopen would search the system's libraries).

@@ -290,6 +290,57 @@ struct sd_iter_law;
  * *s is updated for the branch that accepts. */
 typedef double (*sd_given_output_fn)(double *s, double r);
 
+/* --- a tree rule (sims/verifiers/sd_tree.h) -----------------------------------
+ *
+ * A token-tree verifier may be written as a rule on one drafted tree
+ * instead of a step: given the tree, where the iteration ends and what it
+ * emits after.  simdec drafts the tree (par->tree, the drafting rule in own
+ * slot SD_TREE_SLOT_DRAW), calls the rule, and samples the outcome in
+ * `run`; its exact enumerator (sims/exact/sd_exact_tree.h) sums the same
+ * outcome over every drafted tree for `check --exact`, `eval accept-length`
+ * and run's exact values.
+ *
+ * The tree: nodes numbered breadth first, the root 0 (the context, token
+ * tok[0] = x_{t-1}); depth l occupies nodes off[l] .. off[l+1]-1; child j
+ * of node v at depth l is node off[l+1] + (v - off[l]) b[l] + j (j < b[l]);
+ * a node at depth l >= 1 holds the draft token tok[v] for position
+ * t + l - 1, drafted from p_{t+l-1}(.|tok[parent[v]]); tok[v] =
+ * SD_TREE_ABSENT when the node was not drafted (drafting without
+ * replacement exhausted its parent's row, or its parent is absent).  The
+ * rows of node v are p_{t+l}(.|tok[v]) and q_{t+l}(.|tok[v]) (sd_chain_p,
+ * sd_chain_q), defined when t + l <= T.  D = min(depth of the shape,
+ * T - t + 1): the tree is cut at the horizon.
+ *
+ * The rule fills, for the drafted tree:
+ *   pi[v]        P(the iteration ends at v: v's root path x_1..x_l is
+ *                accepted and nothing below it), >= 0, 0 at absent nodes,
+ *                Σ_v pi[v] = 1 (within 1e-9);
+ *   law[v*V + y] the law of the token emitted after ending at v (a leaf:
+ *                the bonus token, q; an inner node: its residual), >= 0 and
+ *                summing to 1 (within 1e-9) wherever pi[v] > 0 and
+ *                t + l <= T; ignored where pi[v] = 0 or past the horizon
+ *                (t + l > T: nothing follows).
+ * simdec owns both arrays (nodes and nodes·V doubles, zeroed before the
+ * call) and checks them after it: a rule that breaks the contract fails the
+ * command (SD_EINTERNAL naming the node).  The rule returns SD_OK, or a
+ * status with err set.  It must not keep pointers into the tree.  It is
+ * deterministic: all randomness is in the drafting, which simdec does. */
+#define SD_TREE_ABSENT ((size_t)-1)
+typedef struct sd_tree_view {
+    size_t V;             /* vocabulary */
+    size_t D;             /* depth in use */
+    size_t nodes;         /* off[D+1] */
+    size_t t;             /* position of the root's children */
+    sd_tree_draw draw;    /* how the children were drafted */
+    const size_t *b;      /* b[0..D-1]: children of each node of depth l */
+    const size_t *off;    /* off[0..D+1] */
+    const size_t *tok;    /* [nodes] */
+    const size_t *parent; /* [nodes]; parent[0] = SD_TREE_ABSENT */
+    const size_t *depth;  /* [nodes] */
+} sd_tree_view;
+typedef int (*sd_tree_rule_fn)(const sd_chain *c, const sd_params *par, const sd_tree_view *tree, double *pi,
+                               double *law, sd_error *err);
+
 /* --- the law given a logged output (sims/exact/sd_trace.h) -----------------
  *
  * A lossless verifier outputs the target chain, so a sequence sampled from
@@ -413,6 +464,13 @@ typedef struct sd_verifier_type {
     /* Optional: its law given a logged output (above; `simdec trace`).
      * NULL: traces are refused (the law needs rows off the logged path). */
     const sd_trace_type *trace;
+    /* Optional (plugin interface 6): the verifier as a tree rule (above).
+     * With it, simdec supplies alloc, free, step, exact, iteration_law and
+     * tree (leave them, kernels, prefix_law, given_output and trace NULL);
+     * the verifier declares SD_PARAM_TREE and SD_PARAM_DRAW.  tree_draws:
+     * the drafting rules it supports (bits 1u << SD_DRAW_*; 0: all). */
+    sd_tree_rule_fn tree_rule;
+    unsigned tree_draws;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

@@ -48,6 +48,8 @@ typedef struct S_enum {
     size_t off[SD_TREE_MAX_DEPTH + 2];
     double *emit;   /* [(T-t+1)][V] or NULL: += P(x_{t+j} = y) at j·V + y */
     size_t path[SD_TREE_MAX_DEPTH];
+    int rc;         /* a rule given at run time failed (sd_tree_outcome_checked) */
+    sd_error *err;
 } S_enum;
 
 /* Node v (depth l) ends the iteration with probability pv: its outcomes
@@ -82,8 +84,11 @@ static void S_visit(S_enum *e, size_t u, double prob)
 {
     sd_tree *tr = e->tr;
     size_t V = tr->V;
+    if (e->rc)
+        return;
     if (u == tr->nodes) {
-        sd_tree_outcome(tr, e->c, e->k, e->draw);
+        if ((e->rc = sd_tree_outcome_checked(tr, e->c, e->k, e->draw, e->err)) != SD_OK)
+            return;
         for (size_t v = 0; v < tr->nodes; v++) {
             double pv = prob * tr->pi[v];
             if (!(pv > 0.0))
@@ -131,19 +136,22 @@ static double S_offsets(S_enum *e, size_t D)
 }
 
 /* The enumeration from position t after token a with an allocated tree
- * (and the table's offsets set by S_offsets when e->tab is used). */
-static void S_context(S_enum *e, size_t t, size_t a, double *expected)
+ * (and the table's offsets set by S_offsets when e->tab is used); the
+ * status of a rule given at run time. */
+static int S_context(S_enum *e, size_t t, size_t a, double *expected)
 {
     sd_tree_cut(e->tr, S_depth(e, t), t, a);
     e->expected = 0.0;
     S_visit(e, 1, 1.0);
     *expected = e->expected;
+    return e->rc;
 }
 
 static int S_open(S_enum *e, const sd_chain *c, const sd_params *par, const sd_tree_kind *k, double limit,
                   double contexts, sd_error *err)
 {
     memset(e, 0, sizeof *e);
+    e->err = err;
     e->c = c;
     e->k = k;
     e->draw = sd_tree_draw_of(par);
@@ -188,9 +196,9 @@ int sd_exact_tree_accept(const sd_chain *c, size_t t, size_t a, const sd_params 
         memset(joint, 0, (par->tree_depth + 1) * c->V * sizeof *joint);
     e.tab = joint;
     S_offsets(&e, S_depth(&e, t));
-    S_context(&e, t, a, expected);
+    rc = S_context(&e, t, a, expected);
     S_close(&e);
-    return SD_OK;
+    return rc;
 }
 
 int sd_exact_tree_calls(const sd_chain *c, const sd_params *par, const sd_tree_kind *k,
@@ -211,8 +219,8 @@ int sd_exact_tree_calls(const sd_chain *c, const sd_params *par, const sd_tree_k
     /* reach[n*V + b]: P(an iteration starts at position n after x_{n-1} = b) */
     memcpy(reach + V, c->init, V * sizeof *reach);
     double ncalls = 0.0, nrej = 0.0, ex;
-    for (size_t n = 1; n <= T; n++)
-        for (size_t b = 0; b < V; b++) {
+    for (size_t n = 1; n <= T && !rc; n++)
+        for (size_t b = 0; b < V && !rc; b++) {
             double r = reach[n * V + b];
             if (!(r > 0.0))
                 continue;
@@ -220,7 +228,8 @@ int sd_exact_tree_calls(const sd_chain *c, const sd_params *par, const sd_tree_k
             memset(joint, 0, (d + 1) * V * sizeof *joint);
             e.tab = joint;
             S_offsets(&e, S_depth(&e, n));
-            S_context(&e, n, b, &ex);
+            if ((rc = S_context(&e, n, b, &ex)) != SD_OK)
+                break;
             size_t D = e.tr->D;
             for (size_t l = 0; l <= D; l++) {
                 double row = 0.0;
@@ -238,7 +247,7 @@ int sd_exact_tree_calls(const sd_chain *c, const sd_params *par, const sd_tree_k
     free(reach);
     free(joint);
     S_close(&e);
-    return SD_OK;
+    return rc;
 }
 
 int sd_tree_verifier_exact(const sd_model *m, const sd_params *par, const sd_tree_kind *k,
@@ -302,7 +311,7 @@ int sd_tree_verifier_law(const sd_chain *c, const sd_params *par, const sd_tree_
         S_close(&e);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the law of one iteration of %s", k->name);
     }
-    S_context(&e, n, prev, &ex);
+    rc = S_context(&e, n, prev, &ex);
     for (size_t l = 0; l <= D && !rc; l++) {
         int horizon = n + l > c->T;
         size_t kept = l < e.keep ? l : e.keep;

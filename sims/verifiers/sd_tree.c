@@ -127,8 +127,11 @@ int sd_tree_new(sd_tree **out, size_t V, const sd_params *par, sd_error *err)
     tr->law = malloc(nodes * V * sizeof *tr->law);
     tr->Q = malloc(nodes * V * sizeof *tr->Q);
     tr->P = malloc(nodes * V * sizeof *tr->P);
+    tr->up = malloc(nodes * sizeof *tr->up);
+    tr->lev = malloc(nodes * sizeof *tr->lev);
+    tr->par = *par;
     if (!tr->tok || !tr->next || !tr->mod || !tr->pi || !tr->alpha || !tr->reach || !tr->law || !tr->Q ||
-        !tr->P) {
+        !tr->P || !tr->up || !tr->lev) {
         sd_tree_free(tr);
         return sd_error_set(err, SD_ENOMEM, "out of memory for a draft tree of %zu nodes", nodes);
     }
@@ -150,6 +153,8 @@ void sd_tree_free(sd_tree *tr)
     free(tr->law);
     free(tr->Q);
     free(tr->P);
+    free(tr->up);
+    free(tr->lev);
     free(tr);
 }
 
@@ -166,6 +171,13 @@ void sd_tree_cut(sd_tree *tr, size_t D, size_t t, size_t a)
     }
     tr->nodes = tr->off[D + 1];
     tr->tok[0] = a;
+    tr->up[0] = SD_TREE_ABSENT;
+    tr->lev[0] = 0;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t v = tr->off[l]; v < tr->off[l + 1]; v++) {
+            tr->lev[v] = l;
+            tr->up[v] = tr->off[l - 1] + (v - tr->off[l]) / tr->b[l - 1];
+        }
 }
 
 size_t sd_tree_depth_of(const sd_tree *tr, size_t v)
@@ -698,8 +710,87 @@ static int S_plan_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k,
     return 1;
 }
 
+/* --- a rule given at run time (SD_TREE_CALLBACK) ------------------------------ */
+
+/* The outcome "end at the root, emit from q" (after a failed rule). */
+static void S_fallback(sd_tree *tr, const sd_chain *c)
+{
+    for (size_t v = 0; v < tr->nodes; v++)
+        tr->pi[v] = v == 0 ? 1.0 : 0.0;
+    S_bonus(tr, c, 0, 0);
+}
+
+/* Calls the rule and checks what it returns against the contract of
+ * sd_tree_view (sd_verifier.h): pi >= 0 (a rounding -1e-12 clipped to 0),
+ * 0 at absent nodes, Σ pi = 1 within 1e-9; law[v] >= 0 summing to 1 within
+ * 1e-9 where pi[v] > 0 and a token follows.  Rows past the horizon and
+ * rows of nodes never ended at are zeroed (the callers read only the rest). */
+static int S_callback(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw, sd_error *err)
+{
+    size_t V = tr->V, n = tr->nodes;
+    memset(tr->pi, 0, n * sizeof *tr->pi);
+    memset(tr->law, 0, n * V * sizeof *tr->law);
+    sd_tree_view view = {.V = V, .D = tr->D, .nodes = n, .t = tr->t, .draw = draw, .b = tr->b, .off = tr->off,
+                         .tok = tr->tok, .parent = tr->up, .depth = tr->lev};
+    sd_error own;
+    sd_error *e = err ? err : &own;
+    sd_error_clear(e);
+    int rc = k->call(k->user, c, &tr->par, &view, tr->pi, tr->law, e);
+    if (rc)
+        return e->msg[0] ? rc : sd_error_set(e, rc, "verifier %s: its tree rule failed (status %d)", k->name, rc);
+    double sum = 0.0;
+    for (size_t v = 0; v < n; v++) {
+        double p = tr->pi[v];
+        if (p < 0.0 && p >= -1e-12)
+            p = tr->pi[v] = 0.0;
+        if (!(p >= 0.0 && p <= 1.0 + 1e-9))
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave pi[%zu] = %.17g at position "
+                                "%zu; expected a probability in [0, 1]", k->name, v, p, tr->t);
+        if (p > 0.0 && tr->tok[v] == SD_TREE_ABSENT)
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave pi[%zu] = %.17g to an absent "
+                                "node; expected 0", k->name, v, p);
+        sum += p;
+        double *w = tr->law + v * V;
+        if (!(p > 0.0) || tr->t + tr->lev[v] > c->T) {
+            memset(w, 0, V * sizeof *w);
+            continue;
+        }
+        double m = 0.0;
+        for (size_t y = 0; y < V; y++) {
+            if (!(w[y] >= 0.0 && w[y] <= 1.0 + 1e-9))
+                return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule gave law[%zu][%zu] = %.17g; "
+                                    "expected a probability", k->name, v, y, w[y]);
+            m += w[y];
+        }
+        if (!(fabs(m - 1.0) <= 1e-9))
+            return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule's law[%zu] sums to %.17g; expected "
+                                "1 (within 1e-9) where pi[%zu] = %.3g > 0", k->name, v, m, v, p);
+    }
+    if (!(fabs(sum - 1.0) <= 1e-9))
+        return sd_error_set(e, SD_EINTERNAL, "verifier %s: its tree rule's pi sums to %.17g over %zu nodes at "
+                            "position %zu; expected 1 (within 1e-9)", k->name, sum, n, tr->t);
+    return SD_OK;
+}
+
+int sd_tree_outcome_checked(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw,
+                            sd_error *err)
+{
+    if (k->rule != SD_TREE_CALLBACK) {
+        sd_tree_outcome(tr, c, k, draw);
+        return SD_OK;
+    }
+    int rc = S_callback(tr, c, k, draw, err);
+    if (rc)
+        S_fallback(tr, c);
+    return rc;
+}
+
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw)
 {
+    if (k->rule == SD_TREE_CALLBACK) {
+        (void)sd_tree_outcome_checked(tr, c, k, draw, NULL);
+        return;
+    }
     if (k->rule == SD_TREE_SCALED) {
         S_scaled(tr, c, k, draw);
         return;
@@ -725,6 +816,7 @@ typedef struct S_state {
     sd_tree *tr;
     double *w;
     sd_tree_draw draw;
+    const sd_tree_kind *k;
 } S_state;
 
 const sd_params *sd_tree_params(const sd_tree_kind *k, const sd_params *par, sd_params *buf)
@@ -749,6 +841,7 @@ int sd_tree_verifier_alloc(void **state, const sd_chain *c, const sd_params *par
     if (!s)
         return sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
     s->draw = sd_tree_draw_of(par);
+    s->k = k;
     rc = sd_tree_new(&s->tr, c->V, par, err);
     if (!rc && !(s->w = malloc(c->V * sizeof *s->w)))
         rc = sd_error_set(err, SD_ENOMEM, "out of memory for --algo %s", name);
@@ -770,18 +863,36 @@ void sd_tree_verifier_free(void *state)
     free(s);
 }
 
+static int S_step(S_state *s, const sd_chain *c, const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
+                  size_t *out, sd_iter *it, sd_error *err);
+
+int sd_tree_verifier_step_own(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                              size_t prev, size_t *out, sd_iter *it, sd_error *err)
+{
+    S_state *s = state;
+    (void)par; /* read by alloc */
+    return S_step(s, c, s->k, rng, n, prev, out, it, err);
+}
+
 int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it)
 {
-    S_state *s = state;
+    (void)par; /* read by alloc */
+    return S_step(state, c, k, rng, n, prev, out, it, NULL);
+}
+
+static int S_step(S_state *s, const sd_chain *c, const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
+                  size_t *out, sd_iter *it, sd_error *err)
+{
     sd_tree *tr = s->tr;
     size_t rest = c->T - n + 1, D = tr->d < rest ? tr->d : rest;
     sd_tree_draw draw = s->draw;
-    (void)par; /* read by alloc */
     sd_tree_cut(tr, D, n, prev);
     sd_tree_draft(tr, c, draw, rng, s->w);
-    sd_tree_outcome(tr, c, k, draw);
+    int rc = sd_tree_outcome_checked(tr, c, k, draw, err);
+    if (rc)
+        return rc;
     size_t v = sd_dist_sample(tr->pi, tr->nodes, 1.0, sd_stream_uniform(rng));
     size_t l = sd_tree_depth_of(tr, v);
     for (size_t u = v, i = l; i > 0; i--, u = sd_tree_parent(tr, u))

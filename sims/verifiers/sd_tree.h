@@ -40,7 +40,13 @@
  *   SD_TREE_SCALED     prefix-scaled k-Seq among i.i.d. siblings, top-down
  *                      allocation then post-order decisions (our reading of
  *                      UniVer, Weng et al. 2026, and of SpecTr-GBV, Lin et
- *                      al. 2026); with wor siblings it is SD_TREE_TRAVERSAL. */
+ *                      al. 2026); with wor siblings it is SD_TREE_TRAVERSAL;
+ *   SD_TREE_PLAN       the optimal plan of the tree-valid LP (below);
+ *   SD_TREE_CALLBACK   a rule given at run time, by a plugin
+ *                      (sd_verifier_type.tree_rule) or a Python verifier
+ *                      (sims/engine/sd_callback.h): its contract, the
+ *                      outcome's, is sd_tree_view's in sd_verifier.h;
+ *                      sd_tree_rule_attach makes such a verifier. */
 #ifndef SD_TREE_H
 #define SD_TREE_H
 
@@ -59,7 +65,18 @@
 enum { SD_TREE_DECL_SHAPE = 0, SD_TREE_DECL_DRAW = 1 };
 extern const sd_param_decl sd_tree_decls[];
 
-typedef enum { SD_TREE_TOPDOWN = 0, SD_TREE_TRAVERSAL = 1, SD_TREE_SCALED = 2, SD_TREE_PLAN = 3 } sd_tree_rule;
+typedef enum {
+    SD_TREE_TOPDOWN = 0,
+    SD_TREE_TRAVERSAL = 1,
+    SD_TREE_SCALED = 2,
+    SD_TREE_PLAN = 3,
+    SD_TREE_CALLBACK = 4
+} sd_tree_rule;
+
+/* SD_TREE_CALLBACK's function: the rule of sd_verifier.h (sd_tree_rule_fn)
+ * with the pointer the kind carries (the plugin's type, Python's slot). */
+typedef int (*sd_tree_rule_call)(void *user, const sd_chain *c, const sd_params *par, const sd_tree_view *tree,
+                                 double *pi, double *law, sd_error *err);
 
 /* SD_TREE_PLAN: the verifier plays a plan, the optimal verifier of the
  * tree-valid LP (treelp/tree_valid.c), which lives above this floor: it
@@ -110,9 +127,11 @@ typedef struct sd_tree_kind {
     unsigned draws;
     unsigned bugs;
     const char *why_not; /* the reason given when a rule it does not support is asked for */
+    sd_tree_rule_call call; /* SD_TREE_CALLBACK: the rule, called with user */
+    void *user;
 } sd_tree_kind;
 
-#define SD_TREE_NONE ((size_t)-1)
+#define SD_TREE_NONE SD_TREE_ABSENT
 
 /* A tree of the shape of some par, with room for its outcome. */
 typedef struct sd_tree {
@@ -129,6 +148,8 @@ typedef struct sd_tree {
     double *Q, *P, *alpha, *reach;        /* work of sd_tree_outcome */
     size_t *next;
     unsigned char *mod;
+    size_t *up, *lev;                     /* [nodes]: parent, depth (sd_tree_cut) */
+    sd_params par;                        /* the parameters it was made for (a rule reads them) */
 } sd_tree;
 
 /* A tree for vocabulary V and par's shape (par->tree_depth >= 1).
@@ -158,8 +179,25 @@ double sd_tree_draft_law(const sd_tree *tr, const sd_chain *c, size_t u, sd_tree
 void sd_tree_draft(sd_tree *tr, const sd_chain *c, sd_tree_draw draw, sd_stream *rng, double *w);
 
 /* The outcome of verifying the drafted tree by kind k: pi[v] and law[v]
- * for every node.  Σ_v pi[v] = 1 up to rounding. */
+ * for every node.  Σ_v pi[v] = 1 up to rounding.  A rule given at run time
+ * (SD_TREE_CALLBACK) that fails or breaks the contract of sd_tree_view
+ * (sd_verifier.h) gives SD_EINTERNAL (or its own status) naming the
+ * verifier and the node; the outcome is then "end at the root with q". */
+int sd_tree_outcome_checked(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw,
+                            sd_error *err);
+/* The same without the status (the built-in rules cannot fail). */
 void sd_tree_outcome(sd_tree *tr, const sd_chain *c, const sd_tree_kind *k, sd_tree_draw draw);
+
+/* A verifier written as a tree rule (sd_tree_rule.c): fills vt's alloc, free, step, exact,
+ * iteration_law and tree (a kind with rule SD_TREE_CALLBACK calling call
+ * with user; call NULL: vt->tree_rule, a plugin's), draws the drafting
+ * rules it supports (0: all).  vt must declare tree and draw and leave the
+ * slots simdec fills NULL (SD_EDATA naming the slot otherwise).  vt keeps
+ * its address for the process's life (the kind points back by name); the
+ * same vt attached again reuses its kind.  SD_ETOOBIG past
+ * SD_TREE_RULE_MAX such verifiers.  Not thread-safe (as loading plugins). */
+#define SD_TREE_RULE_MAX 64
+int sd_tree_rule_attach(sd_verifier_type *vt, sd_tree_rule_call call, void *user, unsigned draws, sd_error *err);
 
 /* The verifier pieces: alloc checks the shape and the drafting rule
  * (SD_EUSAGE "--draw topk: <why_not>"), step is one iteration (draft the
@@ -170,6 +208,10 @@ void sd_tree_verifier_free(void *state);
 int sd_tree_verifier_step(void *state, const sd_chain *c, const sd_params *par,
                           const sd_tree_kind *k, sd_stream *rng, size_t n, size_t prev,
                           size_t *out, sd_iter *it);
+/* The same with the kind alloc was given, as an sd_verifier_type.step: the
+ * step of a tree rule, whose failure it reports in err. */
+int sd_tree_verifier_step_own(void *state, const sd_chain *c, const sd_params *par, sd_stream *rng, size_t n,
+                              size_t prev, size_t *out, sd_iter *it, sd_error *err);
 
 /* The slots of a verifier file whose sd_tree_kind is KIND: S_alloc,
  * S_step, S_exact and S_law (its iteration_law); SD_TREE_VERIFIER_SLOTS
