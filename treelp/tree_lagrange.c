@@ -47,7 +47,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include <glpk.h>
 
@@ -60,11 +59,17 @@
 #define S_MAX_TABLE 2.5e7
 /* Largest Σ over internal nodes of their children sequences (wor, topk). */
 #define S_MAX_SEQ 2e6
-#define S_SUBWAIT (getenv("SUBWAIT") ? (size_t)atoi(getenv("SUBWAIT")) : 100)
-#define S_NNULL (getenv("NNULL") ? (size_t)atoi(getenv("NNULL")) : 10)
-#define S_NEGONLY (getenv("NEGONLY") ? atoi(getenv("NEGONLY")) : 0)
-#define S_SHRINK (getenv("SHRINK") ? atof(getenv("SHRINK")) : 0.5)
-#define S_MAXROWS (getenv("MAXROWS") ? atof(getenv("MAXROWS")) : 4.0)
+/* The subgradient phase: with at least S_SUB_MIN_DIM multipliers, for a
+ * share S_SUB_SHARE of the time; the target's distance halves after
+ * S_SUBWAIT steps without a decrease. */
+#define S_SUB_MIN_DIM 256
+/* The cutting planes: the trust region halves after S_NNULL null steps in
+ * a row and is at most 4(D+1) wide; at most S_MAX_ROWS·N + 200 cuts. */
+#define S_NNULL 10
+#define S_MAX_ROWS 4
+#define S_DELTA_MAX(g) (4.0 * (double)((g)->D + 1))
+#define S_SUB_SHARE 0.5
+#define S_SUBWAIT 300
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -461,6 +466,39 @@ double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, doubl
 
 /* --- the minimisation --------------------------------------------------------- */
 
+/* Adds the cut θ >= L(λ_k) + g·(λ - λ_k) of the point x = λ_k; past
+ * S_MAX_ROWS·N + 200 cuts, drops the slack ones (basic rows). */
+static void S_cut(glp_prob *lp, const int *act, size_t N, double Lk, const double *grad, const double *x, int *ind,
+                  double *val)
+{
+    int nz = 0;
+    double rhs = Lk;
+    ind[++nz] = 1;
+    val[nz] = 1.0;
+    for (size_t i = 0; i < N; i++)
+        if (act[i] && grad[i] != 0.0) {
+            ind[++nz] = act[i];
+            val[nz] = -grad[i];
+            rhs -= grad[i] * x[i];
+        }
+    int row = glp_add_rows(lp, 1);
+    glp_set_mat_row(lp, row, nz, ind, val);
+    glp_set_row_bnds(lp, row, GLP_LO, rhs, 0.0);
+    int nr = glp_get_num_rows(lp);
+    if ((size_t)nr > S_MAX_ROWS * N + 200) {
+        int nd = 0;
+        int *del = malloc(((size_t)nr + 1) * sizeof *del);
+        if (del) {
+            for (int r = 1; r < nr; r++)
+                if (glp_get_row_stat(lp, r) == GLP_BS)
+                    del[++nd] = r;
+            if (nd)
+                glp_del_rows(lp, nd, del);
+            free(del);
+        }
+    }
+}
+
 int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds, size_t max_iter, double lower,
                             sd_lp_tree_lagrange_info *info, sd_error *err)
 {
@@ -506,7 +544,7 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
     /* a first phase of subgradient steps with Polyak's step to a variable
      * target (Brännlund 1995): cheap steps that take λ near the minimum
      * before the cutting planes polish it */
-    double sub = getenv("SUBSHARE") ? atof(getenv("SUBSHARE")) : 0.3;
+    double sub = N >= S_SUB_MIN_DIM ? S_SUB_SHARE : 0.0;
     size_t nsub = 0;
     if (sub > 0.0) {
         double Lb = sd_lp_tree_lagrange_eval(g, lam, grad), Lx = Lb;
@@ -524,8 +562,6 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
                 cand[i] -= step * grad[i];
             Lx = sd_lp_tree_lagrange_eval(g, cand, grad);
             nsub++;
-            if (getenv("LAGDBG") && nsub % 100 == 0)
-                fprintf(stderr, "sub %zu Lx %.6f Lb %.6f gapt %.2e gg %.2e\n", nsub, Lx, Lb, gapt, gg);
             if (Lx < Lb - 1e-12) {
                 if (Lx < Lb - 0.5 * gapt) {
                     since = 0;
@@ -535,46 +571,21 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
                 memcpy(lam, cand, N * sizeof *lam);
             }
             if (++since >= S_SUBWAIT) {
-                gapt = fmax(0.5 * gapt, 1e-9);
+                gapt *= 0.5;
                 since = 0;
+                if (gapt < 1e-9 * (1.0 + fabs(Lb)))
+                    break; /* stalled */
             }
         }
     }
     info->sub_iters = nsub;
-    double delta = getenv("DELTA0") ? atof(getenv("DELTA0")) : 0.5, best = sd_lp_tree_lagrange_eval(g, lam, grad);
+    double delta = 0.1, best = sd_lp_tree_lagrange_eval(g, lam, grad);
     size_t iter = 1, nnull = 0;
     int rc = SD_OK;
-    /* the loop proper: the first cut at lam */
     memcpy(cand, lam, N * sizeof *cand);
     double Lc = best;
+    S_cut(lp, act, N, Lc, grad, cand, ind, val);
     for (;;) {
-        /* add the cut of cand (its value Lc_cand and subgradient in grad) */
-        double Lk = iter == 1 ? Lc : info->last;
-        int nz = 0;
-        double rhs = Lk;
-        ind[++nz] = 1;
-        val[nz] = 1.0;
-        for (size_t i = 0; i < N; i++)
-            if (act[i] && grad[i] != 0.0) {
-                ind[++nz] = act[i];
-                val[nz] = -grad[i];
-                rhs -= grad[i] * cand[i];
-            }
-        int row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, nz, ind, val);
-        glp_set_row_bnds(lp, row, GLP_LO, rhs, 0.0);
-        if (glp_get_num_rows(lp) > (int)(S_MAXROWS * N + 200)) { /* drop the slack cuts */
-            int nr = glp_get_num_rows(lp), nd = 0;
-            int *del = malloc(((size_t)nr + 1) * sizeof *del);
-            if (del) {
-                for (int r = 1; r < nr; r++)
-                    if (glp_get_row_stat(lp, r) == GLP_BS)
-                        del[++nd] = r;
-                if (nd)
-                    glp_del_rows(lp, nd, del);
-                free(del);
-            }
-        }
         if (sd_lp_now() - t0 > seconds || iter >= max_iter)
             break;
         /* the master within the trust region around lam */
@@ -592,34 +603,44 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
         }
         double theta = glp_get_col_prim(lp, 1), pred = Lc - theta;
         info->model_gap = pred;
-        if (pred <= 1e-9 * (1.0 + fabs(Lc))) {
-            info->converged = 1;
-            break;
-        }
         for (size_t i = 0; i < N; i++)
             cand[i] = act[i] ? glp_get_col_prim(lp, act[i]) : 0.0;
-        double te = sd_lp_now();
-        double Lk2 = sd_lp_tree_lagrange_eval(g, cand, grad);
-        if (getenv("LAGDBG"))
-            fprintf(stderr, "it %zu eval %.4f s master rows %d L %.9f Lc %.9f pred %.2e delta %.2e\n", iter, sd_lp_now() - te,
-                    glp_get_num_rows(lp), Lk2, Lc, pred, delta);
+        if (pred <= 1e-9 * (1.0 + fabs(Lc))) {
+            /* the model's minimum in the trust region is within 1e-9 of
+             * L(center); strictly inside the region it is the model's global
+             * minimum, a lower bound on min L: converged.  On the region's
+             * boundary, widen it. */
+            int inside = 1;
+            for (size_t i = 0; i < N && inside; i++)
+                inside = !act[i] || fabs(cand[i] - lam[i]) < delta * (1.0 - 1e-9);
+            if (inside) {
+                info->converged = 1;
+                break;
+            }
+            if (delta >= S_DELTA_MAX(g))
+                break;
+            delta = fmin(2.0 * delta, S_DELTA_MAX(g));
+            continue;
+        }
+        double Lk = sd_lp_tree_lagrange_eval(g, cand, grad);
         iter++;
-        info->last = Lk2;
-        if (Lk2 < best)
-            best = Lk2;
-        double dec = Lc - Lk2;
+        info->last = Lk;
+        if (Lk < best)
+            best = Lk;
+        S_cut(lp, act, N, Lk, grad, cand, ind, val);
+        double dec = Lc - Lk;
         if (dec >= 0.1 * pred) { /* a serious step */
             double step = 0.0;
             for (size_t i = 0; i < N; i++)
                 step = fmax(step, fabs(cand[i] - lam[i]));
             memcpy(lam, cand, N * sizeof *lam);
-            Lc = Lk2;
+            Lc = Lk;
             nnull = 0;
             info->serious++;
             if (dec >= 0.5 * pred && step >= 0.99 * delta)
-                delta = fmin(2.0 * delta, 4.0 * (double)(g->D + 1));
-        } else if (++nnull >= S_NNULL && (S_NEGONLY ? dec < 0.0 : 1)) {
-            delta = fmax(S_SHRINK * delta, 1e-6);
+                delta = fmin(2.0 * delta, S_DELTA_MAX(g));
+        } else if (++nnull >= S_NNULL) { /* the model stays poor here: a smaller region */
+            delta = fmax(0.5 * delta, 1e-7);
             nnull = 0;
         }
     }
@@ -649,10 +670,6 @@ int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_pa
         sd_lp_tree_lagrange_free(g);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the Lagrangian bound");
     }
-    if (getenv("LAGINIT"))
-        for (size_t l = 0; l <= g->D; l++)
-            for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++)
-                lam[i] = atof(getenv("LAGINIT")) * (double)l;
     rc = sd_lp_tree_lagrange_min(g, lam, seconds, SIZE_MAX, lower, info, err);
     free(lam);
     sd_lp_tree_lagrange_free(g);
