@@ -288,6 +288,8 @@ static void S_bounds_json(const S_out *o, json_t *j)
         json_object_set_new(l, "serious_steps", json_integer((json_int_t)b->lagrange.serious));
         json_object_set_new(l, "seconds", json_real(b->lagrange.seconds));
         json_object_set_new(l, "converged", json_boolean(b->lagrange.converged));
+        json_object_set_new(l, "stopped", json_string(b->lagrange.converged ? "converged" : b->lagrange.flat ? "flat"
+                                                      : b->lagrange.master_failed ? "master failed" : "time"));
         json_object_set_new(l, "model_gap", cli_json_real(b->lagrange.model_gap));
         json_object_set_new(j, "lagrangian", l);
     }
@@ -322,7 +324,9 @@ static void S_bounds_table(const S_out *o)
         printf("  marginals    %.12f   (path marginals, >= tree-ot)\n", b->marginals);
     if (!isnan(b->lagrangian))
         printf("  lagrangian   %.12f   (%zu evaluations, %.1f s, %s; model gap %.1e)\n", b->lagrangian,
-               b->lagrange.iters, b->lagrange.seconds, b->lagrange.converged ? "converged" : "stopped by time",
+               b->lagrange.iters, b->lagrange.seconds,
+               b->lagrange.converged ? "converged" : b->lagrange.flat ? "no decrease predicted in the widest region"
+               : b->lagrange.master_failed ? "the master LP failed" : "stopped by time",
                b->lagrange.model_gap);
     for (size_t i = 0; i < b->nverifiers; i++) {
         const sd_lp_tree_bound_verifier *v = &b->verifiers[i];

@@ -617,8 +617,10 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
                 info->converged = 1;
                 break;
             }
-            if (delta >= S_DELTA_MAX(g))
+            if (delta >= S_DELTA_MAX(g)) {
+                info->flat = 1;
                 break;
+            }
             delta = fmin(2.0 * delta, S_DELTA_MAX(g));
             continue;
         }
