@@ -291,6 +291,8 @@ static void S_bounds_json(const S_out *o, json_t *j)
         json_object_set_new(l, "stopped", json_string(b->lagrange.converged ? "converged" : b->lagrange.flat ? "flat"
                                                       : b->lagrange.master_failed ? "master failed" : "time"));
         json_object_set_new(l, "model_gap", cli_json_real(b->lagrange.model_gap));
+        json_object_set_new(l, "primal", cli_json_real(b->lagrange.primal));
+        json_object_set_new(l, "primal_residual", cli_json_real(b->lagrange.primal_residual));
         json_object_set_new(j, "lagrangian", l);
     }
     json_t *vs = json_array();

@@ -47,6 +47,10 @@
 #include "../lp/sd_lp.h"
 #include "sd_treelp.h"
 
+/* The largest node-row residual of the Lagrangian's primal mixture taken
+ * as the lower bound (the CLP route's certificate standard). */
+#define S_PRIMAL_RESIDUAL 1e-9
+
 /* Largest Σ_{l<D} V^l · (children sequences of a node) the recursion visits. */
 #define S_MAX_VISITS 5e7
 
@@ -602,6 +606,14 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
         int r2 = sd_lp_tree_lagrange_bound(c, t, a, par, draw, o->lagrange_seconds, b->lower, &b->lagrange, &e2);
         if (r2 == SD_ENOMEM)
             return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2 && b->lagrange.primal_residual <= S_PRIMAL_RESIDUAL && b->lagrange.primal > b->lower &&
+            b->lagrange.primal <= b->lagrange.value + S_PRIMAL_RESIDUAL) {
+            /* the cutting planes' primal mixture: a point of tree-valid's LP
+             * with node-row residual at most 1e-9, the exact route's standard */
+            b->lower = b->lagrange.primal;
+            snprintf(b->lower_by, sizeof b->lower_by, "lagrangian primal (node-row residual %.0e)",
+                     b->lagrange.primal_residual);
+        }
         if (!r2) {
             b->lagrangian = b->lagrange.value;
             if (!(b->lagrangian >= b->upper)) {

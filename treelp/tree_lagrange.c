@@ -646,6 +646,41 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
             nnull = 0;
         }
     }
+    /* The master's dual is a primal point of tree-valid's LP: weights
+     * μ_i >= 0, Σ μ_i = 1, on the cuts; each cut's maximiser (f_i, r_i)
+     * meets the path-set and leaf rows exactly, so their mixture does too,
+     * misses the node rows by Σ_i μ_i g_i (computed here from the cuts'
+     * coefficients, not taken from GLPK) and has the value Σ_i μ_i rhs_i
+     * (rhs_i = L(λ_i) - g_i·λ_i, the i-th maximiser's objective).  It is a
+     * verifier (stop at u with probability f(S, u)/P(S), emit from the
+     * mixed r: tree_valid.c) as valid as that residual is small. */
+    info->primal = NAN;
+    info->primal_residual = NAN;
+    if (glp_get_status(lp) == GLP_OPT) {
+        int nr = glp_get_num_rows(lp);
+        double *res = calloc(N + 2, sizeof *res), mu_sum = 0.0, pv = 0.0;
+        if (res) {
+            for (int r = 1; r <= nr; r++) {
+                double mu = fmax(0.0, glp_get_row_dual(lp, r));
+                if (!(mu > 0.0))
+                    continue;
+                mu_sum += mu;
+                pv += mu * glp_get_row_lb(lp, r);
+                int len = glp_get_mat_row(lp, r, ind, val);
+                for (int k = 1; k <= len; k++)
+                    if (ind[k] > 1)
+                        res[ind[k]] -= mu * val[k]; /* val = -g */
+            }
+            double worst = 0.0;
+            for (size_t j = 0; j < N + 2; j++)
+                worst = fmax(worst, fabs(res[j]));
+            if (mu_sum > 0.0) {
+                info->primal = pv / mu_sum;
+                info->primal_residual = worst / mu_sum;
+            }
+            free(res);
+        }
+    }
     info->value = Lc < best ? Lc : best;
     info->center = Lc;
     info->iters = iter;
