@@ -318,8 +318,11 @@ static void S_bounds_table(const S_out *o)
 {
     const sd_lp_tree_bounds *b = &o->bounds;
     printf("  exact        out of reach: %s\n  lower        %.12f   %s (a valid verifier)\n"
-           "  upper        %.12f   %s (a relaxation)\n  gap          %.12f\n",
-           o->bounds_why, b->lower, b->lower_by, b->upper, b->upper_by, b->gap);
+           "  upper        %.12f   %s (a relaxation)\n", o->bounds_why, b->lower, b->lower_by, b->upper, b->upper_by);
+    if (b->gap < 1e-9)
+        printf("  gap          %.1e   (the optimum, to the exact route's 1e-9)\n", b->gap);
+    else
+        printf("  gap          %.12f\n", b->gap);
     if (!isnan(b->tree_ot))
         printf("  tree-ot      %.12f\n", b->tree_ot);
     if (!isnan(b->marginals))
