@@ -157,7 +157,8 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
               "                           COIN-OR CLP's dual simplex, optimal when its dual bound\n"
               "                           meets the primal value within 1e-9\n", f);
     fputs("  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
-          "  --time-limit S           stop the solver after S seconds (status says so)\n", f);
+          "  --time-limit S           stop the solver after S seconds (status says so); for\n"
+          "                           tree-valid's bounds, the Lagrangian bound's time (default 20)\n", f);
     if (opts & L_COMPARE)
         fputs("  --compare A[,B,...]      also measure each listed verifier's expected accepted\n"
               "                           tokens in one iteration from the same context\n"
