@@ -43,6 +43,7 @@
  * certified bound; the method stops when the model predicts no decrease
  * above 1e-9 (then L(center) is within that of min L), at the time limit,
  * or after max_iter evaluations. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -592,10 +593,16 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
         for (size_t i = 0; i < N; i++)
             if (act[i])
                 glp_set_col_bnds(lp, act[i], GLP_DB, lam[i] - delta, lam[i] + delta);
+        double left = seconds - (sd_lp_now() - t0);
+        sm.tm_lim = left < 2e6 ? (int)ceil(1000.0 * left) + 1 : INT_MAX;
         int sr = glp_simplex(lp, &sm);
+        if (sr == GLP_ETMLIM)
+            break;
         if (sr != 0 || glp_get_status(lp) != GLP_OPT) {
             glp_std_basis(lp);
             sr = glp_simplex(lp, &sm);
+            if (sr == GLP_ETMLIM)
+                break;
         }
         if (sr != 0 || glp_get_status(lp) != GLP_OPT) {
             info->master_failed = 1;
