@@ -144,7 +144,8 @@ int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_pa
  * verifier: a built-in tree verifier (not a control, not tree-lp) that
  * supports the drafting rule, exact by enumeration where the trees can be
  * enumerated, else by the top-down recursion, or the recursive transport
- * verifier (0, rejecting at the root, when none is within reach); upper =
+ * verifier, or the Lagrangian's primal mixture when its node-row residual
+ * is at most 1e-9 (0, rejecting at the root, when none is within reach); upper =
  * the least of tree-ot (where enumerable), the path-marginal relaxation
  * of tree-ot and the Lagrangian bound (sd_lp_tree_lagrange_*).  lower <=
  * tree-valid <= upper.  Every built-in tree verifier gets a value in

@@ -17,8 +17,13 @@
  * with A_u computed by enumerating u's children (V^b of them) and running
  * the verifier's own outcome (sd_tree_outcome) on the one-level tree.  The
  * value is E(root), exact (tests/test_tree_bounds.c checks it against the
- * enumeration).  Traversal verification (leaves first) does not decompose
- * so and is left out there.
+ * enumeration).  Traversal verification (leaves first) and the scaled
+ * rules do not decompose so: beyond enumeration they get a Monte-Carlo
+ * value on the trial engine (first iterations from the context), reported
+ * beside the bounds but never taken as the lower bound, and flagged when
+ * not 4 standard errors below it.  The recursive transport verifier and
+ * the Lagrangian's primal mixture (tree_lagrange.c, taken when its
+ * node-row residual is at most 1e-9) are lower bounds too.
  *
  * Upper bound: tree-ot where its trees can be enumerated (tree-valid <=
  * tree-ot, the full-information relaxation); elsewhere the relaxation of
@@ -32,7 +37,9 @@
  * P(x ∈ T) = 1 - G_l(0); without replacement or top-k a path occurs at
  * most once and P(x^l ∈ T) = P(x^{l-1} ∈ T)·P(x_l among the children of
  * x^{l-1}), the latter by enumerating one node's children.  The bound is
- * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1). */
+ * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1).
+ * The Lagrangian bound (tree_lagrange.c) relaxes tree-valid itself and
+ * needs no enumeration; the upper bound is the least of the three. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -39,10 +39,15 @@
  * L is invariant under λ -> λ + s·1 (the max drops by s, a cut's q-mass is
  * 1), so λ_root = 0.  The minimisation: Kelley's cutting planes with an
  * ℓ∞ trust region around the best point (Linderoth & Wright 2003), the
- * master on GLPK's dual simplex, warm started.  Every evaluated L(λ) is a
- * certified bound; the method stops when the model predicts no decrease
- * above 1e-9 (then L(center) is within that of min L), at the time limit,
- * or after max_iter evaluations. */
+ * master on GLPK's dual simplex, warm started; with 256 or more
+ * multipliers a first half of the time goes to subgradient steps (Polyak's
+ * step to a variable target).  Every evaluated L(λ) is a certified bound.
+ * The method stops when the model predicts no decrease above 1e-9 with
+ * its minimiser strictly inside the trust region (converged: the model's
+ * global minimum, a lower bound on min L, is within 1e-9 of L(center)),
+ * when no decrease is predicted within the widest region (flat), at the
+ * time limit, or after max_iter evaluations.  The master's dual then gives
+ * a primal point of the LP (the comment at its end). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
