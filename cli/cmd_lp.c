@@ -22,6 +22,8 @@
 
 #define S_DEFAULT_TRIALS 100000u
 #define S_DEFAULT_SEED 1u
+/* Monte-Carlo trials of the tree verifiers without an exact value, in tree-valid's bounds. */
+#define S_BOUNDS_TRIALS 20000u
 
 /* --- the problems: one table of names, meanings, help ---------------------
  *
@@ -155,7 +157,8 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
               "                           COIN-OR CLP's dual simplex, optimal when its dual bound\n"
               "                           meets the primal value within 1e-9\n", f);
     fputs("  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
-          "  --time-limit S           stop the solver after S seconds (status says so)\n", f);
+          "  --time-limit S           stop the solver after S seconds (status says so); for\n"
+          "                           tree-valid's bounds, the Lagrangian bound's time (default 20)\n", f);
     if (opts & L_COMPARE)
         fputs("  --compare A[,B,...]      also measure each listed verifier's expected accepted\n"
               "                           tokens in one iteration from the same context\n"
@@ -269,6 +272,84 @@ static double S_gap_se(const S_out *o, size_t j)
     return cli_gap_in_se(o->res.optimum, o->acc[j].mean, sd_welford_stderr(&o->acc[j]));
 }
 
+/* tree-valid's bounds (has_bounds): every candidate upper bound, the
+ * Lagrangian's run, and every built-in tree verifier's value. */
+static void S_bounds_json(const S_out *o, json_t *j)
+{
+    const sd_lp_tree_bounds *b = &o->bounds;
+    json_t *u = json_object();
+    json_object_set_new(u, "tree_ot", cli_json_real(b->tree_ot));
+    json_object_set_new(u, "path_marginals", cli_json_real(b->marginals));
+    json_object_set_new(u, "lagrangian", cli_json_real(b->lagrangian));
+    json_object_set_new(j, "upper_candidates", u);
+    if (!isnan(b->lagrangian)) {
+        json_t *l = json_object();
+        json_object_set_new(l, "value", cli_json_real(b->lagrange.value));
+        json_object_set_new(l, "evaluations", json_integer((json_int_t)b->lagrange.iters));
+        json_object_set_new(l, "serious_steps", json_integer((json_int_t)b->lagrange.serious));
+        json_object_set_new(l, "seconds", json_real(b->lagrange.seconds));
+        json_object_set_new(l, "converged", json_boolean(b->lagrange.converged));
+        json_object_set_new(l, "stopped", json_string(b->lagrange.converged ? "converged" : b->lagrange.flat ? "flat"
+                                                      : b->lagrange.master_failed ? "master failed" : "time"));
+        json_object_set_new(l, "model_gap", cli_json_real(b->lagrange.model_gap));
+        json_object_set_new(l, "primal", cli_json_real(b->lagrange.primal));
+        json_object_set_new(l, "primal_residual", cli_json_real(b->lagrange.primal_residual));
+        json_object_set_new(j, "lagrangian", l);
+    }
+    json_t *vs = json_array();
+    for (size_t i = 0; i < b->nverifiers; i++) {
+        const sd_lp_tree_bound_verifier *v = &b->verifiers[i];
+        json_t *m = json_object();
+        json_object_set_new(m, "name", json_string(v->name));
+        json_object_set_new(m, "value", cli_json_real(v->value));
+        json_object_set_new(m, "stderr", cli_json_real(v->stderr_));
+        json_object_set_new(m, "method", json_string(v->method));
+        if (v->trials) {
+            json_object_set_new(m, "trials", json_integer((json_int_t)v->trials));
+            json_object_set_new(m, "seed", json_integer((json_int_t)b->seed));
+            json_object_set_new(m, "above_lower", json_boolean(v->above_lower));
+        }
+        json_array_append_new(vs, m);
+    }
+    json_object_set_new(j, "verifiers", vs);
+    json_object_set_new(j, "mc_above_lower", json_boolean(b->mc_above_lower));
+}
+
+static void S_bounds_table(const S_out *o)
+{
+    const sd_lp_tree_bounds *b = &o->bounds;
+    printf("  exact        out of reach: %s\n  lower        %.12f   %s (a valid verifier)\n"
+           "  upper        %.12f   %s (a relaxation)\n", o->bounds_why, b->lower, b->lower_by, b->upper, b->upper_by);
+    if (b->gap < 1e-9)
+        printf("  gap          %.1e   (the optimum, to the exact route's 1e-9)\n", b->gap);
+    else
+        printf("  gap          %.12f\n", b->gap);
+    if (!isnan(b->tree_ot))
+        printf("  tree-ot      %.12f\n", b->tree_ot);
+    if (!isnan(b->marginals))
+        printf("  marginals    %.12f   (path marginals, >= tree-ot)\n", b->marginals);
+    if (!isnan(b->lagrangian))
+        printf("  lagrangian   %.12f   (%zu evaluations, %.1f s, %s; model gap %.1e)\n", b->lagrangian,
+               b->lagrange.iters, b->lagrange.seconds,
+               b->lagrange.converged ? "converged" : b->lagrange.flat ? "no decrease predicted in the widest region"
+               : b->lagrange.master_failed ? "the master LP failed" : "stopped by time",
+               b->lagrange.model_gap);
+    for (size_t i = 0; i < b->nverifiers; i++) {
+        const sd_lp_tree_bound_verifier *v = &b->verifiers[i];
+        if (isnan(v->value))
+            printf("  verifier     %-20s (%s)\n", v->name, v->method);
+        else if (v->trials)
+            printf("  verifier     %-20s %.6f +- %.6f (1 se, %s, %llu trials, seed %llu)\n", v->name, v->value,
+                   v->stderr_, v->method, (unsigned long long)v->trials, (unsigned long long)b->seed);
+        else
+            printf("  verifier     %-20s %.12f (%s)\n", v->name, v->value, v->method);
+    }
+    for (size_t i = 0; i < b->nverifiers; i++)
+        if (b->verifiers[i].above_lower)
+            printf("  warning      %s's Monte-Carlo value %.6f is not 4 se below the lower bound %.6f: lower >= %s "
+                   "is not shown\n", b->verifiers[i].name, b->verifiers[i].value, b->lower, b->verifiers[i].name);
+}
+
 static int S_print_json(const S_out *o)
 {
     json_t *j = json_object();
@@ -302,6 +383,7 @@ static int S_print_json(const S_out *o)
         json_object_set_new(j, "upper_by", json_string(o->bounds.upper_by));
         json_object_set_new(j, "gap", cli_json_real(o->bounds.gap));
         json_object_set_new(j, "exact_refused", json_string(o->bounds_why));
+        S_bounds_json(o, j);
     }
     if (!strcmp(o->res.method, "clp")) {
         json_object_set_new(j, "dual_bound", cli_json_real(o->res.dual_bound));
@@ -338,6 +420,12 @@ static int S_print_json(const S_out *o)
         json_object_set_new(m, "stderr", json_real(se));
         json_object_set_new(m, "gap", cli_json_real(o->res.optimum - o->acc[v].mean));
         json_object_set_new(m, "gap_in_se", cli_json_real(S_gap_se(o, v)));
+        if (o->has_bounds) { /* no optimum: the measurement against the bounds */
+            json_object_set_new(m, "lower_minus_mean", cli_json_real(o->bounds.lower - o->acc[v].mean));
+            json_object_set_new(m, "lower_in_se", cli_json_real(cli_gap_in_se(o->bounds.lower, o->acc[v].mean, se)));
+            json_object_set_new(m, "upper_minus_mean", cli_json_real(o->bounds.upper - o->acc[v].mean));
+            json_object_set_new(m, "upper_in_se", cli_json_real(cli_gap_in_se(o->bounds.upper, o->acc[v].mean, se)));
+        }
         json_array_append_new(all, m);
         if (v == 0)
             json_object_set_new(j, "compare", json_deep_copy(m));
@@ -375,9 +463,7 @@ static int S_print_table(const S_out *o)
         printf("  model        generated (model-seed %lu, alpha %g, mix %g), V=%zu, T=%zu; context step %zu after "
                "state %zu\n", o->mo->gen.seed, o->mo->gen.alpha, o->mo->gen.mix, c->V, c->T, o->t, o->a);
     if (o->has_bounds)
-        printf("  exact        out of reach: %s\n  lower        %.12f   %s (a valid verifier)\n"
-               "  upper        %.12f   %s (a relaxation)\n  gap          %.12f\n",
-               o->bounds_why, o->bounds.lower, o->bounds.lower_by, o->bounds.upper, o->bounds.upper_by, o->bounds.gap);
+        S_bounds_table(o);
     else if (!strcmp(o->res.method, "otm-prefix"))
         printf("  closed form  OTM-k by the q/p-sorted prefix (depth 1, i.i.d. drafts; nothing enumerated)\n");
     else if (!strcmp(o->res.method, "flow"))
@@ -404,7 +490,11 @@ static int S_print_table(const S_out *o)
         sd_params_format(o->cmp_par[v], o->cmp[v], pars, sizeof pars);
         printf("  compare      %s%s: %.6f +- %.6f (1 se), %llu trials, seed %llu\n", o->cmp[v]->name, pars,
                o->acc[v].mean, se, (unsigned long long)o->trials, (unsigned long long)o->seed);
-        if (isfinite(z))
+        if (o->has_bounds)
+            printf("  against      lower - measured = %+.6f (%+.2f se), upper - measured = %+.6f (%+.2f se)\n",
+                   o->bounds.lower - o->acc[v].mean, cli_gap_in_se(o->bounds.lower, o->acc[v].mean, se),
+                   o->bounds.upper - o->acc[v].mean, cli_gap_in_se(o->bounds.upper, o->acc[v].mean, se));
+        else if (isfinite(z))
             printf("  gap          optimum - measured = %+.6f (%+.2f se)\n", gap, z);
         else
             printf("  gap          optimum - measured = %+.6f (n/a se: the standard error is 0)\n", gap);
@@ -809,7 +899,13 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
         rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err);
         if (rc == SD_ETOOBIG && !lo.max_vars) { /* beyond exact reach: certified bounds */
             snprintf(o.bounds_why, sizeof o.bounds_why, "%.250s", err.msg);
-            rc = sd_lp_tree_valid_bounds(ch, o.t, o.a, &o.tree, o.draw, &o.bounds, &err);
+            sd_lp_tree_bounds_opts bo;
+            sd_lp_tree_bounds_opts_default(&bo);
+            if (lo.time_limit > 0.0)
+                bo.lagrange_seconds = lo.time_limit;
+            bo.trials = S_BOUNDS_TRIALS;
+            bo.seed = o.seed;
+            rc = sd_lp_tree_valid_bounds_opts(ch, o.t, o.a, &o.tree, o.draw, &bo, &o.bounds, &err);
             o.has_bounds = rc == SD_OK;
             if (rc == SD_ETOOBIG) {
                 char why[256];

@@ -9,6 +9,8 @@
 #ifndef SD_TREELP_H
 #define SD_TREELP_H
 
+#include <stdint.h>
+
 #include "../lp/sd_lp.h"
 #include "../sims/engine/sd_verifier.h"
 #include "../sims/verifiers/sd_tree.h"
@@ -100,20 +102,87 @@ int sd_lp_tree_valid_plan(const sd_chain *c, size_t t, size_t a, const sd_params
  * programs and tests that run tree-lp call it once at start-up). */
 void sd_treelp_install(void);
 
+/* The Lagrangian dual of tree-valid's aggregated LP (treelp/tree_lagrange.c):
+ * the node balance rows dualised with multipliers λ (one per target prefix
+ * of length <= D, index noff[l] + u as in the LP, λ_root = 0), L(λ) =
+ * E_T[max_{u ∈ T ∪ root} (|u| - λ_u)] + max over cuts of the prefix tree of
+ * Σ λ_{parent(z)} q(z); L(λ) >= tree-valid for every λ, with equality at the
+ * LP's node duals.  Drafting rules iid, wor, topk; SD_ETOOBIG past 2.5e7
+ * table entries (internal prefixes x prefixes) or, for wor/topk, 2e6
+ * children sequences. */
+typedef struct sd_lp_tree_lagrange sd_lp_tree_lagrange;
+typedef struct sd_lp_tree_lagrange_info {
+    double value;      /* the best L(λ) evaluated: the certified bound */
+    double center;     /* L at the final trust-region center */
+    double last;       /* the last L(λ) evaluated */
+    double model_gap;  /* L(center) - the cutting-plane model's minimum in the trust region */
+    double seconds, delta;
+    size_t iters, serious, sub_iters;
+    int converged;     /* the model predicts no decrease above 1e-9 (relative) */
+    int master_failed; /* GLPK ended the master without an optimum (the bound stands) */
+    double primal, primal_residual; /* the master's dual mixture: its value and node-row residual */
+    int flat;          /* stopped: no decrease predicted within the widest trust region, 4(D+1), and
+                          its minimum on the region's boundary (L may be flat along a ray) */
+} sd_lp_tree_lagrange_info;
+int sd_lp_tree_lagrange_new(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                            sd_lp_tree_lagrange **g, sd_error *err);
+void sd_lp_tree_lagrange_free(sd_lp_tree_lagrange *g);
+/* The number of multipliers (prefixes of length 0..D). */
+size_t sd_lp_tree_lagrange_dim(const sd_lp_tree_lagrange *g);
+/* L(λ), and a subgradient into grad (dim doubles) unless NULL. */
+double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad);
+/* Minimises L from lam (updated to the final center) for at most `seconds`
+ * and max_iter evaluations; info->value is the certified upper bound. */
+int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds, size_t max_iter, double lower,
+                            sd_lp_tree_lagrange_info *info, sd_error *err);
+/* The two above from λ = 0. */
+int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                              double seconds, double lower, sd_lp_tree_lagrange_info *info, sd_error *err);
+
 /* Certified bounds on tree-valid where its LP is out of reach
- * (treelp/tree_bounds.c): lower = the largest value of a built-in tree
- * verifier (not a control) that supports the drafting rule, exact by
- * enumeration where the trees can be enumerated, else by the top-down
- * recursion (0, rejecting at the root, when none is within reach); upper
- * = min(tree-ot where enumerable, the path-marginal relaxation of
- * tree-ot).  lower <= tree-valid <= upper. */
+ * (treelp/tree_bounds.c): lower = the largest exact value of a valid
+ * verifier: a built-in tree verifier (not a control, not tree-lp) that
+ * supports the drafting rule, exact by enumeration where the trees can be
+ * enumerated, else by the top-down recursion, or the recursive transport
+ * verifier, or the Lagrangian's primal mixture when its node-row residual
+ * is at most 1e-9 (0, rejecting at the root, when none is within reach); upper =
+ * the least of tree-ot (where enumerable), the path-marginal relaxation
+ * of tree-ot and the Lagrangian bound (sd_lp_tree_lagrange_*).  lower <=
+ * tree-valid <= upper.  Every built-in tree verifier gets a value in
+ * verifiers[]: exact where it can be, else Monte-Carlo (opts->trials > 0;
+ * stderr > 0) on the trial engine, else NaN (not measured). */
+#define SD_LP_TREE_BOUNDS_MAX_VERIFIERS 16
+typedef struct sd_lp_tree_bound_verifier {
+    char name[32];
+    char method[24];  /* "enumerated", "recursion", "restricted LP", "monte-carlo", "not measured" */
+    double value;     /* NaN when not measured */
+    double stderr_;   /* NaN for an exact value */
+    uint64_t trials;  /* Monte-Carlo trials (0 when exact) */
+    int above_lower;  /* Monte-Carlo: value + 4 stderr > lower (the claim lower >= it is not shown) */
+} sd_lp_tree_bound_verifier;
+typedef struct sd_lp_tree_bounds_opts {
+    double lagrange_seconds; /* time for the Lagrangian bound; 0: not computed */
+    uint64_t trials, seed;   /* Monte-Carlo of the verifiers without an exact value; 0 trials: none */
+} sd_lp_tree_bounds_opts;
 typedef struct sd_lp_tree_bounds {
     double lower, upper, gap, seconds;
     char lower_by[64]; /* "tree-rrs (recursion)", "traversal (enumerated)", ... */
-    char upper_by[32]; /* "tree-ot" or "path marginals" */
+    char upper_by[32]; /* "tree-ot", "path marginals" or "lagrangian" */
+    double marginals;  /* the path-marginal bound (NaN when out of reach) */
+    double tree_ot;    /* tree-ot where enumerable, else NaN */
+    double lagrangian; /* the Lagrangian bound (NaN when not computed) */
+    sd_lp_tree_lagrange_info lagrange;
+    size_t nverifiers;
+    sd_lp_tree_bound_verifier verifiers[SD_LP_TREE_BOUNDS_MAX_VERIFIERS];
+    int mc_above_lower; /* some Monte-Carlo value is not 4 stderr below lower */
+    uint64_t seed;
 } sd_lp_tree_bounds;
+/* Options: Lagrangian 20 s, no Monte-Carlo. */
+void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o);
 int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                             sd_lp_tree_bounds *b, sd_error *err);
+int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                                 const sd_lp_tree_bounds_opts *o, sd_lp_tree_bounds *b, sd_error *err);
 /* The expected accepted length of top-down tree verifier k by the
  * recursion over target prefixes (no enumeration of whole trees);
  * SD_ETOOBIG past 5e7 children sequences, SD_EUSAGE for another rule. */

@@ -17,8 +17,13 @@
  * with A_u computed by enumerating u's children (V^b of them) and running
  * the verifier's own outcome (sd_tree_outcome) on the one-level tree.  The
  * value is E(root), exact (tests/test_tree_bounds.c checks it against the
- * enumeration).  Traversal verification (leaves first) does not decompose
- * so and is left out there.
+ * enumeration).  Traversal verification (leaves first) and the scaled
+ * rules do not decompose so: beyond enumeration they get a Monte-Carlo
+ * value on the trial engine (first iterations from the context), reported
+ * beside the bounds but never taken as the lower bound, and flagged when
+ * not 4 standard errors below it.  The recursive transport verifier and
+ * the Lagrangian's primal mixture (tree_lagrange.c, taken when its
+ * node-row residual is at most 1e-9) are lower bounds too.
  *
  * Upper bound: tree-ot where its trees can be enumerated (tree-valid <=
  * tree-ot, the full-information relaxation); elsewhere the relaxation of
@@ -32,7 +37,9 @@
  * P(x ∈ T) = 1 - G_l(0); without replacement or top-k a path occurs at
  * most once and P(x^l ∈ T) = P(x^{l-1} ∈ T)·P(x_l among the children of
  * x^{l-1}), the latter by enumerating one node's children.  The bound is
- * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1). */
+ * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1).
+ * The Lagrangian bound (tree_lagrange.c) relaxes tree-valid itself and
+ * needs no enumeration; the upper bound is the least of the three. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,10 +47,16 @@
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_verifier.h"
+#include "../sims/engine/sd_sim.h"
+#include "../src/sd_stats.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "../sims/exact/sd_exact_tree.h"
 #include "../lp/sd_lp.h"
 #include "sd_treelp.h"
+
+/* The largest node-row residual of the Lagrangian's primal mixture taken
+ * as the lower bound (the CLP route's certificate standard). */
+#define S_PRIMAL_RESIDUAL 1e-9
 
 /* Largest Σ_{l<D} V^l · (children sequences of a node) the recursion visits. */
 #define S_MAX_VISITS 5e7
@@ -415,20 +428,96 @@ int sd_lp_tree_marginal_bound(const sd_chain *c, size_t t, size_t a, const sd_pa
     return rc;
 }
 
+/* --- Monte-Carlo of a verifier ------------------------------------------------ */
+
+/* The mean accepted draft tokens of vt's first iteration from the context
+ * (t, a), trials i = 0..n-1 on the trial engine's streams (seed, i), on
+ * the chain restricted to positions t..t+D with x_0 = a. */
+static int S_monte_carlo(const sd_verifier_type *vt, const sd_chain *c, size_t t, size_t a, const sd_params *par,
+                         int draw, uint64_t trials, uint64_t seed, sd_welford *acc, sd_error *err)
+{
+    size_t V = c->V, D = par->tree_depth, h = D + 1;
+    sd_params vp;
+    sd_params_defaults(&vp, vt);
+    char shape[SD_TREE_MAX_DEPTH * 24 + 1] = "";
+    for (size_t l = 0, used = 0; l < D && used < sizeof shape; l++)
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%zu", l ? "," : "", par->tree[l]);
+    int rc = sd_params_parse(&vp, vt, "tree", shape, err);
+    if (!rc)
+        rc = sd_params_parse(&vp, vt, "draw", sd_tree_draw_name((sd_tree_draw)draw), err);
+    if (rc)
+        return rc;
+    sd_chain *s = sd_chain_alloc(V, h, h, h, err);
+    if (!s)
+        return err ? (int)err->code : SD_ENOMEM;
+    s->init[a] = 1.0;
+    for (size_t i = 0; i < h; i++)
+        for (size_t r = 0; r < V; r++) {
+            memcpy(s->draft + (i * V + r) * V, sd_chain_p(c, t + i, r), V * sizeof(double));
+            memcpy(s->target + (i * V + r) * V, sd_chain_q(c, t + i, r), V * sizeof(double));
+        }
+    sd_sim_opts so;
+    memset(&so, 0, sizeof so);
+    so.seed = seed;
+    so.trials = trials;
+    so.stop.first_iteration = 1;
+    sd_sim_result res;
+    memset(&res, 0, sizeof res);
+    rc = sd_sim_run(vt, s, &vp, &so, &res, err);
+    if (!rc)
+        *acc = res.accepted;
+    sd_sim_result_free(&res);
+    sd_chain_free(s);
+    return rc;
+}
+
 /* --- both ------------------------------------------------------------------- */
+
+void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lagrange_seconds = 20.0;
+    o->trials = 0;
+    o->seed = 1;
+}
 
 int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                             sd_lp_tree_bounds *b, sd_error *err)
 {
+    sd_lp_tree_bounds_opts o;
+    sd_lp_tree_bounds_opts_default(&o);
+    return sd_lp_tree_valid_bounds_opts(c, t, a, par, draw, &o, b, err);
+}
+
+static sd_lp_tree_bound_verifier *S_entry(sd_lp_tree_bounds *b, const char *name, const char *method)
+{
+    if (b->nverifiers == SD_LP_TREE_BOUNDS_MAX_VERIFIERS)
+        return NULL;
+    sd_lp_tree_bound_verifier *v = &b->verifiers[b->nverifiers++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    snprintf(v->method, sizeof v->method, "%s", method);
+    v->value = NAN;
+    v->stderr_ = NAN;
+    return v;
+}
+
+int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
+                                 const sd_lp_tree_bounds_opts *o, sd_lp_tree_bounds *b, sd_error *err)
+{
     memset(b, 0, sizeof *b);
     b->lower = 0.0; /* the verifier that rejects at the root */
     snprintf(b->lower_by, sizeof b->lower_by, "reject at the root");
-    b->upper = NAN;
+    b->upper = b->marginals = b->tree_ot = b->lagrangian = NAN;
+    b->seed = o->seed;
     double t0 = sd_lp_now();
     int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
     if (rc)
         return rc;
     int enumerable = sd_exact_tree_count(c->V, par, (sd_tree_draw)draw) <= SD_EXACT_TREE_MAX_TREES;
+    /* the exact values first (they make the lower bound), then Monte-Carlo */
+    const sd_verifier_type *mc[SD_LP_TREE_BOUNDS_MAX_VERIFIERS];
+    sd_lp_tree_bound_verifier *mcv[SD_LP_TREE_BOUNDS_MAX_VERIFIERS];
+    size_t nmc = 0;
     for (size_t i = 0; sd_verifiers[i]; i++) {
         const sd_verifier_type *vt = sd_verifiers[i];
         const sd_tree_kind *k = vt->tree;
@@ -446,13 +535,22 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
             r2 = sd_lp_tree_topdown_value(c, t, a, par, draw, k, &v, &e2);
             how = "recursion";
         } else {
-            continue;
+            r2 = SD_ETOOBIG;
+            how = NULL;
         }
         if (r2 == SD_ENOMEM)
             return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
-        if (!r2 && v > b->lower) {
-            b->lower = v;
-            snprintf(b->lower_by, sizeof b->lower_by, "%s (%s)", k->name, how);
+        sd_lp_tree_bound_verifier *en = S_entry(b, k->name, r2 ? "not measured" : how);
+        if (!r2) {
+            if (en)
+                en->value = v;
+            if (v > b->lower) {
+                b->lower = v;
+                snprintf(b->lower_by, sizeof b->lower_by, "%s (%s)", k->name, how);
+            }
+        } else if (en && o->trials > 0) {
+            mc[nmc] = vt;
+            mcv[nmc++] = en;
         }
     }
     {
@@ -461,10 +559,30 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
         int r2 = sd_lp_tree_transport_value(c, t, a, par, draw, &v, &e2);
         if (r2 == SD_ENOMEM)
             return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2) {
+            sd_lp_tree_bound_verifier *en = S_entry(b, "recursive-transport", "restricted LP");
+            if (en)
+                en->value = v;
+        }
         if (!r2 && v > b->lower) {
             b->lower = v;
             snprintf(b->lower_by, sizeof b->lower_by, "recursive transport (a restricted LP)");
         }
+    }
+    for (size_t j = 0; j < nmc; j++) {
+        sd_welford w;
+        sd_error e2;
+        int r2 = S_monte_carlo(mc[j], c, t, a, par, draw, o->trials, o->seed, &w, &e2);
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (r2)
+            continue;
+        mcv[j]->value = w.mean;
+        mcv[j]->stderr_ = sd_welford_stderr(&w);
+        mcv[j]->trials = o->trials;
+        snprintf(mcv[j]->method, sizeof mcv[j]->method, "monte-carlo");
+        mcv[j]->above_lower = mcv[j]->value + 4.0 * mcv[j]->stderr_ > b->lower;
+        b->mc_above_lower |= mcv[j]->above_lower;
     }
     double m = NAN;
     sd_error em;
@@ -472,7 +590,7 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
     if (rc && rc != SD_ETOOBIG)
         return sd_error_set(err, rc, "%s", em.msg);
     if (!rc) {
-        b->upper = m;
+        b->upper = b->marginals = m;
         snprintf(b->upper_by, sizeof b->upper_by, "path marginals");
     }
     rc = SD_OK;
@@ -482,9 +600,33 @@ int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_para
         fo.method = SD_LP_METHOD_FLOW;
         sd_lp_result r;
         sd_error e2;
-        if (!sd_lp_tree_ot(c, t, a, par, draw, &fo, &r, &e2) && r.optimal && !(r.optimum >= b->upper)) {
-            b->upper = r.optimum;
-            snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
+        if (!sd_lp_tree_ot(c, t, a, par, draw, &fo, &r, &e2) && r.optimal) {
+            b->tree_ot = r.optimum;
+            if (!(r.optimum >= b->upper)) {
+                b->upper = r.optimum;
+                snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
+            }
+        }
+    }
+    if (o->lagrange_seconds > 0.0) {
+        sd_error e2;
+        int r2 = sd_lp_tree_lagrange_bound(c, t, a, par, draw, o->lagrange_seconds, b->lower, &b->lagrange, &e2);
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2 && b->lagrange.primal_residual <= S_PRIMAL_RESIDUAL && b->lagrange.primal > b->lower &&
+            b->lagrange.primal <= b->lagrange.value + S_PRIMAL_RESIDUAL) {
+            /* the cutting planes' primal mixture: a point of tree-valid's LP
+             * with node-row residual at most 1e-9, the exact route's standard */
+            b->lower = b->lagrange.primal;
+            snprintf(b->lower_by, sizeof b->lower_by, "lagrangian primal (node-row residual %.0e)",
+                     b->lagrange.primal_residual);
+        }
+        if (!r2) {
+            b->lagrangian = b->lagrange.value;
+            if (!(b->lagrangian >= b->upper)) {
+                b->upper = b->lagrangian;
+                snprintf(b->upper_by, sizeof b->upper_by, "lagrangian");
+            }
         }
     }
     if (isnan(b->upper))
