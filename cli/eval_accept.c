@@ -153,7 +153,7 @@ int cmd_eval_accept_verifier(int argc, char **argv)
         else if (mo.pV != mo.qV)
             status = cli_usage_error(cmd, "--p has %zu entries but --q has %zu; expected the same vocabulary", mo.pV,
                                      mo.qV);
-        else if (cli_model_lists_check(&mo, &err) || !(ch = sd_chain_from_pq(mo.p, mo.q, mo.pV, G + 1, &err)))
+        else if (cli_model_lists_check(&mo, &err) || !(ch = cli_model_pq_chain(&mo, G + 1, &err)))
             status = cli_fail(&err);
         t = 1;
         a = 0;
