@@ -1,0 +1,177 @@
+/* test_realv.c — the i.i.d. problem (--p/--q) at real vocabulary sizes:
+ * accepted length without enumerating draft blocks (src/sd_accept_iid.h)
+ * equals the enumeration of sd_exact_accept.h where both apply (1e-12:
+ * the same sums in another order), its Monte-Carlo terms agree with the
+ * enumeration within 4 standard errors (fixed seed; 4 se: a false alarm of
+ * 6e-5 per comparison), and at V = 32000 every path either answers in a
+ * 1 GiB address space or refuses with exit 65 before allocating (a
+ * command that allocated the 16 GB chain of V x V rows first would die
+ * with exit 71 under that limit). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "../src/sd_accept_iid.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_exact_accept.h"
+#include "test_util.h"
+
+/* Two random rows of V entries with zeros (every 7th in p, every 5th in q
+ * when V > 2). */
+static void S_rows(size_t V, unsigned seed, double *p, double *q)
+{
+    srand(seed);
+    double sp = 0.0, sq = 0.0;
+    for (size_t i = 0; i < V; i++) {
+        sp += p[i] = V > 2 && i % 7 == 3 ? 0.0 : 1.0 + rand() % 1000;
+        sq += q[i] = V > 2 && i % 5 == 1 ? 0.0 : 1.0 + rand() % 1000;
+    }
+    for (size_t i = 0; i < V; i++) {
+        p[i] /= sp;
+        q[i] /= sq;
+    }
+}
+
+static void S_enumerate(const double *p, const double *q, size_t V, size_t g, double ex[3], double *cc)
+{
+    sd_error err;
+    sd_chain *c = sd_chain_from_pq(p, q, V, g, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(sd_exact_accept_length(c, 1, 0, g, ex, cc, &err), SD_OK, "%s", err.msg);
+    sd_chain_free(c);
+}
+
+Test(realv, exact_up_to_gamma_2_equals_the_enumeration)
+{
+    static const size_t Vs[] = {1, 2, 3, 5, 8, 13};
+    double p[13], q[13], ex[3], cc[6], cc2[6];
+    for (size_t iv = 0; iv < sizeof Vs / sizeof *Vs; iv++)
+        for (unsigned seed = 1; seed <= 3; seed++)
+            for (size_t g = 1; g <= 2; g++) {
+                size_t V = Vs[iv];
+                S_rows(V, seed, p, q);
+                S_enumerate(p, q, V, g, ex, cc);
+                sd_accept_iid r;
+                sd_error err;
+                cr_assert_eq(sd_accept_iid_eval(p, q, V, g, 0, 1, 0, &r, cc2, &err), SD_OK, "%s", err.msg);
+                cr_assert_eq(r.trials, 0u, "no Monte-Carlo at gamma <= 2");
+                for (int a = 0; a < 3; a++) {
+                    cr_assert(r.exact[a] && r.stderr_[a] == 0.0);
+                    cr_assert_float_eq(r.expected[a], ex[a], 1e-12, "V=%zu seed %u gamma %zu %s: %.17g vs %.17g",
+                                       V, seed, g, sd_accept_algo_name(a), r.expected[a], ex[a]);
+                    for (size_t l = 0; l < g; l++)
+                        cr_assert_float_eq(cc2[a * g + l], cc[a * g + l], 1e-12);
+                }
+            }
+}
+
+/* Sun et al. 2025, section 2: p(A) = 2/3, q(A) = 1/3 at gamma 2 gives
+ * 10/9, 11/9, 12/9 (token, block, full). */
+Test(realv, toy_model_of_sun_2025)
+{
+    double p[2] = {2.0 / 3.0, 1.0 / 3.0}, q[2] = {1.0 / 3.0, 2.0 / 3.0};
+    sd_accept_iid r;
+    sd_error err;
+    cr_assert_eq(sd_accept_iid_eval(p, q, 2, 2, 0, 1, 0, &r, NULL, &err), SD_OK, "%s", err.msg);
+    cr_assert_float_eq(r.expected[SD_ACCEPT_TOKEN], 10.0 / 9.0, 1e-14);
+    cr_assert_float_eq(r.expected[SD_ACCEPT_BLOCK], 11.0 / 9.0, 1e-14);
+    cr_assert_float_eq(r.expected[SD_ACCEPT_FULL], 12.0 / 9.0, 1e-14);
+}
+
+Test(realv, monte_carlo_terms_agree_with_the_enumeration)
+{
+    double p[6], q[6], ex[3], cc[3 * 5], cc2[3 * 5];
+    const size_t V = 6, g = 5;
+    S_rows(V, 11, p, q);
+    S_enumerate(p, q, V, g, ex, cc);
+    sd_accept_iid r;
+    sd_error err;
+    cr_assert_eq(sd_accept_iid_eval(p, q, V, g, 20000, 7, 0, &r, cc2, &err), SD_OK, "%s", err.msg);
+    cr_assert(r.exact[SD_ACCEPT_TOKEN] && !r.exact[SD_ACCEPT_BLOCK] && !r.exact[SD_ACCEPT_FULL]);
+    cr_assert_eq(r.trials, 20000u);
+    cr_assert_float_eq(r.expected[SD_ACCEPT_TOKEN], ex[SD_ACCEPT_TOKEN], 1e-12);
+    for (int a = SD_ACCEPT_BLOCK; a <= SD_ACCEPT_FULL; a++) {
+        double z = (r.expected[a] - ex[a]) / r.stderr_[a];
+        cr_assert(r.stderr_[a] > 0.0 && fabs(z) < 4.0, "%s: %.6f +- %.2g vs exact %.6f (%.2f se)",
+                  sd_accept_algo_name(a), r.expected[a], r.stderr_[a], ex[a], z);
+        for (size_t l = 0; l < 2; l++) /* the exact terms */
+            cr_assert_float_eq(cc2[a * g + l], cc[a * g + l], 1e-12);
+    }
+    /* refused before allocating over a budget */
+    cr_assert_eq(sd_accept_iid_eval(p, q, V, g, 20000, 7, 10, &r, NULL, &err), SD_ETOOBIG);
+    cr_assert_eq(sd_accept_iid_eval(p, q, V, g, 1, 7, 0, &r, NULL, &err), SD_EUSAGE);
+}
+
+/* --- V = 32000 under a 1 GiB address space --------------------------------------- */
+
+static char *S_list_file(size_t V, unsigned seed, int which)
+{
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    char *text = malloc(V * 26 + 1), *w = text;
+    cr_assert(p && q && text);
+    S_rows(V, seed, p, q);
+    for (size_t i = 0; i < V; i++)
+        w += sprintf(w, i ? ",%.17g" : "%.17g", which ? q[i] : p[i]);
+    char *path = tu_tempfile(text);
+    free(p), free(q), free(text);
+    return path;
+}
+
+/* Runs each command on the V = 32000 rows with the CLI's address space
+ * limited to 1 GiB (set here, inherited by the child; criterion runs each
+ * test in its own process) and --max-memory 200M: want[i] the exit status
+ * expected, fragment[i] (if not NULL) a piece of its message. */
+static void S_under_1gib(const char *const *cmds, const int *want, const char *const *fragment, size_t n)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)cmds, (void)want, (void)fragment, (void)n;
+    cr_skip_test("an address-space limit and AddressSanitizer do not mix");
+#else
+    char *fp = S_list_file(32000, 5, 0), *fq = S_list_file(32000, 5, 1);
+    struct rlimit rl = {(rlim_t)1 << 30, (rlim_t)1 << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    for (size_t i = 0; i < n; i++) {
+        char args[1024], *err = NULL;
+        snprintf(args, sizeof args, "%s --p @%s --q @%s --max-memory 200M", cmds[i], fp, fq);
+        int st = tu_run(args, NULL, &err);
+        cr_expect(st == want[i] && (!fragment[i] || tu_contains(err, fragment[i])), "'%s': exit %d (want %d)%s: %s",
+                  cmds[i], st, want[i], st == 71 ? " (out of memory under a 1 GiB limit)" : "", err);
+        free(err);
+    }
+    remove(fp), remove(fq);
+    free(fp), free(fq);
+#endif
+}
+
+Test(realv, refusals_before_allocating_at_V_32000, .timeout = 60)
+{
+    static const char *const cmds[] = {
+        "eval accept-length --algo rrs --k 2 --gamma 2",
+        "eval accept-length --algo spectr --k 2 --gamma 2",
+        "eval accept-length --algo gumbel --gamma 2",
+        "eval accept-length --algo tree-topk --tree 2,2",
+        "check --algo token --gamma 2",
+        "lp pareto --reject 0.5",
+    };
+    static const int want[] = {65, 65, 65, 65, 65, 65};
+    static const char *const frag[] = {"GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)",
+                                       "GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)"};
+    S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
+}
+
+Test(realv, answers_in_little_memory_at_V_32000, .timeout = 60)
+{
+    static const char *const cmds[] = {
+        "eval accept-length --algo block --gamma 1",
+        "eval accept-length --algo block --gamma 2",
+        "eval accept-length --algo full --gamma 4 --trials 2000",
+        "eval rejections --M 2",
+        "run --algo rrs --k 2 --gamma 2 --trials 200",
+    };
+    static const int want[] = {0, 0, 0, 0, 0};
+    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL};
+    S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
+}
