@@ -17,6 +17,11 @@
 #include "../src/sd_accept_iid.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_exact_accept.h"
+#include "../src/sd_backoff.h"
+#include "../src/sd_model.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
 
 /* Two random rows of V entries with zeros (every 7th in p, every 5th in q
@@ -149,8 +154,8 @@ static void S_under_1gib(const char *const *cmds, const int *want, const char *c
 Test(realv, refusals_before_allocating_at_V_32000, .timeout = 60)
 {
     static const char *const cmds[] = {
-        "eval accept-length --algo rrs --k 2 --gamma 2",
-        "eval accept-length --algo spectr --k 2 --gamma 2",
+        "eval accept-length --algo batch --M 2 --gamma 2",
+        "eval accept-length --algo greedy-block --gamma 2",
         "eval accept-length --algo gumbel --gamma 2",
         "eval accept-length --algo tree-topk --tree 2,2",
         "check --algo token --gamma 2",
@@ -170,8 +175,67 @@ Test(realv, answers_in_little_memory_at_V_32000, .timeout = 60)
         "eval accept-length --algo full --gamma 4 --trials 2000",
         "eval rejections --M 2",
         "run --algo rrs --k 2 --gamma 2 --trials 200",
+        "eval accept-length --algo rrs --k 2 --gamma 3 --trials 2000",
+        "eval accept-length --algo spectr --k 2 --gamma 2 --trials 2000",
     };
-    static const int want[] = {0, 0, 0, 0, 0};
-    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL};
+    static const int want[] = {0, 0, 0, 0, 0, 0, 0};
+    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
+}
+
+/* --- the sparse kernels' first iteration (eval accept-length on --p/--q at large V) --- */
+
+/* E[accepted] of the first iteration from the verifier's iteration law on
+ * the stored chain of identical rows, against its kernel on the same rows
+ * kept as one pair (sd_backoff_iid, horizon G + 1) with the first-iteration
+ * stop rule: within 4 standard errors (fixed seed). */
+static void S_first_iteration(const char *name, const char *const *kv, size_t nkv, size_t G)
+{
+    const sd_verifier_type *vt = sd_verifier_find(name);
+    cr_assert_not_null(vt, "%s", name);
+    sd_params par;
+    sd_error err;
+    sd_params_defaults(&par, vt);
+    for (size_t i = 0; i < nkv; i += 2)
+        cr_assert_eq(sd_params_parse(&par, vt, kv[i], kv[i + 1], &err), SD_OK, "%s", err.msg);
+    const size_t V = 6;
+    double p[6], q[6];
+    S_rows(V, 17, p, q);
+    sd_chain *c = sd_chain_from_pq(p, q, V, G + 1, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    sd_iter_law law;
+    memset(&law, 0, sizeof law);
+    cr_assert_eq(vt->iteration_law(c, &par, 1, 0, &law, &err), SD_OK, "%s", err.msg);
+    double ex = 0.0;
+    for (size_t i = 0; i < law.n; i++)
+        if (law.o[i].emitted > 0)
+            ex += law.o[i].prob * (double)(law.o[i].emitted - 1);
+    sd_iter_law_free(&law);
+    sd_chain_free(c);
+    sd_backoff *bm = NULL;
+    cr_assert_eq(sd_backoff_iid(p, q, V, G + 1, 0, &bm, &err), SD_OK, "%s", err.msg);
+    sd_model m = sd_model_of_backoff(bm, bm->V, bm->T);
+    sd_sim_job job = {vt, &m, &par};
+    sd_sim_opts so = {.seed = 3, .trials = 40000, .stop = {.first_iteration = 1}};
+    sd_sim_result res;
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    double se = sd_welford_stderr(&res.accepted), z = (res.accepted.mean - ex) / se;
+    cr_assert_eq(res.accepted.n, 40000.0, "one iteration per trial: %g", res.accepted.n);
+    cr_expect(fabs(z) < 4.0, "%s G=%zu: kernel %.5f +- %.2g vs law %.5f (%.2f se)", name, G, res.accepted.mean, se,
+              ex, z);
+    sd_sim_result_free(&res);
+    sd_backoff_free(bm);
+}
+
+Test(realv, sparse_kernels_first_iteration_match_the_iteration_laws)
+{
+    static const char *const g2[] = {"gamma", "2"}, *const g3[] = {"gamma", "3"};
+    static const char *const k2g2[] = {"k", "2", "gamma", "2"}, *const k3g3[] = {"k", "3", "gamma", "3"};
+    S_first_iteration("token", g3, 2, 3);
+    S_first_iteration("block", g2, 2, 2);
+    S_first_iteration("block", g3, 2, 3);
+    S_first_iteration("rrs", k2g2, 4, 2);
+    S_first_iteration("rrs", k3g3, 4, 3);
+    S_first_iteration("spectr", k2g2, 4, 2);
+    S_first_iteration("spectr", k3g3, 4, 3);
 }

@@ -71,6 +71,8 @@ static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -153,6 +155,8 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             sd_welford_add(obs->acc, (double)tau);
         prev = tokens[n + emitted - 1];
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -226,6 +230,8 @@ static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t se
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -373,6 +379,8 @@ static void S_tree_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t
         if (obs->acc)
             sd_welford_add(obs->acc, (double)l);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -526,6 +534,8 @@ static void S_spectr_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -547,7 +557,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
             sd_welford_add(obs->rej, (double)rej);
         if (obs->calls)
             sd_welford_add(obs->calls, (double)its);
-        if (obs->pos) { /* the law of each output token */
+        if (obs->pos && !obs->first_iteration) { /* the law of each output token */
             const size_t *tok = work;
             for (size_t n = 1; n <= p->m->T; n++)
                 obs->pos[(n - 1) * p->m->V + tok[n]] += 1.0;
@@ -558,7 +568,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
 /* The kernels differ only in the plan: one trial function each. */
 #define S_KERNEL(var, kname, plan)                                                                              \
     const sd_kernel_type var = {.name = kname,                                                                 \
-                                .supports = SD_OBS_STATS | SD_OBS_POS,                                         \
+                                .supports = SD_OBS_STATS | SD_OBS_POS | SD_OBS_FIRST,                          \
                                 .plan_new = plan,                                                              \
                                 .plan_free = free,                                                             \
                                 .work_new = S_work_new,                                                        \
