@@ -37,7 +37,10 @@ static const char S_help[] =
     "(required) or, for a verifier declaring tree, the tree's depth.  Exact where\n"
     "the verifier has an iteration law (sum over its outcomes of P(outcome)\n"
     "(emitted - 1)); a Monte-Carlo estimate with its standard error always, so\n"
-    "the two check each other.\n"
+    "the two check each other.  With --p/--q whose V x V rows exceed half the\n"
+    "memory budget, the rows are kept as one pair (O(V)) and the verifier's kernel\n"
+    "for sparse rows gives the Monte-Carlo estimate (no exact value); a verifier\n"
+    "without one is refused, naming the size and the budget.\n"
     "\n"
     "  --algo NAME     the verifier (plugins with --plugin FILE.so)\n"
     "  --step t        with a model: the first drafted position (default 1)\n"
@@ -94,7 +97,7 @@ static int S_iid_first_iteration(const sd_verifier_type *vt, const sd_params *pa
         snprintf(why, sizeof why, "%s", err->msg);
         size_t budget = sd_mem_budget(mo->max_memory);
         rc = sd_error_set(err, SD_ETOOBIG, "--algo %s on --p/--q at V = %zu: its steps read V x V rows, %.4g GB, "
-                          "over the memory budget %.3g GB (%s); refusing before allocating (%s)", vt->name, mo->pV,
+                          "over half the memory budget %.3g GB (%s); refusing before allocating (%s)", vt->name, mo->pV,
                           (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9,
                           mo->max_memory ? "--max-memory" : "half of the memory available", why);
     }
@@ -210,7 +213,7 @@ int cmd_eval_accept_verifier(int argc, char **argv)
     char why[256] = "";
     if (status < 0 && sparse) {
         snprintf(why, sizeof why, "i.i.d. rows at V = %zu kept as one row pair: the iteration law needs V x V rows "
-                 "(%.4g GB over the memory budget)", mo.pV, (double)sd_gen_chain_bytes(mo.pV, 1) / 1e9);
+                 "(%.4g GB, over half the memory budget)", mo.pV, (double)sd_gen_chain_bytes(mo.pV, 1) / 1e9);
         if (S_iid_first_iteration(vt, par, &mo, G, trials, seed, &acc, &err))
             status = cli_fail(&err);
     } else if (status < 0 &&
