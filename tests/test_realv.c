@@ -239,3 +239,30 @@ Test(realv, sparse_kernels_first_iteration_match_the_iteration_laws)
     S_first_iteration("spectr", k2g2, 4, 2);
     S_first_iteration("spectr", k3g3, 4, 3);
 }
+
+/* At gamma = 2 on i.i.d. rows, block verification is exactly the midpoint
+ * of token verification and the full-information optimum (docs/findings.md):
+ * pairing the ordered pairs (x, y) and (y, x) with m = min(p, q),
+ *   2 Σ min(p_x p_y, m_x q_y) = Σ m_x m_y + Σ min(p_x p_y, q_x q_y).
+ * At gamma = 3 it is not an identity (the enumeration: both signs). */
+Test(realv, block_is_the_midpoint_at_gamma_2_only)
+{
+    double p[13], q[13];
+    sd_error err;
+    sd_accept_iid r;
+    for (unsigned seed = 1; seed <= 5; seed++) {
+        size_t V = 2 + seed * 2;
+        S_rows(V, seed, p, q);
+        cr_assert_eq(sd_accept_iid_eval(p, q, V, 2, 0, 1, 0, &r, NULL, &err), SD_OK, "%s", err.msg);
+        double mid = 0.5 * (r.expected[SD_ACCEPT_TOKEN] + r.expected[SD_ACCEPT_FULL]);
+        cr_assert_float_eq(r.expected[SD_ACCEPT_BLOCK], mid, 1e-13, "V=%zu: %.17g vs %.17g", V,
+                           r.expected[SD_ACCEPT_BLOCK], mid);
+    }
+    double ex[3], cc[9];
+    double p1[4] = {0.5, 0.3, 0.2, 0.0}, q1[4] = {0.1, 0.2, 0.3, 0.4};
+    S_enumerate(p1, q1, 4, 3, ex, cc);
+    cr_assert_float_eq(0.5 * (ex[0] + ex[2]) - ex[1], -0.006, 1e-12);
+    double p2[3] = {0.6, 0.3, 0.1}, q2[3] = {0.2, 0.2, 0.6};
+    S_enumerate(p2, q2, 3, 3, ex, cc);
+    cr_assert_float_eq(0.5 * (ex[0] + ex[2]) - ex[1], 0.004, 1e-12);
+}
