@@ -408,6 +408,38 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.arpa.given && a->mo.arpa.draft_order == 2 && !a->M_inf && a->M == 1) {
+        /* a bigram draft: Theorem 1 from the per-context TV of the two files' rows */
+        char sha[65];
+        double calls;
+        size_t T = a->mo.T_given ? a->mo.gen.T : 50;
+        if (cli_arpa_theorem1_draft2(&a->mo.arpa, T, sd_mem_budget(a->mo.max_memory), &rej, &calls, &V, sha, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        const char *df = a->mo.arpa.draft_file ? a->mo.arpa.draft_file : a->mo.arpa.file;
+        if (a->json) {
+            json_t *o = json_object(), *mj = json_object();
+            json_object_set_new(o, "rejections", json_real(rej));
+            json_object_set_new(o, "target_calls", json_real(calls));
+            json_object_set_new(o, "M", S_M_json(a));
+            json_object_set_new(o, "method", json_string("theorem1"));
+            json_object_set_new(o, "version", json_string(SD_VERSION));
+            json_object_set_new(mj, "source", json_string("arpa"));
+            json_object_set_new(mj, "arpa", json_string(a->mo.arpa.file));
+            json_object_set_new(mj, "sha256", json_string(sha));
+            json_object_set_new(mj, "order", json_integer(2));
+            json_object_set_new(mj, "draft_arpa", json_string(df));
+            json_object_set_new(mj, "draft_order", json_integer(2));
+            json_object_set_new(mj, "vocab", json_integer((json_int_t)V));
+            json_object_set_new(mj, "horizon", json_integer((json_int_t)T));
+            json_object_set_new(o, "model", mj);
+            return S_finish(a, NULL, o, 0);
+        }
+        printf("model        %s (ARPA) bigram target, bigram draft from %s, V=%zu, T=%zu\n"
+               "             sha256 %s\n", a->mo.arpa.file, df, V, T, sha);
+        printf("E[N_rej]     %.12f   (Theorem 1, token-level SD, lookahead to the horizon; the TV of the two "
+               "bigram rows at every context)\n", rej);
+        printf("E[calls]     %.12f\n", calls);
+        return S_finish(a, NULL, NULL, 0);
     } else if (a->mo.arpa.given && !a->M_inf && a->M == 1) {
         /* an ARPA model: Theorem 1 from sparse TV sums (src/sd_backoff.h) */
         cli_model md;

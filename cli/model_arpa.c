@@ -2,6 +2,8 @@
  * language model as a chain (src/sd_arpa.h, src/sd_backoff.h). */
 #include "model_arpa.h"
 
+#include "../src/sd_arpa_draft2.h"
+
 #include <math.h>
 
 #include <stdlib.h>
@@ -88,6 +90,66 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
                 ao->file, m->row_dev, m->row_dev_ctx >= 0 ? "the row after '" : "the unigram",
                 m->row_dev_ctx >= 0 ? m->words[m->row_dev_ctx] : "", m->row_dev_ctx >= 0 ? "'" : "");
     }
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+    return rc;
+}
+
+int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, double *rejections,
+                             double *target_calls, size_t *V, char sha256[65], sd_error *err)
+{
+    sha256[0] = '\0';
+    if (!ao->file)
+        return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
+    if ((ao->order ? ao->order : 2) != 2 || ao->draft_order != 2)
+        return sd_error_set(err, SD_EUSAGE, "--draft-order %zu with --order %zu: a context-dependent draft takes a "
+                            "bigram target and a bigram draft (--order 2 --draft-order 2)", ao->draft_order,
+                            ao->order ? ao->order : 2);
+    if (T < 1 || T > SD_BACKOFF_MAX_T)
+        return sd_error_set(err, SD_EUSAGE, "--T %zu: expected 1..%zu", T, SD_BACKOFF_MAX_T);
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_backoff *m = NULL;
+    sd_ngram *gt = NULL, *gd = NULL;
+    double *tv = NULL;
+    int rc = sd_arpa_load(ao->file, budget, &ta, err);
+    int same = !ao->draft_file || strcmp(ao->draft_file, ao->file) == 0;
+    if (!rc && !same)
+        rc = sd_arpa_load(ao->draft_file, budget, &da, err);
+    if (!rc && (da ? da : ta)->order < 2)
+        rc = sd_error_set(err, SD_EUSAGE, "--draft-order 2: %s has order 1", same ? ao->file : ao->draft_file);
+    if (!rc)
+        rc = sd_sha256_file(ao->file, sha256, err);
+    if (!rc)
+        rc = sd_backoff_from_arpa(ta, 2, ta, T, budget, &m, err);
+    if (!rc && sd_backoff_bytes(m->V, m->nnz, 0) + 5 * m->V * sizeof(double) > budget)
+        rc = sd_error_set(err, SD_ETOOBIG, "a bigram draft's TV needs 5 vectors of V = %zu beside the model; "
+                          "memory budget %zu bytes", m->V, budget);
+    if (!rc && !(tv = calloc(m->V, sizeof *tv)))
+        rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+    double dev = 0.0;
+    long dev_ctx = -1, bad = -1;
+    if (!rc && !same) { /* the same file at the same order: p_a = q_a, every TV 0 */
+        rc = sd_ngram_open(ta, 2, NULL, &gt, err);
+        if (!rc)
+            rc = sd_ngram_open(da, 2, ta, &gd, err);
+        if (!rc)
+            rc = sd_arpa_draft2_tv(gd, gt, tv, &dev, &dev_ctx, err);
+    }
+    if (!rc) {
+        rc = sd_backoff_theorem1_tv(m, tv, rejections, target_calls, &bad, err);
+        if (rc == SD_EDATA && bad >= 0)
+            sd_error_set(err, SD_EDATA, "%s: the draft's bigram row after '%s' has no mass on the target's words, "
+                         "and the target reaches that context", ao->draft_file, m->words[bad]);
+    }
+    if (!rc && dev > 1e-9)
+        fprintf(stderr, "simdec: note: %s: draft rows renormalised; largest |row sum - 1| = %.6g (the row after "
+                "'%s')\n", ao->draft_file, dev, dev_ctx >= 0 ? m->words[dev_ctx] : "?");
+    if (!rc)
+        *V = m->V;
+    free(tv);
+    sd_ngram_free(gt);
+    sd_ngram_free(gd);
+    sd_backoff_free(m);
     sd_arpa_free(ta);
     sd_arpa_free(da);
     return rc;

@@ -792,6 +792,52 @@ static double S_dot(const double *a, const double *b, size_t V)
     return s;
 }
 
+int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
+                           long *bad_ctx, sd_error *err)
+{
+    size_t T = m->T, V = m->V;
+    if (bad_ctx)
+        *bad_ctx = -1;
+    if (!m->off)
+        return sd_error_set(err, SD_EUSAGE, "Theorem 1 with per-context TV needs a model with contexts");
+    size_t bytes = 2 * V * sizeof(double);
+    if (m->max_bytes && bytes > m->max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "Theorem 1 keeps 2 vectors of V = %zu: %.4g MB; memory budget %.4g MB",
+                            V, (double)bytes / 1e6, (double)m->max_bytes / 1e6);
+    double *buf = calloc(2 * V, sizeof *buf);
+    if (!buf)
+        return sd_error_set(err, SD_ENOMEM, "out of memory for Theorem 1 (%zu bytes)", bytes);
+    double *Q = buf, *N = buf + V, rej = 0.0, last = 0.0;
+    Q[m->start] = 1.0;
+    for (size_t n = 1; n <= T; n++) {
+        last = 0.0;
+        for (size_t a = 0; a < V; a++)
+            if (Q[a] > 0.0) {
+                if (!isfinite(tv[a])) { /* a reachable context without a draft row */
+                    if (bad_ctx)
+                        *bad_ctx = (long)a;
+                    free(buf);
+                    return sd_error_set(err, SD_EDATA, "the draft has no row at context %zu, which the target "
+                                        "reaches at position %zu", a, n);
+                }
+                last += Q[a] * tv[a];
+            }
+        rej += last;
+        if (n < T) {
+            S_push_q(m, Q, N);
+            double *t = Q;
+            Q = N;
+            N = t;
+        }
+    }
+    free(buf);
+    if (rejections)
+        *rejections = rej;
+    if (target_calls)
+        *target_calls = 1.0 + rej - last;
+    return SD_OK;
+}
+
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err)
 {

@@ -182,4 +182,13 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err);
 
+/* Theorem 1 with a per-context TV(p_a, q_a) given by the caller (a draft
+ * whose rows depend on the context, e.g. an n-gram bigram: src/sd_arpa_draft2.h):
+ *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) tv[a],  E[calls] = 1 + E[N_rej] - (the n = T term),
+ * with the target's marginals Q_n propagated by its sparse rows.  tv[a]
+ * may be NaN for a context without a draft row: SD_EDATA (with *bad_ctx =
+ * a, if not NULL) when the target reaches it.  SD_ETOOBIG over the budget. */
+int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
+                           long *bad_ctx, sd_error *err);
+
 #endif

@@ -266,3 +266,119 @@ Test(realv, block_is_the_midpoint_at_gamma_2_only)
     S_enumerate(p2, q2, 3, 3, ex, cc);
     cr_assert_float_eq(0.5 * (ex[0] + ex[2]) - ex[1], 0.004, 1e-12);
 }
+
+/* --- a bigram drafter for a bigram target (--arpa --draft-arpa --draft-order 2) ---- */
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_arpa_draft2.h"
+#include "../src/sd_dist.h"
+#include "../src/sd_ngram.h"
+
+/* Tokens 0 </s>, 1 <s>, 2 a, 3 b, 4 c in both files; rows do not sum to 1
+ * (rounded log10 values): the models renormalise. */
+typedef struct {
+    double uni[5], bo[5];
+    struct { int a, x; double lp; } bi[8];
+    size_t nbi;
+} S_lmdef;
+
+static const S_lmdef S_target = {{-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229}, {0.0, -0.30103, -0.1, -0.2, 0.05},
+                                 {{1, 2, -0.3010}, {1, 3, -0.6021}, {2, 3, -0.2218}, {2, 0, -0.4}, {3, 4, -0.1},
+                                  {4, 2, -0.5}}, 6};
+static const S_lmdef S_draft = {{-0.5229, -INFINITY, -0.6990, -0.3979, -0.8239}, {-0.2, -0.1, 0.0, -0.3, -0.05},
+                                {{1, 3, -0.2}, {2, 2, -0.7}, {2, 4, -0.3}, {3, 0, -0.25}, {4, 4, -0.9}, {4, 3, -0.15},
+                                 {0, 2, -0.6}}, 7};
+
+static char *S_arpa_text(const S_lmdef *d)
+{
+    static const char *const w[5] = {"</s>", "<s>", "a", "b", "c"};
+    char *s = malloc(4096), *o = s;
+    o += sprintf(o, "\n\\data\\\nngram 1=5\nngram 2=%zu\n\n\\1-grams:\n", d->nbi);
+    for (int x = 0; x < 5; x++)
+        o += x == 1 ? sprintf(o, "-99\t<s>\t%.5f\n", d->bo[x]) : sprintf(o, "%.4f\t%s\t%.5f\n", d->uni[x], w[x], d->bo[x]);
+    o += sprintf(o, "\n\\2-grams:\n");
+    for (size_t i = 0; i < d->nbi; i++)
+        o += sprintf(o, "%.4f %s %s\n", d->bi[i].lp, w[d->bi[i].a], w[d->bi[i].x]);
+    sprintf(o, "\n\\end\\\n");
+    return s;
+}
+
+/* Dense rows straight from the numbers: 10^bigram if listed, else
+ * 10^bo(a) 10^uni(x); <s> gets 0; each row normalised. */
+static void S_dense_rows(const S_lmdef *d, double r[5][5])
+{
+    for (int a = 0; a < 5; a++) {
+        double z = 0.0;
+        for (int x = 0; x < 5; x++) {
+            double v = x == 1 ? 0.0 : pow(10.0, d->bo[a] + d->uni[x]);
+            for (size_t i = 0; i < d->nbi; i++)
+                if (d->bi[i].a == a && d->bi[i].x == x)
+                    v = pow(10.0, d->bi[i].lp);
+            z += r[a][x] = v;
+        }
+        for (int x = 0; x < 5; x++)
+            r[a][x] /= z;
+    }
+}
+
+Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
+{
+    const size_t T = 9;
+    double q[5][5], p[5][5];
+    S_dense_rows(&S_target, q);
+    S_dense_rows(&S_draft, p);
+    double Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
+    for (size_t n = 1; n <= T; n++) { /* Theorem 1 of Yin et al. 2024 on the dense rows, x_0 = <s> */
+        double N[5] = {0};
+        for (int a = 0; a < 5; a++) {
+            direct += Q[a] * sd_dist_tv(p[a], q[a], 5);
+            for (int x = 0; x < 5; x++)
+                N[x] += Q[a] * q[a][x];
+        }
+        memcpy(Q, N, sizeof Q);
+    }
+    char *tt = S_arpa_text(&S_target), *dt = S_arpa_text(&S_draft);
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &ta, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_load_string(dt, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
+    sd_backoff *m = NULL;
+    sd_ngram *gt = NULL, *gd = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, ta, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(ta, 2, NULL, &gt, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(da, 2, ta, &gd, &err), SD_OK, "%s", err.msg);
+    double tv[5], dev, rej, calls;
+    long ctx;
+    cr_assert_eq(sd_arpa_draft2_tv(gd, gt, tv, &dev, &ctx, &err), SD_OK, "%s", err.msg);
+    for (int a = 0; a < 5; a++)
+        cr_assert_float_eq(tv[a], sd_dist_tv(p[a], q[a], 5), 1e-13, "TV at context %d", a);
+    cr_assert_gt(dev, 0.01, "the hand-written draft rows do not sum to 1");
+    cr_assert_eq(sd_backoff_theorem1_tv(m, tv, &rej, &calls, NULL, &err), SD_OK, "%s", err.msg);
+    cr_assert_float_eq(rej, direct, 1e-13, "Theorem 1: %.17g, direct %.17g", rej, direct);
+    /* the target as its own draft, through the same path: no rejection (the rows agree) */
+    sd_ngram *gs = NULL;
+    cr_assert_eq(sd_ngram_open(ta, 2, ta, &gs, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_draft2_tv(gs, gt, tv, NULL, NULL, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_theorem1_tv(m, tv, &rej, &calls, NULL, &err), SD_OK, "%s", err.msg);
+    cr_assert_float_eq(rej, 0.0, 1e-14);
+    cr_assert_float_eq(calls, 1.0, 1e-14);
+    /* a reachable context without a draft row is refused, naming it */
+    tv[2] = NAN;
+    long bad;
+    cr_assert_eq(sd_backoff_theorem1_tv(m, tv, &rej, &calls, &bad, &err), SD_EDATA);
+    cr_assert_eq(bad, 2);
+    sd_ngram_free(gs), sd_ngram_free(gt), sd_ngram_free(gd), sd_backoff_free(m);
+    sd_arpa_free(ta), sd_arpa_free(da);
+    /* the command line: the same number, and run keeps refusing with the reason */
+    char *ft = tu_tempfile(tt), *fd = tu_tempfile(dt), args[1024], *out = NULL, *errs = NULL;
+    snprintf(args, sizeof args, "eval rejections --arpa %s --draft-arpa %s --draft-order 2 --T 9 --json", ft, fd);
+    cr_assert_eq(tu_run(args, &out, &errs), 0, "%s", errs);
+    const char *r = strstr(out, "\"rejections\":");
+    cr_assert_not_null(r, "%s", out);
+    cr_assert_float_eq(strtod(r + 13, NULL), direct, 1e-12, "%s", out);
+    free(out), free(errs);
+    snprintf(args, sizeof args, "run --algo token --arpa %s --draft-arpa %s --draft-order 2 --T 9", ft, fd);
+    tu_expect(args, 64, "--draft-order 2");
+    remove(ft), remove(fd);
+    free(ft), free(fd), free(tt), free(dt);
+}

@@ -1,0 +1,32 @@
+/* sd_arpa_draft2.h — a bigram drafter for a bigram target, both from ARPA
+ * backoff models: the TV distance of their rows at every context, which
+ * Theorem 1 of Yin et al. 2024 needs (E[N_rej] = Σ_n Σ_a Q_{n-1}(a)
+ * TV(p_a, q_a); sd_backoff_theorem1_tv propagates the target's marginals).
+ *
+ * Both rows are Katz backoff as the files state them (src/sd_ngram.h):
+ * p_a(x) = d_a(x) on the draft's bigrams "a x", else c'_a w(x); q_a(x) =
+ * e_a(x) on the target's, else c_a u(x).  Off the union of the two seen
+ * sets, |p_a - q_a| = |c'_a w(x) - c_a u(x)|: one term (|c'_a - c_a|
+ * times the unseen unigram mass) when the draft and target share their
+ * unigram, a sum over the rest of the vocabulary otherwise.  Here each
+ * row is built densely (O(V) per context, nothing V x V): O(V²) time in
+ * all, so the same file at the same order is recognised (p_a = q_a, every
+ * TV 0) and not computed. */
+#ifndef SD_ARPA_DRAFT2_H
+#define SD_ARPA_DRAFT2_H
+
+#include <stddef.h>
+
+#include "sd_error.h"
+#include "sd_ngram.h"
+
+/* tv[a] = TV(p_a, q_a) for the contexts a = 0..V-1 of the target's
+ * vocabulary (V = target->V; draft->V must equal it: the draft opened
+ * over the target's words); NaN where either row has no mass (the target
+ * may never reach that context: sd_backoff_theorem1_tv decides).  *max_dev
+ * (may be NULL) gets the largest |raw row sum - 1| of the draft's rows and
+ * *dev_ctx its context.  SD_EUSAGE for mismatched vocabularies; SD_ENOMEM. */
+int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv, double *max_dev, long *dev_ctx,
+                      sd_error *err);
+
+#endif
