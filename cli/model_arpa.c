@@ -72,8 +72,9 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
     if (ao->draft_order > 1)
         return sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the exact values and kernels of --arpa take a unigram "
                                             "draft (their sparse row sums order the tokens by p/u once, for one "
-                                            "draft row); traces take a bigram or trigram draft (gen --arpa FILE "
-                                            "--draft-order %zu --trace N -o DIR, then simdec trace)",
+                                            "draft row), except eval rejections (Theorem 1 with a bigram draft: "
+                                            "--draft-order 2); traces take a bigram or trigram draft (gen --arpa "
+                                            "FILE --draft-order %zu --trace N -o DIR, then simdec trace)",
                             ao->draft_order, ao->draft_order);
     sd_arpa *ta = NULL, *da = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
