@@ -56,12 +56,34 @@ static int S_is_exact_algo(const char *a)
     return !strcmp(a, "token") || !strcmp(a, "block") || !strcmp(a, "full");
 }
 
+/* 1 when --p LIST (and --max-memory, if given) make V x V rows exceed half
+ * the memory budget: the i.i.d. rows are then kept as one pair. */
+static int S_pq_sparse(const cli_args *args)
+{
+    const char *pv = cli_args_last(args, "p", NULL, NULL), *mm = cli_args_last(args, "max-memory", NULL, NULL);
+    if (!pv)
+        return 0;
+    cli_model_opts mo;
+    sd_error err;
+    cli_model_init(&mo);
+    int ok = cli_model_option(&mo, CLI_OPT_P, pv, &err) > 0 &&
+             (!mm || cli_model_option(&mo, CLI_OPT_MAX_MEMORY, mm, &err) > 0);
+    int sparse = ok && sd_gen_chain_bytes(mo.pV, 1) > sd_mem_budget(mo.max_memory) / 2;
+    cli_model_release(&mo);
+    return sparse;
+}
+
 int eval_accept_takes(int argc, char **argv)
 {
     cli_args args; /* the one argv pass (cli_opts.h) */
     if (cli_args_scan(argc, argv, &args))
         return 0; /* out of memory: the command reports it */
     const char *algo = cli_args_last(&args, "algo", NULL, NULL);
+    if (algo && !S_is_exact_algo(algo) && sd_tree_kind_find(algo) && S_pq_sparse(&args)) {
+        /* a tree verifier on i.i.d. rows too large to store: its sparse-row kernel here */
+        cli_args_free(&args);
+        return 1;
+    }
     sd_error err;
     int rc = algo && !S_is_exact_algo(algo) ? cli_plugins_load(&args, &err) : 0;
     cli_args_free(&args);

@@ -158,12 +158,14 @@ Test(realv, refusals_before_allocating_at_V_32000, .timeout = 60)
         "eval accept-length --algo greedy-block --gamma 2",
         "eval accept-length --algo gumbel --gamma 2",
         "eval accept-length --algo tree-topk --tree 2,2",
+        "eval accept-length --algo tree-rrs-wor --tree 2,2",
         "check --algo token --gamma 2",
         "lp pareto --reject 0.5",
     };
-    static const int want[] = {65, 65, 65, 65, 65, 65};
+    static const int want[] = {65, 65, 65, 65, 65, 65, 65};
     static const char *const frag[] = {"GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)",
-                                       "GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)"};
+                                       "GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)",
+                                       "GB (--max-memory)"};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
 }
 
@@ -177,9 +179,10 @@ Test(realv, answers_in_little_memory_at_V_32000, .timeout = 60)
         "run --algo rrs --k 2 --gamma 2 --trials 200",
         "eval accept-length --algo rrs --k 2 --gamma 3 --trials 2000",
         "eval accept-length --algo spectr --k 2 --gamma 2 --trials 2000",
+        "eval accept-length --algo tree-rrs --tree 2,2 --trials 2000",
     };
-    static const int want[] = {0, 0, 0, 0, 0, 0, 0};
-    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    static const int want[] = {0, 0, 0, 0, 0, 0, 0, 0};
+    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
 }
 
@@ -238,6 +241,9 @@ Test(realv, sparse_kernels_first_iteration_match_the_iteration_laws)
     S_first_iteration("rrs", k3g3, 4, 3);
     S_first_iteration("spectr", k2g2, 4, 2);
     S_first_iteration("spectr", k3g3, 4, 3);
+    static const char *const t22[] = {"tree", "2,2"}, *const t211[] = {"tree", "2,1,1"};
+    S_first_iteration("tree-rrs", t22, 2, 2);
+    S_first_iteration("tree-rrs", t211, 2, 3);
 }
 
 /* At gamma = 2 on i.i.d. rows, block verification is exactly the midpoint
