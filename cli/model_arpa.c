@@ -69,12 +69,15 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         return sd_error_set(err, SD_EUSAGE, "--order %zu: a trigram target is not a first-order chain: the exact "
                                             "values and kernels take --order 1 or 2; traces take 3 (gen --arpa FILE "
                                             "--order 3 --trace N -o DIR, then simdec trace)", ao->order);
-    if (ao->draft_order > 1)
+    if (ao->draft_order == 2 && (ao->order ? ao->order : 2) != 2)
+        return sd_error_set(err, SD_EUSAGE, "--draft-order 2 with --order %zu: a context-dependent draft takes a "
+                            "bigram target and a bigram draft (--order 2 --draft-order 2)", ao->order);
+    if (ao->draft_order > 2)
         return sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the exact values and kernels of --arpa take a unigram "
                                             "draft (their sparse row sums order the tokens by p/u once, for one "
-                                            "draft row), except eval rejections (Theorem 1 with a bigram draft: "
-                                            "--draft-order 2); traces take a bigram or trigram draft (gen --arpa "
-                                            "FILE --draft-order %zu --trace N -o DIR, then simdec trace)",
+                                            "draft row), or a bigram one (--draft-order 2) for eval rejections and "
+                                            "token's kernel; traces take a trigram draft (gen --arpa FILE "
+                                            "--draft-order %zu --trace N -o DIR, then simdec trace)",
                             ao->draft_order, ao->draft_order);
     sd_arpa *ta = NULL, *da = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
@@ -84,6 +87,13 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
+    if (!rc && ao->draft_order == 2) { /* a bigram draft: token's kernel and eval rejections (sd_arpa_draft2.h) */
+        rc = sd_arpa_draft2_attach(*out, ta, da ? da : ta, budget, err);
+        if (rc) {
+            sd_backoff_free(*out);
+            *out = NULL;
+        }
+    }
     static int noted; /* once per process (a sweep opens the model at every point) */
     if (!rc && (*out)->row_dev > 1e-9 && !noted++) {
         const sd_backoff *m = *out;
@@ -159,10 +169,10 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m)
 {
     if (ao->file)
-        fprintf(f, "%s (ARPA), target order %zu, draft %s unigram, V=%zu, T=%zu\n          (%zu seen bigrams; "
+        fprintf(f, "%s (ARPA), target order %zu, draft %s %s, V=%zu, T=%zu\n          (%zu seen bigrams; "
                    "rows on demand, largest row deviation %.6g renormalised)\n",
-                ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its", m->V, m->T, m->nnz,
-                m->row_dev);
+                ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its",
+                m->draft2 ? "bigram" : "unigram", m->V, m->T, m->nnz, m->row_dev);
     else
         fprintf(f, "single-token problem (--p/--q), V=%zu, T=%zu\n          (one row pair kept: O(V) memory, "
                    "TV %.6f)\n", m->V, m->T, m->tv[0]);

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "sd_arpa.h"
+
 int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv, double *max_dev, long *dev_ctx,
                       sd_error *err)
 {
@@ -43,4 +45,68 @@ int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv,
     free(p);
     free(q);
     return SD_OK;
+}
+
+int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *draft, size_t max_bytes,
+                          sd_error *err)
+{
+    if (!m->off || m->V != target->V)
+        return sd_error_set(err, SD_EUSAGE, "a bigram draft needs a bigram target over the target file's words");
+    sd_backoff *d = NULL;
+    int rc = sd_backoff_from_arpa(draft, 2, draft, m->T, max_bytes, &d, err);
+    if (rc)
+        return rc;
+    size_t V = m->V, dV = d->V;
+    int32_t *map = malloc(V * sizeof *map), *inv = malloc(dV * sizeof *inv);
+    double *mass = malloc((dV + 1) * sizeof *mass);
+    if (!map || !inv || !mass) {
+        free(map), free(inv), free(mass);
+        sd_backoff_free(d);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (a bigram draft's maps)");
+    }
+    for (size_t y = 0; y < dV; y++)
+        inv[y] = -1;
+    for (size_t x = 0; x < V; x++) {
+        long y = sd_arpa_find(draft, target->words[x]);
+        map[x] = (int32_t)y;
+        if (y >= 0)
+            inv[y] = (int32_t)x;
+    }
+    double UT = 0.0; /* the draft unigram's mass on target words */
+    for (size_t y = 0; y < dV; y++)
+        if (inv[y] >= 0)
+            UT += d->u[y];
+    mass[dV] = UT;
+    for (size_t a = 0; a < dV && !rc; a++) {
+        double seen = 0.0, seen_u = 0.0;
+        for (size_t i = d->off[a]; i < d->off[a + 1]; i++)
+            if (inv[d->tok[i]] >= 0) {
+                seen += d->qe[i];
+                seen_u += d->u[d->tok[i]];
+            }
+        mass[a] = seen + d->c[a] * fmax(0.0, UT - seen_u);
+    }
+    for (size_t a = 0; a <= dV && !rc; a++)
+        if (!(mass[a] > 1e-300) && (a == dV || inv[a] >= 0))
+            rc = sd_error_set(err, SD_EDATA, "the bigram draft's row after '%s' has no mass on the target's words",
+                              a == dV ? "(its unigram)" : draft->words[a]);
+    if (rc) {
+        free(map), free(inv), free(mass);
+        sd_backoff_free(d);
+        return rc;
+    }
+    m->draft2 = d;
+    m->d2map = map;
+    m->d2inv = inv;
+    m->d2mass = mass;
+    return SD_OK;
+}
+
+double sd_arpa_draft2_p(const sd_backoff *m, size_t a, size_t x)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t xd = m->d2map[x], ad = m->d2map[a];
+    if (xd < 0)
+        return 0.0;
+    return ad >= 0 ? sd_backoff_q(d, (size_t)ad, (size_t)xd) / m->d2mass[ad] : d->u[xd] / m->d2mass[d->V];
 }

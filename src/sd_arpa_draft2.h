@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "sd_backoff.h"
 #include "sd_error.h"
 #include "sd_ngram.h"
 
@@ -28,5 +29,26 @@
  * *dev_ctx its context.  SD_EUSAGE for mismatched vocabularies; SD_ENOMEM. */
 int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv, double *max_dev, long *dev_ctx,
                       sd_error *err);
+
+/* Attaches the bigram of `draft` as the drafter of m (a bigram target
+ * built from `target` by sd_backoff_from_arpa): draft2 = the draft file's
+ * own bigram model (sparse rows over its words), the maps between the two
+ * vocabularies by spelling, and each draft row's mass on the target's
+ * words, so that the draft row after a (a target word) is
+ *     p_a(x) = p^d_{a'}(x') / mass_{a'}   (x' the draft's id of x; 0 when it has none),
+ * a' = the draft's id of a, or its unigram when it lacks a (src/sd_ngram.h
+ * shortens such a history): exactly sd_ngram's rows of the draft over the
+ * target's words.  Token verification's kernel draws p_a by drawing the
+ * draft's row and redrawing while the word is not the target's (expected
+ * 1/mass draws), and [q_a - p_a]+ by drawing q_a and keeping y with
+ * probability 1 - p_a(y)/q_a(y) (exact rejection sampling; expected
+ * 1/TV(p_a, q_a) draws after a rejection, which happens with probability
+ * TV: O(1) per token).  SD_EDATA naming the word for a draft row without
+ * mass on the target's words; SD_ETOOBIG over max_bytes; SD_ENOMEM. */
+int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *draft, size_t max_bytes,
+                          sd_error *err);
+
+/* p_a(x) of the attached bigram draft. */
+double sd_arpa_draft2_p(const sd_backoff *m, size_t a, size_t x);
 
 #endif

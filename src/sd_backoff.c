@@ -16,6 +16,10 @@ void sd_backoff_free(sd_backoff *m)
 {
     if (!m)
         return;
+    sd_backoff_free(m->draft2);
+    free(m->d2map);
+    free(m->d2inv);
+    free(m->d2mass);
     free(m->p);
     free(m->u);
     free(m->off);
@@ -313,6 +317,11 @@ static size_t S_search(const double *cum, size_t lo, size_t hi, double u)
             lo = mid + 1;
     }
     return lo < end ? lo : end - 1;
+}
+
+size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng)
+{
+    return S_alias_draw(m->au, m->lu, m->V, rng);
 }
 
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
@@ -841,6 +850,9 @@ int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *reject
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err)
 {
+    if (m->draft2)
+        return sd_error_set(err, SD_EUSAGE, "a bigram draft: its exact rejections are eval rejections' (Theorem 1 "
+                            "from the per-context TV); the finite-gamma DP takes a unigram draft");
     size_t T = m->T, V = m->V;
     int horizon = gamma == 0 || gamma >= T;
     if (!m->off) { /* no contexts: the mass of each j */

@@ -136,6 +136,14 @@ typedef struct sd_backoff {
     uint32_t *lp, *lu;     /* [V] aliases */
     /* the words of a language model (borrowed from nothing: owned copies), or NULL */
     char **words;
+    /* A bigram draft (src/sd_arpa_draft2.h), or NULL: the draft row after a
+     * is then draft2's row after d2map[a] (its unigram when -1), restricted
+     * to the target's words and renormalised by d2mass; p above is unused
+     * and only token verification's kernel reads these (owned). */
+    struct sd_backoff *draft2;
+    int32_t *d2map;        /* [V]: target id -> draft2 id, -1: a word the draft lacks */
+    int32_t *d2inv;        /* [draft2->V]: draft2 id -> target id, -1: not a target word */
+    double *d2mass;        /* [draft2->V + 1]: each draft2 row's mass on target words; [draft2->V]: its unigram's */
 } sd_backoff;
 
 /* Bytes the model takes (V tokens, nnz seen bigrams; iid: no contexts). */
@@ -172,6 +180,8 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
 /* Draws. */
 size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+/* A draw from the target's unigram u. */
+size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
  * (sd_backoff_mass(m, a, s) > 0). */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);

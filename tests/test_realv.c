@@ -375,7 +375,7 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     cr_assert_eq(bad, 2);
     sd_ngram_free(gs), sd_ngram_free(gt), sd_ngram_free(gd), sd_backoff_free(m);
     sd_arpa_free(ta), sd_arpa_free(da);
-    /* the command line: the same number, and run keeps refusing with the reason */
+    /* the command line: the same number; run takes token, and refuses block with the reason */
     char *ft = tu_tempfile(tt), *fd = tu_tempfile(dt), args[1024], *out = NULL, *errs = NULL;
     snprintf(args, sizeof args, "eval rejections --arpa %s --draft-arpa %s --draft-order 2 --T 9 --json", ft, fd);
     cr_assert_eq(tu_run(args, &out, &errs), 0, "%s", errs);
@@ -383,8 +383,111 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     cr_assert_not_null(r, "%s", out);
     cr_assert_float_eq(strtod(r + 13, NULL), direct, 1e-12, "%s", out);
     free(out), free(errs);
-    snprintf(args, sizeof args, "run --algo token --arpa %s --draft-arpa %s --draft-order 2 --T 9", ft, fd);
-    tu_expect(args, 64, "--draft-order 2");
+    snprintf(args, sizeof args, "run --algo token --arpa %s --draft-arpa %s --draft-order 2 --T 9 --trials 1000", ft,
+             fd);
+    cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
+    free(errs);
+    snprintf(args, sizeof args, "run --algo block --arpa %s --draft-arpa %s --draft-order 2 --T 9", ft, fd);
+    tu_expect(args, 64, "verifiers with one: token)");
     remove(ft), remove(fd);
     free(ft), free(fd), free(tt), free(dt);
+}
+
+/* A draft with its own vocabulary: words </s> <s> a b d (no c; d is not a
+ * target word).  Its rows over the target's words: c gets 0, d is dropped,
+ * each row renormalised; after c (a word it lacks) its unigram. */
+static const char S_draft_own[] = "\n\\data\\\nngram 1=5\nngram 2=6\n\n\\1-grams:\n"
+                                  "-0.6021\t</s>\t-0.1\n-99\t<s>\t-0.2\n-0.5229\ta\t-0.3\n-0.6990\tb\t0.1\n"
+                                  "-0.3979\td\t-0.25\n\n\\2-grams:\n"
+                                  "-0.4 <s> a\n-0.9 <s> d\n-0.3 a a\n-0.2 a d\n-0.5 b </s>\n-0.35 d b\n\n\\end\\\n";
+
+static void S_dense_draft_own(double p[5][5])
+{
+    /* draft ids 0 </s>, 1 <s>, 2 a, 3 b, 4 d; target ids 0 </s>, 1 <s>, 2 a, 3 b, 4 c */
+    static const double uni[5] = {-0.6021, -INFINITY, -0.5229, -0.6990, -0.3979}, bo[5] = {-0.1, -0.2, -0.3, 0.1, -0.25};
+    static const struct { int a, x; double lp; } bi[] = {{1, 2, -0.4}, {1, 4, -0.9}, {2, 2, -0.3}, {2, 4, -0.2},
+                                                         {3, 0, -0.5}, {4, 3, -0.35}};
+    for (int a = 0; a < 5; a++) { /* target context a: the draft's row, or its unigram after c */
+        double z = 0.0;
+        for (int x = 0; x < 4; x++) { /* target words the draft has: </s> <s> a b */
+            double v = x == 1 ? 0.0 : a == 4 ? pow(10.0, uni[x]) : pow(10.0, bo[a] + uni[x]);
+            for (size_t i = 0; a < 4 && i < sizeof bi / sizeof *bi; i++)
+                if (bi[i].a == a && bi[i].x == x)
+                    v = pow(10.0, bi[i].lp);
+            z += p[a][x] = v;
+        }
+        p[a][4] = 0.0; /* c */
+        for (int x = 0; x < 4; x++)
+            p[a][x] /= z;
+    }
+}
+
+Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout = 60)
+{
+    const size_t T = 9;
+    double q[5][5], p[5][5];
+    S_dense_rows(&S_target, q);
+    S_dense_draft_own(p);
+    char *tt = S_arpa_text(&S_target);
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &ta, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_load_string(S_draft_own, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
+    /* the dense rows as a stored chain, x_0 = <s>: every exact value of token verification */
+    sd_chain *c = sd_chain_alloc(5, T, 1, 1, &err);
+    cr_assert_not_null(c);
+    c->init[1] = 1.0;
+    for (int a = 0; a < 5; a++)
+        for (int x = 0; x < 5; x++) {
+            c->draft[a * 5 + x] = p[a][x];
+            c->target[a * 5 + x] = q[a][x];
+        }
+    cr_assert_eq(sd_chain_validate(c, "dense", &err), SD_OK, "%s", err.msg);
+    /* Theorem 1 through the sparse path */
+    sd_backoff *m = NULL;
+    sd_ngram *gt = NULL, *gd = NULL;
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, ta, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(ta, 2, NULL, &gt, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_ngram_open(da, 2, ta, &gd, &err), SD_OK, "%s", err.msg);
+    double tv[5], rej, calls;
+    cr_assert_eq(sd_arpa_draft2_tv(gd, gt, tv, NULL, NULL, &err), SD_OK, "%s", err.msg);
+    for (int a = 0; a < 5; a++)
+        cr_assert_float_eq(tv[a], sd_dist_tv(p[a], q[a], 5), 1e-13, "TV at context %d", a);
+    cr_assert_eq(sd_backoff_theorem1_tv(m, tv, &rej, &calls, NULL, &err), SD_OK, "%s", err.msg);
+    const sd_verifier_type *vt = sd_verifier_find("token");
+    sd_model cm = sd_model_of_chain(c);
+    for (size_t g = 0; g <= 2; g += 2) {
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        par.gamma = g;
+        sd_exact_values ex;
+        cr_assert_eq(sd_verifier_exact(vt, &cm, &par, &ex, &err), SD_OK, "%s", err.msg);
+        if (g == 0)
+            cr_assert_float_eq(rej, ex.rejections, 1e-13, "Theorem 1 %.17g vs the stored chain %.17g", rej,
+                               ex.rejections);
+        /* the kernel on the sparse rows with the bigram draft attached */
+        cr_assert_eq(sd_arpa_draft2_attach(m, ta, da, 0, &err), SD_OK, "%s", err.msg);
+        for (int a = 0; a < 5; a++)
+            for (int x = 0; x < 5; x++)
+                cr_assert_float_eq(sd_arpa_draft2_p(m, (size_t)a, (size_t)x), p[a][x], 1e-14, "p(%d|%d)", x, a);
+        sd_model sm = sd_model_of_backoff(m, m->V, m->T);
+        sd_sim_job job = {vt, &sm, &par};
+        sd_sim_opts so = {.seed = 9, .trials = 40000};
+        sd_sim_result res;
+        cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+        double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
+        double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
+        cr_expect(fabs(zr) < 4.0 && fabs(zc) < 4.0, "gamma %zu: rejections %.4f vs %.4f (%.2f se), calls %.4f vs %.4f "
+                  "(%.2f se)", g, res.rejections.mean, ex.rejections, zr, res.target_calls.mean, ex.target_calls, zc);
+        sd_sim_result_free(&res);
+        /* other kernels and the exact DP refuse a bigram draft */
+        sd_exact_values ev;
+        cr_assert_neq(sd_verifier_exact(vt, &sm, &par, &ev, &err), SD_OK);
+        sd_backoff_free(m->draft2);
+        free(m->d2map), free(m->d2inv), free(m->d2mass);
+        m->draft2 = NULL, m->d2map = m->d2inv = NULL, m->d2mass = NULL;
+    }
+    sd_ngram_free(gt), sd_ngram_free(gd), sd_backoff_free(m), sd_chain_free(c);
+    sd_arpa_free(ta), sd_arpa_free(da);
+    free(tt);
 }

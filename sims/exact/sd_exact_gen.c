@@ -465,6 +465,9 @@ int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
 int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                         sd_exact_values *out, sd_error *err)
 {
+    if (!m->chain && m->backoff && m->backoff->draft2)
+        return sd_error_set(err, SD_EUSAGE, "%s: a bigram draft: the exact rejections are eval rejections' (Theorem 1 "
+                            "with --draft-order 2)", vt->name);
     if (!m->chain && m->backoff) /* kept sparse because V x V rows exceed the budget */
         return sd_error_set(err, SD_ETOOBIG, "%s: the exact DP needs stored V x V rows, %.4g GB at V = %zu, over "
                             "the memory budget %.3g GB (--max-memory, or half of the memory available); this model "

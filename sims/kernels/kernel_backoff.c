@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../src/sd_arpa_draft2.h"
 #include "../../src/sd_backoff.h"
 #include "../../src/sd_kseq.h"
 #include "../../src/sd_rngbuf.h"
@@ -54,6 +55,70 @@ static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
             double px = m->p[x], qx = sd_backoff_q(m, prev, x);
             if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
                 prev = tokens[t] = sd_backoff_draw_residual(m, prev, 1.0, S_tv(m, prev), &rng);
+                rejected = 1;
+                break;
+            }
+            prev = tokens[t] = x;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + len <= T) {
+            prev = tokens[n + len] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One trial of token-level SD with a bigram draft (src/sd_arpa_draft2.h):
+ * x ~ p_a by drawing the draft's own row and redrawing while x is not a
+ * target word; accepted when U p_a(x) < q_a(x); after a rejection the
+ * residual [q_a - p_a]+ / TV(p_a, q_a) by rejection: y ~ q_a kept with
+ * probability (q_a(y) - p_a(y))+ / q_a(y).  Exact; O(1) expected draws per
+ * token. */
+static size_t S_draw_p2(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t ad = m->d2map[a];
+    for (;;) {
+        size_t y = ad >= 0 ? sd_backoff_draw_q(d, (size_t)ad, rng) : sd_backoff_draw_u(d, rng);
+        if (m->d2inv[y] >= 0)
+            return (size_t)m->d2inv[y];
+    }
+}
+
+static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
+                           size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t len = sd_draft_len_at(gamma, T, n), i = 0;
+        int rejected = 0;
+        for (; i < len; i++) {
+            size_t t = n + i, x = S_draw_p2(m, prev, &rng);
+            double px = sd_arpa_draft2_p(m, prev, x), qx = sd_backoff_q(m, prev, x);
+            if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
+                size_t y;
+                for (;;) {
+                    y = sd_backoff_draw_q(m, prev, &rng);
+                    double qy = sd_backoff_q(m, prev, y), py = sd_arpa_draft2_p(m, prev, y);
+                    if (sd_rngbuf_uniform(&rng) * qy < qy - py)
+                        break;
+                }
+                prev = tokens[t] = y;
                 rejected = 1;
                 break;
             }
@@ -244,6 +309,13 @@ static void S_token_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_
     S_token_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
 }
 
+static void S_token2_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                             size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_token2_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
+}
+
 static void S_block_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
                             size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
 {
@@ -390,6 +462,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
 {
     if (!m->backoff)
         return SD_EUSAGE; /* not applicable */
+    if (m->backoff->draft2 && fn != S_token2_trial_k)
+        return SD_EUSAGE; /* a bigram draft: token verification's kernel only */
     S_plan *p = calloc(1, sizeof *p);
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
@@ -407,7 +481,7 @@ static int S_new_token(void **plan, const sd_model *m, const sd_params *par, siz
     (void)max_bytes, (void)threads;
     if (!sd_token_policy_fixed(par))
         return SD_EUSAGE; /* a draft policy: not on sparse rows */
-    return S_new(plan, m, par, S_token_trial_k, err);
+    return S_new(plan, m, par, m->backoff && m->backoff->draft2 ? S_token2_trial_k : S_token_trial_k, err);
 }
 
 static int S_new_block(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
@@ -460,8 +534,8 @@ static int S_new_spectr(void **plan, const sd_model *m, const sd_params *par, si
 {
     if (sd_param_choice(par, SD_SPECTR_SLOT_PLAN) != SD_PLAN_KSEQ)
         return SD_EUSAGE; /* --plan otm: an LP per row, not on sparse rows */
-    if (par->k < 1 || par->k > 64 || !m->backoff)
-        return SD_EUSAGE; /* the step reports a bad count */
+    if (par->k < 1 || par->k > 64 || !m->backoff || m->backoff->draft2)
+        return SD_EUSAGE; /* the step reports a bad count; a bigram draft: token's kernel only */
     /* the ρ*, β cache: 2 V k doubles per thread */
     double need = 16.0 * (double)m->backoff->V * (double)par->k * (threads ? threads : 1);
     if (max_bytes && need > (double)max_bytes)
