@@ -120,7 +120,6 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
         return sd_error_set(err, SD_EUSAGE, "--T %zu: expected 1..%zu", T, SD_BACKOFF_MAX_T);
     sd_arpa *ta = NULL, *da = NULL;
     sd_backoff *m = NULL;
-    sd_ngram *gt = NULL, *gd = NULL;
     double *tv = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
     int same = !ao->draft_file || strcmp(ao->draft_file, ao->file) == 0;
@@ -131,7 +130,7 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
     if (!rc)
         rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
-        rc = sd_backoff_from_arpa(ta, 2, ta, T, budget, &m, err);
+        rc = sd_backoff_from_arpa(ta, 2, da ? da : ta, T, budget, &m, err);
     if (!rc && sd_backoff_bytes(m->V, m->nnz, 0) + 5 * m->V * sizeof(double) > budget)
         rc = sd_error_set(err, SD_ETOOBIG, "a bigram draft's TV needs 5 vectors of V = %zu beside the model; "
                           "memory budget %zu bytes", m->V, budget);
@@ -140,11 +139,13 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
     double dev = 0.0;
     long dev_ctx = -1, bad = -1;
     if (!rc && !same) { /* the same file at the same order: p_a = q_a, every TV 0 */
-        rc = sd_ngram_open(ta, 2, NULL, &gt, err);
+        rc = sd_arpa_draft2_attach(m, ta, da, budget, err);
         if (!rc)
-            rc = sd_ngram_open(da, 2, ta, &gd, err);
-        if (!rc)
-            rc = sd_arpa_draft2_tv(gd, gt, tv, &dev, &dev_ctx, err);
+            rc = sd_arpa_draft2_tv_sparse(m, tv, err);
+        if (!rc && m->draft2->row_dev > dev) {
+            dev = m->draft2->row_dev;
+            dev_ctx = m->draft2->row_dev_ctx;
+        }
     }
     if (!rc) {
         rc = sd_backoff_theorem1_tv(m, tv, rejections, target_calls, &bad, err);
@@ -154,12 +155,10 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
     }
     if (!rc && dev > 1e-9)
         fprintf(stderr, "simdec: note: %s: draft rows renormalised; largest |row sum - 1| = %.6g (the row after "
-                "'%s')\n", ao->draft_file, dev, dev_ctx >= 0 ? m->words[dev_ctx] : "?");
+                "'%s')\n", ao->draft_file, dev, dev_ctx >= 0 ? da->words[dev_ctx] : "its unigram");
     if (!rc)
         *V = m->V;
     free(tv);
-    sd_ngram_free(gt);
-    sd_ngram_free(gd);
     sd_backoff_free(m);
     sd_arpa_free(ta);
     sd_arpa_free(da);

@@ -86,6 +86,12 @@ int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *d
             }
         mass[a] = seen + d->c[a] * fmax(0.0, UT - seen_u);
     }
+    for (size_t x = 0; x < V && !rc; x++) { /* m's unigram draft is the draft file's (the rest term's order) */
+        double w = map[x] >= 0 && UT > 0.0 ? d->u[map[x]] / UT : 0.0;
+        if (fabs(m->p[x] - w) > 1e-12 * (w > 1.0 ? w : 1.0))
+            rc = sd_error_set(err, SD_EUSAGE, "a bigram draft needs the target model built with the draft file's "
+                              "unigram as its draft (word '%s': %.17g, expected %.17g)", target->words[x], m->p[x], w);
+    }
     for (size_t a = 0; a <= dV && !rc; a++)
         if (!(mass[a] > 1e-300) && (a == dV || inv[a] >= 0))
             rc = sd_error_set(err, SD_EDATA, "the bigram draft's row after '%s' has no mass on the target's words",
@@ -109,4 +115,51 @@ double sd_arpa_draft2_p(const sd_backoff *m, size_t a, size_t x)
     if (xd < 0)
         return 0.0;
     return ad >= 0 ? sd_backoff_q(d, (size_t)ad, (size_t)xd) / m->d2mass[ad] : d->u[xd] / m->d2mass[d->V];
+}
+
+/* 1 if x is among the target's seen bigrams of context a (sorted tokens). */
+static int S_in_seen(const sd_backoff *m, size_t a, size_t x)
+{
+    size_t lo = m->off[a], hi = m->off[a + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->tok[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->off[a + 1] && m->tok[lo] == x;
+}
+
+int sd_arpa_draft2_tv_sparse(const sd_backoff *m, double *tv, sd_error *err)
+{
+    const sd_backoff *d = m->draft2;
+    if (!d)
+        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    double UT = m->d2mass[d->V];
+    for (size_t a = 0; a < m->V; a++) {
+        int32_t ad = m->d2map[a];
+        /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
+         * renormalised (m->p) times UT, so Σ_x max(0, c u - k UT p) = k UT F(c / (k UT)) (sd_backoff.h) */
+        double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+        double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
+        double seen = 0.0;
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t x = m->tok[i];
+            double px = sd_arpa_draft2_p(m, a, x);
+            seen += fmax(0.0, m->qe[i] - px);
+            rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
+        }
+        for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+            int32_t x = m->d2inv[d->tok[j]];
+            if (x < 0 || S_in_seen(m, a, (size_t)x))
+                continue;
+            double px = sd_arpa_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
+            seen += fmax(0.0, qx - px);
+            rest -= fmax(0.0, qx - kU * m->p[x]);
+        }
+        tv[a] = seen + fmax(0.0, rest);
+    }
+    (void)err;
+    return SD_OK;
 }

@@ -8,10 +8,10 @@
  * e_a(x) on the target's, else c_a u(x).  Off the union of the two seen
  * sets, |p_a - q_a| = |c'_a w(x) - c_a u(x)|: one term (|c'_a - c_a|
  * times the unseen unigram mass) when the draft and target share their
- * unigram, a sum over the rest of the vocabulary otherwise.  Here each
- * row is built densely (O(V) per context, nothing V x V): O(V²) time in
- * all, so the same file at the same order is recognised (p_a = q_a, every
- * TV 0) and not computed. */
+ * unigram, a sum over the rest of the vocabulary otherwise, which one
+ * lookup in the tokens sorted by w/u gives (sd_arpa_draft2_tv_sparse).
+ * sd_arpa_draft2_tv builds each row densely instead (O(V) per context,
+ * nothing V x V): the reference the sparse sums are checked against. */
 #ifndef SD_ARPA_DRAFT2_H
 #define SD_ARPA_DRAFT2_H
 
@@ -31,7 +31,8 @@ int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv,
                       sd_error *err);
 
 /* Attaches the bigram of `draft` as the drafter of m (a bigram target
- * built from `target` by sd_backoff_from_arpa): draft2 = the draft file's
+ * built by sd_backoff_from_arpa(target, 2, draft, ...): its unigram draft
+ * p must be the draft file's, checked, SD_EUSAGE otherwise): draft2 = the draft file's
  * own bigram model (sparse rows over its words), the maps between the two
  * vocabularies by spelling, and each draft row's mass on the target's
  * words, so that the draft row after a (a target word) is
@@ -50,5 +51,14 @@ int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *d
 
 /* p_a(x) of the attached bigram draft. */
 double sd_arpa_draft2_p(const sd_backoff *m, size_t a, size_t x);
+
+/* tv[a] = TV(p_a, q_a) = Σ_x max(0, q_a(x) - p_a(x)) for every context of
+ * m with a bigram draft attached, from sparse sums: the union of the two
+ * rows' seen sets term by term, and for the rest, where p_a = k_a w and
+ * q_a = c_a u (w the draft's unigram over the target's words, m->p),
+ *     Σ_rest max(0, c_a u - k_a w) = k_a F(c_a / k_a) - Σ_union max(0, c_a u - k_a w),
+ * F(s) = Σ_x max(0, s u(x) - w(x)) one binary search in the tokens sorted
+ * by w/u (sd_backoff.h).  O((|S_a| + |D_a|) log V) per context. */
+int sd_arpa_draft2_tv_sparse(const sd_backoff *m, double *tv, sd_error *err);
 
 #endif

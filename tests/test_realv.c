@@ -350,7 +350,7 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     cr_assert_eq(sd_arpa_load_string(dt, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
     sd_backoff *m = NULL;
     sd_ngram *gt = NULL, *gd = NULL;
-    cr_assert_eq(sd_backoff_from_arpa(ta, 2, ta, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, da, T, 0, &m, &err), SD_OK, "%s", err.msg);
     cr_assert_eq(sd_ngram_open(ta, 2, NULL, &gt, &err), SD_OK, "%s", err.msg);
     cr_assert_eq(sd_ngram_open(da, 2, ta, &gd, &err), SD_OK, "%s", err.msg);
     double tv[5], dev, rej, calls;
@@ -361,6 +361,12 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     cr_assert_gt(dev, 0.01, "the hand-written draft rows do not sum to 1");
     cr_assert_eq(sd_backoff_theorem1_tv(m, tv, &rej, &calls, NULL, &err), SD_OK, "%s", err.msg);
     cr_assert_float_eq(rej, direct, 1e-13, "Theorem 1: %.17g, direct %.17g", rej, direct);
+    /* the sparse sums: the union of the seen sets plus one lookup for the rest */
+    double tvs[5];
+    cr_assert_eq(sd_arpa_draft2_attach(m, ta, da, 0, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_draft2_tv_sparse(m, tvs, &err), SD_OK, "%s", err.msg);
+    for (int a = 0; a < 5; a++)
+        cr_assert_float_eq(tvs[a], tv[a], 1e-13, "sparse TV at context %d: %.17g vs %.17g", a, tvs[a], tv[a]);
     /* the target as its own draft, through the same path: no rejection (the rows agree) */
     sd_ngram *gs = NULL;
     cr_assert_eq(sd_ngram_open(ta, 2, ta, &gs, &err), SD_OK, "%s", err.msg);
@@ -446,7 +452,7 @@ Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout =
     /* Theorem 1 through the sparse path */
     sd_backoff *m = NULL;
     sd_ngram *gt = NULL, *gd = NULL;
-    cr_assert_eq(sd_backoff_from_arpa(ta, 2, ta, T, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_from_arpa(ta, 2, da, T, 0, &m, &err), SD_OK, "%s", err.msg);
     cr_assert_eq(sd_ngram_open(ta, 2, NULL, &gt, &err), SD_OK, "%s", err.msg);
     cr_assert_eq(sd_ngram_open(da, 2, ta, &gd, &err), SD_OK, "%s", err.msg);
     double tv[5], rej, calls;
@@ -467,6 +473,10 @@ Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout =
                                ex.rejections);
         /* the kernel on the sparse rows with the bigram draft attached */
         cr_assert_eq(sd_arpa_draft2_attach(m, ta, da, 0, &err), SD_OK, "%s", err.msg);
+        double tvs[5];
+        cr_assert_eq(sd_arpa_draft2_tv_sparse(m, tvs, &err), SD_OK, "%s", err.msg);
+        for (int a = 0; a < 5; a++)
+            cr_assert_float_eq(tvs[a], tv[a], 1e-13, "sparse TV at context %d: %.17g vs %.17g", a, tvs[a], tv[a]);
         for (int a = 0; a < 5; a++)
             for (int x = 0; x < 5; x++)
                 cr_assert_float_eq(sd_arpa_draft2_p(m, (size_t)a, (size_t)x), p[a][x], 1e-14, "p(%d|%d)", x, a);
