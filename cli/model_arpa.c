@@ -141,7 +141,7 @@ int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, d
     if (!rc && !same) { /* the same file at the same order: p_a = q_a, every TV 0 */
         rc = sd_arpa_draft2_attach(m, ta, da, budget, err);
         if (!rc)
-            rc = sd_arpa_draft2_tv_sparse(m, tv, err);
+            rc = sd_backoff_draft2_tv(m, tv, err);
         if (!rc && m->draft2->row_dev > dev) {
             dev = m->draft2->row_dev;
             dev_ctx = m->draft2->row_dev_ctx;

@@ -9,7 +9,7 @@
  * sets, |p_a - q_a| = |c'_a w(x) - c_a u(x)|: one term (|c'_a - c_a|
  * times the unseen unigram mass) when the draft and target share their
  * unigram, a sum over the rest of the vocabulary otherwise, which one
- * lookup in the tokens sorted by w/u gives (sd_arpa_draft2_tv_sparse).
+ * lookup in the tokens sorted by w/u gives (sd_backoff_draft2_tv, sd_backoff.h).
  * sd_arpa_draft2_tv builds each row densely instead (O(V) per context,
  * nothing V x V): the reference the sparse sums are checked against. */
 #ifndef SD_ARPA_DRAFT2_H
@@ -49,16 +49,7 @@ int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv,
 int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *draft, size_t max_bytes,
                           sd_error *err);
 
-/* p_a(x) of the attached bigram draft. */
-double sd_arpa_draft2_p(const sd_backoff *m, size_t a, size_t x);
-
-/* tv[a] = TV(p_a, q_a) = Σ_x max(0, q_a(x) - p_a(x)) for every context of
- * m with a bigram draft attached, from sparse sums: the union of the two
- * rows' seen sets term by term, and for the rest, where p_a = k_a w and
- * q_a = c_a u (w the draft's unigram over the target's words, m->p),
- *     Σ_rest max(0, c_a u - k_a w) = k_a F(c_a / k_a) - Σ_union max(0, c_a u - k_a w),
- * F(s) = Σ_x max(0, s u(x) - w(x)) one binary search in the tokens sorted
- * by w/u (sd_backoff.h).  O((|S_a| + |D_a|) log V) per context. */
-int sd_arpa_draft2_tv_sparse(const sd_backoff *m, double *tv, sd_error *err);
+/* p_a(x) of the attached bigram draft, and the per-context TV from sparse
+ * sums: sd_backoff_draft2_p, sd_backoff_draft2_tv (src/sd_backoff.h). */
 
 #endif

@@ -201,4 +201,16 @@ int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections
 int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
                            long *bad_ctx, sd_error *err);
 
+/* With a bigram draft attached (src/sd_arpa_draft2.h): p_a(x), and
+ * tv[a] = TV(p_a, q_a) = Σ_x max(0, q_a(x) - p_a(x)) for every context from
+ * sparse sums: the union of the two rows' seen sets term by term, and for
+ * the rest, where p_a = k_a w and q_a = c_a u (w the draft's unigram over
+ * the target's words, which is p),
+ *     Σ_rest max(0, c_a u - k_a w) = k_a F(c_a / k_a) - Σ_union max(0, c_a u - k_a w),
+ * one binary search in the tokens sorted by w/u.  O((|S_a| + |D_a|) log V)
+ * per context.  sd_backoff_exact_token at the horizon is then Theorem 1
+ * with these TVs. */
+double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x);
+int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err);
+
 #endif

@@ -109,12 +109,12 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
         int rejected = 0;
         for (; i < len; i++) {
             size_t t = n + i, x = S_draw_p2(m, prev, &rng);
-            double px = sd_arpa_draft2_p(m, prev, x), qx = sd_backoff_q(m, prev, x);
+            double px = sd_backoff_draft2_p(m, prev, x), qx = sd_backoff_q(m, prev, x);
             if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
                 size_t y;
                 for (;;) {
                     y = sd_backoff_draw_q(m, prev, &rng);
-                    double qy = sd_backoff_q(m, prev, y), py = sd_arpa_draft2_p(m, prev, y);
+                    double qy = sd_backoff_q(m, prev, y), py = sd_backoff_draft2_p(m, prev, y);
                     if (sd_rngbuf_uniform(&rng) * qy < qy - py)
                         break;
                 }
