@@ -24,7 +24,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../src/sd_arpa_draft2.h"
 #include "../../src/sd_backoff.h"
 #include "../../src/sd_kseq.h"
 #include "../../src/sd_rngbuf.h"
@@ -79,7 +78,7 @@ static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
     *iterations = its;
 }
 
-/* One trial of token-level SD with a bigram draft (src/sd_arpa_draft2.h):
+/* One trial of token-level SD with a bigram draft (src/sd_arpa_draft2.h attaches it):
  * x ~ p_a by drawing the draft's own row and redrawing while x is not a
  * target word; accepted when U p_a(x) < q_a(x); after a rejection the
  * residual [q_a - p_a]+ / TV(p_a, q_a) by rejection: y ~ q_a kept with
