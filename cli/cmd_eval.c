@@ -1187,6 +1187,17 @@ static int S_field(void *ctx, int c, const char *arg)
 int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
 {
     static const int refuse[] = {'h', 0};
+    /* accept-length of a verifier eval_accept.c evaluates (a plugin's, a
+     * Python one, a multi-draft one): its own command line */
+    for (size_t i = 0; strcmp(what, "accept-length") == 0 && i < n; i++)
+        if (fields[i].name && fields[i].value && strcmp(fields[i].name, "algo") == 0) {
+            char a0[] = "accept-length", a1[] = "--algo", *a2 = strdup(fields[i].value);
+            char *argv[] = {a0, a1, a2, NULL};
+            int takes = a2 && eval_accept_takes(3, argv);
+            free(a2);
+            if (takes)
+                return CLI_NOT_A_FIELD;
+        }
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, what) == 0) {
             S_args a;
