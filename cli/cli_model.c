@@ -251,6 +251,20 @@ void cli_model_close(cli_model *m)
     m->stream = NULL;
 }
 
+sd_chain *cli_model_pq_chain(const cli_model_opts *mo, size_t T, sd_error *err)
+{
+    size_t bytes = sd_gen_chain_bytes(mo->pV, 1), budget = sd_mem_budget(mo->max_memory);
+    if (bytes > budget) {
+        sd_error_set(err, SD_ETOOBIG,
+                     "this evaluator stores --p/--q as V x V rows: V=%zu takes %.4g GB; memory budget %.3g GB "
+                     "(%s); refusing before allocating",
+                     mo->pV, (double)bytes / 1e9, (double)budget / 1e9,
+                     mo->max_memory ? "--max-memory" : "half of the memory available");
+        return NULL;
+    }
+    return sd_chain_from_pq(mo->p, mo->q, mo->pV, T, err);
+}
+
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err)
 {
     double dev;

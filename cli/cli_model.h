@@ -85,6 +85,12 @@ int cli_model_option(cli_model_opts *mo, int c, const char *arg, sd_error *err);
  * are i.i.d., horizon --T or 1) builds the chain, applying --T.  NULL with
  * err set; --zipf is refused (SD_EUSAGE): the command needs stored rows. */
 sd_chain *cli_model_build(const cli_model_opts *mo, sd_error *err);
+
+/* The --p/--q rows (validated by the caller) as a chain of T identical
+ * steps (V x V rows each), refused (SD_ETOOBIG, naming the size and the
+ * budget: --max-memory, or half of the memory available) before
+ * allocating when it would exceed the budget. */
+sd_chain *cli_model_pq_chain(const cli_model_opts *mo, size_t T, sd_error *err);
 /* cli_model_build that also fills the identity of a --model FILE in *id
  * (sha256 of the bytes loaded, row_dev; "" and 0 for other models), for
  * cli_model_identity and cli_model_identity_line; id->chain is not set. */

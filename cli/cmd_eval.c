@@ -12,6 +12,8 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_exact.h"
 #include "../src/sd_exact_accept.h"
+#include "../src/sd_accept_iid.h"
+#include "../src/sd_mem.h"
 #include "../src/sd_exact_batch.h"
 #include "../lp/sd_lp.h"
 #include "../src/sd_exact_otm.h"
@@ -39,7 +41,8 @@ enum {
     A_SPRINTER = 1 << 8, /* --tp --fp --r --td */
     A_TREE = 1 << 9,     /* --tree --draw (accept-length of the tree verifiers) */
     A_DRAW = 1 << 10,    /* --draw iid|wor (acceptance) */
-    A_METHOD = 1 << 11   /* --method (acceptance) */
+    A_METHOD = 1 << 11,  /* --method (acceptance) */
+    A_MC = 1 << 12       /* --trials --seed (accept-length's Monte-Carlo terms on --p/--q) */
 };
 
 typedef struct {
@@ -60,6 +63,7 @@ typedef struct {
     unsigned sprinter_given; /* bits: 1 tp, 2 fp, 4 r */
     const char *tree, *draw; /* --tree, --draw as given */
     const char *method;      /* --method as given */
+    uint64_t trials, seed;   /* --trials, --seed */
 } S_args;
 
 typedef struct S_sub {
@@ -85,7 +89,9 @@ enum {
     O_FP,
     O_TREE,
     O_DRAW,
-    O_METHOD
+    O_METHOD,
+    O_TRIALS,
+    O_SEED
 };
 
 static const struct option S_opts[] = {
@@ -105,6 +111,8 @@ static const struct option S_opts[] = {
     {"tree", required_argument, 0, O_TREE},
     {"draw", required_argument, 0, O_DRAW},
     {"method", required_argument, 0, O_METHOD},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -127,6 +135,7 @@ static unsigned S_needs(int c)
     case O_TREE: return A_TREE;
     case O_DRAW: return A_TREE | A_DRAW;
     case O_METHOD: return A_METHOD;
+    case O_TRIALS: case O_SEED: return A_MC;
     default: return 0;
     }
 }
@@ -173,6 +182,8 @@ static int S_option(S_args *a, int c, const char *arg, sd_error *err)
     case O_TREE: a->tree = arg; return SD_OK;
     case O_DRAW: a->draw = arg; return SD_OK;
     case O_METHOD: a->method = arg; return SD_OK;
+    case O_TRIALS: return cli_parse_trials(arg, &a->trials, err);
+    case O_SEED: return cli_parse_seed(arg, &a->seed, err);
     default: return sd_error_set(err, SD_EINTERNAL, "unhandled option %d", c);
     }
 }
@@ -197,6 +208,8 @@ static void S_args_init(S_args *a)
     a->k = 2;
     a->step = 1;
     a->td = 1.0;
+    a->trials = 100000;
+    a->seed = 1;
 }
 
 /* Parses argv for sub into a.  Returns -1 to go on, or an exit status
@@ -395,6 +408,38 @@ static int S_rejections(const S_sub *sub, S_args *a)
             rej = sd_dist_tv(a->mo.p, a->mo.q, V) - rej;
             method = a->M == 1 ? "theorem1" : "theorem3";
         }
+    } else if (a->mo.arpa.given && a->mo.arpa.draft_order == 2 && !a->M_inf && a->M == 1) {
+        /* a bigram draft: Theorem 1 from the per-context TV of the two files' rows */
+        char sha[65];
+        double calls;
+        size_t T = a->mo.T_given ? a->mo.gen.T : 50;
+        if (cli_arpa_theorem1_draft2(&a->mo.arpa, T, sd_mem_budget(a->mo.max_memory), &rej, &calls, &V, sha, &err))
+            return S_finish(a, NULL, NULL, cli_fail(&err));
+        const char *df = a->mo.arpa.draft_file ? a->mo.arpa.draft_file : a->mo.arpa.file;
+        if (a->json) {
+            json_t *o = json_object(), *mj = json_object();
+            json_object_set_new(o, "rejections", json_real(rej));
+            json_object_set_new(o, "target_calls", json_real(calls));
+            json_object_set_new(o, "M", S_M_json(a));
+            json_object_set_new(o, "method", json_string("theorem1"));
+            json_object_set_new(o, "version", json_string(SD_VERSION));
+            json_object_set_new(mj, "source", json_string("arpa"));
+            json_object_set_new(mj, "arpa", json_string(a->mo.arpa.file));
+            json_object_set_new(mj, "sha256", json_string(sha));
+            json_object_set_new(mj, "order", json_integer(2));
+            json_object_set_new(mj, "draft_arpa", json_string(df));
+            json_object_set_new(mj, "draft_order", json_integer(2));
+            json_object_set_new(mj, "vocab", json_integer((json_int_t)V));
+            json_object_set_new(mj, "horizon", json_integer((json_int_t)T));
+            json_object_set_new(o, "model", mj);
+            return S_finish(a, NULL, o, 0);
+        }
+        printf("model        %s (ARPA) bigram target, bigram draft from %s, V=%zu, T=%zu\n"
+               "             sha256 %s\n", a->mo.arpa.file, df, V, T, sha);
+        printf("E[N_rej]     %.12f   (Theorem 1, token-level SD, lookahead to the horizon; the TV of the two "
+               "bigram rows at every context)\n", rej);
+        printf("E[calls]     %.12f\n", calls);
+        return S_finish(a, NULL, NULL, 0);
     } else if (a->mo.arpa.given && !a->M_inf && a->M == 1) {
         /* an ARPA model: Theorem 1 from sparse TV sums (src/sd_backoff.h) */
         cli_model md;
@@ -614,8 +659,12 @@ static const char S_al_help[] =
     "  full   the full-information optimum (Sun et al. 2024, Theorem 1; greedy-block):\n"
     "         sum_l sum_{x^l} min(p(x^l), q(x^l))\n"
     "All three are computed; --algo (default block) picks the one reported as\n"
-    "\"expected_accepted\".  The draft blocks are enumerated, so V^G may be at\n"
-    "most 10^7 (refused beyond).\n"
+    "\"expected_accepted\".  The draft blocks are enumerated where V^G <= 10^7.\n"
+    "With --p/--q beyond that (or when V x V rows exceed the memory budget) the\n"
+    "rows are i.i.d. and O(V) memory suffices: token is alpha + ... + alpha^G,\n"
+    "block and full are exact for G <= 2 by sorting the ratios q/p (prefix sums),\n"
+    "and for G >= 3 their terms P(tau >= l), l >= 3, are a Monte-Carlo estimate\n"
+    "(labelled MONTE-CARLO, \"method\": \"monte-carlo\", with its standard error).\n"
     "\n"
     "  --gamma G       draft tokens per iteration (required)\n"
     "  --algo A        token, block or full (default block)\n"
@@ -623,6 +672,8 @@ static const char S_al_help[] =
     "                  t+G-1 may not exceed the horizon\n"
     "  --state a       with a model: x_{t-1} (default 0)\n"
     "  --p/--q         a single-token problem (tokens i.i.d.)\n"
+    "  --trials N      --p/--q, G >= 3: Monte-Carlo trials of the terms l >= 3 (default 100000)\n"
+    "  --seed S        trial i uses stream (S, i) (default 1)\n"
     "  --json          {\"expected_accepted\": x, \"all\": {...}, \"ccdf\": [P(tau>=l)], ...}\n"
     "\n"
     "Token trees: --algo tree-rrs|tree-rrs-wor|tree-topk|traversal (or a broken-tree-*\n"
@@ -672,7 +723,7 @@ static int S_accept_length_tree(S_args *a, const sd_tree_kind *k)
             sd_error_set(&err, SD_EUSAGE, "--step/--state/--T select a context of a model, not of --p/--q");
             return S_finish(a, NULL, NULL, cli_fail(&err));
         }
-        if (S_pq(a, &err) || !(c = sd_chain_from_pq(a->mo.p, a->mo.q, a->mo.pV, d, &err)))
+        if (S_pq(a, &err) || !(c = cli_model_pq_chain(&a->mo, d, &err)))
             return S_finish(a, NULL, NULL, cli_fail(&err));
         t = 1;
         st8 = 0;
@@ -736,42 +787,71 @@ static const char *S_tree_verifiers(char *buf, size_t len)
     return cli_verifier_names(buf, len, ", ", S_is_tree);
 }
 
-/* Token verification on i.i.d. rows without enumerating blocks: each
- * draft token is accepted with α = Σ min(p, q) independently, so
- * P(τ >= l) = α^l and E[τ] = Σ_{l=1..γ} α^l (Leviathan et al. 2023).
- * O(V); block and full need the V^γ blocks and are not computed. */
-static int S_accept_length_token_iid(S_args *a)
+/* accept-length on i.i.d. rows (--p/--q) without enumerating blocks
+ * (src/sd_accept_iid.h): token exact at every gamma, block and full exact
+ * for gamma <= 2 and with Monte-Carlo terms (labelled, --trials, --seed)
+ * beyond.  O(V) memory. */
+static int S_accept_length_iid(S_args *a, int alg)
 {
-    double alpha = 0.0, ex = 0.0, al = 1.0;
-    for (size_t b = 0; b < a->mo.pV; b++)
-        alpha += fmin(a->mo.p[b], a->mo.q[b]);
-    json_t *cc = a->json ? json_array() : NULL;
-    for (size_t l = 1; l <= a->gamma; l++) {
-        al *= alpha;
-        ex += al;
-        if (cc)
-            json_array_append_new(cc, json_real(al));
+    static const char *const names[] = {"token", "block", "full"};
+    sd_error err;
+    sd_accept_iid r;
+    double *cc = malloc(SD_ACCEPT_NALGO * a->gamma * sizeof *cc);
+    if (!cc) {
+        sd_error_set(&err, SD_ENOMEM, "out of memory (gamma %zu)", a->gamma);
+        return S_finish(a, NULL, NULL, cli_fail(&err));
     }
+    if (sd_accept_iid_eval(a->mo.p, a->mo.q, a->mo.pV, a->gamma, a->trials, a->seed,
+                           sd_mem_budget(a->mo.max_memory), &r, cc, &err)) {
+        free(cc);
+        return S_finish(a, NULL, NULL, cli_fail(&err));
+    }
+    const char *how[SD_ACCEPT_NALGO];
+    for (int i = 0; i < SD_ACCEPT_NALGO; i++)
+        how[i] = r.exact[i] ? "exact" : "monte-carlo";
     if (a->json) {
-        json_t *o = json_object();
-        json_object_set_new(o, "expected_accepted", json_real(ex));
-        json_object_set_new(o, "algo", json_string("token"));
+        json_t *o = json_object(), *all = json_object(), *se = json_object(), *meth = json_object();
+        json_t *ccj = json_array();
+        json_object_set_new(o, "expected_accepted", json_real(r.expected[alg]));
+        json_object_set_new(o, "stderr", json_real(r.stderr_[alg]));
+        json_object_set_new(o, "method", json_string(how[alg]));
+        json_object_set_new(o, "algo", json_string(names[alg]));
         json_object_set_new(o, "gamma", json_integer((json_int_t)a->gamma));
-        json_t *all = json_object();
-        json_object_set_new(all, "token", json_real(ex));
-        json_object_set_new(all, "block", json_null());
-        json_object_set_new(all, "full", json_null());
+        for (int i = 0; i < SD_ACCEPT_NALGO; i++) {
+            json_object_set_new(all, names[i], json_real(r.expected[i]));
+            json_object_set_new(se, names[i], json_real(r.stderr_[i]));
+            json_object_set_new(meth, names[i], json_string(how[i]));
+        }
+        for (size_t l = 0; l < a->gamma; l++)
+            json_array_append_new(ccj, json_real(cc[(size_t)alg * a->gamma + l]));
         json_object_set_new(o, "all", all);
-        json_object_set_new(o, "ccdf", cc);
-        json_object_set_new(o, "method", json_string("i.i.d. rows: P(tau >= l) = alpha^l, alpha = sum min(p, q)"));
+        json_object_set_new(o, "all_stderr", se);
+        json_object_set_new(o, "all_method", meth);
+        json_object_set_new(o, "ccdf", ccj);
+        json_object_set_new(o, "exact_terms", json_integer(SD_ACCEPT_IID_EXACT_L));
+        if (r.trials) {
+            json_t *mc = json_object();
+            json_object_set_new(mc, "trials", json_integer((json_int_t)r.trials));
+            json_object_set_new(mc, "seed", json_integer((json_int_t)r.seed));
+            json_object_set_new(o, "mc", mc);
+        }
         S_describe(a, NULL, a->mo.pV, o);
+        free(cc);
         return S_finish(a, NULL, o, 0);
     }
     S_describe_table(a, NULL, a->mo.pV, 1);
     printf("gamma        %zu\n", a->gamma);
-    printf("E[tau] %-6s %.12f   <- --algo (i.i.d. rows: sum of alpha^l, alpha = sum min(p, q) = %.12f)\n", "token",
-           ex, alpha);
-    printf("E[tau] block  n/a (V^gamma = %zu^%zu draft blocks to enumerate)\n", a->mo.pV, a->gamma);
+    for (int i = 0; i < SD_ACCEPT_NALGO; i++) {
+        if (r.exact[i])
+            printf("E[tau] %-6s %.12f   exact (i.i.d. rows, O(V log V))%s\n", names[i], r.expected[i],
+                   i == alg ? "   <- --algo" : "");
+        else
+            printf("E[tau] %-6s %.6f +- %.2g   MONTE-CARLO for l >= %d (%llu trials, seed %llu; l <= %d "
+                   "exact)%s\n", names[i], r.expected[i], r.stderr_[i], SD_ACCEPT_IID_EXACT_L + 1,
+                   (unsigned long long)r.trials, (unsigned long long)r.seed, SD_ACCEPT_IID_EXACT_L,
+                   i == alg ? "   <- --algo" : "");
+    }
+    free(cc);
     return S_finish(a, NULL, NULL, 0);
 }
 
@@ -819,15 +899,11 @@ static int S_accept_length(const S_sub *sub, S_args *a)
         if (S_pq(a, &err))
             return S_finish(a, NULL, NULL, cli_fail(&err));
         double blocks = pow((double)a->mo.pV, (double)a->gamma);
-        if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS && alg == SD_ACCEPT_TOKEN)
-            return S_accept_length_token_iid(a);
-        if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS) { /* refuse before building the chain */
-            sd_error_set(&err, SD_ETOOBIG,
-                         "accept-length would enumerate V^gamma = %zu^%zu = %.3g draft blocks, beyond the limit %.0f",
-                         a->mo.pV, a->gamma, blocks, SD_EXACT_ACCEPT_MAX_BLOCKS);
-            return S_finish(a, NULL, NULL, cli_fail(&err));
-        }
-        if (!(c = sd_chain_from_pq(a->mo.p, a->mo.q, a->mo.pV, a->gamma, &err)))
+        /* the enumeration where it is small and its chain fits, else the
+         * i.i.d. evaluator (exact for gamma <= 2, labelled Monte-Carlo terms beyond) */
+        if (blocks > SD_EXACT_ACCEPT_MAX_BLOCKS || sd_gen_chain_bytes(a->mo.pV, 1) > sd_mem_budget(a->mo.max_memory) / 2)
+            return S_accept_length_iid(a, alg);
+        if (!(c = cli_model_pq_chain(&a->mo, a->gamma, &err)))
             return S_finish(a, NULL, NULL, cli_fail(&err));
         t = 1;
         st8 = 0;
@@ -1063,7 +1139,7 @@ static const S_sub S_subs[] = {
     {"pareto", S_pareto, "rejection vs bias of b = min(1,(q+eps)/p): Theorems 4, 5 of Yin et al. 2024",
      A_MODEL | A_PQ | A_EPS | A_CTX, S_pareto_help},
     {"accept-length", S_accept_length, "expected accepted tokens per iteration: token, block, full",
-     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX | A_TREE, S_al_help},
+     A_MODEL | A_PQ | A_GAMMA | A_ALGO | A_CTX | A_TREE | A_MC, S_al_help},
     {"acceptance", S_acceptance, "k-draft acceptance: optimal (OTM), k-Seq, RRS",
      A_MODEL | A_PQ | A_K | A_ALGO | A_CTX | A_DRAW | A_METHOD, S_acc_help},
     {"sprinter", S_sprinter, "SPRINTER's expected tokens and stopping time (Zhong et al. 2025, Thm 3.3, 3.4)",

@@ -15,6 +15,10 @@
 #include <string.h>
 
 #include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_sim.h"
+#include "../src/sd_backoff.h"
+#include "../src/sd_mem.h"
+#include "../src/sd_model.h"
 #include "../src/sd_version.h"
 #include "cli.h"
 #include "cli_verifiers.h"
@@ -34,7 +38,10 @@ static const char S_help[] =
     "the verifier has an iteration law (sum over its outcomes of P(outcome)\n"
     "(emitted - 1)) -- for a tree verifier given as a tree rule, the enumeration\n"
     "of every drafted tree (up to 4e6 trees) -- and a Monte-Carlo estimate with\n"
-    "its standard error always, so the two check each other.\n"
+    "its standard error always, so the two check each other.  With --p/--q whose\n"
+    "V x V rows exceed half the memory budget, the rows are kept as one pair (O(V))\n"
+    "and the verifier's kernel for sparse rows gives the Monte-Carlo estimate (no\n"
+    "exact value); a verifier without one is refused, naming the size and the budget.\n"
     "\n"
     "  --algo NAME     the verifier (plugins with --plugin FILE.so)\n"
     "  --step t        with a model: the first drafted position (default 1)\n"
@@ -50,12 +57,34 @@ static int S_is_exact_algo(const char *a)
     return !strcmp(a, "token") || !strcmp(a, "block") || !strcmp(a, "full");
 }
 
+/* 1 when --p LIST (and --max-memory, if given) make V x V rows exceed half
+ * the memory budget: the i.i.d. rows are then kept as one pair. */
+static int S_pq_sparse(const cli_args *args)
+{
+    const char *pv = cli_args_last(args, "p", NULL, NULL), *mm = cli_args_last(args, "max-memory", NULL, NULL);
+    if (!pv)
+        return 0;
+    cli_model_opts mo;
+    sd_error err;
+    cli_model_init(&mo);
+    int ok = cli_model_option(&mo, CLI_OPT_P, pv, &err) > 0 &&
+             (!mm || cli_model_option(&mo, CLI_OPT_MAX_MEMORY, mm, &err) > 0);
+    int sparse = ok && sd_gen_chain_bytes(mo.pV, 1) > sd_mem_budget(mo.max_memory) / 2;
+    cli_model_release(&mo);
+    return sparse;
+}
+
 int eval_accept_takes(int argc, char **argv)
 {
     cli_args args; /* the one argv pass (cli_opts.h) */
     if (cli_args_scan(argc, argv, &args))
         return 0; /* out of memory: the command reports it */
     const char *algo = cli_args_last(&args, "algo", NULL, NULL);
+    if (algo && !S_is_exact_algo(algo) && sd_tree_kind_find(algo) && S_pq_sparse(&args)) {
+        /* a tree verifier on i.i.d. rows too large to store: its sparse-row kernel here */
+        cli_args_free(&args);
+        return 1;
+    }
     sd_error err;
     int rc = algo && !S_is_exact_algo(algo) ? cli_plugins_load(&args, &err) : 0;
     cli_args_free(&args);
@@ -68,6 +97,38 @@ int eval_accept_takes(int argc, char **argv)
      * at run time comes here: enumerated where it can be, and measured */
     const sd_tree_kind *k = sd_tree_kind_find(algo);
     return sd_verifier_find(algo) != NULL && (k == NULL || k->rule == SD_TREE_CALLBACK);
+}
+
+/* The first iteration of vt on the i.i.d. rows --p/--q kept as one row
+ * pair (src/sd_backoff.h, horizon G + 1), by the verifier's kernel for
+ * sparse rows with the first-iteration stop rule: O(V) memory.  A
+ * verifier without such a kernel is refused by the engine. */
+static int S_iid_first_iteration(const sd_verifier_type *vt, const sd_params *par, const cli_model_opts *mo,
+                                 size_t G, uint64_t trials, uint64_t seed, sd_welford *acc, sd_error *err)
+{
+    sd_backoff *bm = NULL;
+    int rc = sd_backoff_iid(mo->p, mo->q, mo->pV, G + 1, sd_mem_budget(mo->max_memory), &bm, err);
+    if (rc)
+        return rc;
+    sd_model m = sd_model_of_backoff(bm, bm->V, bm->T);
+    sd_sim_job job = {vt, &m, par};
+    sd_sim_opts so = {.seed = seed, .trials = trials, .stop = {.first_iteration = 1}};
+    sd_sim_result res;
+    rc = sd_sim_run_job(&job, &so, &res, err);
+    if (!rc) {
+        *acc = res.accepted;
+        sd_sim_result_free(&res);
+    } else if (rc == SD_EUSAGE) { /* no kernel for sparse rows: the size is why */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        size_t budget = sd_mem_budget(mo->max_memory);
+        rc = sd_error_set(err, SD_ETOOBIG, "--algo %s on --p/--q at V = %zu: its steps read V x V rows, %.4g GB, "
+                          "over half the memory budget %.3g GB (%s); refusing before allocating (%s)", vt->name, mo->pV,
+                          (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9,
+                          mo->max_memory ? "--max-memory" : "half of the memory available", why);
+    }
+    sd_backoff_free(bm);
+    return rc;
 }
 
 int cmd_eval_accept_verifier(int argc, char **argv)
@@ -149,6 +210,7 @@ int cmd_eval_accept_verifier(int argc, char **argv)
             status = cli_usage_error(cmd, "--gamma G is required for %s (its draft length)", vt->name);
     }
     sd_chain *ch = NULL;
+    int sparse = 0;
     if (status < 0 && (mo.p || mo.q)) {
         if (ctx || mo.T_given)
             status = cli_usage_error(cmd, "--step/--state/--T select a context of a model, not of --p/--q");
@@ -157,7 +219,11 @@ int cmd_eval_accept_verifier(int argc, char **argv)
         else if (mo.pV != mo.qV)
             status = cli_usage_error(cmd, "--p has %zu entries but --q has %zu; expected the same vocabulary", mo.pV,
                                      mo.qV);
-        else if (cli_model_lists_check(&mo, &err) || !(ch = sd_chain_from_pq(mo.p, mo.q, mo.pV, G + 1, &err)))
+        else if (cli_model_lists_check(&mo, &err))
+            status = cli_fail(&err);
+        else if (sd_gen_chain_bytes(mo.pV, 1) > sd_mem_budget(mo.max_memory) / 2)
+            sparse = 1; /* V x V rows would not fit: one row pair, Monte-Carlo by the verifier's sparse kernel */
+        else if (!(ch = cli_model_pq_chain(&mo, G + 1, &err)))
             status = cli_fail(&err);
         t = 1;
         a = 0;
@@ -171,8 +237,15 @@ int cmd_eval_accept_verifier(int argc, char **argv)
     sd_welford acc;
     double exact = NAN;
     char why[256] = "";
-    if (status < 0 && cli_first_iteration(vt, par, ch, t, a, G, trials, seed, &acc, &exact, why, sizeof why, &err))
+    if (status < 0 && sparse) {
+        snprintf(why, sizeof why, "i.i.d. rows at V = %zu kept as one row pair: the iteration law needs V x V rows "
+                 "(%.4g GB, over half the memory budget)", mo.pV, (double)sd_gen_chain_bytes(mo.pV, 1) / 1e9);
+        if (S_iid_first_iteration(vt, par, &mo, G, trials, seed, &acc, &err))
+            status = cli_fail(&err);
+    } else if (status < 0 &&
+               cli_first_iteration(vt, par, ch, t, a, G, trials, seed, &acc, &exact, why, sizeof why, &err)) {
         status = cli_fail(&err);
+    }
     if (status >= 0) {
         sd_chain_free(ch);
         cli_model_release(&mo);
@@ -207,7 +280,7 @@ int cmd_eval_accept_verifier(int argc, char **argv)
         } else {
             json_t *mm = json_object();
             json_object_set_new(mm, "source", json_string("pq"));
-            json_object_set_new(mm, "vocab", json_integer((json_int_t)ch->V));
+            json_object_set_new(mm, "vocab", json_integer((json_int_t)mo.pV));
             json_object_set_new(o, "model", mm);
         }
         json_object_set_new(o, "version", json_string(SD_VERSION));
@@ -216,7 +289,8 @@ int cmd_eval_accept_verifier(int argc, char **argv)
         char pars[512];
         sd_params_format(par, vt, pars, sizeof pars);
         if (mo.p)
-            printf("model        single-token problem (--p/--q), V=%zu\n", ch->V);
+            printf("model        single-token problem (--p/--q), V=%zu%s\n", mo.pV,
+                   sparse ? " (one row pair kept: O(V) memory)" : "");
         else
             printf("model        V=%zu, T=%zu; context step t=%zu, x_{t-1}=%zu\n", ch->V, ch->T, t, a);
         printf("verifier     %s%s (draft length %zu)\n", vt->name, pars, G);

@@ -2,6 +2,8 @@
  * language model as a chain (src/sd_arpa.h, src/sd_backoff.h). */
 #include "model_arpa.h"
 
+#include "../src/sd_arpa_draft2.h"
+
 #include <math.h>
 
 #include <stdlib.h>
@@ -67,10 +69,14 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         return sd_error_set(err, SD_EUSAGE, "--order %zu: a trigram target is not a first-order chain: the exact "
                                             "values and kernels take --order 1 or 2; traces take 3 (gen --arpa FILE "
                                             "--order 3 --trace N -o DIR, then simdec trace)", ao->order);
-    if (ao->draft_order > 1)
+    if (ao->draft_order == 2 && (ao->order ? ao->order : 2) != 2)
+        return sd_error_set(err, SD_EUSAGE, "--draft-order 2 with --order %zu: a context-dependent draft takes a "
+                            "bigram target and a bigram draft (--order 2 --draft-order 2)", ao->order);
+    if (ao->draft_order > 2)
         return sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the exact values and kernels of --arpa take a unigram "
                                             "draft (their sparse row sums order the tokens by p/u once, for one "
-                                            "draft row); traces take a bigram or trigram draft (gen --arpa FILE "
+                                            "draft row), or a bigram one (--draft-order 2) for eval rejections and "
+                                            "token's kernel; traces take a trigram draft (gen --arpa FILE "
                                             "--draft-order %zu --trace N -o DIR, then simdec trace)",
                             ao->draft_order, ao->draft_order);
     sd_arpa *ta = NULL, *da = NULL;
@@ -81,6 +87,13 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
+    if (!rc && ao->draft_order == 2) { /* a bigram draft: token's kernel and eval rejections (sd_arpa_draft2.h) */
+        rc = sd_arpa_draft2_attach(*out, ta, da ? da : ta, budget, err);
+        if (rc) {
+            sd_backoff_free(*out);
+            *out = NULL;
+        }
+    }
     static int noted; /* once per process (a sweep opens the model at every point) */
     if (!rc && (*out)->row_dev > 1e-9 && !noted++) {
         const sd_backoff *m = *out;
@@ -93,13 +106,72 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
     return rc;
 }
 
+int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, double *rejections,
+                             double *target_calls, size_t *V, char sha256[65], sd_error *err)
+{
+    sha256[0] = '\0';
+    if (!ao->file)
+        return sd_error_set(err, SD_EUSAGE, "--order/--draft-arpa/--draft-order need --arpa FILE");
+    if ((ao->order ? ao->order : 2) != 2 || ao->draft_order != 2)
+        return sd_error_set(err, SD_EUSAGE, "--draft-order %zu with --order %zu: a context-dependent draft takes a "
+                            "bigram target and a bigram draft (--order 2 --draft-order 2)", ao->draft_order,
+                            ao->order ? ao->order : 2);
+    if (T < 1 || T > SD_BACKOFF_MAX_T)
+        return sd_error_set(err, SD_EUSAGE, "--T %zu: expected 1..%zu", T, SD_BACKOFF_MAX_T);
+    sd_arpa *ta = NULL, *da = NULL;
+    sd_backoff *m = NULL;
+    double *tv = NULL;
+    int rc = sd_arpa_load(ao->file, budget, &ta, err);
+    int same = !ao->draft_file || strcmp(ao->draft_file, ao->file) == 0;
+    if (!rc && !same)
+        rc = sd_arpa_load(ao->draft_file, budget, &da, err);
+    if (!rc && (da ? da : ta)->order < 2)
+        rc = sd_error_set(err, SD_EUSAGE, "--draft-order 2: %s has order 1", same ? ao->file : ao->draft_file);
+    if (!rc)
+        rc = sd_sha256_file(ao->file, sha256, err);
+    if (!rc)
+        rc = sd_backoff_from_arpa(ta, 2, da ? da : ta, T, budget, &m, err);
+    if (!rc && sd_backoff_bytes(m->V, m->nnz, 0) + 5 * m->V * sizeof(double) > budget)
+        rc = sd_error_set(err, SD_ETOOBIG, "a bigram draft's TV needs 5 vectors of V = %zu beside the model; "
+                          "memory budget %zu bytes", m->V, budget);
+    if (!rc && !(tv = calloc(m->V, sizeof *tv)))
+        rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+    double dev = 0.0;
+    long dev_ctx = -1, bad = -1;
+    if (!rc && !same) { /* the same file at the same order: p_a = q_a, every TV 0 */
+        rc = sd_arpa_draft2_attach(m, ta, da, budget, err);
+        if (!rc)
+            rc = sd_backoff_draft2_tv(m, tv, err);
+        if (!rc && m->draft2->row_dev > dev) {
+            dev = m->draft2->row_dev;
+            dev_ctx = m->draft2->row_dev_ctx;
+        }
+    }
+    if (!rc) {
+        rc = sd_backoff_theorem1_tv(m, tv, rejections, target_calls, &bad, err);
+        if (rc == SD_EDATA && bad >= 0)
+            sd_error_set(err, SD_EDATA, "%s: the draft's bigram row after '%s' has no mass on the target's words, "
+                         "and the target reaches that context", ao->draft_file, m->words[bad]);
+    }
+    if (!rc && dev > 1e-9)
+        fprintf(stderr, "simdec: note: %s: draft rows renormalised; largest |row sum - 1| = %.6g (the row after "
+                "'%s')\n", ao->draft_file, dev, dev_ctx >= 0 ? da->words[dev_ctx] : "its unigram");
+    if (!rc)
+        *V = m->V;
+    free(tv);
+    sd_backoff_free(m);
+    sd_arpa_free(ta);
+    sd_arpa_free(da);
+    return rc;
+}
+
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m)
 {
     if (ao->file)
-        fprintf(f, "%s (ARPA), target order %zu, draft %s unigram, V=%zu, T=%zu\n          (%zu seen bigrams; "
+        fprintf(f, "%s (ARPA), target order %zu, draft %s %s, V=%zu, T=%zu\n          (%zu seen bigrams; "
                    "rows on demand, largest row deviation %.6g renormalised)\n",
-                ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its", m->V, m->T, m->nnz,
-                m->row_dev);
+                ao->file, ao->order ? ao->order : 2, ao->draft_file ? ao->draft_file : "its",
+                m->draft2 ? "bigram" : "unigram", m->V, m->T, m->nnz, m->row_dev);
     else
         fprintf(f, "single-token problem (--p/--q), V=%zu, T=%zu\n          (one row pair kept: O(V) memory, "
                    "TV %.6f)\n", m->V, m->T, m->tv[0]);

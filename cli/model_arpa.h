@@ -62,6 +62,15 @@ int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, i
 
 /* The model's table line and JSON description. */
 void cli_arpa_summary(FILE *f, const cli_arpa_opts *ao, const sd_backoff *m);
+
+/* Theorem 1 for a bigram target (--order 2) and a bigram draft
+ * (--draft-order 2, from --draft-arpa or the same file): the per-context
+ * TV of the two files' rows (src/sd_arpa_draft2.h) and the target's
+ * marginals (sd_backoff_theorem1_tv).  *V gets the vocabulary, sha256 the
+ * target file's.  SD_EUSAGE for another order, SD_EDATA for a reachable
+ * context without a draft row (naming its word), SD_ETOOBIG over budget. */
+int cli_arpa_theorem1_draft2(const cli_arpa_opts *ao, size_t T, size_t budget, double *rejections,
+                             double *target_calls, size_t *V, char sha256[65], sd_error *err);
 void cli_arpa_describe(const cli_arpa_opts *ao, const sd_backoff *m, json_t *model);
 
 #endif

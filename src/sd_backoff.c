@@ -16,6 +16,10 @@ void sd_backoff_free(sd_backoff *m)
 {
     if (!m)
         return;
+    sd_backoff_free(m->draft2);
+    free(m->d2map);
+    free(m->d2inv);
+    free(m->d2mass);
     free(m->p);
     free(m->u);
     free(m->off);
@@ -313,6 +317,11 @@ static size_t S_search(const double *cum, size_t lo, size_t hi, double u)
             lo = mid + 1;
     }
     return lo < end ? lo : end - 1;
+}
+
+size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng)
+{
+    return S_alias_draw(m->au, m->lu, m->V, rng);
 }
 
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
@@ -792,9 +801,126 @@ static double S_dot(const double *a, const double *b, size_t V)
     return s;
 }
 
+/* --- a bigram draft (src/sd_arpa_draft2.h attaches it) --------------------- */
+
+double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t xd = m->d2map[x], ad = m->d2map[a];
+    if (xd < 0)
+        return 0.0;
+    return ad >= 0 ? sd_backoff_q(d, (size_t)ad, (size_t)xd) / m->d2mass[ad] : d->u[xd] / m->d2mass[d->V];
+}
+
+/* 1 if x is among the target's seen bigrams of context a (sorted tokens). */
+static int S_in_seen(const sd_backoff *m, size_t a, size_t x)
+{
+    size_t lo = m->off[a], hi = m->off[a + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->tok[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->off[a + 1] && m->tok[lo] == x;
+}
+
+int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
+{
+    const sd_backoff *d = m->draft2;
+    if (!d)
+        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    double UT = m->d2mass[d->V];
+    for (size_t a = 0; a < m->V; a++) {
+        int32_t ad = m->d2map[a];
+        /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
+         * renormalised (m->p) times UT, so Σ_x max(0, c u - k UT p) = k UT F(c / (k UT)) (sd_backoff.h) */
+        double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+        double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
+        double seen = 0.0;
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t x = m->tok[i];
+            double px = sd_backoff_draft2_p(m, a, x);
+            seen += fmax(0.0, m->qe[i] - px);
+            rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
+        }
+        for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+            int32_t x = m->d2inv[d->tok[j]];
+            if (x < 0 || S_in_seen(m, a, (size_t)x))
+                continue;
+            double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
+            seen += fmax(0.0, qx - px);
+            rest -= fmax(0.0, qx - kU * m->p[x]);
+        }
+        tv[a] = seen + fmax(0.0, rest);
+    }
+    (void)err;
+    return SD_OK;
+}
+
+int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
+                           long *bad_ctx, sd_error *err)
+{
+    size_t T = m->T, V = m->V;
+    if (bad_ctx)
+        *bad_ctx = -1;
+    if (!m->off)
+        return sd_error_set(err, SD_EUSAGE, "Theorem 1 with per-context TV needs a model with contexts");
+    size_t bytes = 2 * V * sizeof(double);
+    if (m->max_bytes && bytes > m->max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "Theorem 1 keeps 2 vectors of V = %zu: %.4g MB; memory budget %.4g MB",
+                            V, (double)bytes / 1e6, (double)m->max_bytes / 1e6);
+    double *buf = calloc(2 * V, sizeof *buf);
+    if (!buf)
+        return sd_error_set(err, SD_ENOMEM, "out of memory for Theorem 1 (%zu bytes)", bytes);
+    double *Q = buf, *N = buf + V, rej = 0.0, last = 0.0;
+    Q[m->start] = 1.0;
+    for (size_t n = 1; n <= T; n++) {
+        last = 0.0;
+        for (size_t a = 0; a < V; a++)
+            if (Q[a] > 0.0) {
+                if (!isfinite(tv[a])) { /* a reachable context without a draft row */
+                    if (bad_ctx)
+                        *bad_ctx = (long)a;
+                    free(buf);
+                    return sd_error_set(err, SD_EDATA, "the draft has no row at context %zu, which the target "
+                                        "reaches at position %zu", a, n);
+                }
+                last += Q[a] * tv[a];
+            }
+        rej += last;
+        if (n < T) {
+            S_push_q(m, Q, N);
+            double *t = Q;
+            Q = N;
+            N = t;
+        }
+    }
+    free(buf);
+    if (rejections)
+        *rejections = rej;
+    if (target_calls)
+        *target_calls = 1.0 + rej - last;
+    return SD_OK;
+}
+
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err)
 {
+    if (m->draft2 && gamma != 0 && gamma < m->T)
+        return sd_error_set(err, SD_EUSAGE, "a bigram draft: exact values at the horizon only (Theorem 1 from the "
+                            "per-context TV); the finite-gamma DP takes a unigram draft");
+    if (m->draft2) {
+        double *tv = malloc(m->V * sizeof *tv);
+        if (!tv)
+            return sd_error_set(err, SD_ENOMEM, "out of memory");
+        int rc = sd_backoff_draft2_tv(m, tv, err);
+        if (!rc)
+            rc = sd_backoff_theorem1_tv(m, tv, rejections, target_calls, NULL, err);
+        free(tv);
+        return rc;
+    }
     size_t T = m->T, V = m->V;
     int horizon = gamma == 0 || gamma >= T;
     if (!m->off) { /* no contexts: the mass of each j */

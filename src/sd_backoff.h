@@ -136,6 +136,14 @@ typedef struct sd_backoff {
     uint32_t *lp, *lu;     /* [V] aliases */
     /* the words of a language model (borrowed from nothing: owned copies), or NULL */
     char **words;
+    /* A bigram draft (src/sd_arpa_draft2.h), or NULL: the draft row after a
+     * is then draft2's row after d2map[a] (its unigram when -1), restricted
+     * to the target's words and renormalised by d2mass; p above is unused
+     * and only token verification's kernel reads these (owned). */
+    struct sd_backoff *draft2;
+    int32_t *d2map;        /* [V]: target id -> draft2 id, -1: a word the draft lacks */
+    int32_t *d2inv;        /* [draft2->V]: draft2 id -> target id, -1: not a target word */
+    double *d2mass;        /* [draft2->V + 1]: each draft2 row's mass on target words; [draft2->V]: its unigram's */
 } sd_backoff;
 
 /* Bytes the model takes (V tokens, nnz seen bigrams; iid: no contexts). */
@@ -172,6 +180,8 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
 /* Draws. */
 size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+/* A draw from the target's unigram u. */
+size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
  * (sd_backoff_mass(m, a, s) > 0). */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
@@ -181,5 +191,26 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
  * SD_ETOOBIG when the DP's vectors exceed the model's budget; SD_ENOMEM. */
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err);
+
+/* Theorem 1 with a per-context TV(p_a, q_a) given by the caller (a draft
+ * whose rows depend on the context, e.g. an n-gram bigram: src/sd_arpa_draft2.h):
+ *     E[N_rej] = Σ_{n=1..T} Σ_a Q_{n-1}(a) tv[a],  E[calls] = 1 + E[N_rej] - (the n = T term),
+ * with the target's marginals Q_n propagated by its sparse rows.  tv[a]
+ * may be NaN for a context without a draft row: SD_EDATA (with *bad_ctx =
+ * a, if not NULL) when the target reaches it.  SD_ETOOBIG over the budget. */
+int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
+                           long *bad_ctx, sd_error *err);
+
+/* With a bigram draft attached (src/sd_arpa_draft2.h): p_a(x), and
+ * tv[a] = TV(p_a, q_a) = Σ_x max(0, q_a(x) - p_a(x)) for every context from
+ * sparse sums: the union of the two rows' seen sets term by term, and for
+ * the rest, where p_a = k_a w and q_a = c_a u (w the draft's unigram over
+ * the target's words, which is p),
+ *     Σ_rest max(0, c_a u - k_a w) = k_a F(c_a / k_a) - Σ_union max(0, c_a u - k_a w),
+ * one binary search in the tokens sorted by w/u.  O((|S_a| + |D_a|) log V)
+ * per context.  sd_backoff_exact_token at the horizon is then Theorem 1
+ * with these TVs. */
+double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x);
+int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err);
 
 #endif

@@ -358,7 +358,7 @@ Test(ownmodel_cli, refusals)
     tu_expect("gen --arpa build/lm/en-us-phone.arpa -o /tmp/x", 64, "--arpa applies to gen with --trace N");
     tu_expect("gen --no-rows", 64, "--no-rows applies to --trace N");
     tu_expect("run --arpa build/lm/en-us-phone.arpa --order 3", 64, "a trigram target is not a first-order chain");
-    tu_expect("run --arpa build/lm/en-us-phone.arpa --draft-order 2", 64, "--draft-order 2: the exact values");
+    tu_expect("run --arpa build/lm/en-us-phone.arpa --draft-order 3", 64, "--draft-order 3: the exact values");
     tu_expect("gen --arpa build/lm/en-us-phone.arpa --order 4 --trace 2 -o /tmp/x", 64, "--order 4");
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/sd_backoff.h"
 #include "../engine/sd_sim.h"
 
 void sd_iter_law_clear(sd_iter_law *law)
@@ -464,6 +465,14 @@ int sd_exact_gen(const sd_verifier_type *vt, const sd_chain *c, const sd_params 
 int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_params *par,
                         sd_exact_values *out, sd_error *err)
 {
+    if (!m->chain && m->backoff && m->backoff->draft2)
+        return sd_error_set(err, SD_EUSAGE, "%s: a bigram draft: exact values of token verification at the "
+                            "horizon only (Theorem 1 from the per-context TV; --gamma 0)", vt->name);
+    if (!m->chain && m->backoff) /* kept sparse because V x V rows exceed the budget */
+        return sd_error_set(err, SD_ETOOBIG, "%s: the exact DP needs stored V x V rows, %.4g GB at V = %zu, over "
+                            "the memory budget %.3g GB (--max-memory, or half of the memory available); this model "
+                            "keeps sparse rows (O(V)), which only token's evaluator reads", vt->name,
+                            (double)sd_gen_chain_bytes(m->V, 1) / 1e9, m->V, (double)m->backoff->max_bytes / 1e9);
     if (!m->chain)
         return sd_error_set(err, SD_EUSAGE, "%s: the exact DP needs a stored chain", vt->name);
     int rc = sd_exact_gen(vt, m->chain, par, &out->rejections, &out->target_calls, err);

@@ -71,6 +71,72 @@ static void S_token_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One trial of token-level SD with a bigram draft (src/sd_arpa_draft2.h attaches it):
+ * x ~ p_a by drawing the draft's own row and redrawing while x is not a
+ * target word; accepted when U p_a(x) < q_a(x); after a rejection the
+ * residual [q_a - p_a]+ / TV(p_a, q_a) by rejection: y ~ q_a kept with
+ * probability (q_a(y) - p_a(y))+ / q_a(y).  Exact; O(1) expected draws per
+ * token. */
+static size_t S_draw_p2(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t ad = m->d2map[a];
+    for (;;) {
+        size_t y = ad >= 0 ? sd_backoff_draw_q(d, (size_t)ad, rng) : sd_backoff_draw_u(d, rng);
+        if (m->d2inv[y] >= 0)
+            return (size_t)m->d2inv[y];
+    }
+}
+
+static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uint64_t trial, size_t *tokens,
+                           size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t len = sd_draft_len_at(gamma, T, n), i = 0;
+        int rejected = 0;
+        for (; i < len; i++) {
+            size_t t = n + i, x = S_draw_p2(m, prev, &rng);
+            double px = sd_backoff_draft2_p(m, prev, x), qx = sd_backoff_q(m, prev, x);
+            if (!(sd_rngbuf_uniform(&rng) * px < qx)) {
+                size_t y;
+                for (;;) {
+                    y = sd_backoff_draw_q(m, prev, &rng);
+                    double qy = sd_backoff_q(m, prev, y), py = sd_backoff_draft2_p(m, prev, y);
+                    if (sd_rngbuf_uniform(&rng) * qy < qy - py)
+                        break;
+                }
+                prev = tokens[t] = y;
+                rejected = 1;
+                break;
+            }
+            prev = tokens[t] = x;
+        }
+        size_t emitted = rejected ? i + 1 : i;
+        if (!rejected && n + len <= T) {
+            prev = tokens[n + len] = sd_backoff_draw_q(m, prev, &rng);
+            emitted++;
+        }
+        rej += (size_t)rejected;
+        its++;
+        if (obs->hist)
+            obs->hist[i] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)i);
+        n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -153,6 +219,8 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             sd_welford_add(obs->acc, (double)tau);
         prev = tokens[n + emitted - 1];
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -226,6 +294,8 @@ static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t se
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -236,6 +306,13 @@ static void S_token_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_
 {
     (void)k;
     S_token_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
+}
+
+static void S_token2_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
+                             size_t *tokens, size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    (void)k;
+    S_token2_trial(m, gamma, seed, trial, tokens, rejections, iterations, obs);
 }
 
 static void S_block_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
@@ -373,6 +450,8 @@ static void S_tree_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t
         if (obs->acc)
             sd_welford_add(obs->acc, (double)l);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -382,6 +461,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
 {
     if (!m->backoff)
         return SD_EUSAGE; /* not applicable */
+    if (m->backoff->draft2 && fn != S_token2_trial_k)
+        return SD_EUSAGE; /* a bigram draft: token verification's kernel only */
     S_plan *p = calloc(1, sizeof *p);
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
@@ -399,7 +480,7 @@ static int S_new_token(void **plan, const sd_model *m, const sd_params *par, siz
     (void)max_bytes, (void)threads;
     if (!sd_token_policy_fixed(par))
         return SD_EUSAGE; /* a draft policy: not on sparse rows */
-    return S_new(plan, m, par, S_token_trial_k, err);
+    return S_new(plan, m, par, m->backoff && m->backoff->draft2 ? S_token2_trial_k : S_token_trial_k, err);
 }
 
 static int S_new_block(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
@@ -452,8 +533,8 @@ static int S_new_spectr(void **plan, const sd_model *m, const sd_params *par, si
 {
     if (sd_param_choice(par, SD_SPECTR_SLOT_PLAN) != SD_PLAN_KSEQ)
         return SD_EUSAGE; /* --plan otm: an LP per row, not on sparse rows */
-    if (par->k < 1 || par->k > 64 || !m->backoff)
-        return SD_EUSAGE; /* the step reports a bad count */
+    if (par->k < 1 || par->k > 64 || !m->backoff || m->backoff->draft2)
+        return SD_EUSAGE; /* the step reports a bad count; a bigram draft: token's kernel only */
     /* the ρ*, β cache: 2 V k doubles per thread */
     double need = 16.0 * (double)m->backoff->V * (double)par->k * (threads ? threads : 1);
     if (max_bytes && need > (double)max_bytes)
@@ -526,6 +607,8 @@ static void S_spectr_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size
         if (obs->acc)
             sd_welford_add(obs->acc, (double)i);
         n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
     }
     *rejections = rej;
     *iterations = its;
@@ -547,7 +630,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
             sd_welford_add(obs->rej, (double)rej);
         if (obs->calls)
             sd_welford_add(obs->calls, (double)its);
-        if (obs->pos) { /* the law of each output token */
+        if (obs->pos && !obs->first_iteration) { /* the law of each output token */
             const size_t *tok = work;
             for (size_t n = 1; n <= p->m->T; n++)
                 obs->pos[(n - 1) * p->m->V + tok[n]] += 1.0;
@@ -558,7 +641,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
 /* The kernels differ only in the plan: one trial function each. */
 #define S_KERNEL(var, kname, plan)                                                                              \
     const sd_kernel_type var = {.name = kname,                                                                 \
-                                .supports = SD_OBS_STATS | SD_OBS_POS,                                         \
+                                .supports = SD_OBS_STATS | SD_OBS_POS | SD_OBS_FIRST,                          \
                                 .plan_new = plan,                                                              \
                                 .plan_free = free,                                                             \
                                 .work_new = S_work_new,                                                        \
