@@ -9,7 +9,9 @@
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
+#include "../sims/exact/sd_iid_gen.h"
 #include "../sims/exact/sd_speedup.h"
+#include "../src/sd_mem.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_version.h"
 #include "cli.h"
@@ -35,6 +37,11 @@ static const char S_help_head[] =
     "(1 - a^(G+1)) / ((1 - a)(G c + 1)), a = sum min(p, q), printed beside it.\n"
     "Without --T, a single-token problem is evaluated at T -> infinity: the\n"
     "headline speed-up and --gamma best are the limit's (said so in the output).\n"
+    "The limit is E[calls]/T -> 1/(E[tau] + 1), tau the accepted length of one\n"
+    "iteration: exact for token, and from the iteration law where V x V rows fit;\n"
+    "on rows kept as one pair (over the budget) exact for block up to gamma 2,\n"
+    "else Monte-Carlo (block: the terms l >= 3; rrs, spectr: their kernels for\n"
+    "sparse rows, --trials, --seed), marked MC with its 95% CI.\n"
     "\n"
     "  --algo NAME     verifier (default token)\n"
     "  --gamma G|best  draft length; a list 1,2,4 or a range 1..8; best: the G in\n"
@@ -60,6 +67,8 @@ typedef struct {
     int exact;
     double s, s_lo, s_hi;
     double rate_limit, s_limit;       /* i.i.d. limit (NaN: n/a) */
+    double rate_se;                   /* its standard error (0: exact) */
+    int limit_exact;                  /* 1: the limit has no Monte-Carlo term */
 } S_point;
 
 /* --gamma LIST: counts separated by commas, each N or LO..HI, into g[]
@@ -294,10 +303,27 @@ static int S_run(S_req *rq, json_t *collect, int sep)
         double dt = per_step ? (double)g : sd_speedup_draft_tokens(vt, &par);
         pt->rate_limit = pt->s_limit = NAN;
         if (iid) {
+            pt->limit_exact = 1;
             if (is_token) /* the renewal rate in closed form (sims/exact/sd_speedup.h) */
                 pt->rate_limit = sd_speedup_iid_rate_token(alpha, g);
             else if (sd_gen_chain_bytes(mo.pV, g + 1) <= model.budget / 2 || !model.backoff)
                 sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL);
+            else { /* one row pair: the law of tau (sims/exact/sd_iid_gen.h) */
+                sd_iid_law law;
+                int rc = sd_iid_law_eval(vt, &par, mo.p, mo.q, mo.pV, trials, seed, sd_mem_budget(mo.max_memory),
+                                         &law, &err);
+                if (!rc) {
+                    rc = sd_iid_gen_rate(&law, &pt->rate_limit, &pt->rate_se, &err);
+                    pt->limit_exact = law.exact;
+                    sd_iid_law_free(&law);
+                }
+                if (rc && rc != SD_EUSAGE) { /* a refusal of the size stands */
+                    status = cli_fail(&err);
+                    break;
+                }
+                if (rc)
+                    pt->rate_limit = NAN;
+            }
             if (isfinite(pt->rate_limit))
                 pt->s_limit = sd_speedup(1.0, pt->rate_limit, cr, dt);
         }
@@ -308,8 +334,14 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                 break;
             }
             pt->calls = pt->calls_lo = pt->calls_hi = pt->rate_limit;
-            pt->exact = 1;
+            pt->exact = pt->limit_exact;
             pt->s = pt->s_lo = pt->s_hi = pt->s_limit;
+            if (!pt->exact) { /* the 95% CI of the rate, mapped into S */
+                pt->calls_lo = pt->rate_limit - 1.959963984540054 * pt->rate_se;
+                pt->calls_hi = pt->rate_limit + 1.959963984540054 * pt->rate_se;
+                pt->s_lo = sd_speedup(1.0, pt->calls_hi, cr, dt);
+                pt->s_hi = sd_speedup(1.0, pt->calls_lo, cr, dt);
+            }
         } else {
             if (sd_speedup_calls(vt, m, &par, trials, seed, &pt->calls, &pt->calls_lo, &pt->calls_hi, &pt->exact,
                                  &err)) {
@@ -348,6 +380,10 @@ static int S_run(S_req *rq, json_t *collect, int sep)
             json_object_set_new(p, "speedup", json_real(pts[i].s));
             json_object_set_new(p, "speedup_ci95", json_pack("[f,f]", pts[i].s_lo, pts[i].s_hi));
             json_object_set_new(p, "speedup_iid_limit", cli_json_real(pts[i].s_limit));
+            if (iid && isfinite(pts[i].s_limit)) {
+                json_object_set_new(p, "iid_limit_method", json_string(pts[i].limit_exact ? "exact" : "monte-carlo"));
+                json_object_set_new(p, "iid_limit_calls_per_token_stderr", json_real(pts[i].rate_se));
+            }
             if (iid && is_token)
                 json_object_set_new(p, "leviathan", json_real(sd_speedup_leviathan(alpha, pts[i].gamma, cr)));
             json_array_append_new(arr, p);

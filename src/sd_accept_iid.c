@@ -57,6 +57,13 @@ static size_t S_draw(const double *cum, size_t V, sd_rngbuf *rng)
 int sd_accept_iid_eval(const double *p, const double *q, size_t V, size_t gamma, uint64_t trials, uint64_t seed,
                        size_t max_bytes, sd_accept_iid *out, double *ccdf, sd_error *err)
 {
+    return sd_accept_iid_eval_weighted(p, q, V, gamma, trials, seed, max_bytes, NULL, out, ccdf, err);
+}
+
+int sd_accept_iid_eval_weighted(const double *p, const double *q, size_t V, size_t gamma, uint64_t trials,
+                                uint64_t seed, size_t max_bytes, const double *w_in, sd_accept_iid *out, double *ccdf,
+                                sd_error *err)
+{
     if (gamma < 1)
         return sd_error_set(err, SD_EUSAGE, "--gamma %zu: expected at least 1 draft token", gamma);
     if (V < 1 || V > UINT32_MAX)
@@ -144,9 +151,9 @@ int sd_accept_iid_eval(const double *p, const double *q, size_t V, size_t gamma,
                 pb = fmin(1.0, pb * r); /* p_l (Sun et al. 2025, eq. 9) */
                 w *= r;                 /* q(X^l)/p(X^l) */
                 if (l > SD_ACCEPT_IID_EXACT_L) {
-                    double f = fmin(1.0, w);
-                    sb += pb;
-                    sf += f;
+                    double f = fmin(1.0, w), wl = w_in ? w_in[l - 1] : 1.0;
+                    sb += wl * pb;
+                    sf += wl * f;
                     if (ccdf) {
                         ccdf[SD_ACCEPT_BLOCK * gamma + l - 1] += pb;
                         ccdf[SD_ACCEPT_FULL * gamma + l - 1] += f;
@@ -167,5 +174,70 @@ int sd_accept_iid_eval(const double *p, const double *q, size_t V, size_t gamma,
         out->stderr_[SD_ACCEPT_FULL] = sd_welford_stderr(&wf);
     }
     free(rr), free(Q), free(P), free(cum), free(rs);
+    return SD_OK;
+}
+
+int sd_accept_iid_renewal(const double *c, size_t G, size_t T, size_t max_bytes, double *calls, double *rej,
+                          double *gcalls, double *grej, sd_error *err)
+{
+    if (G < 1 || T < 1)
+        return sd_error_set(err, SD_EUSAGE, "renewal: draft length %zu, horizon %zu; expected both >= 1", G, T);
+    if (T > SIZE_MAX / (3 * sizeof(double)) - 1)
+        return sd_error_set(err, SD_ETOOBIG, "renewal: horizon %zu too large", T);
+    size_t bytes = 3 * (T + 1) * sizeof(double);
+    if (max_bytes > 0 && bytes > max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "the renewal over T = %zu positions needs %.3g MB; memory budget %.3g MB",
+                            T, (double)bytes / 1e6, (double)max_bytes / 1e6);
+    double *W = calloc(T + 1, sizeof *W), *R = calloc(T + 1, sizeof *R), *D = calloc(T + 1, sizeof *D);
+    if (!W || !R || !D) {
+        free(W), free(R), free(D);
+        return sd_error_set(err, SD_ENOMEM, "out of memory (renewal, T = %zu)", T);
+    }
+/* P_r(j) and e_r(j) for g = min(G, r) */
+#define S_CC(l) ((l) == 0 ? 1.0 : c[(l) - 1])
+#define S_P(j, g) ((j) < (g) ? S_CC(j) - S_CC((j) + 1) : S_CC(g))
+#define S_E(j, g, r) ((j) < (g) ? (j) + 1 : ((g) < (r) ? (g) + 1 : (r)))
+    for (size_t r = 1; r <= T; r++) {
+        size_t g = r < G ? r : G;
+        double w = 1.0, x = 0.0;
+        for (size_t j = 0; j <= g; j++) {
+            double pj = S_P(j, g);
+            size_t e = S_E(j, g, r);
+            w += pj * W[r - e];
+            x += pj * ((j < g ? 1.0 : 0.0) + R[r - e]);
+        }
+        W[r] = w;
+        R[r] = x;
+    }
+    if (gcalls || grej) {
+        for (size_t l = 0; l < G; l++) {
+            if (gcalls)
+                gcalls[l] = 0.0;
+            if (grej)
+                grej[l] = 0.0;
+        }
+        D[T] = 1.0;
+        for (size_t r = T; r >= 1; r--) {
+            size_t g = r < G ? r : G;
+            if (D[r] != 0.0)
+                for (size_t j = 0; j <= g; j++) {
+                    size_t e = S_E(j, g, r);
+                    D[r - e] += D[r] * S_P(j, g);
+                    if (j >= 1) { /* ∂/∂c_j: X_r(j) - X_r(j-1) */
+                        size_t e0 = S_E(j - 1, g, r);
+                        if (gcalls)
+                            gcalls[j - 1] += D[r] * (W[r - e] - W[r - e0]);
+                        if (grej)
+                            grej[j - 1] += D[r] * ((j < g ? 1.0 : 0.0) + R[r - e] - 1.0 - R[r - e0]);
+                    }
+                }
+        }
+    }
+#undef S_CC
+#undef S_P
+#undef S_E
+    *calls = W[T];
+    *rej = R[T];
+    free(W), free(R), free(D);
     return SD_OK;
 }

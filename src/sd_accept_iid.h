@@ -51,4 +51,33 @@ typedef struct sd_accept_iid {
 int sd_accept_iid_eval(const double *p, const double *q, size_t V, size_t gamma, uint64_t trials, uint64_t seed,
                        size_t max_bytes, sd_accept_iid *out, double *ccdf, sd_error *err);
 
+/* The same, with out->stderr_ the standard error of the Monte-Carlo part of
+ * Σ_l w[l-1] P̂(τ >= l) (w: gamma weights; NULL reads as all 1, E[τ]): the
+ * per-trial weighted sum's, so a smooth function of the estimated law gets
+ * its delta-method standard error from its gradient w.  The same trials
+ * (seed) as without weights: the estimates are identical. */
+int sd_accept_iid_eval_weighted(const double *p, const double *q, size_t V, size_t gamma, uint64_t trials,
+                                uint64_t seed, size_t max_bytes, const double *w, sd_accept_iid *out, double *ccdf,
+                                sd_error *err);
+
+/* A generation of T positions on i.i.d. rows, from the law of one
+ * iteration's accepted length τ given by c[l-1] = P(τ >= l), l = 1..G, for
+ * a verifier for which P(τ >= l) does not depend on the draft length g >= l
+ * (a verifier that decides τ >= l from the first l positions; block
+ * verification by Lemma 3 of Sun et al. 2025).  With r positions left an
+ * iteration drafts g = min(G, r) tokens and
+ *     τ = j < g: j + 1 tokens (the residual draw), one rejection, P = c_j - c_{j+1} (c_0 = 1);
+ *     τ = g:     g + 1 tokens (the bonus) when g < r, else the r tokens left; P = c_g;
+ * one target call each.  Renewal on r (W[0] = R[0] = 0):
+ *     W[r] = 1 + Σ_j P_r(j) W[r - e_r(j)],  R[r] = Σ_{j<g} P_r(j) (1 + R[r - j - 1]) + c_g R[r - e_r(g)],
+ * E[target calls] = W[T], E[N_rej] = R[T]: O(T·G) time, 3(T+1) doubles
+ * (SD_ETOOBIG over max_bytes > 0, before allocating).  gcalls, grej (G
+ * doubles each, or NULL) get the gradients ∂W[T]/∂c_l and ∂R[T]/∂c_l: with
+ * D[r] the probability that an iteration starts with r positions left and
+ * X_r(j) the value of outcome j after its step, ∂/∂c_l = Σ_{r: g(r) >= l}
+ * D[r] (X_r(l) - X_r(l-1)) (c_l enters P_r(l) with +1 and P_r(l-1) with
+ * -1).  SD_EUSAGE for G or T of 0. */
+int sd_accept_iid_renewal(const double *c, size_t G, size_t T, size_t max_bytes, double *calls, double *rej,
+                          double *gcalls, double *grej, sd_error *err);
+
 #endif
