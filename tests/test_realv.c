@@ -22,6 +22,8 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/exact/sd_exact_gen.h"
+#include "../sims/exact/sd_iid_gen.h"
+#include "../sims/exact/sd_speedup.h"
 #include "test_util.h"
 
 /* Two random rows of V entries with zeros (every 7th in p, every 5th in q
@@ -506,4 +508,126 @@ Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout =
     sd_ngram_free(gt), sd_ngram_free(gd), sd_backoff_free(m), sd_chain_free(c);
     sd_arpa_free(ta), sd_arpa_free(da);
     free(tt);
+}
+
+/* --- eval generation and the T -> infinity rate on one row pair ----------------- */
+
+/* The renewal fed by the law of τ (sims/exact/sd_iid_gen.h) against the
+ * exact DP over (position, x_{n-1}) on the stored chain of identical rows
+ * (sd_exact_gen): 1e-12 where the law is exact, else within 4 standard
+ * errors of the delta method (fixed seed 3; a false alarm of 6e-5 per
+ * comparison).  Returns the larger |z| (0 when exact). */
+static double S_gen_vs_dense(const char *name, const char *const *kv, size_t nkv, size_t T, uint64_t trials,
+                             int want_exact)
+{
+    const sd_verifier_type *vt = sd_verifier_find(name);
+    cr_assert_not_null(vt, "%s", name);
+    sd_params par;
+    sd_error err;
+    sd_params_defaults(&par, vt);
+    for (size_t i = 0; i < nkv; i += 2)
+        cr_assert_eq(sd_params_parse(&par, vt, kv[i], kv[i + 1], &err), SD_OK, "%s", err.msg);
+    const size_t V = 5;
+    double p[5], q[5];
+    S_rows(V, 11, p, q);
+    sd_chain *c = sd_chain_from_pq(p, q, V, T, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    double rej, calls;
+    cr_assert_eq(sd_exact_gen(vt, c, &par, &rej, &calls, &err), SD_OK, "%s", err.msg);
+    sd_chain_free(c);
+    sd_iid_law law;
+    cr_assert_eq(sd_iid_law_eval(vt, &par, p, q, V, trials, 3, 0, &law, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(law.exact, want_exact, "%s: exact %d", name, law.exact);
+    double c2, cse, r2, rse;
+    cr_assert_eq(sd_iid_gen_values(&law, T, 0, &c2, &cse, &r2, &rse, &err), SD_OK, "%s", err.msg);
+    sd_iid_law_free(&law);
+    if (want_exact) {
+        cr_assert(cse == 0.0 && rse == 0.0);
+        cr_assert_float_eq(c2, calls, 1e-12, "%s T=%zu calls %.17g vs DP %.17g", name, T, c2, calls);
+        cr_assert_float_eq(r2, rej, 1e-12, "%s T=%zu rejections %.17g vs DP %.17g", name, T, r2, rej);
+        return 0.0;
+    }
+    cr_assert(cse > 0.0 && rse > 0.0);
+    double zc = (c2 - calls) / cse, zr = (r2 - rej) / rse;
+    cr_expect(fabs(zc) < 4.0 && fabs(zr) < 4.0, "%s T=%zu: calls %.5f +- %.2g vs %.5f (%.2f se); rejections %.5f +- "
+              "%.2g vs %.5f (%.2f se)", name, T, c2, cse, calls, zc, r2, rse, rej, zr);
+    cr_log_info("%s T=%zu: calls z = %.2f, rejections z = %.2f", name, T, zc, zr);
+    return fmax(fabs(zc), fabs(zr));
+}
+
+Test(realv, iid_generation_equals_the_dense_dp_where_exact)
+{
+    static const char *const gs[][2] = {{"gamma", "1"}, {"gamma", "2"}, {"gamma", "3"}, {"gamma", "5"}};
+    static const size_t Ts[] = {1, 2, 3, 4, 7, 12};
+    for (size_t i = 0; i < sizeof Ts / sizeof *Ts; i++) {
+        for (size_t g = 0; g < 4; g++)
+            S_gen_vs_dense("token", gs[g], 2, Ts[i], 2, 1);
+        for (size_t g = 0; g < 2; g++) /* the horizon cuts block's draft: Lemma 3 of Sun et al. 2025 */
+            S_gen_vs_dense("block", gs[g], 2, Ts[i], 2, 1);
+    }
+}
+
+Test(realv, iid_generation_monte_carlo_within_4_se, .timeout = 120)
+{
+    static const char *const g3[] = {"gamma", "3"}, *const g4[] = {"gamma", "4"};
+    static const char *const k2g2[] = {"k", "2", "gamma", "2"}, *const k3g3[] = {"k", "3", "gamma", "3"};
+    static const char *const t22[] = {"tree", "2,2"};
+    S_gen_vs_dense("block", g3, 2, 7, 40000, 0);
+    S_gen_vs_dense("block", g4, 2, 9, 40000, 0);
+    S_gen_vs_dense("rrs", k2g2, 4, 5, 40000, 0);
+    S_gen_vs_dense("rrs", k3g3, 4, 7, 40000, 0);
+    S_gen_vs_dense("spectr", k2g2, 4, 5, 40000, 0);
+    S_gen_vs_dense("spectr", k3g3, 4, 7, 40000, 0);
+    S_gen_vs_dense("tree-rrs", t22, 2, 5, 40000, 0);
+}
+
+/* The T -> infinity rate 1/(E[τ] + 1) against the renewal rate of the exact
+ * iteration law on the stored rows (sd_speedup_iid_rate): 1e-12 for block
+ * at gamma <= 2, within 4 se for rrs (kernel) and block at gamma 3. */
+Test(realv, iid_rate_equals_the_iteration_law)
+{
+    const size_t V = 5;
+    double p[5], q[5];
+    S_rows(V, 11, p, q);
+    static const struct { const char *name, *kv[4]; size_t nkv; int exact; } cs[] = {
+        {"block", {"gamma", "1"}, 2, 1}, {"block", {"gamma", "2"}, 2, 1}, {"block", {"gamma", "3"}, 2, 0},
+        {"rrs", {"k", "2", "gamma", "2"}, 4, 0}, {"spectr", {"k", "3", "gamma", "2"}, 4, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        const sd_verifier_type *vt = sd_verifier_find(cs[i].name);
+        sd_params par;
+        sd_error err;
+        sd_params_defaults(&par, vt);
+        for (size_t j = 0; j < cs[i].nkv; j += 2)
+            cr_assert_eq(sd_params_parse(&par, vt, cs[i].kv[j], cs[i].kv[j + 1], &err), SD_OK, "%s", err.msg);
+        double want, rate, se;
+        cr_assert_eq(sd_speedup_iid_rate(vt, &par, p, q, V, &want, &err), SD_OK, "%s", err.msg);
+        sd_iid_law law;
+        cr_assert_eq(sd_iid_law_eval(vt, &par, p, q, V, 40000, 5, 0, &law, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_iid_gen_rate(&law, &rate, &se, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(law.exact, cs[i].exact);
+        sd_iid_law_free(&law);
+        if (cs[i].exact)
+            cr_assert_float_eq(rate, want, 1e-12, "%s: %.17g vs %.17g", cs[i].name, rate, want);
+        else
+            cr_expect(se > 0.0 && fabs(rate - want) < 4.0 * se, "%s: %.6f +- %.2g vs %.6f", cs[i].name, rate, se,
+                      want);
+    }
+}
+
+Test(realv, generation_and_speedup_answer_at_V_32000, .timeout = 120)
+{
+    static const char *const cmds[] = {
+        "eval generation --algo block --gamma 2 --T 50",
+        "eval generation --algo block --gamma 4 --T 50 --trials 2000",
+        "eval generation --algo rrs --k 2 --gamma 3 --T 50 --trials 2000",
+        "eval generation --algo spectr --k 2 --gamma 2 --T 20 --trials 2000",
+        "eval generation --algo tree-rrs --tree 2,2 --T 20 --trials 2000",
+        "eval speedup --algo block --gamma best --gamma-max 4 --trials 2000",
+        "eval speedup --algo rrs,spectr --k 2,3 --gamma 1..3 --trials 2000",
+        "eval speedup --algo block --gamma 2 --json",
+    };
+    static const int want[] = {0, 0, 0, 0, 0, 0, 0, 0};
+    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
 }
