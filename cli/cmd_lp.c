@@ -243,7 +243,8 @@ typedef struct S_out {
     double rho, tv;
     int ordered;
     const cli_model_opts *mo;
-    const sd_chain *c;
+    const sd_chain *c;  /* NULL: pareto on --p/--q, the rows alone */
+    size_t V;
     sd_lp_result res;
     double ref;
     const char *ref_name;
@@ -371,7 +372,9 @@ static int S_print_json(const S_out *o)
     }
     json_object_set_new(j, "step", json_integer((json_int_t)o->t));
     json_object_set_new(j, "state", json_integer((json_int_t)o->a));
-    sd_model md = sd_model_of_chain(o->c);
+    sd_model md = {o->V, 1, NULL, NULL, NULL, NULL};
+    if (o->c)
+        md = sd_model_of_chain(o->c);
     cli_model_describe(o->mo, &md, j);
     json_object_set_new(j, "version", json_string(SD_VERSION));
     json_object_set_new(j, "method", json_string(o->res.method[0] ? o->res.method : "simplex"));
@@ -452,7 +455,7 @@ static int S_print_table(const S_out *o)
         printf(" --gamma %zu", o->gamma);
     putchar('\n');
     if (o->mo->p)
-        printf("  model        single-token problem (--p/--q), V=%zu, tokens i.i.d.\n", c->V);
+        printf("  model        single-token problem (--p/--q), V=%zu, tokens i.i.d.\n", o->V);
     else if (o->mo->file)
         printf("  model        %s, V=%zu, T=%zu; context step %zu after state %zu\n", o->mo->file, c->V,
                c->T, o->t, o->a);
@@ -867,7 +870,18 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     /* The chain.  A --p/--q problem needs a horizon covering the block and
      * the bonus token. */
     sd_chain *ch = NULL;
-    if (status < 0) {
+    /* pareto is a problem of one position: on --p/--q it reads the two rows
+     * (O(V)), never a chain of V x V rows */
+    int rows_only = mo.p && o.prob == S_PARETO && !vs->n;
+    if (status < 0 && rows_only) {
+        if (!mo.q)
+            status = cli_usage_error("lp", "a single-token problem needs both --p and --q");
+        else if (mo.pV != mo.qV)
+            status = cli_usage_error("lp", "--p has %zu entries but --q has %zu; expected the same vocabulary",
+                                     mo.pV, mo.qV);
+        else if (cli_model_lists_check(&mo, &err))
+            status = cli_fail(&err);
+    } else if (status < 0) {
         if (mo.p && !mo.T_given) {
             mo.T_given = 1;
             mo.gen.T = (o.prob == S_BLOCK_OT || o.prob == S_VALID || S_is_tree(o.prob)) ? o.gamma + 1 : 1;
@@ -886,15 +900,16 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     }
     o.mo = &mo;
     o.c = ch;
-    const double *p = sd_chain_p(ch, o.t, o.a), *q = sd_chain_q(ch, o.t, o.a);
-    o.tv = sd_dist_tv(p, q, ch->V);
+    o.V = ch ? ch->V : mo.pV;
+    const double *p = ch ? sd_chain_p(ch, o.t, o.a) : mo.p, *q = ch ? sd_chain_q(ch, o.t, o.a) : mo.q;
+    o.tv = sd_dist_tv(p, q, o.V);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
     switch (o.prob) {
     case S_OTM: rc = sd_lp_otm(p, q, ch->V, o.k, o.ordered, &lo, &o.res, want, &err); break;
     case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
     case S_VALID: rc = sd_lp_valid_verify(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
-    case S_PARETO: rc = sd_lp_pareto(p, q, ch->V, o.rho, &lo, &o.res, want, &err); break;
+    case S_PARETO: rc = sd_lp_pareto(p, q, o.V, o.rho, &lo, &o.res, want, &err); break;
     case S_TREE_VALID:
         rc = sd_lp_tree_valid(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err);
         if (rc == SD_ETOOBIG && !lo.max_vars) { /* beyond exact reach: certified bounds */

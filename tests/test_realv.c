@@ -131,18 +131,19 @@ static char *S_list_file(size_t V, unsigned seed, int which)
  * limited to 1 GiB (set here, inherited by the child; criterion runs each
  * test in its own process) and --max-memory 200M: want[i] the exit status
  * expected, fragment[i] (if not NULL) a piece of its message. */
-static void S_under_1gib(const char *const *cmds, const int *want, const char *const *fragment, size_t n)
+static void S_under_1gib_at(size_t V, const char *budget, const char *const *cmds, const int *want,
+                            const char *const *fragment, size_t n)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    (void)cmds, (void)want, (void)fragment, (void)n;
+    (void)V, (void)budget, (void)cmds, (void)want, (void)fragment, (void)n;
     cr_skip_test("an address-space limit and AddressSanitizer do not mix");
 #else
-    char *fp = S_list_file(32000, 5, 0), *fq = S_list_file(32000, 5, 1);
+    char *fp = S_list_file(V, 5, 0), *fq = S_list_file(V, 5, 1);
     struct rlimit rl = {(rlim_t)1 << 30, (rlim_t)1 << 30};
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
     for (size_t i = 0; i < n; i++) {
         char args[1024], *err = NULL;
-        snprintf(args, sizeof args, "%s --p @%s --q @%s --max-memory 200M", cmds[i], fp, fq);
+        snprintf(args, sizeof args, "%s --p @%s --q @%s --max-memory %s", cmds[i], fp, fq, budget);
         int st = tu_run(args, NULL, &err);
         cr_expect(st == want[i] && (!fragment[i] || tu_contains(err, fragment[i])), "'%s': exit %d (want %d)%s: %s",
                   cmds[i], st, want[i], st == 71 ? " (out of memory under a 1 GiB limit)" : "", err);
@@ -151,6 +152,11 @@ static void S_under_1gib(const char *const *cmds, const int *want, const char *c
     remove(fp), remove(fq);
     free(fp), free(fq);
 #endif
+}
+
+static void S_under_1gib(const char *const *cmds, const int *want, const char *const *fragment, size_t n)
+{
+    S_under_1gib_at(32000, "200M", cmds, want, fragment, n);
 }
 
 Test(realv, refusals_before_allocating_at_V_32000, .timeout = 60)
@@ -162,12 +168,12 @@ Test(realv, refusals_before_allocating_at_V_32000, .timeout = 60)
         "eval accept-length --algo tree-topk --tree 2,2",
         "eval accept-length --algo tree-rrs-wor --tree 2,2",
         "check --algo token --gamma 2",
-        "lp pareto --reject 0.5",
+        "lp pareto --reject 0.5 --max-vars 50000",
     };
     static const int want[] = {65, 65, 65, 65, 65, 65, 65};
     static const char *const frag[] = {"GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)",
                                        "GB (--max-memory)", "GB (--max-memory)", "GB (--max-memory)",
-                                       "GB (--max-memory)"};
+                                       "96000 LP variables; the limit (--max-vars) is 50000"};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
 }
 
@@ -630,4 +636,15 @@ Test(realv, generation_and_speedup_answer_at_V_32000, .timeout = 120)
     static const int want[] = {0, 0, 0, 0, 0, 0, 0, 0};
     static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
+}
+
+/* lp pareto is a problem of one position: on --p/--q it reads the two rows,
+ * never a chain of V x V rows.  At V = 3000 under --max-memory 20M (the
+ * chain would be 0.14 GB) it answers, in a 1 GiB address space. */
+Test(realv, lp_pareto_reads_the_rows_alone, .timeout = 60)
+{
+    static const char *const cmds[] = {"lp pareto --reject 0.5", "lp pareto --reject 0.95 --json"};
+    static const int want[] = {0, 0};
+    static const char *const frag[] = {NULL, NULL};
+    S_under_1gib_at(3000, "20M", cmds, want, frag, 2);
 }
