@@ -104,11 +104,14 @@ static int S_run_iid(S_req *rq, cli_model *m)
                           (double)budget / 1e9);
     else if (rc == SD_EUSAGE && law.G == 0)
         ; /* no --gamma: the message says so */
-    else if (rc == SD_EUSAGE) /* no kernel for sparse rows: the size is why */
+    else if (rc == SD_EUSAGE) { /* no kernel for sparse rows: the size is why */
+        char why[sizeof err.msg];
+        snprintf(why, sizeof why, "%s", err.msg);
         rc = sd_error_set(&err, SD_ETOOBIG, "--algo %s on --p/--q at V = %zu: its DP needs V x V rows, %.4g GB, over "
                           "half the memory budget %.3g GB, and it has no kernel for sparse rows to estimate the law "
                           "of its accepted length (%s)", cv->vt->name, mo->pV,
-                          (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9, err.msg);
+                          (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9, why);
+    }
     if (!rc) {
         rc = sd_iid_gen_values(&law, m->view.T, budget, &calls, &calls_se, &rej, &rej_se, &err);
         if (rc)

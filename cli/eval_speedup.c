@@ -294,6 +294,7 @@ static int S_run(S_req *rq, json_t *collect, int sep)
             alpha += fmin(mo.p[b], mo.q[b]);
     }
     int is_token = vt == sd_verifier_baseline();
+    char why[512] = "";
     for (size_t i = 0; pts && status < 0 && i < npts; i++) {
         size_t g = nglist ? glist[i] : g0 + i;
         S_point *pt = &pts[npt];
@@ -321,16 +322,19 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                     status = cli_fail(&err);
                     break;
                 }
-                if (rc)
+                if (rc) {
                     pt->rate_limit = NAN;
+                    snprintf(why, sizeof why, "; it has no kernel for sparse rows to estimate the law of its "
+                             "accepted length on the row pair kept (%.300s)", err.msg);
+                }
             }
             if (isfinite(pt->rate_limit))
                 pt->s_limit = sd_speedup(1.0, pt->rate_limit, cr, dt);
         }
         if (limit) {
             if (!isfinite(pt->s_limit)) {
-                status = cli_usage_error(S_cmd, "--algo %s has no exact T -> infinity value here (V = %zu, gamma %zu); "
-                                         "give --T N for a finite horizon", vt->name, mo.pV, g);
+                status = cli_usage_error(S_cmd, "--algo %s has no T -> infinity value here (V = %zu, gamma %zu)%s; "
+                                         "give --T N for a finite horizon", vt->name, mo.pV, g, why);
                 break;
             }
             pt->calls = pt->calls_lo = pt->calls_hi = pt->rate_limit;

@@ -632,9 +632,13 @@ Test(realv, generation_and_speedup_answer_at_V_32000, .timeout = 120)
         "eval speedup --algo block --gamma best --gamma-max 4 --trials 2000",
         "eval speedup --algo rrs,spectr --k 2,3 --gamma 1..3 --trials 2000",
         "eval speedup --algo block --gamma 2 --json",
+        "eval generation --algo gumbel --gamma 2 --T 20",
+        "eval speedup --algo batch --M 2 --gamma 2",
     };
-    static const int want[] = {0, 0, 0, 0, 0, 0, 0, 0};
-    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    static const int want[] = {0, 0, 0, 0, 0, 0, 0, 0, 65, 64};
+    static const char *const frag[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                       "no kernel for sparse rows to estimate the law",
+                                       "no kernel for sparse rows to estimate the law"};
     S_under_1gib(cmds, want, frag, sizeof cmds / sizeof *cmds);
 }
 
