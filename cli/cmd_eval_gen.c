@@ -99,18 +99,19 @@ static int S_run_iid(S_req *rq, cli_model *m)
     int rc = sd_iid_law_eval(cv->vt, &cv->par, mo->p, mo->q, mo->pV, rq->trials, rq->seed, budget, &law, &err);
     if (rc == SD_EUSAGE && !sd_params_decl(cv->vt, "gamma", NULL) && !sd_params_decl(cv->vt, "tree", NULL))
         rc = sd_error_set(&err, SD_ETOOBIG, "--algo %s on --p/--q at V = %zu: its DP needs V x V rows, %.4g GB, over "
-                          "half the memory budget %.3g GB, and without a draft length it has no law of an accepted "
-                          "length to renew", cv->vt->name, mo->pV, (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9,
-                          (double)budget / 1e9);
+                          "half the memory budget %.3g GB (%s), and without a draft length it has no law of an "
+                          "accepted length to renew", cv->vt->name, mo->pV, (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9,
+                          (double)budget / 1e9, mo->max_memory ? "--max-memory" : "half of the memory available");
     else if (rc == SD_EUSAGE && law.G == 0)
         ; /* no --gamma: the message says so */
     else if (rc == SD_EUSAGE) { /* no kernel for sparse rows: the size is why */
         char why[sizeof err.msg];
         snprintf(why, sizeof why, "%s", err.msg);
         rc = sd_error_set(&err, SD_ETOOBIG, "--algo %s on --p/--q at V = %zu: its DP needs V x V rows, %.4g GB, over "
-                          "half the memory budget %.3g GB, and it has no kernel for sparse rows to estimate the law "
-                          "of its accepted length (%s)", cv->vt->name, mo->pV,
-                          (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9, why);
+                          "half the memory budget %.3g GB (%s), and it has no kernel for sparse rows to estimate the "
+                          "law of its accepted length (%s)", cv->vt->name, mo->pV,
+                          (double)sd_gen_chain_bytes(mo->pV, 1) / 1e9, (double)budget / 1e9,
+                          mo->max_memory ? "--max-memory" : "half of the memory available", why);
     }
     if (!rc) {
         rc = sd_iid_gen_values(&law, m->view.T, budget, &calls, &calls_se, &rej, &rej_se, &err);
