@@ -347,8 +347,27 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                 pt->s_hi = sd_speedup(1.0, pt->calls_lo, cr, dt);
             }
         } else {
-            if (sd_speedup_calls(vt, m, &par, trials, seed, &pt->calls, &pt->calls_lo, &pt->calls_hi, &pt->exact,
-                                 &err)) {
+            int done = 0;
+            if (iid && !is_token && model.backoff && !m->chain) { /* the renewal fed by the law of tau */
+                sd_iid_law law;
+                double cse, rej, rse;
+                size_t budget = sd_mem_budget(mo.max_memory);
+                int rc = sd_iid_law_eval(vt, &par, mo.p, mo.q, mo.pV, trials, seed, budget, &law, &err);
+                if (!rc) {
+                    rc = sd_iid_gen_values(&law, m->T, budget, &pt->calls, &cse, &rej, &rse, &err);
+                    pt->exact = law.exact;
+                    sd_iid_law_free(&law);
+                    pt->calls_lo = pt->calls - 1.959963984540054 * cse;
+                    pt->calls_hi = pt->calls + 1.959963984540054 * cse;
+                    done = !rc;
+                }
+                if (rc && rc != SD_EUSAGE) {
+                    status = cli_fail(&err);
+                    break;
+                }
+            }
+            if (!done && sd_speedup_calls(vt, m, &par, trials, seed, &pt->calls, &pt->calls_lo, &pt->calls_hi,
+                                          &pt->exact, &err)) {
                 status = cli_fail(&err);
                 break;
             }
@@ -432,8 +451,10 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                 printf(" %22s", "");
             else
                 printf("   [%8.6f, %8.6f]", pt->s_lo, pt->s_hi);
-            if (iid && isfinite(pt->s_limit))
+            if (iid && isfinite(pt->s_limit) && pt->limit_exact)
                 printf(" %16.10f", pt->s_limit);
+            else if (iid && isfinite(pt->s_limit)) /* the limit from a Monte-Carlo law of tau */
+                printf(" %13.7f MC", pt->s_limit);
             else if (iid)
                 printf(" %16s", "n/a"); /* no exact iteration law here: null in JSON */
             if (iid && is_token)
