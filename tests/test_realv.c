@@ -8,6 +8,7 @@
  * command that allocated the 16 GB chain of V x V rows first would die
  * with exit 71 under that limit). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -651,4 +652,42 @@ Test(realv, lp_pareto_reads_the_rows_alone, .timeout = 60)
     static const int want[] = {0, 0};
     static const char *const frag[] = {NULL, NULL};
     S_under_1gib_at(3000, "20M", cmds, want, frag, 2);
+}
+
+/* The three commands agree on one row pair kept as such (V = 3000, the
+ * chain of V x V rows over --max-memory 20M): eval speedup --T 30 takes
+ * eval generation's target calls, and eval speedup without --T the rate
+ * 1/(E[τ] + 1) of eval accept-length's E[τ] (block, gamma 2: all exact). */
+static json_t *S_json_of(const char *cmd, const char *fp, const char *fq)
+{
+    char args[1024], *out = NULL;
+    snprintf(args, sizeof args, "%s --json --p @%s --q @%s --max-memory 20M", cmd, fp, fq);
+    cr_assert_eq(tu_run(args, &out, NULL), 0, "%s", args);
+    json_error_t je;
+    json_t *o = json_loads(out, 0, &je);
+    cr_assert_not_null(o, "%s: %s", args, je.text);
+    free(out);
+    return o;
+}
+
+Test(realv, generation_speedup_and_accept_length_agree_on_one_row_pair, .timeout = 60)
+{
+    char *fp = S_list_file(3000, 8, 0), *fq = S_list_file(3000, 8, 1);
+    json_t *g = S_json_of("eval generation --algo block --gamma 2 --T 30", fp, fq);
+    json_t *s = S_json_of("eval speedup --algo block --gamma 2 --T 30", fp, fq);
+    json_t *l = S_json_of("eval speedup --algo block --gamma 2", fp, fq);
+    json_t *a = S_json_of("eval accept-length --algo block --gamma 2", fp, fq);
+    cr_assert_str_eq(json_string_value(json_object_get(g, "method")), "exact");
+    double calls = json_real_value(json_object_get(g, "target_calls"));
+    json_t *sp = json_array_get(json_object_get(s, "points"), 0), *lp = json_array_get(json_object_get(l, "points"), 0);
+    cr_assert(json_is_true(json_object_get(sp, "exact")) && json_is_true(json_object_get(lp, "exact")));
+    cr_assert_float_eq(json_real_value(json_object_get(sp, "target_calls")), calls, 1e-12 * calls);
+    double tau = json_real_value(json_object_get(a, "expected_accepted"));
+    cr_assert(json_is_true(json_object_get(l, "horizon_limit")));
+    cr_assert_float_eq(json_real_value(json_object_get(lp, "target_calls")), 1.0 / (tau + 1.0), 1e-12);
+    /* a finite horizon costs more calls per token than the limit: the last iteration's cut draft */
+    cr_expect_gt(calls / 30.0, 1.0 / (tau + 1.0));
+    json_decref(g), json_decref(s), json_decref(l), json_decref(a);
+    remove(fp), remove(fq);
+    free(fp), free(fq);
 }
