@@ -84,10 +84,19 @@
  * starting trust region. */
 #define S_TOL 1e-10
 #define S_DELTA0 0.1
+/* CLP's primal feasibility tolerance in the column generation master: the
+ * stop-mass rows X(z) <= q(z | parent) X(parent) become r >= 0 divided by
+ * q(z), so their error must stay well below 1e-9. */
+#define S_CLP_TOL 1e-13
 /* Converged: the best L within S_GAP of a primal point whose residual is
  * at most S_RESIDUAL (the exact route's certificate standard). */
 #define S_GAP 1e-9
 #define S_RESIDUAL 1e-9
+/* Pricing points per master solve in the column generation. */
+#define S_NALPHA 10
+/* The subgradient phase's rules kept as the first columns: at most 2N,
+ * at most S_RING doubles. */
+#define S_RING 4000000
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -836,7 +845,7 @@ static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
         }
     CoinBigIndex st0 = 0;
     Clp_loadProblem(d->clp, 0, nr, &st0, NULL, NULL, NULL, NULL, NULL, rl, ru);
-    Clp_setPrimalTolerance(d->clp, S_TOL);
+    Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
     Clp_setDualTolerance(d->clp, S_TOL);
     d->nrows = nr;
     free(rl);
@@ -936,6 +945,116 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
     *residual = worst;
 }
 
+/* Column generation: the restricted master (S_dw) on CLP's primal simplex,
+ * warm started as columns arrive; each round prices at the master's λ and
+ * at points between it and the best λ so far (Wentges 1997's smoothing,
+ * several weights at once since a pricing costs far less than a master
+ * solve) and adds every rule with a positive reduced cost at the master's
+ * λ.  The best L(λ) is the upper bound, the master's value (a point of the
+ * LP, residual recomputed) the lower; converged when they are within
+ * S_GAP.  The columns start with "stop at the root" (always feasible)
+ * and the rules the subgradient phase met (cols: n rows of N + 1, the
+ * negated stop law first).  SD_ENOMEM or SD_EINTERNAL (CLP failed: the
+ * caller falls back) before any bound is set in info. */
+static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double seconds, size_t max_iter,
+                    const double *cols, size_t n, size_t *nsub, double *grad, sd_lp_tree_lagrange_info *info)
+{
+    static const double alphas[S_NALPHA] = {0.0, 0.3, 0.6, 0.8, 0.9, 0.1, 0.2, 0.4, 0.5, 0.7};
+    size_t N = g->N;
+    S_dw d;
+    double *P = calloc(N, sizeof *P), *lm = calloc(N, sizeof *lm), *ls = calloc(N, sizeof *ls);
+    int rc = S_dw_new(g, &d);
+    for (size_t k = 0; !rc && k < n; k++) {
+        for (size_t i = 0; i < N; i++)
+            P[i] = -cols[k * (N + 1) + i];
+        rc = S_dw_column(g, &d, P);
+    }
+    if (!rc && P) {
+        memset(P, 0, N * sizeof *P);
+        rc = S_dw_column(g, &d, P);
+    }
+    if (rc || !P || !lm || !ls) {
+        S_dw_free(&d);
+        free(P);
+        free(lm);
+        free(ls);
+        return SD_ENOMEM;
+    }
+    double A0 = S_eval(g, lam, grad, 1), best = A0 + S_eval(g, lam, NULL, 2), low = -INFINITY;
+    for (size_t i = 0; i < N; i++)
+        P[i] = -grad[i];
+    rc = S_dw_column(g, &d, P);
+    size_t it = 1 + *nsub;
+    int solved = 0;
+    while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
+        Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
+        Clp_primal(d.clp, 0);
+        int st = Clp_status(d.clp);
+        if (st == 3)
+            break; /* CLP's time limit */
+        if (st != 0) {
+            rc = solved ? SD_OK : SD_EINTERNAL;
+            info->master_failed = 1;
+            break;
+        }
+        solved = 1;
+        double pv, pr;
+        S_dw_primal(g, &d, &pv, &pr);
+        if (pr <= S_RESIDUAL && pv > low) {
+            low = pv;
+            info->primal = pv;
+            info->primal_residual = pr;
+        } else if (!(low > -INFINITY) && !(pr >= info->primal_residual)) {
+            info->primal = pv;
+            info->primal_residual = pr;
+        }
+        double th = -Clp_getRowPrice(d.clp)[0];
+        S_dw_lambda(g, &d, lm);
+        int added = 0;
+        for (int k = 0; k < S_NALPHA && !rc; k++) {
+            for (size_t i = 0; i < N; i++)
+                ls[i] = alphas[k] * lam[i] + (1.0 - alphas[k]) * lm[i];
+            double A = S_eval(g, ls, grad, 1), L = A + S_eval(g, ls, NULL, 2), red = -th;
+            it++;
+            for (size_t l = 1; l <= g->D; l++)
+                for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++) {
+                    P[i] = -grad[i];
+                    red += ((double)l - lm[i]) * P[i];
+                }
+            if (L < best) {
+                best = L;
+                memcpy(lam, ls, N * sizeof *lam);
+            }
+            if (k == 0)
+                info->model_gap = red; /* L(λ_master) - master */
+            if (k == 0 && getenv("SDX_DBG")) fprintf(stderr, "A %.12f th %.12f red %.3e L %.12f obj %.12f pv %.12f pr %.1e B %.12f\n", A, th, red, L, -Clp_objectiveValue(d.clp), pv, pr, L - A);
+            if (red > 1e-12) {
+                rc = S_dw_column(g, &d, P);
+                added++;
+            }
+        }
+        info->serious++; /* master solves */
+        if (best - low <= S_GAP || !added) {
+            info->converged = best - low <= S_GAP;
+            info->flat = !info->converged;
+            break;
+        }
+    }
+    if (rc == SD_OK) {
+        info->value = best;
+        info->center = best;
+        info->last = best;
+        info->iters = it;
+        info->seconds = sd_lp_now() - t0;
+        info->method = "column generation (CLP)";
+    }
+    S_dw_free(&d);
+    free(P);
+    free(lm);
+    free(ls);
+    return rc;
+}
+
 int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds, size_t max_iter, double lower,
                             sd_lp_tree_lagrange_info *info, sd_error *err)
 {
@@ -965,10 +1084,9 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
      * target (Brännlund 1995): cheap steps that take λ near the minimum
      * before the cutting planes polish it */
     double sub = N >= S_SUB_MIN_DIM ? S_SUB_SHARE : 0.0;
-    if (getenv("SDX_SUB")) sub = atof(getenv("SDX_SUB"));
-    size_t nsub = 0, mring = 2 * N, nring = 0;
+    size_t nsub = 0, mring = 2 * N < S_RING / (N + 1) ? 2 * N : S_RING / (N + 1), nring = 0;
     double *gB = malloc(N * sizeof *gB);
-    double *ring = getenv("SDX_RING") ? malloc(mring * (N + 1) * sizeof *ring) : NULL;
+    double *ring = malloc(mring * (N + 1) * sizeof *ring);
     if (sub > 0.0) {
         double Lb = sd_lp_tree_lagrange_eval(g, lam, grad), Lx = Lb;
         double lo = isfinite(lower) ? lower : 0.0, gapt = 0.5 * fmax(Lb - lo, 1e-6);
@@ -1017,129 +1135,18 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
         }
     }
     info->sub_iters = nsub;
-    if (getenv("SDX_DW")) {
-        S_dw d;
-        S_dw_new(g, &d);
-        glp_smcp sp;
-        glp_init_smcp(&sp);
-        sp.msg_lev = GLP_MSG_OFF;
-        sp.meth = GLP_PRIMAL;
-        sp.tol_bnd = S_TOL;
-        sp.tol_dj = S_TOL;
-        double *P = calloc(N, sizeof *P), *lm = calloc(N, sizeof *lm), *ls = calloc(N, sizeof *ls);
-        S_dw_column(g, &d, P);
-        if (ring) {
-            size_t n = nring < mring ? nring : mring;
-            for (size_t k = 0; k < n; k++) {
-                for (size_t i = 0; i < N; i++)
-                    P[i] = -ring[k * (N + 1) + i];
-                S_dw_column(g, &d, P);
-            }
-            free(ring);
-            ring = NULL;
-        }
-        double A0 = S_eval(g, lam, grad, 1), best0 = A0 + S_eval(g, lam, NULL, 2), plo = -INFINITY;
-        for (size_t i = 0; i < N; i++)
-            P[i] = -grad[i];
-        S_dw_column(g, &d, P);
-        double alphas[] = {0.0, 0.3, 0.6, 0.8, 0.9};
-        int na = getenv("SDX_NA") ? atoi(getenv("SDX_NA")) : 5;
-        size_t it = 1;
-        while (sd_lp_now() - t0 < seconds) {
-            double ts = sd_lp_now();
-            Clp_primal(d.clp, 0);
-            ts = sd_lp_now() - ts;
-            if (Clp_status(d.clp) != 0) { info->master_failed = 1; fprintf(stderr, "master %d\n", Clp_status(d.clp)); break; }
-            double pv, pr;
-            S_dw_primal(g, &d, &pv, &pr);
-            if (pr <= S_RESIDUAL && pv > plo) { plo = pv; info->primal = pv; info->primal_residual = pr; }
-            double th = -Clp_getRowPrice(d.clp)[0];
-            S_dw_lambda(g, &d, lm);
-            int added = 0;
-            double te = sd_lp_now();
-            for (int k = 0; k < na; k++) {
-                double a = alphas[k];
-                for (size_t i = 0; i < N; i++)
-                    ls[i] = a * lam[i] + (1.0 - a) * lm[i];
-                double A = S_eval(g, ls, grad, 1), L = A + S_eval(g, ls, NULL, 2);
-                it++;
-                double red = 0.0;
-                for (size_t l = 1; l <= g->D; l++)
-                    for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++) {
-                        P[i] = -grad[i];
-                        red += ((double)l - lm[i]) * P[i];
-                    }
-                red -= th;
-                if (k == 0 && getenv("SDX_CHECK")) fprintf(stderr, "  A(lm) %.12f th %.12f red %.3e L %.12f master %.12f\n", A, th, red, L, -Clp_objectiveValue(d.clp));
-                if (L < best0) { best0 = L; memcpy(lam, ls, N * sizeof *lam); }
-                if (red > 1e-12) { S_dw_column(g, &d, P); added++; }
-            }
-            te = sd_lp_now() - te;
-            fprintf(stderr, "dw %zu t %.2f best %.12f master %.12f res %.1e gap %.3e cols %zu added %d lp %.3f ev %.3f\n", it, sd_lp_now() - t0, best0, pv, pr, best0 - plo, d.npol, added, ts, te);
-            if (best0 - plo <= S_GAP) { info->converged = 1; break; }
-            if (!added) break;
-        }
-        info->value = best0; info->center = best0; info->iters = it; info->seconds = sd_lp_now() - t0;
-        S_dw_free(&d); free(P); free(lm); free(ls);
-        S_master_free(&m); free(grad); free(cand);
+    /* column generation on CLP; GLPK's cutting planes below if CLP fails */
+    if (S_colgen(g, lam, t0, seconds, max_iter, ring, nring < mring ? nring : mring, &nsub, grad, info) == SD_OK) {
+        free(ring);
+        free(gB);
+        S_master_free(&m);
+        free(grad);
+        free(cand);
         return SD_OK;
     }
-    if (getenv("SDX_INOUT")) {
-        int K = atoi(getenv("SDX_INOUT"));
-        double B = S_DELTA_MAX(g);
-        for (size_t i = 0; i < N; i++)
-            if (m.act[i])
-                glp_set_col_bnds(m.lp, m.act[i], GLP_DB, -B, B);
-        if (ring) {
-            size_t n = nring < mring ? nring : mring;
-            double *zero = calloc(N, sizeof *zero);
-            for (size_t k = 0; k < n; k++) {
-                double *P = ring + k * (N + 1);
-                S_cut(&m, N, P[N], P, zero);
-            }
-            free(zero);
-            free(ring);
-            ring = NULL;
-        }
-        double Ak0 = S_eval(g, lam, grad, 1), best0 = Ak0 + S_eval(g, lam, NULL, 2), plo = -INFINITY;
-        S_cut(&m, N, Ak0, grad, lam);
-        size_t it = 1;
-        while (sd_lp_now() - t0 < seconds) {
-            int sr = glp_simplex(m.lp, &sm);
-            if (sr || glp_get_status(m.lp) != GLP_OPT) { info->master_failed = 1; break; }
-            double model = glp_get_obj_val(m.lp);
-            int inside = 1;
-            for (size_t i = 0; i < N; i++) {
-                cand[i] = m.act[i] ? glp_get_col_prim(m.lp, m.act[i]) : 0.0;
-                if (m.act[i] && !(fabs(cand[i]) < B * (1.0 - 1e-9))) inside = 0;
-            }
-            double pv = NAN, pr = NAN;
-            if (inside) {
-                S_primal(g, &m, &pv, &pr);
-                if (pr <= S_RESIDUAL && pv > plo) plo = pv;
-                info->primal = pv; info->primal_residual = pr;
-            }
-            fprintf(stderr, "io %zu t %.2f best %.12f model %.12f plo %.12f pr %.1e inside %d rows %d\n", it, sd_lp_now() - t0, best0, model, plo, pr, inside, glp_get_num_rows(m.lp));
-            if (best0 - model <= S_GAP) { info->converged = 1; break; }
-            double *ctr = malloc(N * sizeof *ctr);
-            memcpy(ctr, lam, N * sizeof *ctr);
-            for (int k = 0; k < K; k++) {
-                double a = k == 0 ? 1.0 : pow(0.5, k);
-                double *pt = g->mix; (void)pt;
-                static double *buf = NULL; if (!buf) buf = malloc(N * sizeof *buf);
-                for (size_t i = 0; i < N; i++) buf[i] = ctr[i] + a * (cand[i] - ctr[i]);
-                double A = S_eval(g, buf, grad, 1), L = A + S_eval(g, buf, NULL, 2);
-                it++;
-                S_cut(&m, N, A, grad, buf);
-                if (L < best0) { best0 = L; memcpy(lam, buf, N * sizeof *lam); }
-            }
-            free(ctr);
-        }
-        info->value = best0; info->center = best0; info->iters = it; info->seconds = sd_lp_now() - t0;
-        if (plo > -INFINITY) info->primal = plo;
-        S_master_free(&m); free(grad); free(cand);
-        return SD_OK;
-    }
+    free(ring);
+    free(gB);
+    ring = NULL;
     double delta = S_DELTA0, Ak = S_eval(g, lam, grad, 1);
     double Lc = Ak + S_eval(g, lam, NULL, 2), best = Lc, plow = -INFINITY;
     size_t iter = 1, nnull = 0;
@@ -1208,11 +1215,7 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
             delta = fmin(2.0 * delta, S_DELTA_MAX(g));
             continue;
         }
-        double te = sd_lp_now();
         Ak = S_eval(g, cand, grad, 1);
-        static double tev = 0; tev += sd_lp_now() - te;
-        if (getenv("SDX_TRACE")) fprintf(stderr, "evaltime %.3f ", tev);
-        if (getenv("SDX_TRACE")) fprintf(stderr, "it %zu t %.2f Lc %.12f best %.12f model %.12f plow %.12f delta %.2e inside %d rows %d\n", iter, sd_lp_now()-t0, Lc, best, model, plow, delta, inside, glp_get_num_rows(m.lp));
         double Lk = Ak + S_eval(g, cand, NULL, 2);
         iter++;
         info->last = Lk;
@@ -1237,6 +1240,7 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
     }
     if (!(plow > -INFINITY) && glp_get_status(m.lp) == GLP_OPT)
         S_primal(g, &m, &info->primal, &info->primal_residual);
+    info->method = "cutting planes (GLPK)";
     info->value = Lc < best ? Lc : best;
     info->center = Lc;
     info->iters = iter;
