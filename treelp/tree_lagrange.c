@@ -97,6 +97,7 @@
 /* The subgradient phase's rules kept as the first columns: at most 2N,
  * at most S_RING doubles. */
 #define S_RING 4000000
+#define S_RING_COLS 64
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -1027,7 +1028,6 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             }
             if (k == 0)
                 info->model_gap = red; /* L(λ_master) - master */
-            if (k == 0 && getenv("SDX_DBG")) fprintf(stderr, "A %.12f th %.12f red %.3e L %.12f obj %.12f pv %.12f pr %.1e B %.12f\n", A, th, red, L, -Clp_objectiveValue(d.clp), pv, pr, L - A);
             if (red > 1e-12) {
                 rc = S_dw_column(g, &d, P);
                 added++;
@@ -1084,7 +1084,7 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
      * target (Brännlund 1995): cheap steps that take λ near the minimum
      * before the cutting planes polish it */
     double sub = N >= S_SUB_MIN_DIM ? S_SUB_SHARE : 0.0;
-    size_t nsub = 0, mring = 2 * N < S_RING / (N + 1) ? 2 * N : S_RING / (N + 1), nring = 0;
+    size_t nsub = 0, mring = S_RING_COLS < S_RING / (N + 1) ? S_RING_COLS : S_RING / (N + 1), nring = 0;
     double *gB = malloc(N * sizeof *gB);
     double *ring = malloc(mring * (N + 1) * sizeof *ring);
     if (sub > 0.0) {
