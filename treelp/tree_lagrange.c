@@ -37,22 +37,18 @@
  * Σ_y q(u y) 1{u y in the chosen cut}.
  *
  * L is invariant under λ -> λ + s·1 (the max drops by s, a cut's q-mass is
- * 1), so λ_root = 0.  The minimisation: Kelley's cutting planes with an
- * ℓ∞ trust region around the best point (Linderoth & Wright 2003), the
- * master on GLPK's dual simplex, warm started; with 256 or more
- * multipliers a first half of the time goes to subgradient steps (Polyak's
- * step to a variable target).  Every evaluated L(λ) is a certified bound.
- * The method stops when the model predicts no decrease above 1e-9 with
- * its minimiser strictly inside the trust region (converged: the model's
- * global minimum, a lower bound on min L, is within 1e-9 of L(center)),
- * when no decrease is predicted within the widest region (flat), at the
- * time limit, or after max_iter evaluations.  The master's dual then gives
- * a primal point of the LP (the comment at its end). */
+ * 1), so λ_root = 0.  The minimisation: with 256 or more multipliers a
+ * first share of the time goes to subgradient steps (Polyak's step to a
+ * variable target); then column generation over stop rules (S_colgen: the
+ * restricted master on CLP, its value a point of the LP, the least L(λ)
+ * evaluated the upper bound; converged when they meet within 1e-9), and
+ * if CLP fails Kelley's cutting planes with an ℓ∞ trust region around the
+ * best point (Linderoth & Wright 2003) on GLPK's dual simplex, whose
+ * master's dual gives a primal point too (the comment at its end). */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
