@@ -222,12 +222,16 @@ Test(tree_bounds, lagrangian_is_an_upper_bound, .timeout = 600)
             for (size_t j = 0; j < N; j++)
                 lam[j] = 0.0;
             sd_lp_tree_lagrange_info info;
-            cr_assert_eq(sd_lp_tree_lagrange_min(g, lam, 30.0, par.tree_depth > 2 ? 400 : 1500, NAN, &info, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_lagrange_min(g, lam, 30.0, 3000, NAN, &info, &err), SD_OK, "%s", err.msg);
             cr_expect(info.value >= rv.optimum - 1e-9, "V %zu --tree %s --draw %s seed %lu: L %.12f < tree-valid "
                       "%.12f", cases[i].V, cases[i].tree, cases[i].draw, seed + 80, info.value, rv.optimum);
-            if (info.converged)
+            if (info.converged) {
                 cr_expect(info.value <= rv.optimum + 1e-9, "converged: L %.12f, tree-valid %.12f", info.value,
                           rv.optimum);
+                cr_expect(info.primal_residual <= 1e-9 && fabs(info.primal - rv.optimum) <= 1e-9,
+                          "converged: primal %.12f (residual %.1e), tree-valid %.12f", info.primal,
+                          info.primal_residual, rv.optimum);
+            }
             n++;
             conv += info.converged;
             below_ot += info.value <= ro.optimum + 1e-9;

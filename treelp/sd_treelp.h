@@ -122,7 +122,9 @@ typedef struct sd_lp_tree_lagrange_info {
     int master_failed; /* GLPK ended the master without an optimum (the bound stands) */
     double primal, primal_residual; /* the master's dual mixture: its value and node-row residual */
     int flat;          /* stopped: no decrease predicted within the widest trust region, 4(D+1), and
-                          its minimum on the region's boundary (L may be flat along a ray) */
+                          its minimum on the region's boundary (L may be flat along a ray); column
+                          generation: no column with a positive reduced cost, gap above 1e-9 */
+    const char *method; /* "column generation (CLP)" or "cutting planes (GLPK)" (CLP failed) */
 } sd_lp_tree_lagrange_info;
 int sd_lp_tree_lagrange_new(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                             sd_lp_tree_lagrange **g, sd_error *err);
@@ -131,8 +133,14 @@ void sd_lp_tree_lagrange_free(sd_lp_tree_lagrange *g);
 size_t sd_lp_tree_lagrange_dim(const sd_lp_tree_lagrange *g);
 /* L(λ), and a subgradient into grad (dim doubles) unless NULL. */
 double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad);
-/* Minimises L from lam (updated to the final center) for at most `seconds`
- * and max_iter evaluations; info->value is the certified upper bound. */
+/* Minimises L from lam (updated to the best point) for at most `seconds`
+ * and max_iter evaluations: subgradient steps (256 or more multipliers),
+ * then column generation over stop rules with the restricted master on
+ * CLP (GLPK's trust-region cutting planes if CLP fails).  info->value is
+ * the certified upper bound, info->primal (when primal_residual <= 1e-9)
+ * the value of a point of the LP; converged: within 1e-9 of each other.
+ * For column generation `serious` counts master solves and model_gap is
+ * the last best reduced cost. */
 int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds, size_t max_iter, double lower,
                             sd_lp_tree_lagrange_info *info, sd_error *err);
 /* The two above from λ = 0. */

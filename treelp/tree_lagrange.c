@@ -37,23 +37,22 @@
  * Σ_y q(u y) 1{u y in the chosen cut}.
  *
  * L is invariant under λ -> λ + s·1 (the max drops by s, a cut's q-mass is
- * 1), so λ_root = 0.  The minimisation: Kelley's cutting planes with an
- * ℓ∞ trust region around the best point (Linderoth & Wright 2003), the
- * master on GLPK's dual simplex, warm started; with 256 or more
- * multipliers a first half of the time goes to subgradient steps (Polyak's
- * step to a variable target).  Every evaluated L(λ) is a certified bound.
- * The method stops when the model predicts no decrease above 1e-9 with
- * its minimiser strictly inside the trust region (converged: the model's
- * global minimum, a lower bound on min L, is within 1e-9 of L(center)),
- * when no decrease is predicted within the widest region (flat), at the
- * time limit, or after max_iter evaluations.  The master's dual then gives
- * a primal point of the LP (the comment at its end). */
+ * 1), so λ_root = 0.  The minimisation: with 256 or more multipliers a
+ * first share of the time goes to subgradient steps (Polyak's step to a
+ * variable target); then column generation over stop rules (S_colgen: the
+ * restricted master on CLP, its value a point of the LP, the least L(λ)
+ * evaluated the upper bound; converged when they meet within 1e-9), and
+ * if CLP fails Kelley's cutting planes with an ℓ∞ trust region around the
+ * best point (Linderoth & Wright 2003) on GLPK's dual simplex, whose
+ * master's dual gives a primal point too (the comment at its end). */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <coin/Clp_C_Interface.h>
 #include <glpk.h>
 
 #include "../sims/engine/sd_params.h"
@@ -76,6 +75,25 @@
 #define S_DELTA_MAX(g) (4.0 * (double)((g)->D + 1))
 #define S_SUB_SHARE 0.5
 #define S_SUBWAIT 300
+/* GLPK's primal and dual feasibility tolerances in the master (its
+ * default 1e-7 would leave node-row residuals of that order) and the
+ * starting trust region. */
+#define S_TOL 1e-10
+#define S_DELTA0 0.1
+/* CLP's primal feasibility tolerance in the column generation master: the
+ * stop-mass rows X(z) <= q(z | parent) X(parent) become r >= 0 divided by
+ * q(z), so their error must stay well below 1e-9. */
+#define S_CLP_TOL 1e-13
+/* Converged: the best L within S_GAP of a primal point whose residual is
+ * at most S_RESIDUAL (the exact route's certificate standard). */
+#define S_GAP 1e-9
+#define S_RESIDUAL 1e-9
+/* Pricing points per master solve in the column generation. */
+#define S_NALPHA 10
+/* The subgradient phase's rules kept as the first columns: at most 2N,
+ * at most S_RING doubles. */
+#define S_RING 4000000
+#define S_RING_COLS 64
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -324,96 +342,105 @@ int sd_lp_tree_lagrange_new(const sd_chain *c, size_t t, size_t a, const sd_para
 
 /* --- L(λ) and a subgradient --------------------------------------------------- */
 
-double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad)
+/* parts: 1 the expected maximum, 2 the cut term, 3 both (L itself). */
+static double S_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad, int parts)
 {
     size_t V = g->V, D = g->D, N = g->N;
-    /* ranks by (h, index); inactive nodes (q(u) = 0) never count */
-    size_t na = 0;
-    for (size_t l = 0; l <= D; l++)
-        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
-            size_t i = g->noff[l] + u;
-            g->h[i] = (double)l - lam[i];
-            if (g->Q[l][u] > 0.0)
-                g->order[na++] = i;
-            g->rank[i] = -1;
-        }
-    S_sort_h = g->h;
-    qsort(g->order, na, sizeof *g->order, S_cmp_h);
-    for (size_t k = 0; k < na; k++)
-        g->rank[g->order[k]] = (long)k;
-    g->nact = na;
-    /* F_u(k), k < na, deepest internal level first */
-    for (size_t l = D; l-- > 0;) {
-        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
-            size_t i = g->noff[l] + u;
-            double *F = g->F + i * N;
-            const double *p = g->p + i * V;
-            long ri = g->rank[i];
-            if (ri < 0) { /* never the max, nor anything below it */
-                for (size_t k = 0; k < na; k++)
-                    F[k] = 1.0;
-                continue;
+    double val = 0.0;
+    if (grad)
+        memset(grad, 0, N * sizeof *grad);
+    if (parts & 1) {
+        /* ranks by (h, index); inactive nodes (q(u) = 0) never count */
+        size_t na = 0;
+        for (size_t l = 0; l <= D; l++)
+            for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+                size_t i = g->noff[l] + u;
+                g->h[i] = (double)l - lam[i];
+                if (g->Q[l][u] > 0.0)
+                    g->order[na++] = i;
+                g->rank[i] = -1;
             }
-            for (size_t k = 0; k < (size_t)ri; k++)
-                F[k] = 0.0;
-            if (g->draw == SD_DRAW_IID) {
-                for (size_t k = (size_t)ri; k < na; k++)
-                    g->mix[k] = 0.0;
-                for (size_t x = 0; x < V; x++) {
-                    if (!(p[x] > 0.0))
-                        continue;
-                    size_t ch = g->noff[l + 1] + u * V + x;
-                    if (l + 1 == D) {
-                        long rc = g->rank[ch];
-                        for (size_t k = (size_t)ri; k < na; k++)
-                            g->mix[k] += (long)k >= rc ? p[x] : 0.0;
-                    } else {
-                        const double *Fc = g->F + ch * N;
-                        for (size_t k = (size_t)ri; k < na; k++)
-                            g->mix[k] += p[x] * Fc[k];
-                    }
+        S_sort_h = g->h;
+        qsort(g->order, na, sizeof *g->order, S_cmp_h);
+        for (size_t k = 0; k < na; k++)
+            g->rank[g->order[k]] = (long)k;
+        g->nact = na;
+        /* F_u(k), k < na, deepest internal level first */
+        for (size_t l = D; l-- > 0;) {
+            for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+                size_t i = g->noff[l] + u;
+                double *F = g->F + i * N;
+                const double *p = g->p + i * V;
+                long ri = g->rank[i];
+                if (ri < 0) { /* never the max, nor anything below it */
+                    for (size_t k = 0; k < na; k++)
+                        F[k] = 1.0;
+                    continue;
                 }
-                double b = (double)g->b[l];
-                for (size_t k = (size_t)ri; k < na; k++)
-                    F[k] = g->b[l] == 1 ? g->mix[k] : pow(g->mix[k], b);
-            } else {
-                for (size_t k = (size_t)ri; k < na; k++)
+                for (size_t k = 0; k < (size_t)ri; k++)
                     F[k] = 0.0;
-                for (size_t s = g->soff[i]; s < g->soff[i + 1]; s++) {
+                if (g->draw == SD_DRAW_IID) {
                     for (size_t k = (size_t)ri; k < na; k++)
-                        g->mix[k] = g->sprob[s];
+                        g->mix[k] = 0.0;
                     for (size_t x = 0; x < V; x++) {
-                        if (!((g->smask[s] >> x) & 1u))
+                        if (!(p[x] > 0.0))
                             continue;
                         size_t ch = g->noff[l + 1] + u * V + x;
                         if (l + 1 == D) {
                             long rc = g->rank[ch];
-                            for (size_t k = (size_t)ri; k < na && (long)k < rc; k++)
-                                g->mix[k] = 0.0;
+                            for (size_t k = (size_t)ri; k < na; k++)
+                                g->mix[k] += (long)k >= rc ? p[x] : 0.0;
                         } else {
                             const double *Fc = g->F + ch * N;
                             for (size_t k = (size_t)ri; k < na; k++)
-                                g->mix[k] *= Fc[k];
+                                g->mix[k] += p[x] * Fc[k];
                         }
                     }
+                    double b = (double)g->b[l];
                     for (size_t k = (size_t)ri; k < na; k++)
-                        F[k] += g->mix[k];
+                        F[k] = g->b[l] == 1 ? g->mix[k] : pow(g->mix[k], b);
+                } else {
+                    for (size_t k = (size_t)ri; k < na; k++)
+                        F[k] = 0.0;
+                    for (size_t s = g->soff[i]; s < g->soff[i + 1]; s++) {
+                        for (size_t k = (size_t)ri; k < na; k++)
+                            g->mix[k] = g->sprob[s];
+                        for (size_t x = 0; x < V; x++) {
+                            if (!((g->smask[s] >> x) & 1u))
+                                continue;
+                            size_t ch = g->noff[l + 1] + u * V + x;
+                            if (l + 1 == D) {
+                                long rc = g->rank[ch];
+                                for (size_t k = (size_t)ri; k < na && (long)k < rc; k++)
+                                    g->mix[k] = 0.0;
+                            } else {
+                                const double *Fc = g->F + ch * N;
+                                for (size_t k = (size_t)ri; k < na; k++)
+                                    g->mix[k] *= Fc[k];
+                            }
+                        }
+                        for (size_t k = (size_t)ri; k < na; k++)
+                            F[k] += g->mix[k];
+                    }
                 }
             }
         }
-    }
-    /* E[max h] and P(argmax = u); D = 0 does not occur (depth >= 1) */
-    double val = 0.0, prev = 0.0;
-    if (grad)
-        memset(grad, 0, N * sizeof *grad);
-    for (size_t k = 0; k < na; k++) {
-        double Fk = g->F[k], pk = Fk - prev; /* the root is node 0 */
-        prev = Fk;
-        if (pk != 0.0) {
-            val += pk * g->h[g->order[k]];
-            if (grad)
-                grad[g->order[k]] -= pk;
+        /* E[max h] and P(argmax = u); D = 0 does not occur (depth >= 1) */
+        double prev = 0.0;
+        for (size_t k = 0; k < na; k++) {
+            double Fk = g->F[k], pk = Fk - prev; /* the root is node 0 */
+            prev = Fk;
+            if (pk != 0.0) {
+                val += pk * g->h[g->order[k]];
+                if (grad)
+                    grad[g->order[k]] -= pk;
+            }
         }
+    }
+    if (!(parts & 2)) {
+        if (grad)
+            grad[0] = 0.0;
+        return val;
     }
     /* the cut term: G over levels D+1 .. 1, G[noff[l] + z] */
     double *G = g->G;
@@ -470,20 +497,144 @@ double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, doubl
     return val;
 }
 
+double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad)
+{
+    return S_eval(g, lam, grad, 3);
+}
+
 /* --- the minimisation --------------------------------------------------------- */
 
-/* Adds the cut θ >= L(λ_k) + g·(λ - λ_k) of the point x = λ_k; past
- * S_MAX_ROWS·N + 200 cuts, drops the slack ones (basic rows). */
-static void S_cut(glp_prob *lp, const int *act, size_t N, double Lk, const double *grad, const double *x, int *ind,
-                  double *val)
+/* The master LP (GLPK, minimise) models L(λ) = A(λ) + B(λ), A the expected
+ * maximum and B the cut term, with A by its cutting planes and B exactly:
+ * B(λ) = min { Σ_{x ∈ V} G(x) : G(z) >= λ_{parent(z)} q(z) (levels 1..D+1),
+ *              G(z) >= Σ_y G(z y) (levels 1..D) },
+ * the LP of the recursion (its least solution is the recursion's G, and
+ * the objective is increasing in every G).  Columns: θ (A's model), the
+ * active λ_u (u ≠ root, q(u) > 0), G(z) for q(z) > 0; rows: the G rows
+ * (fixed), then A's cuts θ >= A(λ_k) + g_k·(λ - λ_k).
+ *
+ * Its dual is the restricted master of Dantzig–Wolfe column generation on
+ * tree-valid's aggregated LP: weights μ_k >= 0, Σ μ_k = 1 (θ's column) on
+ * the cuts, each cut's maximiser f_k (the stop rule "stop at the node of
+ * largest |u| - λ_k(u)") meeting the path-set rows exactly; r(z) >= 0 the
+ * duals of the rows G(z) >= λ_{parent(z)} q(z), whose path sums equal 1
+ * (G's columns: r(x) + ρ(x) = 1, r(z) + ρ(z) = ρ(parent(z)), r(o) =
+ * ρ(parent(o)) at the leaves, ρ the recursion rows' duals); λ's columns
+ * are the node rows Σ_k μ_k P_k(u) = Σ_y q(u y) r(u y).  Where the trust
+ * region does not bind, the master's dual is a primal point of tree-valid's
+ * LP with the master's value (Σ_k μ_k Σ_u |u| P_k(u)); its residual is
+ * recomputed here from the cuts' coefficients and the duals, not taken
+ * from GLPK. */
+typedef struct S_master {
+    glp_prob *lp;
+    int nfix;     /* the G rows */
+    int *act;     /* [N] column of λ_i, 0 when fixed (the root, q(u) = 0) */
+    int *gcol;    /* [noff[D+2]] column of G(z), 0 when q(z) = 0 */
+    int *crow;    /* [noff[D+2]] row G(z) >= λ_{parent(z)} q(z) */
+    int *colnode; /* column -> node of λ */
+    int *ind;
+    double *val, *r, *x;
+} S_master;
+
+static void S_master_free(S_master *m)
 {
-    int nz = 0;
-    double rhs = Lk;
+    if (m->lp)
+        glp_delete_prob(m->lp);
+    free(m->act);
+    free(m->gcol);
+    free(m->crow);
+    free(m->colnode);
+    free(m->ind);
+    free(m->val);
+    free(m->r);
+    free(m->x);
+}
+
+static int S_master_new(const sd_lp_tree_lagrange *g, S_master *m)
+{
+    size_t N = g->N, D = g->D, V = g->V, NT = g->noff[D + 2];
+    memset(m, 0, sizeof *m);
+    m->act = calloc(N, sizeof *m->act);
+    m->gcol = calloc(NT, sizeof *m->gcol);
+    m->crow = calloc(NT, sizeof *m->crow);
+    m->colnode = calloc(N + NT + 2, sizeof *m->colnode);
+    m->ind = malloc((N + NT + 2) * sizeof *m->ind);
+    m->val = malloc((N + NT + 2) * sizeof *m->val);
+    m->r = calloc(NT, sizeof *m->r);
+    m->x = calloc(N, sizeof *m->x);
+    if (!m->act || !m->gcol || !m->crow || !m->colnode || !m->ind || !m->val || !m->r || !m->x)
+        return SD_ENOMEM;
+    glp_prob *lp = m->lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MIN);
+    int ncol = 1;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++)
+            if (g->Q[l][u] > 0.0) {
+                m->act[g->noff[l] + u] = ++ncol;
+                m->colnode[ncol] = (int)(g->noff[l] + u);
+            }
+    for (size_t l = 1; l <= D + 1; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++)
+            if (g->Q[l][u] > 0.0)
+                m->gcol[g->noff[l] + u] = ++ncol;
+    glp_add_cols(lp, ncol);
+    for (int j = 1; j <= ncol; j++)
+        glp_set_col_bnds(lp, j, GLP_FR, 0.0, 0.0);
+    glp_set_obj_coef(lp, 1, 1.0);
+    for (size_t x = 0; x < V; x++)
+        if (m->gcol[g->noff[1] + x])
+            glp_set_obj_coef(lp, m->gcol[g->noff[1] + x], 1.0);
+    int *ind = m->ind;
+    double *val = m->val;
+    for (size_t l = 1; l <= D + 1; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t z = g->noff[l] + u;
+            if (!m->gcol[z])
+                continue;
+            int nz = 0;
+            ind[++nz] = m->gcol[z];
+            val[nz] = 1.0;
+            size_t par = g->noff[l - 1] + u / V;
+            if (m->act[par]) {
+                ind[++nz] = m->act[par];
+                val[nz] = -g->Q[l][u];
+            }
+            int row = glp_add_rows(lp, 1);
+            glp_set_mat_row(lp, row, nz, ind, val);
+            glp_set_row_bnds(lp, row, GLP_LO, 0.0, 0.0);
+            m->crow[z] = row;
+            if (l <= D) {
+                nz = 0;
+                ind[++nz] = m->gcol[z];
+                val[nz] = 1.0;
+                for (size_t y = 0; y < V; y++)
+                    if (m->gcol[g->noff[l + 1] + u * V + y]) {
+                        ind[++nz] = m->gcol[g->noff[l + 1] + u * V + y];
+                        val[nz] = -1.0;
+                    }
+                if (nz > 1) {
+                    row = glp_add_rows(lp, 1);
+                    glp_set_mat_row(lp, row, nz, ind, val);
+                    glp_set_row_bnds(lp, row, GLP_LO, 0.0, 0.0);
+                }
+            }
+        }
+    m->nfix = glp_get_num_rows(lp);
+    return SD_OK;
+}
+
+/* Adds A's cut θ >= A(λ_k) + g·(λ - λ_k) of the point x = λ_k; past
+ * S_MAX_ROWS·N + 200 cuts, drops the slack ones (basic rows). */
+static void S_cut(S_master *m, size_t N, double Ak, const double *grad, const double *x)
+{
+    glp_prob *lp = m->lp;
+    int nz = 0, *ind = m->ind;
+    double rhs = Ak, *val = m->val;
     ind[++nz] = 1;
     val[nz] = 1.0;
     for (size_t i = 0; i < N; i++)
-        if (act[i] && grad[i] != 0.0) {
-            ind[++nz] = act[i];
+        if (m->act[i] && grad[i] != 0.0) {
+            ind[++nz] = m->act[i];
             val[nz] = -grad[i];
             rhs -= grad[i] * x[i];
         }
@@ -491,11 +642,11 @@ static void S_cut(glp_prob *lp, const int *act, size_t N, double Lk, const doubl
     glp_set_mat_row(lp, row, nz, ind, val);
     glp_set_row_bnds(lp, row, GLP_LO, rhs, 0.0);
     int nr = glp_get_num_rows(lp);
-    if ((size_t)nr > S_MAX_ROWS * N + 200) {
+    if ((size_t)(nr - m->nfix) > S_MAX_ROWS * N + 200) {
         int nd = 0;
         int *del = malloc(((size_t)nr + 1) * sizeof *del);
         if (del) {
-            for (int r = 1; r < nr; r++)
+            for (int r = m->nfix + 1; r < nr; r++)
                 if (glp_get_row_stat(lp, r) == GLP_BS)
                     del[++nd] = r;
             if (nd)
@@ -505,53 +656,433 @@ static void S_cut(glp_prob *lp, const int *act, size_t N, double Lk, const doubl
     }
 }
 
+/* The master's dual as a primal point of tree-valid's LP (the comment
+ * above S_master): its value, and the largest violation of the node rows,
+ * the leaf path rows and r >= 0 (μ clipped at 0 and normalised, so the
+ * path-set rows hold exactly). */
+static void S_primal(const sd_lp_tree_lagrange *g, S_master *m, double *value, double *residual)
+{
+    glp_prob *lp = m->lp;
+    size_t N = g->N, D = g->D, V = g->V;
+    int nr = glp_get_num_rows(lp);
+    double mu_sum = 0.0, pv = 0.0, worst = 0.0;
+    memset(m->x, 0, N * sizeof *m->x);
+    for (int r = m->nfix + 1; r <= nr; r++) {
+        double mu = fmax(0.0, glp_get_row_dual(lp, r));
+        if (!(mu > 0.0))
+            continue;
+        mu_sum += mu;
+        pv += mu * glp_get_row_lb(lp, r);
+        int len = glp_get_mat_row(lp, r, m->ind, m->val);
+        double rest = 1.0;
+        for (int k = 1; k <= len; k++)
+            if (m->ind[k] > 1) {
+                m->x[m->colnode[m->ind[k]]] += mu * m->val[k]; /* val = P_k(u) */
+                rest -= m->val[k];
+            }
+        m->x[0] += mu * rest;
+    }
+    if (!(mu_sum > 0.0)) {
+        *value = *residual = NAN;
+        return;
+    }
+    for (size_t i = 0; i < N; i++)
+        m->x[i] /= mu_sum;
+    for (size_t l = 1; l <= D + 1; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t z = g->noff[l] + u;
+            double rz = m->crow[z] ? glp_get_row_dual(lp, m->crow[z]) : 0.0;
+            worst = fmax(worst, -rz);
+            m->r[z] = fmax(rz, 0.0);
+            m->x[g->noff[l - 1] + u / V] -= g->Q[l][u] * m->r[z];
+        }
+    for (size_t i = 0; i < N; i++)
+        worst = fmax(worst, fabs(m->x[i]));
+    /* leaf path rows: Σ_{l=1}^{D+1} r(o^l) = 1 for q(o) > 0 */
+    size_t nl = g->noff[D + 2] - g->noff[D + 1];
+    for (size_t o = 0; o < nl; o++) {
+        if (!(g->Q[D + 1][o] > 0.0))
+            continue;
+        double s = 0.0;
+        size_t w = o;
+        for (size_t l = D + 1; l >= 1; l--) {
+            s += m->r[g->noff[l] + w];
+            w /= V;
+        }
+        worst = fmax(worst, fabs(s - 1.0));
+    }
+    *value = pv / mu_sum;
+    *residual = worst;
+}
+
+/* --- column generation ---------------------------------------------------------- */
+
+/* The restricted master over stop rules.  Eliminating the emission r:
+ * with s(z) = 1 - Σ_{w ⪯ z, |w| >= 1} r(w) (the share of the target paths
+ * through z not yet emitted; s(root) = 1, s = 0 at depth D+1) the node
+ * rows read x_u = q(u) s(u) - Σ_y q(u y) s(u y), so s(u) = X(u)/q(u),
+ * X(u) = Σ_{w ⪰ u} x_w the stop mass in u's subtree, and r(u y) = s(u) -
+ * s(u y) >= 0: a stop law x (of the drafted trees' nodes) can be completed
+ * to a point of tree-valid's LP iff X(z)/q(z) <= X(parent(z))/q(parent(z))
+ * for every z (X(root)/q(root) = Σ x = 1).  The master: maximise
+ * Σ_k μ_k Σ_u |u| P_k(u) over μ >= 0, Σ μ_k = 1, with those rows for
+ * x = Σ_k μ_k P_k, P_k the stop law of the rule "stop at the node of
+ * largest |u| - λ_k(u)".  Its duals π_z >= 0 price a rule through
+ * λ_w = Σ_{v ⪯ w, v ≠ root} (π_v - Σ_y π_{v y})/q(v): the best rule is A's
+ * maximiser at λ, and L(λ) = A(λ) + B(λ) bounds the LP from above (at the
+ * master's duals, L(λ) - master = the best reduced cost). */
+typedef struct S_dw {
+    Clp_Simplex *clp;
+    int nrows;
+    int *row;      /* [N] row of node z (levels 1..D, q(z) > 0) */
+    size_t npol, cap;
+    double *pol;   /* [cap][N] the columns' stop laws */
+    int *ind;
+    double *val, *X;
+} S_dw;
+
+static void S_dw_free(S_dw *d)
+{
+    if (d->clp)
+        Clp_deleteModel(d->clp);
+    free(d->row);
+    free(d->pol);
+    free(d->ind);
+    free(d->val);
+    free(d->X);
+}
+
+/* X: subtree sums of P over levels 1..D. */
+static void S_subtree(const sd_lp_tree_lagrange *g, const double *P, double *X)
+{
+    size_t V = g->V;
+    for (size_t l = g->D; l >= 1; l--)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            X[i] = P[i];
+            if (l < g->D)
+                for (size_t y = 0; y < V; y++)
+                    X[i] += X[g->noff[l + 1] + u * V + y];
+        }
+}
+
+static int S_dw_column(const sd_lp_tree_lagrange *g, S_dw *d, const double *P)
+{
+    size_t N = g->N, V = g->V;
+    if (d->npol == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 256;
+        double *pl = realloc(d->pol, cap * N * sizeof *pl);
+        if (!pl)
+            return SD_ENOMEM;
+        d->pol = pl;
+        d->cap = cap;
+    }
+    memcpy(d->pol + d->npol * N, P, N * sizeof *P);
+    d->pol[d->npol * N] = 0.0;
+    d->npol++;
+    S_subtree(g, P, d->X);
+    int nz = 0, *ind = d->ind;
+    double c = 0.0, *val = d->val;
+    ind[++nz] = 1;
+    val[nz] = 1.0;
+    for (size_t l = 1; l <= g->D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            c += (double)l * P[i];
+            if (!d->row[i])
+                continue;
+            double mz = d->X[i];
+            if (l > 1)
+                mz -= d->X[g->noff[l - 1] + u / V] * (g->Q[l][u] / g->Q[l - 1][u / V]);
+            if (mz != 0.0) {
+                ind[++nz] = d->row[i];
+                val[nz] = mz;
+            }
+        }
+    /* CLP minimises -c; rows 0-based */
+    CoinBigIndex st[2] = {0, nz};
+    for (int k = 1; k <= nz; k++)
+        ind[k]--;
+    double lo = 0.0, up = DBL_MAX, obj = -c;
+    Clp_addColumns(d->clp, 1, &lo, &up, &obj, st, ind + 1, val + 1);
+    return SD_OK;
+}
+
+static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
+{
+    size_t N = g->N, D = g->D;
+    memset(d, 0, sizeof *d);
+    d->row = calloc(N, sizeof *d->row);
+    d->ind = malloc((N + 2) * sizeof *d->ind);
+    d->val = malloc((N + 2) * sizeof *d->val);
+    d->X = calloc(N, sizeof *d->X);
+    if (!d->row || !d->ind || !d->val || !d->X)
+        return SD_ENOMEM;
+    int nr = 1;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++)
+            if (g->Q[l][u] > 0.0)
+                d->row[g->noff[l] + u] = ++nr;
+    double *rl = malloc((size_t)nr * sizeof *rl), *ru = malloc((size_t)nr * sizeof *ru);
+    d->clp = Clp_newModel();
+    if (!rl || !ru || !d->clp) {
+        free(rl);
+        free(ru);
+        return SD_ENOMEM;
+    }
+    Clp_setLogLevel(d->clp, 0);
+    rl[0] = ru[0] = 1.0;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            int r = d->row[g->noff[l] + u];
+            if (r) {
+                rl[r - 1] = -DBL_MAX;
+                ru[r - 1] = l == 1 ? g->Q[1][u] : 0.0;
+            }
+        }
+    CoinBigIndex st0 = 0;
+    Clp_loadProblem(d->clp, 0, nr, &st0, NULL, NULL, NULL, NULL, NULL, rl, ru);
+    Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
+    Clp_setDualTolerance(d->clp, S_TOL);
+    d->nrows = nr;
+    free(rl);
+    free(ru);
+    return SD_OK;
+}
+
+/* λ from the master's duals (the comment above S_dw). */
+static void S_dw_lambda(const sd_lp_tree_lagrange *g, const S_dw *d, double *lam)
+{
+    size_t V = g->V;
+    const double *y = Clp_getRowPrice(d->clp);
+    lam[0] = 0.0;
+    for (size_t l = 1; l <= g->D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            double base = l == 1 ? 0.0 : lam[g->noff[l - 1] + u / V];
+            if (!d->row[i]) {
+                lam[i] = base;
+                continue;
+            }
+            double pv = -y[d->row[i] - 1];
+            if (l < g->D)
+                for (size_t c = 0; c < V; c++) {
+                    size_t ch = g->noff[l + 1] + u * V + c;
+                    if (d->row[ch])
+                        pv += y[d->row[ch] - 1] * (g->Q[l + 1][u * V + c] / g->Q[l][u]);
+                }
+            lam[i] = base + pv;
+        }
+}
+
+/* The master's primal point completed to tree-valid's LP: x = Σ μ_k P_k /
+ * Σ μ_k (the path-set rows exact), s = X/q, r(z) = max(0, s(parent) -
+ * s(z)) (levels 1..D+1, s = 0 at depth D+1); its value and the largest
+ * residual of the node rows and the leaf path rows, recomputed. */
+static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, double *residual)
+{
+    size_t N = g->N, D = g->D, V = g->V;
+    double *x = calloc(N, sizeof *x), *r = calloc(g->noff[D + 2], sizeof *r);
+    if (!x || !r) {
+        free(x);
+        free(r);
+        *value = *residual = NAN;
+        return;
+    }
+    double mus = 0.0, pv = 0.0, worst = 0.0;
+    const double *sol = Clp_getColSolution(d->clp);
+    for (size_t k = 0; k < d->npol; k++) {
+        double mu = fmax(0.0, sol[k]);
+        if (mu == 0.0)
+            continue;
+        mus += mu;
+        const double *P = d->pol + k * N;
+        for (size_t i = 1; i < N; i++)
+            x[i] += mu * P[i];
+    }
+    x[0] = 1.0;
+    for (size_t l = 1; l <= D; l++)
+        for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++) {
+            x[i] /= mus;
+            x[0] -= x[i];
+            pv += (double)l * x[i];
+        }
+    S_subtree(g, x, d->X);
+    /* r(z) at levels 1..D+1 from s = X/q */
+    for (size_t l = 1; l <= D + 1; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            if (!(g->Q[l][u] > 0.0))
+                continue;
+            double sp = l == 1 ? 1.0 : d->X[g->noff[l - 1] + u / V] / g->Q[l - 1][u / V];
+            double sz = l == D + 1 ? 0.0 : d->X[g->noff[l] + u] / g->Q[l][u];
+            r[g->noff[l] + u] = fmax(0.0, sp - sz);
+        }
+    /* node rows x_u = Σ_y q(u y) r(u y) */
+    for (size_t l = 0; l <= D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            double e = x[g->noff[l] + u];
+            for (size_t y = 0; y < V; y++)
+                e -= g->Q[l + 1][u * V + y] * r[g->noff[l + 1] + u * V + y];
+            worst = fmax(worst, fabs(e));
+        }
+    for (size_t o = 0; o < g->noff[D + 2] - g->noff[D + 1]; o++) {
+        if (!(g->Q[D + 1][o] > 0.0))
+            continue;
+        double sum = 0.0;
+        size_t w = o;
+        for (size_t l = D + 1; l >= 1; l--) {
+            sum += r[g->noff[l] + w];
+            w /= V;
+        }
+        worst = fmax(worst, fabs(sum - 1.0));
+    }
+    free(x);
+    free(r);
+    *value = pv;
+    *residual = worst;
+}
+
+/* Column generation: the restricted master (S_dw) on CLP's primal simplex,
+ * warm started as columns arrive; each round prices at the master's λ and
+ * at points between it and the best λ so far (Wentges 1997's smoothing,
+ * several weights at once since a pricing costs far less than a master
+ * solve) and adds every rule with a positive reduced cost at the master's
+ * λ.  The best L(λ) is the upper bound, the master's value (a point of the
+ * LP, residual recomputed) the lower; converged when they are within
+ * S_GAP.  The columns start with "stop at the root" (always feasible)
+ * and the rules the subgradient phase met (cols: n rows of N + 1, the
+ * negated stop law first).  SD_ENOMEM or SD_EINTERNAL (CLP failed: the
+ * caller falls back) before any bound is set in info. */
+static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double seconds, size_t max_iter,
+                    const double *cols, size_t n, size_t *nsub, double *grad, sd_lp_tree_lagrange_info *info)
+{
+    static const double alphas[S_NALPHA] = {0.0, 0.3, 0.6, 0.8, 0.9, 0.1, 0.2, 0.4, 0.5, 0.7};
+    size_t N = g->N;
+    S_dw d;
+    double *P = calloc(N, sizeof *P), *lm = calloc(N, sizeof *lm), *ls = calloc(N, sizeof *ls);
+    int rc = S_dw_new(g, &d);
+    for (size_t k = 0; !rc && k < n; k++) {
+        for (size_t i = 0; i < N; i++)
+            P[i] = -cols[k * (N + 1) + i];
+        rc = S_dw_column(g, &d, P);
+    }
+    if (!rc && P) {
+        memset(P, 0, N * sizeof *P);
+        rc = S_dw_column(g, &d, P);
+    }
+    if (rc || !P || !lm || !ls) {
+        S_dw_free(&d);
+        free(P);
+        free(lm);
+        free(ls);
+        return SD_ENOMEM;
+    }
+    double A0 = S_eval(g, lam, grad, 1), best = A0 + S_eval(g, lam, NULL, 2), low = -INFINITY;
+    for (size_t i = 0; i < N; i++)
+        P[i] = -grad[i];
+    rc = S_dw_column(g, &d, P);
+    size_t it = 1 + *nsub;
+    int solved = 0;
+    while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
+        Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
+        Clp_primal(d.clp, 0);
+        int st = Clp_status(d.clp);
+        if (st == 3)
+            break; /* CLP's time limit */
+        if (st != 0) {
+            rc = solved ? SD_OK : SD_EINTERNAL;
+            info->master_failed = 1;
+            break;
+        }
+        solved = 1;
+        double pv, pr;
+        S_dw_primal(g, &d, &pv, &pr);
+        if (pr <= S_RESIDUAL && pv > low) {
+            low = pv;
+            info->primal = pv;
+            info->primal_residual = pr;
+        } else if (!(low > -INFINITY) && !(pr >= info->primal_residual)) {
+            info->primal = pv;
+            info->primal_residual = pr;
+        }
+        double th = -Clp_getRowPrice(d.clp)[0];
+        S_dw_lambda(g, &d, lm);
+        int added = 0;
+        for (int k = 0; k < S_NALPHA && !rc; k++) {
+            for (size_t i = 0; i < N; i++)
+                ls[i] = alphas[k] * lam[i] + (1.0 - alphas[k]) * lm[i];
+            double A = S_eval(g, ls, grad, 1), L = A + S_eval(g, ls, NULL, 2), red = -th;
+            it++;
+            for (size_t l = 1; l <= g->D; l++)
+                for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++) {
+                    P[i] = -grad[i];
+                    red += ((double)l - lm[i]) * P[i];
+                }
+            if (L < best) {
+                best = L;
+                memcpy(lam, ls, N * sizeof *lam);
+            }
+            if (k == 0)
+                info->model_gap = red; /* L(λ_master) - master */
+            if (red > 1e-12) {
+                rc = S_dw_column(g, &d, P);
+                added++;
+            }
+        }
+        info->serious++; /* master solves */
+        if (best - low <= S_GAP || !added) {
+            info->converged = best - low <= S_GAP;
+            info->flat = !info->converged;
+            break;
+        }
+    }
+    if (rc == SD_OK) {
+        info->value = best;
+        info->center = best;
+        info->last = best;
+        info->iters = it;
+        info->seconds = sd_lp_now() - t0;
+        info->method = "column generation (CLP)";
+    }
+    S_dw_free(&d);
+    free(P);
+    free(lm);
+    free(ls);
+    return rc;
+}
+
 int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds, size_t max_iter, double lower,
                             sd_lp_tree_lagrange_info *info, sd_error *err)
 {
     size_t N = g->N;
     double t0 = sd_lp_now();
     memset(info, 0, sizeof *info);
+    info->primal = NAN;
+    info->primal_residual = NAN;
     double *grad = malloc(N * sizeof *grad), *cand = malloc(N * sizeof *cand);
-    int *ind = malloc((N + 2) * sizeof *ind);
-    double *val = malloc((N + 2) * sizeof *val);
-    int *act = malloc(N * sizeof *act); /* column of λ_i, 0 when fixed */
-    if (!grad || !cand || !ind || !val || !act) {
+    S_master m;
+    if (!grad || !cand || S_master_new(g, &m)) {
         free(grad);
         free(cand);
-        free(ind);
-        free(val);
-        free(act);
+        S_master_free(&m);
         return sd_error_set(err, SD_ENOMEM, "out of memory for the Lagrangian bound");
     }
-    lam[0] = 0.0;
-    glp_prob *lp = glp_create_prob();
-    glp_set_obj_dir(lp, GLP_MIN);
-    glp_add_cols(lp, 1);
-    glp_set_col_bnds(lp, 1, GLP_FR, 0.0, 0.0);
-    glp_set_obj_coef(lp, 1, 1.0);
-    int ncol = 1;
-    for (size_t i = 0; i < N; i++) {
-        act[i] = 0;
-        size_t l = 0, u = i;
-        while (u >= g->noff[l + 1] - g->noff[l]) {
-            u -= g->noff[l + 1] - g->noff[l];
-            l++;
-        }
-        if (i > 0 && g->Q[l][u] > 0.0)
-            act[i] = ++ncol;
-        else if (i > 0)
+    for (size_t i = 0; i < N; i++)
+        if (!m.act[i])
             lam[i] = 0.0;
-    }
-    glp_add_cols(lp, ncol - 1);
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
     sm.meth = GLP_DUALP;
+    sm.tol_bnd = S_TOL;
+    sm.tol_dj = S_TOL;
     /* a first phase of subgradient steps with Polyak's step to a variable
      * target (Brännlund 1995): cheap steps that take λ near the minimum
      * before the cutting planes polish it */
     double sub = N >= S_SUB_MIN_DIM ? S_SUB_SHARE : 0.0;
-    size_t nsub = 0;
+    size_t nsub = 0, mring = S_RING_COLS < S_RING / (N + 1) ? S_RING_COLS : S_RING / (N + 1), nring = 0;
+    double *gB = malloc(N * sizeof *gB);
+    double *ring = malloc(mring * (N + 1) * sizeof *ring);
     if (sub > 0.0) {
         double Lb = sd_lp_tree_lagrange_eval(g, lam, grad), Lx = Lb;
         double lo = isfinite(lower) ? lower : 0.0, gapt = 0.5 * fmax(Lb - lo, 1e-6);
@@ -566,7 +1097,22 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
             double step = (Lx - (Lb - gapt)) / gg;
             for (size_t i = 0; i < N; i++)
                 cand[i] -= step * grad[i];
-            Lx = sd_lp_tree_lagrange_eval(g, cand, grad);
+            {
+                double Ax = S_eval(g, cand, grad, 1);
+                if (ring) {
+                    size_t slot = nring++ % mring;
+                    double *P = ring + slot * (N + 1);
+                    P[N] = Ax;
+                    for (size_t i = 0; i < N; i++) {
+                        P[i] = grad[i];
+                        P[N] -= grad[i] * cand[i];
+                    }
+                }
+                Lx = Ax + S_eval(g, cand, NULL, 2);
+                S_eval(g, cand, gB, 2);
+                for (size_t i = 0; i < N; i++)
+                    grad[i] += gB[i];
+            }
             nsub++;
             if (Lx < Lb - 1e-12) {
                 if (Lx < Lb - 0.5 * gapt) {
@@ -585,46 +1131,75 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
         }
     }
     info->sub_iters = nsub;
-    double delta = 0.1, best = sd_lp_tree_lagrange_eval(g, lam, grad);
+    /* column generation on CLP; GLPK's cutting planes below if CLP fails */
+    if (S_colgen(g, lam, t0, seconds, max_iter, ring, nring < mring ? nring : mring, &nsub, grad, info) == SD_OK) {
+        free(ring);
+        free(gB);
+        S_master_free(&m);
+        free(grad);
+        free(cand);
+        return SD_OK;
+    }
+    free(ring);
+    free(gB);
+    ring = NULL;
+    double delta = S_DELTA0, Ak = S_eval(g, lam, grad, 1);
+    double Lc = Ak + S_eval(g, lam, NULL, 2), best = Lc, plow = -INFINITY;
     size_t iter = 1, nnull = 0;
     int rc = SD_OK;
-    memcpy(cand, lam, N * sizeof *cand);
-    double Lc = best;
-    S_cut(lp, act, N, Lc, grad, cand, ind, val);
+    S_cut(&m, N, Ak, grad, lam);
     for (;;) {
         if (sd_lp_now() - t0 > seconds || iter >= max_iter)
             break;
         /* the master within the trust region around lam */
         for (size_t i = 0; i < N; i++)
-            if (act[i])
-                glp_set_col_bnds(lp, act[i], GLP_DB, lam[i] - delta, lam[i] + delta);
+            if (m.act[i])
+                glp_set_col_bnds(m.lp, m.act[i], GLP_DB, lam[i] - delta, lam[i] + delta);
         double left = seconds - (sd_lp_now() - t0);
         sm.tm_lim = left < 2e6 ? (int)ceil(1000.0 * left) + 1 : INT_MAX;
-        int sr = glp_simplex(lp, &sm);
+        int sr = glp_simplex(m.lp, &sm);
         if (sr == GLP_ETMLIM)
             break;
-        if (sr != 0 || glp_get_status(lp) != GLP_OPT) {
-            glp_std_basis(lp);
-            sr = glp_simplex(lp, &sm);
+        if (sr != 0 || glp_get_status(m.lp) != GLP_OPT) {
+            glp_std_basis(m.lp);
+            sr = glp_simplex(m.lp, &sm);
             if (sr == GLP_ETMLIM)
                 break;
         }
-        if (sr != 0 || glp_get_status(lp) != GLP_OPT) {
+        if (sr != 0 || glp_get_status(m.lp) != GLP_OPT) {
             info->master_failed = 1;
             break;
         }
-        double theta = glp_get_col_prim(lp, 1), pred = Lc - theta;
+        double model = glp_get_obj_val(m.lp), pred = Lc - model;
         info->model_gap = pred;
-        for (size_t i = 0; i < N; i++)
-            cand[i] = act[i] ? glp_get_col_prim(lp, act[i]) : 0.0;
-        if (pred <= 1e-9 * (1.0 + fabs(Lc))) {
+        int inside = 1;
+        for (size_t i = 0; i < N; i++) {
+            cand[i] = m.act[i] ? glp_get_col_prim(m.lp, m.act[i]) : 0.0;
+            if (m.act[i] && !(fabs(cand[i] - lam[i]) < delta * (1.0 - 1e-9)))
+                inside = 0;
+        }
+        if (inside) {
+            /* the box does not bind: the master's dual is a primal point */
+            double pv, pr;
+            S_primal(g, &m, &pv, &pr);
+            if (pr <= S_RESIDUAL && pv > plow) {
+                plow = pv;
+                info->primal = pv;
+                info->primal_residual = pr;
+            } else if (!(plow > -INFINITY) && !(pr >= info->primal_residual)) {
+                info->primal = pv;
+                info->primal_residual = pr;
+            }
+            if (best - plow <= S_GAP) {
+                info->converged = 1;
+                break;
+            }
+        }
+        if (pred <= S_GAP) {
             /* the model's minimum in the trust region is within 1e-9 of
              * L(center); strictly inside the region it is the model's global
              * minimum, a lower bound on min L: converged.  On the region's
              * boundary, widen it. */
-            int inside = 1;
-            for (size_t i = 0; i < N && inside; i++)
-                inside = !act[i] || fabs(cand[i] - lam[i]) < delta * (1.0 - 1e-9);
             if (inside) {
                 info->converged = 1;
                 break;
@@ -636,12 +1211,13 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
             delta = fmin(2.0 * delta, S_DELTA_MAX(g));
             continue;
         }
-        double Lk = sd_lp_tree_lagrange_eval(g, cand, grad);
+        Ak = S_eval(g, cand, grad, 1);
+        double Lk = Ak + S_eval(g, cand, NULL, 2);
         iter++;
         info->last = Lk;
         if (Lk < best)
             best = Lk;
-        S_cut(lp, act, N, Lk, grad, cand, ind, val);
+        S_cut(&m, N, Ak, grad, cand);
         double dec = Lc - Lk;
         if (dec >= 0.1 * pred) { /* a serious step */
             double step = 0.0;
@@ -658,52 +1234,17 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
             nnull = 0;
         }
     }
-    /* The master's dual is a primal point of tree-valid's LP: weights
-     * μ_i >= 0, Σ μ_i = 1, on the cuts; each cut's maximiser (f_i, r_i)
-     * meets the path-set and leaf rows exactly, so their mixture does too,
-     * misses the node rows by Σ_i μ_i g_i (computed here from the cuts'
-     * coefficients, not taken from GLPK) and has the value Σ_i μ_i rhs_i
-     * (rhs_i = L(λ_i) - g_i·λ_i, the i-th maximiser's objective).  It is a
-     * verifier (stop at u with probability f(S, u)/P(S), emit from the
-     * mixed r: tree_valid.c) as valid as that residual is small. */
-    info->primal = NAN;
-    info->primal_residual = NAN;
-    if (glp_get_status(lp) == GLP_OPT) {
-        int nr = glp_get_num_rows(lp);
-        double *res = calloc(N + 2, sizeof *res), mu_sum = 0.0, pv = 0.0;
-        if (res) {
-            for (int r = 1; r <= nr; r++) {
-                double mu = fmax(0.0, glp_get_row_dual(lp, r));
-                if (!(mu > 0.0))
-                    continue;
-                mu_sum += mu;
-                pv += mu * glp_get_row_lb(lp, r);
-                int len = glp_get_mat_row(lp, r, ind, val);
-                for (int k = 1; k <= len; k++)
-                    if (ind[k] > 1)
-                        res[ind[k]] -= mu * val[k]; /* val = -g */
-            }
-            double worst = 0.0;
-            for (size_t j = 0; j < N + 2; j++)
-                worst = fmax(worst, fabs(res[j]));
-            if (mu_sum > 0.0) {
-                info->primal = pv / mu_sum;
-                info->primal_residual = worst / mu_sum;
-            }
-            free(res);
-        }
-    }
+    if (!(plow > -INFINITY) && glp_get_status(m.lp) == GLP_OPT)
+        S_primal(g, &m, &info->primal, &info->primal_residual);
+    info->method = "cutting planes (GLPK)";
     info->value = Lc < best ? Lc : best;
     info->center = Lc;
     info->iters = iter;
     info->seconds = sd_lp_now() - t0;
     info->delta = delta;
-    glp_delete_prob(lp);
+    S_master_free(&m);
     free(grad);
     free(cand);
-    free(ind);
-    free(val);
-    free(act);
     return rc;
 }
 
