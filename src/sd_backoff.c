@@ -826,36 +826,39 @@ static int S_in_seen(const sd_backoff *m, size_t a, size_t x)
     return lo < m->off[a + 1] && m->tok[lo] == x;
 }
 
-int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
+double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s)
 {
     const sd_backoff *d = m->draft2;
-    if (!d)
-        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    int32_t ad = m->d2map[a];
     double UT = m->d2mass[d->V];
-    for (size_t a = 0; a < m->V; a++) {
-        int32_t ad = m->d2map[a];
-        /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
-         * renormalised (m->p) times UT, so Σ_x max(0, c u - k UT p) = k UT F(c / (k UT)) (sd_backoff.h) */
-        double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
-        double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
-        double seen = 0.0;
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
-            size_t x = m->tok[i];
-            double px = sd_backoff_draft2_p(m, a, x);
-            seen += fmax(0.0, m->qe[i] - px);
-            rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
-        }
-        for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
-            int32_t x = m->d2inv[d->tok[j]];
-            if (x < 0 || S_in_seen(m, a, (size_t)x))
-                continue;
-            double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
-            seen += fmax(0.0, qx - px);
-            rest -= fmax(0.0, qx - kU * m->p[x]);
-        }
-        tv[a] = seen + fmax(0.0, rest);
+    /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
+     * renormalised (m->p) times UT, so Σ_x max(0, s c u - k UT p) = k UT F(s c / (k UT)) (sd_backoff.h) */
+    double c = s * m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+    double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
+    double seen = 0.0;
+    for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+        size_t x = m->tok[i];
+        double px = sd_backoff_draft2_p(m, a, x);
+        seen += fmax(0.0, s * m->qe[i] - px);
+        rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
     }
-    (void)err;
+    for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+        int32_t x = m->d2inv[d->tok[j]];
+        if (x < 0 || S_in_seen(m, a, (size_t)x))
+            continue;
+        double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
+        seen += fmax(0.0, qx - px);
+        rest -= fmax(0.0, qx - kU * m->p[x]);
+    }
+    return seen + fmax(0.0, rest);
+}
+
+int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
+{
+    if (!m->draft2)
+        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    for (size_t a = 0; a < m->V; a++)
+        tv[a] = sd_backoff_draft2_mass(m, a, 1.0);
     return SD_OK;
 }
 

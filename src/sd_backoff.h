@@ -212,5 +212,11 @@ int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *reject
  * with these TVs. */
 double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x);
 int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err);
+/* m_a(s) = Σ_x max(0, s q_a(x) - p_a(x)) with the bigram draft, s >= 0
+ * (block verification's m_i at s = p_i, Sun et al. 2025, eq. 3; s = 1 is
+ * tv[a] above): the same sparse sums with the target row scaled,
+ *     Σ_rest max(0, s c_a u - k_a w) = k_a F(s c_a / k_a) - Σ_union max(0, s c_a u - k_a w).
+ * O((|S_a| + |D_a|) log |S_a| + log V). */
+double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s);
 
 #endif
