@@ -43,9 +43,6 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rho);
     free(m->rbk);
     free(m->m1);
-    free(m->hk);
-    free(m->hq);
-    free(m->hoff);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -235,30 +232,11 @@ double sd_backoff_F(const sd_backoff *m, double s)
     return f > 0.0 ? f : 0.0;
 }
 
-static size_t S_hash(size_t x)
-{
-    return (size_t)(((uint64_t)x * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
-}
-
 /* 1 and *qe = e_a(x) if x is among context a's seen tokens, else 0. */
 static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
     if (!m->off)
         return 0;
-    if (m->hk) {
-        size_t base = m->hoff[a], mask = m->hoff[a + 1] - base - 1;
-        if (mask == SIZE_MAX) /* no seen bigram */
-            return 0;
-        const uint32_t *k = m->hk + base;
-        for (size_t h = S_hash(x) & mask;; h = (h + 1) & mask) {
-            if (k[h] == (uint32_t)x) {
-                *qe = m->hq[base + h];
-                return 1;
-            }
-            if (k[h] == UINT32_MAX)
-                return 0;
-        }
-    }
     size_t lo = m->off[a], hi = m->off[a + 1];
     lo += S_count_less_u32(m->tok + lo, hi - lo, x);
     if (lo < hi && m->tok[lo] == x) {
@@ -519,44 +497,6 @@ static double S_unigram(const sd_arpa *a, const sd_arpa *onto, double *w)
 
 static int S_breakpoints(sd_backoff *m, sd_error *err);
 
-/* The per-context tables of the seen bigrams (sd_backoff.h), when they fit
- * the budget; otherwise none (the search). */
-static void S_hash_build(sd_backoff *m)
-{
-    size_t V = m->V, n = 0;
-    if (!(m->hoff = malloc((V + 1) * sizeof *m->hoff)))
-        return;
-    for (size_t a = 0; a < V; a++) {
-        size_t k = m->off[a + 1] - m->off[a], sz = k ? 2 : 0;
-        while (sz && 2 * sz < 3 * k)
-            sz *= 2;
-        m->hoff[a] = n;
-        n += sz;
-    }
-    m->hoff[V] = n;
-    size_t bytes = n * (sizeof *m->hk + sizeof *m->hq) + (V + 1) * sizeof *m->hoff;
-    if ((m->max_bytes && sd_backoff_bytes(V, m->nnz, 0) + bytes > m->max_bytes) ||
-        !(m->hk = malloc((n ? n : 1) * sizeof *m->hk)) || !(m->hq = malloc((n ? n : 1) * sizeof *m->hq))) {
-        free(m->hoff), free(m->hk);
-        m->hoff = NULL, m->hk = NULL;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        m->hk[i] = UINT32_MAX;
-        m->hq[i] = 0.0;
-    }
-    for (size_t a = 0; a < V; a++) {
-        size_t base = m->hoff[a], mask = m->hoff[a + 1] - base - 1;
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
-            size_t h = S_hash(m->tok[i]) & mask;
-            while (m->hk[base + h] != UINT32_MAX)
-                h = (h + 1) & mask;
-            m->hk[base + h] = m->tok[i];
-            m->hq[base + h] = m->qe[i];
-        }
-    }
-}
-
 int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, size_t T, size_t max_bytes,
                          sd_backoff **out, sd_error *err)
 {
@@ -680,7 +620,6 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         sd_backoff_free(m);
         return rc;
     }
-    S_hash_build(m);
     if ((m->m1 = malloc(2 * V * sizeof *m->m1))) { /* else: searched each time */
         double *t = m->m1;
         m->m1 = NULL;

@@ -128,19 +128,6 @@ typedef struct sd_backoff {
                                   max(0, m_a(1) + m_a'(1-) (s - 1)) <= m_a(s) <= s m_a(1),
                               bounds that settle most of block verification's tests
                               without the searches (kernel_backoff.c) */
-    /* the seen bigrams again, in an open-addressing table per context
-     * (speed only: the same answers as the search in tok): q_a(x) and
-     * "x in S_a" in about one probe instead of log2 |S_a| dependent loads,
-     * within context a's own slots, so that the contexts the walk visits
-     * most stay in cache (4-byte keys: 16 to a cache line; the value is
-     * read only on a hit).  Context a has 2^b >= 1.5|S_a| slots at
-     * hoff[a]..hoff[a+1]-1 (none when S_a is empty), slot of x first
-     * tried at bits 32.. of x·0x9E3779B97F4A7C15 (Fibonacci hashing, Knuth,
-     * TAOCP 6.4) masked, then linear probing; built only when it fits the
-     * budget the model was built under (else NULL: the search). */
-    uint32_t *hk;          /* the slots' tokens, UINT32_MAX: empty */
-    double *hq;            /* e_a(x) of the slot's token, the bits of qe[] */
-    size_t *hoff;          /* [V+1] */
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */
