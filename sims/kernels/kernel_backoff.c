@@ -142,6 +142,9 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
     *iterations = its;
 }
 
+/* Draft blocks up to this length are drawn ahead (S_block_trial). */
+#define S_AHEAD 64
+
 /* One trial of block verification (sd_block_step's rule, rows on demand);
  * tokenwise: the residual [q - p]+ at a rejection instead of eq. 4's
  * max(p_τ q - p, 0) (the bug of the control broken-block-residual,
@@ -157,15 +160,41 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
         double pi = 1.0, tau_p = 1.0;
+        /* The draft is one row p at every context, so the block's tokens and
+         * coins are drawn first, in the stream's order (x_1, η_1, x_2, ...),
+         * and the G lookups q_{x_{i-1}}(x_i) are then independent: their
+         * cache misses overlap instead of following one another.  Should
+         * p_i reach 0 at i < G (η_i and the rest never drawn), the stream
+         * is replayed from the iteration's start to just after x_i, so
+         * every number is the one the step-by-step loop draws. */
+        size_t xs[S_AHEAD];
+        double etas[S_AHEAD], qs[S_AHEAD];
+        sd_rngbuf at_start;
+        int ahead = G <= S_AHEAD;
+        if (ahead) {
+            at_start = rng;
+            for (size_t i = 0; i < G; i++) {
+                xs[i] = sd_backoff_draw_p(m, &rng);
+                etas[i] = sd_rngbuf_uniform(&rng);
+            }
+            for (size_t i = 0; i < G; i++)
+                qs[i] = sd_backoff_q(m, i ? xs[i - 1] : prev, xs[i]);
+        }
         for (size_t i = 1; i <= G; i++) {
-            size_t x = sd_backoff_draw_p(m, &rng);
+            size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
             tokens[n + i - 1] = x;
-            double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+            double num = pi * (ahead ? qs[i - 1] : sd_backoff_q(m, y, x)), px = m->p[x];
             pi = num >= px ? 1.0 : num / px;
             y = x;
-            if (pi == 0.0)
+            if (pi == 0.0) {
+                if (ahead) {
+                    rng = at_start;
+                    for (size_t j = 0; j < 2 * i - 1; j++)
+                        (void)sd_rngbuf_uniform(&rng);
+                }
                 break;
-            double eta = sd_rngbuf_uniform(&rng);
+            }
+            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng);
             int accept;
             if (i < G) {
                 /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
