@@ -159,7 +159,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     tokens[0] = prev;
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
-        double pi = 1.0, tau_p = 1.0;
+        double pi = 1.0, tau_p = 1.0, tau_mm = NAN; /* tau_mm: m_{x_τ}(p_τ) when the test computed it */
         /* The draft is one row p at every context, so the block's tokens and
          * coins are drawn first, in the stream's order (x_1, η_1, x_2, ...),
          * and the G lookups q_{x_{i-1}}(x_i) are then independent: their
@@ -177,8 +177,11 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 xs[i] = sd_backoff_draw_p(m, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
-            for (size_t i = 0; i < G; i++)
+            for (size_t i = 0; i < G; i++) {
                 qs[i] = sd_backoff_q(m, i ? xs[i - 1] : prev, xs[i]);
+                if (m->m1)
+                    __builtin_prefetch(m->m1 + 2 * xs[i]);
+            }
         }
         for (size_t i = 1; i <= G; i++) {
             size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
@@ -194,7 +197,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 }
                 break;
             }
-            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng);
+            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
             int accept;
             if (i < G) {
                 /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
@@ -203,6 +206,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                  * 1e-3) exceed the rounding of mm's sums by orders of magnitude,
                  * so every decision is the one the computed mm gives. */
                 int settled = 0;
+                mm_i = NAN;
                 if (m->m1 && pi < 1.0) {
                     double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
                     L = L > 0.0 ? L : 0.0;
@@ -216,7 +220,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                     }
                 }
                 if (!settled) {
-                    double mm = sd_backoff_mass(m, x, pi);
+                    double mm = mm_i = sd_backoff_mass(m, x, pi);
                     accept = eta * (mm + (1.0 - pi)) < mm;
                 }
             } else {
@@ -226,6 +230,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 tau = i;
                 tau_p = pi;
                 tau_prev = x;
+                tau_mm = mm_i;
             }
         }
         size_t emitted = tau;
@@ -235,7 +240,9 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 emitted = G + 1;
             }
         } else {
-            double s = tokenwise ? 1.0 : tau_p, mm = sd_backoff_mass(m, tau_prev, s);
+            /* the residual's mass: the test's own m_{x_τ}(p_τ) when it was computed (the same call) */
+            double s = tokenwise ? 1.0 : tau_p;
+            double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
             tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
                                        : sd_backoff_draw_q(m, tau_prev, &rng);
             emitted = tau + 1;
