@@ -264,6 +264,41 @@ double sd_backoff_q(const sd_backoff *m, size_t a, size_t x)
     return S_find(m, a, x, &qe) ? qe : S_c(m, a) * m->u[x];
 }
 
+void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q)
+{
+    if (!m->off) {
+        for (size_t j = 0; j < n; j++)
+            q[j] = m->u[x[j]];
+        return;
+    }
+    enum { W = 8 };
+    for (size_t j0 = 0; j0 < n; j0 += W) {
+        size_t w = n - j0 < W ? n - j0 : W, len[W], left = 0;
+        const uint32_t *b[W];
+        for (size_t j = 0; j < w; j++) {
+            size_t lo = m->off[a[j0 + j]];
+            len[j] = m->off[a[j0 + j] + 1] - lo;
+            b[j] = m->tok + lo;
+            left += len[j] > 1;
+        }
+        while (left) { /* one level of every unfinished search (S_count_less_u32's steps) */
+            left = 0;
+            for (size_t j = 0; j < w; j++)
+                if (len[j] > 1) {
+                    size_t half = len[j] / 2;
+                    b[j] = b[j][half] < x[j0 + j] ? b[j] + half : b[j];
+                    len[j] -= half;
+                    left += len[j] > 1;
+                }
+        }
+        for (size_t j = 0; j < w; j++) {
+            size_t aj = a[j0 + j], xj = x[j0 + j], hi = m->off[aj + 1];
+            size_t i = m->off[aj] < hi ? (size_t)(b[j] - m->tok) + (*b[j] < xj) : hi;
+            q[j0 + j] = i < hi && m->tok[i] == xj ? m->qe[i] : S_c(m, aj) * m->u[xj];
+        }
+    }
+}
+
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
 {
     if (p)

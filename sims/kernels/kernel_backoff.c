@@ -177,11 +177,13 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 xs[i] = sd_backoff_draw_p(m, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
+            size_t ctx[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
-                qs[i] = sd_backoff_q(m, i ? xs[i - 1] : prev, xs[i]);
+                ctx[i] = i ? xs[i - 1] : prev;
                 if (m->m1)
                     __builtin_prefetch(m->m1 + 2 * xs[i]);
             }
+            sd_backoff_q_many(m, ctx, xs, G, qs);
         }
         for (size_t i = 1; i <= G; i++) {
             size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
