@@ -888,6 +888,35 @@ double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s)
     return seen + fmax(0.0, rest);
 }
 
+double sd_backoff_draft2_slope(const sd_backoff *m, size_t a)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t ad = m->d2map[a];
+    double UT = m->d2mass[d->V];
+    double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+    /* the rest: Σ c u over the tokens with c u > kU p, i.e. ρ = p/u < c/kU (every token with u > 0 when kU = 0) */
+    double rest = kU > 0.0 ? c * m->A[S_count_below(m, c / kU)] : c * m->A[m->nr];
+    double seen = 0.0;
+    for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+        size_t x = m->tok[i];
+        if (m->qe[i] > sd_backoff_draft2_p(m, a, x))
+            seen += m->qe[i];
+        if (c * m->u[x] > kU * m->p[x])
+            rest -= c * m->u[x];
+    }
+    for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+        int32_t x = m->d2inv[d->tok[j]];
+        if (x < 0 || S_in_seen(m, a, (size_t)x))
+            continue;
+        double qx = c * m->u[x];
+        if (qx > sd_backoff_draft2_p(m, a, (size_t)x))
+            seen += qx;
+        if (qx > kU * m->p[x])
+            rest -= qx;
+    }
+    return seen + fmax(0.0, rest);
+}
+
 int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
 {
     if (!m->draft2)

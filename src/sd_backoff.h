@@ -223,5 +223,10 @@ int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err);
  *     Σ_rest max(0, s c_a u - k_a w) = k_a F(s c_a / k_a) - Σ_union max(0, s c_a u - k_a w).
  * O((|S_a| + |D_a|) log |S_a| + log V). */
 double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s);
+/* m_a'(1-), the left derivative of that mass at s = 1: Σ q_a(x) over the x
+ * with q_a(x) > p_a(x), from the same sparse sums (the rest's share is
+ * c_a A_k, k = #{ρ < c_a/k_a}).  m_a is convex with m_a(0) = 0, so for s in
+ * [0, 1]: max(0, m_a(1) + m_a'(1-)(s - 1)) <= m_a(s) <= s m_a(1). */
+double sd_backoff_draft2_slope(const sd_backoff *m, size_t a);
 
 #endif

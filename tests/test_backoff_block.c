@@ -8,7 +8,8 @@
  * same rows as a stored chain give block verification's exact values
  * (sd_exact_gen over the verifier's iteration law).  The sparse masses
  * m_a(s) = Σ max(0, s q_a - p_a) equal the dense sums (1e-14: the same
- * terms in another order); the kernel's rejections and target calls
+ * terms in another order), and so does the left derivative m_a'(1-) that
+ * the kernel's convexity bounds use; the kernel's rejections and target calls
  * agree with the exact values within 4 standard errors (fixed seeds;
  * 4 se: a false alarm of 6e-5 per comparison), at γ = 2 and at the
  * horizon; its first iteration's accepted length agrees with the
@@ -155,6 +156,12 @@ Test(backoff_block, bigram_draft_masses_equal_the_dense_sums)
         for (size_t a = 0; a < 5; a++)
             for (int x = 0; x < 5; x++)
                 cr_assert_float_eq(sd_backoff_draft2_p(f.m, a, (size_t)x), f.p[a][x], 1e-14, "p(%d|%zu)", x, a);
+        for (size_t a = 0; a < 5; a++) { /* the left derivative at 1: Σ q over {q > p} */
+            double d = 0.0;
+            for (int x = 0; x < 5; x++)
+                d += f.q[a][x] > f.p[a][x] ? f.q[a][x] : 0.0;
+            cr_assert_float_eq(sd_backoff_draft2_slope(f.m, a), d, 1e-14, "draft %d: m_%zu'(1-)", which, a);
+        }
         for (size_t a = 0; a < 5; a++)
             for (double s = 0.0; s <= 1.0001; s += 0.05) {
                 double d = 0.0;

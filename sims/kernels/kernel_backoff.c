@@ -269,10 +269,11 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
  * each drafted prefix.  Per drafted token: x ~ p_y (S_draw_p2), the ratio
  * q_y(x)/p_y(x) by two sparse lookups, p_i = min(1, p_{i-1} q/p), and for
  * i < γ the mass m_i = Σ max(0, p_i q_x - p_x) by the sparse sums of
- * sd_backoff_draft2_mass; the upper convexity bound m_x(s) <= s m_x(1)
- * (m_x convex, m_x(0) = 0; m_x(1) = TV(p_x, q_x), kept per context in
- * the plan) settles a failed test without the sums when
- * η > U/(U + 1 - p_i) with a margin of 1e-9.  At a rejection the residual
+ * sd_backoff_draft2_mass; the convexity bounds
+ * max(0, m_x(1) + m_x'(1-)(s - 1)) <= m_x(s) <= s m_x(1) (m_x convex,
+ * m_x(0) = 0; m_x(1) = TV(p_x, q_x) and m_x'(1-) kept per context in the
+ * plan) settle most tests without the sums, with a margin of 1e-9 as in
+ * S_block_trial.  At a rejection the residual
  * max(0, s q_a - p_a)/m_a(s), s = p_τ (eq. 4; s = 1 for the tokenwise
  * control), by exact rejection from the target row: y ~ q_a kept with
  * probability max(0, s q_a(y) - p_a(y)) / q_a(y) <= s, whose acceptance
@@ -300,9 +301,11 @@ static void S_block2_trial(const sd_backoff *m, const double *tv, size_t gamma, 
             double eta = sd_rngbuf_uniform(&rng);
             int accept;
             if (i < G) {
-                double U = pi * tv[x];
+                double U = pi * tv[x], L = fmax(0.0, tv[x] + tv[m->V + x] * (pi - 1.0));
                 if (pi < 1.0 && U + (1.0 - pi) > 1e-3 && eta > U / (U + (1.0 - pi)) + 1e-9) {
                     accept = 0;
+                } else if (pi < 1.0 && L + (1.0 - pi) > 1e-3 && eta < L / (L + (1.0 - pi)) - 1e-9) {
+                    accept = 1;
                 } else {
                     double mm = pi == 1.0 ? tv[x] : sd_backoff_draft2_mass(m, x, pi);
                     accept = eta * (mm + (1.0 - pi)) < mm;
@@ -530,7 +533,7 @@ typedef struct {
     size_t tree[SD_TREE_MAX_DEPTH], depth; /* tree-rrs: b_1..b_d */
     int spectr;                            /* spectr: S_spectr_trial */
     int block2;                            /* block with a bigram draft: 1, or 2 for the tokenwise control */
-    double tv[];                           /* block2: [V] TV(p_a, q_a) = m_a(1) */
+    double tv[];                           /* block2: [2V] TV(p_a, q_a) = m_a(1), then m_a'(1-) */
 } S_plan;
 
 /* One trial of tree-rrs (sims/verifiers/tree_rrs.c's rule): at the node
@@ -593,7 +596,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
     int block2 = bm->draft2 && (fn == S_block_trial_k || fn == S_block_tokenwise_trial_k);
     if (bm->draft2 && fn != S_token2_trial_k && !block2)
         return SD_EUSAGE; /* a bigram draft: token and block verification's kernels only */
-    S_plan *p = calloc(1, sizeof *p + (block2 ? bm->V * sizeof(double) : 0));
+    S_plan *p = calloc(1, sizeof *p + (block2 ? 2 * bm->V * sizeof(double) : 0));
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     p->m = m->backoff;
@@ -607,6 +610,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
             free(p);
             return rc;
         }
+        for (size_t a = 0; a < bm->V; a++)
+            p->tv[bm->V + a] = sd_backoff_draft2_slope(bm, a);
     }
     *plan = p;
     return SD_OK;
