@@ -44,7 +44,10 @@ int sd_arpa_draft2_tv(const sd_ngram *draft, const sd_ngram *target, double *tv,
  * 1/mass draws), and [q_a - p_a]+ by drawing q_a and keeping y with
  * probability 1 - p_a(y)/q_a(y) (exact rejection sampling; expected
  * 1/TV(p_a, q_a) draws after a rejection, which happens with probability
- * TV: O(1) per token).  SD_EDATA naming the word for a draft row without
+ * TV: O(1) per token); block verification's kernel draws its residual
+ * max(0, s q_a - p_a) the same way, keeping y with probability
+ * max(0, s q_a(y) - p_a(y))/q_a(y) (sd_backoff_draft2_mass gives its mass).
+ * SD_EDATA naming the word for a draft row without
  * mass on the target's words; SD_ETOOBIG over max_bytes; SD_ENOMEM. */
 int sd_arpa_draft2_attach(sd_backoff *m, const sd_arpa *target, const sd_arpa *draft, size_t max_bytes,
                           sd_error *err);

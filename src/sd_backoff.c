@@ -264,6 +264,41 @@ double sd_backoff_q(const sd_backoff *m, size_t a, size_t x)
     return S_find(m, a, x, &qe) ? qe : S_c(m, a) * m->u[x];
 }
 
+void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q)
+{
+    if (!m->off) {
+        for (size_t j = 0; j < n; j++)
+            q[j] = m->u[x[j]];
+        return;
+    }
+    enum { W = 8 };
+    for (size_t j0 = 0; j0 < n; j0 += W) {
+        size_t w = n - j0 < W ? n - j0 : W, len[W], left = 0;
+        const uint32_t *b[W];
+        for (size_t j = 0; j < w; j++) {
+            size_t lo = m->off[a[j0 + j]];
+            len[j] = m->off[a[j0 + j] + 1] - lo;
+            b[j] = m->tok + lo;
+            left += len[j] > 1;
+        }
+        while (left) { /* one level of every unfinished search (S_count_less_u32's steps) */
+            left = 0;
+            for (size_t j = 0; j < w; j++)
+                if (len[j] > 1) {
+                    size_t half = len[j] / 2;
+                    b[j] = b[j][half] < x[j0 + j] ? b[j] + half : b[j];
+                    len[j] -= half;
+                    left += len[j] > 1;
+                }
+        }
+        for (size_t j = 0; j < w; j++) {
+            size_t aj = a[j0 + j], xj = x[j0 + j], hi = m->off[aj + 1];
+            size_t i = m->off[aj] < hi ? (size_t)(b[j] - m->tok) + (*b[j] < xj) : hi;
+            q[j0 + j] = i < hi && m->tok[i] == xj ? m->qe[i] : S_c(m, aj) * m->u[xj];
+        }
+    }
+}
+
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
 {
     if (p)
@@ -826,36 +861,68 @@ static int S_in_seen(const sd_backoff *m, size_t a, size_t x)
     return lo < m->off[a + 1] && m->tok[lo] == x;
 }
 
-int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
+double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s)
 {
     const sd_backoff *d = m->draft2;
-    if (!d)
-        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    int32_t ad = m->d2map[a];
     double UT = m->d2mass[d->V];
-    for (size_t a = 0; a < m->V; a++) {
-        int32_t ad = m->d2map[a];
-        /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
-         * renormalised (m->p) times UT, so Σ_x max(0, c u - k UT p) = k UT F(c / (k UT)) (sd_backoff.h) */
-        double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
-        double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
-        double seen = 0.0;
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
-            size_t x = m->tok[i];
-            double px = sd_backoff_draft2_p(m, a, x);
-            seen += fmax(0.0, m->qe[i] - px);
-            rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
-        }
-        for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
-            int32_t x = m->d2inv[d->tok[j]];
-            if (x < 0 || S_in_seen(m, a, (size_t)x))
-                continue;
-            double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
-            seen += fmax(0.0, qx - px);
-            rest -= fmax(0.0, qx - kU * m->p[x]);
-        }
-        tv[a] = seen + fmax(0.0, rest);
+    /* off the union of the seen sets: p_a(x) = k w(x) with w the draft unigram over the target's words
+     * renormalised (m->p) times UT, so Σ_x max(0, s c u - k UT p) = k UT F(s c / (k UT)) (sd_backoff.h) */
+    double c = s * m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+    double rest = kU > 0.0 ? kU * sd_backoff_F(m, c / kU) : c;
+    double seen = 0.0;
+    for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+        size_t x = m->tok[i];
+        double px = sd_backoff_draft2_p(m, a, x);
+        seen += fmax(0.0, s * m->qe[i] - px);
+        rest -= fmax(0.0, c * m->u[x] - kU * m->p[x]);
     }
-    (void)err;
+    for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+        int32_t x = m->d2inv[d->tok[j]];
+        if (x < 0 || S_in_seen(m, a, (size_t)x))
+            continue;
+        double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
+        seen += fmax(0.0, qx - px);
+        rest -= fmax(0.0, qx - kU * m->p[x]);
+    }
+    return seen + fmax(0.0, rest);
+}
+
+double sd_backoff_draft2_slope(const sd_backoff *m, size_t a)
+{
+    const sd_backoff *d = m->draft2;
+    int32_t ad = m->d2map[a];
+    double UT = m->d2mass[d->V];
+    double c = m->c[a], kU = (ad >= 0 ? d->c[ad] / m->d2mass[ad] : 1.0 / UT) * UT;
+    /* the rest: Σ c u over the tokens with c u > kU p, i.e. ρ = p/u < c/kU (every token with u > 0 when kU = 0) */
+    double rest = kU > 0.0 ? c * m->A[S_count_below(m, c / kU)] : c * m->A[m->nr];
+    double seen = 0.0;
+    for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+        size_t x = m->tok[i];
+        if (m->qe[i] > sd_backoff_draft2_p(m, a, x))
+            seen += m->qe[i];
+        if (c * m->u[x] > kU * m->p[x])
+            rest -= c * m->u[x];
+    }
+    for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
+        int32_t x = m->d2inv[d->tok[j]];
+        if (x < 0 || S_in_seen(m, a, (size_t)x))
+            continue;
+        double qx = c * m->u[x];
+        if (qx > sd_backoff_draft2_p(m, a, (size_t)x))
+            seen += qx;
+        if (qx > kU * m->p[x])
+            rest -= qx;
+    }
+    return seen + fmax(0.0, rest);
+}
+
+int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
+{
+    if (!m->draft2)
+        return sd_error_set(err, SD_EUSAGE, "no bigram draft attached");
+    for (size_t a = 0; a < m->V; a++)
+        tv[a] = sd_backoff_draft2_mass(m, a, 1.0);
     return SD_OK;
 }
 

@@ -139,7 +139,7 @@ typedef struct sd_backoff {
     /* A bigram draft (src/sd_arpa_draft2.h), or NULL: the draft row after a
      * is then draft2's row after d2map[a] (its unigram when -1), restricted
      * to the target's words and renormalised by d2mass; p above is unused
-     * and only token verification's kernel reads these (owned). */
+     * and only token and block verification's kernels read these (owned). */
     struct sd_backoff *draft2;
     int32_t *d2map;        /* [V]: target id -> draft2 id, -1: a word the draft lacks */
     int32_t *d2inv;        /* [draft2->V]: draft2 id -> target id, -1: not a target word */
@@ -169,6 +169,11 @@ void sd_backoff_free(sd_backoff *m);
 
 /* q_a(x). */
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
+/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: the
+ * searches advance level by level together (eight at a time), so their
+ * cache misses overlap (a block's draft tokens, whose contexts are known
+ * before any is verified). */
+void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
 /* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);
 
@@ -212,5 +217,16 @@ int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *reject
  * with these TVs. */
 double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x);
 int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err);
+/* m_a(s) = Σ_x max(0, s q_a(x) - p_a(x)) with the bigram draft, s >= 0
+ * (block verification's m_i at s = p_i, Sun et al. 2025, eq. 3; s = 1 is
+ * tv[a] above): the same sparse sums with the target row scaled,
+ *     Σ_rest max(0, s c_a u - k_a w) = k_a F(s c_a / k_a) - Σ_union max(0, s c_a u - k_a w).
+ * O((|S_a| + |D_a|) log |S_a| + log V). */
+double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s);
+/* m_a'(1-), the left derivative of that mass at s = 1: Σ q_a(x) over the x
+ * with q_a(x) > p_a(x), from the same sparse sums (the rest's share is
+ * c_a A_k, k = #{ρ < c_a/k_a}).  m_a is convex with m_a(0) = 0, so for s in
+ * [0, 1]: max(0, m_a(1) + m_a'(1-)(s - 1)) <= m_a(s) <= s m_a(1). */
+double sd_backoff_draft2_slope(const sd_backoff *m, size_t a);
 
 #endif

@@ -6,7 +6,9 @@
  * sd_block_step and rows never built.
  *
  * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
- * search among the seen bigrams of a (O(log |S_a|)); token verification's
+ * search among the seen bigrams of a (O(log |S_a|); block verification
+ * draws its block first and runs its γ searches together,
+ * sd_backoff_q_many, so their cache misses overlap); token verification's
  * residual max(q_a - p, 0) by the running sums of its seen part or a binary
  * search over the ρ order for the backed-off rest (O(log V), redrawn while
  * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
@@ -142,6 +144,9 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
     *iterations = its;
 }
 
+/* Draft blocks up to this length are drawn ahead (S_block_trial). */
+#define S_AHEAD 64
+
 /* One trial of block verification (sd_block_step's rule, rows on demand);
  * tokenwise: the residual [q - p]+ at a rejection instead of eq. 4's
  * max(p_τ q - p, 0) (the bug of the control broken-block-residual,
@@ -156,16 +161,47 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     tokens[0] = prev;
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
-        double pi = 1.0, tau_p = 1.0;
+        double pi = 1.0, tau_p = 1.0, tau_mm = NAN; /* tau_mm: m_{x_τ}(p_τ) when the test computed it */
+        /* The draft is one row p at every context, so the block's tokens and
+         * coins are drawn first, in the stream's order (x_1, η_1, x_2, ...),
+         * and the G lookups q_{x_{i-1}}(x_i) are then independent: their
+         * cache misses overlap instead of following one another.  Should
+         * p_i reach 0 at i < G (η_i and the rest never drawn), the stream
+         * is replayed from the iteration's start to just after x_i, so
+         * every number is the one the step-by-step loop draws. */
+        size_t xs[S_AHEAD];
+        double etas[S_AHEAD], qs[S_AHEAD];
+        sd_rngbuf at_start;
+        int ahead = G <= S_AHEAD;
+        if (ahead) {
+            at_start = rng;
+            for (size_t i = 0; i < G; i++) {
+                xs[i] = sd_backoff_draw_p(m, &rng);
+                etas[i] = sd_rngbuf_uniform(&rng);
+            }
+            size_t ctx[S_AHEAD];
+            for (size_t i = 0; i < G; i++) {
+                ctx[i] = i ? xs[i - 1] : prev;
+                if (m->m1)
+                    __builtin_prefetch(m->m1 + 2 * xs[i]);
+            }
+            sd_backoff_q_many(m, ctx, xs, G, qs);
+        }
         for (size_t i = 1; i <= G; i++) {
-            size_t x = sd_backoff_draw_p(m, &rng);
+            size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
             tokens[n + i - 1] = x;
-            double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+            double num = pi * (ahead ? qs[i - 1] : sd_backoff_q(m, y, x)), px = m->p[x];
             pi = num >= px ? 1.0 : num / px;
             y = x;
-            if (pi == 0.0)
+            if (pi == 0.0) {
+                if (ahead) {
+                    rng = at_start;
+                    for (size_t j = 0; j < 2 * i - 1; j++)
+                        (void)sd_rngbuf_uniform(&rng);
+                }
                 break;
-            double eta = sd_rngbuf_uniform(&rng);
+            }
+            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
             int accept;
             if (i < G) {
                 /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
@@ -174,6 +210,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                  * 1e-3) exceed the rounding of mm's sums by orders of magnitude,
                  * so every decision is the one the computed mm gives. */
                 int settled = 0;
+                mm_i = NAN;
                 if (m->m1 && pi < 1.0) {
                     double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
                     L = L > 0.0 ? L : 0.0;
@@ -187,7 +224,92 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                     }
                 }
                 if (!settled) {
-                    double mm = sd_backoff_mass(m, x, pi);
+                    double mm = mm_i = sd_backoff_mass(m, x, pi);
+                    accept = eta * (mm + (1.0 - pi)) < mm;
+                }
+            } else {
+                accept = eta < pi;
+            }
+            if (accept) {
+                tau = i;
+                tau_p = pi;
+                tau_prev = x;
+                tau_mm = mm_i;
+            }
+        }
+        size_t emitted = tau;
+        if (tau == G) {
+            if (n + G <= T) {
+                tokens[n + G] = sd_backoff_draw_q(m, tau_prev, &rng);
+                emitted = G + 1;
+            }
+        } else {
+            /* the residual's mass: the test's own m_{x_τ}(p_τ) when it was computed (the same call) */
+            double s = tokenwise ? 1.0 : tau_p;
+            double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
+            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
+                                       : sd_backoff_draw_q(m, tau_prev, &rng);
+            emitted = tau + 1;
+            rej++;
+        }
+        its++;
+        if (obs->hist)
+            obs->hist[tau] += 1.0;
+        if (obs->acc)
+            sd_welford_add(obs->acc, (double)tau);
+        prev = tokens[n + emitted - 1];
+        n += emitted;
+        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+            break;
+    }
+    *rejections = rej;
+    *iterations = its;
+}
+
+/* One trial of block verification with a bigram draft (src/sd_arpa_draft2.h
+ * attaches it): the rule of S_block_trial with the draft row p_y after
+ * each drafted prefix.  Per drafted token: x ~ p_y (S_draw_p2), the ratio
+ * q_y(x)/p_y(x) by two sparse lookups, p_i = min(1, p_{i-1} q/p), and for
+ * i < γ the mass m_i = Σ max(0, p_i q_x - p_x) by the sparse sums of
+ * sd_backoff_draft2_mass; the convexity bounds
+ * max(0, m_x(1) + m_x'(1-)(s - 1)) <= m_x(s) <= s m_x(1) (m_x convex,
+ * m_x(0) = 0; m_x(1) = TV(p_x, q_x) and m_x'(1-) kept per context in the
+ * plan) settle most tests without the sums, with a margin of 1e-9 as in
+ * S_block_trial.  At a rejection the residual
+ * max(0, s q_a - p_a)/m_a(s), s = p_τ (eq. 4; s = 1 for the tokenwise
+ * control), by exact rejection from the target row: y ~ q_a kept with
+ * probability max(0, s q_a(y) - p_a(y)) / q_a(y) <= s, whose acceptance
+ * rate is m_a(s): 1/m_a(s) expected proposals. */
+static void S_block2_trial(const sd_backoff *m, const double *tv, size_t gamma, int tokenwise, uint64_t seed,
+                           uint64_t trial, size_t *tokens, size_t *rejections, size_t *iterations,
+                           const sd_observe *obs)
+{
+    const size_t T = m->T;
+    sd_rngbuf rng;
+    sd_rngbuf_init(&rng, seed, trial);
+    size_t prev = m->start, rej = 0, its = 0;
+    tokens[0] = prev;
+    for (size_t n = 1; n <= T;) {
+        size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
+        double pi = 1.0, tau_p = 1.0;
+        for (size_t i = 1; i <= G; i++) {
+            size_t x = S_draw_p2(m, y, &rng);
+            tokens[n + i - 1] = x;
+            double num = pi * sd_backoff_q(m, y, x), px = sd_backoff_draft2_p(m, y, x);
+            pi = num >= px ? 1.0 : num / px;
+            y = x;
+            if (pi == 0.0)
+                break;
+            double eta = sd_rngbuf_uniform(&rng);
+            int accept;
+            if (i < G) {
+                double U = pi * tv[x], L = fmax(0.0, tv[x] + tv[m->V + x] * (pi - 1.0));
+                if (pi < 1.0 && U + (1.0 - pi) > 1e-3 && eta > U / (U + (1.0 - pi)) + 1e-9) {
+                    accept = 0;
+                } else if (pi < 1.0 && L + (1.0 - pi) > 1e-3 && eta < L / (L + (1.0 - pi)) - 1e-9) {
+                    accept = 1;
+                } else {
+                    double mm = pi == 1.0 ? tv[x] : sd_backoff_draft2_mass(m, x, pi);
                     accept = eta * (mm + (1.0 - pi)) < mm;
                 }
             } else {
@@ -206,9 +328,18 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 emitted = G + 1;
             }
         } else {
-            double s = tokenwise ? 1.0 : tau_p, mm = sd_backoff_mass(m, tau_prev, s);
-            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
-                                       : sd_backoff_draw_q(m, tau_prev, &rng);
+            double s = tokenwise ? 1.0 : tau_p;
+            double mm = s == 1.0 ? tv[tau_prev] : sd_backoff_draft2_mass(m, tau_prev, s);
+            size_t z;
+            for (long tries = 0;; tries++) {
+                z = sd_backoff_draw_q(m, tau_prev, &rng);
+                if (!(mm > 0.0)) /* m_a(s) = 0: no residual mass (s q_a <= p_a); q_a as S_block_trial */
+                    break;
+                double qz = sd_backoff_q(m, tau_prev, z), pz = sd_backoff_draft2_p(m, tau_prev, z);
+                if (sd_rngbuf_uniform(&rng) * qz < s * qz - pz || tries > 100000000)
+                    break;
+            }
+            tokens[n + tau] = z;
             emitted = tau + 1;
             rej++;
         }
@@ -403,6 +534,8 @@ typedef struct {
     S_trial_fn trial;
     size_t tree[SD_TREE_MAX_DEPTH], depth; /* tree-rrs: b_1..b_d */
     int spectr;                            /* spectr: S_spectr_trial */
+    int block2;                            /* block with a bigram draft: 1, or 2 for the tokenwise control */
+    double tv[];                           /* block2: [2V] TV(p_a, q_a) = m_a(1), then m_a'(1-) */
 } S_plan;
 
 /* One trial of tree-rrs (sims/verifiers/tree_rrs.c's rule): at the node
@@ -461,15 +594,27 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
 {
     if (!m->backoff)
         return SD_EUSAGE; /* not applicable */
-    if (m->backoff->draft2 && fn != S_token2_trial_k)
-        return SD_EUSAGE; /* a bigram draft: token verification's kernel only */
-    S_plan *p = calloc(1, sizeof *p);
+    const sd_backoff *bm = m->backoff;
+    int block2 = bm->draft2 && (fn == S_block_trial_k || fn == S_block_tokenwise_trial_k);
+    if (bm->draft2 && fn != S_token2_trial_k && !block2)
+        return SD_EUSAGE; /* a bigram draft: token and block verification's kernels only */
+    S_plan *p = calloc(1, sizeof *p + (block2 ? 2 * bm->V * sizeof(double) : 0));
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     p->m = m->backoff;
     p->gamma = par->gamma;
     p->k = par->k;
     p->trial = fn;
+    if (block2) {
+        p->block2 = fn == S_block_trial_k ? 1 : 2;
+        int rc = sd_backoff_draft2_tv(bm, p->tv, err);
+        if (rc) {
+            free(p);
+            return rc;
+        }
+        for (size_t a = 0; a < bm->V; a++)
+            p->tv[bm->V + a] = sd_backoff_draft2_slope(bm, a);
+    }
     *plan = p;
     return SD_OK;
 }
@@ -620,7 +765,9 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     const S_plan *p = plan;
     for (uint64_t t = lo; t < hi; t++) {
         size_t rej, its;
-        if (p->trial)
+        if (p->block2)
+            S_block2_trial(p->m, p->tv, p->gamma, p->block2 == 2, seed, t, work, &rej, &its, obs);
+        else if (p->trial)
             p->trial(p->m, p->gamma, p->k, seed, t, work, &rej, &its, obs);
         else if (p->spectr)
             S_spectr_trial(p, seed, t, work, &rej, &its, obs);
