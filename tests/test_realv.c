@@ -390,7 +390,7 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     cr_assert_eq(bad, 2);
     sd_ngram_free(gs), sd_ngram_free(gt), sd_ngram_free(gd), sd_backoff_free(m);
     sd_arpa_free(ta), sd_arpa_free(da);
-    /* the command line: the same number; run takes token, and refuses block with the reason */
+    /* the command line: the same number; run takes token and block, and refuses rrs with the reason */
     char *ft = tu_tempfile(tt), *fd = tu_tempfile(dt), args[1024], *out = NULL, *errs = NULL;
     snprintf(args, sizeof args, "eval rejections --arpa %s --draft-arpa %s --draft-order 2 --T 9 --json", ft, fd);
     cr_assert_eq(tu_run(args, &out, &errs), 0, "%s", errs);
@@ -402,8 +402,8 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
              fd);
     cr_assert_eq(tu_run(args, NULL, &errs), 0, "%s", errs);
     free(errs);
-    snprintf(args, sizeof args, "run --algo block --arpa %s --draft-arpa %s --draft-order 2 --T 9", ft, fd);
-    tu_expect(args, 64, "verifiers with one: token)");
+    snprintf(args, sizeof args, "run --algo rrs --k 2 --arpa %s --draft-arpa %s --draft-order 2 --T 9", ft, fd);
+    tu_expect(args, 64, "verifiers with one: token block)");
     remove(ft), remove(fd);
     free(ft), free(fd), free(tt), free(dt);
 }
