@@ -386,9 +386,18 @@ static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, si
     return S_rrs_select_at(m, prev, x, alive, rng, NULL);
 }
 
-/* One trial of rrs with k drafts (the tree walk of sd_multidraft_tree_step). */
-static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial, size_t *tokens,
-                        size_t *rejections, size_t *iterations, const sd_observe *obs)
+/* How the walk below picks the output token among the alive drafts x[0..alive)
+ * after prev: recursive rejection sampling (rrs) or k-Seq (spectr). */
+typedef size_t (*S_select_fn)(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, void *ctx,
+                              sd_rngbuf *rng);
+
+/* One trial of a k-draft verifier whose drafts that survive share the output's
+ * prefix (the tree walk of sd_multidraft_tree_step): at each position the
+ * alive drafts draw their next token from p, select() gives the output token,
+ * and the drafts that agree with it stay alive; none agreeing is a rejection. */
+static void S_multidraft_trial(const sd_backoff *m, size_t gamma, size_t k, S_select_fn select, void *ctx,
+                               uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
+                               size_t *iterations, const sd_observe *obs)
 {
     const size_t T = m->T;
     size_t *x = tokens + T + 1; /* k draft tokens */
@@ -402,7 +411,7 @@ static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t se
         for (; i < G; i++) {
             for (size_t j = 0; j < alive; j++)
                 x[j] = sd_backoff_draw_p(m, &rng);
-            size_t y = S_rrs_select(m, prev, x, alive, &rng), agree = 0;
+            size_t y = select(m, prev, x, alive, ctx, &rng), agree = 0;
             tokens[n + i] = y;
             prev = y;
             for (size_t j = 0; j < alive; j++)
@@ -430,6 +439,20 @@ static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t se
     }
     *rejections = rej;
     *iterations = its;
+}
+
+static size_t S_rrs_select_any(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, void *ctx,
+                               sd_rngbuf *rng)
+{
+    (void)ctx;
+    return S_rrs_select(m, prev, x, alive, rng);
+}
+
+/* One trial of rrs with k drafts. */
+static void S_rrs_trial(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial, size_t *tokens,
+                        size_t *rejections, size_t *iterations, const sd_observe *obs)
+{
+    S_multidraft_trial(m, gamma, k, S_rrs_select_any, NULL, seed, trial, tokens, rejections, iterations, obs);
 }
 
 static void S_token_trial_k(const sd_backoff *m, size_t gamma, size_t k, uint64_t seed, uint64_t trial,
@@ -708,55 +731,30 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
     return SD_OK;
 }
 
-/* One trial of spectr with k drafts (the tree walk of sd_multidraft_tree_step,
- * as S_rrs_trial); the work area's cache holds the thread's ρ*, β. */
+/* The k-Seq selection with the trial's cache of ρ*, β and the plan's k. */
+typedef struct {
+    S_kseq_cache cache;
+    size_t k;
+} S_kseq_ctx;
+
+static size_t S_kseq_select_any(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, void *ctx,
+                                sd_rngbuf *rng)
+{
+    S_kseq_ctx *c = ctx;
+    return S_kseq_select(m, prev, x, alive, &c->cache, c->k, rng);
+}
+
+/* One trial of spectr with k drafts (the walk of S_multidraft_trial); the
+ * work area's cache holds the thread's ρ*, β. */
 static void S_spectr_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
                            size_t *iterations, const sd_observe *obs)
 {
     const sd_backoff *m = pl->m;
     const size_t T = m->T, k = pl->k;
-    size_t *x = tokens + T + 1;
     size_t head = ((T + 1 + k) * sizeof(size_t) + 15) / 16 * 16;
     double *c = (double *)(void *)((char *)tokens + head);
-    S_kseq_cache cache = {c, c + m->V * k};
-    sd_rngbuf rng;
-    sd_rngbuf_init(&rng, seed, trial);
-    size_t prev = m->start, rej = 0, its = 0;
-    tokens[0] = prev;
-    for (size_t n = 1; n <= T;) {
-        size_t G = sd_draft_len_at(pl->gamma, T, n), alive = k, i = 0;
-        int rejected = 0;
-        for (; i < G; i++) {
-            for (size_t j = 0; j < alive; j++)
-                x[j] = sd_backoff_draw_p(m, &rng);
-            size_t y = S_kseq_select(m, prev, x, alive, &cache, k, &rng), agree = 0;
-            tokens[n + i] = y;
-            prev = y;
-            for (size_t j = 0; j < alive; j++)
-                agree += x[j] == y;
-            if (!agree) {
-                rejected = 1;
-                break;
-            }
-            alive = agree;
-        }
-        size_t emitted = rejected ? i + 1 : i;
-        if (!rejected && n + G <= T) {
-            prev = tokens[n + G] = sd_backoff_draw_q(m, prev, &rng);
-            emitted++;
-        }
-        rej += (size_t)rejected;
-        its++;
-        if (obs->hist)
-            obs->hist[i] += 1.0;
-        if (obs->acc)
-            sd_welford_add(obs->acc, (double)i);
-        n += emitted;
-        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
-            break;
-    }
-    *rejections = rej;
-    *iterations = its;
+    S_kseq_ctx ctx = {{c, c + m->V * k}, k};
+    S_multidraft_trial(m, pl->gamma, k, S_kseq_select_any, &ctx, seed, trial, tokens, rejections, iterations, obs);
 }
 
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
