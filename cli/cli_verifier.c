@@ -192,6 +192,20 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
     return cli_option_error(cmd, c, argv);
 }
 
+int cli_options_read(const char *cmd, int argc, char **argv, const struct option *opts, cli_field_fn fn, void *ctx,
+                     const sd_verifier_type *vt)
+{
+    int status = -1, c;
+    optind = 0;
+    opterr = 0;
+    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
+        if ((status = fn(ctx, c, optarg)) == 1)
+            status = cli_unknown_option(cmd, c, argv, vt);
+    if (status < 0 && optind < argc)
+        status = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return status;
+}
+
 /* The help line of one declaration: option, argument, help, range. */
 static void S_param_line(const sd_param_decl *d, char *line, size_t len)
 {

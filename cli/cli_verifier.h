@@ -81,6 +81,14 @@ int cli_verifier_option(cli_model_opts *mo, cli_verifier *cv, int c, const char 
  * reads: gamma)"). */
 int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_type *vt);
 
+/* The command line's twin of cli_fields_apply: reads argv's options with
+ * getopt_long (":h", opts), each through fn(ctx, c, optarg) (its 1: not
+ * this command's, the usage error of cli_unknown_option with vt), then
+ * refuses a positional argument left over.  Returns -1 when all were read,
+ * else the exit status. */
+int cli_options_read(const char *cmd, int argc, char **argv, const struct option *opts, cli_field_fn fn, void *ctx,
+                     const sd_verifier_type *vt);
+
 /* The parameter help generated from the declarations: vt's, or (vt NULL)
  * every known verifier's, each name once with the verifiers reading it. */
 void cli_params_help(FILE *f, const sd_verifier_type *vt);

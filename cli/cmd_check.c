@@ -453,6 +453,11 @@ static int S_check(S_req *rq)
     return status;
 }
 
+static int S_option_any(void *rq, int c, const char *arg)
+{
+    return S_option(rq, c, arg);
+}
+
 int cmd_check(int argc, char **argv)
 {
     S_req rq;
@@ -462,24 +467,12 @@ int cmd_check(int argc, char **argv)
                                       &rq.cv, &opts);
     if (status >= 0)
         return status;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
-        if ((status = S_option(&rq, c, optarg)) == 1)
-            status = cli_unknown_option("check", c, argv, rq.cv.vt);
+    status = cli_options_read("check", argc, argv, opts, S_option_any, &rq, rq.cv.vt);
     free(opts);
-    if (status < 0 && optind < argc)
-        status = cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
     if (status < 0)
         status = S_check(&rq);
     cli_model_release(&rq.mo);
     return status;
-}
-
-static int S_option_any(void *rq, int c, const char *arg)
-{
-    return S_option(rq, c, arg);
 }
 
 int cmd_check_fields(const char *algo, const cli_field *fields, size_t n)

@@ -213,15 +213,8 @@ static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
                                       &rq.cv, &opts);
     if (status >= 0)
         return status;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1)
-        if ((status = S_option(&rq, c, optarg)) == 1)
-            status = cli_unknown_option(S_cmd, c, argv, rq.cv.vt);
+    status = cli_options_read(S_cmd, argc, argv, opts, S_option, &rq, rq.cv.vt);
     free(opts);
-    if (status < 0 && optind < argc)
-        status = cli_usage_error(S_cmd, "unexpected argument '%s'", argv[optind]);
     if (status >= 0) {
         cli_model_release(&rq.mo);
         return status;
