@@ -30,84 +30,11 @@
 #include "../sims/engine/sd_sim.h"
 #include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
+#include "tu_lm.h"
 
-/* Tokens 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1 (rounded
- * log10 values): the models renormalise. */
-typedef struct {
-    double uni[5], bo[5];
-    struct { int a, x; double lp; } bi[8];
-    size_t nbi;
-} S_lmdef;
-
-static const S_lmdef S_target = {{-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229}, {0.0, -0.30103, -0.1, -0.2, 0.05},
-                                 {{1, 2, -0.3010}, {1, 3, -0.6021}, {2, 3, -0.2218}, {2, 0, -0.4}, {3, 4, -0.1},
-                                  {4, 2, -0.5}}, 6};
-static const S_lmdef S_draft = {{-0.5229, -INFINITY, -0.6990, -0.3979, -0.8239}, {-0.2, -0.1, 0.0, -0.3, -0.05},
-                                {{1, 3, -0.2}, {2, 2, -0.7}, {2, 4, -0.3}, {3, 0, -0.25}, {4, 4, -0.9}, {4, 3, -0.15},
-                                 {0, 2, -0.6}}, 7};
-
-static char *S_arpa_text(const S_lmdef *d)
-{
-    static const char *const w[5] = {"</s>", "<s>", "a", "b", "c"};
-    char *s = malloc(4096), *o = s;
-    o += sprintf(o, "\n\\data\\\nngram 1=5\nngram 2=%zu\n\n\\1-grams:\n", d->nbi);
-    for (int x = 0; x < 5; x++)
-        o += x == 1 ? sprintf(o, "-99\t<s>\t%.5f\n", d->bo[x]) : sprintf(o, "%.4f\t%s\t%.5f\n", d->uni[x], w[x], d->bo[x]);
-    o += sprintf(o, "\n\\2-grams:\n");
-    for (size_t i = 0; i < d->nbi; i++)
-        o += sprintf(o, "%.4f %s %s\n", d->bi[i].lp, w[d->bi[i].a], w[d->bi[i].x]);
-    sprintf(o, "\n\\end\\\n");
-    return s;
-}
-
-/* Katz rows straight from the numbers: 10^bigram if listed, else
- * 10^(bo(a) + uni(x)); <s> gets 0; each row normalised. */
-static void S_dense_rows(const S_lmdef *d, double r[5][5])
-{
-    for (int a = 0; a < 5; a++) {
-        double z = 0.0;
-        for (int x = 0; x < 5; x++) {
-            double v = x == 1 ? 0.0 : pow(10.0, d->bo[a] + d->uni[x]);
-            for (size_t i = 0; i < d->nbi; i++)
-                if (d->bi[i].a == a && d->bi[i].x == x)
-                    v = pow(10.0, d->bi[i].lp);
-            z += r[a][x] = v;
-        }
-        for (int x = 0; x < 5; x++)
-            r[a][x] /= z;
-    }
-}
-
-/* A draft with its own vocabulary: </s> <s> a b d (no c; d is not a
- * target word).  Over the target's words: c gets 0, d is dropped, each
- * row renormalised; after c (a word it lacks) its unigram. */
-static const char S_draft_own[] = "\n\\data\\\nngram 1=5\nngram 2=6\n\n\\1-grams:\n"
-                                  "-0.6021\t</s>\t-0.1\n-99\t<s>\t-0.2\n-0.5229\ta\t-0.3\n-0.6990\tb\t0.1\n"
-                                  "-0.3979\td\t-0.25\n\n\\2-grams:\n"
-                                  "-0.4 <s> a\n-0.9 <s> d\n-0.3 a a\n-0.2 a d\n-0.5 b </s>\n-0.35 d b\n\n\\end\\\n";
-
-static void S_dense_draft_own(double p[5][5])
-{
-    static const double uni[5] = {-0.6021, -INFINITY, -0.5229, -0.6990, -0.3979}, bo[5] = {-0.1, -0.2, -0.3, 0.1, -0.25};
-    static const struct { int a, x; double lp; } bi[] = {{1, 2, -0.4}, {1, 4, -0.9}, {2, 2, -0.3}, {2, 4, -0.2},
-                                                         {3, 0, -0.5}, {4, 3, -0.35}};
-    for (int a = 0; a < 5; a++) {
-        double z = 0.0;
-        for (int x = 0; x < 4; x++) {
-            double v = x == 1 ? 0.0 : a == 4 ? pow(10.0, uni[x]) : pow(10.0, bo[a] + uni[x]);
-            for (size_t i = 0; a < 4 && i < sizeof bi / sizeof *bi; i++)
-                if (bi[i].a == a && bi[i].x == x)
-                    v = pow(10.0, bi[i].lp);
-            z += p[a][x] = v;
-        }
-        p[a][4] = 0.0;
-        for (int x = 0; x < 4; x++)
-            p[a][x] /= z;
-    }
-}
 
 /* The fixture: the sparse model with the bigram draft attached (which = 0:
- * S_draft, 1: S_draft_own) and the dense rows as a stored chain, x_0 = <s>. */
+ * tu_lm_draft, 1: tu_lm_draft_own) and the dense rows as a stored chain, x_0 = <s>. */
 typedef struct {
     sd_arpa *ta, *da;
     sd_backoff *m;
@@ -118,15 +45,15 @@ typedef struct {
 static void S_open(S_fix *f, int which, size_t T)
 {
     memset(f, 0, sizeof *f);
-    S_dense_rows(&S_target, f->q);
+    tu_lm_dense_rows(&tu_lm_target, f->q);
     if (which == 0)
-        S_dense_rows(&S_draft, f->p);
+        tu_lm_dense_rows(&tu_lm_draft, f->p);
     else
-        S_dense_draft_own(f->p);
-    char *tt = S_arpa_text(&S_target), *dt = which == 0 ? S_arpa_text(&S_draft) : NULL;
+        tu_lm_dense_draft_own(f->p);
+    char *tt = tu_lm_arpa_text(&tu_lm_target), *dt = which == 0 ? tu_lm_arpa_text(&tu_lm_draft) : NULL;
     sd_error err;
     cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &f->ta, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_arpa_load_string(dt ? dt : S_draft_own, "draft.arpa", 0, &f->da, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_load_string(dt ? dt : tu_lm_draft_own, "draft.arpa", 0, &f->da, &err), SD_OK, "%s", err.msg);
     free(tt), free(dt);
     cr_assert_eq(sd_backoff_from_arpa(f->ta, 2, f->da, T, 0, &f->m, &err), SD_OK, "%s", err.msg);
     cr_assert_eq(sd_arpa_draft2_attach(f->m, f->ta, f->da, 0, &err), SD_OK, "%s", err.msg);
@@ -307,7 +234,7 @@ Test(backoff_block, first_iteration_matches_the_iteration_law, .timeout = 60)
 /* The command line runs it (no longer refused) and prints the kernel. */
 Test(backoff_block, command_line_runs_block_with_a_bigram_draft, .timeout = 60)
 {
-    char *tt = S_arpa_text(&S_target), *dt = S_arpa_text(&S_draft);
+    char *tt = tu_lm_arpa_text(&tu_lm_target), *dt = tu_lm_arpa_text(&tu_lm_draft);
     char *ft = tu_tempfile(tt), *fd = tu_tempfile(dt), args[1024], *out = NULL, *errs = NULL;
     snprintf(args, sizeof args,
              "run --algo block --gamma 2 --arpa %s --draft-arpa %s --draft-order 2 --T 9 --trials 2000 --json", ft, fd);

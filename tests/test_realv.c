@@ -26,6 +26,7 @@
 #include "../sims/exact/sd_iid_gen.h"
 #include "../sims/exact/sd_speedup.h"
 #include "test_util.h"
+#include "tu_lm.h"
 
 /* Two random rows of V entries with zeros (every 7th in p, every 5th in q
  * when V > 2). */
@@ -289,59 +290,13 @@ Test(realv, block_is_the_midpoint_at_gamma_2_only)
 #include "../src/sd_dist.h"
 #include "../src/sd_ngram.h"
 
-/* Tokens 0 </s>, 1 <s>, 2 a, 3 b, 4 c in both files; rows do not sum to 1
- * (rounded log10 values): the models renormalise. */
-typedef struct {
-    double uni[5], bo[5];
-    struct { int a, x; double lp; } bi[8];
-    size_t nbi;
-} S_lmdef;
-
-static const S_lmdef S_target = {{-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229}, {0.0, -0.30103, -0.1, -0.2, 0.05},
-                                 {{1, 2, -0.3010}, {1, 3, -0.6021}, {2, 3, -0.2218}, {2, 0, -0.4}, {3, 4, -0.1},
-                                  {4, 2, -0.5}}, 6};
-static const S_lmdef S_draft = {{-0.5229, -INFINITY, -0.6990, -0.3979, -0.8239}, {-0.2, -0.1, 0.0, -0.3, -0.05},
-                                {{1, 3, -0.2}, {2, 2, -0.7}, {2, 4, -0.3}, {3, 0, -0.25}, {4, 4, -0.9}, {4, 3, -0.15},
-                                 {0, 2, -0.6}}, 7};
-
-static char *S_arpa_text(const S_lmdef *d)
-{
-    static const char *const w[5] = {"</s>", "<s>", "a", "b", "c"};
-    char *s = malloc(4096), *o = s;
-    o += sprintf(o, "\n\\data\\\nngram 1=5\nngram 2=%zu\n\n\\1-grams:\n", d->nbi);
-    for (int x = 0; x < 5; x++)
-        o += x == 1 ? sprintf(o, "-99\t<s>\t%.5f\n", d->bo[x]) : sprintf(o, "%.4f\t%s\t%.5f\n", d->uni[x], w[x], d->bo[x]);
-    o += sprintf(o, "\n\\2-grams:\n");
-    for (size_t i = 0; i < d->nbi; i++)
-        o += sprintf(o, "%.4f %s %s\n", d->bi[i].lp, w[d->bi[i].a], w[d->bi[i].x]);
-    sprintf(o, "\n\\end\\\n");
-    return s;
-}
-
-/* Dense rows straight from the numbers: 10^bigram if listed, else
- * 10^bo(a) 10^uni(x); <s> gets 0; each row normalised. */
-static void S_dense_rows(const S_lmdef *d, double r[5][5])
-{
-    for (int a = 0; a < 5; a++) {
-        double z = 0.0;
-        for (int x = 0; x < 5; x++) {
-            double v = x == 1 ? 0.0 : pow(10.0, d->bo[a] + d->uni[x]);
-            for (size_t i = 0; i < d->nbi; i++)
-                if (d->bi[i].a == a && d->bi[i].x == x)
-                    v = pow(10.0, d->bi[i].lp);
-            z += r[a][x] = v;
-        }
-        for (int x = 0; x < 5; x++)
-            r[a][x] /= z;
-    }
-}
 
 Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
 {
     const size_t T = 9;
     double q[5][5], p[5][5];
-    S_dense_rows(&S_target, q);
-    S_dense_rows(&S_draft, p);
+    tu_lm_dense_rows(&tu_lm_target, q);
+    tu_lm_dense_rows(&tu_lm_draft, p);
     double Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
     for (size_t n = 1; n <= T; n++) { /* Theorem 1 of Yin et al. 2024 on the dense rows, x_0 = <s> */
         double N[5] = {0};
@@ -352,7 +307,7 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
         }
         memcpy(Q, N, sizeof Q);
     }
-    char *tt = S_arpa_text(&S_target), *dt = S_arpa_text(&S_draft);
+    char *tt = tu_lm_arpa_text(&tu_lm_target), *dt = tu_lm_arpa_text(&tu_lm_draft);
     sd_arpa *ta = NULL, *da = NULL;
     sd_error err;
     cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &ta, &err), SD_OK, "%s", err.msg);
@@ -408,46 +363,18 @@ Test(realv, bigram_draft_theorem1_equals_the_direct_computation)
     free(ft), free(fd), free(tt), free(dt);
 }
 
-/* A draft with its own vocabulary: words </s> <s> a b d (no c; d is not a
- * target word).  Its rows over the target's words: c gets 0, d is dropped,
- * each row renormalised; after c (a word it lacks) its unigram. */
-static const char S_draft_own[] = "\n\\data\\\nngram 1=5\nngram 2=6\n\n\\1-grams:\n"
-                                  "-0.6021\t</s>\t-0.1\n-99\t<s>\t-0.2\n-0.5229\ta\t-0.3\n-0.6990\tb\t0.1\n"
-                                  "-0.3979\td\t-0.25\n\n\\2-grams:\n"
-                                  "-0.4 <s> a\n-0.9 <s> d\n-0.3 a a\n-0.2 a d\n-0.5 b </s>\n-0.35 d b\n\n\\end\\\n";
-
-static void S_dense_draft_own(double p[5][5])
-{
-    /* draft ids 0 </s>, 1 <s>, 2 a, 3 b, 4 d; target ids 0 </s>, 1 <s>, 2 a, 3 b, 4 c */
-    static const double uni[5] = {-0.6021, -INFINITY, -0.5229, -0.6990, -0.3979}, bo[5] = {-0.1, -0.2, -0.3, 0.1, -0.25};
-    static const struct { int a, x; double lp; } bi[] = {{1, 2, -0.4}, {1, 4, -0.9}, {2, 2, -0.3}, {2, 4, -0.2},
-                                                         {3, 0, -0.5}, {4, 3, -0.35}};
-    for (int a = 0; a < 5; a++) { /* target context a: the draft's row, or its unigram after c */
-        double z = 0.0;
-        for (int x = 0; x < 4; x++) { /* target words the draft has: </s> <s> a b */
-            double v = x == 1 ? 0.0 : a == 4 ? pow(10.0, uni[x]) : pow(10.0, bo[a] + uni[x]);
-            for (size_t i = 0; a < 4 && i < sizeof bi / sizeof *bi; i++)
-                if (bi[i].a == a && bi[i].x == x)
-                    v = pow(10.0, bi[i].lp);
-            z += p[a][x] = v;
-        }
-        p[a][4] = 0.0; /* c */
-        for (int x = 0; x < 4; x++)
-            p[a][x] /= z;
-    }
-}
 
 Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout = 60)
 {
     const size_t T = 9;
     double q[5][5], p[5][5];
-    S_dense_rows(&S_target, q);
-    S_dense_draft_own(p);
-    char *tt = S_arpa_text(&S_target);
+    tu_lm_dense_rows(&tu_lm_target, q);
+    tu_lm_dense_draft_own(p);
+    char *tt = tu_lm_arpa_text(&tu_lm_target);
     sd_arpa *ta = NULL, *da = NULL;
     sd_error err;
     cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &ta, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_arpa_load_string(S_draft_own, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_load_string(tu_lm_draft_own, "draft.arpa", 0, &da, &err), SD_OK, "%s", err.msg);
     /* the dense rows as a stored chain, x_0 = <s>: every exact value of token verification */
     sd_chain *c = sd_chain_alloc(5, T, 1, 1, &err);
     cr_assert_not_null(c);

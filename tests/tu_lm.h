@@ -1,0 +1,34 @@
+/* tu_lm.h — two small hand-written ARPA bigram models and a draft with its
+ * own vocabulary, shared by the n-gram tests, with their dense rows computed
+ * straight from the numbers (the reference the sparse code is checked
+ * against).
+ *
+ * Tokens 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1 (rounded log10
+ * values): the models renormalise. */
+#ifndef TU_LM_H
+#define TU_LM_H
+
+#include <stddef.h>
+
+typedef struct {
+    double uni[5], bo[5];
+    struct { int a, x; double lp; } bi[8];
+    size_t nbi;
+} tu_lmdef;
+
+extern const tu_lmdef tu_lm_target, tu_lm_draft;
+
+/* The ARPA text of d, malloc'd; the caller frees it. */
+char *tu_lm_arpa_text(const tu_lmdef *d);
+
+/* Katz rows straight from the numbers: 10^bigram if listed, else
+ * 10^(bo(a) + uni(x)); <s> gets 0; each row normalised. */
+void tu_lm_dense_rows(const tu_lmdef *d, double r[5][5]);
+
+/* A draft with its own vocabulary: </s> <s> a b d (no c; d is not a target
+ * word), as ARPA text, and its rows over the target's words: c gets 0, d is
+ * dropped, each row renormalised; after c (a word it lacks) its unigram. */
+extern const char tu_lm_draft_own[];
+void tu_lm_dense_draft_own(double p[5][5]);
+
+#endif
