@@ -793,7 +793,6 @@ static const char *S_tree_verifiers(char *buf, size_t len)
  * beyond.  O(V) memory. */
 static int S_accept_length_iid(S_args *a, int alg)
 {
-    static const char *const names[] = {"token", "block", "full"};
     sd_error err;
     sd_accept_iid r;
     double *cc = malloc(SD_ACCEPT_NALGO * a->gamma * sizeof *cc);
@@ -815,12 +814,12 @@ static int S_accept_length_iid(S_args *a, int alg)
         json_object_set_new(o, "expected_accepted", json_real(r.expected[alg]));
         json_object_set_new(o, "stderr", json_real(r.stderr_[alg]));
         json_object_set_new(o, "method", json_string(how[alg]));
-        json_object_set_new(o, "algo", json_string(names[alg]));
+        json_object_set_new(o, "algo", json_string(sd_accept_algo_name(alg)));
         json_object_set_new(o, "gamma", json_integer((json_int_t)a->gamma));
         for (int i = 0; i < SD_ACCEPT_NALGO; i++) {
-            json_object_set_new(all, names[i], json_real(r.expected[i]));
-            json_object_set_new(se, names[i], json_real(r.stderr_[i]));
-            json_object_set_new(meth, names[i], json_string(how[i]));
+            json_object_set_new(all, sd_accept_algo_name(i), json_real(r.expected[i]));
+            json_object_set_new(se, sd_accept_algo_name(i), json_real(r.stderr_[i]));
+            json_object_set_new(meth, sd_accept_algo_name(i), json_string(how[i]));
         }
         for (size_t l = 0; l < a->gamma; l++)
             json_array_append_new(ccj, json_real(cc[(size_t)alg * a->gamma + l]));
@@ -843,11 +842,11 @@ static int S_accept_length_iid(S_args *a, int alg)
     printf("gamma        %zu\n", a->gamma);
     for (int i = 0; i < SD_ACCEPT_NALGO; i++) {
         if (r.exact[i])
-            printf("E[tau] %-6s %.12f   exact (i.i.d. rows, O(V log V))%s\n", names[i], r.expected[i],
+            printf("E[tau] %-6s %.12f   exact (i.i.d. rows, O(V log V))%s\n", sd_accept_algo_name(i), r.expected[i],
                    i == alg ? "   <- --algo" : "");
         else
             printf("E[tau] %-6s %.6f +- %.2g   MONTE-CARLO for l >= %d (%llu trials, seed %llu; l <= %d "
-                   "exact)%s\n", names[i], r.expected[i], r.stderr_[i], SD_ACCEPT_IID_EXACT_L + 1,
+                   "exact)%s\n", sd_accept_algo_name(i), r.expected[i], r.stderr_[i], SD_ACCEPT_IID_EXACT_L + 1,
                    (unsigned long long)r.trials, (unsigned long long)r.seed, SD_ACCEPT_IID_EXACT_L,
                    i == alg ? "   <- --algo" : "");
     }
