@@ -28,8 +28,10 @@ static const char S_help_head[] =
     "costs RATIO target calls.  Cost model: target-only decoding of T tokens costs\n"
     "T; an iteration of speculative decoding costs 1 (one target call) + c*d*G\n"
     "(d drafts of G tokens: d = k or M for the multi-draft verifiers, whose every\n"
-    "draft is drafted, else 1), so S = T / (E[target calls] (1 + c d G)); a\n"
-    "verifier without a draft length --gamma (the tree verifiers) is refused.\n"
+    "draft is drafted, else 1), so S = T / (E[target calls] (1 + c d G)).  A tree\n"
+    "verifier (--tree b1,...,bD) drafts the tree's N = b1 + b1 b2 + ... nodes in\n"
+    "D steps: S = T / (E[target calls] (1 + c N)), or c D with --draft-cost step;\n"
+    "its draft length (column G, JSON gamma) is D, one point per command.\n"
     "E[target calls] is exact where the verifier has an exact evaluator, else a\n"
     "Monte-Carlo estimate (--trials, --seed) with its 95% CI mapped into S.\n"
     "For a single-token problem (--p/--q: tokens i.i.d.) the limit T -> infinity\n"
@@ -41,7 +43,9 @@ static const char S_help_head[] =
     "iteration: exact for token, and from the iteration law where V x V rows fit;\n"
     "on rows kept as one pair (over the budget) exact for block up to gamma 2,\n"
     "else Monte-Carlo (block: the terms l >= 3; rrs, spectr: their kernels for\n"
-    "sparse rows, --trials, --seed), marked MC with its 95% CI.\n"
+    "sparse rows, --trials, --seed), marked MC with its 95% CI.  A verifier\n"
+    "without an exact iteration law (the tree verifiers) takes the same\n"
+    "Monte-Carlo law of tau for the limit at any V, where it has such a kernel.\n"
     "\n"
     "  --algo NAME     verifier (default token)\n"
     "  --gamma G|best  draft length; a list 1,2,4 or a range 1..8; best: the G in\n"
@@ -62,7 +66,8 @@ static const char S_help_head[] =
     "\n";
 
 typedef struct {
-    size_t gamma;
+    size_t gamma;                     /* draft length: G, or the tree's depth */
+    double draft_tokens;              /* N of the cost model */
     double calls, calls_lo, calls_hi; /* E[target calls] and its CI (= calls when exact) */
     int exact;
     double s, s_lo, s_hi;
@@ -258,10 +263,18 @@ static int S_run(S_req *rq, json_t *collect, int sep)
     uint64_t trials = rq->trials, seed = rq->seed;
     int json = rq->json, per_step = rq->per_step, best = rq->best;
     const sd_verifier_type *vt = cv.vt;
-    if (!sd_params_decl(vt, "gamma", NULL))
-        status = cli_usage_error(S_cmd, "--algo %s has no draft length --gamma; the speed-up model needs one",
-                                 vt->name);
-    if (status < 0 && !best && !nglist && cv.par.gamma == 0)
+    /* A tree verifier's draft length is its tree's depth D, and it drafts
+     * the tree's nodes: one point per command (no --gamma to sweep). */
+    int treed = !sd_params_decl(vt, "gamma", NULL) && sd_params_decl(vt, "tree", NULL);
+    if (!sd_params_decl(vt, "gamma", NULL) && !treed)
+        status = cli_usage_error(S_cmd, "--algo %s has neither a draft length --gamma nor a draft tree --tree; the "
+                                 "speed-up model needs one", vt->name);
+    if (status < 0 && treed && (best || nglist))
+        status = cli_usage_error(S_cmd, "--gamma %s: --algo %s drafts the tree --tree (its depth is the draft "
+                                 "length); give one --tree per command", best ? "best" : "LIST", vt->name);
+    if (status < 0 && treed && cv.par.tree_depth == 0)
+        status = cli_usage_error(S_cmd, "give --tree b1,...,bD (every iteration drafts its nodes)");
+    if (status < 0 && !treed && !best && !nglist && cv.par.gamma == 0)
         status = cli_usage_error(S_cmd, "give --gamma G or --gamma best (every iteration drafts G tokens)");
     cli_model model;
     memset(&model, 0, sizeof model);
@@ -276,7 +289,7 @@ static int S_run(S_req *rq, json_t *collect, int sep)
     int iid = mo.p != NULL;
     /* An i.i.d. problem without --T: the limit T -> infinity is the headline. */
     int limit = iid && !mo.T_given;
-    size_t g0 = best ? 1 : cv.par.gamma, g1 = best ? (limit || gmax < m->T ? gmax : m->T) : cv.par.gamma;
+    size_t g0 = best ? 1 : sd_speedup_draft_length(vt, &cv.par), g1 = best ? (limit || gmax < m->T ? gmax : m->T) : g0;
     size_t npts = nglist ? nglist : g1 - g0 + 1;
     S_point *pts = calloc(npts, sizeof *pts);
     size_t npt = 0, ibest = 0;
@@ -292,17 +305,22 @@ static int S_run(S_req *rq, json_t *collect, int sep)
         size_t g = nglist ? glist[i] : g0 + i;
         S_point *pt = &pts[npt];
         sd_params par = cv.par;
-        par.gamma = g;
+        if (!treed)
+            par.gamma = g;
         pt->gamma = g;
         double dt = per_step ? (double)g : sd_speedup_draft_tokens(vt, &par);
+        pt->draft_tokens = dt;
         pt->rate_limit = pt->s_limit = NAN;
         if (iid) {
             pt->limit_exact = 1;
             if (is_token) /* the renewal rate in closed form (sims/exact/sd_speedup.h) */
                 pt->rate_limit = sd_speedup_iid_rate_token(alpha, g);
-            else if (sd_gen_chain_bytes(mo.pV, g + 1) <= model.budget / 2 || !model.backoff)
-                sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL);
-            else { /* one row pair: the law of tau (sims/exact/sd_iid_gen.h) */
+            else if (!vt->iteration_law || (sd_gen_chain_bytes(mo.pV, g + 1) > model.budget / 2 && model.backoff)
+                     || sd_speedup_iid_rate(vt, &par, mo.p, mo.q, mo.pV, &pt->rate_limit, NULL)
+                     || !isfinite(pt->rate_limit)) {
+                /* one row pair, or an iteration law that refuses the size
+                 * (a tree's V^nodes drafted trees): the law of tau
+                 * (sims/exact/sd_iid_gen.h) */
                 sd_iid_law law;
                 int rc = sd_iid_law_eval(vt, &par, mo.p, mo.q, mo.pV, trials, seed, sd_mem_budget(mo.max_memory),
                                          &law, &err);
@@ -382,7 +400,9 @@ static int S_run(S_req *rq, json_t *collect, int sep)
         cli_model_describe(&mo, m, o);
         cli_model_identity(&mo, &model, o);
         json_object_set_new(o, "c", json_real(cr));
-        json_object_set_new(o, "cost_model", json_string("S = T / (E[target calls] (1 + c d gamma)), d drafts"));
+        json_object_set_new(o, "cost_model", json_string(treed ? "S = T / (E[target calls] (1 + c N)), N drafted "
+                                                         "tokens: the tree's nodes, or its depth with draft_cost step"
+                                                         : "S = T / (E[target calls] (1 + c d gamma)), d drafts"));
         json_object_set_new(o, "draft_cost", json_string(per_step ? "step" : "token"));
         json_object_set_new(o, "horizon_limit", json_boolean(limit));
         json_object_set_new(o, "seed", json_integer((json_int_t)seed));
@@ -391,6 +411,7 @@ static int S_run(S_req *rq, json_t *collect, int sep)
         for (size_t i = 0; i < npt; i++) {
             json_t *p = json_object();
             json_object_set_new(p, "gamma", json_integer((json_int_t)pts[i].gamma));
+            json_object_set_new(p, "draft_tokens", json_real(pts[i].draft_tokens));
             json_object_set_new(p, "target_calls", json_real(pts[i].calls));
             json_object_set_new(p, "exact", json_boolean(pts[i].exact));
             json_object_set_new(p, "speedup", json_real(pts[i].s));
@@ -420,9 +441,15 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                vt->name, cr);
         cli_model_summary(stdout, "model", &mo, m);
         cli_model_identity_line(stdout, &mo, &model);
-        printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts%s\n",
-               per_step ? 1.0 : sd_speedup_draft_tokens(vt, &(sd_params){.gamma = 1, .k = cv.par.k}),
-               per_step ? " (--draft-cost step: the drafts of a step drafted in parallel)" : "");
+        if (treed)
+            printf("cost      S = T / (E[target calls] (1 + c N)), N = %g %s\n",
+                   per_step ? (double)g0 : sd_speedup_draft_tokens(vt, &cv.par),
+                   per_step ? "drafting steps, the depth of the tree (--draft-cost step: a level drafted in parallel)"
+                            : "nodes of the tree, each one draft token; G below is its depth");
+        else
+            printf("cost      S = T / (E[target calls] (1 + c d G)), d = %g drafts%s\n",
+                   per_step ? 1.0 : sd_speedup_draft_tokens(vt, &(sd_params){.gamma = 1, .k = cv.par.k}),
+                   per_step ? " (--draft-cost step: the drafts of a step drafted in parallel)" : "");
         if (limit)
             printf("horizon   T -> infinity (i.i.d. tokens, no --T): target calls per token and the limit "
                    "speed-up\n");

@@ -9,6 +9,7 @@
  * block's exact value on the same rows at small V, within 4 standard
  * errors (fixed seeds; 4 se: a false-alarm rate of 6e-5 per comparison). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,9 +134,8 @@ Test(iid_large, kernels_agree_with_exact)
 #include "test_util.h"
 
 /* Two lists of V = 32000 entries as @FILE arguments "--p @A --q @B". */
-static void S_pq_args(char *buf, size_t len, double scale_p)
+static void S_pq_args(char *buf, size_t len, size_t V, double scale_p)
 {
-    const size_t V = 32000;
     double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
     S_rows(V, 9, p, q);
     char *tp = malloc(V * 26 + 2), *tq = malloc(V * 26 + 2);
@@ -161,7 +161,7 @@ static void S_pq_args(char *buf, size_t len, double scale_p)
 Test(iid_large, every_evaluator_in_o_v_memory, .timeout = 120)
 {
     char pq[512], cmd[1024];
-    S_pq_args(pq, sizeof pq, 1.0);
+    S_pq_args(pq, sizeof pq, 32000, 1.0);
     const char *ok[] = {"eval rejections", "eval rejections --T 50", "eval acceptance --k 4",
                         "eval speedup --gamma best", "eval speedup --algo block --gamma 2 --T 10 --trials 200",
                         "eval accept-length --algo token --gamma 4", "eval generation --T 30 --gamma 3",
@@ -187,7 +187,7 @@ Test(iid_large, every_evaluator_in_o_v_memory, .timeout = 120)
 Test(iid_large, tol_applies_to_lists, .timeout = 60)
 {
     char pq[512], cmd[1024];
-    S_pq_args(pq, sizeof pq, 1.0 - 2.3e-8);
+    S_pq_args(pq, sizeof pq, 32000, 1.0 - 2.3e-8);
     const char *cmds[] = {"eval rejections", "eval speedup --gamma 2", "eval generation --T 5",
                           "run --algo token --T 5 --trials 100"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
@@ -225,4 +225,67 @@ Test(iid_large, speedup_lists_and_the_limit, .timeout = 60)
     cr_expect_eq(strncmp(b, "      4 ", 8), 0, "best line: %.80s", b);
     free(out);
     tu_expect("eval speedup --p 0.6,0.4 --q 0.2,0.8 --k 2,x --algo rrs --gamma 2", 64, "--k 'x'");
+}
+
+/* The speed-up of a tree verifier: it drafts the tree's N nodes (c N per
+ * iteration; c D, its depth, with --draft-cost step), and its T -> infinity
+ * limit is the renewal rate 1/(E[tau] + 1) with E[tau] from its exact
+ * iteration law (the same as eval accept-length's, exact); on rows kept
+ * as one pair (a budget under the chain's size) the limit comes from the
+ * Monte-Carlo law of tau of its kernel for sparse rows and agrees with
+ * the exact one within 4 standard errors (fixed seed; 6e-5 false alarms). */
+static json_t *S_json(const char *cmd)
+{
+    char *out = NULL, *err = NULL;
+    int st = tu_run(cmd, &out, &err);
+    cr_assert_eq(st, 0, "%s: exit %d: %s", cmd, st, err ? err : "");
+    json_error_t je;
+    json_t *o = json_loads(out, 0, &je);
+    cr_assert_not_null(o, "%s: %s", cmd, je.text);
+    free(out);
+    free(err);
+    return o;
+}
+
+Test(iid_large, tree_verifier_speedup, .timeout = 60)
+{
+    char pq[512], cmd[1024];
+    S_pq_args(pq, sizeof pq, 30, 1.0);
+    snprintf(cmd, sizeof cmd, "eval accept-length --algo tree-rrs --tree 2,1 %s --json", pq);
+    json_t *al = S_json(cmd);
+    double tau = json_real_value(json_object_get(al, "expected_accepted"));
+    json_decref(al);
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --c 0.1 %s --json", pq);
+    json_t *ex = S_json(cmd);
+    json_t *pt = json_array_get(json_object_get(ex, "points"), 0);
+    cr_expect(json_is_true(json_object_get(ex, "horizon_limit")));
+    cr_expect_eq(json_integer_value(json_object_get(pt, "gamma")), 2, "the draft length of a tree is its depth");
+    cr_expect_float_eq(json_real_value(json_object_get(pt, "draft_tokens")), 4.0, 0.0, "2 + 2*1 nodes");
+    double rate = json_real_value(json_object_get(pt, "target_calls"));
+    cr_expect(json_is_true(json_object_get(pt, "exact")));
+    cr_expect_float_eq(rate, 1.0 / (tau + 1.0), 1e-12, "rate %.15g vs 1/(E[tau] + 1) = %.15g", rate, 1 / (tau + 1));
+    cr_expect_float_eq(json_real_value(json_object_get(pt, "speedup")), 1.0 / (rate * 1.4), 1e-12);
+    json_decref(ex);
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --c 0.1 --draft-cost step %s --json", pq);
+    json_t *st = S_json(cmd);
+    pt = json_array_get(json_object_get(st, "points"), 0);
+    cr_expect_float_eq(json_real_value(json_object_get(pt, "speedup")), 1.0 / (rate * 1.2), 1e-12, "c D, D = 2");
+    json_decref(st);
+    /* the row pair kept: the chain at V = 30 exceeds an 8 KB budget */
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --c 0.1 %s --max-memory 8K --trials 20000 "
+             "--json", pq);
+    json_t *mc = S_json(cmd);
+    pt = json_array_get(json_object_get(mc, "points"), 0);
+    cr_expect(json_is_false(json_object_get(pt, "exact")));
+    double r = json_real_value(json_object_get(pt, "target_calls"));
+    double se = json_real_value(json_object_get(pt, "iid_limit_calls_per_token_stderr"));
+    cr_assert_gt(se, 0.0);
+    cr_expect_lt(fabs(r - rate) / se, 4.0, "Monte-Carlo %.6g vs exact %.6g (se %.3g)", r, rate, se);
+    json_decref(mc);
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --gamma best %s", pq);
+    tu_expect(cmd, 64, "drafts the tree --tree");
+    /* the default tree 2,2 at V = 30: 7e8 drafted trees, beyond the iteration
+     * law's enumeration: the limit by the kernel's law of tau */
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs %s --trials 2000", pq);
+    tu_expect(cmd, 0, "");
 }

@@ -4,10 +4,20 @@
 
 #include <math.h>
 
+#include "../engine/sd_params.h"
 #include "../engine/sd_sim.h"
+
+size_t sd_speedup_draft_length(const sd_verifier_type *vt, const sd_params *par)
+{
+    if (sd_params_decl(vt, "gamma", NULL))
+        return par->gamma;
+    return sd_params_decl(vt, "tree", NULL) ? par->tree_depth : 0;
+}
 
 double sd_speedup_draft_tokens(const sd_verifier_type *vt, const sd_params *par)
 {
+    if (!sd_params_decl(vt, "gamma", NULL) && sd_params_decl(vt, "tree", NULL))
+        return (double)sd_params_tree_nodes(par); /* every node of the tree is drafted */
     double d = 1.0;
     for (size_t i = 0; vt->params && vt->params[i].name; i++)
         if (vt->params[i].slot == SD_SLOT_K)
@@ -39,11 +49,12 @@ double sd_speedup_leviathan(double alpha, size_t gamma, double c)
 int sd_speedup_iid_rate(const sd_verifier_type *vt, const sd_params *par, const double *p,
                         const double *q, size_t V, double *rate, sd_error *err)
 {
-    if (!vt->iteration_law || par->gamma < 1)
+    size_t G = sd_speedup_draft_length(vt, par);
+    if (!vt->iteration_law || G < 1)
         return sd_error_set(err, SD_EUSAGE, "--algo %s: the i.i.d. limit needs the exact law of an iteration "
                             "of a given draft length", vt->name);
-    /* One iteration with its full draft and the bonus token: T = gamma + 1. */
-    sd_chain *c = sd_chain_from_pq(p, q, V, par->gamma + 1, err);
+    /* One iteration with its full draft and the bonus token: T = G + 1. */
+    sd_chain *c = sd_chain_from_pq(p, q, V, G + 1, err);
     if (!c)
         return err ? (int)err->code : SD_ENOMEM;
     sd_iter_law law = {0};

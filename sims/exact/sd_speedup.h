@@ -7,7 +7,9 @@
  * and drafts d·γ tokens, where d is the number of drafts (k or M of the
  * multi-draft verifiers, which draft every one; 1 otherwise)
  * and γ the draft length (every iteration drafts γ tokens, as a deployed
- * system does, even where fewer are left before the horizon).  Over a
+ * system does, even where fewer are left before the horizon); a tree
+ * verifier (--tree b1,...,bD, no γ) drafts the tree's b1 + b1 b2 + ... +
+ * b1...bD nodes in D drafting steps.  Over a
  * generation of T tokens with E[target calls] = E[C]:
  *     S = T / (E[C] · (1 + c·d·γ)).
  * For i.i.d. tokens with acceptance α = Σ min(p, q), token-level SD has
@@ -18,7 +20,12 @@
 
 #include "../engine/sd_verifier.h"
 
-/* Draft tokens computed per iteration, d·γ (γ must be set). */
+/* The draft length: γ, or the depth D of a tree verifier's tree; 0 for a
+ * verifier with neither. */
+size_t sd_speedup_draft_length(const sd_verifier_type *vt, const sd_params *par);
+
+/* Draft tokens computed per iteration: d·γ (γ must be set), or the nodes of
+ * a tree verifier's tree. */
 double sd_speedup_draft_tokens(const sd_verifier_type *vt, const sd_params *par);
 
 /* E[target calls] of vt at par on m: exact (*exact = 1, lo = hi = the
