@@ -1,0 +1,243 @@
+/* test_draft2_dp.c — the finite-γ token DP with a bigram drafter from
+ * sparse sums (src/sd_draft2_dp.h) against the dense DP over the same rows
+ * stored as a chain (src/sd_exact.h, sd_exact_token_dp: O(T V² γ), no
+ * sorting, no backoff algebra), and against token verification's kernel
+ * with the bigram drafter (sims/kernels/kernel_backoff.c).
+ *
+ * Models: the hand-written pairs of tu_lm.h (dense rows straight from the
+ * numbers), and generated ARPA pairs over 40 words with random bigrams,
+ * backoff weights and a draft that lacks some target words and has words
+ * of its own (dense rows from the point lookups sd_backoff_q and
+ * sd_backoff_draft2_p, which the realv tests check against the numbers).
+ * Exact against exact: 1e-12 (the same sums in another order).
+ * Monte-Carlo against exact: 4 standard errors, fixed seeds (a false alarm
+ * of 6e-5 per comparison). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_arpa_draft2.h"
+#include "../src/sd_backoff.h"
+#include "../src/sd_chain.h"
+#include "../src/sd_draft2_dp.h"
+#include "../src/sd_exact.h"
+#include "../src/sd_model.h"
+#include "../src/sd_rng.h"
+#include "../sims/engine/sd_params.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/engine/sd_sim.h"
+#include "test_util.h"
+#include "tu_lm.h"
+
+typedef struct {
+    sd_arpa *ta, *da;
+    sd_backoff *m;
+    sd_chain *c;
+} S_fix;
+
+/* Dense chain of the sparse model's rows (point lookups), x_0 = its start. */
+static void S_dense(S_fix *f, size_t T)
+{
+    sd_error err;
+    size_t V = f->m->V;
+    f->c = sd_chain_alloc(V, T, 1, 1, &err);
+    cr_assert_not_null(f->c, "%s", err.msg);
+    f->c->init[f->m->start] = 1.0;
+    for (size_t a = 0; a < V; a++)
+        for (size_t x = 0; x < V; x++) {
+            f->c->draft[a * V + x] = sd_backoff_draft2_p(f->m, a, x);
+            f->c->target[a * V + x] = sd_backoff_q(f->m, a, x);
+        }
+    cr_assert_eq(sd_chain_validate(f->c, "dense", &err), SD_OK, "%s", err.msg);
+}
+
+static void S_load(S_fix *f, const char *tt, const char *dt, size_t T)
+{
+    memset(f, 0, sizeof *f);
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(tt, "target.arpa", 0, &f->ta, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_load_string(dt, "draft.arpa", 0, &f->da, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_from_arpa(f->ta, 2, f->da, T, 0, &f->m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_arpa_draft2_attach(f->m, f->ta, f->da, 0, &err), SD_OK, "%s", err.msg);
+}
+
+/* which = 0: tu_lm_draft; 1: tu_lm_draft_own; rows checked against the numbers. */
+static void S_open_tu(S_fix *f, int which, size_t T)
+{
+    char *tt = tu_lm_arpa_text(&tu_lm_target), *dt = which == 0 ? tu_lm_arpa_text(&tu_lm_draft) : NULL;
+    S_load(f, tt, dt ? dt : tu_lm_draft_own, T);
+    free(tt), free(dt);
+    S_dense(f, T);
+    double p[5][5], q[5][5];
+    tu_lm_dense_rows(&tu_lm_target, q);
+    if (which == 0)
+        tu_lm_dense_rows(&tu_lm_draft, p);
+    else
+        tu_lm_dense_draft_own(p);
+    for (int a = 0; a < 5; a++)
+        for (int x = 0; x < 5; x++) {
+            cr_assert_float_eq(f->c->draft[a * 5 + x], p[a][x], 1e-14, "p(%d|%d)", x, a);
+            cr_assert_float_eq(f->c->target[a * 5 + x], q[a][x], 1e-14, "q(%d|%d)", x, a);
+        }
+}
+
+/* A generated ARPA bigram over words w0..w{n-1} plus </s>, <s>: random
+ * unigrams and backoff weights, each context with a random set of bigrams
+ * (some contexts none, one context most of the vocabulary).  `shift` drops
+ * the first `shift` words and adds as many of its own (x0, x1, ...). */
+static char *S_gen_arpa(uint64_t seed, size_t n, size_t shift)
+{
+    sd_stream r;
+    sd_stream_init(&r, seed, 0);
+    size_t cap = 1 << 20, len = 0;
+    char *s = malloc(cap);
+    char (*w)[16] = malloc((n + 2) * sizeof *w);
+    snprintf(w[0], 16, "</s>");
+    snprintf(w[1], 16, "<s>");
+    for (size_t i = 0; i < n; i++)
+        snprintf(w[i + 2], 16, i < shift ? "x%zu" : "w%zu", i);
+    size_t V = n + 2, nb = 0;
+    char *bi = malloc(cap), *b = bi;
+    for (size_t a = 0; a < V; a++) {
+        if (a == 0)
+            continue; /* </s> has no bigrams */
+        double frac = a == 2 ? 0.9 : a % 5 == 3 ? 0.0 : 0.2 * sd_stream_uniform(&r);
+        for (size_t x = 0; x < V; x++)
+            if (x != 1 && sd_stream_uniform(&r) < frac) {
+                b += sprintf(b, "%.4f %s %s\n", -0.05 - 2.0 * sd_stream_uniform(&r), w[a], w[x]);
+                nb++;
+            }
+    }
+    len += (size_t)sprintf(s + len, "\n\\data\\\nngram 1=%zu\nngram 2=%zu\n\n\\1-grams:\n", V, nb);
+    for (size_t x = 0; x < V; x++)
+        len += (size_t)sprintf(s + len, "%.4f\t%s\t%.4f\n", x == 1 ? -99.0 : -0.3 - 2.0 * sd_stream_uniform(&r), w[x],
+                               -0.6 + 0.8 * sd_stream_uniform(&r));
+    len += (size_t)sprintf(s + len, "\n\\2-grams:\n%s\n\\end\\\n", bi);
+    free(bi), free(w);
+    return s;
+}
+
+static void S_open_gen(S_fix *f, uint64_t seed, size_t T)
+{
+    char *tt = S_gen_arpa(seed, 38, 0), *dt = S_gen_arpa(seed + 100, 38, 3);
+    S_load(f, tt, dt, T);
+    free(tt), free(dt);
+    S_dense(f, T);
+}
+
+static void S_close(S_fix *f)
+{
+    sd_backoff_free(f->m);
+    sd_chain_free(f->c);
+    sd_arpa_free(f->ta), sd_arpa_free(f->da);
+}
+
+static void S_compare(S_fix *f, const char *what)
+{
+    sd_error err;
+    size_t V = f->m->V;
+    double *tv = malloc(V * sizeof *tv), *tvs = malloc(V * sizeof *tvs);
+    cr_assert_eq(sd_draft2dp_tv(f->m, tv, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_draft2_tv(f->m, tvs, &err), SD_OK, "%s", err.msg);
+    for (size_t a = 0; a < V; a++) {
+        double d = 0.0;
+        for (size_t x = 0; x < V; x++)
+            d += fmax(0.0, f->c->target[a * V + x] - f->c->draft[a * V + x]);
+        cr_assert_float_eq(tv[a], d, 1e-13, "%s: TV at context %zu: %.17g vs dense %.17g", what, a, tv[a], d);
+        cr_assert_float_eq(tvs[a], d, 1e-13, "%s: sd_backoff_draft2_tv at %zu", what, a);
+    }
+    free(tv), free(tvs);
+    size_t gammas[] = {1, 2, 3, 5, 0};
+    for (size_t i = 0; i < sizeof gammas / sizeof *gammas; i++) {
+        size_t G = gammas[i];
+        double rs, cs, rd, cd;
+        cr_assert_eq(sd_draft2dp_token(f->m, G, &rs, &cs, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_exact_token_dp(f->c, G, &rd, &cd, &err), SD_OK, "%s", err.msg);
+        cr_log_info("%s gamma %zu: V %zu, %zu bigrams, rejections %.12f, calls %.12f", what, G, V, f->m->nnz, rs, cs);
+        cr_assert_float_eq(rs, rd, 1e-12, "%s gamma %zu: rejections %.17g vs dense %.17g", what, G, rs, rd);
+        cr_assert_float_eq(cs, cd, 1e-12, "%s gamma %zu: calls %.17g vs dense %.17g", what, G, cs, cd);
+        /* the token verifier's exact values go through sd_backoff_exact_token */
+        double rb, cb;
+        cr_assert_eq(sd_backoff_exact_token(f->m, G, &rb, &cb, &err), SD_OK, "%s", err.msg);
+        cr_assert_float_eq(rb, rd, 1e-12, "%s gamma %zu: sd_backoff_exact_token", what, G);
+        cr_assert_float_eq(cb, cd, 1e-12, "%s gamma %zu: sd_backoff_exact_token calls", what, G);
+    }
+}
+
+Test(draft2_dp, equals_the_dense_dp_on_the_hand_written_models)
+{
+    for (int which = 0; which < 2; which++)
+        for (size_t T = 6; T <= 9; T += 3) {
+            S_fix f;
+            S_open_tu(&f, which, T);
+            char what[64];
+            snprintf(what, sizeof what, "tu draft %d T %zu", which, T);
+            S_compare(&f, what);
+            S_close(&f);
+        }
+}
+
+Test(draft2_dp, equals_the_dense_dp_on_generated_models, .timeout = 60)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        S_fix f;
+        S_open_gen(&f, seed, 12);
+        char what[64];
+        snprintf(what, sizeof what, "generated seed %llu", (unsigned long long)seed);
+        S_compare(&f, what);
+        S_close(&f);
+    }
+}
+
+/* Token verification's kernel with the bigram drafter against the DP. */
+Test(draft2_dp, token_kernel_agrees_with_the_dp, .timeout = 120)
+{
+    const sd_verifier_type *vt = sd_verifier_find("token");
+    for (int k = 0; k < 3; k++) {
+        S_fix f;
+        if (k < 2)
+            S_open_tu(&f, k, 9);
+        else
+            S_open_gen(&f, 7, 12);
+        for (size_t G = 2; G <= 3; G++) {
+            double rej, calls;
+            sd_error err;
+            cr_assert_eq(sd_draft2dp_token(f.m, G, &rej, &calls, &err), SD_OK, "%s", err.msg);
+            sd_params par;
+            sd_params_defaults(&par, vt);
+            par.gamma = G;
+            sd_model sparse = sd_model_of_backoff(f.m, f.m->V, f.m->T);
+            sd_sim_opts so = {.seed = 20 + (uint64_t)k, .trials = 40000, .threads = 2};
+            sd_sim_result res;
+            memset(&res, 0, sizeof res);
+            sd_sim_job job = {vt, &sparse, &par};
+            cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+            cr_assert(strstr(res.kernel, "token-backoff"), "kernel %s", res.kernel);
+            double zr = (res.rejections.mean - rej) / sd_welford_stderr(&res.rejections);
+            double zc = (res.target_calls.mean - calls) / sd_welford_stderr(&res.target_calls);
+            cr_log_info("model %d gamma %zu: rejections %.5f vs %.5f (z %.2f), calls %.5f vs %.5f (z %.2f)", k, G,
+                        res.rejections.mean, rej, zr, res.target_calls.mean, calls, zc);
+            cr_expect_lt(fabs(zr), 4.0, "model %d gamma %zu: rejections z = %.2f", k, G, zr);
+            cr_expect_lt(fabs(zc), 4.0, "model %d gamma %zu: calls z = %.2f", k, G, zc);
+            sd_sim_result_free(&res);
+        }
+        S_close(&f);
+    }
+}
+
+/* Refused before allocating under a small budget, naming the sizes. */
+Test(draft2_dp, refused_over_the_budget)
+{
+    S_fix f;
+    S_open_tu(&f, 0, 9);
+    f.m->max_bytes = sd_draft2dp_bytes(f.m->V, 3, 9) - 1;
+    double r;
+    sd_error err;
+    cr_assert_eq(sd_draft2dp_token(f.m, 3, &r, NULL, &err), SD_ETOOBIG);
+    cr_assert(strstr(err.msg, "gamma = 3") && strstr(err.msg, "memory budget"), "%s", err.msg);
+    f.m->max_bytes = 0;
+    S_close(&f);
+}
