@@ -2,7 +2,10 @@
  * sparse sums (src/sd_draft2_dp.h) against the dense DP over the same rows
  * stored as a chain (src/sd_exact.h, sd_exact_token_dp: O(T V² γ), no
  * sorting, no backoff algebra), and against token verification's kernel
- * with the bigram drafter (sims/kernels/kernel_backoff.c).
+ * with the bigram drafter (sims/kernels/kernel_backoff.c); the kernels of
+ * rrs, spectr and tree-rrs with the bigram drafter against the same
+ * verifier on the stored rows (exact, or its step where exact enumeration
+ * is out of reach: z of the difference of two independent means).
  *
  * Models: the hand-written pairs of tu_lm.h (dense rows straight from the
  * numbers), and generated ARPA pairs over 40 words with random bigrams,
@@ -28,6 +31,7 @@
 #include "../src/sd_rng.h"
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
 #include "../sims/engine/sd_sim.h"
 #include "test_util.h"
 #include "tu_lm.h"
@@ -240,4 +244,91 @@ Test(draft2_dp, refused_over_the_budget)
     cr_assert(strstr(err.msg, "gamma = 3") && strstr(err.msg, "memory budget"), "%s", err.msg);
     f.m->max_bytes = 0;
     S_close(&f);
+}
+
+/* --- multi-draft kernels with the bigram drafter --------------------------
+ * rrs, spectr (k-Seq) and tree-rrs on the sparse rows (kernel_backoff.c,
+ * the multi-draft walks) against the same verifier's exact values on the
+ * stored rows (its iteration law or tree enumeration over the dense chain):
+ * within 4 se, fixed seeds. */
+static double S_md_z(const char *algo, const char *opt, const char *val, int model, size_t T, uint64_t seed)
+{
+    S_fix f;
+    if (model < 2)
+        S_open_tu(&f, model, T);
+    else
+        S_open_gen(&f, 7, T);
+    const sd_verifier_type *vt = sd_verifier_find(algo);
+    cr_assert_not_null(vt, "%s", algo);
+    sd_params par;
+    sd_params_defaults(&par, vt);
+    sd_error err;
+    /* opt "k gamma" with val "2 3": two parameters; else one */
+    char name[32], value[32];
+    snprintf(name, sizeof name, "%s", opt);
+    snprintf(value, sizeof value, "%s", val);
+    char *sp = strchr(name, ' '), *vs = strchr(value, ' ');
+    if (sp && vs) {
+        *sp = *vs = '\0';
+        cr_assert_eq(sd_params_parse(&par, vt, sp + 1, vs + 1, &err), SD_OK, "%s", err.msg);
+    }
+    cr_assert_eq(sd_params_parse(&par, vt, name, value, &err), SD_OK, "%s", err.msg);
+    sd_model sparse = sd_model_of_backoff(f.m, f.m->V, f.m->T), stored = sd_model_of_chain(f.c);
+    sd_exact_values ex;
+    sd_sim_opts so = {.seed = seed, .trials = 40000, .threads = 2};
+    sd_sim_result res, ref;
+    memset(&res, 0, sizeof res);
+    memset(&ref, 0, sizeof ref);
+    double ser = 0.0, sec = 0.0; /* the reference's standard errors (0: exact) */
+    int rc = sd_verifier_exact(vt, &stored, &par, &ex, &err);
+    if (rc == SD_ETOOBIG) { /* beyond exact enumeration: the verifier's own step on the stored rows */
+        sd_sim_job rj = {vt, &stored, &par};
+        sd_sim_opts ro = so;
+        ro.seed = seed + 1000;
+        cr_assert_eq(sd_sim_run_job(&rj, &ro, &ref, &err), SD_OK, "%s", err.msg);
+        cr_assert(!strstr(ref.kernel, "backoff"), "%s: reference kernel %s", algo, ref.kernel);
+        ex.rejections = ref.rejections.mean, ex.target_calls = ref.target_calls.mean;
+        ser = sd_welford_stderr(&ref.rejections), sec = sd_welford_stderr(&ref.target_calls);
+        sd_sim_result_free(&ref);
+    } else
+        cr_assert_eq(rc, SD_OK, "%s %s: %s", algo, val, err.msg);
+    sd_sim_job job = {vt, &sparse, &par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+    cr_assert(strstr(res.kernel, "backoff"), "%s: kernel %s", algo, res.kernel);
+    double sr = sd_welford_stderr(&res.rejections), sc = sd_welford_stderr(&res.target_calls);
+    double zr = (res.rejections.mean - ex.rejections) / sqrt(sr * sr + ser * ser);
+    double zc = (res.target_calls.mean - ex.target_calls) / sqrt(sc * sc + sec * sec);
+    cr_log_info("%s %s model %d T %zu: rejections %.5f vs %s %.5f (z %.2f), calls %.5f vs %.5f (z %.2f) [%s]",
+                algo, val, model, T, res.rejections.mean, ser > 0.0 ? "the stored rows' step" : "exact",
+                ex.rejections, zr, res.target_calls.mean, ex.target_calls, zc, res.kernel);
+    sd_sim_result_free(&res);
+    S_close(&f);
+    return fmax(fabs(zr), fabs(zc));
+}
+
+Test(draft2_dp, rrs_kernel_agrees_with_the_stored_chain, .timeout = 120)
+{
+    for (int model = 0; model < 3; model++) {
+        double z2 = S_md_z("rrs", "k gamma", "2 2", model, 8, 31), z3 = S_md_z("rrs", "k gamma", "3 3", model, 8, 32);
+        cr_expect_lt(z2, 4.0, "rrs k 2 gamma 2, model %d: |z| = %.2f", model, z2);
+        cr_expect_lt(z3, 4.0, "rrs k 3 gamma 3, model %d: |z| = %.2f", model, z3);
+    }
+}
+
+Test(draft2_dp, spectr_kernel_agrees_with_the_stored_chain, .timeout = 120)
+{
+    for (int model = 0; model < 3; model++) {
+        double z2 = S_md_z("spectr", "k gamma", "2 2", model, 8, 41);
+        double z3 = S_md_z("spectr", "k gamma", "3 3", model, 8, 42);
+        cr_expect_lt(z2, 4.0, "spectr k 2 gamma 2, model %d: |z| = %.2f", model, z2);
+        cr_expect_lt(z3, 4.0, "spectr k 3 gamma 3, model %d: |z| = %.2f", model, z3);
+    }
+}
+
+Test(draft2_dp, tree_rrs_kernel_agrees_with_the_stored_chain, .timeout = 120)
+{
+    for (int model = 0; model < 3; model++) {
+        double z = S_md_z("tree-rrs", "tree", model < 2 ? "2,1" : "2,2,1", model, 7, 51);
+        cr_expect_lt(z, 4.0, "tree-rrs, model %d: |z| = %.2f", model, z);
+    }
 }
