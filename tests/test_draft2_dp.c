@@ -332,3 +332,111 @@ Test(draft2_dp, tree_rrs_kernel_agrees_with_the_stored_chain, .timeout = 120)
         cr_expect_lt(z, 4.0, "tree-rrs, model %d: |z| = %.2f", model, z);
     }
 }
+
+/* --- the fortunes word bigram (make lm) with a pruned bigram drafter -------
+ * The draft is the same file with every other bigram line dropped (a pruned
+ * model: those words back off after their context).  On the real vocabulary
+ * (V = 32 151): the merge's TV equals the per-context searches of
+ * sd_backoff_draft2_tv (1e-12), the DP at the horizon equals Theorem 1 from
+ * those TVs (1e-10: sums over 50 positions of 32 151 terms), and at γ = 4
+ * token's kernel, and rrs and spectr with one draft (token verification in
+ * law: one round of recursive rejection sampling; k-Seq's ρ*(1) = 1), agree
+ * with the DP within 4 se (fixed seeds). */
+static char *S_pruned(const char *text)
+{
+    size_t n = strlen(text), len = 0, nb = 0, kept = 0;
+    char *out = malloc(n + 64);
+    cr_assert_not_null(out);
+    int in2 = 0;
+    for (const char *l = text; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t ll = e ? (size_t)(e - l) + 1 : strlen(l);
+        int drop = 0;
+        if (!strncmp(l, "\\2-grams:", 9))
+            in2 = 1;
+        else if (!strncmp(l, "\\end\\", 5))
+            in2 = 0;
+        else if (in2 && ll > 1)
+            drop = nb++ % 2 == 1, kept += !drop;
+        if (!drop) {
+            memcpy(out + len, l, ll);
+            len += ll;
+        }
+        l += ll;
+    }
+    out[len] = '\0';
+    /* the header's bigram count */
+    char *h = strstr(out, "ngram  2=");
+    cr_assert_not_null(h, "fortunes-bigram.arpa: no 'ngram  2=' line");
+    char *eol = strchr(h, '\n');
+    char num[32];
+    int w = snprintf(num, sizeof num, "ngram 2=%zu", kept);
+    cr_assert_leq((size_t)w, (size_t)(eol - h));
+    memset(h, ' ', (size_t)(eol - h));
+    memcpy(h, num, (size_t)w);
+    return out;
+}
+
+Test(draft2_dp, fortunes_bigram_with_a_pruned_drafter, .timeout = 300)
+{
+    const char *path = "build/lm/fortunes-bigram.arpa";
+    char *tt = tu_slurp(path);
+    cr_assert_not_null(tt, "%s: missing (make lm)", path);
+    char *dt = S_pruned(tt);
+    S_fix f;
+    S_load(&f, tt, dt, 20);
+    free(tt), free(dt);
+    size_t V = f.m->V;
+    sd_error err;
+    double *tv = malloc(V * sizeof *tv), *tvs = malloc(V * sizeof *tvs);
+    cr_assert_eq(sd_draft2dp_tv(f.m, tv, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_draft2_tv(f.m, tvs, &err), SD_OK, "%s", err.msg);
+    for (size_t a = 0; a < V; a++)
+        cr_assert_float_eq(tv[a], tvs[a], 1e-12, "TV at '%s': %.17g vs %.17g", f.m->words[a], tv[a], tvs[a]);
+    double r0, c0, rt, ct;
+    cr_assert_eq(sd_draft2dp_token(f.m, 0, &r0, &c0, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_theorem1_tv(f.m, tvs, &rt, &ct, NULL, &err), SD_OK, "%s", err.msg);
+    cr_assert_float_eq(r0, rt, 1e-10, "horizon: %.15g vs Theorem 1 %.15g", r0, rt);
+    cr_assert_float_eq(c0, ct, 1e-10);
+    free(tv), free(tvs);
+    double rej, calls;
+    cr_assert_eq(sd_draft2dp_token(f.m, 4, &rej, &calls, &err), SD_OK, "%s", err.msg);
+    cr_log_info("fortunes, pruned bigram drafter, T 20: horizon %.6f rejections; gamma 4: %.6f rejections, %.6f calls",
+                r0, rej, calls);
+    cr_assert(rej < r0 && calls > c0, "a cut draft rejects less and calls more than the horizon's");
+    /* the power of the comparison: the same file's unigram as the draft (what a walk that ignored the
+     * context would draw from) is far from the bigram drafter's value */
+    double ru;
+    sd_backoff *d2 = f.m->draft2;
+    f.m->draft2 = NULL;
+    cr_assert_eq(sd_backoff_exact_token(f.m, 4, &ru, NULL, &err), SD_OK, "%s", err.msg);
+    f.m->draft2 = d2;
+    cr_log_info("the unigram drafter at gamma 4: %.6f rejections", ru);
+    const char *algo[3] = {"token", "rrs", "spectr"};
+    sd_model sparse = sd_model_of_backoff(f.m, f.m->V, f.m->T);
+    for (int i = 0; i < 3; i++) {
+        const sd_verifier_type *vt = sd_verifier_find(algo[i]);
+        sd_params par;
+        sd_params_defaults(&par, vt);
+        if (i)
+            cr_assert_eq(sd_params_parse(&par, vt, "k", "1", &err), SD_OK, "%s", err.msg);
+        par.gamma = 4;
+        sd_sim_opts so = {.seed = 60 + (uint64_t)i, .trials = 20000, .threads = 2};
+        sd_sim_result res;
+        memset(&res, 0, sizeof res);
+        sd_sim_job job = {vt, &sparse, &par};
+        cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
+        cr_assert(strstr(res.kernel, "backoff"), "%s: kernel %s", algo[i], res.kernel);
+        double zr = (res.rejections.mean - rej) / sd_welford_stderr(&res.rejections);
+        double zc = (res.target_calls.mean - calls) / sd_welford_stderr(&res.target_calls);
+        cr_log_info("%s (k 1), gamma 4: rejections %.5f (z %.2f), calls %.5f (z %.2f)", algo[i], res.rejections.mean,
+                    zr, res.target_calls.mean, zc);
+        cr_expect_lt(fabs(zr), 4.0, "%s: rejections z = %.2f", algo[i], zr);
+        cr_expect_lt(fabs(zc), 4.0, "%s: calls z = %.2f", algo[i], zc);
+        double zu = (res.rejections.mean - ru) / sd_welford_stderr(&res.rejections);
+        cr_expect_gt(fabs(zu), 4.0, "%s: the unigram drafter's value %.5f is not flagged (z = %.2f)", algo[i], ru, zu);
+        sd_sim_result_free(&res);
+    }
+    sd_backoff_free(f.m);
+    sd_arpa_free(f.ta), sd_arpa_free(f.da);
+}
