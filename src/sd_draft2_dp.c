@@ -15,6 +15,12 @@ typedef struct {
     double *t;      /* [V] c_a / K_a */
     uint32_t *ord;  /* [V] contexts by t increasing */
     double *pd;     /* [V] scratch: d_a(x) on D_a, NaN elsewhere */
+    /* the union S_a ∪ D_a of each context (at uoff[a]..uoff[a+1]-1): its
+     * tokens and min(p_a, q_a)(x) - min(K_a w(x), c_a u(x)), the push's
+     * correction per unit of mass, computed once */
+    size_t *uoff;   /* [V+1] */
+    uint32_t *ux;
+    double *ucorr;
 } S_ctx;
 
 typedef struct {
@@ -62,6 +68,7 @@ static int S_ctx_init(S_ctx *c, const sd_backoff *m, sd_error *err)
 static void S_ctx_free(S_ctx *c)
 {
     free(c->K), free(c->t), free(c->ord), free(c->pd);
+    free(c->uoff), free(c->ux), free(c->ucorr);
 }
 
 /* Visits x in S_a ∪ D_a with p_a(x), q_a(x) and their rest forms K_a w(x),
@@ -96,6 +103,38 @@ static void S_ctx_free(S_ctx *c)
             (c)->pd[x] = NAN;                                                                  \
         }                                                                                      \
     } while (0)
+
+/* The unions and their corrections (S_ctx). */
+static int S_ctx_unions(S_ctx *c, sd_error *err)
+{
+    const sd_backoff *m = c->m;
+    size_t V = m->V, nu = 0;
+    if (!(c->uoff = malloc((V + 1) * sizeof *c->uoff)))
+        return sd_error_set(err, SD_ENOMEM, "out of memory (the bigram-draft DP's unions)");
+    for (size_t a = 0; a < V; a++) {
+        c->uoff[a] = nu;
+        S_UNION(c, a, {
+            (void)x;
+            (void)p;
+            (void)q;
+            (void)pr;
+            (void)qr;
+            nu++;
+        });
+    }
+    c->uoff[V] = nu;
+    c->ux = malloc((nu ? nu : 1) * sizeof *c->ux);
+    c->ucorr = malloc((nu ? nu : 1) * sizeof *c->ucorr);
+    if (!c->ux || !c->ucorr)
+        return sd_error_set(err, SD_ENOMEM, "out of memory (the bigram-draft DP's unions: %zu entries)", nu);
+    size_t e = 0;
+    for (size_t a = 0; a < V; a++)
+        S_UNION(c, a, {
+            c->ux[e] = (uint32_t)x;
+            c->ucorr[e++] = fmin(p, q) - fmin(pr, qr);
+        });
+    return SD_OK;
+}
 
 /* out[x] = Σ_a M(a) q_a(x). */
 static void S_push_q(const sd_backoff *m, const double *M, double *out)
@@ -139,7 +178,8 @@ static void S_push_min(S_ctx *c, const double *M, double *out)
         if (M[a] == 0.0)
             continue;
         double Ma = M[a];
-        S_UNION(c, a, out[x] += Ma * (fmin(p, q) - fmin(pr, qr)));
+        for (size_t e = c->uoff[a]; e < c->uoff[a + 1]; e++)
+            out[c->ux[e]] += Ma * c->ucorr[e];
     }
 }
 
@@ -162,10 +202,11 @@ static void S_tv(S_ctx *c, double *tv)
     }
 }
 
-size_t sd_draft2dp_bytes(size_t V, size_t gamma, size_t T)
+size_t sd_draft2dp_bytes(const sd_backoff *m, size_t gamma)
 {
-    size_t vecs = gamma == 0 || gamma >= T ? 2 : 2 * (gamma + 1) + 1;
-    return (vecs + 5) * V * sizeof(double);
+    size_t V = m->V, vecs = gamma == 0 || gamma >= m->T ? 2 : 2 * (gamma + 1) + 1;
+    size_t nu = m->nnz + (m->draft2 ? m->draft2->nnz : 0); /* at most the two models' bigrams */
+    return (vecs + 6) * V * sizeof(double) + nu * (sizeof(uint32_t) + sizeof(double));
 }
 
 int sd_draft2dp_tv(const sd_backoff *m, double *tv, sd_error *err)
@@ -198,17 +239,20 @@ int sd_draft2dp_token(const sd_backoff *m, size_t gamma, double *rejections, dou
     int horizon = gamma == 0 || gamma >= T;
     if (!horizon && gamma > ((size_t)-1) / 16 / V)
         return sd_error_set(err, SD_ETOOBIG, "the bigram-draft DP at gamma = %zu: its vectors overflow", gamma);
-    size_t bytes = sd_draft2dp_bytes(V, gamma, T);
+    size_t bytes = sd_draft2dp_bytes(m, gamma);
     if (m->max_bytes && bytes > m->max_bytes)
         return sd_error_set(err, SD_ETOOBIG, "the token DP with a bigram draft at gamma = %zu keeps %zu vectors of "
-                            "V = %zu: %.4g MB; memory budget %.4g MB", gamma, bytes / sizeof(double) / V, V,
-                            (double)bytes / 1e6, (double)m->max_bytes / 1e6);
+                            "V = %zu and the two models' bigrams: %.4g MB; memory budget %.4g MB", gamma,
+                            horizon ? (size_t)8 : 2 * (gamma + 1) + 7, V, (double)bytes / 1e6,
+                            (double)m->max_bytes / 1e6);
     size_t vecs = horizon ? 2 : 2 * (gamma + 1) + 1;
     double *buf = calloc(vecs * V, sizeof *buf), *tv = malloc(V * sizeof *tv);
     S_ctx c;
     memset(&c, 0, sizeof c);
     int rc = !buf || !tv ? sd_error_set(err, SD_ENOMEM, "out of memory for the bigram-draft DP (%zu bytes)", bytes)
                          : S_ctx_init(&c, m, err);
+    if (!rc && !horizon)
+        rc = S_ctx_unions(&c, err);
     if (rc) {
         free(buf), free(tv);
         S_ctx_free(&c);

@@ -30,8 +30,11 @@
  * c_a u(x))).  Per push O(V + |S| + |D|), S and D all seen bigrams of the
  * two models; the rest terms of TV(p_a, q_a) are c_a A_k - K_a B_k, k =
  * #{ρ < t_a} (A, B the prefix sums of u and w in ρ order), found by the
- * same merge.  Memory: 2(γ+1) + 1 vectors of V doubles and 5 more of V
- * (checked against the model's budget before allocating). */
+ * same merge.  Each context's union and its corrections min(p_a, q_a) -
+ * min(K_a w, c_a u) are listed once, so a push reads them without lookups.
+ * Memory: 2(γ+1) + 1 vectors of V doubles, 6 more of V and 12 bytes per
+ * bigram of the two models (checked against the model's budget before
+ * allocating). */
 #ifndef SD_DRAFT2_DP_H
 #define SD_DRAFT2_DP_H
 
@@ -40,8 +43,8 @@
 #include "sd_backoff.h"
 #include "sd_error.h"
 
-/* Bytes the DP allocates at V tokens and draft length gamma (0: horizon). */
-size_t sd_draft2dp_bytes(size_t V, size_t gamma, size_t T);
+/* Bytes the DP allocates on m at draft length gamma (0: horizon), at most. */
+size_t sd_draft2dp_bytes(const sd_backoff *m, size_t gamma);
 
 /* E[N_rej] and E[target calls] (either may be NULL) of token-level SD with
  * draft length gamma (0 or >= m->T: the horizon) on m with a bigram draft

@@ -237,7 +237,7 @@ Test(draft2_dp, refused_over_the_budget)
 {
     S_fix f;
     S_open_tu(&f, 0, 9);
-    f.m->max_bytes = sd_draft2dp_bytes(f.m->V, 3, 9) - 1;
+    f.m->max_bytes = sd_draft2dp_bytes(f.m, 3) - 1;
     double r;
     sd_error err;
     cr_assert_eq(sd_draft2dp_token(f.m, 3, &r, NULL, &err), SD_ETOOBIG);
