@@ -193,7 +193,9 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 
 /* Token-level SD with draft length gamma (0 = rest of the horizon):
- * E[N_rej] and E[target calls] (either may be NULL), exactly (above).
+ * E[N_rej] and E[target calls] (either may be NULL), exactly (above; with
+ * a bigram draft attached, Theorem 1 from sd_backoff_draft2_tv at the
+ * horizon and src/sd_draft2_dp.h's DP at a finite gamma).
  * SD_ETOOBIG when the DP's vectors exceed the model's budget; SD_ENOMEM. */
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err);
