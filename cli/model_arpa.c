@@ -24,7 +24,8 @@ const char cli_arpa_help[] =
     "                      (default 50); verifiers with a sparse-row kernel: token,\n"
     "                      block, rrs, spectr (k-Seq), tree-rrs\n"
     "  --draft-arpa FILE   the draft's file (default: the same); --draft-order 1:\n"
-    "                      its unigram\n";
+    "                      its unigram; 2: its bigram (token exact at any gamma;\n"
+    "                      kernels of token, block, rrs, spectr, tree-rrs)\n";
 
 int cli_arpa_option(cli_arpa_opts *ao, int c, const char *arg, sd_error *err)
 {
@@ -74,10 +75,11 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
                             "bigram target and a bigram draft (--order 2 --draft-order 2)", ao->order);
     if (ao->draft_order > 2)
         return sd_error_set(err, SD_EUSAGE, "--draft-order %zu: the exact values and kernels of --arpa take a unigram "
-                                            "draft (their sparse row sums order the tokens by p/u once, for one "
-                                            "draft row), or a bigram one (--draft-order 2) for eval rejections and "
-                                            "token's kernel; traces take a trigram draft (gen --arpa FILE "
-                                            "--draft-order %zu --trace N -o DIR, then simdec trace)",
+                                            "draft or a bigram one (--draft-order 2: token's exact values at every "
+                                            "gamma, the kernels of token, block, rrs, spectr and tree-rrs), whose "
+                                            "rows depend on the previous token only; a trigram draft's row depends "
+                                            "on two, which a first-order chain does not carry: traces take it (gen "
+                                            "--arpa FILE --draft-order %zu --trace N -o DIR, then simdec trace)",
                             ao->draft_order, ao->draft_order);
     sd_arpa *ta = NULL, *da = NULL;
     int rc = sd_arpa_load(ao->file, budget, &ta, err);
@@ -87,7 +89,7 @@ int cli_arpa_open(const cli_arpa_opts *ao, size_t T, size_t budget, sd_backoff *
         rc = sd_sha256_file(ao->file, sha256, err);
     if (!rc)
         rc = sd_backoff_from_arpa(ta, ao->order ? ao->order : 2, da ? da : ta, T, budget, out, err);
-    if (!rc && ao->draft_order == 2) { /* a bigram draft: token's kernel and eval rejections (sd_arpa_draft2.h) */
+    if (!rc && ao->draft_order == 2) { /* a bigram draft (sd_arpa_draft2.h): token's exact values, the sparse kernels */
         rc = sd_arpa_draft2_attach(*out, ta, da ? da : ta, budget, err);
         if (rc) {
             sd_backoff_free(*out);

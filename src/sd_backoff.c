@@ -1,6 +1,8 @@
 /* sd_backoff.c — sparse-row models (the mathematics is in sd_backoff.h). */
 #include "sd_backoff.h"
 
+#include "sd_draft2_dp.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -975,9 +977,8 @@ int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *reject
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err)
 {
-    if (m->draft2 && gamma != 0 && gamma < m->T)
-        return sd_error_set(err, SD_EUSAGE, "a bigram draft: exact values at the horizon only (Theorem 1 from the "
-                            "per-context TV); the finite-gamma DP takes a unigram draft");
+    if (m->draft2 && gamma != 0 && gamma < m->T) /* the DP over (x_{n-1}, j) with both rows sparse */
+        return sd_draft2dp_token(m, gamma, rejections, target_calls, err);
     if (m->draft2) {
         double *tv = malloc(m->V * sizeof *tv);
         if (!tv)

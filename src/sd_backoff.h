@@ -138,8 +138,9 @@ typedef struct sd_backoff {
     char **words;
     /* A bigram draft (src/sd_arpa_draft2.h), or NULL: the draft row after a
      * is then draft2's row after d2map[a] (its unigram when -1), restricted
-     * to the target's words and renormalised by d2mass; p above is unused
-     * and only token and block verification's kernels read these (owned). */
+     * to the target's words and renormalised by d2mass; p above is its unigram (the rest term w)
+     * and these are read by the kernels of token, block, rrs, spectr and
+     * tree-rrs and by token's exact values (src/sd_draft2_dp.h) (owned). */
     struct sd_backoff *draft2;
     int32_t *d2map;        /* [V]: target id -> draft2 id, -1: a word the draft lacks */
     int32_t *d2inv;        /* [draft2->V]: draft2 id -> target id, -1: not a target word */
@@ -192,7 +193,9 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 
 /* Token-level SD with draft length gamma (0 = rest of the horizon):
- * E[N_rej] and E[target calls] (either may be NULL), exactly (above).
+ * E[N_rej] and E[target calls] (either may be NULL), exactly (above; with
+ * a bigram draft attached, Theorem 1 from sd_backoff_draft2_tv at the
+ * horizon and src/sd_draft2_dp.h's DP at a finite gamma).
  * SD_ETOOBIG when the DP's vectors exceed the model's budget; SD_ENOMEM. */
 int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls,
                            sd_error *err);

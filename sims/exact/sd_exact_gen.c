@@ -466,8 +466,10 @@ int sd_exact_gen_values(const sd_verifier_type *vt, const sd_model *m, const sd_
                         sd_exact_values *out, sd_error *err)
 {
     if (!m->chain && m->backoff && m->backoff->draft2)
-        return sd_error_set(err, SD_EUSAGE, "%s: a bigram draft: exact values of token verification at the "
-                            "horizon only (Theorem 1 from the per-context TV; --gamma 0)", vt->name);
+        return sd_error_set(err, SD_EUSAGE, "%s: a bigram draft: exact values from sparse sums exist for token "
+                            "verification only (Theorem 1 and the finite-gamma DP); the exact DP over %s's "
+                            "iteration law needs stored V x V rows (run estimates it where it has a sparse-row "
+                            "kernel)", vt->name, vt->name);
     if (!m->chain && m->backoff) /* kept sparse because V x V rows exceed the budget */
         return sd_error_set(err, SD_ETOOBIG, "%s: the exact DP needs stored V x V rows, %.4g GB at V = %zu, over "
                             "the memory budget %.3g GB (--max-memory, or half of the memory available); this model "

@@ -22,7 +22,9 @@
  *     q^m = max(0, q - σ_m p) / R(σ_m),   σ_1 = 0,  σ_{m+1} = σ_m + R(σ_m),
  * R(σ) = Σ_x max(0, q(x) - σ p(x)) = σ m_a(1/σ) (R(0) = 1): one family, so
  * each round costs one mass query and the final draw from q^{k+1} is the
- * residual draw at scale 1/σ_{k+1}. */
+ * residual draw at scale 1/σ_{k+1}.  With a bigram draft the multi-draft
+ * walks (rrs, spectr, tree-rrs) read the row after the output's previous
+ * token (S_md_p below says why) and draw their residuals by rejection from q. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -357,33 +359,89 @@ static void S_block2_trial(const sd_backoff *m, const double *tv, size_t gamma, 
     *iterations = its;
 }
 
+/* The multi-draft walks with a bigram draft (rrs, spectr, tree-rrs).  A
+ * draft's row is the draft model's row after its own previous token; the
+ * drafts (or tree children) that the walk still reads all agree with the
+ * output so far, so that token is the output's previous token `prev`, at the
+ * first position of an iteration as at the later ones: every draft read at a
+ * position is drawn from p_prev, and drafts that left the walk are never
+ * read (their later tokens, drawn from their own contexts, do not change the
+ * law).  So the walks below take p_prev(x) for p(x), p_prev's masses
+ * m_prev(s) = Σ max(0, s q_prev - p_prev) from the sparse sums
+ * (sd_backoff_draft2_mass), and draw their residuals by rejection from q. */
+static double S_md_p(const sd_backoff *m, size_t a, size_t x)
+{
+    return m->draft2 ? sd_backoff_draft2_p(m, a, x) : m->p[x];
+}
+
+static double S_md_mass(const sd_backoff *m, size_t a, double s)
+{
+    return m->draft2 ? sd_backoff_draft2_mass(m, a, s) : sd_backoff_mass(m, a, s);
+}
+
+static size_t S_md_draw(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    return m->draft2 ? S_draw_p2(m, a, rng) : sd_backoff_draw_p(m, rng);
+}
+
+/* A draw from max(0, q_a - σ p_a) / R, R its mass (> 0). */
+static size_t S_md_residual(const sd_backoff *m, size_t a, double sigma, double R, sd_rngbuf *rng)
+{
+    if (!m->draft2)
+        return sd_backoff_draw_residual(m, a, 1.0 / sigma, R / sigma, rng);
+    /* by rejection from q_a: keep y with probability max(0, q - σ p)(y) / q(y); acceptance rate R */
+    for (long tries = 0;; tries++) {
+        size_t y = sd_backoff_draw_q(m, a, rng);
+        double qy = sd_backoff_q(m, a, y);
+        if (sd_rngbuf_uniform(rng) * qy < qy - sigma * sd_backoff_draft2_p(m, a, y) || tries > 100000000)
+            return y;
+    }
+}
+
+/* The masses R(σ_{j+2}) of the rounds after j+1 rejections depend on the
+ * context only (σ_1 = 0, σ_{m+1} = σ_m + R(σ_m)): with a bigram draft, where
+ * a mass costs O(|S_a| + |D_a|), they are kept per (context, j) in the
+ * thread's work area (NaN: not computed yet; kmax columns). */
+typedef struct {
+    double *R;
+    size_t kmax;
+} S_rrs_cache;
+
 /* One position of rrs after prev with the `alive` drafts' tokens x[]: the
  * selected token; *acc (may be NULL) gets the index of the accepted draft,
- * or -1 when every draft was rejected (a residual token). */
+ * or -1 when every draft was rejected (a residual token); cache may be NULL. */
 static size_t S_rrs_select_at(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng,
-                              long *acc)
+                              long *acc, const S_rrs_cache *cache)
 {
     double sigma = 0.0, R = 1.0;
     for (size_t j = 0; j < alive; j++) {
-        double px = m->p[x[j]], qx = sd_backoff_q(m, prev, x[j]);
+        double px = S_md_p(m, prev, x[j]), qx = sd_backoff_q(m, prev, x[j]);
         double w = qx - sigma * px;
         if (acc)
             *acc = (long)j;
         if (sd_rngbuf_uniform(rng) * px * R < w) /* u p(x) < q^m(x) = max(0, q - σ p)/R */
             return x[j];
         sigma += R;
-        R = sigma * sd_backoff_mass(m, prev, 1.0 / sigma);
+        double *slot = cache && j < cache->kmax ? &cache->R[prev * cache->kmax + j] : NULL;
+        if (slot && !isnan(*slot))
+            R = *slot;
+        else {
+            R = sigma * S_md_mass(m, prev, 1.0 / sigma);
+            if (slot)
+                *slot = R;
+        }
         if (!(R > 0.0)) /* q^m = p up to rounding: the rejection had probability 0 */
             return x[j];
     }
     if (acc)
         *acc = -1;
-    return sd_backoff_draw_residual(m, prev, 1.0 / sigma, R / sigma, rng);
+    return S_md_residual(m, prev, sigma, R, rng);
 }
 
-static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng)
+static size_t S_rrs_select(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, sd_rngbuf *rng,
+                           const S_rrs_cache *cache)
 {
-    return S_rrs_select_at(m, prev, x, alive, rng, NULL);
+    return S_rrs_select_at(m, prev, x, alive, rng, NULL, cache);
 }
 
 /* How the walk below picks the output token among the alive drafts x[0..alive)
@@ -409,8 +467,8 @@ static void S_multidraft_trial(const sd_backoff *m, size_t gamma, size_t k, S_se
         size_t G = sd_draft_len_at(gamma, T, n), alive = k, i = 0;
         int rejected = 0;
         for (; i < G; i++) {
-            for (size_t j = 0; j < alive; j++)
-                x[j] = sd_backoff_draw_p(m, &rng);
+            for (size_t j = 0; j < alive; j++) /* each alive draft's previous token is prev */
+                x[j] = S_md_draw(m, prev, &rng);
             size_t y = select(m, prev, x, alive, ctx, &rng), agree = 0;
             tokens[n + i] = y;
             prev = y;
@@ -444,8 +502,7 @@ static void S_multidraft_trial(const sd_backoff *m, size_t gamma, size_t k, S_se
 static size_t S_rrs_select_any(const sd_backoff *m, size_t prev, const size_t *x, size_t alive, void *ctx,
                                sd_rngbuf *rng)
 {
-    (void)ctx;
-    return S_rrs_select(m, prev, x, alive, rng);
+    return S_rrs_select(m, prev, x, alive, rng, ctx);
 }
 
 /* One trial of rrs with k drafts. */
@@ -502,7 +559,7 @@ typedef void (*S_trial_fn)(const sd_backoff *, size_t, size_t, uint64_t, uint64_
  * per (context, k') when first needed and kept in the thread's work area. */
 static void S_kseq_solve(const sd_backoff *m, size_t a, size_t k, double *rho, double *beta)
 {
-    double b1 = 1.0 - sd_backoff_mass(m, a, 1.0);
+    double b1 = 1.0 - S_md_mass(m, a, 1.0);
     if (k == 1 || sd_kseq_pacc(b1, k) - b1 <= 0.0 || !(b1 > 0.0)) { /* f(1) <= 0, or disjoint supports */
         *rho = 1.0;
         *beta = b1 > 0.0 ? b1 : 0.0;
@@ -513,14 +570,14 @@ static void S_kseq_solve(const sd_backoff *m, size_t a, size_t k, double *rho, d
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi)
             break;
-        double b = 1.0 / mid - sd_backoff_mass(m, a, 1.0 / mid);
+        double b = 1.0 / mid - S_md_mass(m, a, 1.0 / mid);
         b = b > 0.0 ? b : 0.0;
         if (sd_kseq_pacc(b, k) - mid * b > 0.0)
             lo = mid;
         else
             hi = mid;
     }
-    double b = 1.0 / hi - sd_backoff_mass(m, a, 1.0 / hi);
+    double b = 1.0 / hi - S_md_mass(m, a, 1.0 / hi);
     *rho = hi;
     *beta = b > 0.0 ? b : 0.0;
 }
@@ -537,14 +594,14 @@ static size_t S_kseq_select(const sd_backoff *m, size_t prev, const size_t *x, s
         S_kseq_solve(m, prev, alive, &cache->rho[at], &cache->beta[at]);
     double rho = cache->rho[at], beta = cache->beta[at];
     for (size_t j = 0; j < alive; j++) {
-        double px = m->p[x[j]], qx = sd_backoff_q(m, prev, x[j]);
+        double px = S_md_p(m, prev, x[j]), qx = sd_backoff_q(m, prev, x[j]);
         if (sd_rngbuf_uniform(rng) * rho * px < qx) /* u < min(1, q/(ρ p)) */
             return x[j];
     }
     double g = beta > 0.0 ? sd_kseq_pacc(beta, alive) / beta : (double)alive;
     for (long tries = 0;; tries++) {
         size_t y = sd_backoff_draw_q(m, prev, rng);
-        double py = m->p[y], qy = sd_backoff_q(m, prev, y);
+        double py = S_md_p(m, prev, y), qy = sd_backoff_q(m, prev, y);
         double r = py < qy / rho ? py / qy : 1.0 / rho;
         if (sd_rngbuf_uniform(rng) < 1.0 - g * r || tries > 100000000)
             return y;
@@ -557,6 +614,7 @@ typedef struct {
     S_trial_fn trial;
     size_t tree[SD_TREE_MAX_DEPTH], depth; /* tree-rrs: b_1..b_d */
     int spectr;                            /* spectr: S_spectr_trial */
+    int rcache;                            /* rrs, tree-rrs with a bigram draft: the R cache (S_rrs_cache) */
     int block2;                            /* block with a bigram draft: 1, or 2 for the tokenwise control */
     double tv[];                           /* block2: [2V] TV(p_a, q_a) = m_a(1), then m_a'(1-) */
 } S_plan;
@@ -567,15 +625,17 @@ typedef struct {
  * acceptance moves to that child, whose own children come next; all
  * rejected: a residual token and a rejection.  The depth is cut at the
  * horizon as the verifier's step cuts it (D = min(d, T - n + 1)); a leaf
- * before the horizon adds a bonus token from q.  The draft is one row p
- * at every context, so children never drafted do not matter: only the
- * path's children are drawn. */
+ * before the horizon adds a bonus token from q.  Children of a node are
+ * drafted from the draft's row after that node (p, or p_node with a bigram
+ * draft), and only the children of the nodes on the path are read, so only
+ * they are drawn, each from the row after the path's last token. */
 static void S_tree_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
                          size_t *iterations, const sd_observe *obs)
 {
     const sd_backoff *m = pl->m;
     const size_t T = m->T;
     size_t *x = tokens + T + 1;
+    S_rrs_cache rc = {(double *)(void *)((char *)tokens + ((T + 1 + pl->k) * sizeof(size_t) + 15) / 16 * 16), pl->k};
     sd_rngbuf rng;
     sd_rngbuf_init(&rng, seed, trial);
     size_t prev = m->start, rej = 0, its = 0;
@@ -585,10 +645,10 @@ static void S_tree_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t
         int rejected = 0;
         for (; l < D; l++) {
             size_t b = pl->tree[l];
-            for (size_t j = 0; j < b; j++)
-                x[j] = sd_backoff_draw_p(m, &rng);
+            for (size_t j = 0; j < b; j++) /* children of the path's node: drafted after prev */
+                x[j] = S_md_draw(m, prev, &rng);
             long acc;
-            prev = tokens[n + l] = S_rrs_select_at(m, prev, x, b, &rng, &acc);
+            prev = tokens[n + l] = S_rrs_select_at(m, prev, x, b, &rng, &acc, pl->rcache ? &rc : NULL);
             if (acc < 0) {
                 rejected = 1;
                 break;
@@ -619,8 +679,8 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, S_trial_f
         return SD_EUSAGE; /* not applicable */
     const sd_backoff *bm = m->backoff;
     int block2 = bm->draft2 && (fn == S_block_trial_k || fn == S_block_tokenwise_trial_k);
-    if (bm->draft2 && fn != S_token2_trial_k && !block2)
-        return SD_EUSAGE; /* a bigram draft: token and block verification's kernels only */
+    if (bm->draft2 && fn != S_token2_trial_k && !block2 && fn != S_rrs_trial && fn != NULL)
+        return SD_EUSAGE; /* a bigram draft: token, block and the multi-draft walks (rrs, spectr, tree-rrs) */
     S_plan *p = calloc(1, sizeof *p + (block2 ? 2 * bm->V * sizeof(double) : 0));
     if (!p)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
@@ -667,13 +727,21 @@ static int S_new_block_tokenwise(void **plan, const sd_model *m, const sd_params
     return S_new(plan, m, par, S_block_tokenwise_trial_k, err);
 }
 
+static void S_rcache_plan(S_plan *p, size_t max_bytes, unsigned threads);
+
 static int S_new_rrs(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
                      unsigned threads, sd_error *err)
 {
-    (void)max_bytes, (void)threads;
     if (par->k < 1 || par->k > ((size_t)1 << 20))
         return SD_EUSAGE; /* the step reports the bad count */
-    return S_new(plan, m, par, S_rrs_trial, err);
+    int rc = S_new(plan, m, par, S_rrs_trial, err);
+    if (!rc) {
+        S_plan *p = *plan;
+        S_rcache_plan(p, max_bytes, threads);
+        if (p->rcache)
+            p->trial = NULL; /* S_rrs_cached_trial */
+    }
+    return rc;
 }
 
 static int S_new_tree_rrs(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
@@ -693,6 +761,7 @@ static int S_new_tree_rrs(void **plan, const sd_model *m, const sd_params *par, 
         if (p->tree[i] > p->k)
             p->k = p->tree[i];
     }
+    S_rcache_plan(p, max_bytes, threads);
     return SD_OK;
 }
 
@@ -701,8 +770,8 @@ static int S_new_spectr(void **plan, const sd_model *m, const sd_params *par, si
 {
     if (sd_param_choice(par, SD_SPECTR_SLOT_PLAN) != SD_PLAN_KSEQ)
         return SD_EUSAGE; /* --plan otm: an LP per row, not on sparse rows */
-    if (par->k < 1 || par->k > 64 || !m->backoff || m->backoff->draft2)
-        return SD_EUSAGE; /* the step reports a bad count; a bigram draft: token's kernel only */
+    if (par->k < 1 || par->k > 64 || !m->backoff)
+        return SD_EUSAGE; /* the step reports a bad count */
     /* the ρ*, β cache: 2 V k doubles per thread */
     double need = 16.0 * (double)m->backoff->V * (double)par->k * (threads ? threads : 1);
     if (max_bytes && need > (double)max_bytes)
@@ -719,13 +788,14 @@ static int S_new_spectr(void **plan, const sd_model *m, const sd_params *par, si
 static int S_work_new(const void *plan, void **work, sd_error *err)
 {
     const S_plan *p = plan;
-    size_t head = (p->m->T + 1 + p->k) * sizeof(size_t), n = p->spectr ? p->m->V * p->k : 0;
+    size_t head = (p->m->T + 1 + p->k) * sizeof(size_t), n = p->spectr ? 2 * p->m->V * p->k
+                                                             : p->rcache ? p->m->V * p->k : 0;
     head = (head + 15) / 16 * 16;
-    char *w = malloc(head + 2 * n * sizeof(double));
+    char *w = malloc(head + n * sizeof(double));
     if (!w)
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     double *c = (double *)(void *)(w + head);
-    for (size_t i = 0; i < 2 * n; i++)
+    for (size_t i = 0; i < n; i++)
         c[i] = NAN;
     *work = w;
     return SD_OK;
@@ -757,6 +827,25 @@ static void S_spectr_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size
     S_multidraft_trial(m, pl->gamma, k, S_kseq_select_any, &ctx, seed, trial, tokens, rejections, iterations, obs);
 }
 
+/* One trial of rrs with a bigram draft and the work area's R cache. */
+static void S_rrs_cached_trial(const S_plan *pl, uint64_t seed, uint64_t trial, size_t *tokens, size_t *rejections,
+                               size_t *iterations, const sd_observe *obs)
+{
+    const size_t T = pl->m->T, k = pl->k;
+    size_t head = ((T + 1 + k) * sizeof(size_t) + 15) / 16 * 16;
+    S_rrs_cache rc = {(double *)(void *)((char *)tokens + head), k};
+    S_multidraft_trial(pl->m, pl->gamma, k, S_rrs_select_any, &rc, seed, trial, tokens, rejections, iterations, obs);
+}
+
+/* The R cache of rrs and tree-rrs with a bigram draft: V k doubles per thread,
+ * kept when within half the budget (k <= 64 without one); else every mass is
+ * computed when needed (the same values). */
+static void S_rcache_plan(S_plan *p, size_t max_bytes, unsigned threads)
+{
+    double need = 8.0 * (double)p->m->V * (double)p->k * (threads ? threads : 1);
+    p->rcache = p->m->draft2 && (max_bytes ? need <= 0.5 * (double)max_bytes : p->k <= 64);
+}
+
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi,
                   const sd_observe *obs)
 {
@@ -769,6 +858,8 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
             p->trial(p->m, p->gamma, p->k, seed, t, work, &rej, &its, obs);
         else if (p->spectr)
             S_spectr_trial(p, seed, t, work, &rej, &its, obs);
+        else if (p->rcache && !p->depth)
+            S_rrs_cached_trial(p, seed, t, work, &rej, &its, obs);
         else
             S_tree_trial(p, seed, t, work, &rej, &its, obs);
         if (obs->rej)
