@@ -58,14 +58,11 @@ static int S_guard(const sd_tree_kind *k, const sd_params *par, size_t V, double
     if (n * w <= limit)
         return SD_OK;
     if (w > 1.0)
-        return sd_error_set(err, SD_ETOOBIG, "the exact value of %s would call its rule %.3g times (%.3g drafted "
-                            "trees (%zu nodes at V = %zu%s) x %.3g calls each), beyond the limit of %.3g calls "
-                            "for this rule (one call costs as much as %.3g drafted trees of a built-in rule, "
-                            "whose limit is %.3g trees); use its Monte-Carlo estimate instead (`check` without "
-                            "--exact, `run`, `eval accept-length`'s Monte-Carlo line), or a smaller shape or V",
-                            k->name, n * w / k->call_cost, n, sd_params_tree_nodes(par), V,
-                            contexts > 1 ? ", times T·V contexts" : "", w / k->call_cost, limit / k->call_cost,
-                            k->call_cost, limit);
+        return sd_error_set(err, SD_ETOOBIG, "%s: exact values would call its rule %.3g times (%.3g trees at V = "
+                            "%zu%s, x %.3g), over its limit %.3g (a call costs %.3g trees); use Monte-Carlo (check "
+                            "without --exact, run, eval's estimate)", k->name, n * w / k->call_cost, n, V,
+                            contexts > 1 ? " over T·V contexts" : "", w / k->call_cost, limit / k->call_cost,
+                            k->call_cost);
     return sd_error_set(err, SD_ETOOBIG, "the exact value of %s would enumerate %.3g drafted trees "
                         "(%zu nodes at V = %zu%s), beyond the limit %.0f", k->name, n, sd_params_tree_nodes(par), V,
                         contexts > 1 ? ", times T·V contexts" : "", limit);
