@@ -10,9 +10,8 @@
  * --compare`).
  *
  * node-tree-rrs: recursive rejection sampling at each node (SpecInfer's
- * multi-step speculative sampling, Miao et al. 2024; Yang et al. 2024,
- * "Multi-candidate speculative decoding"; Chen et al. 2023, "Cascade
- * speculative drafting"; without replacement, Jeon et al. 2024).  The
+ * multi-step speculative sampling, Miao et al. 2024; without replacement,
+ * Jeon et al. 2024).  The
  * residual R starts as q; the children c_1..c_m are tested in turn, c_j
  * against its own draft law D_j (iid: p; wor: p without c_1..c_{j-1},
  * renormalised; topk: the point mass at c_j), and the walk descends into

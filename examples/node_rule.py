@@ -1,7 +1,6 @@
 """node_rule.py — a token-tree verifier written in Python at one node
 (docs/python.md): recursive rejection sampling at each node (SpecInfer,
-Miao et al. 2024; Yang et al. 2024; Chen et al. 2023; without replacement,
-Jeon et al. 2024), the rule of examples/node_rule.c.  The rule says what
+Miao et al. 2024; without replacement, Jeon et al. 2024), the rule of examples/node_rule.c.  The rule says what
 happens at one node — the probability of descending into each drafted
 child and the law of the residual token when it stops — and simdec composes
 it from the root down, drafts the trees and enumerates every drafted tree

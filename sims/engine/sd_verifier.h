@@ -362,8 +362,8 @@ typedef int (*sd_tree_rule_fn)(const sd_chain *c, const sd_params *par, const sd
  * and at a leaf (depth D, or no child drafted) pi[v] = reach(v) with the
  * bonus token from q.  Such a rule is lossless when, at every node, the
  * token it emits (the chosen child's or the residual's) follows q once the
- * children's drafting is averaged out (Miao et al. 2024; Yang et al. 2024;
- * Chen et al. 2023): then the path below the chosen child starts afresh
+ * children's drafting is averaged out (Miao et al. 2024, SpecInfer's
+ * multi-step speculative sampling): then the path below the chosen child starts afresh
  * from that token.  Deterministic, as the tree rule. */
 typedef struct sd_node_view {
     size_t V;             /* vocabulary */

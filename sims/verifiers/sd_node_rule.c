@@ -3,8 +3,8 @@
  * rule.
  *
  * Why the composition is the algorithm's law.  A top-down verifier (the
- * multi-step speculative sampling of SpecInfer, Miao et al. 2024; the
- * recursive rejection sampling of Yang et al. 2024 and Chen et al. 2023)
+ * multi-step speculative sampling of SpecInfer, Miao et al. 2024; without
+ * replacement, Jeon et al. 2024)
  * walks from the root: at node v it either moves into one of v's children
  * or stops and emits a residual token, and that decision is a coin whose
  * probabilities depend on the rows at v and on v's children's tokens only.
