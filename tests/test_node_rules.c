@@ -208,6 +208,29 @@ Test(node_rules, check_exact_passes_the_rule_and_flags_the_broken_one)
     json_decref(b);
 }
 
+/* The control tests every child against q and stops with [q - p]+: with
+ * one child per node it is single-draft speculative sampling, lossless
+ * (exact TV rounding on 1,1); with b >= 2 i.i.d. siblings it is biased,
+ * the more the more siblings (V = 4, the CLI's default chain: 0.0545,
+ * 0.0669, 0.0702 for b = 2, 3, 4). */
+Test(node_rules, the_stale_residual_is_biased_only_with_siblings)
+{
+    static const char *const shapes[] = {"1,1", "2", "3", "4"};
+    double tv[4];
+    char args[512];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, "check --exact --plugin %s --algo node-broken-tree --tree %s --V 4 --json",
+                 S_SO("node_rule"), shapes[i]);
+        json_t *o = S_json(args);
+        tv[i] = json_real_value(json_object_get(o, "exact_tv"));
+        json_decref(o);
+    }
+    cr_expect(tv[0] <= 1e-12, "1,1: exact TV %.3g", tv[0]);
+    cr_expect(fabs(tv[1] - 0.0545) < 5e-4 && fabs(tv[2] - 0.0669) < 5e-4 && fabs(tv[3] - 0.0702) < 5e-4,
+              "b = 2, 3, 4: exact TV %.4g %.4g %.4g", tv[1], tv[2], tv[3]);
+    cr_expect(tv[1] < tv[2] && tv[2] < tv[3]);
+}
+
 /* --- the contract ------------------------------------------------------------- */
 
 static int S_too_much(void *user, const sd_chain *c, const sd_params *par, const sd_node_view *node, double *go,
