@@ -398,3 +398,23 @@ Test(node_rules, a_costly_rule_is_refused_pointing_to_monte_carlo)
     sd_chain_free(c5);
     sd_chain_free(c6);
 }
+
+/* lp tree-valid --compare: one LP solve, the node rule and tree-rrs both
+ * handed the LP's shape, measured on the same streams: the same mean (the
+ * composed outcome is tree-rrs's to rounding, so every trial samples the
+ * same node) and both below the optimum. */
+Test(node_rules, lp_compare_runs_the_node_rule_on_the_lps_tree)
+{
+    char args[512];
+    snprintf(args, sizeof args, "lp tree-valid --tree 2,1 --V 4 --plugin %s --compare node-tree-rrs,tree-rrs "
+             "--trials 20000 --json", S_SO("node_rule"));
+    json_t *o = S_json(args), *cs = json_object_get(o, "comparisons");
+    cr_assert_eq(json_array_size(cs), 2);
+    json_t *a = json_array_get(cs, 0), *b = json_array_get(cs, 1);
+    cr_expect_str_eq(json_string_value(json_object_get(a, "verifier")), "node-tree-rrs");
+    cr_expect(json_is_true(json_object_get(a, "reads_tree")));
+    double ma = json_real_value(json_object_get(a, "mean")), mb = json_real_value(json_object_get(b, "mean"));
+    cr_expect(fabs(ma - mb) <= 1e-12, "node rule %.17g, tree-rrs %.17g", ma, mb);
+    cr_expect(json_real_value(json_object_get(a, "gap_in_se")) > 4.0);
+    json_decref(o);
+}
