@@ -33,7 +33,10 @@
  *     `lp tree-valid --compare` hands it the LP's shape and rule, and
  *     `eval accept-length` measures it; given as a tree rule,
  *     sd_verifier_type.tree_rule with sd_tree_view, simdec enumerates it
- *     exactly: docs/adding-a-verifier.md, examples/tree_rule.c),
+ *     exactly: docs/adding-a-verifier.md, examples/tree_rule.c; given as a
+ *     rule at one node, sd_verifier_type.node_rule with sd_node_view,
+ *     simdec composes it from the root down and enumerates it the same
+ *     way: examples/node_rule.c),
  *     sd_params and the accessors sd_param_real, sd_param_count and
  *     sd_param_choice, sd_iter, sd_draft_len (src/sd_draft.h), the kernel
  *     and exact-value hooks;

@@ -13,8 +13,8 @@ The functions run simdec's commands in this process through build/libsimdec.so
 from ._lib import SimdecError
 from ._model import Model, generate, load
 from ._commands import check, command, eval, lp, main, run  # noqa: A004
-from ._verifier import Iteration, Tree, Verifier, verifier
+from ._verifier import Iteration, Node, Tree, Verifier, verifier
 from ._trace import trace
 
 __all__ = ["SimdecError", "Model", "generate", "load", "run", "check", "eval", "lp", "command", "main",
-           "Verifier", "verifier", "Iteration", "Tree", "trace"]
+           "Verifier", "verifier", "Iteration", "Tree", "Node", "trace"]

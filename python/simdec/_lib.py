@@ -60,6 +60,33 @@ TREE_FN = ctypes.CFUNCTYPE(
 )
 
 
+class NodeView(ctypes.Structure):
+    """sd_node_view (sims/engine/sd_verifier.h): one inner node of a drafted tree."""
+    _fields_ = [
+        ("V", ctypes.c_size_t),
+        ("t", ctypes.c_size_t),
+        ("depth", ctypes.c_size_t),
+        ("draw", ctypes.c_int),
+        ("path", c_size_t_p),
+        ("q", c_double_p),
+        ("p", c_double_p),
+        ("m", ctypes.c_size_t),
+        ("kids", c_size_t_p),
+    ]
+
+
+# sd_callback_node_fn (sims/engine/sd_callback.h).
+NODE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_long,
+    ctypes.c_void_p,  # user
+    ctypes.c_void_p,  # const sd_chain *
+    ctypes.c_void_p,  # const sd_params *
+    ctypes.POINTER(NodeView),
+    c_double_p,  # go [m]
+    c_double_p,  # residual [V]
+)
+
+
 class CallbackParam(ctypes.Structure):
     """sd_callback_param (sims/engine/sd_callback.h)."""
     _fields_ = [
@@ -141,6 +168,7 @@ def _declare(lib):
         "sd_callback_param_value": (D, [P, I]),
         "sd_callback_tree": (S, [P, c_size_t_p, S]),
         "sd_callback_tree_rule": (I, [V, ctypes.c_uint, TREE_FN, P, ctypes.POINTER(Error)]),
+        "sd_callback_node_rule": (I, [V, ctypes.c_uint, NODE_FN, P, ctypes.POINTER(Error)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

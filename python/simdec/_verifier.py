@@ -194,6 +194,31 @@ class Tree:
         return self._row(self._Q, v)
 
 
+class Node:
+    """One inner node of a drafted tree, what a node rule is given (the
+    contract of sd_node_view, sims/engine/sd_verifier.h): the rule says only
+    what happens here, and simdec composes it from the root down.
+
+      V, T, t, depth       vocabulary, horizon, position of the children's
+                           tokens, the node's depth (0: the root)
+      path                 the root's context token, then the node's path
+                           (depth + 1 tokens)
+      q, p                 the target and draft rows at the node (numpy
+                           arrays of V)
+      children             the children's tokens in drafting order, with
+                           multiplicity (absent children left out; at least 1)
+      draw                 "iid", "wor" or "topk"
+      params               the verifier's parameters by name
+
+    The rule returns (go, residual): go[j] = P(descend into child j | the
+    walk reached this node), >= 0, summing to at most 1; residual (a row of
+    V) the law of the token emitted when it stops here (probability 1 -
+    sum(go)), summing to 1 wherever that probability exceeds 1e-12.  simdec
+    checks them (1e-9); a leaf ends with the bonus token from q."""
+
+    __slots__ = ("V", "T", "t", "depth", "path", "q", "p", "children", "draw", "params")
+
+
 class Verifier:
     """A verifier whose iteration is the Python function step(it) -> (tokens,
     accepted, rejected) or (tokens, accepted, rejected, target_calls):
@@ -219,8 +244,13 @@ class Verifier:
     "tree" and "draw" among params, and step is then not called (it may be
     None): simdec drafts the trees and samples the rule's outcome in run,
     and enumerates every drafted tree for exact values (check --exact, eval
-    accept-length, run's exact columns).  draws: the drafting rules it
-    supports (default all three).
+    accept-length, run's exact columns).  node_outcome(node) -> (go,
+    residual): the same written at one node (a Node is given), the
+    top-down form that simdec composes into a tree rule; one of the two.
+    draws: the drafting rules it supports (default all three).  A Python
+    rule's exact values call it once per drafted tree (per inner node for
+    node_outcome), so the enumerator counts each call as 200 drafted trees
+    and refuses beyond, pointing to Monte-Carlo.
 
     Registered under `name` at once; defining the same name again replaces
     it.  Commands run it with --threads 1 (its step holds Python's GIL);
@@ -228,13 +258,20 @@ class Verifier:
     draws from its own stream."""
 
     def __init__(self, name, step=None, params=(), summary=None, lossless=True, control=False,
-                 tree_outcome=None, draws=None):
+                 tree_outcome=None, draws=None, node_outcome=None):
         self.name, self.step = name, step
         if tree_outcome is not None:
             self.tree_outcome = tree_outcome
+        if node_outcome is not None:
+            self.node_outcome = node_outcome
+        node = getattr(self, "node_outcome", None)
         rule = getattr(self, "tree_outcome", None)
+        if rule is not None and node is not None:
+            raise ValueError("verifier %r: a tree rule (tree_outcome) or a node rule (node_outcome), not both" % name)
+        rule = rule if rule is not None else node
         if step is None and rule is None:
-            raise ValueError("verifier %r: expected a step function or a tree rule (tree_outcome)" % name)
+            raise ValueError("verifier %r: expected a step function or a tree rule (tree_outcome, node_outcome)"
+                             % name)
         self._slots = {}
         decls = []
         names = [p if isinstance(p, str) else p.get("name") for p in params]
@@ -291,8 +328,12 @@ class Verifier:
                 if d not in _DRAWS:
                     raise ValueError("draws: %r; expected iid, wor or topk" % (d,))
                 bits |= 1 << _DRAWS.index(d)
-            self._tree_fn = _lib.TREE_FN(self._tree_call)
-            st = _lib.lib().sd_callback_tree_rule(name.encode(), bits, self._tree_fn, None, ctypes.byref(err))
+            if node is not None:
+                self._tree_fn = _lib.NODE_FN(self._node_call)
+                st = _lib.lib().sd_callback_node_rule(name.encode(), bits, self._tree_fn, None, ctypes.byref(err))
+            else:
+                self._tree_fn = _lib.TREE_FN(self._tree_call)
+                st = _lib.lib().sd_callback_tree_rule(name.encode(), bits, self._tree_fn, None, ctypes.byref(err))
             if st != 0:
                 raise _lib.SimdecError(err.msg.decode("utf-8", "replace"), _lib.exit_status(st))
 
@@ -346,6 +387,37 @@ class Verifier:
                 _pending[0] = e
             return -1
 
+    def _node_call(self, user, chain, par, view, go_out, res_out):
+        try:
+            np, nv = _lib.numpy(), view.contents
+            V, m = nv.V, nv.m
+            nd = Node()
+            nd.V, nd.t, nd.depth, nd.draw = V, nv.t, nv.depth, _DRAWS[nv.draw]
+            nd.T = _chain(chain)[1]
+            nd.path = [nv.path[i] for i in range(nv.depth + 1)]
+            nd.q = np.ctypeslib.as_array(nv.q, shape=(V,)).copy()
+            nd.p = np.ctypeslib.as_array(nv.p, shape=(V,)).copy()
+            nd.children = [nv.kids[j] for j in range(m)]
+            nd.params = self._params(par)
+            _tls.in_step = True
+            try:
+                res = self.node_outcome(nd)
+            finally:
+                _tls.in_step = False
+            if not isinstance(res, tuple) or len(res) != 2:
+                raise TypeError("node_outcome returned %r; expected (go, residual)" % (type(res),))
+            go, resid = np.asarray(res[0], dtype=float), np.asarray(res[1], dtype=float)
+            if go.shape != (m,) or resid.shape != (V,):
+                raise ValueError("node_outcome returned go of shape %s and residual of shape %s; expected (%d,) "
+                                 "and (%d,) (children, V)" % (go.shape, resid.shape, m, V))
+            np.ctypeslib.as_array(go_out, shape=(m,))[:] = go
+            np.ctypeslib.as_array(res_out, shape=(V,))[:] = resid
+            return 0
+        except BaseException as e:  # reported by the command that ran it
+            if _pending[0] is None:
+                _pending[0] = e
+            return -1
+
     def _call(self, user, chain, par, rng, n, prev, out, cap, accepted, rejected, calls):
         try:
             L = _lib.lib()
@@ -387,7 +459,8 @@ class Verifier:
 
 def verifier(name, step=None, **kw):
     """Verifier(name, step, ...), or a decorator: @simdec.verifier("name")
-    (a step function; with tree_outcome given, the verifier itself)."""
-    if step is not None or kw.get("tree_outcome") is not None:
+    (a step function; with tree_outcome or node_outcome given, the verifier
+    itself)."""
+    if step is not None or kw.get("tree_outcome") is not None or kw.get("node_outcome") is not None:
         return Verifier(name, step, **kw)
     return lambda fn: Verifier(name, fn, **kw)

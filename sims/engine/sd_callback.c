@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sd_params.h"
-#include "../verifiers/sd_tree.h"
+#include "../verifiers/sd_node_rule.h"
 
 /* One registered callback verifier.  The type lives here, at a fixed
  * address, for the life of the process (the registry keeps the pointer). */
@@ -19,6 +19,8 @@ typedef struct S_slot {
     void *user;
     sd_callback_tree_fn tree_fn; /* sd_callback_tree_rule, or NULL */
     void *tree_user;
+    sd_callback_node_fn node_fn; /* sd_callback_node_rule, or NULL */
+    void *node_user;
     int used;
 } S_slot;
 
@@ -227,6 +229,36 @@ int sd_callback_tree_rule(const char *name, unsigned draws, sd_callback_tree_fn 
     if (!rc) {
         s->tree_fn = fn;
         s->tree_user = user;
+        rc = sd_node_rule_cost(&s->vt, SD_CALLBACK_CALL_COST, 0, err);
+    }
+    return rc;
+}
+
+/* The node rule's call (sd_node_rule_call): the slot's node function. */
+static int S_node_call(void *user, const sd_chain *c, const sd_params *par, const sd_node_view *node, double *go,
+                       double *residual, sd_error *err)
+{
+    const S_slot *s = user;
+    if (s->node_fn(s->node_user, c, par, node, go, residual) < 0)
+        return sd_error_set(err, SD_EINTERNAL, "verifier %s: its node rule failed at depth %zu, position %zu "
+                            "after token %zu", s->vt.name, node->depth, node->t, node->path[node->depth]);
+    return SD_OK;
+}
+
+int sd_callback_node_rule(const char *name, unsigned draws, sd_callback_node_fn fn, void *user, sd_error *err)
+{
+    S_slot *s = NULL;
+    for (size_t i = 0; i < SD_CALLBACK_MAX && !s; i++)
+        if (S_slots[i].used && name && strcmp(S_slots[i].vt.name, name) == 0)
+            s = &S_slots[i];
+    if (!s || !fn)
+        return sd_error_set(err, SD_EUSAGE, "a node rule for '%s': expected a verifier added at run time and a "
+                            "function", name ? name : "(null)");
+    int rc = sd_node_rule_attach(&s->vt, S_node_call, s, draws, err);
+    if (!rc) {
+        s->node_fn = fn;
+        s->node_user = user;
+        rc = sd_node_rule_cost(&s->vt, SD_CALLBACK_CALL_COST, 1, err);
     }
     return rc;
 }

@@ -83,6 +83,28 @@ typedef long (*sd_callback_tree_fn)(void *user, const sd_chain *c, const sd_para
  * SD_EUSAGE for an unknown name, SD_EDATA without tree and draw. */
 int sd_callback_tree_rule(const char *name, unsigned draws, sd_callback_tree_fn fn, void *user, sd_error *err);
 
+/* A node rule (sd_node_view, sd_verifier.h): fills go[node->m] and
+ * residual[V] (zeroed before the call) at one inner node; returns 0, or a
+ * value < 0 on failure (as sd_callback_tree_fn).  Checked against the
+ * contract before it is used. */
+typedef long (*sd_callback_node_fn)(void *user, const sd_chain *c, const sd_params *par,
+                                    const sd_node_view *node, double *go, double *residual);
+
+/* Makes the verifier `name`, added by sd_callback_add and declaring "tree"
+ * and "draw", a node rule composed from the root down into a tree rule
+ * (sims/verifiers/sd_node_rule.h): otherwise as sd_callback_tree_rule. */
+int sd_callback_node_rule(const char *name, unsigned draws, sd_callback_node_fn fn, void *user, sd_error *err);
+
+/* What one call of a rule given here costs the exact enumerator, in
+ * drafted trees of a built-in rule (sd_tree_kind.call_cost): a call into
+ * Python (a ctypes callback building numpy arrays) took 17 µs (a node
+ * rule) to 52 µs (a tree rule of 6 nodes) at V = 4 on an idle machine,
+ * where tree-rrs's outcome took 0.29 µs per drafted tree at V = 12.  The
+ * enumerator's limits (4e6 drafted trees per context, 1.6e7 over a
+ * generation) so become 2e4 and 8e4 calls, a few seconds of Python;
+ * beyond them the exact value is refused, pointing to Monte-Carlo. */
+#define SD_CALLBACK_CALL_COST 200.0
+
 /* Accessors for callers that do not compile against the C headers
  * (ctypes): the model's V and T, its draft or target rows, the next
  * uniform of the trial's stream, and the value of a parameter by slot

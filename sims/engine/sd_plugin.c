@@ -17,7 +17,8 @@
  *      and a name no other verifier has                        (else SD_EDATA);
  *      each check after the first on simdec's copy of the verifier's type:
  *      the fields its version has, the later ones NULL, and, for a tree
- *      rule, the slots sd_tree_rule_attach fills;
+ *      rule or a node rule, the slots sd_tree_rule_attach or
+ *      sd_node_rule_attach fills;
  *   6. sd_verifier_add registers the copies.
  * A file that fails is closed again; a plugin that loaded stays loaded (its
  * code is in the registry) until the process ends.  Loading the same file
@@ -40,7 +41,7 @@
 
 #include "sd_params.h"
 #include "sd_plugin.h"
-#include "../verifiers/sd_tree.h"
+#include "../verifiers/sd_node_rule.h"
 
 /* Most verifiers one plugin may list (the registry holds 256 in all). */
 #define S_LIST_MAX 256
@@ -76,7 +77,9 @@ static size_t S_ncopies;
 /* The bytes of a verifier type of interface version abi. */
 static size_t S_type_size(unsigned abi)
 {
-    return abi >= 6 ? sizeof(sd_verifier_type) : offsetof(sd_verifier_type, tree_rule);
+    return abi >= 7 ? sizeof(sd_verifier_type)
+           : abi == 6 ? offsetof(sd_verifier_type, node_rule)
+                      : offsetof(sd_verifier_type, tree_rule);
 }
 
 /* The copy of orig (the registered one when it was loaded before; else a
@@ -159,7 +162,9 @@ static int S_inspect(void *h, const char *path, const sd_plugin **out, size_t *n
         if (!vt)
             return sd_error_set(err, SD_ETOOBIG, "%s: more than %zu plugin verifiers", path,
                                 sizeof S_copies / sizeof *S_copies);
-        if (fresh && pl->abi >= 6 && vt->tree_rule)
+        if (fresh && pl->abi >= 7 && vt->node_rule)
+            rc = sd_node_rule_attach(vt, NULL, NULL, vt->tree_draws, err);
+        else if (fresh && pl->abi >= 6 && vt->tree_rule)
             rc = sd_tree_rule_attach(vt, NULL, NULL, vt->tree_draws, err);
         if (!rc)
             rc = sd_params_check_decls(vt, err);

@@ -15,11 +15,13 @@
 /* The version of the plugin interface: sd_verifier_type, sd_param_decl,
  * sd_params, sd_iter, sd_chain and the inline helpers of include/simdec.h.
  * Any change to their layout or meaning increments it. */
-#define SD_PLUGIN_ABI 6u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
+#define SD_PLUGIN_ABI 7u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
                              given_output; 4: sd_verifier_type.tree; 5: sd_verifier_type.trace;
-                             6: sd_verifier_type.tree_rule, tree_draws (sd_tree_view) */
-/* The oldest version still loaded: 5, whose sd_verifier_type is 6's
- * without the last two fields (read up to them, the rest taken as NULL). */
+                             6: sd_verifier_type.tree_rule, tree_draws (sd_tree_view);
+                             7: sd_verifier_type.node_rule (sd_node_view) */
+/* The oldest version still loaded: 5, whose sd_verifier_type is 7's
+ * without the last three fields, and 6, without the last one (read up to
+ * them, the rest taken as NULL). */
 #define SD_PLUGIN_ABI_OLDEST 5u
 
 typedef struct sd_plugin {
@@ -39,7 +41,8 @@ typedef struct sd_plugin {
  *             or already known verifier: exit 65;
  *   SD_ETOOBIG  more than 256 plugin verifiers in all.
  * A verifier giving a tree rule (sd_verifier_type.tree_rule) is
- * completed by sd_tree_rule_attach (sims/verifiers/sd_tree.h), which
+ * completed by sd_tree_rule_attach (sims/verifiers/sd_tree.h), one giving
+ * a node rule (node_rule) by sd_node_rule_attach (sd_node_rule.h); each
  * refuses (SD_EDATA) one that also sets the slots simdec fills.  What is
  * registered is simdec's copy of each verifier type (so a version-5 type
  * is never read past its end).

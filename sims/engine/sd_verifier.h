@@ -341,6 +341,43 @@ typedef struct sd_tree_view {
 typedef int (*sd_tree_rule_fn)(const sd_chain *c, const sd_params *par, const sd_tree_view *tree, double *pi,
                                double *law, sd_error *err);
 
+/* --- a tree rule node by node (plugin interface 7) -------------------------
+ *
+ * The top-down convenience form of a tree rule: the rule says only what
+ * happens at one node of a drafted tree, and simdec composes it from the
+ * root down (sims/verifiers/sd_node_rule.h).  At an inner node v of depth l
+ * whose children were drafted, given the target row q = q_{t+l}(.|tok[v]),
+ * the draft row p = p_{t+l}(.|tok[v]) and the children's tokens c_1..c_m in
+ * drafting order (with multiplicity; absent children left out), the rule
+ * fills
+ *   go[j]        P(descend into child j | the iteration reached v), >= 0,
+ *                Σ_j go[j] <= 1 (within 1e-9);
+ *   residual[y]  the law of the token emitted when it stops at v (with
+ *                probability 1 - Σ_j go[j]), >= 0 summing to 1 (within
+ *                1e-9) wherever that probability exceeds 1e-12.
+ * Both arrays are simdec's (m and V doubles, zeroed before the call).  What
+ * happens below child j is decided at child j alone: the composition is
+ *   reach(root) = 1,  reach(c_j) = reach(v) go[j],
+ *   pi[v] = reach(v) (1 - Σ_j go[j]),  law[v] = residual,
+ * and at a leaf (depth D, or no child drafted) pi[v] = reach(v) with the
+ * bonus token from q.  Such a rule is lossless when, at every node, the
+ * token it emits (the chosen child's or the residual's) follows q once the
+ * children's drafting is averaged out (Miao et al. 2024, SpecInfer's
+ * multi-step speculative sampling): then the path below the chosen child starts afresh
+ * from that token.  Deterministic, as the tree rule. */
+typedef struct sd_node_view {
+    size_t V;             /* vocabulary */
+    size_t t;             /* position of the children's tokens */
+    size_t depth;         /* l: the node's depth (0: the root) */
+    sd_tree_draw draw;    /* how the children were drafted */
+    const size_t *path;   /* [depth + 1]: the root's context token x_{t-l-1}, then the node's path */
+    const double *q, *p;  /* the node's target and draft rows (V doubles) */
+    size_t m;             /* children drafted (>= 1) */
+    const size_t *kids;   /* [m]: their tokens, in drafting order */
+} sd_node_view;
+typedef int (*sd_node_rule_fn)(const sd_chain *c, const sd_params *par, const sd_node_view *node, double *go,
+                               double *residual, sd_error *err);
+
 /* --- the law given a logged output (sims/exact/sd_trace.h) -----------------
  *
  * A lossless verifier outputs the target chain, so a sequence sampled from
@@ -471,6 +508,11 @@ typedef struct sd_verifier_type {
      * the drafting rules it supports (bits 1u << SD_DRAW_*; 0: all). */
     sd_tree_rule_fn tree_rule;
     unsigned tree_draws;
+    /* Optional (plugin interface 7): the verifier as a rule at one node
+     * (sd_node_view above), composed from the root down into a tree rule;
+     * the same slots as tree_rule's are simdec's, tree_draws applies, and
+     * tree_rule stays NULL. */
+    sd_node_rule_fn node_rule;
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

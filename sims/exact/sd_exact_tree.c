@@ -27,6 +27,47 @@ double sd_exact_tree_count(size_t V, const sd_params *par, sd_tree_draw draw)
     return n;
 }
 
+/* What one drafted tree of kind k costs the enumerator, in drafted trees
+ * of a built-in rule: 1, or for a rule given at run time its call cost
+ * (sd_tree_kind.call_cost) times its calls per tree (one, or one per inner
+ * node: the root and every node above the last level). */
+static double S_weight(const sd_tree_kind *k, const sd_params *par)
+{
+    if (k->rule != SD_TREE_CALLBACK || !(k->call_cost > 0.0))
+        return 1.0;
+    double calls = 1.0;
+    if (k->per_node) {
+        double level = 1.0;
+        for (size_t l = 0; l + 1 < par->tree_depth; l++) {
+            level *= (double)par->tree[l];
+            calls += level;
+        }
+    }
+    double w = k->call_cost * calls;
+    return w > 1.0 ? w : 1.0;
+}
+
+/* SD_ETOOBIG for `trees` drafted trees of kind k (over `contexts`
+ * contexts) past `limit` trees, counted at their cost (S_weight); the
+ * message of a costly rule given at run time says so and points to
+ * Monte-Carlo. */
+static int S_guard(const sd_tree_kind *k, const sd_params *par, size_t V, double trees, double contexts,
+                   double limit, sd_error *err)
+{
+    double w = S_weight(k, par), n = trees * contexts;
+    if (n * w <= limit)
+        return SD_OK;
+    if (w > 1.0)
+        return sd_error_set(err, SD_ETOOBIG, "%s: exact values would call its rule %.3g times (%.3g trees at V = "
+                            "%zu%s, x %.3g), over its limit %.3g (a call costs %.3g trees); use Monte-Carlo (check "
+                            "without --exact, run, eval's estimate)", k->name, n * w / k->call_cost, n, V,
+                            contexts > 1 ? " over T·V contexts" : "", w / k->call_cost, limit / k->call_cost,
+                            k->call_cost);
+    return sd_error_set(err, SD_ETOOBIG, "the exact value of %s would enumerate %.3g drafted trees "
+                        "(%zu nodes at V = %zu%s), beyond the limit %.0f", k->name, n, sd_params_tree_nodes(par), V,
+                        contexts > 1 ? ", times T·V contexts" : "", limit);
+}
+
 /* The law of one iteration from the context being enumerated, as a dense
  * table over its outcomes (the accepted path length l, the path's first
  * min(l, keep) tokens x_1..x_k, the token y emitted after it):
@@ -160,11 +201,9 @@ static int S_open(S_enum *e, const sd_chain *c, const sd_params *par, const sd_t
         return rc;
     if (par->tree_depth < 1)
         return sd_error_set(err, SD_EUSAGE, "--tree: expected a tree shape b1,b2,...,bd");
-    double n = sd_exact_tree_count(c->V, par, e->draw) * contexts;
-    if (!(n <= limit))
-        return sd_error_set(err, SD_ETOOBIG, "the exact value of %s would enumerate %.3g drafted trees "
-                            "(%zu nodes at V = %zu%s), beyond the limit %.0f", k->name, n,
-                            sd_params_tree_nodes(par), c->V, contexts > 1 ? ", times T·V contexts" : "", limit);
+    rc = S_guard(k, par, c->V, sd_exact_tree_count(c->V, par, e->draw), contexts, limit, err);
+    if (rc)
+        return rc;
     rc = sd_tree_new(&e->tr, c->V, par, err);
     if (rc)
         return rc;
@@ -302,9 +341,13 @@ int sd_tree_verifier_law(const sd_chain *c, const sd_params *par, const sd_tree_
          * copy, residual, drop, normalise) and S_record (per node 3V and
          * its path): at most (16·nodes + 4)·V; then one outcome per cell. */
         double trees = sd_exact_tree_count(V, par, e.draw), nodes = (double)sd_params_tree_nodes(par);
-        law->work = trees * (16.0 * nodes + 4.0) * (double)V + cells * SD_WORK_OUTCOME;
+        law->work = trees * S_weight(k, par) * (16.0 * nodes + 4.0) * (double)V + cells * SD_WORK_OUTCOME;
+        /* a costly rule: the whole generation's laws, T·V contexts, under
+         * the limit of sd_exact_tree_calls, counted at the rule's cost */
+        if (S_weight(k, par) > 1.0)
+            rc = S_guard(k, par, V, trees, (double)c->T * (double)V, 4.0 * SD_EXACT_TREE_MAX_TREES, err);
         S_close(&e);
-        return SD_OK;
+        return rc;
     }
     e.tab = calloc(e.off[D + 1], sizeof *e.tab);
     if (!e.tab) {

@@ -129,6 +129,13 @@ typedef struct sd_tree_kind {
     const char *why_not; /* the reason given when a rule it does not support is asked for */
     sd_tree_rule_call call; /* SD_TREE_CALLBACK: the rule, called with user */
     void *user;
+    /* SD_TREE_CALLBACK: what one call of the rule costs, in drafted trees of
+     * a built-in rule (0: as one; a Python function's is far more), and
+     * whether it is called at every inner node of a tree (a node rule,
+     * sd_node_rule.h) or once per tree; the exact enumerator's limits count
+     * drafted trees times this cost (sims/exact/sd_exact_tree.h). */
+    double call_cost;
+    int per_node;
 } sd_tree_kind;
 
 #define SD_TREE_NONE SD_TREE_ABSENT
