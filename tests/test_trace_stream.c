@@ -124,3 +124,21 @@ Test(trace_stream, too_large_sets_are_refused_before_writing)
     cr_assert(access(path, F_OK) != 0, "nothing written");
     S_clean(dir);
 }
+
+/* The command line: gen --arpa --trace refuses a set over --max-memory or
+ * over the free disk (3.5 TB of rows) with exit 65, before writing a file. */
+Test(trace_stream, gen_refuses_sets_too_large_for_memory_or_disk, .timeout = 60)
+{
+    char *dir = S_dir();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --trace 100000000 --T 50 --max-memory 1G -o %s",
+             dir);
+    tu_expect(cmd, 65, "(--max-memory)");
+    snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --trace 100000000 --T 50 --max-memory 1T -o %s",
+             dir);
+    tu_expect(cmd, 65, "MB on disk (100000000 sequences x 50 positions, V = 43, rows kept)");
+    char path[512];
+    snprintf(path, sizeof path, "%s/draft.npy.tmp", dir);
+    cr_assert(access(path, F_OK) != 0, "nothing written");
+    S_clean(dir);
+}
