@@ -142,3 +142,42 @@ Test(trace_stream, gen_refuses_sets_too_large_for_memory_or_disk, .timeout = 60)
     cr_assert(access(path, F_OK) != 0, "nothing written");
     S_clean(dir);
 }
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_ngram.h"
+
+/* Rows kept by history (sd_ngram_cache) are the computed rows bit for bit,
+ * through collisions and evictions (3 slots), at orders 1 to 3. */
+Test(trace_stream, cached_ngram_rows_are_the_computed_rows)
+{
+    sd_arpa *a = NULL;
+    sd_error err = {0};
+    cr_assert_eq(sd_arpa_load("build/lm/en-us-phone.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    for (size_t order = 1; order <= 3; order++) {
+        sd_ngram *plain = NULL, *cached = NULL;
+        cr_assert_eq(sd_ngram_open(a, order, NULL, &plain, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_ngram_open(a, order, NULL, &cached, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_ngram_cache(cached, 3, &err), SD_OK, "%s", err.msg);
+        double *r1 = malloc(a->V * sizeof *r1), *r2 = malloc(a->V * sizeof *r2);
+        cr_assert(r1 && r2);
+        unsigned long s = 12345;
+        for (int it = 0; it < 400; it++) {
+            int64_t h[2];
+            for (int j = 0; j < 2; j++) {
+                s = s * 6364136223846793005ul + 1442695040888963407ul;
+                h[j] = (int64_t)((s >> 33) % 6); /* few histories: many repeats */
+            }
+            double d1 = -1.0, d2 = -2.0;
+            cr_assert_eq(sd_ngram_row(plain, h, 2, r1, &d1, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_ngram_row(cached, h, 2, r2, &d2, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(memcmp(r1, r2, a->V * sizeof *r1), 0, "order %zu, history %ld %ld", order, (long)h[0],
+                         (long)h[1]);
+            cr_assert_eq(d1, d2);
+        }
+        free(r1);
+        free(r2);
+        sd_ngram_free(plain);
+        sd_ngram_free(cached);
+    }
+    sd_arpa_free(a);
+}
