@@ -293,7 +293,14 @@ int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, i
         S_trace_ctx c = {gd, gt, &dev, &dev_ctx};
         size_t left = budget > sd_arpa_bytes(ta->V, ta->n2, ta->n3) ? budget - sd_arpa_bytes(ta->V, ta->n2, ta->n3)
                                                                      : 1;
-        rc = sd_trace_write_fn(n, T, ta->V, init, S_trace_rows, &c, rows, seed, dir, left, err);
+        /* rows met again are copied, not recomputed (the same bits): up to 64
+         * histories per model, within a quarter of what is left */
+        size_t slots = left / 4 / (2 * (ta->V + 4) * sizeof(double));
+        slots = slots > 64 ? 64 : slots;
+        if (slots && !(rc = sd_ngram_cache(gd, slots, err)) && !(rc = sd_ngram_cache(gt, slots, err)))
+            left -= 2 * slots * (ta->V + 4) * sizeof(double);
+        if (!rc)
+            rc = sd_trace_write_fn(n, T, ta->V, init, S_trace_rows, &c, rows, seed, dir, left, err);
     }
     if (!rc && dev > 1e-9)
         fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| on the traces = %.6g (the row "

@@ -14,6 +14,9 @@ void sd_ngram_free(sd_ngram *g)
     free(g->map);
     free(g->uni);
     free(g->w);
+    free(g->crows);
+    free(g->cdev);
+    free(g->ckey);
     free(g);
 }
 
@@ -107,6 +110,31 @@ static void S_raw2(const sd_ngram *g, size_t y, double *w)
         w[a->bi_tok[i]] = pow(10.0, a->bi_logp[i]);
 }
 
+int sd_ngram_cache(sd_ngram *g, size_t slots, sd_error *err)
+{
+    free(g->crows);
+    free(g->cdev);
+    free(g->ckey);
+    g->cslots = 0;
+    g->crows = g->cdev = NULL;
+    g->ckey = NULL;
+    if (!slots)
+        return SD_OK;
+    g->crows = malloc(slots * g->V * sizeof *g->crows);
+    g->cdev = malloc(slots * sizeof *g->cdev);
+    g->ckey = malloc(3 * slots * sizeof *g->ckey);
+    if (!g->crows || !g->cdev || !g->ckey) {
+        free(g->crows), free(g->cdev), free(g->ckey);
+        g->crows = g->cdev = NULL;
+        g->ckey = NULL;
+        return sd_error_set(err, SD_ENOMEM, "out of memory for %zu cached rows of %zu words", slots, g->V);
+    }
+    for (size_t j = 0; j < 3 * slots; j++)
+        g->ckey[j] = -1;
+    g->cslots = slots;
+    return SD_OK;
+}
+
 int sd_ngram_row(const sd_ngram *g, const int64_t *hist, size_t nh, double *row, double *dev, sd_error *err)
 {
     const sd_arpa *a = g->a;
@@ -121,6 +149,18 @@ int sd_ngram_row(const sd_ngram *g, const int64_t *hist, size_t nh, double *row,
         if (id < 0)
             break;
         h[k++] = id; /* h[0] the most recent */
+    }
+    size_t slot = 0;
+    if (g->cslots) {
+        slot = (size_t)(((uint64_t)(h[0] + 1) * 0x9E3779B97F4A7C15u + (uint64_t)(h[1] + 1) * 0xC2B2AE3D27D4EB4Fu + k) >>
+                        32) % g->cslots;
+        const long *key = g->ckey + 3 * slot;
+        if (key[0] == (long)k && key[1] == h[0] && key[2] == h[1]) {
+            memcpy(row, g->crows + slot * g->V, g->V * sizeof *row);
+            if (dev)
+                *dev = g->cdev[slot];
+            return SD_OK;
+        }
     }
     if (k == 0) {
         memcpy(w, g->uni, Va * sizeof *w);
@@ -157,5 +197,13 @@ int sd_ngram_row(const sd_ngram *g, const int64_t *hist, size_t nh, double *row,
         row[x] /= Z;
     if (dev)
         *dev = fabs(Z - 1.0);
+    if (g->cslots) {
+        long *key = g->ckey + 3 * slot;
+        memcpy(g->crows + slot * g->V, row, g->V * sizeof *row);
+        g->cdev[slot] = fabs(Z - 1.0);
+        key[0] = (long)k;
+        key[1] = h[0];
+        key[2] = h[1];
+    }
     return SD_OK;
 }

@@ -40,6 +40,11 @@ typedef struct sd_ngram {
     double *uni;       /* [a->V]: 10^logp of the unigrams, 0 for <s> */
     double usum;       /* Σ uni */
     double *w;         /* [a->V]: scratch */
+    /* rows kept by history (sd_ngram_cache; 0 slots: none): slot j holds
+     * the row of the history ckey[3j..3j+2] = (length, h0, h1) */
+    size_t cslots;
+    double *crows, *cdev; /* [cslots][V], [cslots] */
+    long *ckey;           /* [3 cslots]; length -1: empty */
 } sd_ngram;
 
 /* The rows of model a at order 1..3 (at most a->order) over the words of
@@ -48,6 +53,13 @@ typedef struct sd_ngram {
  * vocabulary, SD_ENOMEM.  Free with sd_ngram_free(). */
 int sd_ngram_open(const sd_arpa *a, size_t order, const sd_arpa *vocab, sd_ngram **out, sd_error *err);
 void sd_ngram_free(sd_ngram *g);
+
+/* Keeps the rows of up to `slots` histories (direct-mapped by the
+ * history's usable words), so that a history met again costs a copy of its
+ * row instead of O(V) arithmetic: the same bits (a row is a function of
+ * the usable history).  Takes slots·(V + 4)·8 bytes.  Not for concurrent
+ * callers of sd_ngram_row on the same g.  SD_ENOMEM. */
+int sd_ngram_cache(sd_ngram *g, size_t slots, sd_error *err);
 
 /* The row after hist[0..nh) (output ids, the most recent last) into
  * row[V]; *dev (may be NULL) gets |raw sum - 1| of the row before

@@ -295,29 +295,34 @@ const char *sd_npy_type_name(const sd_npy *a, char *buf, size_t len)
     return buf;
 }
 
-int sd_npy_write_at(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
-                    size_t elsize, sd_error *err)
+int sd_npy_header_write(FILE *f, const char *descr, size_t ndim, const size_t *shape)
 {
     char dict[512];
     size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-    size_t count = 1;
-    for (size_t i = 0; i < ndim; i++) {
+    for (size_t i = 0; i < ndim; i++)
         n += (size_t)snprintf(dict + n, sizeof dict - n, "%zu%s", shape[i], ndim == 1 ? "," : (i + 1 < ndim ? ", " : ""));
-        count *= shape[i];
-    }
     n += (size_t)snprintf(dict + n, sizeof dict - n, "), }");
     /* magic(6) + version(2) + len(2) + dict + pad + '\n' a multiple of 64 */
     size_t total = 10 + n + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hl = n + pad + 1;
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return sd_error_set(err, SD_EIO, "%s: cannot write: %s", path, strerror(errno));
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, n, f) == n;
     for (size_t i = 0; ok && i < pad; i++)
         ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF;
+    return ok && fputc('\n', f) != EOF;
+}
+
+int sd_npy_write_at(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
+                    size_t elsize, sd_error *err)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < ndim; i++)
+        count *= shape[i];
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return sd_error_set(err, SD_EIO, "%s: cannot write: %s", path, strerror(errno));
+    int ok = sd_npy_header_write(f, descr, ndim, shape);
     ok = ok && (count == 0 || fwrite(data, elsize, count, f) == count);
     ok = (fclose(f) == 0) && ok;
     if (!ok) {

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sd_error.h"
 
@@ -65,6 +66,9 @@ const char *sd_npy_type_name(const sd_npy *a, char *buf, size_t len);
  * write exactly path (the caller renames). */
 int sd_npy_write_at(const char *path, const char *descr, size_t ndim, const size_t *shape, const void *data,
                     size_t elsize, sd_error *err);
+/* The header alone (the array's bytes follow it: a writer that streams
+ * them): 1 when written, 0 on an output error. */
+int sd_npy_header_write(FILE *f, const char *descr, size_t ndim, const size_t *shape);
 int sd_npy_write_f8(const char *path, size_t ndim, const size_t *shape, const double *data,
                     sd_error *err);
 int sd_npy_write_i8(const char *path, size_t ndim, const size_t *shape, const int64_t *data,

@@ -10,6 +10,12 @@
 #include "sd_npy.h"
 #include "sd_rng.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+/* stdio buffer of each streamed row file */
+#define S_IOBUF ((size_t)1 << 20)
+
 double sd_trace_write_bytes(const sd_chain *c, size_t n)
 {
     return sd_trace_write_fn_bytes(n, c->T, c->V, 1);
@@ -17,8 +23,15 @@ double sd_trace_write_bytes(const sd_chain *c, size_t n)
 
 double sd_trace_write_fn_bytes(size_t n, size_t T, size_t V, int rows)
 {
+    (void)rows; /* rows are streamed to their files: one row pair in memory either way */
     double nt = (double)n * (double)T;
-    return 8.0 * ((rows ? 2.0 * nt * (double)V : 2.0 * (double)V) + 2.0 * nt + (double)n + (double)T + 1.0);
+    return 8.0 * (2.0 * (double)V + 2.0 * nt + (double)n + (double)T + 1.0) + 2.0 * S_IOBUF;
+}
+
+double sd_trace_write_disk_bytes(size_t n, size_t T, size_t V, int rows)
+{
+    double nt = (double)n * (double)T;
+    return 8.0 * ((rows ? 2.0 * nt * (double)V : 0.0) + 2.0 * nt + (double)n) + 5.0 * 128.0;
 }
 
 /* A draw from w (V entries summing to 1) that never lands on a zero. */
@@ -52,21 +65,64 @@ int sd_trace_write(const sd_chain *c, size_t n, uint64_t seed, const char *dir, 
     return sd_trace_write_fn(n, c->T, c->V, c->init, S_chain_rows, c, 1, seed, dir, max_bytes, err);
 }
 
+/* Bytes of dir/NAME.npy, 0 when absent (a file the new set replaces). */
+static double S_old_size(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.npy", dir, name) >= sizeof path || stat(path, &st))
+        return 0.0;
+    return (double)st.st_size;
+}
+
 int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
                       int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err)
 {
+    static const char *names[5] = {"tokens", "ratios", "prompts", "draft", "target"};
     double need = sd_trace_write_fn_bytes(n, T, V, rows);
     if (max_bytes && need > (double)max_bytes)
-        return sd_error_set(err, SD_ETOOBIG, "the traces take %.0f MB (%zu sequences x %zu positions x V = %zu%s); "
-                                             "the limit is %.0f MB (--max-memory)", need / 1e6, n, T, V,
-                            rows ? ", rows kept" : "", (double)max_bytes / 1e6);
+        return sd_error_set(err, SD_ETOOBIG, "the traces take %.0f MB of memory (%zu sequences x %zu positions, "
+                                             "V = %zu); the limit is %.0f MB (--max-memory)", need / 1e6, n, T, V,
+                            (double)max_bytes / 1e6);
+    /* free disk, when the file system tells it: the files written here
+     * replace those of an earlier set in dir, whose space returns */
+    double disk = sd_trace_write_disk_bytes(n, T, V, rows);
+    struct statvfs fs;
+    if (!statvfs(dir, &fs)) {
+        double avail = (double)fs.f_bavail * (double)fs.f_frsize;
+        for (int g = 0; g < 5; g++)
+            avail += S_old_size(dir, names[g]);
+        if (disk > avail)
+            return sd_error_set(err, SD_ETOOBIG, "%s: the traces take %.0f MB on disk (%zu sequences x %zu positions, "
+                                                 "V = %zu%s); %.0f MB are free there", dir, disk / 1e6, n, T, V,
+                                rows ? ", rows kept" : "", avail / 1e6);
+    }
     int64_t *tok = malloc(n * T * sizeof *tok), *x0 = malloc(n * sizeof *x0), *hist = malloc((T + 1) * sizeof *hist);
-    size_t rowlen = rows ? n * T * V : V;
-    double *p = malloc(rowlen * sizeof *p), *q = malloc(rowlen * sizeof *q), *r = malloc(n * T * sizeof *r);
-    int rc = SD_OK;
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q), *r = malloc(n * T * sizeof *r);
+    char path[5][4096], tmp[5][4200];
+    FILE *rf[2] = {NULL, NULL}; /* draft.npy.tmp, target.npy.tmp: written row by row */
+    int rc = SD_OK, nf = rows ? 5 : 3, f = 0;
+    for (int g = 0; g < 5; g++)
+        if ((size_t)snprintf(path[g], sizeof path[g], "%s/%s.npy", dir, names[g]) >= sizeof path[g] ||
+            (size_t)snprintf(tmp[g], sizeof tmp[g], "%s/%s.npy.tmp", dir, names[g]) >= sizeof tmp[g]) {
+            free(tok), free(x0), free(hist), free(p), free(q), free(r);
+            return sd_error_set(err, SD_EIO, "%s: path too long", dir);
+        }
     if (!tok || !x0 || !hist || !p || !q || !r) {
         rc = sd_error_set(err, SD_ENOMEM, "out of memory");
         goto done;
+    }
+    size_t s3[3] = {n, T, V};
+    for (int g = 0; g < 2 && rows; g++) {
+        if (!(rf[g] = fopen(tmp[3 + g], "wb"))) {
+            rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp[3 + g], strerror(errno));
+            goto done;
+        }
+        setvbuf(rf[g], NULL, _IOFBF, S_IOBUF);
+        if (!sd_npy_header_write(rf[g], "<f8", 3, s3)) {
+            rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp[3 + g], strerror(errno));
+            goto done;
+        }
     }
     for (size_t i = 0; i < n && !rc; i++) {
         sd_stream s;
@@ -76,47 +132,49 @@ int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace
         hist[0] = (int64_t)a;
         for (size_t t = 1; t <= T; t++) {
             size_t at = i * T + t - 1;
-            double *pr = rows ? p + at * V : p, *qr = rows ? q + at * V : q;
-            if ((rc = rowsf(ctx, hist, t, pr, qr, err)))
+            if ((rc = rowsf(ctx, hist, t, p, q, err)))
                 break;
-            size_t y = S_draw(qr, V, sd_stream_uniform(&s));
+            size_t y = S_draw(q, V, sd_stream_uniform(&s));
             tok[at] = (int64_t)y;
-            r[at] = pr[y] / qr[y];
+            r[at] = p[y] / q[y];
             hist[t] = (int64_t)y;
+            for (int g = 0; g < 2 && rows; g++)
+                if (fwrite(g ? q : p, sizeof *p, V, rf[g]) != V) {
+                    rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp[3 + g], strerror(errno));
+                    break;
+                }
+            if (rc)
+                break;
         }
     }
-    /* every file to NAME.npy.tmp, then all renamed: no partial set is left */
-    char path[5][4096], tmp[5][4200];
-    size_t s2[2] = {n, T}, s3[3] = {n, T, V}, s1[1] = {n};
-    const char *names[5] = {"tokens", "ratios", "prompts", "draft", "target"};
-    int nf = rows ? 5 : 3, f = 0;
-    for (; f < nf && !rc; f++) {
-        if ((size_t)snprintf(path[f], sizeof path[f], "%s/%s.npy", dir, names[f]) >= sizeof path[f]) {
-            rc = sd_error_set(err, SD_EIO, "%s: path too long", dir);
-            break;
+    for (int g = 0; g < 2; g++)
+        if (rf[g]) {
+            if (fclose(rf[g]) && !rc)
+                rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp[3 + g], strerror(errno));
+            rf[g] = NULL;
         }
-        snprintf(tmp[f], sizeof tmp[f], "%s.tmp", path[f]);
+    /* the small files to NAME.npy.tmp too, then all renamed: no partial set is left */
+    size_t s2[2] = {n, T}, s1[1] = {n};
+    for (; f < 3 && !rc; f++) {
         switch (f) {
         case 0: rc = sd_npy_write_at(tmp[f], "<i8", 2, s2, tok, 8, err); break;
         case 1: rc = sd_npy_write_at(tmp[f], "<f8", 2, s2, r, 8, err); break;
-        case 2: rc = sd_npy_write_at(tmp[f], "<i8", 1, s1, x0, 8, err); break;
-        case 3: rc = sd_npy_write_at(tmp[f], "<f8", 3, s3, p, 8, err); break;
-        default: rc = sd_npy_write_at(tmp[f], "<f8", 3, s3, q, 8, err); break;
+        default: rc = sd_npy_write_at(tmp[f], "<i8", 1, s1, x0, 8, err); break;
         }
     }
     for (int g = 0; g < nf && !rc; g++)
         if (rename(tmp[g], path[g]))
             rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", path[g], strerror(errno));
-    if (rc)
-        for (int g = 0; g < f && g < nf; g++)
-            remove(tmp[g]);
     if (!rc && !rows)
-        for (int g = 3; g < 5; g++) { /* rows of an earlier set would not match these tokens */
-            char old[4096];
-            if ((size_t)snprintf(old, sizeof old, "%s/%s.npy", dir, names[g]) < sizeof old)
-                remove(old);
-        }
+        for (int g = 3; g < 5; g++) /* rows of an earlier set would not match these tokens */
+            remove(path[g]);
 done:
+    for (int g = 0; g < 2; g++)
+        if (rf[g])
+            fclose(rf[g]);
+    if (rc)
+        for (int g = 0; g < nf; g++)
+            remove(tmp[g]);
     free(tok);
     free(x0);
     free(hist);

@@ -9,8 +9,11 @@
  *   target.npy  float64 [n][T][V]  q_t(.|x_{t-1})
  *   ratios.npy  float64 [n][T]     p_t(x_t|x_{t-1}) / q_t(x_t|x_{t-1})
  *   prompts.npy int64   [n]        x_0
- * Each file is written whole or not at all (sd_npy.h); a token of target
- * probability 0 is never drawn. */
+ * Each file is written whole or not at all (to NAME.npy.tmp, renamed when
+ * every file is complete); a token of target probability 0 is never drawn.
+ * The rows are streamed: each position's draft and target rows go to their
+ * files as they are computed, so memory is O(n T + V) whatever the rows
+ * take on disk (n T V doubles each). */
 #ifndef SD_TRACE_WRITE_H
 #define SD_TRACE_WRITE_H
 
@@ -25,9 +28,11 @@ double sd_trace_write_bytes(const sd_chain *c, size_t n);
  * the draft row into p[V], the target row into q[V] (each summing to 1). */
 typedef int (*sd_trace_rows_fn)(const void *ctx, const int64_t *hist, size_t t, double *p, double *q, sd_error *err);
 
-/* Bytes sd_trace_write_fn allocates (rows = 0: without the two row arrays,
- * 2V doubles of scratch instead). */
+/* Bytes sd_trace_write_fn allocates: 2 n T + 2 V doubles and two stdio
+ * buffers, with or without rows (rows = 1 streams them). */
 double sd_trace_write_fn_bytes(size_t n, size_t T, size_t V, int rows);
+/* Bytes the files take on disk (rows = 0: without draft.npy, target.npy). */
+double sd_trace_write_disk_bytes(size_t n, size_t T, size_t V, int rows);
 
 /* The same for any model given by its rows at a history (a language model
  * of order 3 is not a first-order chain): x_0 ~ init (V entries) by the
@@ -35,13 +40,16 @@ double sd_trace_write_fn_bytes(size_t n, size_t T, size_t V, int rows);
  * uniform t.  rows = 0 writes tokens, ratios and prompts only (what token
  * and block verification need: the rows are not kept, any draft.npy and
  * target.npy left in dir from before are removed so that no mixed set
- * remains).  Errors as sd_trace_write, and the callback's. */
+ * remains).  SD_ETOOBIG before writing anything when the memory exceeds
+ * max_bytes or when the files would not fit in the free space of dir's
+ * file system (statvfs; the files of an earlier set there count as free).
+ * Errors as sd_trace_write, and the callback's. */
 int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
                       int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err);
 
 /* Samples n sequences of chain c with seed and writes them to directory
  * dir (which must exist).  SD_ETOOBIG before allocating when the arrays
- * exceed max_bytes (0: no limit); SD_EIO naming a file that cannot be
+ * exceed max_bytes (0: no limit) or the disk's free space; SD_EIO naming a file that cannot be
  * written; SD_ENOMEM. */
 int sd_trace_write(const sd_chain *c, size_t n, uint64_t seed, const char *dir, size_t max_bytes,
                    sd_error *err);

@@ -149,6 +149,56 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
 /* Draft blocks up to this length are drawn ahead (S_block_trial). */
 #define S_AHEAD 64
 
+/* Block verification's test at drafted position i of G with p_i = pi > 0
+ * after token x (Sun et al. 2025, Alg. 2): for i < G, accept with
+ * probability mm / (mm + 1 - pi), mm = m_x(pi); the convexity bounds of
+ * sd_backoff.h settle most draws without computing mm.  The margins (1e-9,
+ * and a denominator of at least 1e-3) exceed the rounding of mm's sums by
+ * orders of magnitude, so every decision is the one the computed mm gives.
+ * At i = G, accept with probability pi.  *mm_i gets m_x(pi) when computed,
+ * else NaN. */
+static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
+{
+    *mm_i = NAN;
+    if (i >= G)
+        return eta < pi;
+    if (m->m1 && pi < 1.0) {
+        double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
+        L = L > 0.0 ? L : 0.0;
+        if (L + (1.0 - pi) > 1e-3) {
+            if (eta < L / (L + (1.0 - pi)) - 1e-9)
+                return 1;
+            if (eta > U / (U + (1.0 - pi)) + 1e-9)
+                return 0;
+        }
+    }
+    double mm = *mm_i = sd_backoff_mass(m, x, pi);
+    return eta * (mm + (1.0 - pi)) < mm;
+}
+
+/* The end of a block iteration that accepted tau of G drafts (tok[0..) are
+ * the iteration's tokens x_n.., `left` = T - n positions after x_n): the
+ * bonus token from q after x_G when all were accepted and the horizon
+ * allows, else the residual max(0, s q_a - p)/m_a(s) at a = x_τ, s = p_τ
+ * (eq. 4; s = 1 for the tokenwise control), its mass the test's own
+ * m_{x_τ}(p_τ) when it was computed (the same call).  Returns the tokens
+ * emitted (tau + 1 after a rejection). */
+static size_t S_block_finish(const sd_backoff *m, size_t G, int tokenwise, size_t tau, double tau_p,
+                             size_t tau_prev, double tau_mm, size_t left, size_t *tok, sd_rngbuf *rng)
+{
+    if (tau == G) {
+        if (G <= left) {
+            tok[G] = sd_backoff_draw_q(m, tau_prev, rng);
+            return G + 1;
+        }
+        return G;
+    }
+    double s = tokenwise ? 1.0 : tau_p;
+    double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
+    tok[tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, rng) : sd_backoff_draw_q(m, tau_prev, rng);
+    return tau + 1;
+}
+
 /* One trial of block verification (sd_block_step's rule, rows on demand);
  * tokenwise: the residual [q - p]+ at a rejection instead of eq. 4's
  * max(p_τ q - p, 0) (the bug of the control broken-block-residual,
@@ -204,34 +254,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 break;
             }
             double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
-            int accept;
-            if (i < G) {
-                /* accept with probability mm / (mm + 1 - pi), mm = m_x(pi); the
-                 * convexity bounds of sd_backoff.h settle most draws without
-                 * computing mm.  The margins (1e-9, and a denominator of at least
-                 * 1e-3) exceed the rounding of mm's sums by orders of magnitude,
-                 * so every decision is the one the computed mm gives. */
-                int settled = 0;
-                mm_i = NAN;
-                if (m->m1 && pi < 1.0) {
-                    double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
-                    L = L > 0.0 ? L : 0.0;
-                    if (L + (1.0 - pi) > 1e-3) {
-                        if (eta < L / (L + (1.0 - pi)) - 1e-9)
-                            accept = settled = 1;
-                        else if (eta > U / (U + (1.0 - pi)) + 1e-9) {
-                            accept = 0;
-                            settled = 1;
-                        }
-                    }
-                }
-                if (!settled) {
-                    double mm = mm_i = sd_backoff_mass(m, x, pi);
-                    accept = eta * (mm + (1.0 - pi)) < mm;
-                }
-            } else {
-                accept = eta < pi;
-            }
+            int accept = S_block_test(m, i, G, x, pi, eta, &mm_i);
             if (accept) {
                 tau = i;
                 tau_p = pi;
@@ -239,21 +262,8 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                 tau_mm = mm_i;
             }
         }
-        size_t emitted = tau;
-        if (tau == G) {
-            if (n + G <= T) {
-                tokens[n + G] = sd_backoff_draw_q(m, tau_prev, &rng);
-                emitted = G + 1;
-            }
-        } else {
-            /* the residual's mass: the test's own m_{x_τ}(p_τ) when it was computed (the same call) */
-            double s = tokenwise ? 1.0 : tau_p;
-            double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
-            tokens[n + tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, &rng)
-                                       : sd_backoff_draw_q(m, tau_prev, &rng);
-            emitted = tau + 1;
-            rej++;
-        }
+        size_t emitted = S_block_finish(m, G, tokenwise, tau, tau_p, tau_prev, tau_mm, T - n, tokens + n, &rng);
+        rej += tau < G;
         its++;
         if (obs->hist)
             obs->hist[tau] += 1.0;

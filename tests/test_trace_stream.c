@@ -1,0 +1,183 @@
+/* test_trace_stream.c — traces written with their rows streamed
+ * (src/sd_trace_write.h): the files hold exactly the rows along each
+ * sampled path, and too large a set is refused before anything is written. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/sd_chain.h"
+#include "../src/sd_npy.h"
+#include "../src/sd_trace_write.h"
+#include "test_util.h"
+
+static char *S_dir(void)
+{
+    char *d = strdup("/tmp/simdec-trace-stream-XXXXXX");
+    cr_assert(d && mkdtemp(d));
+    return d;
+}
+
+static void S_open(sd_npy *a, const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    sd_error err = {0};
+    cr_assert_eq(sd_npy_open(a, path, &err), SD_OK, "%s", err.msg);
+}
+
+static void S_clean(char *dir)
+{
+    static const char *names[] = {"tokens", "ratios", "prompts", "draft", "target"};
+    char path[512];
+    for (size_t g = 0; g < 5; g++) {
+        snprintf(path, sizeof path, "%s/%s.npy", dir, names[g]);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s.npy.tmp", dir, names[g]);
+        remove(path);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+/* Every streamed row is the chain's row at the sampled context, bit for bit,
+ * and every ratio is p/q of those rows at the sampled token; a second
+ * write with the same seed gives the same bytes. */
+Test(trace_stream, rows_on_disk_are_the_rows_along_each_path)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    sd_chain *c = tu_random_chain(r, 5, 6, 0.7, 0.3);
+    const size_t n = 40, T = c->T, V = c->V;
+    char *dir = S_dir();
+    sd_error err = {0};
+    cr_assert_eq(sd_trace_write(c, n, 3, dir, 0, &err), SD_OK, "%s", err.msg);
+    sd_npy tok, x0, rat, P, Q;
+    S_open(&tok, dir, "tokens");
+    S_open(&x0, dir, "prompts");
+    S_open(&rat, dir, "ratios");
+    S_open(&P, dir, "draft");
+    S_open(&Q, dir, "target");
+    cr_assert(P.ndim == 3 && P.shape[0] == n && P.shape[1] == T && P.shape[2] == V);
+    cr_assert(Q.count == n * T * V && tok.count == n * T && rat.count == n * T && x0.count == n);
+    for (size_t i = 0; i < n; i++) {
+        size_t a = (size_t)sd_npy_get(&x0, i);
+        for (size_t t = 1; t <= T; t++) {
+            size_t at = i * T + t - 1, y = (size_t)sd_npy_get(&tok, at);
+            const double *p = sd_chain_p(c, t, a), *q = sd_chain_q(c, t, a);
+            cr_assert_eq(memcmp(P.data + at * V * 8, p, V * 8), 0, "draft row of sequence %zu, t %zu", i, t);
+            cr_assert_eq(memcmp(Q.data + at * V * 8, q, V * 8), 0, "target row of sequence %zu, t %zu", i, t);
+            cr_assert(q[y] > 0.0);
+            cr_assert_eq(sd_npy_get(&rat, at), p[y] / q[y]);
+            a = y;
+        }
+    }
+    char *b1 = NULL;
+    {
+        char path[512];
+        snprintf(path, sizeof path, "%s/target.npy", dir);
+        b1 = tu_slurp(path);
+    }
+    sd_npy_close(&tok), sd_npy_close(&x0), sd_npy_close(&rat), sd_npy_close(&P), sd_npy_close(&Q);
+    cr_assert_eq(sd_trace_write(c, n, 3, dir, 0, &err), SD_OK, "%s", err.msg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/target.npy", dir);
+    char *b2 = tu_slurp(path);
+    cr_assert(b1 && b2);
+    sd_npy_open(&Q, path, &err);
+    cr_assert_eq(memcmp(b1, b2, 128 + n * T * V * 8), 0, "the same seed writes the same bytes");
+    sd_npy_close(&Q);
+    free(b1);
+    free(b2);
+    S_clean(dir);
+    sd_chain_free(c);
+    gsl_rng_free(r);
+}
+
+static int S_never(const void *ctx, const int64_t *hist, size_t t, double *p, double *q, sd_error *err)
+{
+    (void)ctx, (void)hist, (void)t, (void)p, (void)q, (void)err;
+    cr_assert_fail("rows computed for a set that was to be refused");
+    return SD_OK;
+}
+
+/* Over the memory budget, or over the disk's free space (10^6 sequences x
+ * 32 positions x V = 10^6: 5e17 bytes of rows), the set is refused with
+ * SD_ETOOBIG before any row is computed or any file created. */
+Test(trace_stream, too_large_sets_are_refused_before_writing)
+{
+    char *dir = S_dir();
+    double init[1] = {1.0};
+    sd_error err = {0};
+    int rc = sd_trace_write_fn(1000000, 32, 1000000, init, S_never, NULL, 1, 1, dir, (size_t)64 << 20, &err);
+    cr_assert_eq(rc, SD_ETOOBIG);
+    cr_assert(strstr(err.msg, "--max-memory"), "%s", err.msg);
+    rc = sd_trace_write_fn(1000000, 32, 1000000, init, S_never, NULL, 1, 1, dir, 0, &err);
+    cr_assert_eq(rc, SD_ETOOBIG);
+    cr_assert(strstr(err.msg, "on disk") && strstr(err.msg, "free"), "%s", err.msg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/draft.npy.tmp", dir);
+    cr_assert(access(path, F_OK) != 0, "nothing written");
+    snprintf(path, sizeof path, "%s/tokens.npy", dir);
+    cr_assert(access(path, F_OK) != 0, "nothing written");
+    S_clean(dir);
+}
+
+/* The command line: gen --arpa --trace refuses a set over --max-memory or
+ * over the free disk (3.5 TB of rows) with exit 65, before writing a file. */
+Test(trace_stream, gen_refuses_sets_too_large_for_memory_or_disk, .timeout = 60)
+{
+    char *dir = S_dir();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --trace 100000000 --T 50 --max-memory 1G -o %s",
+             dir);
+    tu_expect(cmd, 65, "(--max-memory)");
+    snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --trace 100000000 --T 50 --max-memory 1T -o %s",
+             dir);
+    tu_expect(cmd, 65, "MB on disk (100000000 sequences x 50 positions, V = 43, rows kept)");
+    char path[512];
+    snprintf(path, sizeof path, "%s/draft.npy.tmp", dir);
+    cr_assert(access(path, F_OK) != 0, "nothing written");
+    S_clean(dir);
+}
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_ngram.h"
+
+/* Rows kept by history (sd_ngram_cache) are the computed rows bit for bit,
+ * through collisions and evictions (3 slots), at orders 1 to 3. */
+Test(trace_stream, cached_ngram_rows_are_the_computed_rows)
+{
+    sd_arpa *a = NULL;
+    sd_error err = {0};
+    cr_assert_eq(sd_arpa_load("build/lm/en-us-phone.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    for (size_t order = 1; order <= 3; order++) {
+        sd_ngram *plain = NULL, *cached = NULL;
+        cr_assert_eq(sd_ngram_open(a, order, NULL, &plain, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_ngram_open(a, order, NULL, &cached, &err), SD_OK, "%s", err.msg);
+        cr_assert_eq(sd_ngram_cache(cached, 3, &err), SD_OK, "%s", err.msg);
+        double *r1 = malloc(a->V * sizeof *r1), *r2 = malloc(a->V * sizeof *r2);
+        cr_assert(r1 && r2);
+        unsigned long s = 12345;
+        for (int it = 0; it < 400; it++) {
+            int64_t h[2];
+            for (int j = 0; j < 2; j++) {
+                s = s * 6364136223846793005ul + 1442695040888963407ul;
+                h[j] = (int64_t)((s >> 33) % 6); /* few histories: many repeats */
+            }
+            double d1 = -1.0, d2 = -2.0;
+            cr_assert_eq(sd_ngram_row(plain, h, 2, r1, &d1, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_ngram_row(cached, h, 2, r2, &d2, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(memcmp(r1, r2, a->V * sizeof *r1), 0, "order %zu, history %ld %ld", order, (long)h[0],
+                         (long)h[1]);
+            cr_assert_eq(d1, d2);
+        }
+        free(r1);
+        free(r2);
+        sd_ngram_free(plain);
+        sd_ngram_free(cached);
+    }
+    sd_arpa_free(a);
+}
