@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../src/sd_mem.h"
 #include "../src/sd_trace_write.h"
@@ -143,24 +144,25 @@ int cmd_gen(int argc, char **argv)
     }
     if (trace_n) {
         struct stat st;
-        if (stat(out, &st) != 0 && mkdir(out, 0777) != 0) {
+        int made = stat(out, &st) != 0; /* a directory made here is removed again on a refusal */
+        if (made && mkdir(out, 0777) != 0) {
             cli_model_release(&mo);
             sd_error_set(&err, SD_EOUTPUT, "%s: cannot create the directory: %s", out, strerror(errno));
             return cli_fail(&err);
         }
         size_t budget = sd_mem_budget(mo.max_memory);
+        int rc;
         if (mo.arpa.given) {
-            int rc = cli_arpa_trace(&mo.arpa, mo.T_given ? mo.gen.T : 50, trace_n, trace_seed, !no_rows, out, budget,
-                                    &err);
+            rc = cli_arpa_trace(&mo.arpa, mo.T_given ? mo.gen.T : 50, trace_n, trace_seed, !no_rows, out, budget, &err);
             cli_model_release(&mo);
-            return rc ? cli_fail(&err) : 0;
+        } else {
+            sd_chain *ch = cli_model_build(&mo, &err);
+            cli_model_release(&mo);
+            rc = ch ? sd_trace_write(ch, trace_n, trace_seed, out, budget, &err) : (int)err.code;
+            sd_chain_free(ch);
         }
-        sd_chain *ch = cli_model_build(&mo, &err);
-        cli_model_release(&mo);
-        if (!ch)
-            return cli_fail(&err);
-        int rc = sd_trace_write(ch, trace_n, trace_seed, out, budget, &err);
-        sd_chain_free(ch);
+        if (rc && made)
+            rmdir(out); /* empty: the writers leave nothing behind on failure */
         return rc ? cli_fail(&err) : 0;
     }
     cli_model_release(&mo);
