@@ -634,8 +634,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     if (isnan(b->upper))
         return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
     b->gap = b->upper - b->lower;
-    b->exact = !strcmp(b->upper_by, "lagrangian") && !strncmp(b->lower_by, "lagrangian primal", 17) &&
-               b->lagrange.converged && b->gap <= S_GAP_EXACT;
+    b->exact = !strncmp(b->lower_by, "lagrangian primal", 17) && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;
 }

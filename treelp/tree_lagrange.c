@@ -1059,6 +1059,11 @@ static void S_dw_pi(const sd_lp_tree_lagrange *g, const S_dw *d, const double *l
  * child while it is coupled with the target token (the maximal coupling of
  * p(.|u) and q(.|u)), so the path reaches u x with probability R(u x) =
  * R(u) min(p(x|u), q(x|u)) <= R(u) q(x|u), the stop-mass rows hold, and
+ * the rule stops at a node of the drafted tree, so the path-set rows hold
+ * too (they are not recomputed: S_dw_primal trusts every column to be a
+ * rule's stop law).  The first child's token has law p(.|u) with i.i.d.
+ * drafts and without replacement, not with top-k (the most likely token):
+ * callers use it for iid and wor only.  With it
  * the master starts above "stop at the root" (without it the master sits
  * at 0 until enough argmax rules combine into a feasible mixture). */
 static void S_seed_first_child(const sd_lp_tree_lagrange *g, double *R, double *P)
@@ -1119,7 +1124,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
         memset(P, 0, N * sizeof *P);
         rc = S_dw_column(g, &d, P);
     }
-    if (!rc && P && R) {
+    if (!rc && P && R && (g->draw == SD_DRAW_IID || g->draw == SD_DRAW_WOR)) {
         S_seed_first_child(g, R, P);
         rc = S_dw_column(g, &d, P);
     }
