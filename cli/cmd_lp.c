@@ -138,10 +138,9 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
         fputs("  --step t, --state a      the row p_t(.|a), q_t(.|a) of a model (default 1, 0)\n", f);
     fputs("  --json                   one JSON object: optimum, status, variables,\n"
           "                           constraints, seconds, reference, ...\n"
-          "  --csv                    a header and one row: status, method, optimum, the\n"
-          "                           certificate (dual_bound, primal_residual), lower,\n"
-          "                           upper, gap, seconds (--compare's measurements: table\n"
-          "                           or --json)\n", f);
+          "  --csv                    a header and one row of the LP: status, method,\n"
+          "                           optimum, the certificate (dual_bound,\n"
+          "                           primal_residual), lower, upper, gap, seconds\n", f);
     if (opts & L_PLAN)
         fputs("  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
               "                           docs/lp.md)\n", f);
