@@ -986,7 +986,8 @@ static void S_dw_box(S_dw *d, double delta, double *obj, double *up)
     memcpy(up, Clp_getColUpper(d->clp), (size_t)nc * sizeof *up);
     for (int r = 1; r < d->nrows; r++) {
         int j = 2 * (r - 1);
-        up[j] = up[j + 1] = isfinite(delta) ? DBL_MAX : 0.0;
+        up[j] = isfinite(delta) ? DBL_MAX : 0.0;
+        up[j + 1] = isfinite(delta) && d->cen[r] - delta > 0.0 ? DBL_MAX : 0.0; /* else π_r >= 0 already */
         obj[j] = isfinite(delta) ? d->cen[r] + delta : 0.0;
         obj[j + 1] = isfinite(delta) ? -fmax(0.0, d->cen[r] - delta) : 0.0;
     }
@@ -1066,9 +1067,9 @@ static void S_dw_pi(const sd_lp_tree_lagrange *g, const S_dw *d, const double *l
  * too (they are not recomputed: S_dw_primal trusts every column to be a
  * rule's stop law).  The first child's token has law p(.|u) with i.i.d.
  * drafts and without replacement, not with top-k (the most likely token):
- * callers use it for iid and wor only.  With it
- * the master starts above "stop at the root" (without it the master sits
- * at 0 until enough argmax rules combine into a feasible mixture). */
+ * callers use it for iid and wor only.  With it the master starts above
+ * "stop at the root" (without it the master sits at 0 until enough argmax
+ * rules combine into a feasible mixture). */
 static void S_seed_first_child(const sd_lp_tree_lagrange *g, double *R, double *P)
 {
     size_t V = g->V;
