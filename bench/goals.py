@@ -19,7 +19,11 @@ throughput table of simdec-bench, the measurements of issue 14's other goals:
     convex problem, Thomas & Pal 2025) at V = 10^4 and 10^6, k = 2 and 8:
     wall time (goal: seconds) and the same optimum as --method prefix (1e-9);
   * the README demo `run --algo block --T 50` as a whole process: wall time
-    beside the Monte-Carlo time the run reports.
+    beside the Monte-Carlo time the run reports;
+  * `lp tree-valid --V 8` with the trees 3,2, 4,2 and 2,2,2 (--time-limit
+    60): status (optimal by column generation, or bounds), the answer, wall
+    time (goal: within 60 s) and peak RSS; the 2,2,2 run takes the whole
+    60 s when it does not converge and is skipped with --quick.
 
 Standard library only.  Usage: goals.py SIMDEC [--quick]
 Exit status 0 whatever the timings (timings are not tests); 70 when a
@@ -163,6 +167,23 @@ def demo(simdec):
           "values" % (wall, d["seconds"], d["trials"]))
 
 
+def tree_goal(simdec, quick):
+    for shape in ("3,2", "4,2", "2,2,2"):
+        if quick and shape == "2,2,2":
+            print("  lp tree-valid --tree 2,2,2 --V 8: skipped (--quick)")
+            continue
+        out, wall, rss = run(simdec, ["lp", "tree-valid", "--tree", shape, "--V", "8", "--time-limit", "60",
+                                      "--json"])
+        d = json.loads(out)
+        if d["status"] == "optimal":
+            what = "optimum %.12f (dual bound %.12f, residual %.1e, %s)" % (
+                d["optimum"], d["dual_bound"], d["primal_residual"], d["method"])
+        else:
+            what = "bounds [%.6f, %.6f] (%s; %s)" % (d["lower"], d["upper"], d["lower_by"], d["upper_by"])
+        print("  lp tree-valid --tree %s --V 8: %s, %.1f s wall (goal 60 s: %s), %.0f MB"
+              % (shape, what, wall, "met" if wall <= 60.0 else "NOT met", rss / 1e6))
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -174,6 +195,7 @@ def main():
     demo(simdec)
     otm_goal(simdec, quick)
     convex_goal(simdec)
+    tree_goal(simdec, quick)
     return 0
 
 

@@ -137,7 +137,10 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
     else
         fputs("  --step t, --state a      the row p_t(.|a), q_t(.|a) of a model (default 1, 0)\n", f);
     fputs("  --json                   one JSON object: optimum, status, variables,\n"
-          "                           constraints, seconds, reference, ...\n", f);
+          "                           constraints, seconds, reference, ...\n"
+          "  --csv                    a header and one row of the LP: status, method,\n"
+          "                           optimum, the certificate (dual_bound,\n"
+          "                           primal_residual), lower, upper, gap, seconds\n", f);
     if (opts & L_PLAN)
         fputs("  --plan FILE              write the optimal coupling or verifier as CSV (see\n"
               "                           docs/lp.md)\n", f);
@@ -158,7 +161,10 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
               "                           meets the primal value within 1e-9\n", f);
     fputs("  --exact                  certify the simplex optimum with GLPK's exact simplex\n"
           "  --time-limit S           stop the solver after S seconds (status says so); for\n"
-          "                           tree-valid's bounds, the Lagrangian bound's time (default 20)\n", f);
+          "                           tree-valid beyond the enumerating LP, the time of the\n"
+          "                           Lagrangian's column generation (default 20): status\n"
+          "                           optimal, method lagrangian-cg, when its primal point\n"
+          "                           and dual bound meet within 1e-9, else bounds\n", f);
     if (opts & L_COMPARE)
         fputs("  --compare A[,B,...]      also measure each listed verifier's expected accepted\n"
               "                           tokens in one iteration from the same context\n"
@@ -176,7 +182,7 @@ static void S_help(FILE *f, int pb)
 {
     if (pb < 0) {
         fputs("Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
-              "                 [--json] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
+              "                 [--json|--csv] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
               "                 [--compare A[,B,...] [--trials N] [--seed S]]\n"
               "\n"
               "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
@@ -194,7 +200,7 @@ static void S_help(FILE *f, int pb)
     } else {
         const S_problem_def *d = &S_problems[pb];
         fprintf(f, "Usage: simdec lp %s %s\n", d->name, d->usage);
-        fprintf(f, "                 [--p LIST --q LIST | model --step t --state a] [--json]%s\n",
+        fprintf(f, "                 [--p LIST --q LIST | model --step t --state a] [--json|--csv]%s\n",
                 d->opts & L_PLAN ? " [--plan FILE]" : "");
         fputs("                 [--max-vars N] [--method M] [--exact] [--time-limit S]\n", f);
         if (d->opts & L_COMPARE)
@@ -319,8 +325,13 @@ static void S_bounds_json(const S_out *o, json_t *j)
 static void S_bounds_table(const S_out *o)
 {
     const sd_lp_tree_bounds *b = &o->bounds;
-    printf("  exact        out of reach: %s\n  lower        %.12f   %s (a valid verifier)\n"
-           "  upper        %.12f   %s (a relaxation)\n", o->bounds_why, b->lower, b->lower_by, b->upper, b->upper_by);
+    if (b->exact)
+        printf("  exact        the enumerating LP is out of reach (%s); column generation certified the "
+               "optimum\n", o->bounds_why);
+    else
+        printf("  exact        out of reach: %s\n", o->bounds_why);
+    printf("  lower        %.12f   %s (a valid verifier)\n"
+           "  upper        %.12f   %s (a relaxation)\n", b->lower, b->lower_by, b->upper, b->upper_by);
     if (b->gap < 1e-9)
         printf("  gap          %.1e   (the optimum, to the exact route's 1e-9)\n", b->gap);
     else
@@ -388,7 +399,7 @@ static int S_print_json(const S_out *o)
         json_object_set_new(j, "exact_refused", json_string(o->bounds_why));
         S_bounds_json(o, j);
     }
-    if (!strcmp(o->res.method, "clp")) {
+    if (!strcmp(o->res.method, "clp") || !strcmp(o->res.method, "lagrangian-cg")) {
         json_object_set_new(j, "dual_bound", cli_json_real(o->res.dual_bound));
         json_object_set_new(j, "primal_residual", cli_json_real(o->res.primal_residual));
     }
@@ -438,6 +449,36 @@ static int S_print_json(const S_out *o)
     return cli_print_json(j);
 }
 
+/* --csv: a header and one row; the certificate's columns (dual_bound,
+ * primal_residual) are empty where the route has none, and lower, upper,
+ * gap where no bounds were computed. */
+static int S_print_csv(const S_out *o)
+{
+    int cert = !strcmp(o->res.method, "clp") || !strcmp(o->res.method, "lagrangian-cg");
+    char tree[SD_TREE_MAX_DEPTH * 24 + 1] = "";
+    for (size_t l = 0, used = 0; S_is_tree(o->prob) && l < o->tree.tree_depth && used < sizeof tree; l++)
+        used += (size_t)snprintf(tree + used, sizeof tree - used, "%s%zu", l ? "," : "", o->tree.tree[l]);
+    fputs("problem", stdout);
+    fputs(",tree,draw,V,step,state,status,method,optimum,dual_bound,primal_residual,lower,upper,gap,seconds\n", stdout);
+    fputs(S_problems[o->prob].name, stdout);
+    cli_csv_field(tree);
+    cli_csv_field(S_is_tree(o->prob) ? sd_tree_draw_name((sd_tree_draw)o->draw) : "");
+    printf(",%zu,%zu,%zu", o->V, o->t, o->a);
+    cli_csv_field(o->res.status);
+    cli_csv_field(o->res.method[0] ? o->res.method : "simplex");
+    printf(",%.17g", o->res.optimum);
+    if (cert)
+        printf(",%.17g,%.3g", o->res.dual_bound, o->res.primal_residual);
+    else
+        fputs(",,", stdout);
+    if (o->has_bounds)
+        printf(",%.17g,%.17g,%.17g", o->bounds.lower, o->bounds.upper, o->bounds.gap);
+    else
+        fputs(",,,", stdout);
+    printf(",%.6f\n", o->res.seconds);
+    return cli_stdout_status();
+}
+
 static int S_print_table(const S_out *o)
 {
     const sd_chain *c = o->c;
@@ -476,8 +517,10 @@ static int S_print_table(const S_out *o)
         printf("  LP           %zu variables, %zu constraints, %zu nonzeros%s\n", o->res.variables,
                o->res.constraints, o->res.nonzeros,
                !strcmp(o->res.method, "dual") ? " (dual simplex)" : !strcmp(o->res.method, "clp") ? " (COIN-OR CLP)" : "");
-    if (!strcmp(o->res.method, "clp"))
-        printf("  certificate  dual bound %.12f, primal residual %.1e\n", o->res.dual_bound, o->res.primal_residual);
+    if (!strcmp(o->res.method, "clp") || !strcmp(o->res.method, "lagrangian-cg"))
+        printf("  certificate  primal %.12f, dual bound %.12f, primal residual %.1e%s\n", o->res.optimum,
+               o->res.dual_bound, o->res.primal_residual,
+               !strcmp(o->res.method, "lagrangian-cg") ? " (lagrangian-cg: column generation)" : "");
     printf("  status       %s\n", o->res.status);
     printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_problems[o->prob].meaning);
     if (o->ref_name)
@@ -656,7 +699,7 @@ static int S_compare_check(const S_out *o, const cli_verifiers *vs, S_problem pb
 }
 
 enum {
-    O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_PLAN, O_MAXV,
+    O_K = CLI_OPT_FIRST_FREE, O_GAMMA, O_REJECT, O_STEP, O_STATE, O_JSON, O_CSV, O_PLAN, O_MAXV,
     O_EXACT, O_TLIM, O_ORDERED, O_COMPARE, O_TRIALS, O_SEED, O_METHOD, O_TREE, O_DRAW
 };
 static const struct option S_base[] = {
@@ -668,6 +711,7 @@ static const struct option S_base[] = {
     {"step", required_argument, 0, O_STEP},
     {"state", required_argument, 0, O_STATE},
     {"json", no_argument, 0, O_JSON},
+    {"csv", no_argument, 0, O_CSV},
     {"plan", required_argument, 0, O_PLAN},
     {"max-vars", required_argument, 0, O_MAXV},
     {"exact", no_argument, 0, O_EXACT},
@@ -697,6 +741,7 @@ typedef struct {
     sd_lp_opts lo;
     S_out o;
     int json, have_k, have_gamma, have_rho, have_ctx, have_mc;
+    cli_format fmt; /* table, --json or --csv */
 } S_req;
 
 static void S_req_init(S_req *rq)
@@ -740,7 +785,11 @@ static int S_option(S_req *rq, int c, const char *optarg)
     case O_REJECT: r = cli_parse_double("--reject", optarg, 0.0, 1.0, &op->rho, &err); rq->have_rho = 1; break;
     case O_STEP: r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &op->t, &err); rq->have_ctx = 1; break;
     case O_STATE: r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &op->a, &err); rq->have_ctx = 1; break;
-    case O_JSON: rq->json = 1; break;
+    case O_JSON:
+        rq->json = 1;
+        status = cli_set_format("lp", &rq->fmt, CLI_FMT_JSON);
+        break;
+    case O_CSV: status = cli_set_format("lp", &rq->fmt, CLI_FMT_CSV); break;
     case O_PLAN: op->plan_file = optarg; r = cli_check_path("--plan", optarg, &err); break;
     case O_MAXV: r = cli_parse_size("--max-vars", optarg, 1, (size_t)1 << 40, &lo->max_vars, &err); break;
     case O_EXACT: lo->exact = 1; break;
@@ -927,7 +976,17 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
                 snprintf(why, sizeof why, "%.250s", err.msg);
                 sd_error_set(&err, SD_ETOOBIG, "%s; and %s", o.bounds_why, why);
             }
-            if (o.has_bounds) {
+            if (o.has_bounds && o.bounds.exact) {
+                /* column generation certified the optimum: a point of the LP
+                 * (lower, its residual recomputed) within 1e-9 of a dual bound */
+                snprintf(o.res.status, sizeof o.res.status, "optimal");
+                snprintf(o.res.method, sizeof o.res.method, "lagrangian-cg");
+                o.res.optimal = 1;
+                o.res.optimum = o.bounds.lower;
+                o.res.dual_bound = o.bounds.upper;
+                o.res.primal_residual = o.bounds.lagrange.primal_residual;
+                o.res.seconds = o.bounds.seconds;
+            } else if (o.has_bounds) { /* not converged within --time-limit: the bounds */
                 snprintf(o.res.status, sizeof o.res.status, "bounds");
                 snprintf(o.res.method, sizeof o.res.method, "bounds");
                 o.res.seconds = o.bounds.seconds;
@@ -948,7 +1007,7 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
         if (!plan)
             o.plan_file = NULL;
         S_reference(&o, p, q);
-        status = json ? S_print_json(&o) : S_print_table(&o);
+        status = json ? S_print_json(&o) : rq->fmt == CLI_FMT_CSV ? S_print_csv(&o) : S_print_table(&o);
         if (!status && !o.res.optimal && !o.has_bounds) {
             fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
             status = EX_SOFTWARE_;

@@ -183,6 +183,9 @@ typedef struct sd_lp_tree_bounds {
     size_t nverifiers;
     sd_lp_tree_bound_verifier verifiers[SD_LP_TREE_BOUNDS_MAX_VERIFIERS];
     int mc_above_lower; /* some Monte-Carlo value is not 4 stderr below lower */
+    int exact;          /* the optimum: the Lagrangian's column generation converged, lower its
+                           primal point (residual <= 1e-9), gap <= 1e-9 (upper: its dual bound, or
+                           tree-ot where that is smaller) */
     uint64_t seed;
 } sd_lp_tree_bounds;
 /* Options: Lagrangian 20 s, no Monte-Carlo. */

@@ -57,6 +57,8 @@
 /* The largest node-row residual of the Lagrangian's primal mixture taken
  * as the lower bound (the CLP route's certificate standard). */
 #define S_PRIMAL_RESIDUAL 1e-9
+/* The gap at which the bounds are the optimum (the exact route's standard). */
+#define S_GAP_EXACT 1e-9
 
 /* Largest Σ_{l<D} V^l · (children sequences of a node) the recursion visits. */
 #define S_MAX_VISITS 5e7
@@ -632,6 +634,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     if (isnan(b->upper))
         return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
     b->gap = b->upper - b->lower;
+    b->exact = !strncmp(b->lower_by, "lagrangian primal", 17) && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;
 }

@@ -41,7 +41,9 @@
  * first share of the time goes to subgradient steps (Polyak's step to a
  * variable target); then column generation over stop rules (S_colgen: the
  * restricted master on CLP, its value a point of the LP, the least L(λ)
- * evaluated the upper bound; converged when they meet within 1e-9), and
+ * evaluated the upper bound; converged when they meet within 1e-9; the
+ * master's duals kept in a box around the best point's, and a first rule
+ * that is a point of the LP by itself, S_seed_first_child), and
  * if CLP fails Kelley's cutting planes with an ℓ∞ trust region around the
  * best point (Linderoth & Wright 2003) on GLPK's dual simplex, whose
  * master's dual gives a primal point too (the comment at its end). */
@@ -80,10 +82,19 @@
  * starting trust region. */
 #define S_TOL 1e-10
 #define S_DELTA0 0.1
-/* CLP's primal feasibility tolerance in the column generation master: the
- * stop-mass rows X(z) <= q(z | parent) X(parent) become r >= 0 divided by
- * q(z), so their error must stay well below 1e-9. */
-#define S_CLP_TOL 1e-13
+/* CLP's primal and dual feasibility tolerances in the column generation
+ * master: the stop-mass rows X(z) <= q(z | parent) X(parent) become r >= 0
+ * divided by q(z), so their error must stay well below 1e-9, and reduced
+ * costs of a few 1e-9 must still price in (at 1e-9 the gap stalled at
+ * 3e-9, measured). */
+#define S_CLP_TOL 1e-11
+/* ... and once more at S_CLP_TIGHT when nothing prices out but the
+ * master's point misses the residual. */
+#define S_CLP_TIGHT 1e-13
+/* The box on the column generation master's duals: first half-width, and
+ * the width past which it is dropped. */
+#define S_DELTA_CG 0.5
+#define S_DELTA_CG_MAX 1e3
 /* Converged: the best L within S_GAP of a primal point whose residual is
  * at most S_RESIDUAL (the exact route's certificate standard). */
 #define S_GAP 1e-9
@@ -734,11 +745,13 @@ static void S_primal(const sd_lp_tree_lagrange *g, S_master *m, double *value, d
 typedef struct S_dw {
     Clp_Simplex *clp;
     int nrows;
+    int nart;      /* the box's columns, first: 2 per stop-mass row */
     int *row;      /* [N] row of node z (levels 1..D, q(z) > 0) */
     size_t npol, cap;
     double *pol;   /* [cap][N] the columns' stop laws */
     int *ind;
     double *val, *X;
+    double *cen;   /* [nrows] the box's centre in π (index: row) */
 } S_dw;
 
 static void S_dw_free(S_dw *d)
@@ -746,6 +759,7 @@ static void S_dw_free(S_dw *d)
     if (d->clp)
         Clp_deleteModel(d->clp);
     free(d->row);
+    free(d->cen);
     free(d->pol);
     free(d->ind);
     free(d->val);
@@ -842,11 +856,27 @@ static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
         }
     CoinBigIndex st0 = 0;
     Clp_loadProblem(d->clp, 0, nr, &st0, NULL, NULL, NULL, NULL, NULL, rl, ru);
+    /* no scaling: CLP's scale factors are not renewed for columns added
+     * after a solve, and its primal simplex warm started then reported
+     * optima whose row prices priced the new columns wrongly (measured) */
+    Clp_scaling(d->clp, 0);
     Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
-    Clp_setDualTolerance(d->clp, S_TOL);
+    Clp_setDualTolerance(d->clp, S_CLP_TOL);
     d->nrows = nr;
     free(rl);
     free(ru);
+    /* the box's columns: -e_r (π_r <= upper) and +e_r (π_r >= lower) */
+    d->cen = calloc((size_t)nr, sizeof *d->cen);
+    if (!d->cen)
+        return SD_ENOMEM;
+    for (int r = 1; r < nr; r++)
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            double lo = 0.0, up = DBL_MAX, obj = 0.0, v = sgn;
+            CoinBigIndex st[2] = {0, 1};
+            int ix = r;
+            Clp_addColumns(d->clp, 1, &lo, &up, &obj, st, &ix, &v);
+        }
+    d->nart = 2 * (nr - 1);
     return SD_OK;
 }
 
@@ -890,7 +920,7 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
         return;
     }
     double mus = 0.0, pv = 0.0, worst = 0.0;
-    const double *sol = Clp_getColSolution(d->clp);
+    const double *sol = Clp_getColSolution(d->clp) + d->nart;
     for (size_t k = 0; k < d->npol; k++) {
         double mu = fmax(0.0, sol[k]);
         if (mu == 0.0)
@@ -942,6 +972,127 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
     *residual = worst;
 }
 
+/* The box on the master's duals (Marsten, Hogan & Blankenship 1975's
+ * box step; du Merle, Villeneuve, Desrosiers & Hansen 1999): π_r within
+ * [max(0, cen_r - δ), cen_r + δ], by the columns -e_r (cost cen_r + δ) and
+ * +e_r (gain max(0, cen_r - δ)); δ = INFINITY removes it (the columns fixed
+ * at 0).  A point of the boxed master with a box column above 0 is not a
+ * point of the LP: S_dw_primal reads the stop-rule columns only and its
+ * residual shows it. */
+static void S_dw_box(S_dw *d, double delta, double *obj, double *up)
+{
+    int nc = Clp_numberColumns(d->clp);
+    memcpy(obj, Clp_getObjCoefficients(d->clp), (size_t)nc * sizeof *obj);
+    memcpy(up, Clp_getColUpper(d->clp), (size_t)nc * sizeof *up);
+    for (int r = 1; r < d->nrows; r++) {
+        int j = 2 * (r - 1);
+        up[j] = isfinite(delta) ? DBL_MAX : 0.0;
+        up[j + 1] = isfinite(delta) && d->cen[r] - delta > 0.0 ? DBL_MAX : 0.0; /* else π_r >= 0 already */
+        obj[j] = isfinite(delta) ? d->cen[r] + delta : 0.0;
+        obj[j + 1] = isfinite(delta) ? -fmax(0.0, d->cen[r] - delta) : 0.0;
+    }
+    Clp_chgObjCoefficients(d->clp, obj);
+    Clp_chgColumnUpper(d->clp, up);
+}
+
+/* Whether CLP's row prices y are dual feasible for the master it reports
+ * optimal: y_r <= 0 on the <= rows and every column's reduced cost
+ * c_j - y·a_j >= 0 (minimising), recomputed from the matrix (1e-9).  CLP's
+ * primal simplex warm started after added columns was seen to report an
+ * optimum whose prices fail this; the caller then solves afresh. */
+static int S_dw_dual_ok(S_dw *d)
+{
+    const double *y = Clp_getRowPrice(d->clp), *ob = Clp_getObjCoefficients(d->clp);
+    const double *up = Clp_getColUpper(d->clp), *x = Clp_getColSolution(d->clp);
+    const CoinBigIndex *vs = Clp_getVectorStarts(d->clp);
+    const int *ri = Clp_getIndices(d->clp), *len = Clp_getVectorLengths(d->clp);
+    const double *el = Clp_getElements(d->clp);
+    for (int r = 1; r < d->nrows; r++)
+        if (y[r] > 1e-9)
+            return 0;
+    for (int j = 0; j < Clp_numberColumns(d->clp); j++) {
+        if (!(up[j] > 0.0))
+            continue;
+        double dj = ob[j];
+        for (CoinBigIndex k = vs[j]; k < vs[j] + len[j]; k++)
+            dj -= y[ri[k]] * el[k];
+        if (dj < -1e-9 || (x[j] > 1e-9 && dj > 1e-9))
+            return 0;
+    }
+    return 1;
+}
+
+/* The largest value of a box column in the master's solution. */
+static double S_dw_boxed(const S_dw *d)
+{
+    const double *sol = Clp_getColSolution(d->clp);
+    double m = 0.0;
+    for (int j = 0; j < d->nart; j++)
+        m = fmax(m, sol[j]);
+    return m;
+}
+
+/* π from λ (the inverse of S_dw_lambda's map, from the deepest level up:
+ * π_u = λ_u - λ_parent(u) + Σ_y π_{u y} q(u y)/q(u)), clipped at 0: the
+ * box's first centre. */
+static void S_dw_pi(const sd_lp_tree_lagrange *g, const S_dw *d, const double *lam, double *pi)
+{
+    size_t V = g->V;
+    double *full = calloc(g->N, sizeof *full);
+    if (!full)
+        return;
+    for (size_t l = g->D; l >= 1; l--)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            if (!d->row[i])
+                continue;
+            double v = lam[i] - (l == 1 ? 0.0 : lam[g->noff[l - 1] + u / V]);
+            if (l < g->D)
+                for (size_t c = 0; c < V; c++) {
+                    size_t ch = g->noff[l + 1] + u * V + c;
+                    if (d->row[ch])
+                        v += full[ch] * (g->Q[l + 1][u * V + c] / g->Q[l][u]);
+                }
+            full[i] = v;
+            pi[d->row[i] - 1] = fmax(0.0, v);
+        }
+    free(full);
+}
+
+/* A first stop rule that is a point of the LP by itself: follow the first
+ * child while it is coupled with the target token (the maximal coupling of
+ * p(.|u) and q(.|u)), so the path reaches u x with probability R(u x) =
+ * R(u) min(p(x|u), q(x|u)) <= R(u) q(x|u), the stop-mass rows hold, and
+ * the rule stops at a node of the drafted tree, so the path-set rows hold
+ * too (they are not recomputed: S_dw_primal trusts every column to be a
+ * rule's stop law).  The first child's token has law p(.|u) with i.i.d.
+ * drafts and without replacement, not with top-k (the most likely token):
+ * callers use it for iid and wor only.  With it the master starts above
+ * "stop at the root" (without it the master sits at 0 until enough argmax
+ * rules combine into a feasible mixture). */
+static void S_seed_first_child(const sd_lp_tree_lagrange *g, double *R, double *P)
+{
+    size_t V = g->V;
+    memset(R, 0, g->N * sizeof *R);
+    R[0] = 1.0;
+    for (size_t l = 0; l < g->D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            if (!(R[i] > 0.0) || !(g->Q[l][u] > 0.0))
+                continue;
+            for (size_t x = 0; x < V; x++)
+                R[g->noff[l + 1] + u * V + x] = R[i] * fmin(g->p[i * V + x], g->Q[l + 1][u * V + x] / g->Q[l][u]);
+        }
+    for (size_t l = 0; l <= g->D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t i = g->noff[l] + u;
+            P[i] = R[i];
+            if (l < g->D)
+                for (size_t x = 0; x < V; x++)
+                    P[i] -= R[g->noff[l + 1] + u * V + x];
+        }
+}
+
 /* Column generation: the restricted master (S_dw) on CLP's primal simplex,
  * warm started as columns arrive; each round prices at the master's λ and
  * at points between it and the best λ so far (Wentges 1997's smoothing,
@@ -949,8 +1100,12 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
  * solve) and adds every rule with a positive reduced cost at the master's
  * λ.  The best L(λ) is the upper bound, the master's value (a point of the
  * LP, residual recomputed) the lower; converged when they are within
- * S_GAP.  The columns start with "stop at the root" (always feasible)
- * and the rules the subgradient phase met (cols: n rows of N + 1, the
+ * S_GAP.  The duals are held in a box (S_dw_box) around the best point's,
+ * moved with it, widened when nothing prices out inside it and dropped
+ * past S_DELTA_CG_MAX: without it the master's duals swing between
+ * extreme rules (measured: V = 8 --tree 3,2 converged in 1.1 s with it,
+ * 3.3 s without).  The columns start with "stop at the root" (always
+ * feasible), S_seed_first_child's rule, and the rules the subgradient phase met (cols: n rows of N + 1, the
  * negated stop law first).  SD_ENOMEM or SD_EINTERNAL (CLP failed: the
  * caller falls back) before any bound is set in info. */
 static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double seconds, size_t max_iter,
@@ -960,7 +1115,10 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     size_t N = g->N;
     S_dw d;
     double *P = calloc(N, sizeof *P), *lm = calloc(N, sizeof *lm), *ls = calloc(N, sizeof *ls);
+    double *R = calloc(N, sizeof *R);
     int rc = S_dw_new(g, &d);
+    double *pim = rc ? NULL : calloc((size_t)d.nrows, sizeof *pim);
+    double *pib = rc ? NULL : calloc((size_t)d.nrows, sizeof *pib);
     for (size_t k = 0; !rc && k < n; k++) {
         for (size_t i = 0; i < N; i++)
             P[i] = -cols[k * (N + 1) + i];
@@ -970,23 +1128,54 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
         memset(P, 0, N * sizeof *P);
         rc = S_dw_column(g, &d, P);
     }
-    if (rc || !P || !lm || !ls) {
+    if (!rc && P && R && (g->draw == SD_DRAW_IID || g->draw == SD_DRAW_WOR)) {
+        S_seed_first_child(g, R, P);
+        rc = S_dw_column(g, &d, P);
+    }
+    if (rc || !P || !lm || !ls || !R || !pim || !pib) {
         S_dw_free(&d);
         free(P);
         free(lm);
         free(ls);
+        free(R);
+        free(pim);
+        free(pib);
         return SD_ENOMEM;
     }
     double A0 = S_eval(g, lam, grad, 1), best = A0 + S_eval(g, lam, NULL, 2), low = -INFINITY;
     for (size_t i = 0; i < N; i++)
         P[i] = -grad[i];
     rc = S_dw_column(g, &d, P);
+    /* the box around the best point's π (the subgradient phase's λ mapped
+     * back, clipped at 0), S_DELTA_CG wide; it widens (and at last goes)
+     * when no column prices out inside it */
+    S_dw_pi(g, &d, lam, d.cen);
+    memcpy(pib, d.cen, (size_t)d.nrows * sizeof *pib);
+    double delta = S_DELTA_CG;
     size_t it = 1 + *nsub;
-    int solved = 0;
+    int solved = 0, rebox = 1, tight = 0;
     while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
+        if (rebox) { /* the box moved or widened: new costs of its columns */
+            size_t nc = (size_t)d.nart + d.npol;
+            double *ob = malloc(nc * sizeof *ob), *up = malloc(nc * sizeof *up);
+            if (!ob || !up) {
+                free(ob);
+                free(up);
+                rc = SD_ENOMEM;
+                break;
+            }
+            S_dw_box(&d, delta, ob, up);
+            free(ob);
+            free(up);
+            rebox = 0;
+        }
         Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
         Clp_primal(d.clp, 0);
         int st = Clp_status(d.clp);
+        if (st == 0 && !S_dw_dual_ok(&d)) {
+            Clp_initialSolve(d.clp);
+            st = Clp_status(d.clp);
+        }
         if (st == 3)
             break; /* CLP's time limit */
         if (st != 0) {
@@ -1005,9 +1194,12 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             info->primal = pv;
             info->primal_residual = pr;
         }
-        double th = -Clp_getRowPrice(d.clp)[0];
+        const double *y = Clp_getRowPrice(d.clp);
+        double th = -y[0];
+        for (int r = 0; r < d.nrows; r++)
+            pim[r] = -y[r];
         S_dw_lambda(g, &d, lm);
-        int added = 0;
+        int added = 0, moved = 0;
         for (int k = 0; k < S_NALPHA && !rc; k++) {
             for (size_t i = 0; i < N; i++)
                 ls[i] = alphas[k] * lam[i] + (1.0 - alphas[k]) * lm[i];
@@ -1021,6 +1213,9 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             if (L < best) {
                 best = L;
                 memcpy(lam, ls, N * sizeof *lam);
+                for (int r = 1; r < d.nrows; r++)
+                    pib[r] = alphas[k] * pib[r] + (1.0 - alphas[k]) * pim[r];
+                moved = 1;
             }
             if (k == 0)
                 info->model_gap = red; /* L(λ_master) - master */
@@ -1030,9 +1225,32 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             }
         }
         info->serious++; /* master solves */
-        if (best - low <= S_GAP || !added) {
-            info->converged = best - low <= S_GAP;
-            info->flat = !info->converged;
+        if (best - low <= S_GAP) {
+            info->converged = 1;
+            break;
+        }
+        if (moved) { /* a serious step: the box follows the best point */
+            memcpy(d.cen, pib, (size_t)d.nrows * sizeof *pib);
+            rebox = 1;
+        }
+        if (!added) {
+            /* nothing prices out at the master's duals: without the box
+             * (or with no box column in use) the restricted master is the
+             * LP's optimum over these columns and L there its bound */
+            if (isfinite(delta) && S_dw_boxed(&d) > 0.0) {
+                delta = 4.0 * delta > S_DELTA_CG_MAX ? INFINITY : 4.0 * delta;
+                rebox = 1;
+                continue;
+            }
+            if (!tight) {
+                /* the master's point just misses the 1e-9 residual (seen at
+                 * 2e-9 with wor, V = 8 --tree 4,2): once more, tighter */
+                tight = 1;
+                Clp_setPrimalTolerance(d.clp, S_CLP_TIGHT);
+                Clp_setDualTolerance(d.clp, S_CLP_TIGHT);
+                continue;
+            }
+            info->flat = 1;
             break;
         }
     }
@@ -1042,12 +1260,16 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
         info->last = best;
         info->iters = it;
         info->seconds = sd_lp_now() - t0;
+        info->delta = delta;
         info->method = "column generation (CLP)";
     }
     S_dw_free(&d);
     free(P);
     free(lm);
     free(ls);
+    free(R);
+    free(pim);
+    free(pib);
     return rc;
 }
 
