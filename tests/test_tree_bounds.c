@@ -144,8 +144,8 @@ Test(tree_bounds, recursive_transport_between_topdown_and_the_optimum)
 
 /* V = 8, --tree 2,2,2 / 3,2 / 4,2 (10^8 to 10^12 drafted trees): bounds,
  * lower from the recursive transport verifier or the Lagrangian's primal
- * mixture (node-row residual <= 1e-9), upper from the Lagrangian
- * (3 s here), at most the path marginals.  On this chain the marginals
+ * mixture (node-row residual <= 1e-9), upper from the Lagrangian,
+ * at most the path marginals.  On this chain the marginals
  * are nearly tight (the Lagrangian is 2e-5 to 0.014 below them); on the
  * CLI's default chain it is 0.03 to 0.33 below (cli_bounds_lagrangian_...). */
 Test(tree_bounds, beyond_reach_at_v8)
@@ -161,19 +161,26 @@ Test(tree_bounds, beyond_reach_at_v8)
         sd_lp_tree_bounds b;
         sd_lp_tree_bounds_opts bo;
         sd_lp_tree_bounds_opts_default(&bo);
-        bo.lagrange_seconds = 3.0;
+        /* 3,2 and 4,2: column generation reaches the optimum (about 1000
+         * evaluations of L, 0.5 s idle; 60 s is a guard for a loaded
+         * machine); 2,2,2: 3 s of it, whose bound depends on the machine's
+         * speed, so only what holds at any stopping point is asserted */
+        int deep = i == 0;
+        bo.lagrange_seconds = deep ? 3.0 : 60.0;
         cr_assert_eq(sd_lp_tree_valid_bounds_opts(c, 1, 0, &par, SD_DRAW_IID, &bo, &b, &err), SD_OK, "%s", err.msg);
         cr_expect(b.lower > 0 && b.lower <= b.upper && b.upper <= par.tree_depth, "%s: %.12f %.12f", shapes[i],
                   b.lower, b.upper);
         cr_expect(!strcmp(b.lower_by, "recursive transport (a restricted LP)") ||
                   !strncmp(b.lower_by, "lagrangian primal", 17), "%s: lower by %s", shapes[i], b.lower_by);
-        cr_expect_str_eq(b.upper_by, "lagrangian");
-        cr_expect(b.upper <= b.marginals, "%s: the Lagrangian %.12f, the marginals %.12f", shapes[i], b.upper,
+        if (!deep) {
+            cr_expect(b.exact, "%s: [%.12f, %.12f]", shapes[i], b.lower, b.upper);
+            cr_expect_str_eq(b.upper_by, "lagrangian");
+        }
+        cr_expect(b.upper <= b.marginals, "%s: the upper bound %.12f, the marginals %.12f", shapes[i], b.upper,
                   b.marginals);
         cr_log_info("V 8 --tree %s: [%.12f, %.12f] by %s (marginals %.6f), Lagrangian %zu evaluations, %.1f s, %s",
                     shapes[i], b.lower, b.upper, b.lower_by, b.marginals, b.lagrange.iters, b.lagrange.seconds,
                     b.lagrange.converged ? "converged" : "not converged");
-        cr_expect(b.seconds < 15.0);
     }
     sd_chain_free(c);
 }
@@ -319,7 +326,7 @@ Test(tree_bounds, cli_reports_bounds_as_json)
 Test(tree_bounds, cli_bounds_lagrangian_below_the_marginals)
 {
     char *out = NULL;
-    cr_assert_eq(tu_run("lp tree-valid --tree 3,2 --V 8 --time-limit 3 --json", &out, NULL), 0);
+    cr_assert_eq(tu_run("lp tree-valid --tree 3,2 --V 8 --time-limit 60 --json", &out, NULL), 0);
     json_t *j = json_loads(out, 0, NULL);
     cr_assert_not_null(j, "%s", out);
     cr_expect_str_eq(json_string_value(json_object_get(j, "upper_by")), "lagrangian");

@@ -54,7 +54,7 @@ Test(tree_cg, column_generation_meets_the_enumerating_lp)
                   rv.status);
         sd_lp_tree_bounds_opts bo;
         sd_lp_tree_bounds_opts_default(&bo);
-        bo.lagrange_seconds = 10.0;
+        bo.lagrange_seconds = 60.0; /* a guard: about 0.5 s a case idle */
         sd_lp_tree_bounds b;
         cr_assert_eq(sd_lp_tree_valid_bounds_opts(c, 1, 0, &par, d, &bo, &b, &err), SD_OK, "%s", err.msg);
         cr_expect(b.exact, "V %zu --tree %s --draw %s: not certified (lower %.12f by %s, upper %.12f by %s, %s)",
