@@ -1203,44 +1203,6 @@ static int S_unknown(const char *what)
     return cli_usage_error("eval", "unknown evaluator '%s'%s", what, cli_suggest_text(&sg, "", hint, sizeof hint));
 }
 
-/* accept-length of a verifier without an enumerator here, from fields:
- * eval_accept.c reads a command line, so the fields are spelled as one
- * (--name value, --flag) and handed to it in this process.  Returns -1
- * when the verifier has an enumerator here (S_subs' accept-length). */
-static int S_accept_verifier_fields(const cli_field *fields, size_t n)
-{
-    static char head[] = "accept-length", json[] = "--json";
-    char **av = calloc(2 * n + 3, sizeof *av), **own = calloc(2 * n + 1, sizeof *own);
-    int ac = 0, status = -1;
-    size_t nown = 0;
-    if (!av || !own)
-        status = cli_out_of_memory();
-    else
-        av[ac++] = head;
-    for (size_t i = 0; status < 0 && i < n; i++) {
-        size_t len = strlen(fields[i].name) + 3;
-        if (!(own[nown] = malloc(len)) || (fields[i].value && !(own[nown + 1] = strdup(fields[i].value)))) {
-            free(own[nown]);
-            status = cli_out_of_memory();
-            break;
-        }
-        snprintf(own[nown], len, "--%s", fields[i].name);
-        av[ac++] = own[nown++];
-        if (fields[i].value)
-            av[ac++] = own[nown++];
-    }
-    if (status < 0) {
-        av[ac++] = json;
-        if (eval_accept_takes(ac, av))
-            status = cmd_eval_accept_verifier(ac, av);
-    }
-    for (size_t i = 0; own && i < nown; i++)
-        free(own[i]);
-    free(own);
-    free(av);
-    return status;
-}
-
 int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
 {
     static const int refuse[] = {0};
@@ -1248,7 +1210,7 @@ int cmd_eval_fields(const char *what, const cli_field *fields, size_t n)
         if (strcmp(what, S_cmds[i].name) == 0)
             return S_cmds[i].fields(fields, n);
     int st;
-    if (strcmp(what, "accept-length") == 0 && (st = S_accept_verifier_fields(fields, n)) >= 0)
+    if (strcmp(what, "accept-length") == 0 && (st = eval_accept_fields(fields, n)) >= 0)
         return st;
     for (const S_sub *s = S_subs; s->name; s++)
         if (strcmp(s->name, what) == 0) {

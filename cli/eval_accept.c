@@ -57,11 +57,11 @@ static int S_is_exact_algo(const char *a)
     return !strcmp(a, "token") || !strcmp(a, "block") || !strcmp(a, "full");
 }
 
-/* 1 when --p LIST (and --max-memory, if given) make V x V rows exceed half
- * the memory budget: the i.i.d. rows are then kept as one pair. */
-static int S_pq_sparse(const cli_args *args)
+/* 1 when --p LIST pv (and --max-memory mm, if given) make V x V rows
+ * exceed half the memory budget: the i.i.d. rows are then kept as one
+ * pair. */
+static int S_pq_sparse(const char *pv, const char *mm)
 {
-    const char *pv = cli_args_last(args, "p", NULL, NULL), *mm = cli_args_last(args, "max-memory", NULL, NULL);
     if (!pv)
         return 0;
     cli_model_opts mo;
@@ -74,29 +74,33 @@ static int S_pq_sparse(const cli_args *args)
     return sparse;
 }
 
-int eval_accept_takes(int argc, char **argv)
+/* Whether --algo `algo` is this file's (--p pv, --max-memory mm); the
+ * plugins of args are loaded to know (args NULL: loaded already). */
+static int S_takes(const char *algo, const char *pv, const char *mm, const cli_args *args)
 {
-    cli_args args; /* the one argv pass (cli_opts.h) */
-    if (cli_args_scan(argc, argv, &args))
-        return 0; /* out of memory: the command reports it */
-    const char *algo = cli_args_last(&args, "algo", NULL, NULL);
-    if (algo && !S_is_exact_algo(algo) && sd_tree_kind_find(algo) && S_pq_sparse(&args)) {
-        /* a tree verifier on i.i.d. rows too large to store: its sparse-row kernel here */
-        cli_args_free(&args);
-        return 1;
-    }
-    sd_error err;
-    int rc = algo && !S_is_exact_algo(algo) ? cli_plugins_load(&args, &err) : 0;
-    cli_args_free(&args);
     if (!algo || S_is_exact_algo(algo))
         return 0;
-    if (rc) /* reported again by the command */
-        return 1;
+    if (sd_tree_kind_find(algo) && S_pq_sparse(pv, mm))
+        return 1; /* a tree verifier on i.i.d. rows too large to store: its sparse-row kernel here */
+    sd_error err;
+    if (args && cli_plugins_load(args, &err))
+        return 1; /* reported again by the command */
     /* an unknown name stays with cmd_eval.c, which lists what --algo takes;
      * the built-in tree verifiers too (enumeration alone); a tree rule given
      * at run time comes here: enumerated where it can be, and measured */
     const sd_tree_kind *k = sd_tree_kind_find(algo);
     return sd_verifier_find(algo) != NULL && (k == NULL || k->rule == SD_TREE_CALLBACK);
+}
+
+int eval_accept_takes(int argc, char **argv)
+{
+    cli_args args; /* the one argv pass (cli_opts.h) */
+    if (cli_args_scan(argc, argv, &args))
+        return 0; /* out of memory: the command reports it */
+    int takes = S_takes(cli_args_last(&args, "algo", NULL, NULL), cli_args_last(&args, "p", NULL, NULL),
+                        cli_args_last(&args, "max-memory", NULL, NULL), &args);
+    cli_args_free(&args);
+    return takes;
 }
 
 /* The first iteration of vt on the i.i.d. rows --p/--q kept as one row
@@ -131,71 +135,125 @@ static int S_iid_first_iteration(const sd_verifier_type *vt, const sd_params *pa
     return rc;
 }
 
+enum { O_STEP = CLI_OPT_FIRST_FREE, O_STATE, O_JSON, O_TRIALS, O_SEED, O_ALGO };
+static const struct option S_base[] = {
+    CLI_MODEL_LONGOPTS,
+    CLI_PLUGIN_LONGOPT,
+    {"algo", required_argument, 0, O_ALGO},
+    {"step", required_argument, 0, O_STEP},
+    {"state", required_argument, 0, O_STATE},
+    {"json", no_argument, 0, O_JSON},
+    {"trials", required_argument, 0, O_TRIALS},
+    {"seed", required_argument, 0, O_SEED},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+static const char S_cmd[] = "eval accept-length";
+
+typedef struct {
+    cli_verifiers vs;
+    cli_model_opts mo;
+    size_t t, a;
+    int json, ctx; /* ctx: --step or --state given */
+    uint64_t trials, seed;
+} S_req;
+
+/* Option c with value arg: -1 to go on, 1 when it is not the command's, or
+ * an exit status after printing the error (0 after --help). */
+static int S_option(void *ctx, int c, const char *arg)
+{
+    S_req *rq = ctx;
+    sd_error err;
+    int r = cli_model_option(&rq->mo, c, arg, &err);
+    if (r == 0)
+        r = cli_verifiers_option(&rq->vs, c, arg, &err);
+    if (r)
+        return r < 0 ? cli_fail(&err) : -1;
+    switch (c) {
+    case 'h':
+        fputs(S_help, stdout);
+        for (size_t j = 0; j < rq->vs.n; j++) {
+            cli_params_help(stdout, rq->vs.v[j].vt);
+            fputc('\n', stdout);
+        }
+        fputs(cli_model_help, stdout);
+        return 0;
+    case O_ALGO: return -1; /* found by cli_verifiers_prescan / _choose */
+    case O_STEP: rq->ctx = 1; r = cli_parse_size("--step", arg, 1, SIZE_MAX, &rq->t, &err); break;
+    case O_STATE: rq->ctx = 1; r = cli_parse_size("--state", arg, 0, SIZE_MAX, &rq->a, &err); break;
+    case O_JSON: rq->json = 1; break;
+    case O_TRIALS: r = cli_parse_trials(arg, &rq->trials, &err); break;
+    case O_SEED: r = cli_parse_seed(arg, &rq->seed, &err); break;
+    default: return 1;
+    }
+    return r ? cli_fail(&err) : -1;
+}
+
+/* Chooses the verifiers (the last --algo of argv, or `algo` when argv is
+ * NULL) into rq. */
+static int S_begin(S_req *rq, const char *algo, int argc, char **argv, struct option **opts)
+{
+    memset(rq, 0, sizeof *rq);
+    cli_model_init(&rq->mo);
+    rq->t = 1;
+    rq->trials = 100000;
+    rq->seed = 1;
+    return argv ? cli_verifiers_prescan(S_cmd, argc, argv, "algo", S_base, NULL, &rq->vs, opts)
+                : cli_verifiers_choose(S_cmd, "algo", algo, S_base, NULL, &rq->vs, opts);
+}
+
+static int S_run(S_req *rq);
+
 int cmd_eval_accept_verifier(int argc, char **argv)
 {
-    const char *cmd = "eval accept-length";
-    enum { O_STEP = CLI_OPT_FIRST_FREE, O_STATE, O_JSON, O_TRIALS, O_SEED, O_ALGO };
-    static const struct option base[] = {
-        CLI_MODEL_LONGOPTS,
-        CLI_PLUGIN_LONGOPT,
-        {"algo", required_argument, 0, O_ALGO},
-        {"step", required_argument, 0, O_STEP},
-        {"state", required_argument, 0, O_STATE},
-        {"json", no_argument, 0, O_JSON},
-        {"trials", required_argument, 0, O_TRIALS},
-        {"seed", required_argument, 0, O_SEED},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    cli_verifiers vs;
+    S_req rq;
     struct option *opts;
-    int status = cli_verifiers_prescan(cmd, argc, argv, "algo", base, NULL, &vs, &opts);
+    int status = S_begin(&rq, NULL, argc, argv, &opts);
     if (status >= 0)
         return status;
-    cli_model_opts mo;
-    cli_model_init(&mo);
-    size_t t = 1, a = 0;
-    int json = 0, ctx = 0, c;
-    uint64_t trials = 100000, seed = 1;
-    sd_error err;
-    optind = 0;
-    opterr = 0;
-    while (status < 0 && (c = cli_getopt(argc, argv, ":h", opts)) != -1) {
-        int r = cli_model_option(&mo, c, optarg, &err);
-        if (r == 0)
-            r = cli_verifiers_option(&vs, c, optarg, &err);
-        if (r < 0) {
-            status = cli_fail(&err);
-            break;
-        }
-        if (r > 0)
-            continue;
-        r = SD_OK;
-        switch (c) {
-        case 'h':
-            fputs(S_help, stdout);
-            for (size_t j = 0; j < vs.n; j++) {
-                cli_params_help(stdout, vs.v[j].vt);
-                fputc('\n', stdout);
-            }
-            fputs(cli_model_help, stdout);
-            status = 0;
-            break;
-        case O_ALGO: break; /* found by cli_verifiers_prescan */
-        case O_STEP: ctx = 1; r = cli_parse_size("--step", optarg, 1, SIZE_MAX, &t, &err); break;
-        case O_STATE: ctx = 1; r = cli_parse_size("--state", optarg, 0, SIZE_MAX, &a, &err); break;
-        case O_JSON: json = 1; break;
-        case O_TRIALS: r = cli_parse_trials(optarg, &trials, &err); break;
-        case O_SEED: r = cli_parse_seed(optarg, &seed, &err); break;
-        default: status = cli_unknown_option(cmd, c, argv, vs.n ? vs.v[0].vt : NULL); break;
-        }
-        if (r && status < 0)
-            status = cli_fail(&err);
-    }
+    status = cli_options_read(S_cmd, argc, argv, opts, S_option, &rq, rq.vs.n ? rq.vs.v[0].vt : NULL);
     free(opts);
-    if (status < 0 && optind + 1 < argc)
-        status = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-    if (status < 0 && vs.n != 1)
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    return S_run(&rq);
+}
+
+int eval_accept_fields(const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {0};
+    const char *algo = cli_fields_last(fields, n, "algo");
+    if (!S_takes(algo, cli_fields_last(fields, n, "p"), cli_fields_last(fields, n, "max-memory"), NULL))
+        return -1;
+    S_req rq;
+    struct option *opts;
+    int status = S_begin(&rq, algo, 0, NULL, &opts);
+    if (status >= 0)
+        return status;
+    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
+    free(opts);
+    if (status == CLI_NOT_A_FIELD)
+        status = cli_fields_refused(S_cmd, rq.vs.n ? rq.vs.v[0].vt : NULL);
+    if (status >= 0) {
+        cli_model_release(&rq.mo);
+        return status;
+    }
+    rq.json = 1;
+    return S_run(&rq);
+}
+
+/* The iteration's accepted length and its output. */
+static int S_run(S_req *rq)
+{
+    const char *cmd = S_cmd;
+    cli_verifiers vs = rq->vs;
+    cli_model_opts mo = rq->mo;
+    size_t t = rq->t, a = rq->a;
+    int json = rq->json, ctx = rq->ctx, status = -1;
+    uint64_t trials = rq->trials, seed = rq->seed;
+    sd_error err;
+    if (vs.n != 1)
         status = cli_usage_error(cmd, "--algo: one verifier (got %zu)", vs.n);
     const sd_verifier_type *vt = status < 0 ? vs.v[0].vt : NULL;
     sd_params *par = &vs.v[0].par;

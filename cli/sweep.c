@@ -143,6 +143,66 @@ static void S_indices(size_t p, const S_list *lists, size_t nl, const int *uses,
         }
 }
 
+/* The verifiers of --algo (a comma list when listed) split into *algos
+ * (*na of them).  -1 to go on, else an exit status. */
+static int S_algos(const char *cmd, const char *algo, int listed, cli_sweep *sw, char ***algos, size_t *na)
+{
+    *algos = NULL;
+    *na = 1;
+    if (!listed)
+        return -1;
+    int rc = S_split(cmd, "algo", algo, 0, sw, algos, na);
+    if (rc < 0 && *na > S_MAX_ALGOS)
+        rc = cli_usage_error(cmd, "--algo: more than %d verifiers", S_MAX_ALGOS);
+    return rc;
+}
+
+/* Each point's verifier: vts[a] for algos[a], or the one named (the
+ * default when none).  NULL for an unknown name: the prescan of its point
+ * reports it, suggesting a spelling. */
+static void S_find(const char *algo, int listed, char **algos, size_t na, const sd_verifier_type **vts)
+{
+    for (size_t a = 0; a < na; a++)
+        vts[a] = sd_verifier_find(listed ? algos[a] : algo ? algo : sd_verifier_baseline()->name);
+}
+
+/* Adds the list value v of option `name` (declared by d) at at..val_at to
+ * lists.  -1 to go on, else an exit status. */
+static int S_add_list(const char *cmd, S_list *lists, size_t *nl, int at, int val_at, const char *name, const char *v,
+                      const sd_param_decl *d, cli_sweep *sw)
+{
+    if (*nl == SD_PARAMS_MAX * 2)
+        return cli_usage_error(cmd, "too many swept parameters");
+    S_list *l = &lists[(*nl)++];
+    l->at = at;
+    l->val_at = val_at;
+    snprintf(l->name, sizeof l->name, "%s", name);
+    return S_split(cmd, name, v, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
+}
+
+/* The number of points of the sweep in *total, sw->algo allocated for
+ * them.  -1 to go on, else an exit status. */
+static int S_count(const char *cmd, const sd_verifier_type *const *vts, size_t na, int listed, const S_list *lists,
+                   size_t nl, cli_sweep *sw, size_t *total)
+{
+    int uses[SD_PARAMS_MAX * 2];
+    *total = 0;
+    for (size_t a = 0; a < na; a++)
+        if ((*total += S_points_of(vts[a], listed, lists, nl, uses)) > S_MAX_POINTS)
+            return cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
+    if (!(sw->algo = calloc(*total, sizeof *sw->algo)))
+        return cli_out_of_memory();
+    return -1;
+}
+
+/* 1 if the option `name` with a value is another verifier's scalar
+ * parameter at a point of vt in a sweep over verifiers: left out there. */
+static int S_other_scalar(int listed, const sd_verifier_type *const *vts, size_t na, const sd_verifier_type *vt,
+                          const char *name)
+{
+    return listed && vt && !sd_params_decl(vt, name, NULL) && S_decl_any(vts, na, name);
+}
+
 int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
 {
     memset(sw, 0, sizeof *sw);
@@ -153,69 +213,35 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
     const char *algo = cli_args_last(args, "algo", &algo_at, &algo_val);
     int listed = algo && strchr(algo, ',');
     char **algos = NULL;
-    size_t na = 1;
-    int rc = -1;
+    size_t na = 1, nl = 0, total = 0;
     S_list lists[SD_PARAMS_MAX * 2];
-    size_t nl = 0;
     const sd_verifier_type *vts[S_MAX_ALGOS];
-    int *opt_of = NULL;
+    int *opt_of = NULL, uses[SD_PARAMS_MAX * 2];
     sd_error err;
-    if (listed) {
-        rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
-        if (rc >= 0)
-            goto out;
-        if (na > S_MAX_ALGOS) {
-            rc = cli_usage_error(cmd, "--algo: more than %d verifiers", S_MAX_ALGOS);
-            goto out;
-        }
-    }
+    int rc = S_algos(cmd, algo, listed, sw, &algos, &na);
+    if (rc >= 0)
+        goto out;
     /* Verifiers' declarations: plugins first (loaded once, cli.c). */
     if (cli_plugins_load(args, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
-    for (size_t a = 0; a < na; a++) {
-        const char *nm = listed ? algos[a] : algo ? algo : sd_verifier_baseline()->name;
-        /* NULL for an unknown name: the prescan of its point reports it,
-         * suggesting a spelling. */
-        vts[a] = sd_verifier_find(nm);
-    }
+    S_find(algo, listed, algos, na, vts);
     /* List-valued parameters. */
     for (size_t o = 0; o < args->n; o++) {
         int j;
         const char *v = cli_args_list_value(args, o, &j), *name = args->opt[o].name;
-        if (!v)
-            continue;
-        const sd_param_decl *d = S_decl_any(vts, na, name);
-        if (cli_sweep_is_list(d, v)) {
-            if (nl == sizeof lists / sizeof lists[0]) {
-                rc = cli_usage_error(cmd, "too many swept parameters");
-                goto out;
-            }
-            S_list *l = &lists[nl++];
-            l->at = args->opt[o].at;
-            l->val_at = j;
-            snprintf(l->name, sizeof l->name, "%s", name);
-            rc = S_split(cmd, name, v, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
-            if (rc >= 0)
-                goto out;
-        }
+        const sd_param_decl *d = v ? S_decl_any(vts, na, name) : NULL;
+        if (cli_sweep_is_list(d, v) && (rc = S_add_list(cmd, lists, &nl, args->opt[o].at, j, name, v, d, sw)) >= 0)
+            goto out;
     }
     /* The points: algos × each list, the last list varying fastest; a
      * verifier takes only the lists of parameters it declares. */
-    size_t total = 0;
-    int uses[SD_PARAMS_MAX * 2];
-    for (size_t a = 0; a < na; a++) {
-        total += S_points_of(vts[a], listed, lists, nl, uses);
-        if (total > S_MAX_POINTS) {
-            rc = cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
-            goto out;
-        }
-    }
+    if ((rc = S_count(cmd, vts, na, listed, lists, nl, sw, &total)) >= 0)
+        goto out;
     sw->argv = calloc(total, sizeof *sw->argv);
     sw->argc = calloc(total, sizeof *sw->argc);
-    sw->algo = calloc(total, sizeof *sw->algo);
-    if (!sw->argv || !sw->argc || !sw->algo) {
+    if (!sw->argv || !sw->argc) {
         rc = cli_out_of_memory();
         goto out;
     }
@@ -266,9 +292,8 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
                 if (!drop && listed && opt_of[i] >= 0) {
                     /* another verifier's scalar parameter: left out */
                     int j;
-                    const char *nm = args->opt[opt_of[i]].name;
-                    if (cli_args_list_value(args, (size_t)opt_of[i], &j) && vts[a] && !sd_params_decl(vts[a], nm, NULL) &&
-                        S_decl_any(vts, na, nm)) {
+                    if (cli_args_list_value(args, (size_t)opt_of[i], &j) &&
+                        S_other_scalar(listed, vts, na, vts[a], args->opt[opt_of[i]].name)) {
                         i = j;
                         continue;
                     }
@@ -299,50 +324,29 @@ int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *
     int listed = algo && strchr(algo, ',');
     char **algos = NULL;
     size_t na = 1, nl = 0, total = 0;
-    int rc = -1;
     S_list lists[SD_PARAMS_MAX * 2];
     const sd_verifier_type *vts[S_MAX_ALGOS];
+    int uses[SD_PARAMS_MAX * 2];
     sd_error err;
-    if (listed) {
-        rc = S_split(cmd, "algo", algo, 0, sw, &algos, &na);
-        if (rc >= 0)
-            goto out;
-        if (na > S_MAX_ALGOS) {
-            rc = cli_usage_error(cmd, "--algo: more than %d verifiers", S_MAX_ALGOS);
-            goto out;
-        }
-    }
+    int rc = S_algos(cmd, algo, listed, sw, &algos, &na);
+    if (rc >= 0)
+        goto out;
     if (cli_plugins_load_fields(fields, n, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
-    for (size_t a = 0; a < na; a++)
-        vts[a] = sd_verifier_find(listed ? algos[a] : algo ? algo : sd_verifier_baseline()->name);
+    S_find(algo, listed, algos, na, vts);
     for (size_t i = 0; i < n; i++) {
-        const sd_param_decl *d = fields[i].value ? S_decl_any(vts, na, fields[i].name) : NULL;
-        if (!cli_sweep_is_list(d, fields[i].value))
-            continue;
-        if (nl == sizeof lists / sizeof lists[0]) {
-            rc = cli_usage_error(cmd, "too many swept parameters");
-            goto out;
-        }
-        S_list *l = &lists[nl++];
-        l->at = (int)i;
-        snprintf(l->name, sizeof l->name, "%s", fields[i].name);
-        rc = S_split(cmd, fields[i].name, fields[i].value, d->kind == SD_PARAM_COUNT, sw, &l->vals, &l->nv);
-        if (rc >= 0)
+        const char *v = fields[i].value, *name = fields[i].name;
+        const sd_param_decl *d = v ? S_decl_any(vts, na, name) : NULL;
+        if (cli_sweep_is_list(d, v) && (rc = S_add_list(cmd, lists, &nl, (int)i, (int)i, name, v, d, sw)) >= 0)
             goto out;
     }
-    int uses[SD_PARAMS_MAX * 2];
-    for (size_t a = 0; a < na; a++)
-        if ((total += S_points_of(vts[a], listed, lists, nl, uses)) > S_MAX_POINTS) {
-            rc = cli_usage_error(cmd, "the sweep has more than %d points", S_MAX_POINTS);
-            goto out;
-        }
+    if ((rc = S_count(cmd, vts, na, listed, lists, nl, sw, &total)) >= 0)
+        goto out;
     sw->fields = calloc(total, sizeof *sw->fields);
     sw->nfields = calloc(total, sizeof *sw->nfields);
-    sw->algo = calloc(total, sizeof *sw->algo);
-    if (!sw->fields || !sw->nfields || !sw->algo) {
+    if (!sw->fields || !sw->nfields) {
         rc = cli_out_of_memory();
         goto out;
     }
@@ -366,8 +370,7 @@ int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *
                     continue;
                 }
                 /* another verifier's scalar parameter: left out */
-                if (listed && fields[i].value && vts[a] && !sd_params_decl(vts[a], fields[i].name, NULL) &&
-                    S_decl_any(vts, na, fields[i].name))
+                if (fields[i].value && S_other_scalar(listed, vts, na, vts[a], fields[i].name))
                     continue;
                 f[k++] = fields[i];
             }

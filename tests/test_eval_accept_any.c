@@ -67,4 +67,6 @@ Test(eval_accept_any, refusals)
     tu_expect("eval accept-length --algo sprinter --V 4", 64, "sprinter reads neither gamma nor tree");
     tu_expect("eval accept-length --algo spectre --gamma 2", 64, "did you mean 'spectr'");
     tu_expect("eval accept-length --algo spectr --gamma 60 --V 4", 64, "runs past the horizon");
+    /* a stray argument, even one alone, as every eval subcommand refuses it */
+    tu_expect("eval accept-length --algo spectr --gamma 2 --V 4 foo", 64, "unexpected argument 'foo'");
 }

@@ -26,16 +26,28 @@ static double S_lp(const double *p, const double *q, size_t V, size_t k, int wor
     return res.optimum;
 }
 
+/* Instance it of a random sweep: V = vmin + U{0..vspan-1}, then k =
+ * 1 + U{0..kmax-1}, then p and q with zero fraction (it % 3) 0.2 and, at
+ * every fourth instance, 3 zeros (tx_random_dist), drawn from r in that
+ * order. */
+static void S_instance(gsl_rng *r, int it, size_t vmin, size_t vspan, size_t kmax, double *p, double *q, size_t *V,
+                       size_t *k)
+{
+    *V = vmin + gsl_rng_uniform_int(r, vspan);
+    *k = 1 + gsl_rng_uniform_int(r, kmax);
+    double zf = (it % 3) * 0.2;
+    tx_random_dist(r, p, *V, zf, it % 4 == 0 ? 3 : 0);
+    tx_random_dist(r, q, *V, zf, it % 4 == 0 ? 3 : 0);
+}
+
 Test(kdraft_opt, iid_prefix_brute_lp_convex_agree)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 4242);
     double p[7], q[7];
     for (int it = 0; it < 60; it++) {
-        size_t V = 2 + gsl_rng_uniform_int(r, 6), k = 1 + gsl_rng_uniform_int(r, 3);
-        double zf = (it % 3) * 0.2;
-        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
-        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        size_t V, k;
+        S_instance(r, it, 2, 6, 3, p, q, &V, &k);
         double a, b, c, l = S_lp(p, q, V, k, 0);
         cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
         cr_assert_eq(sd_exact_otm_acceptance_brute(p, q, V, k, &b, NULL), SD_OK);
@@ -52,10 +64,8 @@ Test(kdraft_opt, wor_prefix_brute_lp_agree_and_beat_iid)
     gsl_rng_set(r, 2502);
     double p[7], q[7];
     for (int it = 0; it < 60; it++) {
-        size_t V = 2 + gsl_rng_uniform_int(r, 6), k = 1 + gsl_rng_uniform_int(r, 3);
-        double zf = (it % 3) * 0.2;
-        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
-        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        size_t V, k;
+        S_instance(r, it, 2, 6, 3, p, q, &V, &k);
         double a, b, iid, l = S_lp(p, q, V, k, 1);
         cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
         cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 1, &b, NULL, NULL), SD_OK);
@@ -77,10 +87,8 @@ Test(kdraft_opt, wor_prefix_equals_brute_many)
     gsl_rng_set(r, 18779);
     double p[9], q[9];
     for (int it = 0; it < 3000; it++) {
-        size_t V = 2 + gsl_rng_uniform_int(r, 8), k = 1 + gsl_rng_uniform_int(r, 4);
-        double zf = (it % 3) * 0.2;
-        tx_random_dist(r, p, V, zf, it % 4 == 0 ? 3 : 0);
-        tx_random_dist(r, q, V, zf, it % 4 == 0 ? 3 : 0);
+        size_t V, k;
+        S_instance(r, it, 2, 8, 4, p, q, &V, &k);
         double a, b;
         cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
         cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 1, &b, NULL, NULL), SD_OK);
@@ -111,45 +119,40 @@ Test(kdraft_opt, convex_equals_prefix_at_large_vocabulary)
     gsl_rng_free(r);
 }
 
-Test(kdraft_opt, generic_min_norm_point_equals_prefix)
+/* Wolfe's minimum-norm point (wor: over draws without replacement) against
+ * the prefix optimum on n random instances (S_instance, seed), 1e-9 as
+ * above. */
+static void S_mnp_equals_prefix(unsigned long seed, int n, size_t vmin, size_t vspan, size_t kmax, int wor)
 {
-    /* Wolfe's minimum-norm point assumes no token order: its best level set
-     * must reach the q/p-prefix optimum (20 instances, V = 12..40, k <= 8,
-     * zeros); 1e-9 as above */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, 1980);
-    double p[40], q[40];
-    for (int it = 0; it < 20; it++) {
-        size_t V = 12 + gsl_rng_uniform_int(r, 29), k = 1 + gsl_rng_uniform_int(r, 8);
-        tx_random_dist(r, p, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
-        tx_random_dist(r, q, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
+    gsl_rng_set(r, seed);
+    double p[40], q[40]; /* V <= vmin + vspan - 1 <= 40 */
+    for (int it = 0; it < n; it++) {
+        size_t V, k;
+        S_instance(r, it, vmin, vspan, kmax, p, q, &V, &k);
         double a, m;
         size_t iters;
-        cr_assert_eq(sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL), SD_OK);
-        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, 0, &m, &iters, NULL), SD_OK);
+        cr_assert_eq(wor ? sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL)
+                         : sd_exact_otm_acceptance(p, q, V, k, &a, NULL, NULL),
+                     SD_OK);
+        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, wor, &m, &iters, NULL), SD_OK);
         cr_expect(fabs(a - m) < TOL, "it %d V %zu k %zu: prefix %.17g, min-norm point %.17g (%zu iterations)", it,
                   V, k, a, m, iters);
     }
     gsl_rng_free(r);
 }
 
+Test(kdraft_opt, generic_min_norm_point_equals_prefix)
+{
+    /* Wolfe's minimum-norm point assumes no token order: its best level set
+     * must reach the q/p-prefix optimum (20 instances, V = 12..40, k <= 8,
+     * zeros) */
+    S_mnp_equals_prefix(1980, 20, 12, 29, 8, 0);
+}
+
 Test(kdraft_opt, generic_min_norm_point_equals_prefix_without_replacement)
 {
     /* the same without replacement, where the prefix restriction is only
      * checked: 12 instances, V = 10..24, k <= 3 */
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, 2502);
-    double p[24], q[24];
-    for (int it = 0; it < 12; it++) {
-        size_t V = 10 + gsl_rng_uniform_int(r, 15), k = 1 + gsl_rng_uniform_int(r, 3);
-        tx_random_dist(r, p, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
-        tx_random_dist(r, q, V, (it % 3) * 0.2, it % 4 == 0 ? 3 : 0);
-        double a, m;
-        size_t iters;
-        cr_assert_eq(sd_exact_otm_wor_acceptance(p, q, V, k, 0, &a, NULL, NULL), SD_OK);
-        cr_assert_eq(sd_exact_otm_convex_mnp(p, q, V, k, 1, &m, &iters, NULL), SD_OK);
-        cr_expect(fabs(a - m) < TOL, "it %d V %zu k %zu: prefix %.17g, min-norm point %.17g (%zu iterations)", it,
-                  V, k, a, m, iters);
-    }
-    gsl_rng_free(r);
+    S_mnp_equals_prefix(2502, 12, 10, 15, 3, 1);
 }

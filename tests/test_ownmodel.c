@@ -28,6 +28,7 @@
 #include "../sims/engine/sd_verifier.h"
 #include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
+#include "tu_trace.h"
 
 /* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c; rows do not sum to 1. */
 static const char S_lm[] = "\\data\\\n"
@@ -179,36 +180,14 @@ Test(ownmodel, trigram_prefix_and_duplicates_are_refused)
 
 /* --- through the command line ------------------------------------------------- */
 
-static char *S_dir(const char *name)
+/* Writes the trigram model S_lm to dir/lm.arpa, its path into path. */
+static void S_write_lm(const char *dir, char *path, size_t len)
 {
-    char *p = malloc(256);
-    snprintf(p, 256, "/tmp/simdec-test-ownmodel-%d-%s", (int)getpid(), name);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", p, p);
-    cr_assert_eq(system(cmd), 0);
-    return p;
-}
-
-static json_t *S_json(const char *args)
-{
-    char *out = NULL, *err = NULL;
-    int st = tu_run(args, &out, &err);
-    cr_assert_eq(st, 0, "%s: %d %s", args, st, err);
-    json_error_t je;
-    json_t *v = json_loads(out, 0, &je);
-    cr_assert(v, "%s: not JSON: %s", args, out);
-    free(out);
-    free(err);
-    return v;
-}
-
-static double S_num(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
-    cr_assert(json_is_number(v), "%s.%s", a, b ? b : "");
-    return json_number_value(v);
+    snprintf(path, len, "%s/lm.arpa", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(S_lm, f);
+    fclose(f);
 }
 
 static void S_run(const char *cmd)
@@ -221,13 +200,9 @@ static void S_run(const char *cmd)
 
 Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
 {
-    char *dir = S_dir("bi"), *dir2 = S_dir("bi-norows");
+    char *dir = tu_fresh_dir("ownmodel", "bi"), *dir2 = tu_fresh_dir("ownmodel", "bi-norows");
     char path[600], cmd[2048];
-    snprintf(path, sizeof path, "%s/lm.arpa", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(S_lm, f);
-    fclose(f);
+    S_write_lm(dir, path, sizeof path);
     /* the bigram's rows stored, x_0 = <s>: eval generation's exact values */
     sd_arpa *a = S_load();
     sd_error err;
@@ -239,7 +214,7 @@ Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
     for (size_t y = 0; y < 5; y++)
         sd_backoff_rows(m, y, c->draft + y * 5, c->target + y * 5);
     snprintf(path, sizeof path, "%s/model.json", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     cr_assert(f);
     cr_assert_eq(sd_chain_write(c, f, &err), SD_OK);
     fclose(f);
@@ -249,30 +224,15 @@ Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
     snprintf(cmd, sizeof cmd, "gen --arpa %s/lm.arpa --T 6 --trace 3000 --seed 5 -o %s", dir, dir);
     S_run(cmd);
     static const char *const pts[] = {"token --gamma 2", "token --gamma 4", "block --gamma 3", "block --gamma 4"};
-    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
-        snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy --algo %s "
-                                  "--json", dir, dir, dir, pts[i]);
-        json_t *t = S_json(cmd);
-        snprintf(cmd, sizeof cmd, "eval generation --model %s/model.json --algo %s --json", dir, pts[i]);
-        json_t *e = S_json(cmd);
-        double ex = S_num(e, "target_calls", NULL), mc = S_num(t, "target_calls", "mean"),
-               se = S_num(t, "target_calls", "stderr");
-        double exr = S_num(e, "rejections", NULL), mr = S_num(t, "rejections", "mean"),
-               ser = S_num(t, "rejections", "stderr");
-        cr_assert(fabs(mc - ex) < 4 * se && fabs(mr - exr) < 4 * ser,
-                  "%s: trace calls %.5f +- %.5f, rejections %.5f +- %.5f; exact %.5f, %.5f", pts[i], mc, se, mr, ser,
-                  ex, exr);
-        json_decref(t);
-        json_decref(e);
-    }
+    tu_trace_agrees_with_eval(dir, pts, sizeof pts / sizeof *pts);
     /* the exact sparse-row values of --arpa itself (token) */
     snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token --gamma 3 --json", dir,
              dir);
-    json_t *t = S_json(cmd);
+    json_t *t = tu_json(cmd);
     snprintf(cmd, sizeof cmd, "eval generation --arpa %s/lm.arpa --T 6 --algo token --gamma 3 --json", dir);
-    json_t *e = S_json(cmd);
-    double ex = S_num(e, "target_calls", NULL), mc = S_num(t, "target_calls", "mean"),
-           se = S_num(t, "target_calls", "stderr");
+    json_t *e = tu_json(cmd);
+    double ex = tu_num(e, "target_calls", NULL), mc = tu_num(t, "target_calls", "mean"),
+           se = tu_num(t, "target_calls", "stderr");
     cr_assert(fabs(mc - ex) < 4 * se, "--arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
     json_decref(t);
     json_decref(e);
@@ -311,13 +271,9 @@ Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
  * a bigram drafter's, and each ratio is p(x)/q(x) of those rows. */
 Test(ownmodel_cli, trigram_traces_carry_the_trigram_rows, .timeout = 60)
 {
-    char *dir = S_dir("tri");
+    char *dir = tu_fresh_dir("ownmodel", "tri");
     char path[600], cmd[1024];
-    snprintf(path, sizeof path, "%s/lm.arpa", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(S_lm, f);
-    fclose(f);
+    S_write_lm(dir, path, sizeof path);
     snprintf(cmd, sizeof cmd, "gen --arpa %s --order 3 --draft-order 2 --T 5 --trace 40 --seed 2 -o %s", path, dir);
     S_run(cmd);
     sd_npy tok, tq, tp, rat, pr;

@@ -18,6 +18,7 @@
 #include "../src/sd_model.h"
 #include "../src/sd_npy.h"
 #include "test_util.h"
+#include "tu_trace.h"
 
 extern const sd_verifier_type sd_verifier_broken_block_trace;
 
@@ -484,16 +485,12 @@ Test(trace, npy_malformed_files_are_refused)
 
 /* --- the command line ---------------------------------------------------------------- */
 
-#include <jansson.h>
-
 /* A directory of traces of a chain with zeros (tu_zero_chain), its model
  * file beside them. */
 static char *S_trace_dir(size_t V, size_t T, unsigned long seed, size_t n)
 {
-    char *dir = S_tmp("dir");
+    char *dir = tu_fresh_dir("trace", "dir");
     char cmd[1024], path[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
-    cr_assert_eq(system(cmd), 0);
     sd_chain *c = tu_zero_chain(V, T, seed);
     snprintf(path, sizeof path, "%s/model.json", dir);
     FILE *f = fopen(path, "w");
@@ -510,28 +507,6 @@ static char *S_trace_dir(size_t V, size_t T, unsigned long seed, size_t n)
     return dir;
 }
 
-static json_t *S_json(const char *args)
-{
-    char *out = NULL, *err = NULL;
-    int st = tu_run(args, &out, &err);
-    cr_assert_eq(st, 0, "%s: %d %s", args, st, err);
-    json_error_t je;
-    json_t *v = json_loads(out, 0, &je);
-    cr_assert(v, "%s: not JSON: %s", args, out);
-    free(out);
-    free(err);
-    return v;
-}
-
-static double S_num(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
-    cr_assert(json_is_number(v), "%s.%s", a, b ? b : "");
-    return json_number_value(v);
-}
-
 /* gen --trace then trace, against eval generation on the same model file
  * (4 se: as above). */
 Test(trace_cli, gen_trace_agrees_with_eval_generation, .timeout = 240)
@@ -540,38 +515,23 @@ Test(trace_cli, gen_trace_agrees_with_eval_generation, .timeout = 240)
     static const char *const pts[] = {"token --gamma 2",          "block --gamma 3",   "rrs --k 2 --gamma 2",
                                       "spectr --k 3 --gamma 2",   "tree-rrs --tree 2,2", "tree-rrs-wor --tree 2,1",
                                       "block"};
+    tu_trace_agrees_with_eval(dir, pts, sizeof pts / sizeof *pts);
     char cmd[1024];
-    for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
-        snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy --algo %s --json",
-                 dir, dir, dir, pts[i]);
-        json_t *t = S_json(cmd);
-        snprintf(cmd, sizeof cmd, "eval generation --model %s/model.json --algo %s --json", dir, pts[i]);
-        json_t *e = S_json(cmd);
-        double ex = S_num(e, "target_calls", NULL), m = S_num(t, "target_calls", "mean"),
-               se = S_num(t, "target_calls", "stderr");
-        double exr = S_num(e, "rejections", NULL), mr = S_num(t, "rejections", "mean"),
-               ser = S_num(t, "rejections", "stderr");
-        cr_assert(fabs(m - ex) < 4 * se && fabs(mr - exr) < 4 * ser,
-                  "%s: trace calls %.5f +- %.5f, rejections %.5f +- %.5f; exact %.5f, %.5f", pts[i], m, se, mr, ser,
-                  ex, exr);
-        json_decref(t);
-        json_decref(e);
-    }
     /* --ratios: the same numbers as the rows for token and block */
     snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --draft %s/draft.npy --target %s/target.npy "
                               "--algo token,block --gamma 1..3 --json", dir, dir, dir);
-    json_t *a = S_json(cmd);
+    json_t *a = tu_json(cmd);
     snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token,block --gamma 1..3 --json",
              dir, dir);
-    json_t *b = S_json(cmd);
+    json_t *b = tu_json(cmd);
     cr_assert_eq(json_array_size(a), 6);
     for (size_t i = 0; i < 6; i++) {
         json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
         /* the same up to the rounding of the ratio (rows are renormalised by their
          * sum, which may differ from 1 in the last bit) */
-        double c1 = S_num(x, "target_calls", "mean"), c2 = S_num(y, "target_calls", "mean");
-        double r1 = S_num(x, "rejections", "mean"), r2 = S_num(y, "rejections", "mean");
-        double e1 = S_num(x, "target_calls", "stderr"), e2 = S_num(y, "target_calls", "stderr");
+        double c1 = tu_num(x, "target_calls", "mean"), c2 = tu_num(y, "target_calls", "mean");
+        double r1 = tu_num(x, "rejections", "mean"), r2 = tu_num(y, "rejections", "mean");
+        double e1 = tu_num(x, "target_calls", "stderr"), e2 = tu_num(y, "target_calls", "stderr");
         cr_assert(fabs(c1 - c2) < 1e-12 * c1 && fabs(r1 - r2) < 1e-12 * r1 && fabs(e1 - e2) < 1e-9 * e1,
                   "point %zu: rows %.17g %.17g, ratios %.17g %.17g", i, c1, r1, c2, r2);
     }
@@ -702,10 +662,10 @@ Test(trace_cli, float32_rows_are_renormalised_and_the_deviation_reported)
     cr_assert_eq(sd_npy_write_i8(cmd, 2, s2, tok, NULL), SD_OK);
     snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/r.npy --target %s/r.npy --algo token --json", dir, dir,
              dir);
-    json_t *v = S_json(cmd);
-    double dev = S_num(v, "max_row_deviation", NULL);
+    json_t *v = tu_json(cmd);
+    double dev = tu_num(v, "max_row_deviation", NULL);
     cr_assert(dev > 0.0 && dev < 1e-6, "%g", dev);
-    cr_assert_eq(S_num(v, "row_tolerance", NULL), 1e-3);
+    cr_assert_eq(tu_num(v, "row_tolerance", NULL), 1e-3);
     json_decref(v);
     snprintf(cmd, sizeof cmd, "trace --tokens %s/t.npy --draft %s/r.npy --target %s/r.npy --algo token --tol 1e-12", dir,
              dir, dir);
@@ -731,12 +691,12 @@ Test(trace_cli, help_sweep_best_csv_and_schedule, .timeout = 60)
     /* --gamma best: one object per verifier, the best of gamma_tried */
     snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token,block --gamma best "
                               "--gamma-max 4 --c 0.1 --schedule --json", dir, dir);
-    json_t *v = S_json(cmd);
+    json_t *v = tu_json(cmd);
     cr_assert(json_is_array(v) && json_array_size(v) == 2);
     for (size_t i = 0; i < 2; i++) {
         json_t *o = json_array_get(v, i), *tried = json_object_get(o, "gamma_tried");
         cr_assert_eq(json_array_size(tried), 4);
-        double best = S_num(o, "speedup", "mean");
+        double best = tu_num(o, "speedup", "mean");
         for (size_t j = 0; j < 4; j++)
             cr_assert(json_number_value(json_object_get(json_array_get(tried, j), "speedup")) <= best);
         size_t g = (size_t)json_integer_value(json_object_get(json_object_get(o, "params"), "gamma"));

@@ -3,7 +3,9 @@ argv entry point (sd_api_main, reached through _commands._run) made to
 raise, sweeps, plugins, the evaluators with options of their own (eval
 generation, eval speedup with gamma="best" or a draft policy), lp's
 --compare list, csv, list and help all run through the named fields of
-sd_api_run/check/eval/lp (cli/api.h), and give what `simdec ... ` prints for
+sd_api_run/check/eval/lp (cli/api.h), and so does eval accept-length of a
+verifier without a closed-form enumerator (a multi-draft one, a plugin's);
+they give what `simdec ... ` prints for
 the same inputs (timing aside)."""
 import csv
 import io
@@ -105,6 +107,31 @@ def test_eval_speedup_with_a_draft_policy(cli):
                   "--steps", 8, "--c", 0.1))
 
 
+def test_eval_accept_length_of_any_verifier(cli, examples):
+    """eval_accept.c from fields: the iteration law beside its Monte-Carlo."""
+    got = simdec.eval("accept-length", algo="spectr", gamma=2, k=2, V=4, step=2, state=1, trials=3000, seed=5)
+    assert got["method"] == "the verifier's iteration law (exact)" and got["mc"]["trials"] == 3000
+    same(got, cli("eval", "accept-length", "--algo", "spectr", "--gamma", 2, "--k", 2, "--V", 4, "--step", 2,
+                  "--state", 1, "--trials", 3000, "--seed", 5))
+    same(simdec.eval("accept-length", algo="rrs", gamma=1, k=3, p=[0.5, 0.3, 0.2], q=[0.2, 0.3, 0.5], trials=2000),
+         cli("eval", "accept-length", "--algo", "rrs", "--gamma", 1, "--k", 3, "--p", "0.5,0.3,0.2",
+             "--q", "0.2,0.3,0.5", "--trials", 2000))
+    so = os.path.join(examples, "my_verifier.so")
+    # its errors are the command line's, status and first line
+    for args, kw in [(("--algo", "spectr", "--V", 4), dict(algo="spectr", V=4)),
+                     (("--algo", "spectr", "--gamma", 2, "--eps", 0.1), dict(algo="spectr", gamma=2, eps=0.1)),
+                     (("--algo", "spectr", "--gamma", 2, "--trials", 0), dict(algo="spectr", gamma=2, trials=0)),
+                     (("--algo", "spectr", "--gamma", 2, "--p", "0.5,0.5"), dict(algo="spectr", gamma=2, p=[0.5, 0.5])),
+                     (("--algo", "spectr", "--gamma", 60, "--V", 4), dict(algo="spectr", gamma=60, V=4)),
+                     # a plugin's verifier reading no gamma: no draft length to evaluate
+                     (("--plugin", so, "--algo", "my-verifier", "--V", 3), dict(algo="my-verifier", V=3, plugin=so))]:
+        p = subprocess.run([BIN, "eval", "accept-length", *[str(a) for a in args]], capture_output=True, text=True)
+        with pytest.raises(simdec.SimdecError) as e:
+            simdec.eval("accept-length", **kw)
+        assert e.value.status == p.returncode != 0
+        assert "simdec: " + e.value.message == p.stderr.splitlines()[0]
+
+
 def test_lp_compares_a_list(cli):
     same(simdec.lp("block-ot", gamma=2, V=3, T=4, compare=["block", "token"], trials=500),
          cli("lp", "block-ot", "--gamma", 2, "--V", 3, "--T", 4, "--compare", "block,token", "--trials", 500))
@@ -135,6 +162,7 @@ def test_csv_list_and_help():
         import json, simdec
         out = [simdec.run(None, "block", help=True), simdec.check(None, "block", help=True)]
         out += [simdec.eval(w, help=True) for w in ("speedup", "generation", "rejections")]
+        out += [simdec.eval("accept-length", algo="spectr", help=True)]
         out += [simdec.lp(p, help=True) for p in ("otm", "tree-valid")]
         print(json.dumps(out))
     """
@@ -143,6 +171,7 @@ def test_csv_list_and_help():
                                     check=True, env=os.environ).stdout)
     want = [text("run", "--algo", "block", "--help"), text("check", "--algo", "block", "--help")]
     want += [text("eval", w, "--help") for w in ("speedup", "generation", "rejections")]
+    want += [text("eval", "accept-length", "--algo", "spectr", "--help")]
     want += [text("lp", p, "--help") for p in ("otm", "tree-valid")]
     assert got == want
 
