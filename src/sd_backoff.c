@@ -2,6 +2,7 @@
 #include "sd_backoff.h"
 
 #include "sd_draft2_dp.h"
+#include "sd_token_dp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -780,32 +781,16 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
 
 /* --- exact values ------------------------------------------------------------ */
 
-/* out[x] = Σ_a M(a) q_a(x). */
-static void S_push_q(const sd_backoff *m, const double *M, double *out)
+/* out[x] = Σ_a M(a) min(p(x), q_a(x)): the min push of the unigram draft
+ * p for sd_token_dp_run (ctx: the model). */
+static void S_push_min(const void *ctx, const double *M, double *out)
 {
-    size_t V = m->V;
-    double mc = 0.0;
-    for (size_t a = 0; a < V; a++)
-        mc += M[a] * m->c[a];
-    for (size_t x = 0; x < V; x++)
-        out[x] = mc * m->u[x];
-    for (size_t a = 0; a < V; a++) {
-        if (M[a] == 0.0)
-            continue;
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
-            out[m->tok[i]] += M[a] * (m->qe[i] - m->c[a] * m->u[m->tok[i]]);
-    }
-}
-
-/* out[x] (+)= Σ_a M(a) min(p(x), q_a(x)). */
-static void S_push_min(const sd_backoff *m, const double *M, double *out, int add)
-{
+    const sd_backoff *m = ctx;
     size_t V = m->V;
     double tot = 0.0;
     for (size_t a = 0; a < V; a++)
         tot += M[a];
-    if (!add)
-        memset(out, 0, V * sizeof *out);
+    memset(out, 0, V * sizeof *out);
     /* tokens by ρ increasing, merged with contexts by c increasing */
     size_t j = 0;
     double pm = 0.0, pmc = 0.0; /* Σ over contexts with c_a < ρ of M, M c */
@@ -828,14 +813,6 @@ static void S_push_min(const sd_backoff *m, const double *M, double *out, int ad
             out[x] += M[a] * (fmin(m->p[x], m->qe[i]) - fmin(m->p[x], m->c[a] * m->u[x]));
         }
     }
-}
-
-static double S_dot(const double *a, const double *b, size_t V)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < V; i++)
-        s += a[i] * b[i];
-    return s;
 }
 
 /* --- a bigram draft (src/sd_arpa_draft2.h attaches it) --------------------- */
@@ -931,7 +908,7 @@ int sd_backoff_draft2_tv(const sd_backoff *m, double *tv, sd_error *err)
 int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *rejections, double *target_calls,
                            long *bad_ctx, sd_error *err)
 {
-    size_t T = m->T, V = m->V;
+    size_t V = m->V;
     if (bad_ctx)
         *bad_ctx = -1;
     if (!m->off)
@@ -943,34 +920,15 @@ int sd_backoff_theorem1_tv(const sd_backoff *m, const double *tv, double *reject
     double *buf = calloc(2 * V, sizeof *buf);
     if (!buf)
         return sd_error_set(err, SD_ENOMEM, "out of memory for Theorem 1 (%zu bytes)", bytes);
-    double *Q = buf, *N = buf + V, rej = 0.0, last = 0.0;
-    Q[m->start] = 1.0;
-    for (size_t n = 1; n <= T; n++) {
-        last = 0.0;
-        for (size_t a = 0; a < V; a++)
-            if (Q[a] > 0.0) {
-                if (!isfinite(tv[a])) { /* a reachable context without a draft row */
-                    if (bad_ctx)
-                        *bad_ctx = (long)a;
-                    free(buf);
-                    return sd_error_set(err, SD_EDATA, "the draft has no row at context %zu, which the target "
-                                        "reaches at position %zu", a, n);
-                }
-                last += Q[a] * tv[a];
-            }
-        rej += last;
-        if (n < T) {
-            S_push_q(m, Q, N);
-            double *t = Q;
-            Q = N;
-            N = t;
-        }
-    }
+    size_t n = 0;
+    long bad = sd_token_dp_run(m, 0, tv, NULL, NULL, buf, &n, rejections, target_calls);
     free(buf);
-    if (rejections)
-        *rejections = rej;
-    if (target_calls)
-        *target_calls = 1.0 + rej - last;
+    if (bad >= 0) { /* a reachable context without a draft row */
+        if (bad_ctx)
+            *bad_ctx = bad;
+        return sd_error_set(err, SD_EDATA, "the draft has no row at context %ld, which the target reaches at "
+                            "position %zu", bad, n);
+    }
     return SD_OK;
 }
 
@@ -1023,7 +981,7 @@ int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections
             *target_calls = calls;
         return SD_OK;
     }
-    size_t vecs = horizon ? 2 : 2 * (gamma + 1) + 1;
+    size_t vecs = sd_token_dp_vectors(m, gamma);
     if (vecs > ((size_t)-1) / 8 / V)
         return sd_error_set(err, SD_ETOOBIG, "the DP's vectors overflow");
     size_t bytes = vecs * V * sizeof(double);
@@ -1035,56 +993,8 @@ int sd_backoff_exact_token(const sd_backoff *m, size_t gamma, double *rejections
     double *buf = calloc(vecs * V, sizeof *buf);
     if (!buf)
         return sd_error_set(err, SD_ENOMEM, "out of memory for the token DP (%zu bytes)", bytes);
-    double rej = 0.0, calls = 0.0;
-    if (horizon) { /* Theorem 1 */
-        double *Q = buf, *N = buf + V, last = 0.0;
-        Q[m->start] = 1.0;
-        for (size_t n = 1; n <= T; n++) {
-            last = S_dot(Q, m->tv, V);
-            rej += last;
-            if (n < T) {
-                S_push_q(m, Q, N);
-                double *t = Q;
-                Q = N;
-                N = t;
-            }
-        }
-        calls = 1.0 + rej - last;
-    } else {
-        double *cur = buf, *nxt = buf + (gamma + 1) * V, *sum = buf + 2 * (gamma + 1) * V;
-        cur[m->start] = 1.0; /* j = 0 */
-        for (size_t n = 1; n <= T; n++) {
-            double *M0 = cur;
-            for (size_t a = 0; a < V; a++)
-                calls += M0[a];
-            for (size_t j = 0; j < gamma; j++)
-                rej += S_dot(cur + j * V, m->tv, V);
-            if (n == T)
-                break;
-            /* j+1 <- min push of j; 0 <- q push of everything - min pushes */
-            memset(sum, 0, V * sizeof *sum);
-            for (size_t j = 0; j <= gamma; j++)
-                for (size_t a = 0; a < V; a++)
-                    sum[a] += cur[j * V + a];
-            S_push_q(m, sum, nxt);
-            for (size_t j = 0; j < gamma; j++) {
-                double *dst = nxt + (j + 1) * V;
-                S_push_min(m, cur + j * V, dst, 0);
-                for (size_t x = 0; x < V; x++)
-                    nxt[x] -= dst[x];
-            }
-            for (size_t x = 0; x < V; x++)
-                if (nxt[x] < 0.0)
-                    nxt[x] = 0.0;
-            double *t = cur;
-            cur = nxt;
-            nxt = t;
-        }
-    }
+    size_t n = 0;
+    sd_token_dp_run(m, gamma, m->tv, S_push_min, m, buf, &n, rejections, target_calls);
     free(buf);
-    if (rejections)
-        *rejections = rej;
-    if (target_calls)
-        *target_calls = calls;
     return SD_OK;
 }

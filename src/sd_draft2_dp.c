@@ -2,6 +2,7 @@
  * (sd_draft2_dp.h).  Reads the fields of sd_backoff only (src/sd_backoff.h
  * calls it: no call back). */
 #include "sd_draft2_dp.h"
+#include "sd_token_dp.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -136,26 +137,11 @@ static int S_ctx_unions(S_ctx *c, sd_error *err)
     return SD_OK;
 }
 
-/* out[x] = Σ_a M(a) q_a(x). */
-static void S_push_q(const sd_backoff *m, const double *M, double *out)
+/* out[x] = Σ_a M(a) min(p_a(x), q_a(x)): the min push for sd_token_dp_run
+ * (ctx: the S_ctx). */
+static void S_push_min(const void *ctx, const double *M, double *out)
 {
-    size_t V = m->V;
-    double mc = 0.0;
-    for (size_t a = 0; a < V; a++)
-        mc += M[a] * m->c[a];
-    for (size_t x = 0; x < V; x++)
-        out[x] = mc * m->u[x];
-    for (size_t a = 0; a < V; a++) {
-        if (M[a] == 0.0)
-            continue;
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
-            out[m->tok[i]] += M[a] * (m->qe[i] - m->c[a] * m->u[m->tok[i]]);
-    }
-}
-
-/* out[x] = Σ_a M(a) min(p_a(x), q_a(x)). */
-static void S_push_min(S_ctx *c, const double *M, double *out)
-{
+    const S_ctx *c = ctx;
     const sd_backoff *m = c->m;
     size_t V = m->V;
     double SK = 0.0;
@@ -222,15 +208,6 @@ int sd_draft2dp_tv(const sd_backoff *m, double *tv, sd_error *err)
     return rc;
 }
 
-static double S_dot(const double *a, const double *b, size_t V)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < V; i++)
-        if (a[i] != 0.0)
-            s += a[i] * b[i];
-    return s;
-}
-
 int sd_draft2dp_token(const sd_backoff *m, size_t gamma, double *rejections, double *target_calls, sd_error *err)
 {
     if (!m->draft2 || !m->off)
@@ -245,7 +222,7 @@ int sd_draft2dp_token(const sd_backoff *m, size_t gamma, double *rejections, dou
                             "V = %zu and the two models' bigrams: %.4g MB; memory budget %.4g MB", gamma,
                             horizon ? (size_t)8 : 2 * (gamma + 1) + 7, V, (double)bytes / 1e6,
                             (double)m->max_bytes / 1e6);
-    size_t vecs = horizon ? 2 : 2 * (gamma + 1) + 1;
+    size_t vecs = sd_token_dp_vectors(m, gamma);
     double *buf = calloc(vecs * V, sizeof *buf), *tv = malloc(V * sizeof *tv);
     S_ctx c;
     memset(&c, 0, sizeof c);
@@ -259,70 +236,13 @@ int sd_draft2dp_token(const sd_backoff *m, size_t gamma, double *rejections, dou
         return rc;
     }
     S_tv(&c, tv);
-    double rej = 0.0, calls = 0.0;
+    size_t n = 0;
     /* a reachable context whose draft row has no mass: tv is NaN there */
-    long bad = -1;
-    if (horizon) { /* Theorem 1 */
-        double *Q = buf, *N = buf + V, last = 0.0;
-        Q[m->start] = 1.0;
-        for (size_t n = 1; n <= T && bad < 0; n++) {
-            last = S_dot(Q, tv, V);
-            rej += last;
-            if (!isfinite(last))
-                for (size_t a = 0; a < V && bad < 0; a++)
-                    if (Q[a] > 0.0 && !isfinite(tv[a]))
-                        bad = (long)a;
-            if (n < T) {
-                S_push_q(m, Q, N);
-                double *t = Q;
-                Q = N;
-                N = t;
-            }
-        }
-        calls = 1.0 + rej - last;
-    } else {
-        double *cur = buf, *nxt = buf + (gamma + 1) * V, *sum = buf + 2 * (gamma + 1) * V;
-        cur[m->start] = 1.0; /* j = 0 */
-        for (size_t n = 1; n <= T && bad < 0; n++) {
-            for (size_t a = 0; a < V; a++)
-                calls += cur[a];
-            for (size_t j = 0; j < gamma; j++) {
-                double r = S_dot(cur + j * V, tv, V);
-                rej += r;
-                if (!isfinite(r))
-                    for (size_t a = 0; a < V && bad < 0; a++)
-                        if (cur[j * V + a] > 0.0 && !isfinite(tv[a]))
-                            bad = (long)a;
-            }
-            if (n == T)
-                break;
-            memset(sum, 0, V * sizeof *sum);
-            for (size_t j = 0; j <= gamma; j++)
-                for (size_t a = 0; a < V; a++)
-                    sum[a] += cur[j * V + a];
-            S_push_q(m, sum, nxt);
-            for (size_t j = 0; j < gamma; j++) {
-                double *dst = nxt + (j + 1) * V;
-                S_push_min(&c, cur + j * V, dst);
-                for (size_t x = 0; x < V; x++)
-                    nxt[x] -= dst[x];
-            }
-            for (size_t x = 0; x < V; x++)
-                if (nxt[x] < 0.0)
-                    nxt[x] = 0.0;
-            double *t = cur;
-            cur = nxt;
-            nxt = t;
-        }
-    }
+    long bad = sd_token_dp_run(m, gamma, tv, S_push_min, &c, buf, &n, rejections, target_calls);
     free(buf), free(tv);
     S_ctx_free(&c);
     if (bad >= 0)
         return sd_error_set(err, SD_EDATA, "the bigram draft has no row at context '%s' (id %ld), which the target "
                             "reaches", m->words ? m->words[bad] : "?", bad);
-    if (rejections)
-        *rejections = rej;
-    if (target_calls)
-        *target_calls = calls;
     return SD_OK;
 }
