@@ -36,9 +36,11 @@ int sd_iid_pos_ccdf(const sd_pos_law *pl, const double *p, const double *q, size
 double sd_iid_pos_work(const sd_pos_law *pl, size_t V);
 
 /* The work limit of sd_iid_pos_verifier: 2e10 operations of the unit of
- * SD_WORK_PDF, about 10 s (the bound runs at 1.4e9 to 2.7e9 of them per
- * second on one core: rrs at V = 10^6, G = 4 takes 0.8 s for k = 2 and
- * 18.5 s for k = 8, bounds 1.1e9 and 5.0e10). */
+ * SD_WORK_PDF, at most about 9 s (the bound runs at 2.2e9 to 6e9 of them
+ * per second on one loaded core; at V = 10^6, G = 4: rrs k = 2, 4, 8 take
+ * 0.8, 2.9, 12.8 s for bounds 1.7e9, 1.1e10, 7.7e10; spectr k = 2, 4 take
+ * 2.0, 6.5 s for 6.0e9, 2.2e10, so rrs k = 8 and spectr k = 4 there fall
+ * back to Monte-Carlo). */
 #define SD_IID_POS_MAX_OPS 2e10
 
 struct sd_verifier_type;
