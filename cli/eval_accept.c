@@ -16,6 +16,7 @@
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
+#include "../sims/exact/sd_iid_pos.h"
 #include "../src/sd_backoff.h"
 #include "../src/sd_mem.h"
 #include "../src/sd_model.h"
@@ -40,8 +41,9 @@ static const char S_help[] =
     "of every drafted tree (up to 4e6 trees) -- and a Monte-Carlo estimate with\n"
     "its standard error always, so the two check each other.  With --p/--q whose\n"
     "V x V rows exceed half the memory budget, the rows are kept as one pair (O(V))\n"
-    "and the verifier's kernel for sparse rows gives the Monte-Carlo estimate (no\n"
-    "exact value); a verifier without one is refused, naming the size and the budget.\n"
+    "and the verifier's kernel for sparse rows gives the Monte-Carlo estimate (exact\n"
+    "too from a per-position law, if the verifier has one); a verifier without such\n"
+    "a kernel is refused, naming the size and the budget.\n"
     "\n"
     "  --algo NAME     the verifier (plugins with --plugin FILE.so)\n"
     "  --step t        with a model: the first drafted position (default 1)\n"
@@ -298,7 +300,12 @@ static int S_run(S_req *rq)
     if (status < 0 && sparse) {
         snprintf(why, sizeof why, "i.i.d. rows at V = %zu kept as one row pair: the iteration law needs V x V rows "
                  "(%.4g GB, over half the memory budget)", mo.pV, (double)sd_gen_chain_bytes(mo.pV, 1) / 1e9);
-        if (S_iid_first_iteration(vt, par, &mo, G, trials, seed, &acc, &err))
+        int rc = S_iid_first_iteration(vt, par, &mo, G, trials, seed, &acc, &err), rx = SD_OK;
+        if (!rc) /* exact where the verifier has a per-position law (sims/exact/sd_iid_pos.h) */
+            rx = sd_iid_pos_mean(vt, par, mo.p, mo.q, mo.pV, G, sd_mem_budget(mo.max_memory), &exact, &err);
+        if (rx == SD_ETOOBIG) /* over the work limit or the budget: Monte-Carlo alone, saying why */
+            snprintf(why, sizeof why, "%.250s", err.msg);
+        else if (rc || (rx && rx != SD_EUSAGE))
             status = cli_fail(&err);
     } else if (status < 0 &&
                cli_first_iteration(vt, par, ch, t, a, G, trials, seed, &acc, &exact, why, sizeof why, &err)) {
@@ -312,6 +319,7 @@ static int S_run(S_req *rq)
     double se = sd_welford_stderr(&acc), best = isfinite(exact) ? exact : acc.mean;
     double z = isfinite(exact) ? cli_gap_in_se(exact, acc.mean, se) : NAN;
     const char *method = !isfinite(exact) ? "Monte-Carlo"
+                         : sparse ? "the verifier's per-position law on the row pair (exact)"
                          : vt->tree ? "enumeration of every drafted tree (exact)"
                                     : "the verifier's iteration law (exact)";
     if (json) {

@@ -500,25 +500,29 @@ Test(realv, iid_generation_equals_the_dense_dp_where_exact)
         for (size_t g = 0; g < 2; g++) /* the horizon cuts block's draft: Lemma 3 of Sun et al. 2025 */
             S_gen_vs_dense("block", gs[g], 2, Ts[i], 2, 1);
     }
+    /* the multi-draft trees from their per-position law (sims/exact/sd_iid_pos.h) */
+    static const char *const k2g2[] = {"k", "2", "gamma", "2"}, *const k3g3[] = {"k", "3", "gamma", "3"};
+    static const char *const *ks[] = {k2g2, k3g3};
+    for (size_t i = 0; i < sizeof Ts / sizeof *Ts; i++)
+        for (size_t j = 0; j < 2; j++) {
+            S_gen_vs_dense("rrs", ks[j], 4, Ts[i], 2, 1);
+            S_gen_vs_dense("spectr", ks[j], 4, Ts[i], 2, 1);
+        }
 }
 
 Test(realv, iid_generation_monte_carlo_within_4_se, .timeout = 120)
 {
     static const char *const g3[] = {"gamma", "3"}, *const g4[] = {"gamma", "4"};
-    static const char *const k2g2[] = {"k", "2", "gamma", "2"}, *const k3g3[] = {"k", "3", "gamma", "3"};
     static const char *const t22[] = {"tree", "2,2"};
     S_gen_vs_dense("block", g3, 2, 7, 40000, 0);
     S_gen_vs_dense("block", g4, 2, 9, 40000, 0);
-    S_gen_vs_dense("rrs", k2g2, 4, 5, 40000, 0);
-    S_gen_vs_dense("rrs", k3g3, 4, 7, 40000, 0);
-    S_gen_vs_dense("spectr", k2g2, 4, 5, 40000, 0);
-    S_gen_vs_dense("spectr", k3g3, 4, 7, 40000, 0);
     S_gen_vs_dense("tree-rrs", t22, 2, 5, 40000, 0);
 }
 
 /* The T -> infinity rate 1/(E[τ] + 1) against the renewal rate of the exact
  * iteration law on the stored rows (sd_speedup_iid_rate): 1e-12 for block
- * at gamma <= 2, within 4 se for rrs (kernel) and block at gamma 3. */
+ * at gamma <= 2 and for rrs and spectr (their per-position law), within
+ * 4 se for block at gamma 3. */
 Test(realv, iid_rate_equals_the_iteration_law)
 {
     const size_t V = 5;
@@ -526,7 +530,7 @@ Test(realv, iid_rate_equals_the_iteration_law)
     S_rows(V, 11, p, q);
     static const struct { const char *name, *kv[4]; size_t nkv; int exact; } cs[] = {
         {"block", {"gamma", "1"}, 2, 1}, {"block", {"gamma", "2"}, 2, 1}, {"block", {"gamma", "3"}, 2, 0},
-        {"rrs", {"k", "2", "gamma", "2"}, 4, 0}, {"spectr", {"k", "3", "gamma", "2"}, 4, 0},
+        {"rrs", {"k", "2", "gamma", "2"}, 4, 1}, {"spectr", {"k", "3", "gamma", "2"}, 4, 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         const sd_verifier_type *vt = sd_verifier_find(cs[i].name);

@@ -77,7 +77,7 @@ static size_t S_ncopies;
 /* The bytes of a verifier type of interface version abi. */
 static size_t S_type_size(unsigned abi)
 {
-    return abi >= 7 ? sizeof(sd_verifier_type)
+    return abi >= 7 ? offsetof(sd_verifier_type, iid_pos_law) /* the built-in-only slots after it stay NULL */
            : abi == 6 ? offsetof(sd_verifier_type, node_rule)
                       : offsetof(sd_verifier_type, tree_rule);
 }

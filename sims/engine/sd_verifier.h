@@ -400,6 +400,7 @@ typedef struct sd_trace_pos {
 } sd_trace_pos;
 
 struct sd_verifier_type;
+struct sd_pos_law;
 
 typedef struct sd_trace_type {
     int needs_rows; /* 1: the full rows at the context; 0: r suffices */
@@ -513,6 +514,20 @@ typedef struct sd_verifier_type {
      * the same slots as tree_rule's are simdec's, tree_draws applies, and
      * tree_rule stays NULL. */
     sd_node_rule_fn node_rule;
+    /* Optional, built-in verifiers only (after the plugin interface's last
+     * field: sims/engine/sd_plugin.c copies a plugin's type up to it, so a
+     * plugin's value is never read and plugins of interface 7 keep their
+     * layout): the verifier's law at one position of an iteration, Markov
+     * inside the iteration (struct sd_pos_law, sims/exact/sd_exact_gen.h:
+     * the weights of the next token and of the next internal state given
+     * the state), at par for chain c (only c->V is read), with
+     * out->G = par's draft length (SIZE_MAX for the horizon); allocated
+     * into *out (sd_pos_law_free).  SD_EUSAGE (a message optional) where it
+     * has none at par.  On i.i.d. rows the forward pass over the internal
+     * state alone (sims/exact/sd_iid_pos.h) then gives the exact law of an
+     * iteration's accepted length in O(S·V) memory, where iteration_law
+     * needs a stored V x V chain.  NULL: none. */
+    int (*iid_pos_law)(const sd_chain *c, const sd_params *par, struct sd_pos_law *out, sd_error *err);
 } sd_verifier_type;
 
 /* Draft length of an iteration at position n: the rest of the horizon

@@ -3,6 +3,7 @@
 #include "sd_iid_gen.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "../../src/sd_backoff.h"
 #include "../engine/sd_params.h"
 #include "../engine/sd_sim.h"
+#include "sd_iid_pos.h"
 
 /* The accepted-length table's entry for vt, or -1. */
 static int S_rows_alg(const sd_verifier_type *vt)
@@ -51,7 +53,21 @@ int sd_iid_law_eval(const sd_verifier_type *vt, const sd_params *par, const doub
         free(cc);
         out->src_ = 0;
         out->alg_ = alg;
+    } else if ((rc = sd_iid_pos_verifier(vt, par, p, q, V, G, max_bytes, out->ccdf, err)) == SD_OK) {
+        out->exact = 1;
+        out->src_ = 2;
+        out->how = "the law of tau from the verifier's per-position law, a forward pass over its internal state "
+                   "(exact)";
+    } else if (rc != SD_EUSAGE && rc != SD_ETOOBIG) {
+        ;
     } else {
+        if (rc == SD_ETOOBIG || vt->iid_pos_law) { /* say why the exact law was not used */
+            snprintf(out->how_, sizeof out->how_, "Monte-Carlo of the first iteration by the verifier's kernel for "
+                     "sparse rows (not exact: %.300s)", err->msg);
+            out->how = out->how_;
+        } else {
+            out->how = "Monte-Carlo of the first iteration by the verifier's kernel for sparse rows";
+        }
         sd_backoff *bm = NULL;
         rc = sd_backoff_iid(p, q, V, G + 1, max_bytes, &bm, err);
         sd_sim_result res;
@@ -83,7 +99,6 @@ int sd_iid_law_eval(const sd_verifier_type *vt, const sd_params *par, const doub
         sd_backoff_free(bm);
         out->src_ = 1;
         out->exact = 0;
-        out->how = "Monte-Carlo of the first iteration by the verifier's kernel for sparse rows";
     }
     out->method = out->exact ? "exact" : "monte-carlo";
     if (rc)

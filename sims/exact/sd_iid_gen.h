@@ -11,9 +11,14 @@
  *
  * The law: exact (src/sd_accept_iid.h) for the verifiers the accepted-
  * length table names (token at every G; block for G <= 2, its terms
- * l >= 3 by Rao-Blackwellised Monte-Carlo); otherwise Monte-Carlo of the
- * first iteration by the verifier's kernel for sparse rows (`trials`
- * trials, trial i on stream (seed, i)), the empirical law of τ.  Either
+ * l >= 3 by Rao-Blackwellised Monte-Carlo); exact from the verifier's
+ * per-position law (sd_verifier_type.iid_pos_law, sims/exact/sd_iid_pos.h:
+ * the multi-draft trees rrs and spectr, O(G·k²·V) work in O(k·V) memory)
+ * when its work is within SD_IID_POS_MAX_OPS (about 10 s) and its memory
+ * within the budget; otherwise Monte-Carlo of the first iteration by the
+ * verifier's kernel for sparse rows (`trials` trials, trial i on stream
+ * (seed, i)), the empirical law of τ, whose `how` says why the exact law
+ * was not used when the verifier has one.  Either
  * way P(τ >= l) is used for every draft length g >= l (the horizon cuts
  * the last iterations' drafts): true of a verifier that decides τ >= l
  * from the first l positions of its drafts (token, the multi-draft and
@@ -36,13 +41,14 @@ typedef struct sd_iid_law {
     int exact;         /* 1: no Monte-Carlo term */
     uint64_t trials, seed;
     const char *method; /* "exact", "monte-carlo" */
-    const char *how;    /* in words */
+    const char *how;    /* in words (may point into the struct: do not copy it) */
     /* private: what the standard error needs */
-    int src_;            /* 0 rows (sd_accept_iid), 1 kernel */
+    int src_;            /* 0 rows (sd_accept_iid), 1 kernel, 2 per-position law */
     int alg_;
     const double *p_, *q_;
     size_t V_, max_bytes_;
     double *pmf_;        /* [G+1] (kernel): the empirical law of τ */
+    char how_[400];
 } sd_iid_law;
 
 /* The law of τ for vt at par on the rows p, q (V entries each, validated

@@ -2,6 +2,10 @@
  * (sd_iid_pos.h). */
 #include "sd_iid_pos.h"
 
+#include "../engine/sd_verifier.h"
+#include "sd_iter_laws.h"
+
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,5 +70,66 @@ int sd_iid_pos_ccdf(const sd_pos_law *pl, const double *p, const double *q, size
     free(rej);
     free(d);
     free(nd);
+    return rc;
+}
+
+double sd_iid_pos_work(const sd_pos_law *pl, size_t V)
+{
+    double cw = pl->call_work > 0.0 ? pl->call_work : 4.0;
+    return (double)pl->G * (double)pl->S * (double)V * (cw + (double)pl->S + 3.0);
+}
+
+int sd_iid_pos_verifier(const sd_verifier_type *vt, const sd_params *par, const double *p, const double *q,
+                        size_t V, size_t G, size_t max_bytes, double *ccdf, sd_error *err)
+{
+    if (!vt->iid_pos_law)
+        return sd_error_set(err, SD_EUSAGE, "--algo %s has no per-position law", vt->name);
+    /* S and call_work from the law at V = 1 */
+    sd_chain c1 = {.V = 1, .T = 1, .draft_steps = 1, .target_steps = 1};
+    sd_pos_law pl = {0};
+    err->msg[0] = 0;
+    int rc = vt->iid_pos_law(&c1, par, &pl, err);
+    if (rc == SD_EUSAGE && !err->msg[0])
+        sd_error_set(err, SD_EUSAGE, "--algo %s has no per-position law at these parameters", vt->name);
+    if (rc)
+        return rc;
+    pl.G = G;
+    size_t S = pl.S;
+    double work = sd_iid_pos_work(&pl, V);
+    sd_pos_law_free(&pl);
+    double bytes = (2.0 * (double)S + 3.0) * (double)V * sizeof(double);
+    if (work > SD_IID_POS_MAX_OPS)
+        return sd_error_set(err, SD_ETOOBIG, "the exact law of --algo %s on one row pair (V = %zu, %zu states, "
+                            "draft length %zu) needs about %.3g operations, over the limit %.3g (about 10 s)",
+                            vt->name, V, S, G, work, SD_IID_POS_MAX_OPS);
+    if (max_bytes && bytes > (double)max_bytes)
+        return sd_error_set(err, SD_ETOOBIG, "the exact law of --algo %s on one row pair (V = %zu, %zu states) "
+                            "needs %.3g MB, over the budget %.3g MB", vt->name, V, S, bytes / 1e6,
+                            (double)max_bytes / 1e6);
+    sd_chain c = {.V = V, .T = 1, .draft_steps = 1, .target_steps = 1};
+    memset(&pl, 0, sizeof pl);
+    if ((rc = vt->iid_pos_law(&c, par, &pl, err)) != SD_OK)
+        return rc;
+    pl.G = G;
+    rc = sd_iid_pos_ccdf(&pl, p, q, V, max_bytes, ccdf, err);
+    sd_pos_law_free(&pl);
+    return rc;
+}
+
+int sd_iid_pos_mean(const sd_verifier_type *vt, const sd_params *par, const double *p, const double *q, size_t V,
+                    size_t G, size_t max_bytes, double *mean, sd_error *err)
+{
+    *mean = NAN;
+    double *ccdf = malloc((G ? G : 1) * sizeof *ccdf);
+    if (!ccdf)
+        return sd_error_set(err, SD_ENOMEM, "out of memory (draft length %zu)", G);
+    int rc = sd_iid_pos_verifier(vt, par, p, q, V, G, max_bytes, ccdf, err);
+    if (!rc) {
+        double m = 0.0;
+        for (size_t l = 0; l < G; l++)
+            m += ccdf[l];
+        *mean = m;
+    }
+    free(ccdf);
     return rc;
 }

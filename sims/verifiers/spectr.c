@@ -251,4 +251,5 @@ const sd_verifier_type sd_verifier_spectr = {
     .kernels = S_kernels,
     .iteration_law = S_law,
     .trace = &S_trace,
+    .iid_pos_law = S_pos,
 };
