@@ -275,24 +275,25 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
     }
     enum { W = 8 };
     for (size_t j0 = 0; j0 < n; j0 += W) {
-        size_t w = n - j0 < W ? n - j0 : W, len[W], left = 0;
+        size_t w = n - j0 < W ? n - j0 : W, len[W], most = 1;
         const uint32_t *b[W];
         for (size_t j = 0; j < w; j++) {
             size_t lo = m->off[a[j0 + j]];
             len[j] = m->off[a[j0 + j] + 1] - lo;
-            b[j] = m->tok + lo;
-            left += len[j] > 1;
+            b[j] = len[j] ? m->tok + lo : m->tok; /* an empty row: any readable entry (unused below) */
+            len[j] = len[j] ? len[j] : 1;
+            most = len[j] > most ? len[j] : most;
         }
-        while (left) { /* one level of every unfinished search (S_count_less_u32's steps) */
-            left = 0;
-            for (size_t j = 0; j < w; j++)
-                if (len[j] > 1) {
-                    size_t half = len[j] / 2;
-                    b[j] = b[j][half] < x[j0 + j] ? b[j] + half : b[j];
-                    len[j] -= half;
-                    left += len[j] > 1;
-                }
-        }
+        /* one level of every search per pass (S_count_less_u32's steps), as
+         * many passes as the longest needs: a finished search (len 1) takes
+         * half = 0 steps and stays, so the passes have no data-dependent
+         * branch but their count */
+        for (; most > 1; most -= most / 2)
+            for (size_t j = 0; j < w; j++) {
+                size_t half = len[j] / 2;
+                b[j] = b[j][half] < x[j0 + j] ? b[j] + half : b[j];
+                len[j] -= half;
+            }
         for (size_t j = 0; j < w; j++) {
             size_t aj = a[j0 + j], xj = x[j0 + j], hi = m->off[aj + 1];
             size_t i = m->off[aj] < hi ? (size_t)(b[j] - m->tok) + (*b[j] < xj) : hi;
