@@ -191,6 +191,11 @@ static size_t S_count_less(const double *a, size_t n, double s)
     const double *b = a;
     while (n > 1) {
         size_t half = n / 2;
+        /* both probes of the next level requested now (Khuong & Morin):
+         * the branch-free step cannot speculate, so this is what overlaps
+         * a level's miss with the next */
+        __builtin_prefetch(b + (n - half) / 2);
+        __builtin_prefetch(b + half + (n - half) / 2);
         b = b[half] < s ? b + half : b;
         n -= half;
     }
@@ -293,6 +298,10 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
         size_t l0 = len[0], l1 = len[1], l2 = len[2], l3 = len[3];
         for (; most > 1; most -= most / 2) {
             size_t h0 = l0 / 2, h1 = l1 / 2, h2 = l2 / 2, h3 = l3 / 2;
+            __builtin_prefetch(b0 + (l0 - h0) / 2), __builtin_prefetch(b0 + h0 + (l0 - h0) / 2);
+            __builtin_prefetch(b1 + (l1 - h1) / 2), __builtin_prefetch(b1 + h1 + (l1 - h1) / 2);
+            __builtin_prefetch(b2 + (l2 - h2) / 2), __builtin_prefetch(b2 + h2 + (l2 - h2) / 2);
+            __builtin_prefetch(b3 + (l3 - h3) / 2), __builtin_prefetch(b3 + h3 + (l3 - h3) / 2);
             b0 = b0[h0] < xs[0] ? b0 + h0 : b0;
             b1 = b1[h1] < xs[1] ? b1 + h1 : b1;
             b2 = b2[h2] < xs[2] ? b2 + h2 : b2;
