@@ -192,6 +192,11 @@ static size_t S_count_less(const double *a, size_t n, double s)
     const double *b = a;
     while (n > 1) {
         size_t half = n / 2;
+        /* both probes of the next level requested now (Khuong & Morin):
+         * the branch-free step cannot speculate, so this is what overlaps
+         * a level's miss with the next */
+        __builtin_prefetch(b + (n - half) / 2);
+        __builtin_prefetch(b + half + (n - half) / 2);
         b = b[half] < s ? b + half : b;
         n -= half;
     }
@@ -274,28 +279,39 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
             q[j] = m->u[x[j]];
         return;
     }
-    enum { W = 8 };
+    enum { W = 4 }; /* lanes of fixed count (the compiler keeps them in registers); idle lanes search nothing */
     for (size_t j0 = 0; j0 < n; j0 += W) {
-        size_t w = n - j0 < W ? n - j0 : W, len[W], left = 0;
+        size_t w = n - j0 < W ? n - j0 : W, len[W], xs[W], most = 1;
         const uint32_t *b[W];
-        for (size_t j = 0; j < w; j++) {
-            size_t lo = m->off[a[j0 + j]];
-            len[j] = m->off[a[j0 + j] + 1] - lo;
-            b[j] = m->tok + lo;
-            left += len[j] > 1;
+        for (size_t j = 0; j < W; j++) {
+            size_t lo = j < w ? m->off[a[j0 + j]] : 0;
+            len[j] = j < w ? m->off[a[j0 + j] + 1] - lo : 0;
+            xs[j] = j < w ? x[j0 + j] : 0;
+            b[j] = len[j] ? m->tok + lo : m->tok; /* an empty row or idle lane: any readable entry (unused) */
+            len[j] = len[j] ? len[j] : 1;
+            most = len[j] > most ? len[j] : most;
         }
-        while (left) { /* one level of every unfinished search (S_count_less_u32's steps) */
-            left = 0;
-            for (size_t j = 0; j < w; j++)
-                if (len[j] > 1) {
-                    size_t half = len[j] / 2;
-                    b[j] = b[j][half] < x[j0 + j] ? b[j] + half : b[j];
-                    len[j] -= half;
-                    left += len[j] > 1;
-                }
+        /* one level of every search per pass (S_count_less_u32's steps), as
+         * many passes as the longest needs: a finished search (len 1) takes
+         * half = 0 steps and stays, so the passes have no data-dependent
+         * branch but their count */
+        const uint32_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
+        size_t l0 = len[0], l1 = len[1], l2 = len[2], l3 = len[3];
+        for (; most > 1; most -= most / 2) {
+            size_t h0 = l0 / 2, h1 = l1 / 2, h2 = l2 / 2, h3 = l3 / 2;
+            __builtin_prefetch(b0 + (l0 - h0) / 2), __builtin_prefetch(b0 + h0 + (l0 - h0) / 2);
+            __builtin_prefetch(b1 + (l1 - h1) / 2), __builtin_prefetch(b1 + h1 + (l1 - h1) / 2);
+            __builtin_prefetch(b2 + (l2 - h2) / 2), __builtin_prefetch(b2 + h2 + (l2 - h2) / 2);
+            __builtin_prefetch(b3 + (l3 - h3) / 2), __builtin_prefetch(b3 + h3 + (l3 - h3) / 2);
+            b0 = b0[h0] < xs[0] ? b0 + h0 : b0;
+            b1 = b1[h1] < xs[1] ? b1 + h1 : b1;
+            b2 = b2[h2] < xs[2] ? b2 + h2 : b2;
+            b3 = b3[h3] < xs[3] ? b3 + h3 : b3;
+            l0 -= h0, l1 -= h1, l2 -= h2, l3 -= h3;
         }
+        b[0] = b0, b[1] = b1, b[2] = b2, b[3] = b3;
         for (size_t j = 0; j < w; j++) {
-            size_t aj = a[j0 + j], xj = x[j0 + j], hi = m->off[aj + 1];
+            size_t aj = a[j0 + j], xj = xs[j], hi = m->off[aj + 1];
             size_t i = m->off[aj] < hi ? (size_t)(b[j] - m->tok) + (*b[j] < xj) : hi;
             q[j0 + j] = i < hi && m->tok[i] == xj ? m->qe[i] : S_c(m, aj) * m->u[xj];
         }

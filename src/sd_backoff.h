@@ -171,9 +171,9 @@ void sd_backoff_free(sd_backoff *m);
 /* q_a(x). */
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
 /* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: the
- * searches advance level by level together (eight at a time), so their
- * cache misses overlap (a block's draft tokens, whose contexts are known
- * before any is verified). */
+ * searches advance level by level together (four at a time, without
+ * branches), so their cache misses overlap (a block's draft tokens, whose
+ * contexts are known before any is verified). */
 void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
 /* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);

@@ -1,0 +1,102 @@
+/* test_backoff_lookup.c — the batched lookups q_{a_j}(x_j) of
+ * sd_backoff_q_many (four searches in lockstep among the seen bigrams of
+ * each context) against the single lookup sd_backoff_q, bit for bit.
+ *
+ * A generated ARPA bigram over 300 words whose contexts have 0, 1, 2, 3,
+ * 17, 64 and up to 290 seen bigrams (so the lockstep's lanes finish after
+ * different numbers of levels, and some rows are empty), queried with
+ * every batch size 1..9 (whole groups of four and partial ones), at every
+ * seen bigram, its neighbours in the vocabulary and random pairs.  The two
+ * must agree exactly: the same stored number (e_a(x) or c_a u(x)), found
+ * by a different search. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_arpa.h"
+#include "../src/sd_backoff.h"
+
+enum { S_V = 300 };
+
+/* Context i (word w<i>) sees the words w<(i + 7 k) mod V> for k < len(i). */
+static size_t S_len(size_t i)
+{
+    static const size_t lens[] = {0, 1, 2, 3, 17, 64, 0, 5, 290, 1, 8, 130};
+    return lens[i % (sizeof lens / sizeof lens[0])];
+}
+
+static char *S_arpa_text(void)
+{
+    size_t nbi = 0;
+    for (size_t i = 2; i < S_V; i++)
+        nbi += S_len(i);
+    char *t = malloc(64 * (S_V + nbi) + 256), *o = t;
+    cr_assert_not_null(t);
+    o += sprintf(o, "\n\\data\\\nngram 1=%d\nngram 2=%zu\n\n\\1-grams:\n", S_V, nbi);
+    o += sprintf(o, "-1.5\t</s>\t-0.1\n-99\t<s>\t-0.2\n");
+    for (size_t i = 2; i < S_V; i++)
+        o += sprintf(o, "%.4f\tw%zu\t%.4f\n", -2.0 - 0.004 * (double)i, i, -0.3 - 0.001 * (double)(i % 13));
+    o += sprintf(o, "\n\\2-grams:\n");
+    for (size_t i = 2; i < S_V; i++) {
+        /* the seen words of context i, each once: i + 7k mod V, skipping <s> and </s> */
+        size_t n = 0;
+        for (size_t k = 0; n < S_len(i); k++) {
+            size_t x = (i + 7 * k) % S_V;
+            if (x < 2)
+                continue;
+            o += sprintf(o, "%.4f w%zu w%zu\n", -1.0 - 0.01 * (double)((i + k) % 50), i, x);
+            n++;
+        }
+    }
+    sprintf(o, "\n\\end\\\n");
+    return t;
+}
+
+Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
+{
+    char *text = S_arpa_text();
+    sd_arpa *a = NULL;
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    free(text);
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(m->V, (size_t)S_V);
+    /* the queries: every seen bigram, the next word after it, and random pairs */
+    size_t nq = 0, cap = 3 * m->nnz + 4000;
+    size_t *qa = malloc(cap * sizeof *qa), *qx = malloc(cap * sizeof *qx);
+    cr_assert(qa && qx);
+    for (size_t c = 0; c < m->V; c++)
+        for (size_t i = m->off[c]; i < m->off[c + 1]; i++) {
+            qa[nq] = c, qx[nq++] = m->tok[i];
+            qa[nq] = c, qx[nq++] = (m->tok[i] + 1) % m->V;
+            qa[nq] = c, qx[nq++] = m->tok[i] ? m->tok[i] - 1 : m->V - 1;
+        }
+    uint64_t r = 88172645463325252u;
+    for (int k = 0; k < 4000; k++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        qa[nq] = (size_t)(r % m->V), qx[nq++] = (size_t)((r >> 20) % m->V);
+    }
+    size_t seen = 0, checked = 0;
+    double *q = malloc(9 * sizeof *q);
+    for (size_t n = 1; n <= 9; n++)
+        for (size_t j0 = 0; j0 + n <= nq; j0 += n) {
+            sd_backoff_q_many(m, qa + j0, qx + j0, n, q);
+            for (size_t j = 0; j < n; j++) {
+                double one = sd_backoff_q(m, qa[j0 + j], qx[j0 + j]);
+                cr_assert(q[j] == one, "n = %zu: q_%zu(%zu) batched %.17g, single %.17g", n, qa[j0 + j],
+                          qx[j0 + j], q[j], one);
+                checked++;
+            }
+        }
+    for (size_t c = 0; c < m->V; c++)
+        seen += m->off[c + 1] > m->off[c] + 200; /* the long rows were built (the deep searches ran) */
+    cr_assert_gt(seen, 0);
+    cr_log_info("%zu lookups compared (%zu seen bigrams)", checked, m->nnz);
+    free(q);
+    free(qa);
+    free(qx);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
