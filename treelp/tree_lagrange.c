@@ -1119,7 +1119,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     int rc = S_dw_new(g, &d);
     double *pim = rc ? NULL : calloc((size_t)d.nrows, sizeof *pim);
     double *pib = rc ? NULL : calloc((size_t)d.nrows, sizeof *pib);
-    for (size_t k = 0; !rc && k < n; k++) {
+    for (size_t k = 0; !rc && P && k < n; k++) {
         for (size_t i = 0; i < N; i++)
             P[i] = -cols[k * (N + 1) + i];
         rc = S_dw_column(g, &d, P);
