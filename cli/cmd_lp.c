@@ -522,7 +522,10 @@ static int S_print_table(const S_out *o)
                o->res.dual_bound, o->res.primal_residual,
                !strcmp(o->res.method, "lagrangian-cg") ? " (lagrangian-cg: column generation)" : "");
     printf("  status       %s\n", o->res.status);
-    printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_problems[o->prob].meaning);
+    if (isnan(o->res.optimum) && o->has_bounds) /* not certified: only the bounds above */
+        printf("  optimum      within [lower, upper] above (%s)\n", S_problems[o->prob].meaning);
+    else
+        printf("  optimum      %.12f   (%s)\n", o->res.optimum, S_problems[o->prob].meaning);
     if (o->ref_name)
         printf("  reference    %.12f   %s; difference %.2e\n", o->ref, o->ref_name, o->res.optimum - o->ref);
     if (o->prob == S_PARETO)

@@ -282,7 +282,8 @@ static int S_run(S_req *rq)
         else if (cli_model_lists_check(&mo, &err))
             status = cli_fail(&err);
         else if (sd_gen_chain_bytes(mo.pV, 1) > sd_mem_budget(mo.max_memory) / 2)
-            sparse = 1; /* V x V rows would not fit: one row pair, Monte-Carlo by the verifier's sparse kernel */
+            sparse = 1; /* V x V rows would not fit: one row pair, Monte-Carlo by the verifier's sparse kernel
+                         * and, where it has one, the exact per-position law */
         else if (!(ch = cli_model_pq_chain(&mo, G + 1, &err)))
             status = cli_fail(&err);
         t = 1;

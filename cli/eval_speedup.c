@@ -138,6 +138,7 @@ typedef struct {
     uint64_t trials, seed;
     int json, per_step, best;
     size_t glist[256], nglist;
+    const char *gamma_arg; /* the last --gamma value as given */
 } S_req;
 
 static void S_req_init(S_req *rq)
@@ -157,6 +158,7 @@ static int S_gamma(S_req *rq, const char *arg)
     sd_error err;
     rq->best = 0;
     rq->nglist = 0;
+    rq->gamma_arg = arg;
     if (strcmp(arg, "best") == 0) {
         rq->best = 1;
         return -1;
@@ -271,7 +273,7 @@ static int S_run(S_req *rq, json_t *collect, int sep)
                                  "speed-up model needs one", vt->name);
     if (status < 0 && treed && (best || nglist))
         status = cli_usage_error(S_cmd, "--gamma %s: --algo %s drafts the tree --tree (its depth is the draft "
-                                 "length); give one --tree per command", best ? "best" : "LIST", vt->name);
+                                 "length); give one --tree per command", rq->gamma_arg, vt->name);
     if (status < 0 && treed && cv.par.tree_depth == 0)
         status = cli_usage_error(S_cmd, "give --tree b1,...,bD (every iteration drafts its nodes)");
     if (status < 0 && !treed && !best && !nglist && cv.par.gamma == 0)

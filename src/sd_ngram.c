@@ -2,6 +2,7 @@
 #include "sd_ngram.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,8 @@ int sd_ngram_cache(sd_ngram *g, size_t slots, sd_error *err)
     g->ckey = NULL;
     if (!slots)
         return SD_OK;
+    if (slots > SIZE_MAX / 3 / sizeof *g->ckey || g->V > SIZE_MAX / sizeof *g->crows / slots)
+        return sd_error_set(err, SD_ETOOBIG, "%zu cached rows of %zu words: the size overflows", slots, g->V);
     g->crows = malloc(slots * g->V * sizeof *g->crows);
     g->cdev = malloc(slots * sizeof *g->cdev);
     g->ckey = malloc(3 * slots * sizeof *g->ckey);

@@ -58,7 +58,8 @@ void sd_ngram_free(sd_ngram *g);
  * history's usable words), so that a history met again costs a copy of its
  * row instead of O(V) arithmetic: the same bits (a row is a function of
  * the usable history).  Takes slots·(V + 4)·8 bytes.  Not for concurrent
- * callers of sd_ngram_row on the same g.  SD_ENOMEM. */
+ * callers of sd_ngram_row on the same g.  SD_ETOOBIG when that size
+ * overflows size_t; SD_ENOMEM. */
 int sd_ngram_cache(sd_ngram *g, size_t slots, sd_error *err);
 
 /* The row after hist[0..nh) (output ids, the most recent last) into

@@ -2,6 +2,7 @@
 #include "sd_trace_write.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,9 @@ int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace
         return sd_error_set(err, SD_ETOOBIG, "the traces take %.0f MB of memory (%zu sequences x %zu positions, "
                                              "V = %zu); the limit is %.0f MB (--max-memory)", need / 1e6, n, T, V,
                             (double)max_bytes / 1e6);
+    if (need >= (double)SIZE_MAX) /* n T doubles do not fit in size_t: refused before the products overflow */
+        return sd_error_set(err, SD_ETOOBIG, "the traces take %.3g bytes of memory (%zu sequences x %zu positions, "
+                                             "V = %zu), beyond the address space", need, n, T, V);
     /* free disk, when the file system tells it: the files written here
      * replace those of an earlier set in dir, whose space returns */
     double disk = sd_trace_write_disk_bytes(n, T, V, rows);

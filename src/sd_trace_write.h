@@ -41,7 +41,7 @@ double sd_trace_write_disk_bytes(size_t n, size_t T, size_t V, int rows);
  * and block verification need: the rows are not kept, any draft.npy and
  * target.npy left in dir from before are removed so that no mixed set
  * remains).  SD_ETOOBIG before writing anything when the memory exceeds
- * max_bytes or when the files would not fit in the free space of dir's
+ * max_bytes or the address space, or when the files would not fit in the free space of dir's
  * file system (statvfs; the files of an earlier set there count as free).
  * Errors as sd_trace_write, and the callback's. */
 int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,

@@ -283,7 +283,9 @@ Test(iid_large, tree_verifier_speedup, .timeout = 60)
     cr_expect_lt(fabs(r - rate) / se, 4.0, "Monte-Carlo %.6g vs exact %.6g (se %.3g)", r, rate, se);
     json_decref(mc);
     snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --gamma best %s", pq);
-    tu_expect(cmd, 64, "drafts the tree --tree");
+    tu_expect(cmd, 64, "--gamma best: --algo tree-rrs drafts the tree --tree");
+    snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs --tree 2,1 --gamma 1..3 %s", pq);
+    tu_expect(cmd, 64, "--gamma 1..3: --algo tree-rrs drafts the tree --tree"); /* the value given, not LIST */
     /* the default tree 2,2 at V = 30: 7e8 drafted trees, beyond the iteration
      * law's enumeration: the limit by the kernel's law of tau */
     snprintf(cmd, sizeof cmd, "eval speedup --algo tree-rrs %s --trials 2000", pq);

@@ -125,6 +125,21 @@ Test(trace_stream, too_large_sets_are_refused_before_writing)
     S_clean(dir);
 }
 
+/* Without a memory limit and without a file system to ask (the directory
+ * does not exist, so statvfs fails), n T doubles whose byte count does not
+ * fit in size_t are refused with SD_ETOOBIG before any allocation: n =
+ * 2^61 + 1, T = 1 would otherwise allocate n T 8 mod 2^64 = 8 bytes and
+ * write past them. */
+Test(trace_stream, sizes_past_the_address_space_are_refused)
+{
+    double init[2] = {0.5, 0.5};
+    sd_error err = {0};
+    int rc = sd_trace_write_fn(((size_t)1 << 61) + 1, 1, 2, init, S_never, NULL, 0, 1,
+                               "/nonexistent/simdec-trace-stream", 0, &err);
+    cr_assert_eq(rc, SD_ETOOBIG, "%d: %s", rc, err.msg);
+    cr_assert(strstr(err.msg, "address space"), "%s", err.msg);
+}
+
 /* The command line: gen --arpa --trace refuses a set over --max-memory or
  * over the free disk (3.5 TB of rows) with exit 65, before writing a file. */
 Test(trace_stream, gen_refuses_sets_too_large_for_memory_or_disk, .timeout = 60)

@@ -97,11 +97,18 @@ Test(tree_cg, lp_reports_optimal_with_its_certificate, .timeout = 120)
     free(out);
 }
 
-/* Not converged within --time-limit: the bounds stay (status bounds). */
+/* Not converged within --time-limit: the bounds stay (status bounds); the
+ * table's optimum line points to them instead of printing nan. */
 Test(tree_cg, bounds_when_the_time_runs_out, .timeout = 120)
 {
     char *out = NULL;
     cr_assert_eq(tu_run("lp tree-valid --tree 2,2,2 --V 8 --time-limit 0.5 --csv", &out, NULL), 0);
     cr_expect(tu_contains(out, ",bounds,bounds,"), "%s", out);
+    free(out);
+    out = NULL;
+    cr_assert_eq(tu_run("lp tree-valid --tree 2,2,2 --V 8 --time-limit 0.5", &out, NULL), 0);
+    cr_expect(tu_contains(out, "status       bounds"), "%s", out);
+    cr_expect(tu_contains(out, "optimum      within [lower, upper] above"), "%s", out);
+    cr_expect(!tu_contains(out, "nan"), "%s", out);
     free(out);
 }

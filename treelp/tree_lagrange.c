@@ -85,8 +85,8 @@
 /* CLP's primal and dual feasibility tolerances in the column generation
  * master: the stop-mass rows X(z) <= q(z | parent) X(parent) become r >= 0
  * divided by q(z), so their error must stay well below 1e-9, and reduced
- * costs of a few 1e-9 must still price in (at 1e-9 the gap stalled at
- * 3e-9, measured). */
+ * costs of a few 1e-9 must still price in (a tolerance of 1e-9 would let
+ * the gap stall at a few 1e-9, above S_GAP). */
 #define S_CLP_TOL 1e-11
 /* ... and once more at S_CLP_TIGHT when nothing prices out but the
  * master's point misses the residual. */
@@ -857,8 +857,8 @@ static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
     CoinBigIndex st0 = 0;
     Clp_loadProblem(d->clp, 0, nr, &st0, NULL, NULL, NULL, NULL, NULL, rl, ru);
     /* no scaling: CLP's scale factors are not renewed for columns added
-     * after a solve, and its primal simplex warm started then reported
-     * optima whose row prices priced the new columns wrongly (measured) */
+     * after a solve, so its primal simplex warm started then can report
+     * optima whose row prices price the new columns wrongly */
     Clp_scaling(d->clp, 0);
     Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
     Clp_setDualTolerance(d->clp, S_CLP_TOL);
@@ -998,8 +998,8 @@ static void S_dw_box(S_dw *d, double delta, double *obj, double *up)
 /* Whether CLP's row prices y are dual feasible for the master it reports
  * optimal: y_r <= 0 on the <= rows and every column's reduced cost
  * c_j - y·a_j >= 0 (minimising), recomputed from the matrix (1e-9).  CLP's
- * primal simplex warm started after added columns was seen to report an
- * optimum whose prices fail this; the caller then solves afresh. */
+ * primal simplex warm started after added columns can report an optimum
+ * whose prices fail this; the caller then solves afresh. */
 static int S_dw_dual_ok(S_dw *d)
 {
     const double *y = Clp_getRowPrice(d->clp), *ob = Clp_getObjCoefficients(d->clp);
@@ -1103,8 +1103,8 @@ static void S_seed_first_child(const sd_lp_tree_lagrange *g, double *R, double *
  * S_GAP.  The duals are held in a box (S_dw_box) around the best point's,
  * moved with it, widened when nothing prices out inside it and dropped
  * past S_DELTA_CG_MAX: without it the master's duals swing between
- * extreme rules (measured: V = 8 --tree 3,2 converged in 1.1 s with it,
- * 3.3 s without).  The columns start with "stop at the root" (always
+ * extreme rules (the box step of Marsten, Hogan & Blankenship 1975).  The
+ * columns start with "stop at the root" (always
  * feasible), S_seed_first_child's rule, and the rules the subgradient phase met (cols: n rows of N + 1, the
  * negated stop law first).  SD_ENOMEM or SD_EINTERNAL (CLP failed: the
  * caller falls back) before any bound is set in info. */
@@ -1119,7 +1119,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     int rc = S_dw_new(g, &d);
     double *pim = rc ? NULL : calloc((size_t)d.nrows, sizeof *pim);
     double *pib = rc ? NULL : calloc((size_t)d.nrows, sizeof *pib);
-    for (size_t k = 0; !rc && k < n; k++) {
+    for (size_t k = 0; !rc && P && k < n; k++) {
         for (size_t i = 0; i < N; i++)
             P[i] = -cols[k * (N + 1) + i];
         rc = S_dw_column(g, &d, P);
@@ -1243,8 +1243,8 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
                 continue;
             }
             if (!tight) {
-                /* the master's point just misses the 1e-9 residual (seen at
-                 * 2e-9 with wor, V = 8 --tree 4,2): once more, tighter */
+                /* the master's point may miss the 1e-9 residual by a few
+                 * 1e-9 at S_CLP_TOL: once more, tighter */
                 tight = 1;
                 Clp_setPrimalTolerance(d.clp, S_CLP_TIGHT);
                 Clp_setDualTolerance(d.clp, S_CLP_TIGHT);

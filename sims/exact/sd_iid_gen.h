@@ -14,7 +14,7 @@
  * l >= 3 by Rao-Blackwellised Monte-Carlo); exact from the verifier's
  * per-position law (sd_verifier_type.iid_pos_law, sims/exact/sd_iid_pos.h:
  * the multi-draft trees rrs and spectr, O(G·k²·V) work in O(k·V) memory)
- * when its work is within SD_IID_POS_MAX_OPS (about 10 s) and its memory
+ * when its work is within SD_IID_POS_MAX_OPS (about 9 s) and its memory
  * within the budget; otherwise Monte-Carlo of the first iteration by the
  * verifier's kernel for sparse rows (`trials` trials, trial i on stream
  * (seed, i)), the empirical law of τ, whose `how` says why the exact law

@@ -17,7 +17,7 @@ int sd_iid_pos_ccdf(const sd_pos_law *pl, const double *p, const double *q, size
     if (!(S >= 1 && pl->s0 < S))
         return sd_error_set(err, SD_EUSAGE, "a position law with %zu states starting in state %zu", S, pl->s0);
     double bytes = ((double)S * (double)V + 2.0 * (double)V + 2.0 * (double)S) * sizeof(double);
-    if (max_bytes && bytes > (double)max_bytes)
+    if ((max_bytes && bytes > (double)max_bytes) || bytes >= (double)SIZE_MAX)
         return sd_error_set(err, SD_ETOOBIG, "the law of one iteration on i.i.d. rows needs %.3g MB of weights "
                             "(%zu states x V = %zu), over the budget %.3g MB", bytes / 1e6, S, V,
                             (double)max_bytes / 1e6);
@@ -87,9 +87,10 @@ int sd_iid_pos_verifier(const sd_verifier_type *vt, const sd_params *par, const 
     /* S and call_work from the law at V = 1 */
     sd_chain c1 = {.V = 1, .T = 1, .draft_steps = 1, .target_steps = 1};
     sd_pos_law pl = {0};
-    err->msg[0] = 0;
+    if (err)
+        err->msg[0] = 0;
     int rc = vt->iid_pos_law(&c1, par, &pl, err);
-    if (rc == SD_EUSAGE && !err->msg[0])
+    if (rc == SD_EUSAGE && (!err || !err->msg[0]))
         sd_error_set(err, SD_EUSAGE, "--algo %s has no per-position law at these parameters", vt->name);
     if (rc)
         return rc;
@@ -100,7 +101,7 @@ int sd_iid_pos_verifier(const sd_verifier_type *vt, const sd_params *par, const 
     double bytes = (2.0 * (double)S + 3.0) * (double)V * sizeof(double);
     if (work > SD_IID_POS_MAX_OPS)
         return sd_error_set(err, SD_ETOOBIG, "the exact law of --algo %s on one row pair (V = %zu, %zu states, "
-                            "draft length %zu) needs about %.3g operations, over the limit %.3g (about 10 s)",
+                            "draft length %zu) needs about %.3g operations, over the limit %.3g (about 9 s)",
                             vt->name, V, S, G, work, SD_IID_POS_MAX_OPS);
     if (max_bytes && bytes > (double)max_bytes)
         return sd_error_set(err, SD_ETOOBIG, "the exact law of --algo %s on one row pair (V = %zu, %zu states) "

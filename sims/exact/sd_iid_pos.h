@@ -26,7 +26,7 @@
  * caller).  SD_EUSAGE for a law that ends an iteration without a
  * rejection before its last draft (τ would not be the depth reached);
  * SD_ETOOBIG when its S·V doubles of weights exceed max_bytes (0: no
- * limit), before allocating; SD_ENOMEM; the law's own status. */
+ * limit) or the address space, before allocating; SD_ENOMEM; the law's own status. */
 int sd_iid_pos_ccdf(const sd_pos_law *pl, const double *p, const double *q, size_t V, size_t max_bytes,
                     double *ccdf, sd_error *err);
 
