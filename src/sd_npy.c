@@ -220,6 +220,20 @@ int sd_npy_wrap(sd_npy *a, const void *data, const char *descr, size_t ndim, con
     return SD_OK;
 }
 
+void sd_npy_release(const sd_npy *a, size_t first, size_t count)
+{
+    if (!a->map || count == 0 || first >= a->count)
+        return;
+    if (count > a->count - first)
+        count = a->count - first;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)(a->data + first * a->size), hi = lo + count * a->size;
+    lo = (lo + page - 1) / page * page; /* whole pages inside the range only */
+    hi = hi / page * page;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: failure is harmless */
+}
+
 void sd_npy_close(sd_npy *a)
 {
     if (a->map)

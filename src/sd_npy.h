@@ -49,6 +49,13 @@ int sd_npy_wrap(sd_npy *a, const void *data, const char *descr, size_t ndim, con
 
 void sd_npy_close(sd_npy *a);
 
+/* Advice that elements [first, first + count) will not be read again soon:
+ * for a mapped file the whole pages inside them leave the process's
+ * resident memory (madvise MADV_DONTNEED on a read-only mapping: a later
+ * read maps them again from the file), so a pass over a file larger than
+ * memory keeps O(count) of it resident.  Nothing for wrapped arrays. */
+void sd_npy_release(const sd_npy *a, size_t first, size_t count);
+
 /* Element i (C order) as a double (integers exactly below 2^53; float16
  * converted exactly). */
 double sd_npy_get(const sd_npy *a, size_t i);

@@ -411,6 +411,10 @@ int sd_trace_eval(const sd_trace_input *in, const sd_trace_point *pts, size_t np
             sd_welford_add(&res[j].rej, R);
             sd_welford_add(&res[j].calls, C);
         }
+        if (rows) { /* one pass: sequence i's rows are not read again */
+            sd_npy_release(in->draft, i * T * V, T * V);
+            sd_npy_release(in->target, i * T * V, T * V);
+        }
     }
 done:
     for (size_t j = 0; ctx && j < npts; j++)
