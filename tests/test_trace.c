@@ -13,6 +13,8 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/exact/sd_exact_gen.h"
 #include "../sims/exact/sd_trace.h"
+#include "../sims/exact/sd_trace_laws.h"
+#include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_model.h"
@@ -205,6 +207,110 @@ Test(trace, broken_block_trace_is_caught_by_enumeration)
     cr_assert(worst > 1e-3, "broken-block-trace agrees with block's law given the output (%g)", worst);
     free(e.P);
     sd_chain_free(c);
+}
+
+/* --- recursive rejection sampling without replacement, given the output ------------- */
+
+typedef struct {
+    sd_tree *tr;
+    const sd_chain *view;
+    const sd_tree_kind *k;
+    size_t V;
+    double *w;  /* [nodes][V] draft laws */
+    double *acc; /* [V]: Σ P(children) Σ_{j: c_j = y} pi(j), by y */
+} S_wor_enum;
+
+/* Every way of drafting the children u.. of the one-level tree, as the
+ * verifier drafts them (sd_tree_draft_law), verified by sd_tree_outcome. */
+static void S_wor_visit(S_wor_enum *e, size_t u, double prob)
+{
+    sd_tree *tr = e->tr;
+    if (u == tr->nodes) {
+        sd_tree_outcome(tr, e->view, e->k, SD_DRAW_WOR);
+        for (size_t v = 1; v < tr->nodes; v++)
+            if (tr->tok[v] != SD_TREE_NONE)
+                e->acc[tr->tok[v]] += prob * tr->pi[v];
+        return;
+    }
+    double *w = e->w + u * e->V;
+    if (sd_tree_draft_law(tr, e->view, u, SD_DRAW_WOR, w) <= 0.0) {
+        tr->tok[u] = SD_TREE_NONE;
+        S_wor_visit(e, u + 1, prob);
+        return;
+    }
+    for (size_t x = 0; x < e->V; x++)
+        if (w[x] > 0.0) {
+            tr->tok[u] = x;
+            S_wor_visit(e, u + 1, prob * w[x]);
+        }
+}
+
+/* A row on V tokens with about a fraction zf of zeros (never all zero). */
+static void S_row(gsl_rng *r, double *row, size_t V, double zf)
+{
+    double s = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        row[x] = gsl_rng_uniform(r) < zf ? 0.0 : -log(gsl_rng_uniform_pos(r));
+        s += row[x];
+    }
+    if (!(s > 0.0)) {
+        row[gsl_rng_uniform_int(r, V)] = 1.0;
+        s = 1.0;
+    }
+    for (size_t x = 0; x < V; x++)
+        row[x] /= s;
+}
+
+/* The closed form against the enumeration of the V^b ordered children,
+ * for every output token, on rows with zeros (p's support smaller than
+ * b, q = p, disjoint supports among them). */
+Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 120)
+{
+    const sd_verifier_type *vt = sd_verifier_find("tree-rrs-wor");
+    cr_assert(vt && vt->tree);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 61);
+    size_t checked = 0, nonzero = 0;
+    double worst = 0.0;
+    for (size_t V = 2; V <= 8; V++)
+        for (size_t b = 1; b <= (V <= 6 ? 4u : 3u); b++)
+            for (int rep = 0; rep < 6; rep++) {
+                double p[8], q[8], scratch[8 * 6], acc[8] = {0}, w[8 * 5];
+                double zf = rep < 2 ? 0.0 : 0.4;
+                S_row(r, p, V, zf);
+                if (rep == 3)
+                    memcpy(q, p, sizeof p); /* every child accepted when drafted */
+                else
+                    S_row(r, q, V, zf);
+                if (rep == 5) { /* p on one token only: one child */
+                    memset(p, 0, sizeof p);
+                    p[gsl_rng_uniform_int(r, V)] = 1.0;
+                }
+                sd_params par;
+                sd_params_defaults(&par, vt);
+                par.tree[0] = b;
+                par.tree_depth = 1;
+                sd_tree *tr;
+                sd_error err = {0};
+                cr_assert_eq(sd_tree_new(&tr, V, &par, &err), SD_OK, "%s", err.msg);
+                sd_tree_cut(tr, 1, 1, 0);
+                sd_chain view = {.V = V, .T = 1, .draft_steps = 1, .target_steps = 1, .draft = p, .target = q};
+                S_wor_enum e = {tr, &view, vt->tree, V, w, acc};
+                S_wor_visit(&e, 1, 1.0);
+                sd_tree_free(tr);
+                for (size_t y = 0; y < V; y++) {
+                    double a = sd_trace_wor_accept(p, q, V, b, y, scratch);
+                    double d = fabs(a - acc[y]);
+                    worst = d > worst ? d : worst;
+                    cr_assert(d <= 1e-12, "V %zu, b %zu, rep %d, y %zu: closed form %.17g, enumeration %.17g", V, b,
+                              rep, y, a, acc[y]);
+                    checked++;
+                    nonzero += acc[y] > 1e-3 && b > 1;
+                }
+            }
+    cr_assert(checked > 500 && nonzero > 200, "%zu checked, %zu nonzero", checked, nonzero);
+    cr_log_info("wor closed form: %zu outputs checked, worst difference %.3g", checked, worst);
+    gsl_rng_free(r);
 }
 
 /* --- pooled estimates against the exact values --------------------------------------- */
@@ -514,7 +620,7 @@ Test(trace_cli, gen_trace_agrees_with_eval_generation, .timeout = 240)
     char *dir = S_trace_dir(4, 8, 13, 3000);
     static const char *const pts[] = {"token --gamma 2",          "block --gamma 3",   "rrs --k 2 --gamma 2",
                                       "spectr --k 3 --gamma 2",   "tree-rrs --tree 2,2", "tree-rrs-wor --tree 2,1",
-                                      "block"};
+                                      "tree-rrs-wor --tree 3,2", "tree-rrs-wor --tree 4", "block"};
     tu_trace_agrees_with_eval(dir, pts, sizeof pts / sizeof *pts);
     char cmd[1024];
     /* --ratios: the same numbers as the rows for token and block */

@@ -239,6 +239,83 @@ int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma,
     return SD_OK;
 }
 
+/* --- recursive rejection sampling without replacement, given the output -------------- */
+
+double sd_trace_wor_terms(size_t V, size_t b)
+{
+    double t = 1.0;
+    for (size_t j = 0; j + 1 < b && j < V; j++)
+        t *= (double)(V - j);
+    return t;
+}
+
+typedef struct {
+    size_t V, b, y;
+    double *pm;  /* p with the drafted (rejected) children set to 0 */
+    double *buf; /* [b][V]: the residual after m rejections at row m */
+    double acc;
+} S_wor;
+
+/* m children drafted and rejected with probability W; R the residual
+ * they leave, s = Σ pm the draft mass left. */
+static void S_wor_rec(S_wor *w, size_t m, double W, const double *R, double s)
+{
+    size_t V = w->V, y = w->y;
+    const double *pm = w->pm;
+    double py = pm[y];
+    if (!(py > 0.0) || !(s > 0.0))
+        return; /* y drafted and rejected already, or never drafted */
+    w->acc += W * (py / s < R[y] ? py / s : R[y]);
+    if (m + 1 >= w->b)
+        return;
+    double *Rn = w->buf + (m + 1) * V, Z = 0.0;
+    for (size_t x = 0; x < V; x++) {
+        double d = pm[x] / s;
+        Rn[x] = R[x] > d ? R[x] - d : 0.0;
+        Z += Rn[x];
+    }
+    if (!(Z > 0.0))
+        return; /* R = D: child m+1 is never rejected */
+    for (size_t x = 0; x < V; x++)
+        Rn[x] /= Z;
+    if (m + 2 == w->b) { /* the last child, whatever the one rejected before it */
+        double Ry = Rn[y], sum = 0.0;
+        if (!(Ry > 0.0))
+            return;
+        for (size_t c = 0; c < V; c++) {
+            double d = pm[c] / s;
+            if (c == y || !(d > R[c]))
+                continue;
+            double dy = py / (s - pm[c]);
+            sum += (d - R[c]) * (dy < Ry ? dy : Ry);
+        }
+        w->acc += W * sum;
+        return;
+    }
+    for (size_t c = 0; c < V; c++) {
+        double d = pm[c] / s;
+        if (c == y || !(d > R[c]))
+            continue;
+        double pc = pm[c];
+        w->pm[c] = 0.0;
+        S_wor_rec(w, m + 1, W * (d - R[c]), Rn, s - pc);
+        w->pm[c] = pc;
+    }
+}
+
+double sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, double *scratch)
+{
+    S_wor w = {.V = V, .b = b, .y = y, .pm = scratch, .buf = scratch + V, .acc = 0.0};
+    double s = 0.0;
+    for (size_t x = 0; x < V; x++)
+        s += p[x];
+    memcpy(w.pm, p, V * sizeof *w.pm);
+    memcpy(w.buf, q, V * sizeof *w.buf);
+    if (b > 0)
+        S_wor_rec(&w, 0, 1.0, w.buf, s);
+    return w.acc;
+}
+
 /* --- top-down trees ---------------------------------------------------------------- */
 
 typedef struct {
@@ -247,6 +324,7 @@ typedef struct {
     sd_tree_draw draw;
     size_t V;
     int closed;                       /* i.i.d. children of a correct kind: the closed form */
+    int wor;                          /* without replacement, a correct kind: sd_trace_wor_accept */
     void *sel[SD_TREE_MAX_DEPTH];     /* closed form: RRS with b_{i+1} drafts (S_sel) */
     sd_tree *tr[SD_TREE_MAX_DEPTH];   /* enumeration: one-level trees of b_{i+1} children */
     double *w;                        /* [(b+1)·V] enumeration scratch, or [(b_max+2)·V] closed */
@@ -291,6 +369,7 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
         return rc;
     }
     tp->closed = tp->draw == SD_DRAW_IID && k->bugs == 0;
+    tp->wor = tp->draw == SD_DRAW_WOR && k->bugs == 0;
     size_t bmax = 1;
     for (size_t i = 0; i < tp->par.tree_depth; i++)
         bmax = tp->par.tree[i] > bmax ? tp->par.tree[i] : bmax;
@@ -304,6 +383,16 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
         if (tp->closed) {
             size_t Sb, s0b;
             rc = sd_trace_sel_plan_new(&tp->sel[i], b, 0, V, &Sb, &s0b, err);
+        } else if (tp->wor) {
+            double terms = sd_trace_wor_terms(V, b);
+            if (terms > SD_EXACT_TREE_MAX_TREES) {
+                S_tree_free(tp);
+                return sd_error_set(err, SD_ETOOBIG, "%s: the law given the output sums over %.3g ordered "
+                                                     "(b-1)-tuples of rejected children per position (V = %zu, "
+                                                     "b = %zu children; V^(b-1) terms, the last child in closed "
+                                                     "form); the limit is %.0f", vt->name, terms, V, b,
+                                    SD_EXACT_TREE_MAX_TREES);
+            }
         } else {
             sd_params one = tp->par;
             one.tree[0] = b;
@@ -380,6 +469,10 @@ static int S_tree_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma
         for (size_t s = 0; s < b; s++)
             a += g[s];
         go[0] = a;
+        return SD_OK;
+    }
+    if (tp->wor) {
+        go[0] = sd_trace_wor_accept(pos->p, pos->q, V, tp->par.tree[i], y, tp->w) / pos->q[y];
         return SD_OK;
     }
     sd_tree *tr = tp->tr[i];

@@ -25,9 +25,10 @@
  * over the drafted children (sd_tree_outcome on a one-level tree): i.i.d.
  * children by the closed form of recursive rejection sampling (the
  * position law with b drafts, summed over the survivors), without
- * replacement and top-k by enumerating the children (refused beyond
- * SD_EXACT_TREE_MAX_TREES).  Traversal verification accepts by the leaves
- * (rows off the path): refused. */
+ * replacement by sd_trace_wor_accept, top-k and the broken controls by
+ * enumerating the children (refused beyond SD_EXACT_TREE_MAX_TREES).
+ * Traversal verification accepts by the leaves (rows off the path):
+ * refused. */
 #ifndef SD_TRACE_LAWS_H
 #define SD_TRACE_LAWS_H
 
@@ -59,6 +60,28 @@ int sd_trace_sel_plan_new(void **plan, size_t k, int kseq, size_t V, size_t *S, 
 void sd_trace_sel_plan_free(void *plan);
 int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma, double *real, double *go,
                     sd_error *err);
+
+/* Recursive rejection sampling without replacement (Jeon et al. 2024)
+ * at one node with rows p, q and b children: Σ_children P(children)
+ * P(y accepted as a child), the children drafted in order, c_j from p
+ * without c_1..c_{j-1} renormalised (D_j = p / s_{j-1} off them, s_{j-1} =
+ * 1 - Σ_{i<j} p(c_i)), tested against R_j (R_1 = q): accepted with
+ * probability min(1, R_j(c_j)/D_j(c_j)), else R_{j+1} = [R_j - D_j]+
+ * renormalised (sims/verifiers/sd_tree.c).  R_{j+1} depends on c_1..c_{j-1}
+ * only, not on the rejected c_j; so, with W the probability of drafting
+ * and rejecting c_1..c_m (a product of [D_i(c_i) - R_i(c_i)]+),
+ *   P(y accepted at child m+1 | c_1..c_m) = min(D_{m+1}(y), R_{m+1}(y)),
+ *   P(y accepted at child m+2 | c_1..c_m)
+ *       = Σ_{c ≠ y} [D_{m+1}(c) - R_{m+1}(c)]+ min(p(y)/(s_m - p(c)), R_{m+2}(y)),
+ * the second one O(V) since R_{m+2} is shared by every c.  The sum runs
+ * over the ordered prefixes c_1..c_{b-2} of rejected children (y not
+ * among them): O(V) for b ≤ 2, O(V^(b-1)) in general
+ * (sd_trace_wor_terms; the b-th child's factor 1/(s_m - p(c)) couples the
+ * last two children, so no prefix sum removes a level).  scratch holds
+ * (b+1)·V doubles. */
+double sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, double *scratch);
+/* The number of terms sd_trace_wor_accept sums: V (V-1) ... (V-b+2). */
+double sd_trace_wor_terms(size_t V, size_t b);
 
 /* A verifier's position-law constructor (as its table-driven kernel takes
  * it, sims/kernels/sd_kernel_law.h): fills *out for chain c's V at par. */
