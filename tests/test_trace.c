@@ -263,7 +263,8 @@ static void S_row(gsl_rng *r, double *row, size_t V, double zf)
 
 /* The closed form against the enumeration of the V^b ordered children,
  * for every output token, on rows with zeros (p's support smaller than
- * b, q = p, disjoint supports among them). */
+ * b, q = p, disjoint supports among them) and with tied draft
+ * probabilities (the grouping of the first children at b = 3). */
 Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 120)
 {
     const sd_verifier_type *vt = sd_verifier_find("tree-rrs-wor");
@@ -274,8 +275,8 @@ Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 1
     double worst = 0.0;
     for (size_t V = 2; V <= 8; V++)
         for (size_t b = 1; b <= (V <= 6 ? 4u : 3u); b++)
-            for (int rep = 0; rep < 6; rep++) {
-                double p[8], q[8], scratch[8 * 6], acc[8] = {0}, w[8 * 5];
+            for (int rep = 0; rep < 8; rep++) {
+                double p[8], q[8], scratch[8 * 8], acc[8] = {0}, w[8 * 5];
                 double zf = rep < 2 ? 0.0 : 0.4;
                 S_row(r, p, V, zf);
                 if (rep == 3)
@@ -286,6 +287,16 @@ Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 1
                     memset(p, 0, sizeof p);
                     p[gsl_rng_uniform_int(r, V)] = 1.0;
                 }
+                if (rep >= 6) { /* tied draft probabilities (weights 0, 1, 2), as an n-gram model's */
+                    double t = 0.0;
+                    for (size_t x = 0; x < V; x++)
+                        t += p[x] = (double)gsl_rng_uniform_int(r, rep == 6 ? 2 : 3);
+                    if (!(t > 0.0))
+                        t += p[0] = 1.0;
+                    for (size_t x = 0; x < V; x++)
+                        p[x] /= t;
+                }
+                cr_assert(sd_trace_wor_scratch(V, b) <= sizeof scratch);
                 sd_params par;
                 sd_params_defaults(&par, vt);
                 par.tree[0] = b;
@@ -299,7 +310,8 @@ Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 1
                 S_wor_visit(&e, 1, 1.0);
                 sd_tree_free(tr);
                 for (size_t y = 0; y < V; y++) {
-                    double a = sd_trace_wor_accept(p, q, V, b, y, scratch);
+                    double a;
+                    cr_assert_eq(sd_trace_wor_accept(p, q, V, b, y, scratch, &a, &err), SD_OK, "%s", err.msg);
                     double d = fabs(a - acc[y]);
                     worst = d > worst ? d : worst;
                     cr_assert(d <= 1e-12, "V %zu, b %zu, rep %d, y %zu: closed form %.17g, enumeration %.17g", V, b,

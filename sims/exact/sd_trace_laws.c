@@ -250,9 +250,20 @@ double sd_trace_wor_terms(size_t V, size_t b)
 }
 
 typedef struct {
+    double v;
+    size_t i;
+} S_vi;
+
+size_t sd_trace_wor_scratch(size_t V, size_t b)
+{
+    return (b + 1) * V * sizeof(double) + V * sizeof(S_vi);
+}
+
+typedef struct {
     size_t V, b, y;
     double *pm;  /* p with the drafted (rejected) children set to 0 */
     double *buf; /* [b][V]: the residual after m rejections at row m */
+    S_vi *grp;   /* [V]: b = 3, the first children by their draft probability */
     double acc;
 } S_wor;
 
@@ -303,17 +314,136 @@ static void S_wor_rec(S_wor *w, size_t m, double W, const double *R, double s)
     }
 }
 
-double sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, double *scratch)
+static int S_vi_cmp(const void *a, const void *b)
 {
-    S_wor w = {.V = V, .b = b, .y = y, .pm = scratch, .buf = scratch + V, .acc = 0.0};
+    const S_vi *u = a, *v = b;
+    return u->v < v->v ? -1 : u->v > v->v ? 1 : (u->i > v->i) - (u->i < v->i);
+}
+
+/* The third child's term of c2 (≠ y) after a first child of draft mass
+ * p(c1) = s0 - s: [D_2(c2) - R_2(c2)]+ min(p(y)/(s - p(c2)), K), K = R_3(y). */
+static double S_wor_t3(double pc, double rc, double s, double py, double K)
+{
+    double d = pc / s;
+    if (!(d > rc) || !(s - pc > 0.0))
+        return 0.0;
+    double dy = py / (s - pc);
+    return (d - rc) * (dy < K ? dy : K);
+}
+
+/* Three children.  R_2 = [q - p/s0]+ renormalised is zero at every
+ * rejected first child c1 (D_1(c1) > q(c1)), so R_3 = [R_2 - p/s]+
+ * renormalised, s = s0 - p(c1), whether c1 is removed from the draft row
+ * or not: R_3 and the third child's sum over c2 depend on c1 only through
+ * p(c1), but for the term c2 = c1, subtracted.  The tokens where R_2 = 0
+ * (A0) enter R_3 not at all and the sum over c2 through p(c2) only; so
+ * with A1 = supp R_2, d the distinct values of p on the rejectable first
+ * children and d0 those on A0, O(V log V + d·(d0 + |A1|)). */
+static int S_wor3(S_wor *w, const double *p, const double *q, double s0, sd_error *err)
+{
+    size_t V = w->V, y = w->y, n0 = 0, n1 = 0;
+    double py = p[y], *R2 = w->buf + V, Z = 0.0;
+    w->acc += py / s0 < q[y] ? py / s0 : q[y];
+    if (!(py > 0.0))
+        return SD_OK;
+    for (size_t x = 0; x < V; x++) {
+        double d = p[x] / s0;
+        R2[x] = q[x] > d ? q[x] - d : 0.0;
+        Z += R2[x];
+    }
+    if (!(Z > 0.0))
+        return SD_OK;
+    S_vi *g0 = w->grp, *g1 = w->grp + V; /* A0 from the front by p, A1 from the back */
+    for (size_t x = 0; x < V; x++) {
+        R2[x] /= Z;
+        if (R2[x] > 0.0)
+            *--g1 = (S_vi){R2[x], x}, n1++;
+        else if (x != y && p[x] > 0.0)
+            g0[n0++] = (S_vi){p[x], x};
+    }
+    qsort(g0, n0, sizeof *g0, S_vi_cmp);
+    size_t d0 = 0, d = 0; /* the values on A0, those with a rejectable first child */
+    for (size_t g = 0; g < n0;) {
+        size_t h = g;
+        int rej = 0;
+        for (; h < n0 && g0[h].v == g0[g].v; h++)
+            rej |= g0[h].v / s0 > q[g0[h].i];
+        d0++;
+        d += rej;
+        g = h;
+    }
+    double cost = (double)d * (double)(d0 + n1);
+    if (cost > SD_TRACE_WOR_MAX_TERMS)
+        return sd_error_set(err, SD_ETOOBIG, "recursive rejection sampling without replacement with 3 children: "
+                                             "the law given the output at token %zu takes %zu distinct draft "
+                                             "probabilities of a rejectable first child times %zu of the second "
+                                             "(%zu values where q <= p, %zu tokens where q > p), %.3g terms; the "
+                                             "limit is %.0f (rows with few distinct draft probabilities, such as "
+                                             "an n-gram model's, fit)", y, d, d0 + n1, d0, n1, cost,
+                            SD_TRACE_WOR_MAX_TERMS);
+    for (size_t g = 0; g < n0;) {
+        size_t h = g;
+        double W = 0.0, v = g0[g].v;
+        for (; h < n0 && g0[h].v == v; h++) {
+            double r = v / s0 - q[g0[h].i];
+            W += r > 0.0 ? r : 0.0;
+        }
+        double s = s0 - v;
+        if (!(W > 0.0) || !(s > 0.0)) {
+            g = h;
+            continue;
+        }
+        double dy = py / s, Z3 = 0.0, Ry = 0.0;
+        w->acc += W * (dy < R2[y] ? dy : R2[y]); /* child 2 accepts y */
+        for (size_t j = 0; j < n1; j++) {
+            double r = g1[j].v - p[g1[j].i] / s;
+            if (r > 0.0) {
+                Z3 += r;
+                if (g1[j].i == y)
+                    Ry = r;
+            }
+        }
+        double K = Z3 > 0.0 ? Ry / Z3 : 0.0;
+        if (K > 0.0) { /* child 3 accepts y */
+            double full = 0.0;
+            for (size_t j = 0; j < n0;) {
+                size_t k = j;
+                while (k < n0 && g0[k].v == g0[j].v)
+                    k++;
+                full += (double)(k - j) * S_wor_t3(g0[j].v, 0.0, s, py, K);
+                j = k;
+            }
+            for (size_t j = 0; j < n1; j++)
+                if (g1[j].i != y)
+                    full += S_wor_t3(p[g1[j].i], g1[j].v, s, py, K);
+            w->acc += W * (full - S_wor_t3(v, 0.0, s, py, K));
+        }
+        g = h;
+    }
+    return SD_OK;
+}
+
+int sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, void *scratch,
+                        double *acc, sd_error *err)
+{
+    double *sd = scratch;
+    S_wor w = {.V = V, .b = b, .y = y, .pm = sd, .buf = sd + V, .grp = (S_vi *)(void *)(sd + (b + 1) * V),
+               .acc = 0.0};
     double s = 0.0;
     for (size_t x = 0; x < V; x++)
         s += p[x];
+    *acc = 0.0;
+    if (b == 3 && s > 0.0) {
+        int rc = S_wor3(&w, p, q, s, err);
+        *acc = w.acc;
+        return rc;
+    }
     memcpy(w.pm, p, V * sizeof *w.pm);
     memcpy(w.buf, q, V * sizeof *w.buf);
     if (b > 0)
         S_wor_rec(&w, 0, 1.0, w.buf, s);
-    return w.acc;
+    *acc = w.acc;
+    return SD_OK;
 }
 
 /* --- top-down trees ---------------------------------------------------------------- */
@@ -325,6 +455,7 @@ typedef struct {
     size_t V;
     int closed;                       /* i.i.d. children of a correct kind: the closed form */
     int wor;                          /* without replacement, a correct kind: sd_trace_wor_accept */
+    void *ws;                         /* its scratch */
     void *sel[SD_TREE_MAX_DEPTH];     /* closed form: RRS with b_{i+1} drafts (S_sel) */
     sd_tree *tr[SD_TREE_MAX_DEPTH];   /* enumeration: one-level trees of b_{i+1} children */
     double *w;                        /* [(b+1)·V] enumeration scratch, or [(b_max+2)·V] closed */
@@ -343,6 +474,7 @@ static void S_tree_free(void *plan)
         sd_tree_free(tp->tr[i]);
     }
     free(tp->w);
+    free(tp->ws);
     free(tp);
 }
 
@@ -374,7 +506,9 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
     for (size_t i = 0; i < tp->par.tree_depth; i++)
         bmax = tp->par.tree[i] > bmax ? tp->par.tree[i] : bmax;
     tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
-    if (!tp->w) {
+    if (tp->wor)
+        tp->ws = malloc(sd_trace_wor_scratch(V, bmax));
+    if (!tp->w || (tp->wor && !tp->ws)) {
         S_tree_free(tp);
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     }
@@ -385,13 +519,13 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
             rc = sd_trace_sel_plan_new(&tp->sel[i], b, 0, V, &Sb, &s0b, err);
         } else if (tp->wor) {
             double terms = sd_trace_wor_terms(V, b);
-            if (terms > SD_EXACT_TREE_MAX_TREES) {
+            if (b > 3 && terms > SD_TRACE_WOR_MAX_TERMS) {
                 S_tree_free(tp);
                 return sd_error_set(err, SD_ETOOBIG, "%s: the law given the output sums over %.3g ordered "
                                                      "(b-1)-tuples of rejected children per position (V = %zu, "
                                                      "b = %zu children; V^(b-1) terms, the last child in closed "
                                                      "form); the limit is %.0f", vt->name, terms, V, b,
-                                    SD_EXACT_TREE_MAX_TREES);
+                                    SD_TRACE_WOR_MAX_TERMS);
             }
         } else {
             sd_params one = tp->par;
@@ -472,8 +606,10 @@ static int S_tree_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma
         return SD_OK;
     }
     if (tp->wor) {
-        go[0] = sd_trace_wor_accept(pos->p, pos->q, V, tp->par.tree[i], y, tp->w) / pos->q[y];
-        return SD_OK;
+        double acc;
+        int rc = sd_trace_wor_accept(pos->p, pos->q, V, tp->par.tree[i], y, tp->ws, &acc, err);
+        go[0] = acc / pos->q[y];
+        return rc;
     }
     sd_tree *tr = tp->tr[i];
     sd_tree_cut(tr, 1, 1, 0);

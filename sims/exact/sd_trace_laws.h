@@ -62,25 +62,38 @@ int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma,
                     sd_error *err);
 
 /* Recursive rejection sampling without replacement (Jeon et al. 2024)
- * at one node with rows p, q and b children: Σ_children P(children)
- * P(y accepted as a child), the children drafted in order, c_j from p
- * without c_1..c_{j-1} renormalised (D_j = p / s_{j-1} off them, s_{j-1} =
- * 1 - Σ_{i<j} p(c_i)), tested against R_j (R_1 = q): accepted with
- * probability min(1, R_j(c_j)/D_j(c_j)), else R_{j+1} = [R_j - D_j]+
- * renormalised (sims/verifiers/sd_tree.c).  R_{j+1} depends on c_1..c_{j-1}
- * only, not on the rejected c_j; so, with W the probability of drafting
- * and rejecting c_1..c_m (a product of [D_i(c_i) - R_i(c_i)]+),
+ * at one node with rows p, q and b children: into *acc, Σ_children
+ * P(children) P(y accepted as a child).  The children are drafted in
+ * order, c_j from D_j = p without c_1..c_{j-1}, renormalised (D_j = p /
+ * s_{j-1} off them, s_{j-1} = Σp - Σ_{i<j} p(c_i)), and tested against R_j
+ * (R_1 = q): accepted with probability min(1, R_j(c_j)/D_j(c_j)), else
+ * R_{j+1} = [R_j - D_j]+ renormalised (sims/verifiers/sd_tree.c).
+ *
+ * A rejected c_j has R_{j+1}(c_j) = 0, and residuals only shrink, so
+ * removing the drafted tokens from D never changes R: by induction R_j =
+ * [q - λ_j p]+ / Σ[q - λ_j p]+, one water level, λ_1 = 0, λ_{j+1} = λ_j +
+ * Σ[q - λ_j p]+ / s_{j-1}.  R_{j+1} depends on s_0..s_{j-1}, not on the
+ * rejected c_j; so, with W the probability of drafting and rejecting
+ * c_1..c_m (a product of [D_i(c_i) - R_i(c_i)]+),
  *   P(y accepted at child m+1 | c_1..c_m) = min(D_{m+1}(y), R_{m+1}(y)),
  *   P(y accepted at child m+2 | c_1..c_m)
  *       = Σ_{c ≠ y} [D_{m+1}(c) - R_{m+1}(c)]+ min(p(y)/(s_m - p(c)), R_{m+2}(y)),
- * the second one O(V) since R_{m+2} is shared by every c.  The sum runs
- * over the ordered prefixes c_1..c_{b-2} of rejected children (y not
- * among them): O(V) for b ≤ 2, O(V^(b-1)) in general
- * (sd_trace_wor_terms; the b-th child's factor 1/(s_m - p(c)) couples the
- * last two children, so no prefix sum removes a level).  scratch holds
- * (b+1)·V doubles. */
-double sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, double *scratch);
-/* The number of terms sd_trace_wor_accept sums: V (V-1) ... (V-b+2). */
+ * the second one O(V) since R_{m+2} is shared by every c.  b ≤ 2: O(V).
+ * b = 3: the first child enters only through p(c1) (and the term c2 = c1,
+ * subtracted), so O(d·V) with d the number of distinct values of p on
+ * the tokens p over-weights (p > q): an n-gram model's rows have a few
+ * hundred (375 on the fortunes bigram, V = 32 151), logged float rows
+ * about V; refused (SD_ETOOBIG) past SD_TRACE_WOR_MAX_TERMS.  b ≥ 4: the
+ * sum over the ordered prefixes c_1..c_{b-2}, V^(b-1) terms
+ * (sd_trace_wor_terms; the caller refuses).  No closed form removes a
+ * level: the b-th child's factor p(y)/(s_{b-2} - p(c_{b-1})) sums
+ * Cauchy-like terms 1/(s - p(c)) whose pole s moves with the earlier
+ * children.  scratch holds sd_trace_wor_scratch(V, b) bytes. */
+#define SD_TRACE_WOR_MAX_TERMS 4e7
+int sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, void *scratch,
+                        double *acc, sd_error *err);
+size_t sd_trace_wor_scratch(size_t V, size_t b);
+/* V (V-1) ... (V-b+2): the terms of the sum over ordered prefixes. */
 double sd_trace_wor_terms(size_t V, size_t b);
 
 /* A verifier's position-law constructor (as its table-driven kernel takes
