@@ -151,7 +151,7 @@ static const struct {
     {"rrs", 2, 2, NULL},     {"rrs", 3, 3, NULL},      {"spectr", 1, 2, NULL},   {"spectr", 2, 3, NULL},
     {"spectr", 0, 2, NULL},  {"batch", 2, 2, NULL},    {"batch", 3, 3, NULL},    {"tree-rrs", 0, 0, "2,2"},
     {"tree-rrs", 0, 0, "3,1,2"}, {"tree-rrs-wor", 0, 0, "2,2"}, {"tree-rrs-wor", 0, 0, "3,1"},
-    {"tree-topk", 0, 0, "2,1"},
+    {"tree-rrs-wor", 0, 0, "4"}, {"tree-topk", 0, 0, "2,1"},
 };
 
 Test(trace, law_given_output_equals_the_iteration_law_by_enumeration, .timeout = 120)
@@ -322,6 +322,43 @@ Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 1
             }
     cr_assert(checked > 500 && nonzero > 200, "%zu checked, %zu nonzero", checked, nonzero);
     cr_log_info("wor closed form: %zu outputs checked, worst difference %.3g", checked, worst);
+    gsl_rng_free(r);
+}
+
+/* Past the limit: 3 children on rows with V distinct draft probabilities
+ * (V = 10 000: about V/2 · V terms), 4 children at V = 400 (400·399·398
+ * terms), refused with the counts; 3 children on tied rows at the same V
+ * answer. */
+Test(trace, wor_refuses_past_the_limit_with_the_counts)
+{
+    size_t V = 10000;
+    double *p = malloc(2 * V * sizeof(double)), *q = p + V, acc;
+    void *scratch = malloc(sd_trace_wor_scratch(V, 3));
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    S_row(r, p, V, 0.0);
+    S_row(r, q, V, 0.0);
+    sd_error err = {0};
+    cr_assert_eq(sd_trace_wor_accept(p, q, V, 3, 0, scratch, &acc, &err), SD_ETOOBIG);
+    cr_assert(strstr(err.msg, "3 children") && strstr(err.msg, "distinct draft probabilities") &&
+              strstr(err.msg, "the limit is 40000000"), "%s", err.msg);
+    for (size_t x = 0; x < V; x++) /* 50 values: an n-gram model's counts */
+        p[x] = (double)(1 + x % 50) / (25.5 * (double)V);
+    err.msg[0] = 0;
+    cr_assert_eq(sd_trace_wor_accept(p, q, V, 3, 7, scratch, &acc, &err), SD_OK, "%s", err.msg);
+    cr_assert(acc > 0.0 && acc <= q[7] * (1.0 + 1e-12), "%.17g vs q %.17g", acc, q[7]);
+    free(scratch);
+    sd_trace_point pt = S_point("tree-rrs-wor", 0, 0, "4");
+    size_t x[1] = {0}, W = 400;
+    double *rows = calloc(W, sizeof(double)), R, C;
+    for (size_t i = 0; i < W; i++)
+        rows[i] = 1.0 / (double)W;
+    int rc = sd_trace_sequence(&pt, 1, W, x, rows, rows, NULL, &R, &C, NULL, NULL, &err);
+    cr_assert_eq(rc, SD_ETOOBIG, "%d", rc);
+    cr_assert(strstr(err.msg, "tree-rrs-wor") && strstr(err.msg, "6.35e+07") && strstr(err.msg, "b = 4"), "%s",
+              err.msg);
+    free(rows);
+    free(p);
     gsl_rng_free(r);
 }
 

@@ -375,12 +375,12 @@ static int S_wor3(S_wor *w, const double *p, const double *q, double s0, sd_erro
     double cost = (double)d * (double)(d0 + n1);
     if (cost > SD_TRACE_WOR_MAX_TERMS)
         return sd_error_set(err, SD_ETOOBIG, "recursive rejection sampling without replacement with 3 children: "
-                                             "the law given the output at token %zu takes %zu distinct draft "
-                                             "probabilities of a rejectable first child times %zu of the second "
-                                             "(%zu values where q <= p, %zu tokens where q > p), %.3g terms; the "
-                                             "limit is %.0f (rows with few distinct draft probabilities, such as "
-                                             "an n-gram model's, fit)", y, d, d0 + n1, d0, n1, cost,
-                            SD_TRACE_WOR_MAX_TERMS);
+                                             "the law given the output (token %zu) sums over %zu distinct draft "
+                                             "probabilities of a rejectable first child times %zu second children "
+                                             "(%zu distinct draft probabilities where q <= p, %zu tokens where q > p), "
+                                             "%.3g terms; the limit is %.0f (rows with few distinct draft "
+                                             "probabilities, such as an n-gram model's, fit)", y, d, d0 + n1, d0, n1,
+                            cost, SD_TRACE_WOR_MAX_TERMS);
     for (size_t g = 0; g < n0;) {
         size_t h = g;
         double W = 0.0, v = g0[g].v;
