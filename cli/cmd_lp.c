@@ -999,22 +999,25 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     case S_TREE_OT: rc = sd_lp_tree_ot(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
     default: break;
     }
-    if (!rc && plan)
+    /* the status is decided before anything is written: a solver that
+     * stopped without an optimum (and no bounds) prints nothing on stdout
+     * and writes no plan */
+    int unsolved = !rc && !o.res.optimal && !o.has_bounds;
+    if (!rc && !unsolved && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
-    for (size_t j = 0; !rc && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
+    for (size_t j = 0; !rc && !unsolved && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
         rc = cli_first_iteration(o.cmp[j], o.cmp_par[j], ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc[j], NULL,
                                  NULL, 0, &err);
     if (rc) {
         status = cli_fail(&err);
+    } else if (unsolved) {
+        fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
+        status = EX_SOFTWARE_;
     } else {
         if (!plan)
             o.plan_file = NULL;
         S_reference(&o, p, q);
         status = json ? S_print_json(&o) : rq->fmt == CLI_FMT_CSV ? S_print_csv(&o) : S_print_table(&o);
-        if (!status && !o.res.optimal && !o.has_bounds) {
-            fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
-            status = EX_SOFTWARE_;
-        }
     }
     sd_lp_plan_free(plan);
     sd_chain_free(ch);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../lp/sd_lp.h"
 #include "../lp/sd_lp_otm.h"
@@ -331,19 +332,28 @@ Test(lp_size, valid_verify_per_draft_form_is_refused_by_its_size)
 
 Test(lp_cli, solver_stop_is_a_visible_status)
 {
-    /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
-     * so in the JSON, and the exit status is 70. */
-    char *out = NULL, *errs = NULL;
-    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json --method simplex", &out, &errs);
-    cr_expect_eq(st, 70, "exit %d: %s", st, errs);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
-    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "time limit exceeded");
-    cr_expect(json_is_null(json_object_get(j, "optimum")));
-    cr_expect(tu_contains(errs, "status 'time limit exceeded'"), "%s", errs);
-    json_decref(j);
-    free(out);
-    free(errs);
+    /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: stderr names the
+     * status, the exit status is 70, and nothing (no partial JSON, table,
+     * CSV or plan) is written */
+    static const char *const fmt[] = {"--json", "", "--csv"};
+    for (size_t i = 0; i < 3; i++) {
+        char *out = NULL, *errs = NULL, cmd[200];
+        snprintf(cmd, sizeof cmd, "lp block-ot --gamma 3 --V 7 --time-limit 0.001 --method simplex %s", fmt[i]);
+        int st = tu_run(cmd, &out, &errs);
+        cr_expect_eq(st, 70, "%s: exit %d: %s", cmd, st, errs);
+        cr_expect_str_eq(out, "", "%s", cmd);
+        cr_expect(tu_contains(errs, "status 'time limit exceeded'; no optimum"), "%s: %s", cmd, errs);
+        free(out);
+        free(errs);
+    }
+    char dir[] = "/tmp/simdec-lpstop-XXXXXX", cmd[300], plan[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(plan, sizeof plan, "%s/plan.csv", dir);
+    snprintf(cmd, sizeof cmd, "lp block-ot --gamma 3 --V 7 --time-limit 0.001 --method simplex --plan %s", plan);
+    cr_expect_eq(tu_run(cmd, NULL, NULL), 70, "%s", cmd);
+    cr_expect_neq(access(plan, F_OK), 0, "%s: a plan was written", cmd);
+    remove(plan);
+    rmdir(dir);
 }
 
 /* ---- otm ------------------------------------------------------------------ */
