@@ -291,3 +291,64 @@ Test(trace_stream, cached_ngram_rows_are_the_computed_rows)
     }
     sd_arpa_free(a);
 }
+
+/* The n-gram row cache is optional: gen --arpa --trace runs without it when
+ * it cannot be allocated, and writes the same bytes (a cached row is the
+ * computed row, bit for bit).  The allocation is made to fail by a malloc
+ * shim, built here and preloaded into the command, that refuses blocks of
+ * exactly 64 (V) doubles: the cache's rows at its 64 slots, V = 43. */
+Test(trace_stream, gen_runs_without_the_row_cache, .timeout = 120)
+{
+    char *dir = S_dir(), src[600], so[600], cmd[1600];
+    snprintf(src, sizeof src, "%s/shim.c", dir);
+    snprintf(so, sizeof so, "%s/shim.so", dir);
+    FILE *f = fopen(src, "w");
+    cr_assert_not_null(f);
+    fputs("#include <errno.h>\n#include <stdio.h>\n#include <stddef.h>\n"
+          "void *__libc_malloc(size_t);\n"
+          "void *malloc(size_t n)\n{\n"
+          "    if (n == 64 * 43 * sizeof(double)) {\n"
+          "        fputs(\"shim: refused\\n\", stderr);\n"
+          "        errno = ENOMEM;\n        return NULL;\n    }\n"
+          "    return __libc_malloc(n);\n}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -o %s %s", so, src);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const names[] = {"tokens.npy", "ratios.npy", "prompts.npy", "draft.npy", "target.npy"};
+    char *ref[5];
+    size_t rlen[5], len;
+    for (int pass = 0; pass < 2; pass++) {
+        char sub[600], *errs = NULL;
+        snprintf(sub, sizeof sub, "%s/%d", dir, pass);
+        cr_assert_eq(mkdir(sub, 0700), 0);
+        snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --order 3 --trace 40 --T 12 --seed 5 -o %s",
+                 sub);
+        if (pass)
+            setenv("LD_PRELOAD", so, 1);
+        int st = tu_run(cmd, NULL, &errs);
+        unsetenv("LD_PRELOAD");
+        cr_assert_eq(st, 0, "%s%s: exit %d: %s", pass ? "without the cache: " : "", cmd, st, errs);
+        if (pass)
+            cr_assert(tu_contains(errs, "shim: refused"), "the cache's allocation was not refused: %s", errs);
+        free(errs);
+        for (int g = 0; g < 5; g++) {
+            char *b = S_file(sub, names[g], &len);
+            cr_assert_not_null(b, "%s/%s", sub, names[g]);
+            if (!pass) {
+                ref[g] = b, rlen[g] = len;
+                continue;
+            }
+            cr_expect(len == rlen[g] && !memcmp(b, ref[g], len), "%s differs without the cache", names[g]);
+            free(b);
+            free(ref[g]);
+        }
+        for (int g = 0; g < 5; g++) {
+            snprintf(cmd, sizeof cmd, "%s/%s", sub, names[g]);
+            remove(cmd);
+        }
+        rmdir(sub);
+    }
+    remove(src);
+    remove(so);
+    S_clean(dir);
+}
