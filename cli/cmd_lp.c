@@ -164,7 +164,9 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
           "                           tree-valid beyond the enumerating LP, the time of the\n"
           "                           Lagrangian's column generation (default 20): status\n"
           "                           optimal, method lagrangian-cg, when its primal point\n"
-          "                           and dual bound meet within 1e-9, else bounds\n", f);
+          "                           and dual bound meet within 1e-9, else bounds\n"
+          "  --progress               the simplex's iteration count on stderr every 2 s even\n"
+          "                           when stderr is not a terminal (on a terminal: always)\n", f);
     if (opts & L_COMPARE)
         fputs("  --compare A[,B,...]      also measure each listed verifier's expected accepted\n"
               "                           tokens in one iteration from the same context\n"
@@ -183,7 +185,7 @@ static void S_help(FILE *f, int pb)
     if (pb < 0) {
         fputs("Usage: simdec lp PROBLEM [problem options] [--p LIST --q LIST | model --step t --state a]\n"
               "                 [--json|--csv] [--plan FILE] [--max-vars N] [--method M] [--exact] [--time-limit S]\n"
-              "                 [--compare A[,B,...] [--trials N] [--seed S]]\n"
+              "                 [--progress] [--compare A[,B,...] [--trials N] [--seed S]]\n"
               "\n"
               "Solves one linear program exactly with GLPK and prints its optimum beside the\n"
               "independent closed form (the 'reference').  Problems:\n\n", f);
@@ -202,7 +204,7 @@ static void S_help(FILE *f, int pb)
         fprintf(f, "Usage: simdec lp %s %s\n", d->name, d->usage);
         fprintf(f, "                 [--p LIST --q LIST | model --step t --state a] [--json|--csv]%s\n",
                 d->opts & L_PLAN ? " [--plan FILE]" : "");
-        fputs("                 [--max-vars N] [--method M] [--exact] [--time-limit S]\n", f);
+        fputs("                 [--max-vars N] [--method M] [--exact] [--time-limit S] [--progress]\n", f);
         if (d->opts & L_COMPARE)
             fputs("                 [--compare A[,B,...] [--trials N] [--seed S]]\n", f);
         fputc('\n', f);
@@ -708,6 +710,7 @@ enum {
 static const struct option S_base[] = {
     CLI_MODEL_LONGOPTS,
     CLI_PLUGIN_LONGOPT,
+    CLI_PROGRESS_LONGOPT,
     {"k", required_argument, 0, O_K},
     {"gamma", required_argument, 0, O_GAMMA},
     {"reject", required_argument, 0, O_REJECT},
@@ -798,6 +801,7 @@ static int S_option(S_req *rq, int c, const char *optarg)
     case O_EXACT: lo->exact = 1; break;
     case O_TLIM: r = cli_parse_double("--time-limit", optarg, 0.0, 1e7, &lo->time_limit, &err); break;
     case O_ORDERED: op->ordered = 1; break;
+    case CLI_OPT_PROGRESS: cli_progress_force = 1; break;
     case O_METHOD:
         if (!strcmp(optarg, "flow"))
             lo->method = SD_LP_METHOD_FLOW;
@@ -824,6 +828,16 @@ static int S_option(S_req *rq, int c, const char *optarg)
     if (r && status < 0)
         status = cli_fail(&err);
     return status;
+}
+
+/* A progress line of GLPK's simplex on stderr (sd_lp_opts.progress; ctx a
+ * cli_progress), redrawn in place; cli_progress_end() erases it. */
+static void S_progress(void *ctx, long iteration, double seconds)
+{
+    cli_progress *pr = ctx;
+    pr->shown = 1;
+    fprintf(stderr, "\r\033[Ksimdec: simplex iteration %ld, %.0f s", iteration, seconds);
+    fflush(stderr);
 }
 
 /* The problem (extra: an argument after it, or NULL), the checks across
@@ -957,6 +971,11 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     o.tv = sd_dist_tv(p, q, o.V);
     sd_lp_plan *plan = NULL, **want = o.plan_file ? &plan : NULL;
     int rc = SD_OK;
+    cli_progress pr = {0, 0};
+    if (cli_stderr_is_tty()) { /* long simplex runs show their iterations (stdout untouched) */
+        lo.progress = S_progress;
+        lo.progress_ctx = &pr;
+    }
     switch (o.prob) {
     case S_OTM: rc = sd_lp_otm(p, q, ch->V, o.k, o.ordered, &lo, &o.res, want, &err); break;
     case S_BLOCK_OT: rc = sd_lp_block_ot(ch, o.t, o.a, o.gamma, &lo, &o.res, want, &err); break;
@@ -999,22 +1018,26 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
     case S_TREE_OT: rc = sd_lp_tree_ot(ch, o.t, o.a, &o.tree, o.draw, &lo, &o.res, &err); break;
     default: break;
     }
-    if (!rc && plan)
+    cli_progress_end(&pr);
+    /* the status is decided before anything is written: a solver that
+     * stopped without an optimum (and no bounds) prints nothing on stdout
+     * and writes no plan */
+    int unsolved = !rc && !o.res.optimal && !o.has_bounds;
+    if (!rc && !unsolved && plan)
         rc = cli_write_atomic(o.plan_file, S_write_plan, plan, &err);
-    for (size_t j = 0; !rc && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
+    for (size_t j = 0; !rc && !unsolved && j < o.ncmp; j++) /* the LP solved once, each verifier measured */
         rc = cli_first_iteration(o.cmp[j], o.cmp_par[j], ch, o.t, o.a, o.gamma, o.trials, o.seed, &o.acc[j], NULL,
                                  NULL, 0, &err);
     if (rc) {
         status = cli_fail(&err);
+    } else if (unsolved) {
+        fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
+        status = EX_SOFTWARE_;
     } else {
         if (!plan)
             o.plan_file = NULL;
         S_reference(&o, p, q);
         status = json ? S_print_json(&o) : rq->fmt == CLI_FMT_CSV ? S_print_csv(&o) : S_print_table(&o);
-        if (!status && !o.res.optimal && !o.has_bounds) {
-            fprintf(stderr, "simdec: the LP solver ended with status '%s'; no optimum\n", o.res.status);
-            status = EX_SOFTWARE_;
-        }
     }
     sd_lp_plan_free(plan);
     sd_chain_free(ch);

@@ -294,11 +294,17 @@ int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, i
         size_t left = budget > sd_arpa_bytes(ta->V, ta->n2, ta->n3) ? budget - sd_arpa_bytes(ta->V, ta->n2, ta->n3)
                                                                      : 1;
         /* rows met again are copied, not recomputed (the same bits): up to 64
-         * histories per model, within a quarter of what is left */
+         * histories per model, within a quarter of what is left.  The cache
+         * is optional: when it cannot be allocated the rows are recomputed */
         size_t slots = left / 4 / (2 * (ta->V + 4) * sizeof(double));
         slots = slots > 64 ? 64 : slots;
-        if (slots && !(rc = sd_ngram_cache(gd, slots, err)) && !(rc = sd_ngram_cache(gt, slots, err)))
+        sd_error ce;
+        if (slots && !sd_ngram_cache(gd, slots, &ce) && !sd_ngram_cache(gt, slots, &ce))
             left -= 2 * slots * (ta->V + 4) * sizeof(double);
+        else if (slots) {
+            sd_ngram_cache(gd, 0, &ce); /* 0 slots: frees, cannot fail */
+            sd_ngram_cache(gt, 0, &ce);
+        }
         if (!rc)
             rc = sd_trace_write_fn(n, T, ta->V, init, S_trace_rows, &c, rows, seed, dir, left, err);
     }

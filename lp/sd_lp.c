@@ -125,6 +125,9 @@ void sd_lp_opts_default(sd_lp_opts *o)
     o->time_limit = 0.0;
     o->method = SD_LP_METHOD_AUTO;
     o->per_draft = 0;
+    o->progress = NULL;
+    o->progress_ctx = NULL;
+    o->progress_ms = 0;
 }
 
 int sd_lp_uses_flow(const sd_lp_opts *opts)
@@ -378,13 +381,39 @@ typedef struct S_job {
     void *ctx;
     sd_lp_result *res;
     sd_error *err;
+    double t0; /* when the solve began (for opts->progress) */
 } S_job;
 
+/* The iteration count of a line of GLPK's simplex log ("*  1234: obj =
+ * ...", '*' in phase 2), or -1 for another line. */
+static long S_log_iteration(const char *s)
+{
+    while (*s == ' ' || *s == '*')
+        s++;
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end;
+    long it = strtol(s, &end, 10);
+    return *end == ':' ? it : -1;
+}
+
 /* Swallows GLPK's terminal output, keeping the first 511 bytes (the text
- * of an internal error; nothing else is printed with output off). */
+ * of an internal error; nothing else is printed with output off).  With
+ * opts->progress the simplex log is on: its iteration lines go to the
+ * callback, and the text kept restarts at each (and after each solve), so
+ * that an error's text is what follows the last of them. */
 static int S_term_hook(void *info, const char *s)
 {
     S_job *job = info;
+    if (job->opts && job->opts->progress) {
+        long it = S_log_iteration(s);
+        if (it >= 0) {
+            job->msg_len = 0;
+            job->glpk_msg[0] = '\0';
+            job->opts->progress(job->opts->progress_ctx, it, sd_lp_now() - job->t0);
+            return 1;
+        }
+    }
     size_t n = strlen(s), room = sizeof job->glpk_msg - 1 - job->msg_len;
     if (n > room)
         n = room;
@@ -475,7 +504,14 @@ static int S_work(S_job *job)
         glp_adv_basis(lp, 0);
     else if (job->flags & SD_LP_CPX_BASIS)
         glp_cpx_basis(lp);
+    if (job->opts->progress) { /* the log on, read by S_term_hook */
+        sm.msg_lev = GLP_MSG_ON;
+        sm.out_frq = job->opts->progress_ms > 0 ? job->opts->progress_ms : 2000;
+        sm.out_dly = sm.out_frq; /* a short solve shows nothing */
+        glp_term_out(GLP_ON);
+    }
     int src = glp_simplex(lp, &sm);
+    job->msg_len = 0; /* the log of a solve that returned: no error's text */
     /* Ill-conditioned data (probabilities near 1e-10, where scaling
      * magnifies the 1e-16 inconsistencies of rounded probabilities) can
      * make this fail ("no feasible solution"): retry unscaled from the
@@ -493,6 +529,7 @@ static int S_work(S_job *job)
         glp_std_basis(lp);
         sm.tol_bnd = sm.tol_dj = retry_tol[i];
         src = glp_simplex(lp, &sm);
+        job->msg_len = 0;
     }
     const char *word = src ? S_return_word(src) : S_status_word(glp_get_status(lp));
     if (!src && job->opts->exact && glp_get_status(lp) == GLP_OPT) {
@@ -511,6 +548,7 @@ static int S_work(S_job *job)
          * pivots: it is optimal). */
         if (!src && glp_get_status(lp) == GLP_OPT) {
             src = glp_simplex(lp, &sm);
+            job->msg_len = 0;
             word = src ? S_return_word(src) : S_status_word(glp_get_status(lp));
         }
     }
@@ -584,6 +622,7 @@ int sd_lp_solve(const sd_lp_size *sz, unsigned flags,
         job->ctx = ctx;
         job->res = res;
         job->err = err;
+        job->t0 = t0;
         rc = S_guarded(job);
         if (rc == -1) {
             /* GLPK's documented recovery after an intercepted error: free

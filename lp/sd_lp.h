@@ -84,6 +84,14 @@ typedef struct sd_lp_opts {
                            variables per draft block instead of the form
                            aggregated over draft prefixes (lp/valid_verify.c;
                            same optimum, for tests and measurements) */
+    /* Progress of GLPK's simplex (NULL: none): called about every
+     * progress_ms milliseconds (0: 2000) from the first progress_ms on
+     * (a shorter solve: not at all) and once at its end, with its iteration
+     * count and the seconds since the solve began, read from GLPK's log
+     * (which is swallowed either way; the pivots are the same). */
+    void (*progress)(void *ctx, long iteration, double seconds);
+    void *progress_ctx;
+    int progress_ms;
 } sd_lp_opts;
 
 /* sd_lp_opts.method.  AUTO: the network method where the problem has one

@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 /* stdio buffer of each streamed row file */
 #define S_IOBUF ((size_t)1 << 20)
@@ -74,6 +75,46 @@ static double S_old_size(const char *dir, const char *name)
     if ((size_t)snprintf(path, sizeof path, "%s/%s.npy", dir, name) >= sizeof path || stat(path, &st))
         return 0.0;
     return (double)st.st_size;
+}
+
+/* Puts the new set tmp[0..nf) in place of path[0..5) as a whole: the
+ * files of an earlier set are first moved aside (NAME.npy.old), the new
+ * ones renamed in, then the old ones removed (draft.npy and target.npy of
+ * an earlier set too when the new set has no rows: they would not match
+ * its tokens).  A rename that fails undoes those before it, so dir holds
+ * the earlier set unchanged or the whole new one. */
+static int S_install(char path[5][4096], char tmp[5][4200], int nf, sd_error *err)
+{
+    char old[5][4200];
+    int aside[5] = {0}, in = 0, rc = SD_OK;
+    for (int g = 0; g < 5; g++)
+        if ((size_t)snprintf(old[g], sizeof old[g], "%s.old", path[g]) >= sizeof old[g])
+            return sd_error_set(err, SD_EIO, "%s: path too long", path[g]);
+    for (int g = 0; g < 5 && !rc; g++) {
+        if (access(path[g], F_OK))
+            continue;
+        if (rename(path[g], old[g]))
+            rc = sd_error_set(err, SD_EIO, "%s: cannot move the earlier file aside: %s", path[g], strerror(errno));
+        else
+            aside[g] = 1;
+    }
+    for (; in < nf && !rc; in++)
+        if (rename(tmp[in], path[in])) {
+            rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", path[in], strerror(errno));
+            break;
+        }
+    if (rc) {
+        for (int g = 0; g < in; g++) /* the new files already in place go back to their temporary names */
+            rename(path[g], tmp[g]);
+        for (int g = 0; g < 5; g++)
+            if (aside[g])
+                rename(old[g], path[g]);
+        return rc;
+    }
+    for (int g = 0; g < 5; g++)
+        if (aside[g])
+            remove(old[g]);
+    return SD_OK;
 }
 
 int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
@@ -157,7 +198,7 @@ int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace
                 rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", tmp[3 + g], strerror(errno));
             rf[g] = NULL;
         }
-    /* the small files to NAME.npy.tmp too, then all renamed: no partial set is left */
+    /* the small files to NAME.npy.tmp too, then the set installed whole (S_install) */
     size_t s2[2] = {n, T}, s1[1] = {n};
     for (; f < 3 && !rc; f++) {
         switch (f) {
@@ -166,12 +207,8 @@ int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace
         default: rc = sd_npy_write_at(tmp[f], "<i8", 1, s1, x0, 8, err); break;
         }
     }
-    for (int g = 0; g < nf && !rc; g++)
-        if (rename(tmp[g], path[g]))
-            rc = sd_error_set(err, SD_EIO, "%s: cannot write: %s", path[g], strerror(errno));
-    if (!rc && !rows)
-        for (int g = 3; g < 5; g++) /* rows of an earlier set would not match these tokens */
-            remove(path[g]);
+    if (!rc)
+        rc = S_install(path, tmp, nf, err);
 done:
     for (int g = 0; g < 2; g++)
         if (rf[g])

@@ -9,8 +9,12 @@
  *   target.npy  float64 [n][T][V]  q_t(.|x_{t-1})
  *   ratios.npy  float64 [n][T]     p_t(x_t|x_{t-1}) / q_t(x_t|x_{t-1})
  *   prompts.npy int64   [n]        x_0
- * Each file is written whole or not at all (to NAME.npy.tmp, renamed when
- * every file is complete); a token of target probability 0 is never drawn.
+ * The set is written whole or not at all: each file to NAME.npy.tmp; when
+ * every one is complete the files of an earlier set in DIR are moved aside
+ * (NAME.npy.old), the new ones renamed in and the old ones removed; a
+ * rename that fails undoes the renames before it, so DIR keeps the earlier
+ * set unchanged (a crash between the renames may leave NAME.npy.old files).
+ * A token of target probability 0 is never drawn.
  * The rows are streamed: each position's draft and target rows go to their
  * files as they are computed, so memory is O(n T + V) whatever the rows
  * take on disk (n T V doubles each). */

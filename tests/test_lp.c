@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../lp/sd_lp.h"
 #include "../lp/sd_lp_otm.h"
@@ -331,19 +332,28 @@ Test(lp_size, valid_verify_per_draft_form_is_refused_by_its_size)
 
 Test(lp_cli, solver_stop_is_a_visible_status)
 {
-    /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: the status says
-     * so in the JSON, and the exit status is 70. */
-    char *out = NULL, *errs = NULL;
-    int st = tu_run("lp block-ot --gamma 3 --V 7 --time-limit 0.001 --json --method simplex", &out, &errs);
-    cr_expect_eq(st, 70, "exit %d: %s", st, errs);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
-    cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "time limit exceeded");
-    cr_expect(json_is_null(json_object_get(j, "optimum")));
-    cr_expect(tu_contains(errs, "status 'time limit exceeded'"), "%s", errs);
-    json_decref(j);
-    free(out);
-    free(errs);
+    /* 117649 columns take ~1 s; a 1 ms limit stops GLPK: stderr names the
+     * status, the exit status is 70, and nothing (no partial JSON, table,
+     * CSV or plan) is written */
+    static const char *const fmt[] = {"--json", "", "--csv"};
+    for (size_t i = 0; i < 3; i++) {
+        char *out = NULL, *errs = NULL, cmd[200];
+        snprintf(cmd, sizeof cmd, "lp block-ot --gamma 3 --V 7 --time-limit 0.001 --method simplex %s", fmt[i]);
+        int st = tu_run(cmd, &out, &errs);
+        cr_expect_eq(st, 70, "%s: exit %d: %s", cmd, st, errs);
+        cr_expect_str_eq(out, "", "%s", cmd);
+        cr_expect(tu_contains(errs, "status 'time limit exceeded'; no optimum"), "%s: %s", cmd, errs);
+        free(out);
+        free(errs);
+    }
+    char dir[] = "/tmp/simdec-lpstop-XXXXXX", cmd[300], plan[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(plan, sizeof plan, "%s/plan.csv", dir);
+    snprintf(cmd, sizeof cmd, "lp block-ot --gamma 3 --V 7 --time-limit 0.001 --method simplex --plan %s", plan);
+    cr_expect_eq(tu_run(cmd, NULL, NULL), 70, "%s", cmd);
+    cr_expect_neq(access(plan, F_OK), 0, "%s: a plan was written", cmd);
+    remove(plan);
+    rmdir(dir);
 }
 
 /* ---- otm ------------------------------------------------------------------ */
@@ -578,6 +588,87 @@ Test(lp_pareto, lies_on_theorem_5_line)
         }
     }
     gsl_rng_free(r);
+}
+
+typedef struct {
+    int calls, backwards;
+    long last_it;
+    double last_s;
+} S_prog;
+
+static void S_prog_fn(void *ctx, long it, double s)
+{
+    S_prog *pg = ctx;
+    pg->backwards += it < pg->last_it || s < pg->last_s;
+    pg->last_it = it;
+    pg->last_s = s;
+    pg->calls++;
+}
+
+/* Progress of the simplex (sd_lp_opts.progress) read from GLPK's log every
+ * millisecond: called, with iteration counts and seconds that never go
+ * back, and the solve is the same: optimum and plan bit for bit those
+ * without it (the log changes what is printed, not the pivots).  V = 2000,
+ * some 3000 iterations. */
+Test(lp_pareto, progress_is_reported_and_changes_nothing)
+{
+    enum { V = 2000 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    double *p = malloc(V * sizeof *p), *q = malloc(V * sizeof *q);
+    cr_assert(p && q);
+    double sp = 0.0, sq = 0.0; /* Dirichlet(0.7) rows: normalised gamma draws */
+    for (size_t x = 0; x < V; x++) {
+        sp += p[x] = gsl_ran_gamma(r, 0.7, 1.0);
+        sq += q[x] = gsl_ran_gamma(r, 0.7, 1.0);
+    }
+    for (size_t x = 0; x < V; x++)
+        p[x] /= sp, q[x] /= sq;
+    double rho = sd_dist_tv(p, q, V) / 2;
+    sd_lp_opts lo;
+    sd_lp_opts_default(&lo);
+    sd_lp_result plain, shown;
+    sd_lp_plan *pl0 = NULL, *pl1 = NULL;
+    sd_error err;
+    cr_assert_eq(sd_lp_pareto(p, q, V, rho, &lo, &plain, &pl0, &err), SD_OK, "%s", err.msg);
+    S_prog pg = {0, 0, -1, -1.0};
+    lo.progress = S_prog_fn;
+    lo.progress_ctx = &pg;
+    lo.progress_ms = 1;
+    cr_assert_eq(sd_lp_pareto(p, q, V, rho, &lo, &shown, &pl1, &err), SD_OK, "%s", err.msg);
+    cr_assert(plain.optimal && shown.optimal, "%s / %s", plain.status, shown.status);
+    cr_expect(pg.calls >= 2 && !pg.backwards, "%d calls, %d going back, last iteration %ld", pg.calls, pg.backwards,
+              pg.last_it);
+    cr_expect(pg.last_it > 0);
+    cr_expect_eq(memcmp(&plain.optimum, &shown.optimum, sizeof plain.optimum), 0, "%.17g vs %.17g", plain.optimum,
+                 shown.optimum);
+    cr_assert(pl0 && pl1 && pl0->rows == pl1->rows && pl0->nvals == pl1->nvals);
+    cr_expect_eq(memcmp(pl0->vals, pl1->vals, pl0->rows * pl0->nvals * sizeof *pl0->vals), 0, "the plans differ");
+    cr_log_info("pareto V %d: %d progress calls, last iteration %ld at %.2f s", V, pg.calls, pg.last_it, pg.last_s);
+    sd_lp_plan_free(pl0);
+    sd_lp_plan_free(pl1);
+    free(p);
+    free(q);
+    gsl_rng_free(r);
+}
+
+/* --progress is accepted and keeps stdout what it is without it: one JSON
+ * object (a solve this short prints no progress line either). */
+Test(lp_cli, progress_keeps_stdout_clean)
+{
+    char *a = NULL, *b = NULL, *errs = NULL;
+    cr_assert_eq(tu_run("lp pareto --reject 0.1 --p 0.5,0.3,0.2 --q 0.2,0.2,0.6 --json", &a, NULL), 0);
+    cr_assert_eq(tu_run("lp pareto --reject 0.1 --p 0.5,0.3,0.2 --q 0.2,0.2,0.6 --json --progress", &b, &errs), 0,
+                 "%s", errs);
+    json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+    cr_assert(ja && jb, "%s", b);
+    cr_expect_eq(json_real_value(json_object_get(ja, "optimum")), json_real_value(json_object_get(jb, "optimum")));
+    cr_expect_str_eq(errs, "");
+    json_decref(ja);
+    json_decref(jb);
+    free(a);
+    free(b);
+    free(errs);
 }
 
 /* ---- CLI: plans, references, --compare ----------------------------------------- */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../src/sd_chain.h"
@@ -91,6 +92,100 @@ Test(trace_stream, rows_on_disk_are_the_rows_along_each_path)
     sd_npy_close(&Q);
     free(b1);
     free(b2);
+    S_clean(dir);
+    sd_chain_free(c);
+    gsl_rng_free(r);
+}
+
+/* The bytes of dir/name (*len of them; NULL, 0 when absent). */
+static char *S_file(const char *dir, const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *b = NULL;
+    size_t cap = 0, got;
+    do {
+        cap = cap ? 2 * cap : 4096;
+        b = realloc(b, cap);
+        cr_assert_not_null(b);
+        got = fread(b + *len, 1, cap - *len, f);
+        *len += got;
+    } while (*len == cap);
+    fclose(f);
+    return b;
+}
+
+static int S_exists(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* A rename that fails while the set is put in place leaves the earlier set
+ * whole.  target.npy of the earlier set is replaced by a non-empty
+ * directory and target.npy.old is one too, so that neither the new
+ * target.npy nor the earlier one moved aside can be renamed: the write
+ * fails with SD_EIO after the files before target went aside, and dir
+ * must still hold the earlier tokens, ratios, prompts and draft, byte for
+ * byte, with no .tmp or .old file left.  Once the obstacles are gone the
+ * same write succeeds (other tokens: the test would not see a mix
+ * otherwise) and leaves no .old file. */
+Test(trace_stream, a_failed_rename_leaves_the_earlier_set)
+{
+    static const char *const names[] = {"tokens.npy", "ratios.npy", "prompts.npy", "draft.npy"};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 8);
+    sd_chain *c = tu_random_chain(r, 5, 6, 0.7, 0.3);
+    char *dir = S_dir(), path[512];
+    sd_error err = {0};
+    cr_assert_eq(sd_trace_write(c, 30, 3, dir, 0, &err), SD_OK, "%s", err.msg);
+    char *before[4];
+    size_t blen[4], len;
+    for (int g = 0; g < 4; g++)
+        cr_assert_not_null(before[g] = S_file(dir, names[g], &blen[g]), "%s", names[g]);
+    static const char *const blocks[] = {"target.npy", "target.npy.old"};
+    for (int b = 0; b < 2; b++) {
+        snprintf(path, sizeof path, "%s/%s", dir, blocks[b]);
+        remove(path);
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+        snprintf(path, sizeof path, "%s/%s/x", dir, blocks[b]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fclose(f);
+    }
+    cr_assert_eq(sd_trace_write(c, 30, 4, dir, 0, &err), SD_EIO);
+    cr_log_info("refused: %s", err.msg);
+    for (int g = 0; g < 4; g++) {
+        char *now = S_file(dir, names[g], &len), tmp[64], old[64];
+        cr_expect(now && len == blen[g] && !memcmp(now, before[g], len), "%s changed", names[g]);
+        snprintf(tmp, sizeof tmp, "%s.tmp", names[g]);
+        snprintf(old, sizeof old, "%s.old", names[g]);
+        cr_expect(!S_exists(dir, tmp) && !S_exists(dir, old), "%s left behind", names[g]);
+        free(now);
+    }
+    cr_expect(!S_exists(dir, "target.npy.tmp"));
+    for (int b = 0; b < 2; b++) {
+        snprintf(path, sizeof path, "%s/%s/x", dir, blocks[b]);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s", dir, blocks[b]);
+        cr_assert_eq(rmdir(path), 0, "%s", path);
+    }
+    cr_assert_eq(sd_trace_write(c, 30, 4, dir, 0, &err), SD_OK, "%s", err.msg);
+    char *tok = S_file(dir, "tokens.npy", &len);
+    cr_expect(tok && len == blen[0] && memcmp(tok, before[0], len) != 0, "seed 4 writes other tokens");
+    for (int g = 0; g < 4; g++) {
+        char old[64];
+        snprintf(old, sizeof old, "%s.old", names[g]);
+        cr_expect(!S_exists(dir, old), "%s left behind", old);
+        free(before[g]);
+    }
+    cr_expect(!S_exists(dir, "target.npy.old"));
+    free(tok);
     S_clean(dir);
     sd_chain_free(c);
     gsl_rng_free(r);
@@ -195,4 +290,65 @@ Test(trace_stream, cached_ngram_rows_are_the_computed_rows)
         sd_ngram_free(cached);
     }
     sd_arpa_free(a);
+}
+
+/* The n-gram row cache is optional: gen --arpa --trace runs without it when
+ * it cannot be allocated, and writes the same bytes (a cached row is the
+ * computed row, bit for bit).  The allocation is made to fail by a malloc
+ * shim, built here and preloaded into the command, that refuses blocks of
+ * exactly 64 (V) doubles: the cache's rows at its 64 slots, V = 43. */
+Test(trace_stream, gen_runs_without_the_row_cache, .timeout = 120)
+{
+    char *dir = S_dir(), src[600], so[600], cmd[1600];
+    snprintf(src, sizeof src, "%s/shim.c", dir);
+    snprintf(so, sizeof so, "%s/shim.so", dir);
+    FILE *f = fopen(src, "w");
+    cr_assert_not_null(f);
+    fputs("#include <errno.h>\n#include <stdio.h>\n#include <stddef.h>\n"
+          "void *__libc_malloc(size_t);\n"
+          "void *malloc(size_t n)\n{\n"
+          "    if (n == 64 * 43 * sizeof(double)) {\n"
+          "        fputs(\"shim: refused\\n\", stderr);\n"
+          "        errno = ENOMEM;\n        return NULL;\n    }\n"
+          "    return __libc_malloc(n);\n}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -o %s %s", so, src);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    static const char *const names[] = {"tokens.npy", "ratios.npy", "prompts.npy", "draft.npy", "target.npy"};
+    char *ref[5];
+    size_t rlen[5], len;
+    for (int pass = 0; pass < 2; pass++) {
+        char sub[600], *errs = NULL;
+        snprintf(sub, sizeof sub, "%s/%d", dir, pass);
+        cr_assert_eq(mkdir(sub, 0700), 0);
+        snprintf(cmd, sizeof cmd, "gen --arpa build/lm/en-us-phone.arpa --order 3 --trace 40 --T 12 --seed 5 -o %s",
+                 sub);
+        if (pass)
+            setenv("LD_PRELOAD", so, 1);
+        int st = tu_run(cmd, NULL, &errs);
+        unsetenv("LD_PRELOAD");
+        cr_assert_eq(st, 0, "%s%s: exit %d: %s", pass ? "without the cache: " : "", cmd, st, errs);
+        if (pass)
+            cr_assert(tu_contains(errs, "shim: refused"), "the cache's allocation was not refused: %s", errs);
+        free(errs);
+        for (int g = 0; g < 5; g++) {
+            char *b = S_file(sub, names[g], &len);
+            cr_assert_not_null(b, "%s/%s", sub, names[g]);
+            if (!pass) {
+                ref[g] = b, rlen[g] = len;
+                continue;
+            }
+            cr_expect(len == rlen[g] && !memcmp(b, ref[g], len), "%s differs without the cache", names[g]);
+            free(b);
+            free(ref[g]);
+        }
+        for (int g = 0; g < 5; g++) {
+            snprintf(cmd, sizeof cmd, "%s/%s", sub, names[g]);
+            remove(cmd);
+        }
+        rmdir(sub);
+    }
+    remove(src);
+    remove(so);
+    S_clean(dir);
 }

@@ -172,6 +172,10 @@ Test(tree_bounds, beyond_reach_at_v8)
                   b.lower, b.upper);
         cr_expect(!strcmp(b.lower_by, "recursive transport (a restricted LP)") ||
                   !strncmp(b.lower_by, "lagrangian primal", 17), "%s: lower by %s", shapes[i], b.lower_by);
+        /* exact is decided by the flag, not by the label: the two agree */
+        cr_expect_eq(b.lower_primal, !strncmp(b.lower_by, "lagrangian primal", 17), "%s: lower by %s, flag %d",
+                     shapes[i], b.lower_by, b.lower_primal);
+        cr_expect(!b.exact || b.lower_primal, "%s: exact without the primal point", shapes[i]);
         if (!deep) {
             cr_expect(b.exact, "%s: [%.12f, %.12f]", shapes[i], b.lower, b.upper);
             cr_expect_str_eq(b.upper_by, "lagrangian");

@@ -176,6 +176,7 @@ typedef struct sd_lp_tree_bounds {
     double lower, upper, gap, seconds;
     char lower_by[64]; /* "tree-rrs (recursion)", "traversal (enumerated)", ... */
     char upper_by[32]; /* "tree-ot", "path marginals" or "lagrangian" */
+    int lower_primal;  /* lower is the Lagrangian's primal point (lower_by says so in words) */
     double marginals;  /* the path-marginal bound (NaN when out of reach) */
     double tree_ot;    /* tree-ot where enumerable, else NaN */
     double lagrangian; /* the Lagrangian bound (NaN when not computed) */

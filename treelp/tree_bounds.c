@@ -620,6 +620,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
             /* the cutting planes' primal mixture: a point of tree-valid's LP
              * with node-row residual at most 1e-9, the exact route's standard */
             b->lower = b->lagrange.primal;
+            b->lower_primal = 1;
             snprintf(b->lower_by, sizeof b->lower_by, "lagrangian primal (node-row residual %.0e)",
                      b->lagrange.primal_residual);
         }
@@ -634,7 +635,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     if (isnan(b->upper))
         return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
     b->gap = b->upper - b->lower;
-    b->exact = !strncmp(b->lower_by, "lagrangian primal", 17) && b->lagrange.converged && b->gap <= S_GAP_EXACT;
+    b->exact = b->lower_primal && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;
 }
