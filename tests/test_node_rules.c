@@ -26,6 +26,7 @@
 #include "../sims/verifiers/sd_node_rule.h"
 #include "test_util.h"
 #include "tu_rules.h"
+#include "tu_trace.h"
 
 #ifndef SD_EXAMPLES_DIR
 #define SD_EXAMPLES_DIR "build/examples"
@@ -63,19 +64,6 @@ Test(node_rules, monte_carlo_meets_the_exact_value)
     tu_rule_monte_carlo_meets_exact(tu_rule_vt("node-tree-rrs"));
 }
 
-static json_t *S_json(const char *args)
-{
-    char *out = NULL, *err = NULL;
-    int st = tu_run(args, &out, &err);
-    cr_assert_eq(st, 0, "'%s': exit %d: %s", args, st, err);
-    json_error_t je;
-    json_t *o = json_loads(out, 0, &je);
-    cr_assert_not_null(o, "'%s': not JSON: %s", args, out);
-    free(out);
-    free(err);
-    return o;
-}
-
 /* check --exact: the exact TV of the law of x_1..x_L to the target's is
  * rounding for the node rule, every drafting rule; the control that never
  * updates the residual after a rejected child is far from it and its
@@ -83,30 +71,16 @@ static json_t *S_json(const char *args)
 Test(node_rules, check_exact_passes_the_rule_and_flags_the_broken_one)
 {
     static const char *const ok[] = {"--tree 2,1 --draw iid", "--tree 2,2 --draw wor", "--tree 3,1 --draw topk"};
-    char args[512];
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(args, sizeof args, "check --exact --plugin %s --algo node-tree-rrs %s --V 4 --T 6 --json",
-                 S_SO("node_rule"), ok[i]);
-        json_t *o = S_json(args);
-        double tv = json_real_value(json_object_get(o, "exact_tv"));
-        cr_expect(tv <= 1e-12, "%s: exact TV %.3g", ok[i], tv);
-        cr_expect(json_is_true(json_object_get(o, "unbiased")), "%s", ok[i]);
-        json_decref(o);
-    }
+    for (size_t i = 0; i < 3; i++)
+        tu_rule_check_exact(S_SO("node_rule"), "node-tree-rrs", ok[i], 1);
     static const char *const bad[] = {"--tree 2,1 --draw iid", "--tree 3 --draw wor"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(args, sizeof args, "check --exact --plugin %s --algo node-broken-tree %s --V 4 --T 6 --json",
-                 S_SO("node_rule"), bad[i]);
-        json_t *o = S_json(args);
-        double tv = json_real_value(json_object_get(o, "exact_tv"));
-        cr_expect(tv > 0.01, "%s: the broken node rule's exact TV %.3g", bad[i], tv);
-        cr_expect(json_is_false(json_object_get(o, "unbiased")), "%s", bad[i]);
-        json_decref(o);
-    }
+    for (size_t i = 0; i < 2; i++)
+        tu_rule_check_exact(S_SO("node_rule"), "node-broken-tree", bad[i], 0);
+    char args[512];
     snprintf(args, sizeof args, "eval accept-length --plugin %s --algo node-tree-rrs --tree 2,2 --V 4 --step 2 "
              "--state 1 --trials 20000 --seed 3 --json", S_SO("node_rule"));
-    json_t *o = S_json(args);
-    json_t *b = S_json("eval accept-length --algo tree-rrs --tree 2,2 --V 4 --step 2 --state 1 --json");
+    json_t *o = tu_json(args);
+    json_t *b = tu_json("eval accept-length --algo tree-rrs --tree 2,2 --V 4 --step 2 --state 1 --json");
     double ex = json_real_value(json_object_get(o, "exact"));
     double eb = json_real_value(json_object_get(b, "expected_accepted"));
     cr_expect(fabs(ex - eb) <= 1e-12, "node rule %.17g, tree-rrs %.17g", ex, eb);
@@ -130,7 +104,7 @@ Test(node_rules, the_stale_residual_is_biased_only_with_siblings)
     for (size_t i = 0; i < 4; i++) {
         snprintf(args, sizeof args, "check --exact --plugin %s --algo node-broken-tree --tree %s --V 4 --json",
                  S_SO("node_rule"), shapes[i]);
-        json_t *o = S_json(args);
+        json_t *o = tu_json(args);
         tv[i] = json_real_value(json_object_get(o, "exact_tv"));
         json_decref(o);
     }
@@ -317,7 +291,7 @@ Test(node_rules, lp_compare_runs_the_node_rule_on_the_lps_tree)
     char args[512];
     snprintf(args, sizeof args, "lp tree-valid --tree 2,1 --V 4 --plugin %s --compare node-tree-rrs,tree-rrs "
              "--trials 20000 --json", S_SO("node_rule"));
-    json_t *o = S_json(args), *cs = json_object_get(o, "comparisons");
+    json_t *o = tu_json(args), *cs = json_object_get(o, "comparisons");
     cr_assert_eq(json_array_size(cs), 2);
     json_t *a = json_array_get(cs, 0), *b = json_array_get(cs, 1);
     cr_expect_str_eq(json_string_value(json_object_get(a, "verifier")), "node-tree-rrs");

@@ -23,6 +23,7 @@
 #include "../sims/verifiers/sd_tree.h"
 #include "test_util.h"
 #include "tu_rules.h"
+#include "tu_trace.h"
 
 #ifndef SD_EXAMPLES_DIR
 #define SD_EXAMPLES_DIR "build/examples"
@@ -57,42 +58,15 @@ Test(tree_rules, monte_carlo_meets_the_exact_value)
     tu_rule_monte_carlo_meets_exact(tu_rule_vt("rule-tree-rrs"));
 }
 
-static json_t *S_json(const char *args)
-{
-    char *out = NULL, *err = NULL;
-    int st = tu_run(args, &out, &err);
-    cr_assert_eq(st, 0, "'%s': exit %d: %s", args, st, err);
-    json_error_t je;
-    json_t *o = json_loads(out, 0, &je);
-    cr_assert_not_null(o, "'%s': not JSON: %s", args, out);
-    free(out);
-    free(err);
-    return o;
-}
-
 /* check --exact: the exact TV of the law of x_1..x_L to the target's is
  * rounding for the rule, every drafting rule; the broken control (the
  * residual not renormalised) is far from it and its chi-square flags it. */
 Test(tree_rules, check_exact_passes_the_rule_and_flags_the_broken_one)
 {
     static const char *const ok[] = {"--tree 2,1 --draw iid", "--tree 2,2 --draw wor", "--tree 3,1 --draw topk"};
-    char args[512];
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(args, sizeof args, "check --exact --plugin %s --algo rule-tree-rrs %s --V 4 --T 6 --json",
-                 S_SO("tree_rule"), ok[i]);
-        json_t *o = S_json(args);
-        double tv = json_real_value(json_object_get(o, "exact_tv"));
-        cr_expect(tv <= 1e-12, "%s: exact TV %.3g", ok[i], tv);
-        cr_expect(json_is_true(json_object_get(o, "unbiased")), "%s", ok[i]);
-        json_decref(o);
-    }
-    snprintf(args, sizeof args, "check --exact --plugin %s --algo rule-broken-tree --tree 2,1 --V 4 --T 6 --json",
-             S_SO("tree_rule"));
-    json_t *o = S_json(args);
-    double tv = json_real_value(json_object_get(o, "exact_tv"));
-    cr_expect(tv > 0.01, "the broken rule's exact TV %.3g", tv);
-    cr_expect(json_is_false(json_object_get(o, "unbiased")));
-    json_decref(o);
+    for (size_t i = 0; i < 3; i++)
+        tu_rule_check_exact(S_SO("tree_rule"), "rule-tree-rrs", ok[i], 1);
+    tu_rule_check_exact(S_SO("tree_rule"), "rule-broken-tree", "--tree 2,1", 0);
 }
 
 /* eval accept-length: exact by enumeration (equal to the built-in
@@ -103,8 +77,8 @@ Test(tree_rules, eval_accept_length_is_exact_where_trees_can_be_enumerated)
     char args[512];
     snprintf(args, sizeof args, "eval accept-length --plugin %s --algo rule-tree-rrs --tree 2,2 --V 4 --step 2 "
              "--state 1 --trials 20000 --seed 3 --json", S_SO("tree_rule"));
-    json_t *o = S_json(args);
-    json_t *b = S_json("eval accept-length --algo tree-rrs --tree 2,2 --V 4 --step 2 --state 1 --json");
+    json_t *o = tu_json(args);
+    json_t *b = tu_json("eval accept-length --algo tree-rrs --tree 2,2 --V 4 --step 2 --state 1 --json");
     double ex = json_real_value(json_object_get(o, "exact")), eb = json_real_value(json_object_get(b, "expected_accepted"));
     cr_expect(tu_contains(json_string_value(json_object_get(o, "method")), "enumeration"), "%s",
               json_string_value(json_object_get(o, "method")));
@@ -117,7 +91,7 @@ Test(tree_rules, eval_accept_length_is_exact_where_trees_can_be_enumerated)
     /* 14 nodes at V = 50: 50^14 drafted trees */
     snprintf(args, sizeof args, "eval accept-length --plugin %s --algo rule-tree-rrs --tree 2,2,2 --V 50 "
              "--trials 2000 --json", S_SO("tree_rule"));
-    o = S_json(args);
+    o = tu_json(args);
     cr_expect_str_eq(json_string_value(json_object_get(o, "method")), "Monte-Carlo");
     cr_expect(json_is_null(json_object_get(o, "exact")));
     cr_expect(tu_contains(json_string_value(json_object_get(o, "exact_not_computed")), "drafted trees"), "%s",

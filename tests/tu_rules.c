@@ -3,6 +3,8 @@
 #include "tu_rules.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "../sims/exact/sd_exact_tree.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "test_util.h"
+#include "tu_trace.h"
 
 sd_params tu_rule_par(const sd_verifier_type *vt, const char *tree, const char *draw)
 {
@@ -112,4 +115,20 @@ void tu_rule_monte_carlo_meets_exact(const sd_verifier_type *rule)
         sd_sim_result_free(&r);
     }
     sd_chain_free(c);
+}
+
+void tu_rule_check_exact(const char *so, const char *algo, const char *args, int lossless)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "check --exact --plugin %s --algo %s %s --V 4 --T 6 --json", so, algo, args);
+    json_t *o = tu_json(cmd);
+    double tv = json_real_value(json_object_get(o, "exact_tv"));
+    if (lossless) {
+        cr_expect(tv <= 1e-12, "%s %s: exact TV %.3g", algo, args, tv);
+        cr_expect(json_is_true(json_object_get(o, "unbiased")), "%s %s", algo, args);
+    } else {
+        cr_expect(tv > 0.01, "%s %s: the control's exact TV %.3g", algo, args, tv);
+        cr_expect(json_is_false(json_object_get(o, "unbiased")), "%s %s", algo, args);
+    }
+    json_decref(o);
 }

@@ -30,4 +30,10 @@ void tu_rule_equals_the_builtins(const sd_verifier_type *rule);
  * wor 2,2 and topk 3. */
 void tu_rule_monte_carlo_meets_exact(const sd_verifier_type *rule);
 
+/* `check --exact --plugin so --algo algo ARGS --V 4 --T 6`: lossless, the
+ * exact TV of the law of x_1..x_6 to the target's is rounding (<= 1e-12)
+ * and the check says unbiased; a control, that TV is above 0.01 and the
+ * check says biased. */
+void tu_rule_check_exact(const char *so, const char *algo, const char *args, int lossless);
+
 #endif
