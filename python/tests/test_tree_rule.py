@@ -16,60 +16,19 @@ import simdec
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
 import tree_rule  # noqa: E402  (examples/tree_rule.py)
-
-BUILTIN = {"iid": "tree-rrs", "wor": "tree-rrs-wor", "topk": "tree-topk"}
-
-
-def zero_model(V=4, T=6, seed=4):
-    """Rows with exact zeros: the draft never proposes token V-1, the target
-    never wants token 0 (then each row renormalised)."""
-    rng = np.random.default_rng(seed)
-    draft, target = rng.dirichlet(np.ones(V), size=(T, V)), rng.dirichlet(np.ones(V), size=(T, V))
-    draft[:, :, V - 1] = 0.0
-    target[:, :, 0] = 0.0
-    draft /= draft.sum(axis=2, keepdims=True)
-    target /= target.sum(axis=2, keepdims=True)
-    return simdec.Model(np.full(V, 1.0 / V), draft, target)
-
+import rules_common  # noqa: E402
 
 @pytest.mark.parametrize("model", [None, "zeros"])
 def test_exact_values_equal_the_builtin_verifiers(model):
-    v = tree_rule.register()
-    m = zero_model() if model == "zeros" else None
-    kw = {} if m is not None else {"V": 4}
-    n = 0
-    for draw, shapes in (("iid", ("2", "2,1", "1,2", "3,1")), ("wor", ("4", "2,2", "3,1")), ("topk", ("5", "2,1"))):
-        for shape in shapes:
-            for state in (0, 3):
-                got = simdec.eval("accept-length", m, algo=v, tree=shape, draw=draw, step=2, state=state,
-                                  trials=2000, seed=1, **kw)
-                assert got["method"].startswith("enumeration"), got["method"]
-                want = simdec.eval("accept-length", m, algo=BUILTIN[draw], tree=shape, draw=draw, step=2,
-                                   state=state, **kw)["expected_accepted"]
-                assert abs(got["exact"] - want) <= 1e-12, (draw, shape, state, got["exact"], want)
-                n += 1
-    assert n == 18
+    rules_common.exact_values_equal_the_builtins(tree_rule.register(), model, trials=2000)
 
 
 def test_check_exact_passes_the_rule_and_flags_the_broken_one():
-    v = tree_rule.register()
-    for shape, draw in (("2,1", "iid"), ("2,2", "wor"), ("3", "topk")):
-        c = simdec.check(None, v, exact=True, tree=shape, draw=draw, V=4, T=6, trials=20000, seed=2)
-        assert c["exact_tv"] <= 1e-12, (shape, draw, c["exact_tv"])
-    b = tree_rule.register("py-rule-broken-tree", raw=True, control=True)
-    c = simdec.check(None, b, exact=True, tree="2,1", V=4, T=6, trials=20000, seed=2)
-    assert c["exact_tv"] > 0.01 and c["unbiased"] is False, c["exact_tv"]
+    rules_common.check_exact_passes_and_flags(tree_rule.register(), tree_rule.register("py-rule-broken-tree", raw=True, control=True), trials=20000)
 
 
 def test_monte_carlo_of_the_rule_meets_its_exact_value():
-    # run samples the rule's outcome on drafted trees; its target calls
-    # against the exact enumeration over the whole generation, within 4 se
-    # (20000 trials, seed 7; false alarm about 6e-5).
-    v = tree_rule.register()
-    r = simdec.run(zero_model(T=5), v, trials=20000, seed=7, tree="2,1")
-    tc = r["target_calls"]
-    assert r["exact_target_calls"] is not None, r["exact_not_computed"]
-    assert abs(tc["mean"] - r["exact_target_calls"]) < 4 * tc["stderr"], (tc, r["exact_target_calls"])
+    rules_common.monte_carlo_meets_exact(tree_rule.register(), trials=20000)
 
 
 def test_a_rule_that_raises_or_breaks_the_contract_fails():
