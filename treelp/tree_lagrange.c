@@ -101,10 +101,13 @@
 #define S_RESIDUAL 1e-9
 /* Pricing points per master solve in the column generation. */
 #define S_NALPHA 10
-/* The subgradient phase's rules kept as the first columns: at most 2N,
- * at most S_RING doubles. */
+/* The subgradient phase's rules kept as the first columns: the last
+ * S_RING_COLS, at most S_RING doubles.  They are the cuts of L near the
+ * point the column generation starts from; with 64 of them the master's
+ * model there is too coarse for hundreds of rounds (2,2,2 at V = 6: no
+ * serious step in 60 s, the first after 40 s idle; with 1000, after 5 s). */
 #define S_RING 4000000
-#define S_RING_COLS 64
+#define S_RING_COLS 1000
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -739,7 +742,8 @@ static void S_primal(const sd_lp_tree_lagrange *g, S_master *m, double *value, d
  * Σ_k μ_k Σ_u |u| P_k(u) over μ >= 0, Σ μ_k = 1, with those rows for
  * x = Σ_k μ_k P_k, P_k the stop law of the rule "stop at the node of
  * largest |u| - λ_k(u)".  Its duals π_z >= 0 price a rule through
- * λ_w = Σ_{v ⪯ w, v ≠ root} (π_v - Σ_y π_{v y})/q(v): the best rule is A's
+ * λ_w = Σ_{v ⪯ w, v ≠ root} (π_v - Σ_y π_{v y} q(v y)/q(v)) (the rows
+ * as written, X(z) - q(z|parent) X(parent) <= 0): the best rule is A's
  * maximiser at λ, and L(λ) = A(λ) + B(λ) bounds the LP from above (at the
  * master's duals, L(λ) - master = the best reduced cost). */
 typedef struct S_dw {
