@@ -198,19 +198,29 @@ Test(realv, answers_in_little_memory_at_V_32000, .timeout = 60)
 
 /* --- the sparse kernels' first iteration (eval accept-length on --p/--q at large V) --- */
 
+/* The verifier `name` at its defaults with the parameters kv[0]=kv[1],
+ * kv[2]=kv[3], ... (nkv strings); the test fails on an unknown name or a
+ * refused value. */
+static const sd_verifier_type *S_verifier(const char *name, const char *const *kv, size_t nkv, sd_params *par)
+{
+    const sd_verifier_type *vt = sd_verifier_find(name);
+    cr_assert_not_null(vt, "%s", name);
+    sd_error err;
+    sd_params_defaults(par, vt);
+    for (size_t i = 0; i < nkv; i += 2)
+        cr_assert_eq(sd_params_parse(par, vt, kv[i], kv[i + 1], &err), SD_OK, "%s", err.msg);
+    return vt;
+}
+
 /* E[accepted] of the first iteration from the verifier's iteration law on
  * the stored chain of identical rows, against its kernel on the same rows
  * kept as one pair (sd_backoff_iid, horizon G + 1) with the first-iteration
  * stop rule: within 4 standard errors (fixed seed). */
 static void S_first_iteration(const char *name, const char *const *kv, size_t nkv, size_t G)
 {
-    const sd_verifier_type *vt = sd_verifier_find(name);
-    cr_assert_not_null(vt, "%s", name);
     sd_params par;
+    const sd_verifier_type *vt = S_verifier(name, kv, nkv, &par);
     sd_error err;
-    sd_params_defaults(&par, vt);
-    for (size_t i = 0; i < nkv; i += 2)
-        cr_assert_eq(sd_params_parse(&par, vt, kv[i], kv[i + 1], &err), SD_OK, "%s", err.msg);
     const size_t V = 6;
     double p[6], q[6];
     S_rows(V, 17, p, q);
@@ -455,13 +465,9 @@ Test(realv, bigram_draft_kernel_and_theorem1_with_another_vocabulary, .timeout =
 static double S_gen_vs_dense(const char *name, const char *const *kv, size_t nkv, size_t T, uint64_t trials,
                              int want_exact)
 {
-    const sd_verifier_type *vt = sd_verifier_find(name);
-    cr_assert_not_null(vt, "%s", name);
     sd_params par;
+    const sd_verifier_type *vt = S_verifier(name, kv, nkv, &par);
     sd_error err;
-    sd_params_defaults(&par, vt);
-    for (size_t i = 0; i < nkv; i += 2)
-        cr_assert_eq(sd_params_parse(&par, vt, kv[i], kv[i + 1], &err), SD_OK, "%s", err.msg);
     const size_t V = 5;
     double p[5], q[5];
     S_rows(V, 11, p, q);
@@ -533,12 +539,9 @@ Test(realv, iid_rate_equals_the_iteration_law)
         {"rrs", {"k", "2", "gamma", "2"}, 4, 1}, {"spectr", {"k", "3", "gamma", "2"}, 4, 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
-        const sd_verifier_type *vt = sd_verifier_find(cs[i].name);
         sd_params par;
+        const sd_verifier_type *vt = S_verifier(cs[i].name, cs[i].kv, cs[i].nkv, &par);
         sd_error err;
-        sd_params_defaults(&par, vt);
-        for (size_t j = 0; j < cs[i].nkv; j += 2)
-            cr_assert_eq(sd_params_parse(&par, vt, cs[i].kv[j], cs[i].kv[j + 1], &err), SD_OK, "%s", err.msg);
         double want, rate, se;
         cr_assert_eq(sd_speedup_iid_rate(vt, &par, p, q, V, &want, &err), SD_OK, "%s", err.msg);
         sd_iid_law law;
