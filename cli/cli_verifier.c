@@ -85,6 +85,29 @@ int cli_verifier_prescan(const char *cmd, int argc, char **argv, const char *alg
     return cli_verifier_choose(cmd, name, def, base, skip, cv, opts);
 }
 
+int cli_verifier_read(const char *cmd, int argc, char **argv, const char *algo, const cli_field *fields, size_t n,
+                      const struct option *base, const char *const *skip, const int *refuse, cli_field_fn fn,
+                      void *ctx, cli_verifier *cv, cli_model_opts *mo)
+{
+    struct option *opts;
+    const char *def = sd_verifier_baseline()->name;
+    int status = argv ? cli_verifier_prescan(cmd, argc, argv, "algo", def, base, skip, cv, &opts)
+                      : cli_verifier_choose(cmd, algo, def, base, skip, cv, &opts);
+    if (status < 0) {
+        if (argv) {
+            status = cli_options_read(cmd, argc, argv, opts, fn, ctx, cv->vt);
+        } else {
+            status = cli_fields_apply(opts, fields, n, refuse, fn, ctx);
+            if (status == CLI_NOT_A_FIELD)
+                status = cli_fields_refused(cmd, cv->vt);
+        }
+    }
+    free(opts);
+    if (status >= 0)
+        cli_model_release(mo);
+    return status;
+}
+
 int cli_verifier_choose(const char *cmd, const char *name, const char *def, const struct option *base,
                         const char *const *skip, cli_verifier *cv, struct option **opts)
 {

@@ -89,6 +89,18 @@ int cli_unknown_option(const char *cmd, int c, char **argv, const sd_verifier_ty
 int cli_options_read(const char *cmd, int argc, char **argv, const struct option *opts, cli_field_fn fn, void *ctx,
                      const sd_verifier_type *vt);
 
+/* One verifier command's point, from a command line (argv non-NULL) or
+ * from named fields (the plugins loaded already): the verifier named by
+ * --algo, or `algo` with fields (NULL: the baseline), chosen into *cv
+ * with the option table base + its parameters (skip as in
+ * cli_options_with_params), then every option read through fn
+ * (cli_options_read; cli_fields_apply refusing the options in `refuse`,
+ * zero-terminated, and saying why with cli_fields_refused).  Returns -1 to
+ * go on, or an exit status after printing the error; then *mo is released. */
+int cli_verifier_read(const char *cmd, int argc, char **argv, const char *algo, const cli_field *fields, size_t n,
+                      const struct option *base, const char *const *skip, const int *refuse, cli_field_fn fn,
+                      void *ctx, cli_verifier *cv, cli_model_opts *mo);
+
 /* The parameter help generated from the declarations: vt's, or (vt NULL)
  * every known verifier's, each name once with the verifiers reading it. */
 void cli_params_help(FILE *f, const sd_verifier_type *vt);

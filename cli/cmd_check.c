@@ -458,39 +458,28 @@ static int S_option_any(void *rq, int c, const char *arg)
     return S_option(rq, c, arg);
 }
 
+/* The command from a command line (argv) or from named fields (JSON). */
+static int S_read(int argc, char **argv, const char *algo, const cli_field *fields, size_t n)
+{
+    static const int refuse[] = {O_ALGO, 0};
+    S_req rq;
+    S_req_init(&rq);
+    rq.json = !argv;
+    int status = cli_verifier_read("check", argc, argv, algo, fields, n, S_base, NULL, refuse, S_option_any, &rq,
+                                   &rq.cv, &rq.mo);
+    if (status < 0) {
+        status = S_check(&rq);
+        cli_model_release(&rq.mo);
+    }
+    return status;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    S_req rq;
-    struct option *opts;
-    S_req_init(&rq);
-    int status = cli_verifier_prescan("check", argc, argv, "algo", sd_verifier_baseline()->name, S_base, NULL,
-                                      &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    status = cli_options_read("check", argc, argv, opts, S_option_any, &rq, rq.cv.vt);
-    free(opts);
-    if (status < 0)
-        status = S_check(&rq);
-    cli_model_release(&rq.mo);
-    return status;
+    return S_read(argc, argv, NULL, NULL, 0);
 }
 
 int cmd_check_fields(const char *algo, const cli_field *fields, size_t n)
 {
-    S_req rq;
-    struct option *opts;
-    S_req_init(&rq);
-    int status = cli_verifier_choose("check", algo, sd_verifier_baseline()->name, S_base, NULL, &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    rq.json = 1;
-    static const int refuse[] = {O_ALGO, 0};
-    status = cli_fields_apply(opts, fields, n, refuse, S_option_any, &rq);
-    free(opts);
-    if (status == CLI_NOT_A_FIELD)
-        status = cli_fields_refused("check", rq.cv.vt);
-    if (status < 0)
-        status = S_check(&rq);
-    cli_model_release(&rq.mo);
-    return status;
+    return S_read(0, NULL, algo, fields, n);
 }

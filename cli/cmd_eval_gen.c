@@ -206,48 +206,28 @@ static int S_run(S_req *rq)
     return status;
 }
 
-int cmd_eval_generation(int argc, char **argv)
+/* The command from a command line (argv) or from named fields (JSON). */
+static int S_read(int argc, char **argv, const cli_field *fields, size_t n)
 {
+    static const int refuse[] = {0};
     S_req rq;
-    struct option *opts;
     memset(&rq, 0, sizeof rq);
+    cli_model_init(&rq.mo);
     rq.trials = 100000;
     rq.seed = 1;
-    int status = cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, NULL,
-                                      &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    cli_model_init(&rq.mo);
-    status = cli_options_read(S_cmd, argc, argv, opts, S_option, &rq, rq.cv.vt);
-    free(opts);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    return S_run(&rq);
+    rq.json = !argv;
+    const char *algo = fields ? cli_fields_last(fields, n, "algo") : NULL;
+    int status = cli_verifier_read(S_cmd, argc, argv, algo, fields, n, S_base, NULL, refuse, S_option, &rq,
+                                   &rq.cv, &rq.mo);
+    return status >= 0 ? status : S_run(&rq);
+}
+
+int cmd_eval_generation(int argc, char **argv)
+{
+    return S_read(argc, argv, NULL, 0);
 }
 
 int eval_generation_fields(const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {0};
-    S_req rq;
-    struct option *opts;
-    memset(&rq, 0, sizeof rq);
-    rq.trials = 100000;
-    rq.seed = 1;
-    int status = cli_verifier_choose(S_cmd, cli_fields_last(fields, n, "algo"), sd_verifier_baseline()->name,
-                                     S_base, NULL, &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    cli_model_init(&rq.mo);
-    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
-    free(opts);
-    if (status == CLI_NOT_A_FIELD)
-        status = cli_fields_refused(S_cmd, rq.cv.vt);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    rq.json = 1;
-    return S_run(&rq);
+    return S_read(0, NULL, fields, n);
 }

@@ -123,52 +123,30 @@ static int S_option(void *ctx, int c, const char *arg)
 
 static int S_run(S_req *rq);
 
-/* Chooses the verifier (the last "algo" field, or --algo) into rq. */
-static int S_begin(S_req *rq, const char *algo, int argc, char **argv, struct option **opts)
+/* The command from a command line (argv) or from named fields (JSON). */
+static int S_read(int argc, char **argv, const cli_field *fields, size_t n)
 {
-    memset(rq, 0, sizeof *rq);
-    cli_model_init(&rq->mo);
-    rq->cr = 0.05;
-    rq->steps = 40;
-    return argv ? cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, S_skip,
-                                       &rq->cv, opts)
-                : cli_verifier_choose(S_cmd, algo, sd_verifier_baseline()->name, S_base, S_skip, &rq->cv, opts);
+    static const int refuse[] = {0};
+    S_req rq;
+    memset(&rq, 0, sizeof rq);
+    cli_model_init(&rq.mo);
+    rq.cr = 0.05;
+    rq.steps = 40;
+    rq.json = !argv;
+    const char *algo = fields ? cli_fields_last(fields, n, "algo") : NULL;
+    int status = cli_verifier_read(S_cmd, argc, argv, algo, fields, n, S_base, S_skip, refuse, S_option, &rq,
+                                   &rq.cv, &rq.mo);
+    return status >= 0 ? status : S_run(&rq);
 }
 
 int cmd_eval_policy(int argc, char **argv)
 {
-    S_req rq;
-    struct option *opts;
-    int status = S_begin(&rq, NULL, argc, argv, &opts);
-    if (status >= 0)
-        return status;
-    status = cli_options_read(S_cmd, argc, argv, opts, S_option, &rq, rq.cv.vt);
-    free(opts);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    return S_run(&rq);
+    return S_read(argc, argv, NULL, 0);
 }
 
 int eval_policy_fields(const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {0};
-    S_req rq;
-    struct option *opts;
-    int status = S_begin(&rq, cli_fields_last(fields, n, "algo"), 0, NULL, &opts);
-    if (status >= 0)
-        return status;
-    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
-    free(opts);
-    if (status == CLI_NOT_A_FIELD)
-        status = cli_fields_refused(S_cmd, rq.cv.vt);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    rq.json = 1;
-    return S_run(&rq);
+    return S_read(0, NULL, fields, n);
 }
 
 /* The evaluation and its output. */

@@ -208,48 +208,19 @@ static int S_option(void *ctx, int c, const char *arg)
 
 static int S_run(S_req *rq, json_t *collect, int sep);
 
-/* One verifier at one --k from a command line (collect: append the JSON
- * object there instead of printing it; sep: a blank line before the
- * table). */
-static int S_speedup_one(int argc, char **argv, json_t *collect, int sep)
-{
-    S_req rq;
-    S_req_init(&rq);
-    struct option *opts;
-    int status = cli_verifier_prescan(S_cmd, argc, argv, "algo", sd_verifier_baseline()->name, S_base, S_skip,
-                                      &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    status = cli_options_read(S_cmd, argc, argv, opts, S_option, &rq, rq.cv.vt);
-    free(opts);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    return S_run(&rq, collect, sep);
-}
-
-/* The same from named fields (the plugins loaded already); JSON. */
-static int S_speedup_fields_one(const cli_field *fields, size_t n, json_t *collect)
+/* One verifier at one --k, from a command line (argv) or from named fields
+ * (JSON); collect: append the JSON object there instead of printing it;
+ * sep: a blank line before the table. */
+static int S_speedup_one(int argc, char **argv, const cli_field *fields, size_t n, json_t *collect, int sep)
 {
     static const int refuse[] = {0};
     S_req rq;
     S_req_init(&rq);
-    struct option *opts;
-    int status = cli_verifier_choose(S_cmd, cli_fields_last(fields, n, "algo"), sd_verifier_baseline()->name,
-                                     S_base, S_skip, &rq.cv, &opts);
-    if (status >= 0)
-        return status;
-    status = cli_fields_apply(opts, fields, n, refuse, S_option, &rq);
-    free(opts);
-    if (status == CLI_NOT_A_FIELD)
-        status = cli_fields_refused(S_cmd, rq.cv.vt);
-    if (status >= 0) {
-        cli_model_release(&rq.mo);
-        return status;
-    }
-    rq.json = 1;
-    return S_run(&rq, collect, 0);
+    rq.json = !argv;
+    const char *algo = fields ? cli_fields_last(fields, n, "algo") : NULL;
+    int status = cli_verifier_read(S_cmd, argc, argv, algo, fields, n, S_base, S_skip, refuse, S_option, &rq,
+                                   &rq.cv, &rq.mo);
+    return status >= 0 ? status : S_run(&rq, collect, sep);
 }
 
 /* The point's evaluation and its output. */
@@ -522,7 +493,7 @@ int cmd_eval_speedup(int argc, char **argv)
     cli_args_free(&args);
     int list_a = algos && strchr(algos, ','), list_k = ks && (strchr(ks, ',') || strstr(ks, ".."));
     if (!list_a && !list_k)
-        return S_speedup_one(argc, argv, NULL, 0);
+        return S_speedup_one(argc, argv, NULL, 0, NULL, 0);
     size_t kv[256], nk = 1;
     if (list_k) {
         sd_error e;
@@ -566,14 +537,14 @@ int cmd_eval_speedup(int argc, char **argv)
                         av[w++] = av[i];
                     }
                     av[w] = NULL;
-                    status = S_speedup_one(w, av, json ? arr : NULL, !first);
+                    status = S_speedup_one(w, av, NULL, 0, json ? arr : NULL, !first);
                     first = 0;
                     continue;
                 }
                 av[at_k > 0 ? at_k : -at_k] = kbuf;
             }
             av[argc] = NULL;
-            status = S_speedup_one(argc, av, json ? arr : NULL, !first);
+            status = S_speedup_one(argc, av, NULL, 0, json ? arr : NULL, !first);
             first = 0;
         }
     }
@@ -593,7 +564,7 @@ int eval_speedup_fields(const cli_field *fields, size_t n)
     const char *algos = cli_fields_last(fields, n, "algo"), *ks = cli_fields_last(fields, n, "k");
     int list_a = algos && strchr(algos, ','), list_k = ks && (strchr(ks, ',') || strstr(ks, ".."));
     if (!list_a && !list_k)
-        return S_speedup_fields_one(fields, n, NULL);
+        return S_speedup_one(0, NULL, fields, n, NULL, 0);
     size_t kv[256], nk = 1;
     if (list_k) {
         sd_error e;
@@ -624,7 +595,7 @@ int eval_speedup_fields(const cli_field *fields, size_t n)
                 } else
                     f[m++] = fields[i];
             }
-            status = S_speedup_fields_one(f, m, arr);
+            status = S_speedup_one(0, NULL, f, m, arr, 0);
         }
     }
     if (status == 0)
