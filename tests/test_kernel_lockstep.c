@@ -31,33 +31,7 @@ static sd_chain *S_near_chain(size_t T)
     return c;
 }
 
-static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
-{
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    gp.alpha = alpha;
-    sd_chain *c = sd_chain_generate(&gp, NULL);
-    cr_assert_not_null(c);
-    return c;
-}
-
 /* --- lockstep = scalar reference, and the driver's statistics ---------------- */
-
-/* The chain with exact zeros of the foundation's tests: target mass where
- * the draft has none and the reverse, non-uniform init. */
-static sd_chain *S_zero_chain(void)
-{
-    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
-                      "\"init\":[0.7,0.3,0],"
-                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
-                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
-    sd_chain *c = NULL;
-    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
-    return c;
-}
 
 static sd_token_plan *S_plan(const sd_chain *c, size_t gamma)
 {
@@ -235,8 +209,8 @@ Test(kernel_lockstep, lockstep_equals_scalar_reference)
      * and >= T; at T = 62, 63 q close to p (mix 0.01: runs of accepts to
      * the horizon). */
     sd_chain *c62 = S_near_chain(62), *c63 = S_near_chain(63);
-    sd_chain *c7 = S_chain(7, 70, 10, 1.0), *c37 = S_chain(37, 20, 3, 0.05), *c300 = S_chain(300, 4, 4, 1.0);
-    sd_chain *cz = S_zero_chain();
+    sd_chain *c7 = tu_chain_alpha(7, 70, 10, 1.0), *c37 = tu_chain_alpha(37, 20, 3, 0.05), *c300 = tu_chain_alpha(300, 4, 4, 1.0);
+    sd_chain *cz = tu_zero3_chain();
     double p[4] = {0.1, 0.2, 0.3, 0.4}, q[4] = {0.4, 0.0, 0.3, 0.3};
     sd_chain *ch = sd_chain_from_pq(p, q, 4, 12, NULL);
     cr_assert_not_null(ch);
@@ -281,7 +255,7 @@ Test(kernel_lockstep, driver_statistics_are_per_block_in_trial_order)
     /* sd_sim_run on the kernel = the scalar reference merged per group
      * within each block (S_reference), blocks merged in order; any thread
      * count. */
-    sd_chain *c = S_chain(5, 30, 12, 1.0);
+    sd_chain *c = tu_chain_alpha(5, 30, 12, 1.0);
     for (size_t gamma = 0; gamma <= 2; gamma += 2) {
         sd_params par;
         sd_params_defaults(&par, NULL);

@@ -18,46 +18,7 @@
 
 /* --- lockstep = scalar reference, and the driver's statistics ---------------- */
 
-/* The chain with exact zeros of the foundation's tests: target mass where
- * the draft has none and the reverse, non-uniform init. */
-static sd_chain *S_zero_chain(void)
-{
-    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
-                      "\"init\":[0.7,0.3,0],"
-                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
-                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
-    sd_chain *c = NULL;
-    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
-    return c;
-}
-
 /* --- the law: Theorem 1, the finite-gamma DP, the generic verifier ------------ */
-
-/* The kernel's mean rejections and target calls against sd_exact_token.
- * Tolerance 4 standard errors: a correct kernel fails a check with
- * probability ~6e-5 (normal approximation, >= 20000 trials); a bias of a
- * few percent is many standard errors at these counts. */
-static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
-{
-    sd_params par;
-    sd_params_defaults(&par, NULL);
-    par.gamma = gamma;
-    sd_sim_opts so = {.seed = seed, .trials = trials};
-    sd_sim_result r;
-    sd_error e;
-    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
-    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
-    double rej, calls;
-    cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &e), SD_OK, "%s", e.msg);
-    double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
-    cr_expect(fabs(r.rejections.mean - rej) < 4.0 * se || (se == 0.0 && r.rejections.mean == rej),
-              "V=%zu T=%zu gamma %zu: rejections %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
-              r.rejections.mean, rej, se);
-    cr_expect(fabs(r.target_calls.mean - calls) < 4.0 * sc || (sc == 0.0 && fabs(r.target_calls.mean - calls) < 1e-12),
-              "V=%zu T=%zu gamma %zu: calls %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
-              r.target_calls.mean, calls, sc);
-    sd_sim_result_free(&r);
-}
 
 /* --- numerics ---------------------------------------------------------------------- */
 
@@ -119,10 +80,10 @@ Test(kernel_numerics, tiny_entries_and_zero_target_cells)
     double p[3] = {1e-300, 0.6, 0.4}, q[3] = {0.5, 1e-300, 0.5};
     sd_chain *c = sd_chain_from_pq(p, q, 3, 10, NULL);
     cr_assert_not_null(c);
-    S_vs_exact(c, 0, 5, 20000);
-    S_vs_exact(c, 2, 6, 20000);
+    tu_token_vs_exact(c, 0, 5, 20000);
+    tu_token_vs_exact(c, 2, 6, 20000);
     sd_chain_free(c);
-    sd_chain *cz = S_zero_chain();
+    sd_chain *cz = tu_zero3_chain();
     double Q[4 * 3];
     sd_exact_target_marginals(cz, Q);
     for (size_t gamma = 0; gamma <= 1; gamma++) {

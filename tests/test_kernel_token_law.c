@@ -16,61 +16,7 @@
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"
 
-static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
-{
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    gp.alpha = alpha;
-    sd_chain *c = sd_chain_generate(&gp, NULL);
-    cr_assert_not_null(c);
-    return c;
-}
-
-/* --- lockstep = scalar reference, and the driver's statistics ---------------- */
-
-/* The chain with exact zeros of the foundation's tests: target mass where
- * the draft has none and the reverse, non-uniform init. */
-static sd_chain *S_zero_chain(void)
-{
-    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
-                      "\"init\":[0.7,0.3,0],"
-                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
-                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
-    sd_chain *c = NULL;
-    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
-    return c;
-}
-
 /* --- the law: Theorem 1, the finite-gamma DP, the generic verifier ------------ */
-
-/* The kernel's mean rejections and target calls against sd_exact_token.
- * Tolerance 4 standard errors: a correct kernel fails a check with
- * probability ~6e-5 (normal approximation, >= 20000 trials); a bias of a
- * few percent is many standard errors at these counts. */
-static void S_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
-{
-    sd_params par;
-    sd_params_defaults(&par, NULL);
-    par.gamma = gamma;
-    sd_sim_opts so = {.seed = seed, .trials = trials};
-    sd_sim_result r;
-    sd_error e;
-    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
-    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
-    double rej, calls;
-    cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &e), SD_OK, "%s", e.msg);
-    double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
-    cr_expect(fabs(r.rejections.mean - rej) < 4.0 * se || (se == 0.0 && r.rejections.mean == rej),
-              "V=%zu T=%zu gamma %zu: rejections %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
-              r.rejections.mean, rej, se);
-    cr_expect(fabs(r.target_calls.mean - calls) < 4.0 * sc || (sc == 0.0 && fabs(r.target_calls.mean - calls) < 1e-12),
-              "V=%zu T=%zu gamma %zu: calls %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
-              r.target_calls.mean, calls, sc);
-    sd_sim_result_free(&r);
-}
 
 /* A homogeneous draft (one matrix) with a target that changes every step,
  * and the reverse: the kernel reads each side with its own stride. */
@@ -96,24 +42,24 @@ static sd_chain *S_mixed_chain(int draft_homogeneous)
 Test(kernel_token_law, rejections_and_calls_match_theorem1_and_the_dp)
 {
     sd_chain *m1 = S_mixed_chain(1), *m2 = S_mixed_chain(0);
-    S_vs_exact(m1, 0, 31, 40000);
-    S_vs_exact(m1, 1, 32, 40000);
-    S_vs_exact(m2, 0, 33, 40000);
-    S_vs_exact(m2, 1, 34, 40000);
+    tu_token_vs_exact(m1, 0, 31, 40000);
+    tu_token_vs_exact(m1, 1, 32, 40000);
+    tu_token_vs_exact(m2, 0, 33, 40000);
+    tu_token_vs_exact(m2, 1, 34, 40000);
     sd_chain_free(m1);
     sd_chain_free(m2);
-    sd_chain *c7 = S_chain(7, 50, 10, 1.0), *cs = S_chain(6, 30, 11, 0.1), *c256 = S_chain(256, 8, 3, 1.0);
-    sd_chain *cz = S_zero_chain(), *c1 = S_chain(5, 1, 4, 1.0);
-    S_vs_exact(c7, 0, 21, 20000);
-    S_vs_exact(c7, 1, 22, 20000);
-    S_vs_exact(c7, 4, 23, 20000);
-    S_vs_exact(cs, 0, 24, 20000);
-    S_vs_exact(cs, 3, 25, 20000);
-    S_vs_exact(c256, 0, 26, 20000);
-    S_vs_exact(c256, 2, 27, 20000);
-    S_vs_exact(cz, 0, 28, 40000);
-    S_vs_exact(cz, 1, 29, 40000);
-    S_vs_exact(c1, 0, 30, 20000); /* T = 1 */
+    sd_chain *c7 = tu_chain_alpha(7, 50, 10, 1.0), *cs = tu_chain_alpha(6, 30, 11, 0.1), *c256 = tu_chain_alpha(256, 8, 3, 1.0);
+    sd_chain *cz = tu_zero3_chain(), *c1 = tu_chain_alpha(5, 1, 4, 1.0);
+    tu_token_vs_exact(c7, 0, 21, 20000);
+    tu_token_vs_exact(c7, 1, 22, 20000);
+    tu_token_vs_exact(c7, 4, 23, 20000);
+    tu_token_vs_exact(cs, 0, 24, 20000);
+    tu_token_vs_exact(cs, 3, 25, 20000);
+    tu_token_vs_exact(c256, 0, 26, 20000);
+    tu_token_vs_exact(c256, 2, 27, 20000);
+    tu_token_vs_exact(cz, 0, 28, 40000);
+    tu_token_vs_exact(cz, 1, 29, 40000);
+    tu_token_vs_exact(c1, 0, 30, 20000); /* T = 1 */
     sd_chain_free(c7);
     sd_chain_free(cs);
     sd_chain_free(c256);
@@ -158,7 +104,7 @@ Test(kernel_token_law, accepted_length_distribution_matches_the_generic_verifier
      * count) of the kernel and of the mechanistic verifier (the driver's
      * generic option), 30000 trials each, fixed seeds: a correct kernel
      * fails with probability 1e-3 per comparison. */
-    sd_chain *c = S_chain(7, 40, 10, 1.0), *cz = S_zero_chain();
+    sd_chain *c = tu_chain_alpha(7, 40, 10, 1.0), *cz = tu_zero3_chain();
     const struct {
         const sd_chain *c;
         size_t gamma;

@@ -8,10 +8,13 @@
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
+#include "../sims/verifiers/sd_token.h"
 #include "../src/sd_chain.h"
+#include "../src/sd_exact.h"
 #include "../src/sd_dist.h"
 #include "../src/sd_rngbuf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,12 +144,51 @@ const sd_verifier_type *tu_setup(sd_params *par, const tu_conf *cf)
 
 sd_chain *tu_chain(size_t V, size_t T, unsigned long seed)
 {
+    return tu_chain_alpha(V, T, seed, SD_GEN_DEFAULT_ALPHA);
+}
+
+sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha)
+{
     sd_gen_params gp;
     sd_gen_defaults(&gp);
     gp.V = V;
     gp.T = T;
     gp.seed = seed;
+    gp.alpha = alpha;
     return sd_chain_generate(&gp, NULL);
+}
+
+sd_chain *tu_zero3_chain(void)
+{
+    const char *txt = "{\"format\":\"simdec-chain-1\",\"vocab\":3,\"horizon\":3,"
+                      "\"init\":[0.7,0.3,0],"
+                      "\"draft\":[[[1,0,0],[0.5,0.5,0],[0,0,1]],[[0.2,0.8,0],[0,1,0],[0.3,0.3,0.4]],[[0,0,1],[1,0,0],[0.1,0.1,0.8]]],"
+                      "\"target\":[[[0,1,0],[0.5,0.5,0],[0,0.5,0.5]],[[0.2,0.8,0],[0,0,1],[1,0,0]],[[0,0.5,0.5],[0.3,0.3,0.4],[0.1,0.1,0.8]]]}";
+    sd_chain *c = NULL;
+    cr_assert_eq(sd_chain_load_string(txt, "mem", &c, NULL), SD_OK);
+    return c;
+}
+
+void tu_token_vs_exact(const sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials)
+{
+    sd_params par;
+    sd_params_defaults(&par, NULL);
+    par.gamma = gamma;
+    sd_sim_opts so = {.seed = seed, .trials = trials};
+    sd_sim_result r;
+    sd_error e;
+    cr_assert_eq(sd_sim_run(&sd_verifier_token, c, &par, &so, &r, &e), SD_OK, "%s", e.msg);
+    cr_assert_str_eq(r.kernel, SD_SIM_KERNEL_TOKEN);
+    double rej, calls;
+    cr_assert_eq(sd_exact_token(c, gamma, &rej, &calls, &e), SD_OK, "%s", e.msg);
+    double se = sd_welford_stderr(&r.rejections), sc = sd_welford_stderr(&r.target_calls);
+    cr_expect(fabs(r.rejections.mean - rej) < 4.0 * se || (se == 0.0 && r.rejections.mean == rej),
+              "V=%zu T=%zu gamma %zu: rejections %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.rejections.mean, rej, se);
+    cr_expect(fabs(r.target_calls.mean - calls) < 4.0 * sc || (sc == 0.0 && fabs(r.target_calls.mean - calls) < 1e-12),
+              "V=%zu T=%zu gamma %zu: calls %.6f vs exact %.6f (se %.6f)", c->V, c->T, gamma,
+              r.target_calls.mean, calls, sc);
+    sd_sim_result_free(&r);
 }
 
 sd_chain *tu_zero_chain(size_t V, size_t T, unsigned long seed)

@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
+#include <stdint.h>
 
 int tu_run(const char *args, char **out, char **err);
 
@@ -56,6 +57,19 @@ struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
  * options at their defaults); NULL on failure. */
 struct sd_chain *tu_chain(size_t V, size_t T, unsigned long seed);
+/* The same with --alpha alpha. */
+struct sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha);
+/* The 3-token chain of horizon 3 with exact zeros of the foundation's
+ * tests: target mass where the draft has none and the reverse, non-uniform
+ * init (asserts that it loads). */
+struct sd_chain *tu_zero3_chain(void);
+/* Asserts that the token kernel's mean rejections and target calls on c
+ * at draft length gamma (trials on streams (seed, i)) are within 4
+ * standard errors of sd_exact_token's: a correct kernel fails a check with
+ * probability ~6e-5 (normal approximation, >= 20000 trials); a bias of a
+ * few percent is many standard errors at these counts.  Zero standard
+ * error: equal values asked. */
+void tu_token_vs_exact(const struct sd_chain *c, size_t gamma, uint64_t seed, uint64_t trials);
 /* The same with exact zeros: every target row gives token V-1 probability
  * 0 and every draft row token 0 (both renormalised): the draft proposes
  * tokens the target forbids, and the target wants tokens the draft never
