@@ -27,7 +27,7 @@ extern const sd_verifier_type sd_verifier_broken_block_trace;
 /* A verifier at gamma, k (0: default) and tree shape (NULL: default). */
 static sd_trace_point S_point(const char *algo, size_t gamma, size_t k, const char *tree)
 {
-    sd_trace_point pt;
+    sd_trace_point pt = {0};
     pt.vt = strcmp(algo, "broken-block-trace") ? sd_verifier_find(algo) : &sd_verifier_broken_block_trace;
     cr_assert(pt.vt, "%s", algo);
     sd_params_defaults(&pt.par, pt.vt);
@@ -493,7 +493,7 @@ Test(trace, unsupported_verifiers_are_refused_with_the_reason)
     for (size_t i = 0; i < 3; i++) {
         const sd_verifier_type *vt = sd_verifier_find(no[i]);
         cr_assert(vt, "%s", no[i]);
-        sd_trace_point pt;
+        sd_trace_point pt = {0};
         pt.vt = vt;
         sd_params_defaults(&pt.par, vt);
         sd_error err = {0};
