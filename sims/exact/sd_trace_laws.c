@@ -447,7 +447,7 @@ int sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, si
 }
 
 void sd_trace_wor_estimate(const double *p, const double *q, size_t V, size_t b, size_t y, sd_stream *rng,
-                           void *scratch, double *acc)
+                           void *scratch, unsigned bugs, double *acc)
 {
     double *pm = scratch, *R = pm + V, *e = R + V; /* p without the rejected children; R_j; [D_j - R_j]+ */
     memcpy(pm, p, V * sizeof *pm);
@@ -484,7 +484,8 @@ void sd_trace_wor_estimate(const double *p, const double *q, size_t V, size_t b,
             }
         for (size_t x = 0; x < V; x++)
             R[x] /= Z;
-        w *= rho;
+        if (!(bugs & SD_TRACE_WOR_BUG_NO_WEIGHT))
+            w *= rho;
         pm[c] = 0.0;
     }
     *acc = a;
@@ -652,7 +653,7 @@ static int S_tree_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma
             if (!pos->rng)
                 return sd_error_set(err, SD_EINTERNAL, "no stream to estimate the law given the output with "
                                                        "%zu children drafted without replacement", b);
-            sd_trace_wor_estimate(pos->p, pos->q, V, b, y, pos->rng, tp->ws, &acc);
+            sd_trace_wor_estimate(pos->p, pos->q, V, b, y, pos->rng, tp->ws, 0, &acc);
             if (pos->estimated)
                 ++*pos->estimated;
             rc = SD_OK;

@@ -113,7 +113,11 @@ size_t sd_trace_wor_scratch(size_t V, size_t b);
  * uniform per rejected child.  scratch holds sd_trace_wor_scratch(V, 2)
  * bytes or more. */
 void sd_trace_wor_estimate(const double *p, const double *q, size_t V, size_t b, size_t y, sd_stream *rng,
-                           void *scratch, double *acc);
+                           void *scratch, unsigned bugs, double *acc);
+/* bugs (0 in use; the tests switch one on and must catch it): the weight
+ * w_j not carried (each term counted as if the rejections before it were
+ * certain). */
+#define SD_TRACE_WOR_BUG_NO_WEIGHT 1u
 /* V (V-1) ... (V-b+2): the terms of the sum over ordered prefixes. */
 double sd_trace_wor_terms(size_t V, size_t b);
 
