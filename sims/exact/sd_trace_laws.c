@@ -551,10 +551,18 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
     size_t bmax = 1;
     for (size_t i = 0; i < tp->par.tree_depth; i++)
         bmax = tp->par.tree[i] > bmax ? tp->par.tree[i] : bmax;
-    tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
-    if (tp->wor)
-        tp->ws = malloc(sd_trace_wor_scratch(V, bmax));
-    if (!tp->w || (tp->wor && !tp->ws)) {
+    if (tp->wor) { /* the exact sum's scratch where it runs, else the estimate's 3V doubles */
+        size_t bytes = 3 * V * sizeof(double);
+        for (size_t i = 0; i < tp->par.tree_depth; i++) {
+            size_t b = tp->par.tree[i];
+            tp->est[i] = b > 3 && sd_trace_wor_terms(V, b) > SD_TRACE_WOR_MAX_TERMS;
+            size_t need = tp->est[i] ? 0 : sd_trace_wor_scratch(V, b);
+            bytes = need > bytes ? need : bytes;
+        }
+        tp->ws = malloc(bytes);
+    } else
+        tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
+    if (tp->wor ? !tp->ws : !tp->w) {
         S_tree_free(tp);
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     }
@@ -563,9 +571,7 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
         if (tp->closed) {
             size_t Sb, s0b;
             rc = sd_trace_sel_plan_new(&tp->sel[i], b, 0, V, &Sb, &s0b, err);
-        } else if (tp->wor) {
-            tp->est[i] = b > 3 && sd_trace_wor_terms(V, b) > SD_TRACE_WOR_MAX_TERMS;
-        } else {
+        } else if (!tp->wor) {
             sd_params one = tp->par;
             one.tree[0] = b;
             one.tree_depth = 1;
