@@ -347,8 +347,8 @@ Test(trace, wor_closed_form_equals_the_enumeration_of_the_children, .timeout = 1
 /* The Rao-Blackwellised estimate against the enumeration: for 2, 3 and 4
  * children at V <= 8 on the rows above, the mean of N = 20 000 estimates
  * (one forced history each, a fixed stream) of P(y accepted as a child)
- * is within 4 se of the exact value for every output token y (about 700
- * comparisons: at 4 se, expected false alarms 0.05), every estimate lies
+ * is within 4 se of the exact value for every output token y (604
+ * comparisons: at 4 se, expected false alarms 0.04), every estimate lies
  * in [0, q(y)] (the telescoped output identity), and where the estimate
  * has no spread (se = 0) it equals the exact value.  The estimate with the
  * weight of the forced rejections not carried is caught. */
