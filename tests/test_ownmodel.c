@@ -236,11 +236,42 @@ Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
     cr_assert(fabs(mc - ex) < 4 * se, "--arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
     json_decref(t);
     json_decref(e);
-    /* --no-rows: the same tokens and ratios, no row files */
+    /* --no-rows draws each token from the sparse row by the inverse CDF at the
+     * same uniform: the same tokens (the sums' rounding aside: none here), the
+     * ratios p(y)/q(y) of the rows stored with them up to that rounding, and
+     * no row files; its pooled estimate agrees with the exact value too */
     snprintf(cmd, sizeof cmd, "gen --arpa %s/lm.arpa --T 6 --trace 3000 --seed 5 --no-rows -o %s", dir, dir2);
     S_run(cmd);
-    const char *same[] = {"tokens", "ratios", "prompts"};
-    for (int i = 0; i < 3; i++) {
+    {
+        sd_npy tk, r2, pr, qr;
+        char p1[700];
+        snprintf(p1, sizeof p1, "%s/ratios.npy", dir2);
+        cr_assert_eq(sd_npy_open(&r2, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/tokens.npy", dir2);
+        cr_assert_eq(sd_npy_open(&tk, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/draft.npy", dir);
+        cr_assert_eq(sd_npy_open(&pr, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/target.npy", dir);
+        cr_assert_eq(sd_npy_open(&qr, p1, &err), SD_OK, "%s", err.msg);
+        double worst = 0.0;
+        for (size_t j = 0; j < 3000 * 6; j++) {
+            uint64_t y;
+            cr_assert_eq(sd_npy_get_index(&tk, j, &y), 0);
+            double want = sd_npy_get(&pr, j * 5 + y) / sd_npy_get(&qr, j * 5 + y), got = sd_npy_get(&r2, j);
+            double d = fabs(got - want) / want;
+            worst = d > worst ? d : worst;
+        }
+        cr_assert(worst < 1e-12, "--no-rows ratios differ from p/q of the stored rows by %.3g (relative)", worst);
+        sd_npy_close(&tk), sd_npy_close(&r2), sd_npy_close(&pr), sd_npy_close(&qr);
+    }
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token --gamma 3 --json", dir2,
+             dir2);
+    t = tu_json(cmd);
+    mc = tu_num(t, "target_calls", "mean"), se = tu_num(t, "target_calls", "stderr");
+    cr_assert(fabs(mc - ex) < 4 * se, "--no-rows: --arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
+    json_decref(t);
+    const char *same[] = {"tokens", "prompts"};
+    for (int i = 0; i < 2; i++) {
         char p1[700], p2[700];
         snprintf(p1, sizeof p1, "%s/%s.npy", dir, same[i]);
         snprintf(p2, sizeof p2, "%s/%s.npy", dir2, same[i]);
