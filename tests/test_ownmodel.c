@@ -113,6 +113,58 @@ static sd_arpa *S_load(void)
     return a;
 }
 
+/* The inverse CDF of a sparse backoff row (what gen --no-rows draws by)
+ * is the dense row's: on a grid of uniforms and just beside every CDF
+ * boundary, for each context of the bigram and of the unigram, the token
+ * is the smallest y with Σ_{x<=y} q_a(x) > v of the dense row (up to 1e-12
+ * from a boundary, where either neighbour may come out), and never a token
+ * of probability 0 (<s>, the dropped bigram "c <s>"). */
+Test(ownmodel, sparse_inverse_cdf_is_the_dense_one)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    for (size_t order = 1; order <= 2; order++) {
+        sd_backoff *m = NULL;
+        cr_assert_eq(sd_backoff_from_arpa(a, order, a, 6, 0, &m, &err), SD_OK, "%s", err.msg);
+        size_t V = m->V, checked = 0;
+        double ucum[6], q[5], cum[6];
+        cr_assert_eq(V, 5);
+        sd_backoff_ucum(m, ucum);
+        for (size_t c = 0; c < V; c++) {
+            sd_backoff_rows(m, c, NULL, q);
+            cum[0] = 0.0;
+            for (size_t x = 0; x < V; x++)
+                cum[x + 1] = cum[x] + q[x];
+            double vs[2000 + 12];
+            size_t nv = 0;
+            for (size_t k = 0; k < 2000; k++)
+                vs[nv++] = ((double)k + 0.5) / 2000.0;
+            for (size_t x = 1; x < V; x++)
+                if (cum[x] < 1.0) {
+                    vs[nv++] = cum[x] * (1.0 - 1e-13);
+                    vs[nv++] = cum[x] * (1.0 + 1e-13);
+                }
+            for (size_t k = 0; k < nv; k++) {
+                double v = vs[k];
+                size_t y = sd_backoff_q_inverse(m, ucum, c, v), want = V;
+                for (size_t x = 0; x < V && want == V; x++)
+                    if (q[x] > 0.0 && cum[x + 1] > v)
+                        want = x;
+                cr_assert(q[y] > 0.0, "order %zu, context %zu, v %.17g: token %zu of probability 0", order, c, v, y);
+                double gap = 1.0;
+                for (size_t x = 1; x < V; x++)
+                    gap = fabs(cum[x] - v) < gap ? fabs(cum[x] - v) : gap;
+                if (gap > 1e-12)
+                    cr_assert_eq(y, want, "order %zu, context %zu, v %.17g: sparse %zu, dense %zu", order, c, v, y, want);
+                checked++;
+            }
+        }
+        cr_assert(checked > 10000);
+        sd_backoff_free(m);
+    }
+    sd_arpa_free(a);
+}
+
 Test(ownmodel, ngram_rows_equal_the_direct_computation)
 {
     sd_arpa *a = S_load();
