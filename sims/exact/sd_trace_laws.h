@@ -86,7 +86,8 @@ int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma,
  * hundred (375 on the fortunes bigram, V = 32 151), logged float rows
  * about V; refused (SD_ETOOBIG) past SD_TRACE_WOR_MAX_TERMS.  b ≥ 4: the
  * sum over the ordered prefixes c_1..c_{b-2}, V^(b-1) terms
- * (sd_trace_wor_terms; the caller refuses).  No closed form removes a
+ * (sd_trace_wor_terms; past SD_TRACE_WOR_MAX_TERMS the trace estimates
+ * instead, sd_trace_wor_estimate).  No closed form removes a
  * level: the b-th child's factor p(y)/(s_{b-2} - p(c_{b-1})) sums
  * Cauchy-like terms 1/(s - p(c)) whose pole s moves with the earlier
  * children.  scratch holds sd_trace_wor_scratch(V, b) bytes. */
