@@ -22,7 +22,8 @@ static const char S_help[] =
     "Usage: simdec trace --tokens X.npy (--draft P.npy --target Q.npy | --ratios R.npy)\n"
     "                    --algo a,b,... [--gamma G|LIST|LO..HI|best] [--k LIST] [verifier parameters]\n"
     "                    [--c RATIO [--draft-cost token|step]] [--schedule] [--tol TOL]\n"
-    "                    [--max-memory BYTES] [--gamma-max N] [--json | --csv]\n"
+    "                    [--max-memory BYTES] [--gamma-max N] [--seed N] [--estimate]\n"
+    "                    [--json | --csv]\n"
     "\n"
     "Target calls, rejections and speed-up of each verifier on logged sequences\n"
     "sampled from the target model.  A lossless verifier's output follows the\n"
@@ -31,7 +32,12 @@ static const char S_help[] =
     "rows along the sequence (token and block: only the ratios p(x)/q(x)).\n"
     "Each sequence gives the exact expected target calls and rejections given\n"
     "it; their mean over sequences is unbiased, with its standard error and 95%\n"
-    "CI over sequences.\n"
+    "CI over sequences.  Where a verifier's law given the output is too costly\n"
+    "to compute exactly (tree-rrs-wor with 4 or more children per node at large\n"
+    "V, or 3 on rows of many distinct draft probabilities) it is replaced by an\n"
+    "unbiased Rao-Blackwellised estimate (one history per node, drawn from the\n"
+    "stream of --seed): the mean stays unbiased and the standard error over\n"
+    "sequences includes that noise; `method` says which was used.\n"
     "\n"
     "  --tokens X.npy    integers, shape (n, T): x_1..x_T of n sequences\n"
     "  --draft P.npy     float16/32/64, shape (n, T, V): p_t(.|x_{t-1}) per position\n"
@@ -55,6 +61,10 @@ static const char S_help[] =
     "  --tol TOL         row-sum tolerance before renormalising (default by dtype:\n"
     "                    1e-9 float64, 1e-3 float32, 1e-2 float16)\n"
     "  --max-memory B    refuse before allocating more than B bytes (e.g. 1G)\n"
+    "  --seed N          the stream of the estimated laws (default 1; sequence i\n"
+    "                    draws from trial i)\n"
+    "  --estimate        estimate wherever a verifier can, even where the exact\n"
+    "                    law fits (to check the estimate against it)\n"
     "  --json, --csv     machine-readable output (a JSON object, or an array for\n"
     "                    several points; CSV with a header)\n"
     "Exit status: 0 ok, 64 usage, 65 bad data, 66 a file cannot be opened.\n";
@@ -69,6 +79,8 @@ typedef struct {
     size_t max_memory;
     int best;
     size_t gamma_max;
+    uint64_t seed;
+    int estimate;
 } S_opts;
 
 static const char *const S_files[4] = {"tokens", "draft", "target", "ratios"};
@@ -77,8 +89,8 @@ static const char *const S_files[4] = {"tokens", "draft", "target", "ratios"};
 static int S_own(const char *name, int *flag)
 {
     static const char *const vals[] = {"tokens", "draft", "target", "ratios", "c", "draft-cost",
-                                       "tol", "max-memory", "gamma-max", "algo", "plugin", NULL};
-    static const char *const flags[] = {"json", "csv", "schedule", "help", NULL};
+                                       "tol", "max-memory", "gamma-max", "algo", "plugin", "seed", NULL};
+    static const char *const flags[] = {"json", "csv", "schedule", "estimate", "help", NULL};
     for (size_t i = 0; flags[i]; i++)
         if (!strcmp(name, flags[i])) {
             *flag = 1;
@@ -148,6 +160,10 @@ static int S_parse_own(int argc, char **argv, S_opts *o, int have_input)
             return rf;
         if (!strcmp(name, "schedule"))
             o->schedule = 1;
+        if (!strcmp(name, "estimate"))
+            o->estimate = 1;
+        if (!strcmp(name, "seed") && cli_parse_seed(v, &o->seed, &err))
+            return cli_fail(&err);
         for (int f = 0; f < 4; f++)
             if (!strcmp(name, S_files[f])) {
                 if (have_input)
@@ -321,9 +337,19 @@ static json_t *S_point_json(const S_ctx *x, const sd_trace_point *pt, const sd_t
     json_object_set_new(o, "inputs", S_inputs_json(x));
     json_object_set_new(o, "row_tolerance", x->sh->V ? cli_json_real(x->tol) : json_null());
     json_object_set_new(o, "max_row_deviation", x->sh->V ? cli_json_real(x->max_dev) : json_null());
-    json_object_set_new(o, "method", json_string("exact expectation given each logged sequence (the "
-                                                 "verifier's law given its output), mean over sequences; "
-                                                 "stderr and ci95 over sequences"));
+    if (r->estimated)
+        json_object_set_new(o, "method", json_string("rao-blackwellised (one history per node): expectation "
+                                                     "given each logged sequence with the verifier's law given "
+                                                     "its output estimated without bias where marked in "
+                                                     "laws_estimated, mean over sequences; stderr and ci95 over "
+                                                     "sequences, including the estimate's noise"));
+    else
+        json_object_set_new(o, "method", json_string("exact expectation given each logged sequence (the "
+                                                     "verifier's law given its output), mean over sequences; "
+                                                     "stderr and ci95 over sequences"));
+    json_object_set_new(o, "seed", json_integer((json_int_t)x->o->seed));
+    json_object_set_new(o, "laws", json_integer((json_int_t)r->laws));
+    json_object_set_new(o, "laws_estimated", json_integer((json_int_t)r->estimated));
     json_object_set_new(o, "target_calls", S_stat_json(S_of(&r->calls)));
     json_object_set_new(o, "rejections", S_stat_json(S_of(&r->rej)));
     S_stat cpt = S_of(&r->calls);
@@ -373,8 +399,16 @@ static void S_print_table(const S_ctx *x, const S_row *rows, size_t n)
         }
     if (sh->V)
         printf("rows         renormalised; largest |row sum - 1| %.3g (tolerance %g)\n", x->max_dev, x->tol);
+    int est = 0;
+    for (size_t i = 0; i < n; i++)
+        est |= rows[i].r->estimated > 0;
     printf("method       exact expectation given each sequence, mean over sequences (se, 95%% CI over "
-           "sequences)\n\n");
+           "sequences)\n");
+    if (est)
+        printf("             rb: the law given the output estimated without bias where exact is refused "
+               "(rao-blackwellised,\n             one history per node, seed %llu); the se includes its "
+               "noise\n", (unsigned long long)x->o->seed);
+    printf("\n");
     int sp = !isnan(x->o->c);
     printf("%-14s %-24s %22s %22s %12s %26s", "algo", "params", "target calls (se)", "rejections (se)",
            "calls/token", "tokens/call [95% CI]");
@@ -403,6 +437,8 @@ static void S_print_table(const S_ctx *x, const S_row *rows, size_t n)
                 printf(" %26s", b3);
             }
         }
+        if (rows[i].r->estimated)
+            printf("  rb");
         if (rows[i].best)
             printf("  <- best gamma");
         printf("\n");
@@ -424,7 +460,7 @@ static void S_print_csv(const S_ctx *x, const S_row *rows, size_t n)
     printf("algo,params,sequences,T,V,target_calls,target_calls_se,target_calls_lo,target_calls_hi,rejections,"
            "rejections_se,rejections_lo,rejections_hi,calls_per_token,tokens_per_call,tokens_per_call_se,"
            "tokens_per_call_lo,tokens_per_call_hi%s%s,max_row_deviation,tokens_sha256,draft_sha256,target_sha256,"
-           "ratios_sha256\n", sp ? ",c,draft_cost,speedup,speedup_se,speedup_lo,speedup_hi" : "",
+           "ratios_sha256,method,seed\n", sp ? ",c,draft_cost,speedup,speedup_se,speedup_lo,speedup_hi" : "",
            x->o->schedule ? ",schedule" : "");
     for (size_t i = 0; i < n; i++) {
         const sd_trace_point *pt = rows[i].pt;
@@ -454,13 +490,13 @@ static void S_print_csv(const S_ctx *x, const S_row *rows, size_t n)
         printf(",%.17g", x->max_dev);
         for (int f = 0; f < 4; f++)
             printf(",%s", x->sha[f]);
-        printf("\n");
+        printf(",%s,%llu\n", r->estimated ? "rao-blackwellised" : "exact", (unsigned long long)x->o->seed);
     }
 }
 
 int cli_trace_with_input(int argc, char **argv, const sd_trace_input *given, json_t **json_out)
 {
-    S_opts o = {.c = NAN, .gamma_max = 16};
+    S_opts o = {.c = NAN, .gamma_max = 16, .seed = 1};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(S_help, stdout);
@@ -530,12 +566,14 @@ int cli_trace_with_input(int argc, char **argv, const sd_trace_input *given, jso
         goto out;
     }
     for (size_t j = 0; j < sw.n; j++) {
-        sd_trace_point pt;
+        sd_trace_point pt = {0};
         status = S_parse_point(sw.argc[j], sw.argv[j], &pt);
         if (status >= 0) {
             free(first);
             goto out;
         }
+        pt.seed = o.seed;
+        pt.estimate = o.estimate;
         first[j] = npts;
         if (o.best && sd_params_decl(pt.vt, "gamma", NULL)) {
             size_t gm = o.gamma_max < sh.T ? o.gamma_max : sh.T;

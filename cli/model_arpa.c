@@ -261,6 +261,56 @@ static int S_trace_rows(const void *vctx, const int64_t *hist, size_t t, double 
     return rc;
 }
 
+/* Without rows, a bigram or unigram target with a unigram or bigram draft
+ * draws each token from its sparse row (sd_backoff_q_inverse: the inverse
+ * CDF at the same uniform, without O(V) work) and writes p(y)/q(y). */
+typedef struct {
+    const sd_backoff *m;
+    const double *ucum;
+} S_draw_ctx;
+
+static int S_trace_draw(const void *vctx, const int64_t *hist, size_t t, double v, size_t *y, double *r, sd_error *err)
+{
+    (void)err;
+    const S_draw_ctx *c = vctx;
+    size_t a = (size_t)hist[t - 1];
+    *y = sd_backoff_q_inverse(c->m, c->ucum, a, v);
+    double q = sd_backoff_q(c->m, a, *y), p = c->m->draft2 ? sd_backoff_draft2_p(c->m, a, *y) : c->m->p[*y];
+    *r = p / q;
+    return SD_OK;
+}
+
+static int S_trace_sparse(const cli_arpa_opts *ao, const sd_arpa *ta, const sd_arpa *da, size_t order, size_t dorder,
+                          size_t T, size_t n, uint64_t seed, const char *dir, size_t budget, sd_error *err)
+{
+    sd_backoff *m = NULL;
+    double *init = NULL, *ucum = NULL;
+    int rc = sd_backoff_from_arpa(ta, order, da ? da : ta, T, budget, &m, err);
+    if (!rc && dorder == 2)
+        rc = sd_arpa_draft2_attach(m, ta, da ? da : ta, budget, err);
+    size_t used = rc ? 0 : sd_arpa_bytes(ta->V, ta->n2, ta->n3) + sd_backoff_bytes(m->V, m->nnz, 0) +
+                               (2 * m->V + 1) * sizeof(double);
+    if (!rc && budget && used >= budget)
+        rc = sd_error_set(err, SD_ETOOBIG, "%s: the sparse rows take about %.3g MB; memory budget %.3g MB", ao->file,
+                          (double)used / 1e6, (double)budget / 1e6);
+    if (!rc && (!(init = calloc(m->V, sizeof *init)) || !(ucum = malloc((m->V + 1) * sizeof *ucum))))
+        rc = sd_error_set(err, SD_ENOMEM, "out of memory");
+    if (!rc) {
+        init[m->start] = 1.0; /* x_0 = <s> */
+        sd_backoff_ucum(m, ucum);
+        S_draw_ctx c = {m, ucum};
+        rc = sd_trace_write_draw(n, T, m->V, init, S_trace_draw, &c, seed, dir, budget ? budget - used : 0, err);
+    }
+    if (!rc && m->row_dev > 1e-9)
+        fprintf(stderr, "simdec: note: %s: rows renormalised; largest |row sum - 1| = %.6g (%s%s%s)\n", ao->file,
+                m->row_dev, m->row_dev_ctx >= 0 ? "the row after '" : "the unigram",
+                m->row_dev_ctx >= 0 ? m->words[m->row_dev_ctx] : "", m->row_dev_ctx >= 0 ? "'" : "");
+    free(init);
+    free(ucum);
+    sd_backoff_free(m);
+    return rc;
+}
+
 int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, int rows, const char *dir,
                    size_t budget, sd_error *err)
 {
@@ -280,6 +330,12 @@ int cli_arpa_trace(const cli_arpa_opts *ao, size_t T, size_t n, uint64_t seed, i
     if (!rc && dorder > (da ? da : ta)->order)
         rc = sd_error_set(err, SD_EUSAGE, "--draft-order %zu: %s has order %zu", dorder,
                           da ? ao->draft_file : ao->file, (da ? da : ta)->order);
+    if (!rc && !rows && order <= 2 && dorder <= 2 && (dorder == 1 || order == 2)) {
+        rc = S_trace_sparse(ao, ta, da, order, dorder, T, n, seed, dir, budget, err);
+        sd_arpa_free(ta);
+        sd_arpa_free(da);
+        return rc;
+    }
     if (!rc)
         rc = sd_ngram_open(ta, order, NULL, &gt, err);
     if (!rc)

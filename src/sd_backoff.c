@@ -378,6 +378,52 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng)
     return S_alias_draw(m->au, m->lu, m->V, rng);
 }
 
+void sd_backoff_ucum(const sd_backoff *m, double *ucum)
+{
+    ucum[0] = 0.0;
+    for (size_t x = 0; x < m->V; x++)
+        ucum[x + 1] = ucum[x] + m->u[x];
+}
+
+/* The smallest k in [lo, hi) with c (U(k+1) - U(lo)) > r (one exists when
+ * c (U(hi) - U(lo)) > r). */
+static size_t S_block_inverse(const double *ucum, double c, size_t lo, size_t hi, double r)
+{
+    size_t l = lo, h = hi - 1;
+    while (l < h) {
+        size_t mid = l + (h - l) / 2;
+        if (c * (ucum[mid + 1] - ucum[lo]) > r)
+            h = mid;
+        else
+            l = mid + 1;
+    }
+    return l;
+}
+
+size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, double v)
+{
+    double c = S_c(m, a), acc = 0.0;
+    size_t lo = m->off ? m->off[a] : 0, hi = m->off ? m->off[a + 1] : 0, base = 0;
+    for (size_t j = lo; j < hi; j++) {
+        size_t s = m->tok[j];
+        double blk = c * (ucum[s] - ucum[base]);
+        if (acc + blk > v)
+            return S_block_inverse(ucum, c, base, s, v - acc);
+        acc += blk;
+        if (m->qe[j] > 0.0 && acc + m->qe[j] > v)
+            return s;
+        acc += m->qe[j];
+        base = s + 1;
+    }
+    double blk = c * (ucum[m->V] - ucum[base]);
+    if (base < m->V && acc + blk > v)
+        return S_block_inverse(ucum, c, base, m->V, v - acc);
+    for (size_t x = m->V; x-- > 0;) /* the rounding edge: the last token of positive mass */
+        if (sd_backoff_q(m, a, x) > 0.0)
+            return x;
+    return 0;
+}
+
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 {
     if (m->off && m->off[a + 1] > m->off[a]) {

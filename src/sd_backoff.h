@@ -186,6 +186,16 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
 /* Draws. */
 size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+/* The inverse CDF of q_a in token order: the smallest y with
+ *     Σ_{x<=y} q_a(x) = c_a U(y+1) + Σ_{x∈S_a, x<=y} (e_a(x) - c_a u(x)) > v,
+ * U(k) = Σ_{x<k} u(x) = ucum[k] (V + 1 doubles, sd_backoff_ucum), for v in
+ * [0, 1): the same token as the inverse CDF of the dense row (up to the
+ * rounding of the sums), without O(V) work: the seen tokens in order, then
+ * a binary search on U inside the unseen block that holds v:
+ * O(|S_a| + log V).  Tokens of probability 0 are never returned (at the
+ * rounding edge past the last, the last token of positive mass). */
+void sd_backoff_ucum(const sd_backoff *m, double *ucum);
+size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, double v);
 /* A draw from the target's unigram u. */
 size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`

@@ -117,8 +117,8 @@ static int S_install(char path[5][4096], char tmp[5][4200], int nf, sd_error *er
     return SD_OK;
 }
 
-int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
-                      int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err)
+static int S_write(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, sd_trace_draw_fn drawf,
+                   const void *ctx, int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err)
 {
     static const char *names[5] = {"tokens", "ratios", "prompts", "draft", "target"};
     double need = sd_trace_write_fn_bytes(n, T, V, rows);
@@ -176,12 +176,17 @@ int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace
         x0[i] = (int64_t)a;
         hist[0] = (int64_t)a;
         for (size_t t = 1; t <= T; t++) {
-            size_t at = i * T + t - 1;
-            if ((rc = rowsf(ctx, hist, t, p, q, err)))
-                break;
-            size_t y = S_draw(q, V, sd_stream_uniform(&s));
+            size_t at = i * T + t - 1, y;
+            if (drawf) {
+                if ((rc = drawf(ctx, hist, t, sd_stream_uniform(&s), &y, &r[at], err)))
+                    break;
+            } else {
+                if ((rc = rowsf(ctx, hist, t, p, q, err)))
+                    break;
+                y = S_draw(q, V, sd_stream_uniform(&s));
+                r[at] = p[y] / q[y];
+            }
             tok[at] = (int64_t)y;
-            r[at] = p[y] / q[y];
             hist[t] = (int64_t)y;
             for (int g = 0; g < 2 && rows; g++)
                 if (fwrite(g ? q : p, sizeof *p, V, rf[g]) != V) {
@@ -223,4 +228,16 @@ done:
     free(q);
     free(r);
     return rc;
+}
+
+int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
+                      int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err)
+{
+    return S_write(n, T, V, init, rowsf, NULL, ctx, rows, seed, dir, max_bytes, err);
+}
+
+int sd_trace_write_draw(size_t n, size_t T, size_t V, const double *init, sd_trace_draw_fn drawf, const void *ctx,
+                        uint64_t seed, const char *dir, size_t max_bytes, sd_error *err)
+{
+    return S_write(n, T, V, init, NULL, drawf, ctx, 0, seed, dir, max_bytes, err);
 }

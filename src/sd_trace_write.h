@@ -51,6 +51,16 @@ double sd_trace_write_disk_bytes(size_t n, size_t T, size_t V, int rows);
 int sd_trace_write_fn(size_t n, size_t T, size_t V, const double *init, sd_trace_rows_fn rowsf, const void *ctx,
                       int rows, uint64_t seed, const char *dir, size_t max_bytes, sd_error *err);
 
+/* The same without rows (tokens, ratios, prompts) for a model that draws
+ * its next token without dense rows: drawf(ctx, hist, t, v, &y, &r) gives
+ * the token y at position t after hist[0..t) by the inverse CDF of q at
+ * the stream's uniform v (x_t ~ q by its uniform t, as above) and r =
+ * p(y)/q(y). */
+typedef int (*sd_trace_draw_fn)(const void *ctx, const int64_t *hist, size_t t, double v, size_t *y, double *r,
+                                sd_error *err);
+int sd_trace_write_draw(size_t n, size_t T, size_t V, const double *init, sd_trace_draw_fn drawf, const void *ctx,
+                        uint64_t seed, const char *dir, size_t max_bytes, sd_error *err);
+
 /* Samples n sequences of chain c with seed and writes them to directory
  * dir (which must exist).  SD_ETOOBIG before allocating when the arrays
  * exceed max_bytes (0: no limit) or the disk's free space; SD_EIO naming a file that cannot be

@@ -113,6 +113,58 @@ static sd_arpa *S_load(void)
     return a;
 }
 
+/* The inverse CDF of a sparse backoff row (what gen --no-rows draws by)
+ * is the dense row's: on a grid of uniforms and just beside every CDF
+ * boundary, for each context of the bigram and of the unigram, the token
+ * is the smallest y with Σ_{x<=y} q_a(x) > v of the dense row (up to 1e-12
+ * from a boundary, where either neighbour may come out), and never a token
+ * of probability 0 (<s>, the dropped bigram "c <s>"). */
+Test(ownmodel, sparse_inverse_cdf_is_the_dense_one)
+{
+    sd_arpa *a = S_load();
+    sd_error err;
+    for (size_t order = 1; order <= 2; order++) {
+        sd_backoff *m = NULL;
+        cr_assert_eq(sd_backoff_from_arpa(a, order, a, 6, 0, &m, &err), SD_OK, "%s", err.msg);
+        size_t V = m->V, checked = 0;
+        double ucum[6], q[5], cum[6];
+        cr_assert_eq(V, 5);
+        sd_backoff_ucum(m, ucum);
+        for (size_t c = 0; c < V; c++) {
+            sd_backoff_rows(m, c, NULL, q);
+            cum[0] = 0.0;
+            for (size_t x = 0; x < V; x++)
+                cum[x + 1] = cum[x] + q[x];
+            double vs[2000 + 12];
+            size_t nv = 0;
+            for (size_t k = 0; k < 2000; k++)
+                vs[nv++] = ((double)k + 0.5) / 2000.0;
+            for (size_t x = 1; x < V; x++)
+                if (cum[x] < 1.0) {
+                    vs[nv++] = cum[x] * (1.0 - 1e-13);
+                    vs[nv++] = cum[x] * (1.0 + 1e-13);
+                }
+            for (size_t k = 0; k < nv; k++) {
+                double v = vs[k];
+                size_t y = sd_backoff_q_inverse(m, ucum, c, v), want = V;
+                for (size_t x = 0; x < V && want == V; x++)
+                    if (q[x] > 0.0 && cum[x + 1] > v)
+                        want = x;
+                cr_assert(q[y] > 0.0, "order %zu, context %zu, v %.17g: token %zu of probability 0", order, c, v, y);
+                double gap = 1.0;
+                for (size_t x = 1; x < V; x++)
+                    gap = fabs(cum[x] - v) < gap ? fabs(cum[x] - v) : gap;
+                if (gap > 1e-12)
+                    cr_assert_eq(y, want, "order %zu, context %zu, v %.17g: sparse %zu, dense %zu", order, c, v, y, want);
+                checked++;
+            }
+        }
+        cr_assert(checked > 10000);
+        sd_backoff_free(m);
+    }
+    sd_arpa_free(a);
+}
+
 Test(ownmodel, ngram_rows_equal_the_direct_computation)
 {
     sd_arpa *a = S_load();
@@ -236,11 +288,42 @@ Test(ownmodel_cli, arpa_traces_agree_with_eval_generation, .timeout = 120)
     cr_assert(fabs(mc - ex) < 4 * se, "--arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
     json_decref(t);
     json_decref(e);
-    /* --no-rows: the same tokens and ratios, no row files */
+    /* --no-rows draws each token from the sparse row by the inverse CDF at the
+     * same uniform: the same tokens (the sums' rounding aside: none here), the
+     * ratios p(y)/q(y) of the rows stored with them up to that rounding, and
+     * no row files; its pooled estimate agrees with the exact value too */
     snprintf(cmd, sizeof cmd, "gen --arpa %s/lm.arpa --T 6 --trace 3000 --seed 5 --no-rows -o %s", dir, dir2);
     S_run(cmd);
-    const char *same[] = {"tokens", "ratios", "prompts"};
-    for (int i = 0; i < 3; i++) {
+    {
+        sd_npy tk, r2, pr, qr;
+        char p1[700];
+        snprintf(p1, sizeof p1, "%s/ratios.npy", dir2);
+        cr_assert_eq(sd_npy_open(&r2, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/tokens.npy", dir2);
+        cr_assert_eq(sd_npy_open(&tk, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/draft.npy", dir);
+        cr_assert_eq(sd_npy_open(&pr, p1, &err), SD_OK, "%s", err.msg);
+        snprintf(p1, sizeof p1, "%s/target.npy", dir);
+        cr_assert_eq(sd_npy_open(&qr, p1, &err), SD_OK, "%s", err.msg);
+        double worst = 0.0;
+        for (size_t j = 0; j < 3000 * 6; j++) {
+            uint64_t y;
+            cr_assert_eq(sd_npy_get_index(&tk, j, &y), 0);
+            double want = sd_npy_get(&pr, j * 5 + y) / sd_npy_get(&qr, j * 5 + y), got = sd_npy_get(&r2, j);
+            double d = fabs(got - want) / want;
+            worst = d > worst ? d : worst;
+        }
+        cr_assert(worst < 1e-12, "--no-rows ratios differ from p/q of the stored rows by %.3g (relative)", worst);
+        sd_npy_close(&tk), sd_npy_close(&r2), sd_npy_close(&pr), sd_npy_close(&qr);
+    }
+    snprintf(cmd, sizeof cmd, "trace --tokens %s/tokens.npy --ratios %s/ratios.npy --algo token --gamma 3 --json", dir2,
+             dir2);
+    t = tu_json(cmd);
+    mc = tu_num(t, "target_calls", "mean"), se = tu_num(t, "target_calls", "stderr");
+    cr_assert(fabs(mc - ex) < 4 * se, "--no-rows: --arpa exact %.5f, trace %.5f +- %.5f", ex, mc, se);
+    json_decref(t);
+    const char *same[] = {"tokens", "prompts"};
+    for (int i = 0; i < 2; i++) {
         char p1[700], p2[700];
         snprintf(p1, sizeof p1, "%s/%s.npy", dir, same[i]);
         snprintf(p2, sizeof p2, "%s/%s.npy", dir2, same[i]);

@@ -55,7 +55,8 @@ def trace(tokens, draft=None, target=None, ratios=None, **options):
     ratios [n][T] = p_t(x_t|x_{t-1}) / q_t(x_t|x_{t-1}) (token and block).
     Options are the command's: algo="token,block", gamma="1..8" or
     [1, 2, 4] or "best", k=2, c=0.05, draft_cost="step", schedule=True,
-    tol=1e-3, max_memory="1G", tree="2,2", ...  SimdecError with the
+    tol=1e-3, max_memory="1G", tree="2,2", seed=1, estimate=True, ...
+    SimdecError with the
     command's message and exit status on bad input."""
     np = _lib.numpy()
     L = _lib.lib()

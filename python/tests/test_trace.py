@@ -54,6 +54,22 @@ def test_agrees_with_eval_generation(traces):
         assert abs(r["target_calls"]["mean"] - e["target_calls"]) < 4 * r["target_calls"]["stderr"], algo
 
 
+def test_estimated_law_takes_the_seed(traces):
+    # tree-rrs-wor's Rao-Blackwellised law (--estimate): the command line's
+    # numbers at the same seed, another seed other bits, the method and seed echoed
+    d, a = traces
+    cli = _cli(d, "--algo", "tree-rrs-wor", "--tree", "4", "--estimate", "--seed", "7")
+    py = simdec.trace(a["tokens"], draft=a["draft"], target=a["target"], algo="tree-rrs-wor", tree="4",
+                      estimate=True, seed=7)
+    assert _without_inputs(strip_timing(cli)) == _without_inputs(strip_timing(py))
+    assert py["method"].startswith("rao-blackwellised") and py["seed"] == 7 and py["laws_estimated"] > 0
+    other = simdec.trace(a["tokens"], draft=a["draft"], target=a["target"], algo="tree-rrs-wor", tree="4",
+                         estimate=True, seed=8)
+    assert other["target_calls"]["mean"] != py["target_calls"]["mean"]
+    exact = simdec.trace(a["tokens"], draft=a["draft"], target=a["target"], algo="tree-rrs-wor", tree="4")
+    assert exact["method"].startswith("exact") and exact["laws_estimated"] == 0
+
+
 def test_ratios_and_float32_rows(traces):
     d, a = traces
     r = simdec.trace(a["tokens"], ratios=a["ratios"], algo="block", gamma=2)

@@ -15,10 +15,11 @@
 /* The version of the plugin interface: sd_verifier_type, sd_param_decl,
  * sd_params, sd_iter, sd_chain and the inline helpers of include/simdec.h.
  * Any change to their layout or meaning increments it. */
-#define SD_PLUGIN_ABI 7u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
+#define SD_PLUGIN_ABI 8u /* 2: sd_params.tree, SD_PARAM_SHAPE; 3: sd_verifier_type.prefix_law,
                              given_output; 4: sd_verifier_type.tree; 5: sd_verifier_type.trace;
                              6: sd_verifier_type.tree_rule, tree_draws (sd_tree_view);
-                             7: sd_verifier_type.node_rule (sd_node_view) */
+                             7: sd_verifier_type.node_rule (sd_node_view); 8: sd_trace_pos.rng,
+                             estimate, estimated (appended: a 7 plugin's trace law ignores them) */
 /* The oldest version still loaded: 5, whose sd_verifier_type is 7's
  * without the last three fields, and 6, without the last one (read up to
  * them, the rest taken as NULL). */

@@ -397,6 +397,17 @@ typedef struct sd_trace_pos {
     size_t V;            /* 0 with ratios only */
     size_t y;            /* the output token (meaningful with rows) */
     double r;            /* p(y)/q(y), q(y) > 0 */
+    /* Interface 8 (appended; a law that is estimated rather than exact).  A
+     * go may return, instead of the exact law given the output, an unbiased
+     * estimate of it in [0, 1] drawn from rng only: the forward pass uses one
+     * go per (position, depth, state) and each path of the hidden chain
+     * meets a position once, so with estimates independent across positions
+     * the expectations given the sequence stay unbiased (the product of
+     * independent unbiased factors), their spread adding to the standard
+     * error over sequences. */
+    sd_stream *rng;      /* this sequence's stream (seed sd_trace_point.seed, trial = the sequence) */
+    int estimate;        /* 1: estimate wherever the verifier can, even where the exact law fits */
+    size_t *estimated;   /* go adds 1 for each law it estimated */
 } sd_trace_pos;
 
 struct sd_verifier_type;

@@ -16,6 +16,9 @@ typedef struct {
     double *base;              /* the one allocation behind them (they are swapped) */
     double *go, *cache;        /* [S], [(G+1)·S·S] */
     unsigned char *valid;      /* [(G+1)·S] */
+    sd_stream rng;             /* the current sequence's stream */
+    int estimate;
+    size_t laws, estimated;
 } S_ctx;
 
 double sd_trace_default_tol(size_t size)
@@ -63,6 +66,8 @@ static int S_ctx_new(S_ctx *c, const sd_trace_point *pt, size_t T, size_t V, sd_
     c->tt = pt->vt->trace;
     c->par = &pt->par;
     c->T = T;
+    c->estimate = pt->estimate;
+    sd_stream_init(&c->rng, pt->seed, 0);
     int rc = c->tt->plan_new(&c->plan, pt->vt, &pt->par, V, &c->S, &c->s0, err);
     if (rc) {
         c->tt = NULL;
@@ -102,7 +107,7 @@ static int S_run(S_ctx *c, size_t V, const size_t *x, const double *p, const dou
         c->m[t * S + c->s0] += fresh;
         c->rl[t * S + c->s0] = 1.0;
         fresh = 0.0;
-        sd_trace_pos pos = {.V = V};
+        sd_trace_pos pos = {.V = V, .rng = &c->rng, .estimate = c->estimate, .estimated = &c->estimated};
         if (p) {
             pos.p = p + (t - 1) * V;
             pos.q = q + (t - 1) * V;
@@ -130,6 +135,7 @@ static int S_run(S_ctx *c, size_t V, const size_t *x, const double *p, const dou
                 int rc;
                 if (tt->real_state) {
                     rc = tt->go(c->plan, &pos, i, s, &real, c->go, err);
+                    c->laws++;
                     go = c->go;
                 } else {
                     size_t key = (tt->by_depth ? i : 0) * S + s;
@@ -138,6 +144,7 @@ static int S_run(S_ctx *c, size_t V, const size_t *x, const double *p, const dou
                     if (!c->valid[key]) {
                         rc = tt->go(c->plan, &pos, i, s, &real, slot, err);
                         c->valid[key] = 1;
+                        c->laws++;
                     }
                     go = slot;
                 }
@@ -192,9 +199,9 @@ static int S_run(S_ctx *c, size_t V, const size_t *x, const double *p, const dou
     return SD_OK;
 }
 
-int sd_trace_sequence(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
+static int S_sequence(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
                       const double *q, const double *r, double *rej, double *calls, double *tried,
-                      double *accepted, sd_error *err)
+                      double *accepted, size_t *estimated, sd_error *err)
 {
     int rc = sd_trace_supported(pt->vt, &pt->par, p != NULL, err);
     if (rc)
@@ -204,8 +211,24 @@ int sd_trace_sequence(const sd_trace_point *pt, size_t T, size_t V, const size_t
     if (rc)
         return rc;
     rc = S_run(&c, V, x, p, q, r, rej, calls, tried, accepted, err);
+    if (estimated)
+        *estimated = c.estimated;
     S_ctx_free(&c);
     return rc;
+}
+
+int sd_trace_sequence(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
+                      const double *q, const double *r, double *rej, double *calls, double *tried,
+                      double *accepted, sd_error *err)
+{
+    return S_sequence(pt, T, V, x, p, q, r, rej, calls, tried, accepted, NULL, err);
+}
+
+int sd_trace_sequence_est(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
+                          const double *q, const double *r, double *rej, double *calls, size_t *estimated,
+                          sd_error *err)
+{
+    return S_sequence(pt, T, V, x, p, q, r, rej, calls, NULL, NULL, estimated, err);
 }
 
 static const char *S_shape_str(const sd_npy *a, char *buf, size_t len)
@@ -400,6 +423,7 @@ int sd_trace_eval(const sd_trace_input *in, const sd_trace_point *pts, size_t np
             double R, C;
             const sd_trace_type *tt = pts[j].vt->trace;
             int use_rows = rows && tt->needs_rows;
+            sd_stream_init(&ctx[j].rng, pts[j].seed, i);
             rc = S_run(&ctx[j], V, x, use_rows ? p : NULL, use_rows ? q : NULL, r, &R, &C, res[j].tried,
                        res[j].accepted, err);
             if (rc) {
@@ -410,6 +434,8 @@ int sd_trace_eval(const sd_trace_input *in, const sd_trace_point *pts, size_t np
             }
             sd_welford_add(&res[j].rej, R);
             sd_welford_add(&res[j].calls, C);
+            res[j].laws = ctx[j].laws;
+            res[j].estimated = ctx[j].estimated;
         }
         if (rows) { /* one pass: sequence i's rows are not read again */
             sd_npy_release(in->draft, i * T * V, T * V);

@@ -33,11 +33,18 @@
  * whose law needs only r (token, block).  Rows are read one sequence at a
  * time (memory O(T·V) beyond the mapped files), checked (finite, >= 0,
  * summing to 1 within tol, renormalised) and the largest |Σ row - 1|
- * reported; a logged token >= V or of target probability 0 is refused. */
+ * reported; a logged token >= V or of target probability 0 is refused.
+ *
+ * Where a verifier's law given the output is too costly to compute exactly
+ * it may give an unbiased estimate instead (sd_trace_pos.rng): the
+ * expectation given a sequence is then an unbiased estimate, and the
+ * standard error over sequences includes its noise (sd_trace_result counts
+ * the estimated laws). */
 #ifndef SD_TRACE_H
 #define SD_TRACE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../src/sd_npy.h"
 #include "../engine/sd_verifier.h"
@@ -62,10 +69,16 @@ typedef struct sd_trace_shape {
  * shape and what was expected; SD_EUSAGE for neither or both forms). */
 int sd_trace_check(const sd_trace_input *in, sd_trace_shape *sh, sd_error *err);
 
-/* One point: a verifier at parameters. */
+/* One point: a verifier at parameters.  seed: the streams of the laws a
+ * verifier estimates (sd_trace_pos.rng; sequence i of sd_trace_eval draws
+ * from trial i, sd_trace_sequence from trial 0); estimate: 1 asks for the
+ * estimate wherever one exists (tests; the default estimates only where
+ * the exact law is refused). */
 typedef struct sd_trace_point {
     const sd_verifier_type *vt;
     sd_params par;
+    uint64_t seed;
+    int estimate;
 } sd_trace_point;
 
 typedef struct sd_trace_result {
@@ -73,6 +86,7 @@ typedef struct sd_trace_result {
     size_t G;              /* draft length at position 1 (schedule entries) */
     double *tried, *accepted; /* [G]: Σ over sequences of E[iterations trying / accepting
                                  their j-th draft | x], j = 1..G */
+    size_t laws, estimated;   /* position laws used, and how many of them were estimates */
 } sd_trace_result;
 
 /* SD_EUSAGE with the reason when vt has no law given the output at par
@@ -100,5 +114,9 @@ void sd_trace_result_free(sd_trace_result *r);
 int sd_trace_sequence(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
                       const double *q, const double *r, double *rej, double *calls, double *tried,
                       double *accepted, sd_error *err);
+/* The same, with *estimated set to the number of position laws estimated. */
+int sd_trace_sequence_est(const sd_trace_point *pt, size_t T, size_t V, const size_t *x, const double *p,
+                          const double *q, const double *r, double *rej, double *calls, size_t *estimated,
+                          sd_error *err);
 
 #endif

@@ -446,6 +446,51 @@ int sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, si
     return SD_OK;
 }
 
+void sd_trace_wor_estimate(const double *p, const double *q, size_t V, size_t b, size_t y, sd_stream *rng,
+                           void *scratch, unsigned bugs, double *acc)
+{
+    double *pm = scratch, *R = pm + V, *e = R + V; /* p without the rejected children; R_j; [D_j - R_j]+ */
+    memcpy(pm, p, V * sizeof *pm);
+    memcpy(R, q, V * sizeof *R);
+    double w = 1.0, a = 0.0;
+    for (size_t j = 1; j <= b; j++) {
+        double s = 0.0;
+        for (size_t x = 0; x < V; x++)
+            s += pm[x];
+        if (!(s > 0.0) || !(pm[y] > 0.0))
+            break; /* nothing left to draft, or y drafted and rejected already */
+        double dy = pm[y] / s;
+        a += w * (dy < R[y] ? dy : R[y]);
+        if (j == b)
+            break;
+        double rho = 0.0, Z = 0.0;
+        for (size_t x = 0; x < V; x++) {
+            double d = pm[x] / s;
+            e[x] = d > R[x] ? d - R[x] : 0.0;
+            R[x] = R[x] > d ? R[x] - d : 0.0;
+            rho += e[x];
+            Z += R[x];
+        }
+        if (!(rho > 0.0) || !(Z > 0.0))
+            break; /* R_j = D_j: child j is never rejected */
+        double u = sd_stream_uniform(rng) * rho, cum = 0.0;
+        size_t c = V;
+        for (size_t x = 0; x < V; x++)
+            if (e[x] > 0.0) {
+                c = x;
+                cum += e[x];
+                if (u < cum)
+                    break;
+            }
+        for (size_t x = 0; x < V; x++)
+            R[x] /= Z;
+        if (!(bugs & SD_TRACE_WOR_BUG_NO_WEIGHT))
+            w *= rho;
+        pm[c] = 0.0;
+    }
+    *acc = a;
+}
+
 /* --- top-down trees ---------------------------------------------------------------- */
 
 typedef struct {
@@ -455,6 +500,7 @@ typedef struct {
     size_t V;
     int closed;                       /* i.i.d. children of a correct kind: the closed form */
     int wor;                          /* without replacement, a correct kind: sd_trace_wor_accept */
+    unsigned char est[SD_TREE_MAX_DEPTH]; /* wor: depth i's exact law refused, estimated */
     void *ws;                         /* its scratch */
     void *sel[SD_TREE_MAX_DEPTH];     /* closed form: RRS with b_{i+1} drafts (S_sel) */
     sd_tree *tr[SD_TREE_MAX_DEPTH];   /* enumeration: one-level trees of b_{i+1} children */
@@ -505,10 +551,18 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
     size_t bmax = 1;
     for (size_t i = 0; i < tp->par.tree_depth; i++)
         bmax = tp->par.tree[i] > bmax ? tp->par.tree[i] : bmax;
-    tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
-    if (tp->wor)
-        tp->ws = malloc(sd_trace_wor_scratch(V, bmax));
-    if (!tp->w || (tp->wor && !tp->ws)) {
+    if (tp->wor) { /* the exact sum's scratch where it runs, else the estimate's 3V doubles */
+        size_t bytes = 3 * V * sizeof(double);
+        for (size_t i = 0; i < tp->par.tree_depth; i++) {
+            size_t b = tp->par.tree[i];
+            tp->est[i] = b > 3 && sd_trace_wor_terms(V, b) > SD_TRACE_WOR_MAX_TERMS;
+            size_t need = tp->est[i] ? 0 : sd_trace_wor_scratch(V, b);
+            bytes = need > bytes ? need : bytes;
+        }
+        tp->ws = malloc(bytes);
+    } else
+        tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
+    if (tp->wor ? !tp->ws : !tp->w) {
         S_tree_free(tp);
         return sd_error_set(err, SD_ENOMEM, "out of memory");
     }
@@ -517,17 +571,7 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
         if (tp->closed) {
             size_t Sb, s0b;
             rc = sd_trace_sel_plan_new(&tp->sel[i], b, 0, V, &Sb, &s0b, err);
-        } else if (tp->wor) {
-            double terms = sd_trace_wor_terms(V, b);
-            if (b > 3 && terms > SD_TRACE_WOR_MAX_TERMS) {
-                S_tree_free(tp);
-                return sd_error_set(err, SD_ETOOBIG, "%s: the law given the output sums over %.3g ordered "
-                                                     "(b-1)-tuples of rejected children per position (V = %zu, "
-                                                     "b = %zu children; V^(b-1) terms, the last child in closed "
-                                                     "form); the limit is %.0f", vt->name, terms, V, b,
-                                    SD_TRACE_WOR_MAX_TERMS);
-            }
-        } else {
+        } else if (!tp->wor) {
             sd_params one = tp->par;
             one.tree[0] = b;
             one.tree_depth = 1;
@@ -607,7 +651,19 @@ static int S_tree_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma
     }
     if (tp->wor) {
         double acc;
-        int rc = sd_trace_wor_accept(pos->p, pos->q, V, tp->par.tree[i], y, tp->ws, &acc, err);
+        size_t b = tp->par.tree[i];
+        int rc = SD_ETOOBIG;
+        if (!tp->est[i] && !pos->estimate)
+            rc = sd_trace_wor_accept(pos->p, pos->q, V, b, y, tp->ws, &acc, err);
+        if (rc == SD_ETOOBIG) { /* refused (b = 3 on rows of many distinct values, b >= 4 at large V) */
+            if (!pos->rng)
+                return sd_error_set(err, SD_EINTERNAL, "no stream to estimate the law given the output with "
+                                                       "%zu children drafted without replacement", b);
+            sd_trace_wor_estimate(pos->p, pos->q, V, b, y, pos->rng, tp->ws, 0, &acc);
+            if (pos->estimated)
+                ++*pos->estimated;
+            rc = SD_OK;
+        }
         go[0] = acc / pos->q[y];
         return rc;
     }

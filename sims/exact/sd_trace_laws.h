@@ -25,7 +25,8 @@
  * over the drafted children (sd_tree_outcome on a one-level tree): i.i.d.
  * children by the closed form of recursive rejection sampling (the
  * position law with b drafts, summed over the survivors), without
- * replacement by sd_trace_wor_accept, top-k and the broken controls by
+ * replacement by sd_trace_wor_accept (by sd_trace_wor_estimate where that
+ * is refused, or with sd_trace_pos.estimate), top-k and the broken controls by
  * enumerating the children (refused beyond SD_EXACT_TREE_MAX_TREES).
  * Traversal verification accepts by the leaves (rows off the path):
  * refused. */
@@ -85,14 +86,39 @@ int sd_trace_sel_go(void *plan, const sd_trace_pos *pos, size_t i, size_t sigma,
  * hundred (375 on the fortunes bigram, V = 32 151), logged float rows
  * about V; refused (SD_ETOOBIG) past SD_TRACE_WOR_MAX_TERMS.  b ≥ 4: the
  * sum over the ordered prefixes c_1..c_{b-2}, V^(b-1) terms
- * (sd_trace_wor_terms; the caller refuses).  No closed form removes a
+ * (sd_trace_wor_terms; past SD_TRACE_WOR_MAX_TERMS the trace estimates
+ * instead, sd_trace_wor_estimate).  No closed form removes a
  * level: the b-th child's factor p(y)/(s_{b-2} - p(c_{b-1})) sums
  * Cauchy-like terms 1/(s - p(c)) whose pole s moves with the earlier
  * children.  scratch holds sd_trace_wor_scratch(V, b) bytes. */
-#define SD_TRACE_WOR_MAX_TERMS 4e7
+#define SD_TRACE_WOR_MAX_TERMS 4e7 /* beyond it the top-down tree law estimates (sd_trace_wor_estimate) */
 int sd_trace_wor_accept(const double *p, const double *q, size_t V, size_t b, size_t y, void *scratch,
                         double *acc, sd_error *err);
 size_t sd_trace_wor_scratch(size_t V, size_t b);
+
+/* The same quantity, estimated without bias in O(b·V) for any b, from
+ * one history drawn from rng (Rao-Blackwellised over the accepting
+ * child).  With h = c_1..c_{j-1} the children drafted and rejected before
+ * child j, and ρ_i = Σ_x [D_i(x) - R_i(x)]+ the probability that child i is
+ * rejected given h,
+ *   Σ_children P(children) P(y accepted as a child)
+ *       = Σ_j E_h[ Π_{i<j} ρ_i · min(D_j(y), R_j(y)) ]
+ * when h is drawn with each c_i from the law of a rejected draw,
+ * [D_i - R_i]+ / ρ_i (the importance weight of the forced rejections is
+ * Π ρ_i).  So one forced history gives
+ *     Â = Σ_j w_j min(D_j(y), R_j(y)),   w_j = Π_{i<j} ρ_i,
+ * unbiased, and in [0, q(y)]: for every history the output identity
+ * min(D_j, R_j) + ρ_j R_{j+1} = R_j telescopes to Σ_j w_j min(D_j(y),
+ * R_j(y)) + w_{b+1} R_{b+1}(y) = q(y).  No rare event is involved: the
+ * weight carries the probability of the rejections.  The stream draws one
+ * uniform per rejected child.  scratch holds sd_trace_wor_scratch(V, 2)
+ * bytes or more. */
+void sd_trace_wor_estimate(const double *p, const double *q, size_t V, size_t b, size_t y, sd_stream *rng,
+                           void *scratch, unsigned bugs, double *acc);
+/* bugs (0 in use; the tests switch one on and must catch it): the weight
+ * w_j not carried (each term counted as if the rejections before it were
+ * certain). */
+#define SD_TRACE_WOR_BUG_NO_WEIGHT 1u
 /* V (V-1) ... (V-b+2): the terms of the sum over ordered prefixes. */
 double sd_trace_wor_terms(size_t V, size_t b);
 
