@@ -560,8 +560,8 @@ static int S_tree_plan(void **plan, const struct sd_verifier_type *vt, const sd_
             bytes = need > bytes ? need : bytes;
         }
         tp->ws = malloc(bytes);
-    } else
-        tp->w = calloc((bmax + 2) * V, sizeof *tp->w);
+    } else /* the enumeration's children laws (V^b within its limit), or the closed form's b sums */
+        tp->w = calloc(tp->closed ? bmax + 2 : (bmax + 2) * V, sizeof *tp->w);
     if (tp->wor ? !tp->ws : !tp->w) {
         S_tree_free(tp);
         return sd_error_set(err, SD_ENOMEM, "out of memory");
