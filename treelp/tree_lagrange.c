@@ -55,6 +55,8 @@
 #include <string.h>
 
 #include <coin/Clp_C_Interface.h>
+#include <stdio.h>
+static double TR_prim, TR_fresh, TR_price; static int TR_nfresh; static long TR_it; static double TR_nzP, TR_nzX, TR_ncol;
 #include <glpk.h>
 
 #include "../sims/engine/sd_params.h"
@@ -817,6 +819,7 @@ static int S_dw_column(const sd_lp_tree_lagrange *g, S_dw *d, const double *P)
                 val[nz] = mz;
             }
         }
+    { size_t np = 0; for (size_t i = 0; i < N; i++) np += P[i] != 0.0; TR_nzP += np; TR_nzX += nz; TR_ncol++; }
     /* CLP minimises -c; rows 0-based */
     CoinBigIndex st[2] = {0, nz};
     for (int k = 1; k <= nz; k++)
@@ -866,6 +869,7 @@ static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
     Clp_scaling(d->clp, 0);
     Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
     Clp_setDualTolerance(d->clp, S_CLP_TOL);
+    if (getenv("CG_PERT")) Clp_setPerturbation(d->clp, atoi(getenv("CG_PERT")));
     d->nrows = nr;
     free(rl);
     free(ru);
@@ -909,6 +913,41 @@ static void S_dw_lambda(const sd_lp_tree_lagrange *g, const S_dw *d, double *lam
         }
 }
 
+/* Makes a mixture of stop rules meet the stop-mass rows X(z) <= q(z |
+ * parent(z)) X(parent(z)) by stopping earlier: where z's subtree holds too
+ * much, the rule stops at parent(z) instead of anywhere in z's subtree
+ * with probability 1 - c(z), c(z) = min(1, q(z | parent) X(parent) / X(z))
+ * (X of the mixture as given).  Stopping at an ancestor is always possible
+ * (it is in every drafted tree that holds the node), so the result is
+ * still the stop law of a rule, now a point of the LP.  Scaling a subtree
+ * and moving the rest to the parent leaves X(parent) and every ratio
+ * inside the subtree unchanged, so c(z) needs the given X only and the
+ * rows hold after one pass (up to rounding).  x: levels 1..D (the root's
+ * share is the rest); X, inh: N doubles of work. */
+static void S_repair(const sd_lp_tree_lagrange *g, double *x, double *X, double *inh)
+{
+    size_t V = g->V, D = g->D;
+    S_subtree(g, x, X);
+    /* inh(z): the product of c over z and its ancestors below the root */
+    for (size_t l = 1; l <= D; l++)
+        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+            size_t z = g->noff[l] + u, par = g->noff[l - 1] + u / V;
+            double up = l == 1 ? 1.0 : inh[par], c = 1.0;
+            if (g->Q[l][u] > 0.0) {
+                double cap = l == 1 ? g->Q[1][u] : X[par] * (g->Q[l][u] / g->Q[l - 1][u / V]);
+                if (X[z] > cap)
+                    c = cap / X[z];
+            } else if (X[z] > 0.0) {
+                c = 0.0;
+            }
+            inh[z] = up * c;
+            double moved = up * (1.0 - c) * X[z];
+            x[z] *= inh[z];
+            if (l > 1)
+                x[par] += moved;
+        }
+}
+
 /* The master's primal point completed to tree-valid's LP: x = Σ μ_k P_k /
  * Σ μ_k (the path-set rows exact), s = X/q, r(z) = max(0, s(parent) -
  * s(z)) (levels 1..D+1, s = 0 at depth D+1); its value and the largest
@@ -934,10 +973,14 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
         for (size_t i = 1; i < N; i++)
             x[i] += mu * P[i];
     }
+    for (size_t l = 1; l <= D; l++)
+        for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++)
+            x[i] /= mus;
+    S_repair(g, x, d->X, r);
+    memset(r, 0, g->noff[D + 2] * sizeof *r);
     x[0] = 1.0;
     for (size_t l = 1; l <= D; l++)
         for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++) {
-            x[i] /= mus;
             x[0] -= x[i];
             pv += (double)l * x[i];
         }
@@ -1024,6 +1067,74 @@ static int S_dw_dual_ok(S_dw *d)
             return 0;
     }
     return 1;
+}
+
+/* Column management: when more than `cap` stop-rule columns are in the
+ * master, the non-basic ones at 0 with the largest reduced costs are
+ * deleted until `keep` remain (the basis is kept, so the next solve stays
+ * warm).  A deleted rule can come back through the pricing; every L(λ)
+ * stays a bound and every master point a point of the LP, so only the
+ * speed is at stake: the master's simplex iterations price every column,
+ * and with dense columns (a stop law reaches most nodes) that is most of
+ * a round's time. */
+static int S_dw_cmp_dj(const void *x, const void *y)
+{
+    const double *a = x, *b = y;
+    return a[0] > b[0] ? -1 : a[0] < b[0];
+}
+
+static void S_dw_prune(const sd_lp_tree_lagrange *g, S_dw *d, size_t cap, size_t keep)
+{
+    if (d->npol <= cap)
+        return;
+    size_t N = g->N, nd = 0, nc = d->npol;
+    const double *y = Clp_getRowPrice(d->clp), *ob = Clp_getObjCoefficients(d->clp);
+    const double *x = Clp_getColSolution(d->clp);
+    const CoinBigIndex *vs = Clp_getVectorStarts(d->clp);
+    const int *ri = Clp_getIndices(d->clp), *len = Clp_getVectorLengths(d->clp);
+    const double *el = Clp_getElements(d->clp);
+    double *cand = malloc(2 * nc * sizeof *cand);
+    int *del = malloc(nc * sizeof *del);
+    char *gone = calloc(nc, 1);
+    if (!cand || !del || !gone) {
+        free(cand);
+        free(del);
+        free(gone);
+        return;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        int j = d->nart + (int)k;
+        if (Clp_getColumnStatus(d->clp, j) == 1 || x[j] != 0.0)
+            continue;
+        double dj = ob[j];
+        for (CoinBigIndex t = vs[j]; t < vs[j] + len[j]; t++)
+            dj -= y[ri[t]] * el[t];
+        cand[2 * nd] = dj;
+        cand[2 * nd + 1] = (double)k;
+        nd++;
+    }
+    qsort(cand, nd, 2 * sizeof *cand, S_dw_cmp_dj);
+    size_t ndel = nc - keep < nd ? nc - keep : nd;
+    for (size_t i = 0; i < ndel; i++) {
+        size_t k = (size_t)cand[2 * i + 1];
+        gone[k] = 1;
+    }
+    size_t w = 0, m = 0;
+    for (size_t k = 0; k < nc; k++) {
+        if (gone[k]) {
+            del[m++] = d->nart + (int)k;
+            continue;
+        }
+        if (w != k)
+            memmove(d->pol + w * N, d->pol + k * N, N * sizeof *d->pol);
+        w++;
+    }
+    if (m)
+        Clp_deleteColumns(d->clp, (int)m, del);
+    d->npol = w;
+    free(cand);
+    free(del);
+    free(gone);
 }
 
 /* The largest value of a box column in the master's solution. */
@@ -1159,6 +1270,8 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     size_t it = 1 + *nsub;
     int solved = 0, rebox = 1, tight = 0;
     while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
+        if (solved && getenv("CG_CAP"))
+            S_dw_prune(g, &d, (size_t)atoi(getenv("CG_CAP")), (size_t)atoi(getenv("CG_CAP")) / 2);
         if (rebox) { /* the box moved or widened: new costs of its columns */
             size_t nc = (size_t)d.nart + d.npol;
             double *ob = malloc(nc * sizeof *ob), *up = malloc(nc * sizeof *up);
@@ -1174,12 +1287,18 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             rebox = 0;
         }
         Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
+        double tA = sd_lp_now();
         Clp_primal(d.clp, 0);
         int st = Clp_status(d.clp);
+        double tB = sd_lp_now();
+        int fresh = 0;
         if (st == 0 && !S_dw_dual_ok(&d)) {
+            fresh = 1;
             Clp_initialSolve(d.clp);
             st = Clp_status(d.clp);
         }
+        double tC = sd_lp_now();
+        TR_prim += tB - tA; TR_it += Clp_numberIterations(d.clp); TR_fresh += tC - tB; TR_nfresh += fresh;
         if (st == 3)
             break; /* CLP's time limit */
         if (st != 0) {
@@ -1229,6 +1348,11 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             }
         }
         info->serious++; /* master solves */
+        TR_price += sd_lp_now() - tC;
+        if (getenv("CG_TRACE") && info->serious % atoi(getenv("CG_TRACE")) == 0) {
+            int nb = 0; for (int r = 1; r < d.nrows; r++) { double pr = pim[r]; if (fabs(pr - d.cen[r] - delta) < 1e-9 || (d.cen[r]-delta>0 && fabs(pr-(d.cen[r]-delta))<1e-9)) nb++; }
+            fprintf(stderr, "m %zu t %.1f cols %zu prim %.2f fresh %.2f (%d) price %.2f it %ld best %.9f low %.9f mgap %.2e delta %g onbox %d/%d boxed %.2e added %d nzP %.0f nzX %.0f\n", info->serious, sd_lp_now()-t0, d.npol, TR_prim, TR_fresh, TR_nfresh, TR_price, TR_it, best, low, info->model_gap, delta, nb, d.nrows-1, S_dw_boxed(&d), added, TR_nzP/TR_ncol, TR_nzX/TR_ncol);
+        }
         if (best - low <= S_GAP) {
             info->converged = 1;
             break;
