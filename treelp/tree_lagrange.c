@@ -55,8 +55,6 @@
 #include <string.h>
 
 #include <coin/Clp_C_Interface.h>
-#include <stdio.h>
-static double TR_prim, TR_fresh, TR_price; static int TR_nfresh; static long TR_it; static double TR_nzP, TR_nzX, TR_ncol;
 #include <glpk.h>
 
 #include "../sims/engine/sd_params.h"
@@ -110,6 +108,10 @@ static double TR_prim, TR_fresh, TR_price; static int TR_nfresh; static long TR_
  * serious step in 60 s, the first after 40 s idle; with 1000, after 5 s). */
 #define S_RING 4000000
 #define S_RING_COLS 1000
+/* Column management: past S_PRUNE(rows) stop-rule columns the master keeps
+ * the S_PRUNE(rows)/2 best (S_dw_prune).  2,2,2 at V = 5 (156 rows):
+ * 49 s without, 25 s with 2·rows + 100, same trajectory of bounds. */
+#define S_PRUNE(rows) (2 * (size_t)(rows) + 100)
 
 struct sd_lp_tree_lagrange {
     const sd_chain *c;
@@ -819,7 +821,6 @@ static int S_dw_column(const sd_lp_tree_lagrange *g, S_dw *d, const double *P)
                 val[nz] = mz;
             }
         }
-    { size_t np = 0; for (size_t i = 0; i < N; i++) np += P[i] != 0.0; TR_nzP += np; TR_nzX += nz; TR_ncol++; }
     /* CLP minimises -c; rows 0-based */
     CoinBigIndex st[2] = {0, nz};
     for (int k = 1; k <= nz; k++)
@@ -869,7 +870,6 @@ static int S_dw_new(const sd_lp_tree_lagrange *g, S_dw *d)
     Clp_scaling(d->clp, 0);
     Clp_setPrimalTolerance(d->clp, S_CLP_TOL);
     Clp_setDualTolerance(d->clp, S_CLP_TOL);
-    if (getenv("CG_PERT")) Clp_setPerturbation(d->clp, atoi(getenv("CG_PERT")));
     d->nrows = nr;
     free(rl);
     free(ru);
@@ -949,9 +949,12 @@ static void S_repair(const sd_lp_tree_lagrange *g, double *x, double *X, double 
 }
 
 /* The master's primal point completed to tree-valid's LP: x = Σ μ_k P_k /
- * Σ μ_k (the path-set rows exact), s = X/q, r(z) = max(0, s(parent) -
- * s(z)) (levels 1..D+1, s = 0 at depth D+1); its value and the largest
- * residual of the node rows and the leaf path rows, recomputed. */
+ * Σ μ_k (the path-set rows exact), made to meet the stop-mass rows by
+ * S_repair (the box columns may leave them violated, and CLP's tolerance
+ * by up to 1e-11), s = X/q, r(z) = max(0, s(parent) - s(z)) (levels
+ * 1..D+1, s = 0 at depth D+1); its value and the largest residual of the
+ * node rows and the leaf path rows, recomputed.  So every master solve
+ * gives a point of the LP, a lower bound, whether or not the box binds. */
 static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, double *residual)
 {
     size_t N = g->N, D = g->D, V = g->V;
@@ -1024,8 +1027,8 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
  * [max(0, cen_r - δ), cen_r + δ], by the columns -e_r (cost cen_r + δ) and
  * +e_r (gain max(0, cen_r - δ)); δ = INFINITY removes it (the columns fixed
  * at 0).  A point of the boxed master with a box column above 0 is not a
- * point of the LP: S_dw_primal reads the stop-rule columns only and its
- * residual shows it. */
+ * point of the LP as it stands: S_dw_primal reads the stop-rule columns
+ * only and repairs their mixture (S_repair). */
 static void S_dw_box(S_dw *d, double delta, double *obj, double *up)
 {
     int nc = Clp_numberColumns(d->clp);
@@ -1270,8 +1273,8 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     size_t it = 1 + *nsub;
     int solved = 0, rebox = 1, tight = 0;
     while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
-        if (solved && getenv("CG_CAP"))
-            S_dw_prune(g, &d, (size_t)atoi(getenv("CG_CAP")), (size_t)atoi(getenv("CG_CAP")) / 2);
+        if (solved)
+            S_dw_prune(g, &d, S_PRUNE(d.nrows), S_PRUNE(d.nrows) / 2);
         if (rebox) { /* the box moved or widened: new costs of its columns */
             size_t nc = (size_t)d.nart + d.npol;
             double *ob = malloc(nc * sizeof *ob), *up = malloc(nc * sizeof *up);
@@ -1287,18 +1290,12 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             rebox = 0;
         }
         Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
-        double tA = sd_lp_now();
         Clp_primal(d.clp, 0);
         int st = Clp_status(d.clp);
-        double tB = sd_lp_now();
-        int fresh = 0;
         if (st == 0 && !S_dw_dual_ok(&d)) {
-            fresh = 1;
             Clp_initialSolve(d.clp);
             st = Clp_status(d.clp);
         }
-        double tC = sd_lp_now();
-        TR_prim += tB - tA; TR_it += Clp_numberIterations(d.clp); TR_fresh += tC - tB; TR_nfresh += fresh;
         if (st == 3)
             break; /* CLP's time limit */
         if (st != 0) {
@@ -1348,11 +1345,6 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             }
         }
         info->serious++; /* master solves */
-        TR_price += sd_lp_now() - tC;
-        if (getenv("CG_TRACE") && info->serious % atoi(getenv("CG_TRACE")) == 0) {
-            int nb = 0; for (int r = 1; r < d.nrows; r++) { double pr = pim[r]; if (fabs(pr - d.cen[r] - delta) < 1e-9 || (d.cen[r]-delta>0 && fabs(pr-(d.cen[r]-delta))<1e-9)) nb++; }
-            fprintf(stderr, "m %zu t %.1f cols %zu prim %.2f fresh %.2f (%d) price %.2f it %ld best %.9f low %.9f mgap %.2e delta %g onbox %d/%d boxed %.2e added %d nzP %.0f nzX %.0f\n", info->serious, sd_lp_now()-t0, d.npol, TR_prim, TR_fresh, TR_nfresh, TR_price, TR_it, best, low, info->model_gap, delta, nb, d.nrows-1, S_dw_boxed(&d), added, TR_nzP/TR_ncol, TR_nzX/TR_ncol);
-        }
         if (best - low <= S_GAP) {
             info->converged = 1;
             break;
