@@ -756,6 +756,7 @@ typedef struct S_dw {
     int nart;      /* the box's columns, first: 2 per stop-mass row */
     int *row;      /* [N] row of node z (levels 1..D, q(z) > 0) */
     size_t npol, cap;
+    size_t nlive;  /* columns in CLP's model (the rest queued) */
     double *pol;   /* [cap][N] the columns' stop laws */
     int *ind;
     double *val, *X;
@@ -788,9 +789,12 @@ static void S_subtree(const sd_lp_tree_lagrange *g, const double *P, double *X)
         }
 }
 
+/* Queues the stop law P as a column; S_dw_flush adds the queued ones to
+ * CLP's model in one call (each call of Clp_addColumns copies the model's
+ * matrix, and the master's columns are dense). */
 static int S_dw_column(const sd_lp_tree_lagrange *g, S_dw *d, const double *P)
 {
-    size_t N = g->N, V = g->V;
+    size_t N = g->N;
     if (d->npol == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 256;
         double *pl = realloc(d->pol, cap * N * sizeof *pl);
@@ -802,31 +806,64 @@ static int S_dw_column(const sd_lp_tree_lagrange *g, S_dw *d, const double *P)
     memcpy(d->pol + d->npol * N, P, N * sizeof *P);
     d->pol[d->npol * N] = 0.0;
     d->npol++;
-    S_subtree(g, P, d->X);
-    int nz = 0, *ind = d->ind;
-    double c = 0.0, *val = d->val;
-    ind[++nz] = 1;
-    val[nz] = 1.0;
-    for (size_t l = 1; l <= g->D; l++)
-        for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
-            size_t i = g->noff[l] + u;
-            c += (double)l * P[i];
-            if (!d->row[i])
-                continue;
-            double mz = d->X[i];
-            if (l > 1)
-                mz -= d->X[g->noff[l - 1] + u / V] * (g->Q[l][u] / g->Q[l - 1][u / V]);
-            if (mz != 0.0) {
-                ind[++nz] = d->row[i];
-                val[nz] = mz;
+    return SD_OK;
+}
+
+/* The queued columns into the master: the convexity row 1, the stop-mass
+ * rows X(z) - q(z | parent) X(parent) (X the column's subtree sums), cost
+ * -Σ_u |u| P(u) (CLP minimises). */
+static int S_dw_flush(const sd_lp_tree_lagrange *g, S_dw *d)
+{
+    size_t N = g->N, V = g->V, n = d->npol - d->nlive, nr = (size_t)d->nrows;
+    if (!n)
+        return SD_OK;
+    CoinBigIndex *st = malloc((n + 1) * sizeof *st);
+    int *ri = malloc(n * nr * sizeof *ri);
+    double *el = malloc(n * nr * sizeof *el), *lo = calloc(n, sizeof *lo), *up = malloc(n * sizeof *up);
+    double *ob = malloc(n * sizeof *ob);
+    if (!st || !ri || !el || !lo || !up || !ob) {
+        free(st);
+        free(ri);
+        free(el);
+        free(lo);
+        free(up);
+        free(ob);
+        return SD_ENOMEM;
+    }
+    CoinBigIndex nz = 0;
+    for (size_t k = 0; k < n; k++) {
+        const double *P = d->pol + (d->nlive + k) * N;
+        S_subtree(g, P, d->X);
+        st[k] = nz;
+        ri[nz] = 0;
+        el[nz++] = 1.0;
+        double c = 0.0;
+        for (size_t l = 1; l <= g->D; l++)
+            for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
+                size_t i = g->noff[l] + u;
+                c += (double)l * P[i];
+                if (!d->row[i])
+                    continue;
+                double mz = d->X[i];
+                if (l > 1)
+                    mz -= d->X[g->noff[l - 1] + u / V] * (g->Q[l][u] / g->Q[l - 1][u / V]);
+                if (mz != 0.0) {
+                    ri[nz] = d->row[i] - 1; /* rows 0-based */
+                    el[nz++] = mz;
+                }
             }
-        }
-    /* CLP minimises -c; rows 0-based */
-    CoinBigIndex st[2] = {0, nz};
-    for (int k = 1; k <= nz; k++)
-        ind[k]--;
-    double lo = 0.0, up = DBL_MAX, obj = -c;
-    Clp_addColumns(d->clp, 1, &lo, &up, &obj, st, ind + 1, val + 1);
+        up[k] = DBL_MAX;
+        ob[k] = -c;
+    }
+    st[n] = nz;
+    Clp_addColumns(d->clp, (int)n, lo, up, ob, st, ri, el);
+    d->nlive = d->npol;
+    free(st);
+    free(ri);
+    free(el);
+    free(lo);
+    free(up);
+    free(ob);
     return SD_OK;
 }
 
@@ -1088,9 +1125,9 @@ static int S_dw_cmp_dj(const void *x, const void *y)
 
 static void S_dw_prune(const sd_lp_tree_lagrange *g, S_dw *d, size_t cap, size_t keep)
 {
-    if (d->npol <= cap)
+    if (d->nlive <= cap)
         return;
-    size_t N = g->N, nd = 0, nc = d->npol;
+    size_t N = g->N, nd = 0, nc = d->nlive, queued = d->npol - d->nlive;
     const double *y = Clp_getRowPrice(d->clp), *ob = Clp_getObjCoefficients(d->clp);
     const double *x = Clp_getColSolution(d->clp);
     const CoinBigIndex *vs = Clp_getVectorStarts(d->clp);
@@ -1134,7 +1171,10 @@ static void S_dw_prune(const sd_lp_tree_lagrange *g, S_dw *d, size_t cap, size_t
     }
     if (m)
         Clp_deleteColumns(d->clp, (int)m, del);
-    d->npol = w;
+    if (queued && w != nc)
+        memmove(d->pol + w * N, d->pol + nc * N, queued * N * sizeof *d->pol);
+    d->nlive = w;
+    d->npol = w + queued;
     free(cand);
     free(del);
     free(gone);
@@ -1275,6 +1315,8 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
     while (!rc && sd_lp_now() - t0 < seconds && it < max_iter) {
         if (solved)
             S_dw_prune(g, &d, S_PRUNE(d.nrows), S_PRUNE(d.nrows) / 2);
+        if ((rc = S_dw_flush(g, &d)))
+            break;
         if (rebox) { /* the box moved or widened: new costs of its columns */
             size_t nc = (size_t)d.nart + d.npol;
             double *ob = malloc(nc * sizeof *ob), *up = malloc(nc * sizeof *up);
