@@ -985,38 +985,14 @@ static void S_repair(const sd_lp_tree_lagrange *g, double *x, double *X, double 
         }
 }
 
-/* The master's primal point completed to tree-valid's LP: x = Σ μ_k P_k /
- * Σ μ_k (the path-set rows exact), made to meet the stop-mass rows by
- * S_repair (the box columns may leave them violated, and CLP's tolerance
- * by up to 1e-11), s = X/q, r(z) = max(0, s(parent) - s(z)) (levels
- * 1..D+1, s = 0 at depth D+1); its value and the largest residual of the
- * node rows and the leaf path rows, recomputed.  So every master solve
- * gives a point of the LP, a lower bound, whether or not the box binds. */
-static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, double *residual)
+/* The stop law x (levels 1..D, a mixture of stop rules; changed) made a
+ * point of the LP (S_repair) and completed by r; its value and residual. */
+static void S_mix_point(const sd_lp_tree_lagrange *g, double *x, double *r, double *X, double *value,
+                        double *residual)
 {
-    size_t N = g->N, D = g->D, V = g->V;
-    double *x = calloc(N, sizeof *x), *r = calloc(g->noff[D + 2], sizeof *r);
-    if (!x || !r) {
-        free(x);
-        free(r);
-        *value = *residual = NAN;
-        return;
-    }
-    double mus = 0.0, pv = 0.0, worst = 0.0;
-    const double *sol = Clp_getColSolution(d->clp) + d->nart;
-    for (size_t k = 0; k < d->npol; k++) {
-        double mu = fmax(0.0, sol[k]);
-        if (mu == 0.0)
-            continue;
-        mus += mu;
-        const double *P = d->pol + k * N;
-        for (size_t i = 1; i < N; i++)
-            x[i] += mu * P[i];
-    }
-    for (size_t l = 1; l <= D; l++)
-        for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++)
-            x[i] /= mus;
-    S_repair(g, x, d->X, r);
+    size_t D = g->D, V = g->V;
+    double pv = 0.0, worst = 0.0;
+    S_repair(g, x, X, r);
     memset(r, 0, g->noff[D + 2] * sizeof *r);
     x[0] = 1.0;
     for (size_t l = 1; l <= D; l++)
@@ -1024,14 +1000,14 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
             x[0] -= x[i];
             pv += (double)l * x[i];
         }
-    S_subtree(g, x, d->X);
+    S_subtree(g, x, X);
     /* r(z) at levels 1..D+1 from s = X/q */
     for (size_t l = 1; l <= D + 1; l++)
         for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
             if (!(g->Q[l][u] > 0.0))
                 continue;
-            double sp = l == 1 ? 1.0 : d->X[g->noff[l - 1] + u / V] / g->Q[l - 1][u / V];
-            double sz = l == D + 1 ? 0.0 : d->X[g->noff[l] + u] / g->Q[l][u];
+            double sp = l == 1 ? 1.0 : X[g->noff[l - 1] + u / V] / g->Q[l - 1][u / V];
+            double sz = l == D + 1 ? 0.0 : X[g->noff[l] + u] / g->Q[l][u];
             r[g->noff[l] + u] = fmax(0.0, sp - sz);
         }
     /* node rows x_u = Σ_y q(u y) r(u y) */
@@ -1053,10 +1029,44 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
         }
         worst = fmax(worst, fabs(sum - 1.0));
     }
-    free(x);
-    free(r);
     *value = pv;
     *residual = worst;
+}
+
+/* The master's primal point completed to tree-valid's LP: x = Σ μ_k P_k /
+ * Σ μ_k (the path-set rows exact), made to meet the stop-mass rows by
+ * S_repair (the box columns may leave them violated, and CLP's tolerance
+ * by up to 1e-11), s = X/q, r(z) = max(0, s(parent) - s(z)) (levels
+ * 1..D+1, s = 0 at depth D+1); its value and the largest residual of the
+ * node rows and the leaf path rows, recomputed.  So every master solve
+ * gives a point of the LP, a lower bound, whether or not the box binds. */
+static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, double *residual)
+{
+    size_t N = g->N, D = g->D;
+    double *x = calloc(N, sizeof *x), *r = calloc(g->noff[D + 2], sizeof *r);
+    if (!x || !r) {
+        free(x);
+        free(r);
+        *value = *residual = NAN;
+        return;
+    }
+    double mus = 0.0;
+    const double *sol = Clp_getColSolution(d->clp) + d->nart;
+    for (size_t k = 0; k < d->npol; k++) {
+        double mu = fmax(0.0, sol[k]);
+        if (mu == 0.0)
+            continue;
+        mus += mu;
+        const double *P = d->pol + k * N;
+        for (size_t i = 1; i < N; i++)
+            x[i] += mu * P[i];
+    }
+    for (size_t l = 1; l <= D; l++)
+        for (size_t i = g->noff[l]; i < g->noff[l + 1]; i++)
+            x[i] /= mus;
+    S_mix_point(g, x, r, d->X, value, residual);
+    free(x);
+    free(r);
 }
 
 /* The box on the master's duals (Marsten, Hogan & Blankenship 1975's
