@@ -40,7 +40,8 @@
  * 1), so λ_root = 0.  The minimisation: with 256 or more multipliers a
  * first share of the time goes to subgradient steps (Polyak's step to a
  * variable target); then column generation over stop rules (S_colgen: the
- * restricted master on CLP, its value a point of the LP, the least L(λ)
+ * restricted master on CLP, its mixture of stop rules repaired into a
+ * point of the LP by stopping earlier (S_repair), the least L(λ)
  * evaluated the upper bound; converged when they meet within 1e-9; the
  * master's duals kept in a box around the best point's, and a first rule
  * that is a point of the LP by itself, S_seed_first_child), and
