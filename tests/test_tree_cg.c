@@ -112,3 +112,60 @@ Test(tree_cg, bounds_when_the_time_runs_out, .timeout = 120)
     cr_expect(!tu_contains(out, "nan"), "%s", out);
     free(out);
 }
+
+/* Stopped early (a few master solves, the duals still held in the box), the
+ * master's mixture of stop rules is made a point of the LP by stopping
+ * earlier where a subtree holds too much stop mass: its residual is at most
+ * 1e-9 at every stop and its value at most the enumerating LP's optimum
+ * (a point of the LP cannot exceed it), so it is a lower bound however
+ * early the column generation ends; and at least the first-child coupling
+ * rule's value is reached as the rounds go on (never below the previous
+ * round's). */
+Test(tree_cg, the_master_point_is_a_point_of_the_lp_at_every_stop)
+{
+    static const struct {
+        size_t V;
+        const char *tree, *draw;
+        unsigned long seed;
+    } cases[] = {{4, "2,2", "iid", 1}, {5, "2,2", "iid", 2}, {4, "2,1,1", "iid", 4}, {4, "2,2", "wor", 5},
+                 {5, "2,1", "wor", 6}, {3, "1,2,2", "iid", 7}};
+    static const size_t stops[] = {12, 22, 42, 82};
+    size_t early = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sd_chain *c = tu_chain(cases[i].V, 6, cases[i].seed + 90);
+        sd_params par = S_par(cases[i].tree, cases[i].draw);
+        int d = (int)sd_tree_draw_of(&par);
+        sd_error err;
+        sd_lp_result rv;
+        sd_lp_opts lo;
+        sd_lp_opts_default(&lo);
+        lo.method = SD_LP_METHOD_CLP;
+        cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, &lo, &rv, &err), SD_OK, "%s", err.msg);
+        cr_assert(rv.optimal);
+        sd_lp_tree_lagrange *g = NULL;
+        cr_assert_eq(sd_lp_tree_lagrange_new(c, 1, 0, &par, d, &g, &err), SD_OK, "%s", err.msg);
+        size_t N = sd_lp_tree_lagrange_dim(g);
+        double *lam = calloc(N, sizeof *lam), prev = -INFINITY;
+        cr_assert_not_null(lam);
+        for (size_t s = 0; s < sizeof stops / sizeof *stops; s++) {
+            memset(lam, 0, N * sizeof *lam);
+            sd_lp_tree_lagrange_info info;
+            cr_assert_eq(sd_lp_tree_lagrange_min(g, lam, 30.0, stops[s], NAN, &info, &err), SD_OK, "%s", err.msg);
+            early += !info.converged;
+            cr_expect(info.primal_residual <= 1e-9, "V %zu --tree %s --draw %s, %zu evaluations: residual %.1e",
+                      cases[i].V, cases[i].tree, cases[i].draw, stops[s], info.primal_residual);
+            cr_expect(info.primal <= rv.optimum + 1e-9 && info.primal <= info.value + 1e-9,
+                      "V %zu --tree %s --draw %s, %zu evaluations: primal %.12f above the LP %.12f or L %.12f",
+                      cases[i].V, cases[i].tree, cases[i].draw, stops[s], info.primal, rv.optimum, info.value);
+            cr_expect(info.primal >= prev - 1e-12, "V %zu --tree %s: primal %.12f after %zu evaluations, %.12f before",
+                      cases[i].V, cases[i].tree, info.primal, stops[s], prev);
+            prev = info.primal;
+        }
+        cr_log_info("V %zu --tree %s --draw %s: LP %.12f, primal after %zu evaluations %.12f", cases[i].V,
+                    cases[i].tree, cases[i].draw, rv.optimum, stops[3], prev);
+        free(lam);
+        sd_lp_tree_lagrange_free(g);
+        sd_chain_free(c);
+    }
+    cr_expect(early >= 12, "only %zu of 24 runs stopped before converging", early);
+}

@@ -120,7 +120,8 @@ typedef struct sd_lp_tree_lagrange_info {
     size_t iters, serious, sub_iters;
     int converged;     /* the model predicts no decrease above 1e-9 (relative) */
     int master_failed; /* GLPK ended the master without an optimum (the bound stands) */
-    double primal, primal_residual; /* the master's dual mixture: its value and node-row residual */
+    double primal, primal_residual; /* the master's mixture (column generation: repaired into a point of
+                                       the LP after every master solve): its value and node-row residual */
     int flat;          /* stopped: no decrease predicted within the widest trust region, 4(D+1), and
                           its minimum on the region's boundary (L may be flat along a ray); column
                           generation: no column with a positive reduced cost, gap above 1e-9 */

@@ -583,8 +583,6 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
         mcv[j]->stderr_ = sd_welford_stderr(&w);
         mcv[j]->trials = o->trials;
         snprintf(mcv[j]->method, sizeof mcv[j]->method, "monte-carlo");
-        mcv[j]->above_lower = mcv[j]->value + 4.0 * mcv[j]->stderr_ > b->lower;
-        b->mc_above_lower |= mcv[j]->above_lower;
     }
     double m = NAN;
     sd_error em;
@@ -634,6 +632,13 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     }
     if (isnan(b->upper))
         return sd_error_set(err, SD_ETOOBIG, "no bound is within reach either: %s", em.msg);
+    /* against the final lower bound (the Lagrangian's primal point may
+     * have raised it after the Monte-Carlo runs) */
+    for (size_t j = 0; j < nmc; j++)
+        if (mcv[j]->trials) {
+            mcv[j]->above_lower = mcv[j]->value + 4.0 * mcv[j]->stderr_ > b->lower;
+            b->mc_above_lower |= mcv[j]->above_lower;
+        }
     b->gap = b->upper - b->lower;
     b->exact = b->lower_primal && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
