@@ -46,6 +46,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rho);
     free(m->rbk);
     free(m->m1);
+    free(m->hslot);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -240,11 +241,60 @@ double sd_backoff_F(const sd_backoff *m, double s)
     return f > 0.0 ? f : 0.0;
 }
 
+/* The home slot of (a, x) in the table of 2^bits slots: Fibonacci hashing
+ * (Knuth, TAOCP vol. 3, 6.4) of the 64-bit key a·2^32 + x, its top bits. */
+static size_t S_home(size_t a, size_t x, unsigned bits)
+{
+    return (size_t)((((uint64_t)a << 32 | (uint64_t)x) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* The slot holding (a, x), or NULL (probing from the home slot to an empty one). */
+static const sd_backoff_slot *S_probe(const sd_backoff *m, size_t a, size_t x)
+{
+    size_t mask = ((size_t)1 << m->hbits) - 1;
+    for (size_t h = S_home(a, x, m->hbits);; h = (h + 1) & mask) {
+        const sd_backoff_slot *sl = m->hslot + h;
+        if (sl->a == a && sl->x == x)
+            return sl;
+        if (sl->a == UINT32_MAX)
+            return NULL;
+    }
+}
+
+/* The table of the seen bigrams (sd_backoff.h); left NULL when out of memory. */
+static void S_hash_build(sd_backoff *m)
+{
+    unsigned bits = 4;
+    while (((size_t)1 << bits) < 2 * m->off[m->V])
+        bits++;
+    size_t n = (size_t)1 << bits, mask = n - 1;
+    sd_backoff_slot *t = malloc(n * sizeof *t);
+    if (!t)
+        return;
+    for (size_t h = 0; h < n; h++)
+        t[h].a = t[h].x = UINT32_MAX, t[h].q = 0.0;
+    for (size_t a = 0; a < m->V; a++)
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t h = S_home(a, m->tok[i], bits);
+            while (t[h].a != UINT32_MAX)
+                h = (h + 1) & mask;
+            t[h].a = (uint32_t)a, t[h].x = m->tok[i], t[h].q = m->qe[i];
+        }
+    m->hslot = t;
+    m->hbits = bits;
+}
+
 /* 1 and *qe = e_a(x) if x is among context a's seen tokens, else 0. */
 static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
     if (!m->off)
         return 0;
+    if (m->hslot) {
+        const sd_backoff_slot *sl = S_probe(m, a, x);
+        if (sl)
+            *qe = sl->q;
+        return sl != NULL;
+    }
     size_t lo = m->off[a], hi = m->off[a + 1];
     lo += S_count_less_u32(m->tok + lo, hi - lo, x);
     if (lo < hi && m->tok[lo] == x) {
@@ -277,6 +327,15 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
     if (!m->off) {
         for (size_t j = 0; j < n; j++)
             q[j] = m->u[x[j]];
+        return;
+    }
+    if (m->hslot) { /* every probe requested before any is read */
+        for (size_t j = 0; j < n; j++)
+            __builtin_prefetch(m->hslot + S_home(a[j], x[j], m->hbits));
+        for (size_t j = 0; j < n; j++) {
+            const sd_backoff_slot *sl = S_probe(m, a[j], x[j]);
+            q[j] = sl ? sl->q : S_c(m, a[j]) * m->u[x[j]];
+        }
         return;
     }
     enum { W = 4 }; /* lanes of fixed count (the compiler keeps them in registers); idle lanes search nothing */
@@ -674,6 +733,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         sd_backoff_free(m);
         return rc;
     }
+    S_hash_build(m);
     if ((m->m1 = malloc(2 * V * sizeof *m->m1))) { /* else: searched each time */
         double *t = m->m1;
         m->m1 = NULL;

@@ -67,13 +67,18 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 156u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 168u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
  * arithmetic (CMU Sphinx writes a backoff of 10^99.999 for such contexts,
  * and c_a u(x) - c_a u(x) would cancel at that scale). */
 #define SD_BACKOFF_REST_EPS 1e-9
+
+typedef struct sd_backoff_slot {
+    uint32_t a, x;         /* context and token (a = UINT32_MAX: empty) */
+    double q;              /* e_a(x) */
+} sd_backoff_slot;
 
 typedef struct sd_backoff {
     size_t V, T;
@@ -121,6 +126,14 @@ typedef struct sd_backoff {
     uint64_t rbk_lo;
     size_t rbk_n;
     unsigned rbk_shift;
+    /* the seen bigrams again, in one open-addressing table keyed by (a, x)
+     * (linear probing, 2^hbits >= 2 nnz slots, a = UINT32_MAX: empty; speed
+     * only: the same stored e_a(x) as the search).  A lookup is one probe
+     * whose address depends on (a, x) alone, so a block's γ lookups are
+     * all requested before any is used; a miss (x not seen after a) ends
+     * at an empty slot of the same or the next cache line, expectedly */
+    sd_backoff_slot *hslot; /* [2^hbits] or NULL: the search among the seen bigrams */
+    unsigned hbits;
     double *m1;            /* [2V] or NULL: m1[2a] = m_a(1) as sd_backoff_mass computes it (block
                               at p_i = 1, rrs's first round: the same bits, no search), and
                               m1[2a+1] = m_a'(1-), the left derivative: m_a is convex with
