@@ -46,6 +46,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rho);
     free(m->rbk);
     free(m->m1);
+    free(m->hctx);
     free(m->hslot);
     free(m->A);
     free(m->B);
@@ -334,7 +335,7 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
             __builtin_prefetch(m->hslot + S_home(a[j], x[j], m->hbits));
         for (size_t j = 0; j < n; j++) {
             const sd_backoff_slot *sl = S_probe(m, a[j], x[j]);
-            q[j] = sl ? sl->q : S_c(m, a[j]) * m->u[x[j]];
+            q[j] = sl ? sl->q : (m->hctx ? m->hctx[a[j]].c : S_c(m, a[j])) * m->u[x[j]];
         }
         return;
     }
@@ -393,12 +394,16 @@ void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
 
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
 {
+    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    if (hc && s == 1.0)
+        return hc->m1;
     if (s == 1.0 && m->m1)
         return m->m1[2 * a];
-    double c = S_c(m, a), sc = s * c;
+    double c = hc ? hc->c : S_c(m, a), sc = s * c;
     double rest = sd_backoff_F(m, sc), seen = 0.0;
     if (m->bp) {
-        size_t b = 2 * m->off[a], lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, s);
+        size_t b = 2 * (hc ? hc->lo : m->off[a]), e = 2 * (hc ? hc->hi : m->off[a + 1]);
+        size_t lo = b + S_count_less(m->bp + b, e - b, s);
         double g = lo > b ? s * m->bso[2 * (lo - 1)] - m->bso[2 * (lo - 1) + 1] : 0.0;
         double t = g + rest;
         return t > 0.0 ? t : 0.0;
@@ -439,11 +444,13 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng)
 
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 {
-    if (m->off && m->off[a + 1] > m->off[a]) {
-        double em = m->emass[a], tot = em + m->restm[a];
+    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
+    if (hi > lo) {
+        double em = hc ? hc->emass : m->emass[a], restm = hc ? hc->restm : m->restm[a], tot = em + restm;
         double v = sd_rngbuf_uniform(rng) * tot;
-        if (v < em || m->restm[a] <= 0.0)
-            return m->tok[S_search(m->qcum, m->off[a], m->off[a + 1], v < em ? v : em * sd_rngbuf_uniform(rng))];
+        if (v < em || restm <= 0.0)
+            return m->tok[S_search(m->qcum, lo, hi, v < em ? v : em * sd_rngbuf_uniform(rng))];
         for (;;) {
             size_t x = S_alias_draw(m->au, m->lu, m->V, rng);
             if (S_seen(m, a, x) < 0)
@@ -455,12 +462,13 @@ size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
 {
-    double c = S_c(m, a), sc = s * c;
-    size_t lo = m->off ? m->off[a] : 0, hi = m->off ? m->off[a + 1] : 0;
+    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    double c = hc ? hc->c : S_c(m, a), sc = s * c;
+    size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     double seen;
     size_t jn = lo; /* sorted seen tokens with threshold < s: lo..jn-1 */
     if (s == 1.0 && m->off)
-        seen = m->eres[a];
+        seen = hc ? hc->eres : m->eres[a];
     else if (m->sthr) {
         size_t l = lo, h = hi;
         while (l < h) {
@@ -747,6 +755,10 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
         }
         m->m1 = t;
+        if ((m->hctx = aligned_alloc(64, V * sizeof *m->hctx)))
+            for (size_t a = 0; a < V; a++)
+                m->hctx[a] = (sd_backoff_ctx){m->off[a], m->off[a + 1], m->c[a], t[2 * a], t[2 * a + 1],
+                                              m->eres[a], m->emass[a], m->restm[a]};
     }
     for (size_t a = 0; a < V; a++)
         m->cord[a] = (uint32_t)a;

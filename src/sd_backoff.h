@@ -65,7 +65,7 @@
 #include "sd_error.h"
 #include "sd_rngbuf.h"
 
-#define SD_BACKOFF_BYTES_PER_TOKEN 156u
+#define SD_BACKOFF_BYTES_PER_TOKEN 220u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
 #define SD_BACKOFF_BYTES_PER_BIGRAM 168u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
@@ -79,6 +79,14 @@ typedef struct sd_backoff_slot {
     uint32_t a, x;         /* context and token (a = UINT32_MAX: empty) */
     double q;              /* e_a(x) */
 } sd_backoff_slot;
+
+/* What the kernels read of a context, in one cache line (copies of the
+ * arrays of sd_backoff: the same values, one miss instead of several). */
+typedef struct sd_backoff_ctx {
+    size_t lo, hi;         /* off[a], off[a+1] */
+    double c, m1, m1d;     /* c_a, m_a(1), m_a'(1-) (m1[2a], m1[2a+1]) */
+    double eres, emass, restm;
+} sd_backoff_ctx;
 
 typedef struct sd_backoff {
     size_t V, T;
@@ -141,6 +149,7 @@ typedef struct sd_backoff {
                                   max(0, m_a(1) + m_a'(1-) (s - 1)) <= m_a(s) <= s m_a(1),
                               bounds that settle most of block verification's tests
                               without the searches (kernel_backoff.c) */
+    sd_backoff_ctx *hctx;  /* [V], 64-byte aligned, or NULL (with m1; built when m1 is) */
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */

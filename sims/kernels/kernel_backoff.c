@@ -163,7 +163,8 @@ static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, doubl
     if (i >= G)
         return eta < pi;
     if (m->m1 && pi < 1.0) {
-        double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
+        const sd_backoff_ctx *h = m->hctx ? m->hctx + x : NULL;
+        double m1 = h ? h->m1 : m->m1[2 * x], U = pi * m1, L = m1 + (h ? h->m1d : m->m1[2 * x + 1]) * (pi - 1.0);
         L = L > 0.0 ? L : 0.0;
         if (L + (1.0 - pi) > 1e-3) {
             if (eta < L / (L + (1.0 - pi)) - 1e-9)
@@ -234,7 +235,9 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             size_t ctx[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
                 ctx[i] = i ? xs[i - 1] : prev;
-                if (m->m1)
+                if (m->hctx)
+                    __builtin_prefetch(m->hctx + xs[i]);
+                else if (m->m1)
                     __builtin_prefetch(m->m1 + 2 * xs[i]);
             }
             sd_backoff_q_many(m, ctx, xs, G, qs);
