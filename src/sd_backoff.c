@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
@@ -59,6 +60,24 @@ void sd_backoff_free(sd_backoff *m)
             free(m->words[i]);
     free(m->words);
     free(m);
+}
+
+/* malloc for the large arrays the kernels read at random: from 1 MB on,
+ * whole 2 MB pages asked to be huge (transparent huge pages, Linux
+ * madvise(2)), so a random read misses the TLB far less often (speed only;
+ * freed by free()). */
+static void *S_big(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < ((size_t)1 << 20))
+        return malloc(bytes);
+    size_t n = (bytes + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, n);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
 }
 
 /* --- building blocks ------------------------------------------------------ */
@@ -269,7 +288,7 @@ static void S_hash_build(sd_backoff *m)
     while (((size_t)1 << bits) < 2 * m->off[m->V])
         bits++;
     size_t n = (size_t)1 << bits, mask = n - 1;
-    sd_backoff_slot *t = malloc(n * sizeof *t);
+    sd_backoff_slot *t = S_big(n * sizeof *t);
     if (!t)
         return;
     for (size_t h = 0; h < n; h++)
@@ -680,10 +699,10 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
     }
     m->nnz = nnz;
     m->off = calloc(V + 1, sizeof *m->off);
-    m->tok = malloc((nnz ? nnz : 1) * sizeof *m->tok);
-    m->qe = malloc((nnz ? nnz : 1) * sizeof *m->qe);
-    m->qcum = malloc((nnz ? nnz : 1) * sizeof *m->qcum);
-    m->rcum = malloc((nnz ? nnz : 1) * sizeof *m->rcum);
+    m->tok = S_big((nnz ? nnz : 1) * sizeof *m->tok);
+    m->qe = S_big((nnz ? nnz : 1) * sizeof *m->qe);
+    m->qcum = S_big((nnz ? nnz : 1) * sizeof *m->qcum);
+    m->rcum = S_big((nnz ? nnz : 1) * sizeof *m->rcum);
     m->c = malloc(V * sizeof *m->c);
     m->tv = malloc(V * sizeof *m->tv);
     m->emass = malloc(V * sizeof *m->emass);
@@ -775,8 +794,8 @@ nomem:
 static int S_breakpoints(sd_backoff *m, sd_error *err)
 {
     size_t n = 2 * m->nnz;
-    m->bp = malloc((n ? n : 1) * sizeof *m->bp);
-    m->bso = malloc(2 * (n ? n : 1) * sizeof *m->bso);
+    m->bp = S_big((n ? n : 1) * sizeof *m->bp);
+    m->bso = S_big(2 * (n ? n : 1) * sizeof *m->bso);
     uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
     double *slope = malloc((n ? n : 1) * sizeof *slope), *off = malloc((n ? n : 1) * sizeof *off);
     if (!m->bp || !m->bso || !ord || !slope || !off) {

@@ -197,6 +197,15 @@ double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
  * branches), so their cache misses overlap (a block's draft tokens, whose
  * contexts are known before any is verified). */
 void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
+/* Requests the cache line that sd_backoff_q_many will read first for
+ * q_a(x) (the slot of (a, x)), so a caller can issue it as soon as a and x
+ * are known; no effect on any value. */
+static inline void sd_backoff_q_prefetch(const sd_backoff *m, size_t a, size_t x)
+{
+    if (m->hslot)
+        __builtin_prefetch(m->hslot + (size_t)((((uint64_t)a << 32 | (uint64_t)x) *
+                                                UINT64_C(0x9E3779B97F4A7C15)) >> (64 - m->hbits)));
+}
 /* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);
 

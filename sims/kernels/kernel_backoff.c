@@ -230,6 +230,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             at_start = rng;
             for (size_t i = 0; i < G; i++) {
                 xs[i] = sd_backoff_draw_p(m, &rng);
+                sd_backoff_q_prefetch(m, i ? xs[i - 1] : prev, xs[i]);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
             size_t ctx[S_AHEAD];
