@@ -309,12 +309,6 @@ static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
     if (!m->off)
         return 0;
-    if (m->hslot) {
-        const sd_backoff_slot *sl = S_probe(m, a, x);
-        if (sl)
-            *qe = sl->q;
-        return sl != NULL;
-    }
     size_t lo = m->off[a], hi = m->off[a + 1];
     lo += S_count_less_u32(m->tok + lo, hi - lo, x);
     if (lo < hi && m->tok[lo] == x) {
