@@ -457,7 +457,7 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng)
 
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 {
-    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     if (hi > lo) {
         double em = hc ? hc->emass : m->emass[a], restm = hc ? hc->restm : m->restm[a], tot = em + restm;
@@ -475,7 +475,7 @@ size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
 {
-    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     double c = hc ? hc->c : S_c(m, a), sc = s * c;
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     double seen;
