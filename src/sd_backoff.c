@@ -12,8 +12,14 @@
 
 size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
+    /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
+     * huge pages (S_big): up to 2 MB more each */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64}; /* tok, qe, qcum, rcum, bp, bso, the table */
+    size_t round = 0;
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
+        round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
     return V * (iid ? SD_BACKOFF_BYTES_PER_IID_TOKEN : SD_BACKOFF_BYTES_PER_TOKEN) +
-           nnz * SD_BACKOFF_BYTES_PER_BIGRAM + 4096;
+           nnz * SD_BACKOFF_BYTES_PER_BIGRAM + round + 4096;
 }
 
 void sd_backoff_free(sd_backoff *m)

@@ -52,7 +52,8 @@
  * mass of each j only: O(T γ).
  *
  * Memory: about SD_BACKOFF_BYTES_PER_TOKEN per token (less without
- * contexts) and SD_BACKOFF_BYTES_PER_BIGRAM per seen bigram, checked
+ * contexts) and SD_BACKOFF_BYTES_PER_BIGRAM per seen bigram (with up to
+ * 2 MB more per array of 1 MB or more: huge pages), checked
  * against the caller's budget before allocating; the finite-γ DP adds
  * 2(γ+1)V doubles (checked too). */
 #ifndef SD_BACKOFF_H
