@@ -193,10 +193,11 @@ void sd_backoff_free(sd_backoff *m);
 
 /* q_a(x). */
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
-/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: the
- * searches advance level by level together (four at a time, without
- * branches), so their cache misses overlap (a block's draft tokens, whose
- * contexts are known before any is verified). */
+/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: every
+ * slot of the table of seen bigrams requested before any is read (without
+ * the table, the searches advance level by level together, four at a time
+ * without branches), so their cache misses overlap (a block's draft
+ * tokens, whose contexts are known before any is verified). */
 void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
 /* Requests the cache line that sd_backoff_q_many will read first for
  * q_a(x) (the slot of (a, x)), so a caller can issue it as soon as a and x

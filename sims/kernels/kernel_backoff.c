@@ -7,8 +7,8 @@
  *
  * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
  * search among the seen bigrams of a (O(log |S_a|); block verification
- * draws its block first and runs its γ searches together,
- * sd_backoff_q_many, so their cache misses overlap); token verification's
+ * draws its block first and looks its γ pairs up together in the table of
+ * seen bigrams, sd_backoff_q_many, so their cache misses overlap); token verification's
  * residual max(q_a - p, 0) by the running sums of its seen part or a binary
  * search over the ρ order for the backed-off rest (O(log V), redrawn while
  * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
