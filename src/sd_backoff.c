@@ -8,11 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
+    /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
+     * huge pages (S_big): up to 2 MB more each */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64}; /* tok, qe, qcum, rcum, bp, bso, the table */
+    size_t round = 0;
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
+        round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
     return V * (iid ? SD_BACKOFF_BYTES_PER_IID_TOKEN : SD_BACKOFF_BYTES_PER_TOKEN) +
-           nnz * SD_BACKOFF_BYTES_PER_BIGRAM + 4096;
+           nnz * SD_BACKOFF_BYTES_PER_BIGRAM + round + 4096;
 }
 
 void sd_backoff_free(sd_backoff *m)
@@ -46,6 +53,8 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rho);
     free(m->rbk);
     free(m->m1);
+    free(m->hctx);
+    free(m->hslot);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -57,6 +66,24 @@ void sd_backoff_free(sd_backoff *m)
             free(m->words[i]);
     free(m->words);
     free(m);
+}
+
+/* malloc for the large arrays the kernels read at random: from 1 MB on,
+ * whole 2 MB pages asked to be huge (transparent huge pages, Linux
+ * madvise(2)), so a random read misses the TLB far less often (speed only;
+ * freed by free()). */
+static void *S_big(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < ((size_t)1 << 20))
+        return malloc(bytes);
+    size_t n = (bytes + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, n);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
 }
 
 /* --- building blocks ------------------------------------------------------ */
@@ -240,6 +267,49 @@ double sd_backoff_F(const sd_backoff *m, double s)
     return f > 0.0 ? f : 0.0;
 }
 
+/* The home slot of (a, x) in the table of 2^bits slots: Fibonacci hashing
+ * (Knuth, TAOCP vol. 3, 6.4) of the 64-bit key a·2^32 + x, its top bits. */
+static size_t S_home(size_t a, size_t x, unsigned bits)
+{
+    return (size_t)((((uint64_t)a << 32 | (uint64_t)x) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* The slot holding (a, x), or NULL (probing from the home slot to an empty one). */
+static const sd_backoff_slot *S_probe(const sd_backoff *m, size_t a, size_t x)
+{
+    size_t mask = ((size_t)1 << m->hbits) - 1;
+    for (size_t h = S_home(a, x, m->hbits);; h = (h + 1) & mask) {
+        const sd_backoff_slot *sl = m->hslot + h;
+        if (sl->a == a && sl->x == x)
+            return sl;
+        if (sl->a == UINT32_MAX)
+            return NULL;
+    }
+}
+
+/* The table of the seen bigrams (sd_backoff.h); left NULL when out of memory. */
+static void S_hash_build(sd_backoff *m)
+{
+    unsigned bits = 4;
+    while (((size_t)1 << bits) < 2 * m->off[m->V])
+        bits++;
+    size_t n = (size_t)1 << bits, mask = n - 1;
+    sd_backoff_slot *t = S_big(n * sizeof *t);
+    if (!t)
+        return;
+    for (size_t h = 0; h < n; h++)
+        t[h].a = t[h].x = UINT32_MAX, t[h].q = 0.0;
+    for (size_t a = 0; a < m->V; a++)
+        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
+            size_t h = S_home(a, m->tok[i], bits);
+            while (t[h].a != UINT32_MAX)
+                h = (h + 1) & mask;
+            t[h].a = (uint32_t)a, t[h].x = m->tok[i], t[h].q = m->qe[i];
+        }
+    m->hslot = t;
+    m->hbits = bits;
+}
+
 /* 1 and *qe = e_a(x) if x is among context a's seen tokens, else 0. */
 static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
@@ -277,6 +347,15 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
     if (!m->off) {
         for (size_t j = 0; j < n; j++)
             q[j] = m->u[x[j]];
+        return;
+    }
+    if (m->hslot) { /* every probe requested before any is read */
+        for (size_t j = 0; j < n; j++)
+            __builtin_prefetch(m->hslot + S_home(a[j], x[j], m->hbits));
+        for (size_t j = 0; j < n; j++) {
+            const sd_backoff_slot *sl = S_probe(m, a[j], x[j]);
+            q[j] = sl ? sl->q : (m->hctx ? m->hctx[a[j]].c : S_c(m, a[j])) * m->u[x[j]];
+        }
         return;
     }
     enum { W = 4 }; /* lanes of fixed count (the compiler keeps them in registers); idle lanes search nothing */
@@ -334,12 +413,16 @@ void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
 
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
 {
+    const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
+    if (hc && s == 1.0)
+        return hc->m1;
     if (s == 1.0 && m->m1)
         return m->m1[2 * a];
-    double c = S_c(m, a), sc = s * c;
+    double c = hc ? hc->c : S_c(m, a), sc = s * c;
     double rest = sd_backoff_F(m, sc), seen = 0.0;
     if (m->bp) {
-        size_t b = 2 * m->off[a], lo = b + S_count_less(m->bp + b, 2 * m->off[a + 1] - b, s);
+        size_t b = 2 * (hc ? hc->lo : m->off[a]), e = 2 * (hc ? hc->hi : m->off[a + 1]);
+        size_t lo = b + S_count_less(m->bp + b, e - b, s);
         double g = lo > b ? s * m->bso[2 * (lo - 1)] - m->bso[2 * (lo - 1) + 1] : 0.0;
         double t = g + rest;
         return t > 0.0 ? t : 0.0;
@@ -426,11 +509,13 @@ size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, d
 
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 {
-    if (m->off && m->off[a + 1] > m->off[a]) {
-        double em = m->emass[a], tot = em + m->restm[a];
+    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
+    size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
+    if (hi > lo) {
+        double em = hc ? hc->emass : m->emass[a], restm = hc ? hc->restm : m->restm[a], tot = em + restm;
         double v = sd_rngbuf_uniform(rng) * tot;
-        if (v < em || m->restm[a] <= 0.0)
-            return m->tok[S_search(m->qcum, m->off[a], m->off[a + 1], v < em ? v : em * sd_rngbuf_uniform(rng))];
+        if (v < em || restm <= 0.0)
+            return m->tok[S_search(m->qcum, lo, hi, v < em ? v : em * sd_rngbuf_uniform(rng))];
         for (;;) {
             size_t x = S_alias_draw(m->au, m->lu, m->V, rng);
             if (S_seen(m, a, x) < 0)
@@ -442,12 +527,13 @@ size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
 
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
 {
-    double c = S_c(m, a), sc = s * c;
-    size_t lo = m->off ? m->off[a] : 0, hi = m->off ? m->off[a + 1] : 0;
+    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
+    double c = hc ? hc->c : S_c(m, a), sc = s * c;
+    size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     double seen;
     size_t jn = lo; /* sorted seen tokens with threshold < s: lo..jn-1 */
     if (s == 1.0 && m->off)
-        seen = m->eres[a];
+        seen = hc ? hc->eres : m->eres[a];
     else if (m->sthr) {
         size_t l = lo, h = hi;
         while (l < h) {
@@ -659,10 +745,10 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
     }
     m->nnz = nnz;
     m->off = calloc(V + 1, sizeof *m->off);
-    m->tok = malloc((nnz ? nnz : 1) * sizeof *m->tok);
-    m->qe = malloc((nnz ? nnz : 1) * sizeof *m->qe);
-    m->qcum = malloc((nnz ? nnz : 1) * sizeof *m->qcum);
-    m->rcum = malloc((nnz ? nnz : 1) * sizeof *m->rcum);
+    m->tok = S_big((nnz ? nnz : 1) * sizeof *m->tok);
+    m->qe = S_big((nnz ? nnz : 1) * sizeof *m->qe);
+    m->qcum = S_big((nnz ? nnz : 1) * sizeof *m->qcum);
+    m->rcum = S_big((nnz ? nnz : 1) * sizeof *m->rcum);
     m->c = malloc(V * sizeof *m->c);
     m->tv = malloc(V * sizeof *m->tv);
     m->emass = malloc(V * sizeof *m->emass);
@@ -720,6 +806,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         sd_backoff_free(m);
         return rc;
     }
+    S_hash_build(m);
     if ((m->m1 = malloc(2 * V * sizeof *m->m1))) { /* else: searched each time */
         double *t = m->m1;
         m->m1 = NULL;
@@ -733,6 +820,10 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
         }
         m->m1 = t;
+        if ((m->hctx = aligned_alloc(64, V * sizeof *m->hctx)))
+            for (size_t a = 0; a < V; a++)
+                m->hctx[a] = (sd_backoff_ctx){m->off[a], m->off[a + 1], m->c[a], t[2 * a], t[2 * a + 1],
+                                              m->eres[a], m->emass[a], m->restm[a]};
     }
     for (size_t a = 0; a < V; a++)
         m->cord[a] = (uint32_t)a;
@@ -749,8 +840,8 @@ nomem:
 static int S_breakpoints(sd_backoff *m, sd_error *err)
 {
     size_t n = 2 * m->nnz;
-    m->bp = malloc((n ? n : 1) * sizeof *m->bp);
-    m->bso = malloc(2 * (n ? n : 1) * sizeof *m->bso);
+    m->bp = S_big((n ? n : 1) * sizeof *m->bp);
+    m->bso = S_big(2 * (n ? n : 1) * sizeof *m->bso);
     uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
     double *slope = malloc((n ? n : 1) * sizeof *slope), *off = malloc((n ? n : 1) * sizeof *off);
     if (!m->bp || !m->bso || !ord || !slope || !off) {

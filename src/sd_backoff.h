@@ -52,7 +52,8 @@
  * mass of each j only: O(T γ).
  *
  * Memory: about SD_BACKOFF_BYTES_PER_TOKEN per token (less without
- * contexts) and SD_BACKOFF_BYTES_PER_BIGRAM per seen bigram, checked
+ * contexts) and SD_BACKOFF_BYTES_PER_BIGRAM per seen bigram (with up to
+ * 2 MB more per array of 1 MB or more: huge pages), checked
  * against the caller's budget before allocating; the finite-γ DP adds
  * 2(γ+1)V doubles (checked too). */
 #ifndef SD_BACKOFF_H
@@ -65,15 +66,28 @@
 #include "sd_error.h"
 #include "sd_rngbuf.h"
 
-#define SD_BACKOFF_BYTES_PER_TOKEN 156u
+#define SD_BACKOFF_BYTES_PER_TOKEN 220u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 168u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
  * arithmetic (CMU Sphinx writes a backoff of 10^99.999 for such contexts,
  * and c_a u(x) - c_a u(x) would cancel at that scale). */
 #define SD_BACKOFF_REST_EPS 1e-9
+
+typedef struct sd_backoff_slot {
+    uint32_t a, x;         /* context and token (a = UINT32_MAX: empty) */
+    double q;              /* e_a(x) */
+} sd_backoff_slot;
+
+/* What the kernels read of a context, in one cache line (copies of the
+ * arrays of sd_backoff: the same values, one miss instead of several). */
+typedef struct sd_backoff_ctx {
+    size_t lo, hi;         /* off[a], off[a+1] */
+    double c, m1, m1d;     /* c_a, m_a(1), m_a'(1-) (m1[2a], m1[2a+1]) */
+    double eres, emass, restm;
+} sd_backoff_ctx;
 
 typedef struct sd_backoff {
     size_t V, T;
@@ -121,6 +135,14 @@ typedef struct sd_backoff {
     uint64_t rbk_lo;
     size_t rbk_n;
     unsigned rbk_shift;
+    /* the seen bigrams again, in one open-addressing table keyed by (a, x)
+     * (linear probing, 2^hbits >= 2 nnz slots, a = UINT32_MAX: empty; speed
+     * only: the same stored e_a(x) as the search).  A lookup is one probe
+     * whose address depends on (a, x) alone, so a block's γ lookups are
+     * all requested before any is used; a miss (x not seen after a) ends
+     * at an empty slot of the same or the next cache line, expectedly */
+    sd_backoff_slot *hslot; /* [2^hbits] or NULL: the search among the seen bigrams */
+    unsigned hbits;
     double *m1;            /* [2V] or NULL: m1[2a] = m_a(1) as sd_backoff_mass computes it (block
                               at p_i = 1, rrs's first round: the same bits, no search), and
                               m1[2a+1] = m_a'(1-), the left derivative: m_a is convex with
@@ -128,6 +150,7 @@ typedef struct sd_backoff {
                                   max(0, m_a(1) + m_a'(1-) (s - 1)) <= m_a(s) <= s m_a(1),
                               bounds that settle most of block verification's tests
                               without the searches (kernel_backoff.c) */
+    sd_backoff_ctx *hctx;  /* [V], 64-byte aligned, or NULL (with m1; built when m1 is) */
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */
@@ -170,11 +193,21 @@ void sd_backoff_free(sd_backoff *m);
 
 /* q_a(x). */
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
-/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: the
- * searches advance level by level together (four at a time, without
- * branches), so their cache misses overlap (a block's draft tokens, whose
- * contexts are known before any is verified). */
+/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: every
+ * slot of the table of seen bigrams requested before any is read (without
+ * the table, the searches advance level by level together, four at a time
+ * without branches), so their cache misses overlap (a block's draft
+ * tokens, whose contexts are known before any is verified). */
 void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
+/* Requests the cache line that sd_backoff_q_many will read first for
+ * q_a(x) (the slot of (a, x)), so a caller can issue it as soon as a and x
+ * are known; no effect on any value. */
+static inline void sd_backoff_q_prefetch(const sd_backoff *m, size_t a, size_t x)
+{
+    if (m->hslot)
+        __builtin_prefetch(m->hslot + (size_t)((((uint64_t)a << 32 | (uint64_t)x) *
+                                                UINT64_C(0x9E3779B97F4A7C15)) >> (64 - m->hbits)));
+}
 /* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);
 

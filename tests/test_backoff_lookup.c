@@ -8,11 +8,18 @@
  * every batch size 1..9 (whole groups of four and partial ones), at every
  * seen bigram, its neighbours in the vocabulary and random pairs.  The two
  * must agree exactly: the same stored number (e_a(x) or c_a u(x)), found
- * by a different search. */
+ * by a different search.
+ *
+ * The (context, token) table and the per-context lines are copies kept
+ * for speed: both lookups (which read them) are checked against the plain
+ * sorted rows (off, tok, qe, c, u: a search written here), and every
+ * context line against the arrays it copies, on the generated model and
+ * on the fortunes bigram. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../src/sd_arpa.h"
 #include "../src/sd_backoff.h"
@@ -80,6 +87,9 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     }
     size_t seen = 0, checked = 0;
     double *q = malloc(9 * sizeof *q);
+    sd_backoff_slot *table = m->hslot; /* both paths of the batch: the table, and the lockstep searches without it */
+    cr_assert_not_null(table);
+    for (int pass = 0; pass < 2; pass++, m->hslot = NULL)
     for (size_t n = 1; n <= 9; n++)
         for (size_t j0 = 0; j0 + n <= nq; j0 += n) {
             sd_backoff_q_many(m, qa + j0, qx + j0, n, q);
@@ -93,10 +103,96 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     for (size_t c = 0; c < m->V; c++)
         seen += m->off[c + 1] > m->off[c] + 200; /* the long rows were built (the deep searches ran) */
     cr_assert_gt(seen, 0);
+    m->hslot = table;
     cr_log_info("%zu lookups compared (%zu seen bigrams)", checked, m->nnz);
     free(q);
     free(qa);
     free(qx);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+/* q_a(x) from the sorted rows alone (a linear scan: no table, no search). */
+static double S_plain_q(const sd_backoff *m, size_t a, size_t x)
+{
+    for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
+        if (m->tok[i] == x)
+            return m->qe[i];
+    return m->c[a] * m->u[x];
+}
+
+/* The table and the context lines of m against the arrays; nrand random pairs besides every seen
+ * bigram and its neighbours.  Returns the lookups compared. */
+static size_t S_check_copies(const sd_backoff *m, size_t nrand)
+{
+    cr_assert_not_null(m->hslot, "the (context, token) table was not built");
+    cr_assert_not_null(m->hctx, "the context lines were not built");
+    size_t used = 0, n = (size_t)1 << m->hbits, checked = 0;
+    for (size_t h = 0; h < n; h++)
+        used += m->hslot[h].a != UINT32_MAX;
+    cr_assert_eq(used, m->off[m->V], "table holds %zu pairs; %zu seen bigrams", used, m->off[m->V]);
+    cr_assert_geq(n, 2 * used, "load factor above 1/2");
+    for (size_t c = 0; c < m->V; c++) {
+        const sd_backoff_ctx *h = m->hctx + c;
+        cr_assert(h->lo == m->off[c] && h->hi == m->off[c + 1] && h->c == m->c[c] && h->m1 == m->m1[2 * c] &&
+                      h->m1d == m->m1[2 * c + 1] && h->eres == m->eres[c] && h->emass == m->emass[c] &&
+                      h->restm == m->restm[c],
+                  "context line %zu differs from the arrays", c);
+    }
+    size_t qa[4], qx[4];
+    double q4[4];
+    uint64_t r = 0x9E3779B97F4A7C15u;
+    for (size_t c = 0, k = 0; c < m->V; c++)
+        for (size_t i = m->off[c]; i < m->off[c + 1] + 1; i++) { /* each seen token, and one past the row */
+            size_t x = i < m->off[c + 1] ? m->tok[i] : (m->off[c + 1] > m->off[c] ? m->tok[i - 1] + 1 : c) % m->V;
+            for (size_t d = 0; d < 2; d++, x = (x + 1) % m->V) { /* the token and its neighbour */
+                double want = S_plain_q(m, c, x);
+                cr_assert(sd_backoff_q(m, c, x) == want, "q_%zu(%zu) %.17g, rows %.17g", c, x,
+                          sd_backoff_q(m, c, x), want);
+                qa[k] = c, qx[k] = x, k++;
+                if (k == 4) {
+                    sd_backoff_q_many(m, qa, qx, 4, q4);
+                    for (size_t j = 0; j < 4; j++)
+                        cr_assert(q4[j] == S_plain_q(m, qa[j], qx[j]), "batched q_%zu(%zu)", qa[j], qx[j]);
+                    k = 0;
+                }
+                checked++;
+            }
+        }
+    for (size_t k = 0; k < nrand; k++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        size_t c = (size_t)(r % m->V), x = (size_t)((r >> 24) % m->V);
+        cr_assert(sd_backoff_q(m, c, x) == S_plain_q(m, c, x), "q_%zu(%zu)", c, x);
+        checked++;
+    }
+    return checked;
+}
+
+Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_a_generated_model)
+{
+    char *text = S_arpa_text();
+    sd_arpa *a = NULL;
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    free(text);
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_log_info("%zu lookups compared", S_check_copies(m, 20000));
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+}
+
+Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_the_fortunes_bigram, .timeout = 120)
+{
+    const char *lm = "build/lm/fortunes-bigram.arpa";
+    if (access(lm, R_OK) != 0)
+        cr_skip_test("%s absent (make lm)", lm);
+    sd_arpa *a = NULL;
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_log_info("%zu lookups compared", S_check_copies(m, 200000));
     sd_backoff_free(m);
     sd_arpa_free(a);
 }

@@ -7,8 +7,8 @@
  *
  * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
  * search among the seen bigrams of a (O(log |S_a|); block verification
- * draws its block first and runs its γ searches together,
- * sd_backoff_q_many, so their cache misses overlap); token verification's
+ * draws its block first and looks its γ pairs up together in the table of
+ * seen bigrams, sd_backoff_q_many, so their cache misses overlap); token verification's
  * residual max(q_a - p, 0) by the running sums of its seen part or a binary
  * search over the ρ order for the backed-off rest (O(log V), redrawn while
  * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
@@ -163,7 +163,8 @@ static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, doubl
     if (i >= G)
         return eta < pi;
     if (m->m1 && pi < 1.0) {
-        double m1 = m->m1[2 * x], U = pi * m1, L = m1 + m->m1[2 * x + 1] * (pi - 1.0);
+        const sd_backoff_ctx *h = m->hctx ? m->hctx + x : NULL;
+        double m1 = h ? h->m1 : m->m1[2 * x], U = pi * m1, L = m1 + (h ? h->m1d : m->m1[2 * x + 1]) * (pi - 1.0);
         L = L > 0.0 ? L : 0.0;
         if (L + (1.0 - pi) > 1e-3) {
             if (eta < L / (L + (1.0 - pi)) - 1e-9)
@@ -229,12 +230,15 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             at_start = rng;
             for (size_t i = 0; i < G; i++) {
                 xs[i] = sd_backoff_draw_p(m, &rng);
+                sd_backoff_q_prefetch(m, i ? xs[i - 1] : prev, xs[i]);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
             size_t ctx[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
                 ctx[i] = i ? xs[i - 1] : prev;
-                if (m->m1)
+                if (m->hctx)
+                    __builtin_prefetch(m->hctx + xs[i]);
+                else if (m->m1)
                     __builtin_prefetch(m->m1 + 2 * xs[i]);
             }
             sd_backoff_q_many(m, ctx, xs, G, qs);
