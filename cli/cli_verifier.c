@@ -92,7 +92,8 @@ int cli_verifier_read(const char *cmd, int argc, char **argv, const char *algo, 
     struct option *opts;
     const char *def = sd_verifier_baseline()->name;
     int status = argv ? cli_verifier_prescan(cmd, argc, argv, "algo", def, base, skip, cv, &opts)
-                      : cli_verifier_choose(cmd, algo, def, base, skip, cv, &opts);
+                      : cli_verifier_choose(cmd, algo ? algo : cli_fields_last(fields, n, "algo"), def, base, skip,
+                                            cv, &opts);
     if (status < 0) {
         if (argv) {
             status = cli_options_read(cmd, argc, argv, opts, fn, ctx, cv->vt);

@@ -91,7 +91,8 @@ int cli_options_read(const char *cmd, int argc, char **argv, const struct option
 
 /* One verifier command's point, from a command line (argv non-NULL) or
  * from named fields (the plugins loaded already): the verifier named by
- * --algo, or `algo` with fields (NULL: the baseline), chosen into *cv
+ * --algo, or with fields `algo` (NULL: the last field "algo", else the
+ * baseline), chosen into *cv
  * with the option table base + its parameters (skip as in
  * cli_options_with_params), then every option read through fn
  * (cli_options_read; cli_fields_apply refusing the options in `refuse`,

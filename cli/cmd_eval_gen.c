@@ -216,8 +216,7 @@ static int S_read(int argc, char **argv, const cli_field *fields, size_t n)
     rq.trials = 100000;
     rq.seed = 1;
     rq.json = !argv;
-    const char *algo = fields ? cli_fields_last(fields, n, "algo") : NULL;
-    int status = cli_verifier_read(S_cmd, argc, argv, algo, fields, n, S_base, NULL, refuse, S_option, &rq,
+    int status = cli_verifier_read(S_cmd, argc, argv, NULL, fields, n, S_base, NULL, refuse, S_option, &rq,
                                    &rq.cv, &rq.mo);
     return status >= 0 ? status : S_run(&rq);
 }

@@ -217,8 +217,7 @@ static int S_speedup_one(int argc, char **argv, const cli_field *fields, size_t 
     S_req rq;
     S_req_init(&rq);
     rq.json = !argv;
-    const char *algo = fields ? cli_fields_last(fields, n, "algo") : NULL;
-    int status = cli_verifier_read(S_cmd, argc, argv, algo, fields, n, S_base, S_skip, refuse, S_option, &rq,
+    int status = cli_verifier_read(S_cmd, argc, argv, NULL, fields, n, S_base, S_skip, refuse, S_option, &rq,
                                    &rq.cv, &rq.mo);
     return status >= 0 ? status : S_run(&rq, collect, sep);
 }
