@@ -190,7 +190,7 @@ static size_t S_doc_paths(char paths[][256], size_t max)
     while ((e = readdir(d)) && n < max) {
         size_t len = strlen(e->d_name);
         if (len > 3 && strcmp(e->d_name + len - 3, ".md") == 0)
-            snprintf(paths[n++], 256, "docs/%s", e->d_name);
+            snprintf(paths[n++], 256, "docs/%.250s", e->d_name);
     }
     closedir(d);
     cr_assert_lt(n, max, "more documents than this test can hold");
