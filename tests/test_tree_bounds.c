@@ -390,3 +390,64 @@ Test(tree_bounds, cli_bounds_lagrangian_below_the_marginals)
     json_decref(j);
     free(out);
 }
+
+/* tree-ot by column generation over stop rules (treelp/tree_ot_cg.c)
+ * equals the enumerated network's optimum (treelp/tree_ot.c) within 1e-9
+ * on the thirty instances above, certified (lower and upper within 1e-9).
+ * The cross-check's broken forms must miss it: tree-valid's rows in place
+ * of X(z) <= q(z) give tree-valid, below tree-ot where they differ; the
+ * deepest rows left out give more than tree-ot. */
+Test(tree_bounds, ot_column_generation_equals_the_network, .timeout = 600)
+{
+    static const struct {
+        size_t V;
+        const char *tree, *draw;
+    } cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {5, "2,2", "iid"}, {4, "3,1", "iid"}, {4, "2,2", "wor"},
+                 {6, "2,2", "wor"}, {3, "1,2,2", "iid"}, {4, "2,1,2", "iid"}, {3, "2,1,1", "wor"},
+                 {3, "2,2", "topk"}};
+    size_t valid_below = 0, noleaf_above = 0, valid_above = 0, noleaf_below = 0, ot_gt_valid = 0;
+    double worst = 0.0, slowest = 0.0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (unsigned long seed = 1; seed <= 3; seed++) {
+            sd_chain *c = tu_chain(cases[i].V, 6, seed + 80);
+            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            int d = (int)sd_tree_draw_of(&par);
+            sd_error err;
+            sd_lp_result ro, rv;
+            sd_lp_opts fo;
+            sd_lp_opts_default(&fo);
+            fo.method = SD_LP_METHOD_FLOW;
+            cr_assert_eq(sd_lp_tree_ot(c, 1, 0, &par, d, &fo, &ro, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, NULL, &rv, &err), SD_OK, "%s", err.msg);
+            cr_assert(ro.optimal && rv.optimal);
+            sd_lp_tree_ot_cg_info in, iv, il;
+            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_OT, &in, &err), SD_OK, "%s",
+                         err.msg);
+            cr_expect(in.optimal && in.lower <= ro.optimum + 1e-9 && ro.optimum <= in.upper + 1e-9 &&
+                      fabs(in.upper - ro.optimum) <= 1e-9 && fabs(in.lower - ro.optimum) <= 1e-9,
+                      "V %zu --tree %s --draw %s seed %lu: tree-ot %.12f, column generation [%.12f, %.12f]%s",
+                      cases[i].V, cases[i].tree, cases[i].draw, seed + 80, ro.optimum, in.lower, in.upper,
+                      in.optimal ? "" : " not converged");
+            worst = fmax(worst, fmax(fabs(in.upper - ro.optimum), fabs(in.lower - ro.optimum)));
+            slowest = fmax(slowest, in.seconds);
+            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_VALID, &iv, &err), SD_OK);
+            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_NO_LEAVES, &il, &err), SD_OK);
+            /* tree-valid's rows: a bound on tree-valid, so at least it */
+            cr_expect(iv.upper >= rv.optimum - 1e-9, "tree-valid's rows: %.12f < tree-valid %.12f", iv.upper,
+                      rv.optimum);
+            ot_gt_valid += ro.optimum > rv.optimum + 1e-6;
+            valid_below += iv.upper < ro.optimum - 1e-6;
+            valid_above += iv.upper > ro.optimum + 1e-9;
+            noleaf_above += il.upper > ro.optimum + 1e-6;
+            noleaf_below += il.upper < ro.optimum - 1e-9;
+            sd_chain_free(c);
+        }
+    cr_log_info("tree-ot by column generation: 30 instances, worst |difference| %.1e, slowest %.2f s; broken forms: "
+                "tree-valid's rows below tree-ot on %zu (tree-ot > tree-valid on %zu), deepest rows left out above "
+                "it on %zu", worst, slowest, valid_below, ot_gt_valid, noleaf_above);
+    cr_expect(valid_below > 0 && valid_below == ot_gt_valid && valid_above == 0,
+              "tree-valid's rows: below tree-ot on %zu instances, tree-ot > tree-valid on %zu, above on %zu",
+              valid_below, ot_gt_valid, valid_above);
+    cr_expect(noleaf_above > 0 && noleaf_below == 0, "rows left out: above tree-ot on %zu, below on %zu",
+              noleaf_above, noleaf_below);
+}

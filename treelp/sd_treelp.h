@@ -134,6 +134,11 @@ void sd_lp_tree_lagrange_free(sd_lp_tree_lagrange *g);
 size_t sd_lp_tree_lagrange_dim(const sd_lp_tree_lagrange *g);
 /* L(λ), and a subgradient into grad (dim doubles) unless NULL. */
 double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad);
+/* The pricing of a column generation over stop rules: A(λ) =
+ * E_T[max_{u ∈ T ∪ root, q(u) > 0} (|u| - λ_u)] (ties by node index), and
+ * into m (dim doubles) the stop marginals m(u) = P(the maximiser is u) of
+ * the rule "stop at the node of largest |u| - λ_u" (m[0] the root's). */
+double sd_lp_tree_lagrange_price(sd_lp_tree_lagrange *g, const double *lam, double *m);
 /* Minimises L from lam (updated to the best point) for at most `seconds`
  * and max_iter evaluations: subgradient steps (256 or more multipliers),
  * then column generation over stop rules with the restricted master on
@@ -147,6 +152,31 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
 /* The two above from λ = 0. */
 int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                               double seconds, double lower, sd_lp_tree_lagrange_info *info, sd_error *err);
+
+/* tree-ot without enumerating the drafted trees (treelp/tree_ot_cg.c):
+ * its aggregated form, max Σ_u |u| m(u) over the stop marginals m of the
+ * drafted tree with X(z) = Σ_{v ⪰ z} m(v) <= q(z) for every target prefix
+ * z, by column generation over stop rules (pricing by
+ * sd_lp_tree_lagrange_price, master on CLP) for at most `seconds`.
+ * lower <= tree-ot <= upper, both certified (lower: a feasible stop
+ * marginal's value; upper: a Lagrangian dual bound); optimal when they
+ * agree within 1e-9.  rows: SD_LP_TREE_OT_ROWS_OT (tree-ot), or, for the
+ * tests' cross-check, tree-valid's rows X(z)/q(z) <= X(parent)/q(parent)
+ * (upper then bounds tree-valid; lower stays a point of tree-ot's rows) or
+ * tree-ot's rows without the deepest level (upper bounds tree-ot from
+ * above, loosely).  Drafting rules and limits: sd_lp_tree_lagrange_new's. */
+#define SD_LP_TREE_OT_ROWS_OT 0
+#define SD_LP_TREE_OT_ROWS_VALID 1
+#define SD_LP_TREE_OT_ROWS_NO_LEAVES 2
+typedef struct sd_lp_tree_ot_cg_info {
+    double lower, upper, seconds;
+    int optimal;
+    int master_failed; /* CLP ended a master without an optimum (the bounds stand) */
+    size_t masters, pricings, columns;
+    const char *method; /* "column generation (CLP)" */
+} sd_lp_tree_ot_cg_info;
+int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw, double seconds,
+                     int rows, sd_lp_tree_ot_cg_info *info, sd_error *err);
 
 /* Certified bounds on tree-valid where its LP is out of reach
  * (treelp/tree_bounds.c): lower = the largest exact value of a valid
