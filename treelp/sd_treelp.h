@@ -186,6 +186,8 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
  * verifier, or the Lagrangian's primal mixture when its node-row residual
  * is at most 1e-9 (0, rejecting at the root, when none is within reach); upper =
  * the least of tree-ot (where enumerable), the path-marginal relaxation
+ * of tree-ot, the upper end of tree-ot's column generation where tree-ot
+ * cannot be enumerated (sd_lp_tree_ot_cg), the path-marginal relaxation
  * of tree-ot and the Lagrangian bound (sd_lp_tree_lagrange_*).  lower <=
  * tree-valid <= upper.  Every built-in tree verifier gets a value in
  * verifiers[]: exact where it can be, else Monte-Carlo (opts->trials > 0;
@@ -201,6 +203,8 @@ typedef struct sd_lp_tree_bound_verifier {
 } sd_lp_tree_bound_verifier;
 typedef struct sd_lp_tree_bounds_opts {
     double lagrange_seconds; /* time for the Lagrangian bound; 0: not computed */
+    double ot_seconds;       /* time for tree-ot's column generation where its trees cannot be
+                                enumerated; 0: not computed */
     uint64_t trials, seed;   /* Monte-Carlo of the verifiers without an exact value; 0 trials: none */
 } sd_lp_tree_bounds_opts;
 typedef struct sd_lp_tree_bounds {
@@ -209,7 +213,14 @@ typedef struct sd_lp_tree_bounds {
     char upper_by[32]; /* "tree-ot", "path marginals" or "lagrangian" */
     int lower_primal;  /* lower is the Lagrangian's primal point (lower_by says so in words) */
     double marginals;  /* the path-marginal bound (NaN when out of reach) */
-    double tree_ot;    /* tree-ot where enumerable, else NaN */
+    double tree_ot;    /* tree-ot: by its network where enumerable, else by column generation
+                          when certified within 1e-9; NaN otherwise */
+    double tree_ot_lower, tree_ot_upper; /* certified bounds on tree-ot (both tree_ot when known;
+                                            NaN when not computed) */
+    char tree_ot_method[32];             /* "network flow", "column generation", "" */
+    sd_lp_tree_ot_cg_info ot_cg;         /* the column generation's run (zero when not run) */
+    int upper_below_tree_ot;             /* upper <= tree_ot_lower + 1e-9: the upper bound is shown to be
+                                            at most tree-ot */
     double lagrangian; /* the Lagrangian bound (NaN when not computed) */
     sd_lp_tree_lagrange_info lagrange;
     size_t nverifiers;
@@ -220,7 +231,7 @@ typedef struct sd_lp_tree_bounds {
                            tree-ot where that is smaller) */
     uint64_t seed;
 } sd_lp_tree_bounds;
-/* Options: Lagrangian 20 s, no Monte-Carlo. */
+/* Options: Lagrangian 20 s, tree-ot's column generation 20 s, no Monte-Carlo. */
 void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o);
 int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                             sd_lp_tree_bounds *b, sd_error *err);

@@ -479,6 +479,7 @@ void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->lagrange_seconds = 20.0;
+    o->ot_seconds = 20.0;
     o->trials = 0;
     o->seed = 1;
 }
@@ -509,7 +510,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     memset(b, 0, sizeof *b);
     b->lower = 0.0; /* the verifier that rejects at the root */
     snprintf(b->lower_by, sizeof b->lower_by, "reject at the root");
-    b->upper = b->marginals = b->tree_ot = b->lagrangian = NAN;
+    b->upper = b->marginals = b->tree_ot = b->lagrangian = b->tree_ot_lower = b->tree_ot_upper = NAN;
     b->seed = o->seed;
     double t0 = sd_lp_now();
     int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
@@ -601,9 +602,26 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
         sd_lp_result r;
         sd_error e2;
         if (!sd_lp_tree_ot(c, t, a, par, draw, &fo, &r, &e2) && r.optimal) {
-            b->tree_ot = r.optimum;
+            b->tree_ot = b->tree_ot_lower = b->tree_ot_upper = r.optimum;
+            snprintf(b->tree_ot_method, sizeof b->tree_ot_method, "network flow");
             if (!(r.optimum >= b->upper)) {
                 b->upper = r.optimum;
+                snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
+            }
+        }
+    } else if (o->ot_seconds > 0.0) {
+        sd_error e2;
+        int r2 = sd_lp_tree_ot_cg(c, t, a, par, draw, o->ot_seconds, SD_LP_TREE_OT_ROWS_OT, &b->ot_cg, &e2);
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2) {
+            b->tree_ot_lower = b->ot_cg.lower;
+            b->tree_ot_upper = b->ot_cg.upper;
+            if (b->ot_cg.optimal)
+                b->tree_ot = b->ot_cg.upper;
+            snprintf(b->tree_ot_method, sizeof b->tree_ot_method, "column generation");
+            if (!(b->ot_cg.upper >= b->upper)) {
+                b->upper = b->ot_cg.upper;
                 snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
             }
         }
@@ -640,6 +658,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
             b->mc_above_lower |= mcv[j]->above_lower;
         }
     b->gap = b->upper - b->lower;
+    b->upper_below_tree_ot = b->upper <= b->tree_ot_lower + S_GAP_EXACT;
     b->exact = b->lower_primal && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;

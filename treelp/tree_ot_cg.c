@@ -53,6 +53,10 @@
 #define S_CLP_TOL 1e-11
 #define S_GAP 1e-9
 #define S_NALPHA 6
+/* The box on the master's duals: first half-width, and the width past
+ * which it is dropped. */
+#define S_DELTA0 0.5
+#define S_DELTA_MAX 1e3
 /* Past S_PRUNE(rows) columns the master keeps the S_PRUNE(rows)/2 of least
  * reduced cost (and every basic one). */
 #define S_PRUNE(rows) (3 * (size_t)(rows) + 200)
@@ -68,6 +72,7 @@ typedef struct S_cg {
     size_t *rz, *rp;
     double *rc, *rhs;
     Clp_Simplex *clp;
+    int nart;    /* the box's columns, first in CLP's model: 2 per row r >= 1 */
     size_t ncol, cap;
     double *m;   /* [cap][N] the columns' stop marginals */
     double *val; /* [cap] */
@@ -173,6 +178,7 @@ static int S_column(S_cg *x, const double *m)
         x->cap = cap;
     }
     memcpy(x->m + x->ncol * N, m, N * sizeof *m);
+    x->m[x->ncol * N] = fmax(0.0, x->m[x->ncol * N]);
     x->val[x->ncol] = S_value(x, m);
     S_subtree(x, m, x->X);
     int *ri = malloc(nr * sizeof *ri);
@@ -226,7 +232,7 @@ static double S_bound(S_cg *x, const double *mu)
 static double S_primal(S_cg *x, double *viol)
 {
     size_t N = x->N, V = x->V;
-    const double *w = Clp_getColSolution(x->clp);
+    const double *w = Clp_getColSolution(x->clp) + x->nart;
     double tot = 0.0;
     for (size_t j = 0; j < x->ncol; j++)
         tot += w[j] > 0.0 ? w[j] : 0.0;
@@ -266,7 +272,7 @@ static int S_cmp(const void *a, const void *b)
 static void S_prune(S_cg *x, size_t keep)
 {
     size_t n = x->ncol, N = x->N;
-    const double *dj = Clp_getReducedCost(x->clp), *w = Clp_getColSolution(x->clp);
+    const double *dj = Clp_getReducedCost(x->clp) + x->nart, *w = Clp_getColSolution(x->clp) + x->nart;
     double *srt = malloc(n * sizeof *srt);
     int *del = malloc(n * sizeof *del);
     if (!srt || !del) {
@@ -274,15 +280,14 @@ static void S_prune(S_cg *x, size_t keep)
         free(del);
         return;
     }
-    for (size_t j = 0; j < n; j++)
-        srt[j] = dj[j];
+    memcpy(srt, dj, n * sizeof *srt);
     qsort(srt, n, sizeof *srt, S_cmp);
     double thr = srt[keep < n ? keep : n - 1];
     int nd = 0;
     size_t out = 0;
     for (size_t j = 0; j < n; j++) {
         if (j > 0 && !(w[j] > 0.0) && dj[j] >= thr) {
-            del[nd++] = (int)j;
+            del[nd++] = x->nart + (int)j;
             continue;
         }
         if (out != j) {
@@ -296,6 +301,73 @@ static void S_prune(S_cg *x, size_t keep)
     x->ncol = out;
     free(srt);
     free(del);
+}
+
+/* The box on the master's duals, μ_r ∈ [max(0, c_r - δ), c_r + δ] around
+ * the best point c (boxstep stabilisation, Marsten, Hogan & Blankenship
+ * 1975): a column -e_r of cost c_r + δ (a row's overflow, paid at the
+ * box's top) and +e_r of cost -(c_r - δ) where that is above 0; δ = ∞
+ * removes the box. */
+static void S_box(S_cg *x, const double *cen, double delta)
+{
+    int nc = Clp_numberColumns(x->clp);
+    double *ob = malloc((size_t)nc * sizeof *ob), *up = malloc((size_t)nc * sizeof *up);
+    if (!ob || !up) {
+        free(ob);
+        free(up);
+        return;
+    }
+    memcpy(ob, Clp_getObjCoefficients(x->clp), (size_t)nc * sizeof *ob);
+    memcpy(up, Clp_getColUpper(x->clp), (size_t)nc * sizeof *up);
+    for (int r = 1; r < x->nr; r++) {
+        int j = 2 * (r - 1);
+        int fin = isfinite(delta);
+        up[j] = fin ? DBL_MAX : 0.0;
+        up[j + 1] = fin && cen[r] - delta > 0.0 ? DBL_MAX : 0.0;
+        ob[j] = fin ? cen[r] + delta : 0.0;
+        ob[j + 1] = fin ? -fmax(0.0, cen[r] - delta) : 0.0;
+    }
+    Clp_chgObjCoefficients(x->clp, ob);
+    Clp_chgColumnUpper(x->clp, up);
+    free(ob);
+    free(up);
+}
+
+/* The box's columns in use (their total weight). */
+static double S_boxed(const S_cg *x)
+{
+    const double *w = Clp_getColSolution(x->clp);
+    double s = 0.0;
+    for (int j = 0; j < x->nart; j++)
+        s += w[j] > 0.0 ? w[j] : 0.0;
+    return s;
+}
+
+/* CLP's row prices dual feasible for the master it calls optimal (y_r <= 0
+ * on the rows, reduced costs >= 0, 0 on the columns in use, 1e-9): its
+ * warm-started primal simplex after added columns can miss it (treelp/
+ * tree_lagrange.c met it first); the caller then solves afresh. */
+static int S_dual_ok(const S_cg *x)
+{
+    const double *y = Clp_getRowPrice(x->clp), *dj = Clp_getReducedCost(x->clp);
+    const double *up = Clp_getColUpper(x->clp), *w = Clp_getColSolution(x->clp);
+    const double *ob = Clp_getObjCoefficients(x->clp), *el = Clp_getElements(x->clp);
+    const CoinBigIndex *vs = Clp_getVectorStarts(x->clp);
+    const int *ri = Clp_getIndices(x->clp), *len = Clp_getVectorLengths(x->clp);
+    (void)dj;
+    for (int r = 1; r < x->nr; r++)
+        if (y[r] > 1e-9)
+            return 0;
+    for (int j = 0; j < Clp_numberColumns(x->clp); j++) {
+        if (!(up[j] > 0.0))
+            continue;
+        double d = ob[j];
+        for (CoinBigIndex k = vs[j]; k < vs[j] + len[j]; k++)
+            d -= y[ri[k]] * el[k];
+        if (d < -1e-9 || (w[j] > 1e-9 && d > 1e-9))
+            return 0;
+    }
+    return 1;
 }
 
 int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw, double seconds,
@@ -361,6 +433,13 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
     Clp_scaling(x.clp, 0);
     Clp_setPrimalTolerance(x.clp, S_CLP_TOL);
     Clp_setDualTolerance(x.clp, S_CLP_TOL);
+    for (int r = 1; r < x.nr; r++)
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            double lo = 0.0, up = 0.0, obj = 0.0, v = sgn;
+            CoinBigIndex st[2] = {0, 1};
+            Clp_addColumns(x.clp, 1, &lo, &up, &obj, st, &r, &v);
+        }
+    x.nart = 2 * (x.nr - 1);
     /* the first columns: stop at the root; the deepest node (λ = 0) */
     memset(x.mix, 0, N * sizeof *x.mix);
     x.mix[0] = 1.0;
@@ -370,12 +449,22 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         S_free(&x);
         return sd_error_set(err, SD_ENOMEM, "out of memory for tree-ot's column generation");
     }
+    double delta = S_DELTA0;
+    int rebox = 1;
     while (sd_lp_now() - t0 < seconds) {
         if (x.ncol > S_PRUNE(x.nr))
             S_prune(&x, S_PRUNE(x.nr) / 2);
+        if (rebox) {
+            S_box(&x, x.mub, delta);
+            rebox = 0;
+        }
         Clp_setMaximumSeconds(x.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
         Clp_primal(x.clp, 0);
         int st = Clp_status(x.clp);
+        if (st == 0 && !S_dual_ok(&x)) {
+            Clp_initialSolve(x.clp);
+            st = Clp_status(x.clp);
+        }
         if (st == 3)
             break; /* CLP's time limit */
         if (st != 0) {
@@ -412,12 +501,23 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         }
         if (rc)
             break;
-        if (bround < best) {
+        if (bround < best) { /* a serious step: the box follows */
             best = bround;
             memcpy(x.mub, x.mix, (size_t)x.nr * sizeof *x.mub);
+            rebox = 1;
         }
-        if (best - low <= S_GAP || !added)
+        if (best - low <= S_GAP)
             break;
+        if (!added) {
+            /* nothing prices out at the master's duals: the box binds
+             * (widen it) or the master is the LP's optimum */
+            if (isfinite(delta) && S_boxed(&x) > 0.0) {
+                delta = 4.0 * delta > S_DELTA_MAX ? INFINITY : 4.0 * delta;
+                rebox = 1;
+                continue;
+            }
+            break;
+        }
     }
     info->columns = x.ncol;
     S_free(&x);
