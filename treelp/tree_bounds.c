@@ -616,7 +616,9 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
             return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
         if (!r2) {
             b->tree_ot_lower = b->ot_cg.lower;
-            b->tree_ot_upper = b->ot_cg.upper;
+            /* the path marginals bound tree-ot too */
+            b->tree_ot_upper = b->ot_cg.upper <= b->marginals ? b->ot_cg.upper : isnan(b->marginals)
+                               ? b->ot_cg.upper : b->marginals;
             if (b->ot_cg.optimal)
                 b->tree_ot = b->ot_cg.upper;
             snprintf(b->tree_ot_method, sizeof b->tree_ot_method, "column generation");

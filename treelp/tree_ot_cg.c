@@ -58,6 +58,10 @@
  * 0.013 with 0.15, 0.027 with 0.5, 0.084 with 2. */
 #define S_DELTA0 0.15
 #define S_DELTA_MAX 1e3
+/* The warm start (S_warm): steps, share of the time, patience. */
+#define S_WARM 400
+#define S_WARM_SHARE 0.2
+#define S_WARM_WAIT 20
 /* Past S_PRUNE(rows) columns the master keeps the S_PRUNE(rows)/2 of least
  * reduced cost (and every one in use): the master's simplex, not the
  * pricing, takes the time (2,2,2 at V = 8: 0.1 s and 500 iterations a
@@ -229,21 +233,12 @@ static double S_bound(S_cg *x, const double *mu)
     return sd_lp_tree_lagrange_price(x->g, x->lam, x->P) + c;
 }
 
-/* The master's mixture, made a point of tree-ot's rows by stopping
- * earlier (the comment at the top); its value, and the largest row
- * violation of the unrepaired mixture into *viol. */
-static double S_primal(S_cg *x, double *viol)
+/* Stop marginals x->mix made a point of tree-ot's rows by stopping
+ * earlier (the comment at the top), in place; its value, and the largest
+ * row violation before the repair into *viol. */
+static double S_repair(S_cg *x, double *viol)
 {
     size_t N = x->N, V = x->V;
-    const double *w = Clp_getColSolution(x->clp) + x->nart;
-    double tot = 0.0;
-    for (size_t j = 0; j < x->ncol; j++)
-        tot += w[j] > 0.0 ? w[j] : 0.0;
-    memset(x->mix, 0, N * sizeof *x->mix);
-    for (size_t j = 0; j < x->ncol; j++)
-        if (w[j] > 0.0)
-            for (size_t i = 0; i < N; i++)
-                x->mix[i] += (w[j] / tot) * x->m[j * N + i];
     S_subtree(x, x->mix, x->X);
     *viol = 0.0;
     x->S[0] = 1.0;
@@ -262,6 +257,66 @@ static double S_primal(S_cg *x, double *viol)
     }
     x->mix[0] = rest;
     return S_value(x, x->mix);
+}
+
+/* The master's mixture, repaired (S_repair). */
+static double S_primal(S_cg *x, double *viol)
+{
+    size_t N = x->N;
+    const double *w = Clp_getColSolution(x->clp) + x->nart;
+    double tot = 0.0;
+    for (size_t j = 0; j < x->ncol; j++)
+        tot += w[j] > 0.0 ? w[j] : 0.0;
+    memset(x->mix, 0, N * sizeof *x->mix);
+    for (size_t j = 0; j < x->ncol; j++)
+        if (w[j] > 0.0)
+            for (size_t i = 0; i < N; i++)
+                x->mix[i] += (w[j] / tot) * x->m[j * N + i];
+    return S_repair(x, viol);
+}
+
+/* The warm start: projected subgradient steps on L from μ = 0 (Polyak's
+ * step towards the best repaired maximiser's value, halved after
+ * S_WARM_WAIT steps without a decrease), at most S_WARM steps and a share
+ * S_WARM_SHARE of the time, for the upper bound only (*best; the best
+ * repaired maximiser's value into *low).  At V = 8 --tree 2,2,2 it gives
+ * 2.3824 in 0.3 s, where the master's boxed duals need about 10 s; as the
+ * box's centre, or with its maximisers as columns, it slowed the master
+ * (no serious step in 10 s; 400 more dense columns). */
+static int S_warm(S_cg *x, double t0, double seconds, double *best, double *low, size_t *pricings)
+{
+    size_t N = x->N;
+    double theta = 1.0, *mu = x->mus;
+    size_t wait = 0;
+    memset(mu, 0, (size_t)x->nr * sizeof *mu);
+    for (size_t k = 0; k < S_WARM && sd_lp_now() - t0 < S_WARM_SHARE * seconds; k++) {
+        double L = S_bound(x, mu), viol;
+        (*pricings)++;
+        memcpy(x->mix, x->P, N * sizeof *x->mix);
+        double v = S_repair(x, &viol);
+        if (v > *low)
+            *low = v;
+        if (L < *best) {
+            *best = L;
+            wait = 0;
+        } else if (++wait >= S_WARM_WAIT) {
+            theta /= 2.0;
+            wait = 0;
+        }
+        S_subtree(x, x->P, x->X);
+        double g2 = 0.0;
+        for (int r = 1; r < x->nr; r++) {
+            double g = x->rhs[r] - S_act(x, r, x->X);
+            x->mix[r] = g; /* the subgradient, in the scratch of the repair */
+            g2 += g * g;
+        }
+        if (!(g2 > 0.0))
+            break;
+        double t = theta * (L - *low) / g2;
+        for (int r = 1; r < x->nr; r++)
+            mu[r] = fmax(0.0, mu[r] - t * x->mix[r]);
+    }
+    return SD_OK;
 }
 
 static int S_cmp(const void *a, const void *b)
@@ -446,9 +501,11 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
     /* the first columns: stop at the root; the deepest node (λ = 0) */
     memset(x.mix, 0, N * sizeof *x.mix);
     x.mix[0] = 1.0;
-    double best = S_bound(&x, x.mub), low = -INFINITY;
+    /* best: the least L evaluated (the bound); bestc: L at the box's centre */
+    double best = S_bound(&x, x.mub), low = -INFINITY, bestc = best;
     info->pricings = 1;
-    if ((rc = S_column(&x, x.mix)) || (rc = S_column(&x, x.P))) {
+    if ((rc = S_column(&x, x.mix)) || (rc = S_column(&x, x.P)) ||
+        (rc = S_warm(&x, t0, seconds, &best, &low, &info->pricings))) {
         S_free(&x);
         return sd_error_set(err, SD_ENOMEM, "out of memory for tree-ot's column generation");
     }
@@ -483,7 +540,7 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         for (int r = 1; r < x.nr; r++)
             x.mu[r] = fmax(0.0, -y[r]);
         int added = 0;
-        double bround = best;
+        double bround = bestc;
         for (int k = 0; k < S_NALPHA; k++) {
             for (int r = 1; r < x.nr; r++)
                 x.mus[r] = alphas[k] * x.mub[r] + (1.0 - alphas[k]) * x.mu[r];
@@ -504,8 +561,9 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         }
         if (rc)
             break;
-        if (bround < best) { /* a serious step: the box follows */
-            best = bround;
+        if (bround < bestc) { /* a serious step: the box follows */
+            bestc = bround;
+            best = fmin(best, bround);
             memcpy(x.mub, x.mix, (size_t)x.nr * sizeof *x.mub);
             rebox = 1;
         }
