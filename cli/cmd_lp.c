@@ -164,7 +164,9 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
           "                           tree-valid beyond the enumerating LP, the time of the\n"
           "                           Lagrangian's column generation (default 20): status\n"
           "                           optimal, method lagrangian-cg, when its primal point\n"
-          "                           and dual bound meet within 1e-9, else bounds\n"
+          "                           and dual bound meet within 1e-9, else bounds; and as\n"
+          "                           long again for tree-ot's column generation (its\n"
+          "                           certified ends; upper_at_most_tree_ot)\n"
           "  --progress               the simplex's iteration count on stderr every 2 s even\n"
           "                           when stderr is not a terminal (on a terminal: always)\n", f);
     if (opts & L_COMPARE)

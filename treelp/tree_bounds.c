@@ -38,8 +38,12 @@
  * most once and P(x^l ∈ T) = P(x^{l-1} ∈ T)·P(x_l among the children of
  * x^{l-1}), the latter by enumerating one node's children.  The bound is
  * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1).
- * The Lagrangian bound (tree_lagrange.c) relaxes tree-valid itself and
- * needs no enumeration; the upper bound is the least of the three. */
+ * Where the trees cannot be enumerated tree-ot itself comes from column
+ * generation over stop rules (tree_ot_cg.c), certified between two ends;
+ * its upper end is a candidate, and the upper bound is shown to be at most
+ * tree-ot when it is at most the lower end (+1e-9).  The Lagrangian bound
+ * (tree_lagrange.c) relaxes tree-valid itself and needs no enumeration;
+ * the upper bound is the least of these. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
