@@ -509,3 +509,16 @@ Test(tree_bounds, cli_upper_at_most_tree_ot_at_v8, .timeout = 120)
     cr_expect(tu_contains(out, "tree-ot      in ["), "%s", out);
     free(out);
 }
+
+/* Too many prefixes for the column store: refused before allocating,
+ * naming the size and the limit (V = 200, --tree 2,1: 40 201 prefixes). */
+Test(tree_bounds, ot_column_generation_refuses_past_its_memory)
+{
+    sd_chain *c = tu_chain(200, 6, 1);
+    sd_params par = S_par("2,1", "iid");
+    sd_error err;
+    sd_lp_tree_ot_cg_info in;
+    cr_expect_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, SD_DRAW_IID, 5.0, SD_LP_TREE_OT_ROWS_OT, &in, &err), SD_ETOOBIG);
+    cr_expect(strstr(err.msg, "40201 prefixes") && strstr(err.msg, "the limit is 1e+09"), "%s", err.msg);
+    sd_chain_free(c);
+}

@@ -164,7 +164,9 @@ int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_pa
  * tests' cross-check, tree-valid's rows X(z)/q(z) <= X(parent)/q(parent)
  * (upper then bounds tree-valid; lower stays a point of tree-ot's rows) or
  * tree-ot's rows without the deepest level (upper bounds tree-ot from
- * above, loosely).  Drafting rules and limits: sd_lp_tree_lagrange_new's. */
+ * above, loosely).  Drafting rules and limits: sd_lp_tree_lagrange_new's,
+ * and SD_ETOOBIG, before allocating, past 1e9 bytes of columns (about
+ * 20·N·(2N + 100) for N prefixes: V = 8, depth 3, 18 MB). */
 #define SD_LP_TREE_OT_ROWS_OT 0
 #define SD_LP_TREE_OT_ROWS_VALID 1
 #define SD_LP_TREE_OT_ROWS_NO_LEAVES 2

@@ -58,6 +58,9 @@
  * 0.013 with 0.15, 0.027 with 0.5, 0.084 with 2. */
 #define S_DELTA0 0.15
 #define S_DELTA_MAX 1e3
+/* The columns' memory: S_PRUNE(N) columns of N doubles, here and in
+ * CLP's model (8 bytes and an index each): refused past S_MAX_BYTES. */
+#define S_MAX_BYTES 1e9
 /* The warm start (S_warm): steps, share of the time, patience. */
 #define S_WARM 400
 #define S_WARM_SHARE 0.2
@@ -442,6 +445,15 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         return rc;
     if (rows < SD_LP_TREE_OT_ROWS_OT || rows > SD_LP_TREE_OT_ROWS_NO_LEAVES)
         return sd_error_set(err, SD_EUSAGE, "tree-ot's column generation: unknown rows %d", rows);
+    /* the columns kept (dense, N doubles each) and CLP's copy of them,
+     * refused before anything is allocated */
+    double Nd = 0.0, lv = 1.0;
+    for (size_t l = 0; l <= par->tree_depth; l++, lv *= (double)c->V)
+        Nd += lv;
+    double bytes = 20.0 * Nd * (2.0 * Nd + 100.0);
+    if (bytes > S_MAX_BYTES)
+        return sd_error_set(err, SD_ETOOBIG, "tree-ot's column generation would keep %.3g bytes of columns "
+                            "(%.0f prefixes); the limit is %.3g", bytes, Nd, S_MAX_BYTES);
     S_cg x = {0};
     x.V = c->V;
     x.D = par->tree_depth;
