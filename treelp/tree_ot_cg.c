@@ -34,9 +34,12 @@
  * with X(z) > q(z) has its stop masses scaled by q(z)/X(z) and the excess
  * moved to parent(z) (an ancestor of a node of T is in T, so this is a stop
  * rule; X above z is unchanged, below z it only shrinks), and the value of
- * a feasible m is a coupling's (its flow decomposes into paths). The
- * pricing points: the master's duals smoothed towards the best point's
- * (Wentges 1997), several weights per master solve. */
+ * a feasible m is a coupling's (its flow decomposes into paths).  The
+ * master's duals are held in a box around the centre (S_box, boxstep),
+ * which moves to a better point (a serious step) and widens when nothing
+ * prices out inside it; the pricing points are the master's duals smoothed
+ * towards the centre (Wentges 1997), several weights per master solve; a
+ * short subgradient start (S_warm) for the upper bound. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
