@@ -164,7 +164,9 @@ static void S_help_common(FILE *f, unsigned opts, const char *method)
           "                           tree-valid beyond the enumerating LP, the time of the\n"
           "                           Lagrangian's column generation (default 20): status\n"
           "                           optimal, method lagrangian-cg, when its primal point\n"
-          "                           and dual bound meet within 1e-9, else bounds\n"
+          "                           and dual bound meet within 1e-9, else bounds; and as\n"
+          "                           long again for tree-ot's column generation (its\n"
+          "                           certified ends; upper_at_most_tree_ot)\n"
           "  --progress               the simplex's iteration count on stderr every 2 s even\n"
           "                           when stderr is not a terminal (on a terminal: always)\n", f);
     if (opts & L_COMPARE)
@@ -288,9 +290,24 @@ static void S_bounds_json(const S_out *o, json_t *j)
     const sd_lp_tree_bounds *b = &o->bounds;
     json_t *u = json_object();
     json_object_set_new(u, "tree_ot", cli_json_real(b->tree_ot));
+    json_object_set_new(u, "tree_ot_lower", cli_json_real(b->tree_ot_lower));
+    json_object_set_new(u, "tree_ot_upper", cli_json_real(b->tree_ot_upper));
+    json_object_set_new(u, "tree_ot_method", b->tree_ot_method[0] ? json_string(b->tree_ot_method) : json_null());
     json_object_set_new(u, "path_marginals", cli_json_real(b->marginals));
     json_object_set_new(u, "lagrangian", cli_json_real(b->lagrangian));
     json_object_set_new(j, "upper_candidates", u);
+    json_object_set_new(j, "upper_at_most_tree_ot", json_boolean(b->upper_below_tree_ot));
+    if (b->ot_cg.masters) {
+        json_t *l = json_object();
+        json_object_set_new(l, "lower", cli_json_real(b->ot_cg.lower));
+        json_object_set_new(l, "upper", cli_json_real(b->ot_cg.upper));
+        json_object_set_new(l, "optimal", json_boolean(b->ot_cg.optimal));
+        json_object_set_new(l, "masters", json_integer((json_int_t)b->ot_cg.masters));
+        json_object_set_new(l, "pricings", json_integer((json_int_t)b->ot_cg.pricings));
+        json_object_set_new(l, "columns", json_integer((json_int_t)b->ot_cg.columns));
+        json_object_set_new(l, "seconds", json_real(b->ot_cg.seconds));
+        json_object_set_new(j, "tree_ot_column_generation", l);
+    }
     if (!isnan(b->lagrangian)) {
         json_t *l = json_object();
         json_object_set_new(l, "value", cli_json_real(b->lagrange.value));
@@ -338,8 +355,16 @@ static void S_bounds_table(const S_out *o)
         printf("  gap          %.1e   (the optimum, to the exact route's 1e-9)\n", b->gap);
     else
         printf("  gap          %.12f\n", b->gap);
-    if (!isnan(b->tree_ot))
-        printf("  tree-ot      %.12f\n", b->tree_ot);
+    if (!isnan(b->tree_ot) && b->ot_cg.masters)
+        printf("  tree-ot      %.12f   (column generation, certified within %.1e, %.1f s)\n", b->tree_ot,
+               b->tree_ot_upper - b->tree_ot_lower, b->ot_cg.seconds);
+    else if (!isnan(b->tree_ot))
+        printf("  tree-ot      %.12f   (%s)\n", b->tree_ot, b->tree_ot_method);
+    else if (!isnan(b->tree_ot_lower))
+        printf("  tree-ot      in [%.12f, %.12f]   (column generation, stopped by time after %.1f s)\n",
+               b->tree_ot_lower, b->tree_ot_upper, b->ot_cg.seconds);
+    printf("  upper<=ot    %s\n", b->upper_below_tree_ot ? "yes (upper <= tree-ot's lower bound + 1e-9)"
+           : "not shown");
     if (!isnan(b->marginals))
         printf("  marginals    %.12f   (path marginals, >= tree-ot)\n", b->marginals);
     if (!isnan(b->lagrangian))
@@ -461,7 +486,8 @@ static int S_print_csv(const S_out *o)
     for (size_t l = 0, used = 0; S_is_tree(o->prob) && l < o->tree.tree_depth && used < sizeof tree; l++)
         used += (size_t)snprintf(tree + used, sizeof tree - used, "%s%zu", l ? "," : "", o->tree.tree[l]);
     fputs("problem", stdout);
-    fputs(",tree,draw,V,step,state,status,method,optimum,dual_bound,primal_residual,lower,upper,gap,seconds\n", stdout);
+    fputs(",tree,draw,V,step,state,status,method,optimum,dual_bound,primal_residual,lower,upper,gap,tree_ot,"
+          "tree_ot_lower,tree_ot_upper,upper_at_most_tree_ot,seconds\n", stdout);
     fputs(S_problems[o->prob].name, stdout);
     cli_csv_field(tree);
     cli_csv_field(S_is_tree(o->prob) ? sd_tree_draw_name((sd_tree_draw)o->draw) : "");
@@ -477,6 +503,18 @@ static int S_print_csv(const S_out *o)
         printf(",%.17g,%.17g,%.17g", o->bounds.lower, o->bounds.upper, o->bounds.gap);
     else
         fputs(",,,", stdout);
+    if (o->has_bounds) {
+        const sd_lp_tree_bounds *b = &o->bounds;
+        const double v[3] = {b->tree_ot, b->tree_ot_lower, b->tree_ot_upper};
+        for (int k = 0; k < 3; k++)
+            if (isnan(v[k]))
+                fputs(",", stdout);
+            else
+                printf(",%.17g", v[k]);
+        printf(",%s", b->upper_below_tree_ot ? "true" : "false");
+    } else {
+        fputs(",,,,", stdout);
+    }
     printf(",%.6f\n", o->res.seconds);
     return cli_stdout_status();
 }
@@ -988,7 +1026,7 @@ static int S_lp(S_req *rq, const char *problem, const char *extra)
             sd_lp_tree_bounds_opts bo;
             sd_lp_tree_bounds_opts_default(&bo);
             if (lo.time_limit > 0.0)
-                bo.lagrange_seconds = lo.time_limit;
+                bo.lagrange_seconds = bo.ot_seconds = lo.time_limit;
             bo.trials = S_BOUNDS_TRIALS;
             bo.seed = o.seed;
             rc = sd_lp_tree_valid_bounds_opts(ch, o.t, o.a, &o.tree, o.draw, &bo, &o.bounds, &err);

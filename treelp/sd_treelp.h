@@ -134,6 +134,11 @@ void sd_lp_tree_lagrange_free(sd_lp_tree_lagrange *g);
 size_t sd_lp_tree_lagrange_dim(const sd_lp_tree_lagrange *g);
 /* L(λ), and a subgradient into grad (dim doubles) unless NULL. */
 double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, double *grad);
+/* The pricing of a column generation over stop rules: A(λ) =
+ * E_T[max_{u ∈ T ∪ root, q(u) > 0} (|u| - λ_u)] (ties by node index), and
+ * into m (dim doubles) the stop marginals m(u) = P(the maximiser is u) of
+ * the rule "stop at the node of largest |u| - λ_u" (m[0] the root's). */
+double sd_lp_tree_lagrange_price(sd_lp_tree_lagrange *g, const double *lam, double *m);
 /* Minimises L from lam (updated to the best point) for at most `seconds`
  * and max_iter evaluations: subgradient steps (256 or more multipliers),
  * then column generation over stop rules with the restricted master on
@@ -148,6 +153,33 @@ int sd_lp_tree_lagrange_min(sd_lp_tree_lagrange *g, double *lam, double seconds,
 int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                               double seconds, double lower, sd_lp_tree_lagrange_info *info, sd_error *err);
 
+/* tree-ot without enumerating the drafted trees (treelp/tree_ot_cg.c):
+ * its aggregated form, max Σ_u |u| m(u) over the stop marginals m of the
+ * drafted tree with X(z) = Σ_{v ⪰ z} m(v) <= q(z) for every target prefix
+ * z, by column generation over stop rules (pricing by
+ * sd_lp_tree_lagrange_price, master on CLP) for at most `seconds`.
+ * lower <= tree-ot <= upper, both certified (lower: a feasible stop
+ * marginal's value; upper: a Lagrangian dual bound); optimal when they
+ * agree within 1e-9.  rows: SD_LP_TREE_OT_ROWS_OT (tree-ot), or, for the
+ * tests' cross-check, tree-valid's rows X(z)/q(z) <= X(parent)/q(parent)
+ * (upper then bounds tree-valid; lower stays a point of tree-ot's rows) or
+ * tree-ot's rows without the deepest level (upper bounds tree-ot from
+ * above, loosely).  Drafting rules and limits: sd_lp_tree_lagrange_new's,
+ * and SD_ETOOBIG, before allocating, past 1e9 bytes of columns (about
+ * 20·N·(2N + 100) for N prefixes: V = 8, depth 3, 18 MB). */
+#define SD_LP_TREE_OT_ROWS_OT 0
+#define SD_LP_TREE_OT_ROWS_VALID 1
+#define SD_LP_TREE_OT_ROWS_NO_LEAVES 2
+typedef struct sd_lp_tree_ot_cg_info {
+    double lower, upper, seconds;
+    int optimal;
+    int master_failed; /* CLP ended a master without an optimum (the bounds stand) */
+    size_t masters, pricings, columns;
+    const char *method; /* "column generation (CLP)" */
+} sd_lp_tree_ot_cg_info;
+int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw, double seconds,
+                     int rows, sd_lp_tree_ot_cg_info *info, sd_error *err);
+
 /* Certified bounds on tree-valid where its LP is out of reach
  * (treelp/tree_bounds.c): lower = the largest exact value of a valid
  * verifier: a built-in tree verifier (not a control, not tree-lp) that
@@ -156,6 +188,8 @@ int sd_lp_tree_lagrange_bound(const sd_chain *c, size_t t, size_t a, const sd_pa
  * verifier, or the Lagrangian's primal mixture when its node-row residual
  * is at most 1e-9 (0, rejecting at the root, when none is within reach); upper =
  * the least of tree-ot (where enumerable), the path-marginal relaxation
+ * of tree-ot, the upper end of tree-ot's column generation where tree-ot
+ * cannot be enumerated (sd_lp_tree_ot_cg), the path-marginal relaxation
  * of tree-ot and the Lagrangian bound (sd_lp_tree_lagrange_*).  lower <=
  * tree-valid <= upper.  Every built-in tree verifier gets a value in
  * verifiers[]: exact where it can be, else Monte-Carlo (opts->trials > 0;
@@ -171,6 +205,8 @@ typedef struct sd_lp_tree_bound_verifier {
 } sd_lp_tree_bound_verifier;
 typedef struct sd_lp_tree_bounds_opts {
     double lagrange_seconds; /* time for the Lagrangian bound; 0: not computed */
+    double ot_seconds;       /* time for tree-ot's column generation where its trees cannot be
+                                enumerated; 0: not computed */
     uint64_t trials, seed;   /* Monte-Carlo of the verifiers without an exact value; 0 trials: none */
 } sd_lp_tree_bounds_opts;
 typedef struct sd_lp_tree_bounds {
@@ -179,7 +215,14 @@ typedef struct sd_lp_tree_bounds {
     char upper_by[32]; /* "tree-ot", "path marginals" or "lagrangian" */
     int lower_primal;  /* lower is the Lagrangian's primal point (lower_by says so in words) */
     double marginals;  /* the path-marginal bound (NaN when out of reach) */
-    double tree_ot;    /* tree-ot where enumerable, else NaN */
+    double tree_ot;    /* tree-ot: by its network where enumerable, else by column generation
+                          when certified within 1e-9; NaN otherwise */
+    double tree_ot_lower, tree_ot_upper; /* certified bounds on tree-ot (both tree_ot when known;
+                                            NaN when not computed) */
+    char tree_ot_method[32];             /* "network flow", "column generation", "" */
+    sd_lp_tree_ot_cg_info ot_cg;         /* the column generation's run (zero when not run) */
+    int upper_below_tree_ot;             /* upper <= tree_ot_lower + 1e-9: the upper bound is shown to be
+                                            at most tree-ot */
     double lagrangian; /* the Lagrangian bound (NaN when not computed) */
     sd_lp_tree_lagrange_info lagrange;
     size_t nverifiers;
@@ -190,7 +233,7 @@ typedef struct sd_lp_tree_bounds {
                            tree-ot where that is smaller) */
     uint64_t seed;
 } sd_lp_tree_bounds;
-/* Options: Lagrangian 20 s, no Monte-Carlo. */
+/* Options: Lagrangian 20 s, tree-ot's column generation 20 s, no Monte-Carlo. */
 void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o);
 int sd_lp_tree_valid_bounds(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw,
                             sd_lp_tree_bounds *b, sd_error *err);

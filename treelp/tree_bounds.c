@@ -38,8 +38,12 @@
  * most once and P(x^l ∈ T) = P(x^{l-1} ∈ T)·P(x_l among the children of
  * x^{l-1}), the latter by enumerating one node's children.  The bound is
  * at least tree-ot (it equals it on a chain: Sun et al. 2024, Thm 1).
- * The Lagrangian bound (tree_lagrange.c) relaxes tree-valid itself and
- * needs no enumeration; the upper bound is the least of the three. */
+ * Where the trees cannot be enumerated tree-ot itself comes from column
+ * generation over stop rules (tree_ot_cg.c), certified between two ends;
+ * its upper end is a candidate, and the upper bound is shown to be at most
+ * tree-ot when it is at most the lower end (+1e-9).  The Lagrangian bound
+ * (tree_lagrange.c) relaxes tree-valid itself and needs no enumeration;
+ * the upper bound is the least of these. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -479,6 +483,7 @@ void sd_lp_tree_bounds_opts_default(sd_lp_tree_bounds_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->lagrange_seconds = 20.0;
+    o->ot_seconds = 20.0;
     o->trials = 0;
     o->seed = 1;
 }
@@ -509,7 +514,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
     memset(b, 0, sizeof *b);
     b->lower = 0.0; /* the verifier that rejects at the root */
     snprintf(b->lower_by, sizeof b->lower_by, "reject at the root");
-    b->upper = b->marginals = b->tree_ot = b->lagrangian = NAN;
+    b->upper = b->marginals = b->tree_ot = b->lagrangian = b->tree_ot_lower = b->tree_ot_upper = NAN;
     b->seed = o->seed;
     double t0 = sd_lp_now();
     int rc = sd_lp_tree_context("tree-valid", c, t, a, par, err);
@@ -601,9 +606,28 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
         sd_lp_result r;
         sd_error e2;
         if (!sd_lp_tree_ot(c, t, a, par, draw, &fo, &r, &e2) && r.optimal) {
-            b->tree_ot = r.optimum;
+            b->tree_ot = b->tree_ot_lower = b->tree_ot_upper = r.optimum;
+            snprintf(b->tree_ot_method, sizeof b->tree_ot_method, "network flow");
             if (!(r.optimum >= b->upper)) {
                 b->upper = r.optimum;
+                snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
+            }
+        }
+    } else if (o->ot_seconds > 0.0) {
+        sd_error e2;
+        int r2 = sd_lp_tree_ot_cg(c, t, a, par, draw, o->ot_seconds, SD_LP_TREE_OT_ROWS_OT, &b->ot_cg, &e2);
+        if (r2 == SD_ENOMEM)
+            return sd_error_set(err, SD_ENOMEM, "%s", e2.msg);
+        if (!r2) {
+            b->tree_ot_lower = b->ot_cg.lower;
+            /* the path marginals bound tree-ot too */
+            b->tree_ot_upper = b->ot_cg.upper <= b->marginals ? b->ot_cg.upper : isnan(b->marginals)
+                               ? b->ot_cg.upper : b->marginals;
+            if (b->ot_cg.optimal)
+                b->tree_ot = b->ot_cg.upper;
+            snprintf(b->tree_ot_method, sizeof b->tree_ot_method, "column generation");
+            if (!(b->ot_cg.upper >= b->upper)) {
+                b->upper = b->ot_cg.upper;
                 snprintf(b->upper_by, sizeof b->upper_by, "tree-ot");
             }
         }
@@ -640,6 +664,7 @@ int sd_lp_tree_valid_bounds_opts(const sd_chain *c, size_t t, size_t a, const sd
             b->mc_above_lower |= mcv[j]->above_lower;
         }
     b->gap = b->upper - b->lower;
+    b->upper_below_tree_ot = b->upper <= b->tree_ot_lower + S_GAP_EXACT;
     b->exact = b->lower_primal && b->lagrange.converged && b->gap <= S_GAP_EXACT;
     b->seconds = sd_lp_now() - t0;
     return SD_OK;

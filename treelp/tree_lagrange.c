@@ -521,6 +521,17 @@ double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, doubl
     return S_eval(g, lam, grad, 3);
 }
 
+double sd_lp_tree_lagrange_price(sd_lp_tree_lagrange *g, const double *lam, double *m)
+{
+    double A = S_eval(g, lam, m, 1), rest = 1.0;
+    for (size_t i = 1; i < g->N; i++) {
+        m[i] = m[i] != 0.0 ? -m[i] : 0.0;
+        rest -= m[i];
+    }
+    m[0] = fmax(0.0, rest);
+    return A;
+}
+
 /* --- the minimisation --------------------------------------------------------- */
 
 /* The master LP (GLPK, minimise) models L(λ) = A(λ) + B(λ), A the expected
