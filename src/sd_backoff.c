@@ -14,10 +14,12 @@ size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
     /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
      * huge pages (S_big): up to 2 MB more each */
-    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64}; /* tok, qe, qcum, rcum, bp, bso, the table */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64, 4, 8, 16}; /* tok, qe, qcum, rcum, bp, bso, the table,
+                                                                     stok, sthr, ssp */
     size_t round = 0;
     for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
         round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
+    round += !iid && V * sizeof(sd_backoff_ctx) >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0; /* the context lines */
     return V * (iid ? SD_BACKOFF_BYTES_PER_IID_TOKEN : SD_BACKOFF_BYTES_PER_TOKEN) +
            nnz * SD_BACKOFF_BYTES_PER_BIGRAM + round + 4096;
 }
@@ -47,8 +49,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->bso);
     free(m->stok);
     free(m->sthr);
-    free(m->se);
-    free(m->sp);
+    free(m->ssp);
     free(m->rord);
     free(m->rho);
     free(m->rbk);
@@ -121,11 +122,7 @@ static void S_alias(const double *w, size_t V, double *thr, uint32_t *alias, uin
 
 static size_t S_alias_draw(const double *thr, const uint32_t *alias, size_t V, sd_rngbuf *rng)
 {
-    double v = sd_rngbuf_uniform(rng) * (double)V;
-    size_t k = (size_t)v;
-    if (k >= V)
-        k = V - 1;
-    return v - (double)k < thr[k] ? k : alias[k];
+    return sd_backoff_alias_draw(thr, alias, V, rng);
 }
 
 static const double *S_sort_key;
@@ -437,11 +434,6 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
     return seen + (rest > 0.0 ? rest : 0.0);
 }
 
-size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng)
-{
-    return S_alias_draw(m->ap, m->lp, m->V, rng);
-}
-
 /* The first index i in [lo, hi) with u < cum[i] (cum increasing), or hi-1. */
 static size_t S_search(const double *cum, size_t lo, size_t hi, double u)
 {
@@ -544,7 +536,7 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
                 h = mid;
         }
         jn = l;
-        seen = jn > lo ? s * m->se[jn - 1] - m->sp[jn - 1] : 0.0;
+        seen = jn > lo ? s * m->ssp[2 * (jn - 1)] - m->ssp[2 * (jn - 1) + 1] : 0.0;
         if (seen < 0.0)
             seen = 0.0;
     } else {
@@ -562,7 +554,7 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
             size_t l = lo, h = jn - 1;
             while (l < h) {
                 size_t mid = l + (h - l) / 2;
-                if (s * m->se[mid] - m->sp[mid] > v)
+                if (s * m->ssp[2 * mid] - m->ssp[2 * mid + 1] > v)
                     h = mid;
                 else
                     l = mid + 1;
@@ -820,7 +812,8 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
         }
         m->m1 = t;
-        if ((m->hctx = aligned_alloc(64, V * sizeof *m->hctx)))
+        if ((m->hctx = V * sizeof *m->hctx >= ((size_t)1 << 20) ? S_big(V * sizeof *m->hctx)
+                                                                 : aligned_alloc(64, V * sizeof *m->hctx)))
             for (size_t a = 0; a < V; a++)
                 m->hctx[a] = (sd_backoff_ctx){m->off[a], m->off[a + 1], m->c[a], t[2 * a], t[2 * a + 1],
                                               m->eres[a], m->emass[a], m->restm[a]};
@@ -892,12 +885,11 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
     free(bp2);
     /* the seen tokens by p/e (sd_backoff.h) */
     size_t z = m->nnz ? m->nnz : 1;
-    m->stok = malloc(z * sizeof *m->stok);
-    m->sthr = malloc(z * sizeof *m->sthr);
-    m->se = malloc(z * sizeof *m->se);
-    m->sp = malloc(z * sizeof *m->sp);
+    m->stok = S_big(z * sizeof *m->stok);
+    m->sthr = S_big(z * sizeof *m->sthr);
+    m->ssp = S_big(2 * z * sizeof *m->ssp);
     double *thr = malloc(z * sizeof *thr);
-    if (!m->stok || !m->sthr || !m->se || !m->sp || !thr) {
+    if (!m->stok || !m->sthr || !m->ssp || !thr) {
         free(thr);
         free(ord);
         free(slope);
@@ -921,8 +913,8 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
                 e += m->qe[i];
                 p += m->p[m->tok[i]];
             }
-            m->se[j] = e;
-            m->sp[j] = p;
+            m->ssp[2 * j] = e;
+            m->ssp[2 * j + 1] = p;
         }
     }
     free(thr);

@@ -114,11 +114,12 @@ typedef struct sd_backoff {
     double *bp;            /* [2 nnz] */
     double *bso;           /* [4 nnz]: sl_j, of_j interleaved (one cache line for both) */
     /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
-     * context by p/e_a increasing (sthr), with running sums of e_a and p
-     * in that order, so its mass at s is s·se_j - sp_j (j = #sthr < s) and
-     * a draw is a binary search: O(log |S_a|) */
+     * context by p/e_a increasing (sthr), with running sums se_j of e_a
+     * and sp_j of p in that order, so its mass at s is s·se_j - sp_j
+     * (j = #sthr < s) and a draw is a binary search: O(log |S_a|) */
     uint32_t *stok;        /* [nnz] */
-    double *sthr, *se, *sp; /* [nnz] */
+    double *sthr;          /* [nnz] */
+    double *ssp;           /* [2 nnz]: se_j, sp_j interleaved (one cache line for both) */
     size_t nnz;
     /* tokens with u > 0 by ρ = p/u increasing */
     size_t nr;
@@ -217,7 +218,20 @@ double sd_backoff_F(const sd_backoff *m, double s);
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
 
 /* Draws. */
-size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
+/* A draw from Walker's alias table (thr, alias) of V entries: k uniform,
+ * kept if the uniform's fraction is below thr[k], else alias[k]. */
+static inline size_t sd_backoff_alias_draw(const double *thr, const uint32_t *alias, size_t V, sd_rngbuf *rng)
+{
+    double v = sd_rngbuf_uniform(rng) * (double)V;
+    size_t k = (size_t)v;
+    if (k >= V)
+        k = V - 1;
+    return v - (double)k < thr[k] ? k : alias[k];
+}
+static inline size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng)
+{
+    return sd_backoff_alias_draw(m->ap, m->lp, m->V, rng);
+}
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
 /* The inverse CDF of q_a in token order: the smallest y with
  *     Σ_{x<=y} q_a(x) = c_a U(y+1) + Σ_{x∈S_a, x<=y} (e_a(x) - c_a u(x)) > v,
