@@ -122,7 +122,11 @@ static void S_alias(const double *w, size_t V, double *thr, uint32_t *alias, uin
 
 static size_t S_alias_draw(const double *thr, const uint32_t *alias, size_t V, sd_rngbuf *rng)
 {
-    return sd_backoff_alias_draw(thr, alias, V, rng);
+    double v = sd_rngbuf_uniform(rng) * (double)V;
+    size_t k = (size_t)v;
+    if (k >= V)
+        k = V - 1;
+    return v - (double)k < thr[k] ? k : alias[k];
 }
 
 static const double *S_sort_key;
@@ -432,6 +436,11 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
             rest -= r > 0.0 ? r : 0.0;
         }
     return seen + (rest > 0.0 ? rest : 0.0);
+}
+
+size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng)
+{
+    return S_alias_draw(m->ap, m->lp, m->V, rng);
 }
 
 /* The first index i in [lo, hi) with u < cum[i] (cum increasing), or hi-1. */

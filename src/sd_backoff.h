@@ -218,20 +218,7 @@ double sd_backoff_F(const sd_backoff *m, double s);
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s);
 
 /* Draws. */
-/* A draw from Walker's alias table (thr, alias) of V entries: k uniform,
- * kept if the uniform's fraction is below thr[k], else alias[k]. */
-static inline size_t sd_backoff_alias_draw(const double *thr, const uint32_t *alias, size_t V, sd_rngbuf *rng)
-{
-    double v = sd_rngbuf_uniform(rng) * (double)V;
-    size_t k = (size_t)v;
-    if (k >= V)
-        k = V - 1;
-    return v - (double)k < thr[k] ? k : alias[k];
-}
-static inline size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng)
-{
-    return sd_backoff_alias_draw(m->ap, m->lp, m->V, rng);
-}
+size_t sd_backoff_draw_p(const sd_backoff *m, sd_rngbuf *rng);
 size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng);
 /* The inverse CDF of q_a in token order: the smallest y with
  *     Σ_{x<=y} q_a(x) = c_a U(y+1) + Σ_{x∈S_a, x<=y} (e_a(x) - c_a u(x)) > v,

@@ -110,25 +110,6 @@ static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)
     return s->buf[(k & 3u) * SD_RNGBUF_BLOCKS + (k >> 2)];
 }
 
-/* The position in the trial's stream: 32-bit words drawn since
- * sd_rngbuf_init (word w is word w mod 4 of counter block w / 4). */
-static inline uint64_t sd_rngbuf_tell(const sd_rngbuf *s)
-{
-    return 4u * s->next_block - (SD_RNGBUF_WORDS - s->pos);
-}
-
-/* Back (or on) to position w of the same trial's stream (sd_rngbuf_tell):
- * the draws that follow are those that followed w. */
-static inline void sd_rngbuf_seek(sd_rngbuf *s, uint64_t w)
-{
-    uint64_t first = s->next_block - SD_RNGBUF_BLOCKS; /* block of buf[0] when pos < SD_RNGBUF_WORDS */
-    if (s->pos == SD_RNGBUF_WORDS || w < 4u * first || w >= 4u * s->next_block) {
-        s->next_block = w / SD_RNGBUF_WORDS * SD_RNGBUF_BLOCKS;
-        sd_rngbuf_refill(s);
-    }
-    s->pos = (unsigned)(w % SD_RNGBUF_WORDS);
-}
-
 /* A uniform double in [0,1) with 53 bits (sd_stream_uniform, same bits). */
 static inline double sd_rngbuf_uniform(sd_rngbuf *s)
 {

@@ -224,10 +224,10 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
          * every number is the one the step-by-step loop draws. */
         size_t xs[S_AHEAD];
         double etas[S_AHEAD], qs[S_AHEAD];
-        uint64_t at_start = 0; /* the stream's position (sd_rngbuf_tell) */
+        sd_rngbuf at_start;
         int ahead = G <= S_AHEAD;
         if (ahead) {
-            at_start = sd_rngbuf_tell(&rng);
+            at_start = rng;
             for (size_t i = 0; i < G; i++) {
                 xs[i] = sd_backoff_draw_p(m, &rng);
                 sd_backoff_q_prefetch(m, i ? xs[i - 1] : prev, xs[i]);
@@ -250,8 +250,11 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             pi = num >= px ? 1.0 : num / px;
             y = x;
             if (pi == 0.0) {
-                if (ahead) /* 2i - 1 uniforms of two words each: x_1, η_1, ..., x_i */
-                    sd_rngbuf_seek(&rng, at_start + 2 * (2 * i - 1));
+                if (ahead) {
+                    rng = at_start;
+                    for (size_t j = 0; j < 2 * i - 1; j++)
+                        (void)sd_rngbuf_uniform(&rng);
+                }
                 break;
             }
             double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
