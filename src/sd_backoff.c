@@ -508,9 +508,10 @@ size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, d
     return 0;
 }
 
-size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+/* A draw from q_a reading the context's bounds and masses from its line hc
+ * (sd_backoff_ctx) or, hc NULL, from the arrays (the same values). */
+static size_t S_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng, const sd_backoff_ctx *hc)
 {
-    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     if (hi > lo) {
         double em = hc ? hc->emass : m->emass[a], restm = hc ? hc->restm : m->restm[a], tot = em + restm;
@@ -526,9 +527,10 @@ size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
     return S_alias_draw(m->au, m->lu, m->V, rng);
 }
 
-size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+/* sd_backoff_draw_residual with the context's line hc or, NULL, the arrays (S_draw_q). */
+static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng,
+                              const sd_backoff_ctx *hc)
 {
-    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     double c = hc ? hc->c : S_c(m, a), sc = s * c;
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     double seen;
@@ -608,6 +610,26 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
         if (S_seen(m, a, x) < 0 || tries > 1000000)
             return x;
     }
+}
+
+size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    return S_draw_q(m, a, rng, NULL); /* the arrays: what token verification keeps in cache */
+}
+
+size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+{
+    return S_draw_residual(m, a, s, mass, rng, NULL);
+}
+
+size_t sd_backoff_draw_q_line(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    return S_draw_q(m, a, rng, m->hctx ? m->hctx + a : NULL);
+}
+
+size_t sd_backoff_draw_residual_line(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+{
+    return S_draw_residual(m, a, s, mass, rng, m->hctx ? m->hctx + a : NULL);
 }
 
 /* --- builders -------------------------------------------------------------- */

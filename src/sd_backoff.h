@@ -235,6 +235,11 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
  * (sd_backoff_mass(m, a, s) > 0). */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
+/* The same two draws (the same tokens from the same numbers) reading the
+ * context's bounds and masses from its line (hctx, when built): one cache
+ * line, already read by block verification's test at that context. */
+size_t sd_backoff_draw_q_line(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+size_t sd_backoff_draw_residual_line(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 
 /* Token-level SD with draft length gamma (0 = rest of the horizon):
  * E[N_rej] and E[target calls] (either may be NULL), exactly (above; with
