@@ -14,10 +14,12 @@ size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
     /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
      * huge pages (S_big): up to 2 MB more each */
-    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64}; /* tok, qe, qcum, rcum, bp, bso, the table */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64, 4, 8, 16}; /* tok, qe, qcum, rcum, bp, bso, the table,
+                                                                     stok, sthr, ssp */
     size_t round = 0;
     for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
         round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
+    round += !iid && V * sizeof(sd_backoff_ctx) >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0; /* the context lines */
     return V * (iid ? SD_BACKOFF_BYTES_PER_IID_TOKEN : SD_BACKOFF_BYTES_PER_TOKEN) +
            nnz * SD_BACKOFF_BYTES_PER_BIGRAM + round + 4096;
 }
@@ -47,8 +49,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->bso);
     free(m->stok);
     free(m->sthr);
-    free(m->se);
-    free(m->sp);
+    free(m->ssp);
     free(m->rord);
     free(m->rho);
     free(m->rbk);
@@ -507,9 +508,10 @@ size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, d
     return 0;
 }
 
-size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+/* A draw from q_a reading the context's bounds and masses from its line hc
+ * (sd_backoff_ctx) or, hc NULL, from the arrays (the same values). */
+static size_t S_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng, const sd_backoff_ctx *hc)
 {
-    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     if (hi > lo) {
         double em = hc ? hc->emass : m->emass[a], restm = hc ? hc->restm : m->restm[a], tot = em + restm;
@@ -525,9 +527,10 @@ size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
     return S_alias_draw(m->au, m->lu, m->V, rng);
 }
 
-size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+/* sd_backoff_draw_residual with the context's line hc or, NULL, the arrays (S_draw_q). */
+static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng,
+                              const sd_backoff_ctx *hc)
 {
-    const sd_backoff_ctx *hc = NULL; /* the arrays: what token verification keeps in cache */
     double c = hc ? hc->c : S_c(m, a), sc = s * c;
     size_t lo = hc ? hc->lo : m->off ? m->off[a] : 0, hi = hc ? hc->hi : m->off ? m->off[a + 1] : 0;
     double seen;
@@ -544,7 +547,7 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
                 h = mid;
         }
         jn = l;
-        seen = jn > lo ? s * m->se[jn - 1] - m->sp[jn - 1] : 0.0;
+        seen = jn > lo ? s * m->ssp[2 * (jn - 1)] - m->ssp[2 * (jn - 1) + 1] : 0.0;
         if (seen < 0.0)
             seen = 0.0;
     } else {
@@ -562,7 +565,7 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
             size_t l = lo, h = jn - 1;
             while (l < h) {
                 size_t mid = l + (h - l) / 2;
-                if (s * m->se[mid] - m->sp[mid] > v)
+                if (s * m->ssp[2 * mid] - m->ssp[2 * mid + 1] > v)
                     h = mid;
                 else
                     l = mid + 1;
@@ -607,6 +610,26 @@ size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double 
         if (S_seen(m, a, x) < 0 || tries > 1000000)
             return x;
     }
+}
+
+size_t sd_backoff_draw_q(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    return S_draw_q(m, a, rng, NULL); /* the arrays: what token verification keeps in cache */
+}
+
+size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+{
+    return S_draw_residual(m, a, s, mass, rng, NULL);
+}
+
+size_t sd_backoff_draw_q_line(const sd_backoff *m, size_t a, sd_rngbuf *rng)
+{
+    return S_draw_q(m, a, rng, m->hctx ? m->hctx + a : NULL);
+}
+
+size_t sd_backoff_draw_residual_line(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng)
+{
+    return S_draw_residual(m, a, s, mass, rng, m->hctx ? m->hctx + a : NULL);
 }
 
 /* --- builders -------------------------------------------------------------- */
@@ -820,7 +843,8 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
         }
         m->m1 = t;
-        if ((m->hctx = aligned_alloc(64, V * sizeof *m->hctx)))
+        if ((m->hctx = V * sizeof *m->hctx >= ((size_t)1 << 20) ? S_big(V * sizeof *m->hctx)
+                                                                 : aligned_alloc(64, V * sizeof *m->hctx)))
             for (size_t a = 0; a < V; a++)
                 m->hctx[a] = (sd_backoff_ctx){m->off[a], m->off[a + 1], m->c[a], t[2 * a], t[2 * a + 1],
                                               m->eres[a], m->emass[a], m->restm[a]};
@@ -892,12 +916,11 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
     free(bp2);
     /* the seen tokens by p/e (sd_backoff.h) */
     size_t z = m->nnz ? m->nnz : 1;
-    m->stok = malloc(z * sizeof *m->stok);
-    m->sthr = malloc(z * sizeof *m->sthr);
-    m->se = malloc(z * sizeof *m->se);
-    m->sp = malloc(z * sizeof *m->sp);
+    m->stok = S_big(z * sizeof *m->stok);
+    m->sthr = S_big(z * sizeof *m->sthr);
+    m->ssp = S_big(2 * z * sizeof *m->ssp);
     double *thr = malloc(z * sizeof *thr);
-    if (!m->stok || !m->sthr || !m->se || !m->sp || !thr) {
+    if (!m->stok || !m->sthr || !m->ssp || !thr) {
         free(thr);
         free(ord);
         free(slope);
@@ -921,8 +944,8 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
                 e += m->qe[i];
                 p += m->p[m->tok[i]];
             }
-            m->se[j] = e;
-            m->sp[j] = p;
+            m->ssp[2 * j] = e;
+            m->ssp[2 * j + 1] = p;
         }
     }
     free(thr);

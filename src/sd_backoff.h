@@ -114,11 +114,12 @@ typedef struct sd_backoff {
     double *bp;            /* [2 nnz] */
     double *bso;           /* [4 nnz]: sl_j, of_j interleaved (one cache line for both) */
     /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
-     * context by p/e_a increasing (sthr), with running sums of e_a and p
-     * in that order, so its mass at s is s·se_j - sp_j (j = #sthr < s) and
-     * a draw is a binary search: O(log |S_a|) */
+     * context by p/e_a increasing (sthr), with running sums se_j of e_a
+     * and sp_j of p in that order, so its mass at s is s·se_j - sp_j
+     * (j = #sthr < s) and a draw is a binary search: O(log |S_a|) */
     uint32_t *stok;        /* [nnz] */
-    double *sthr, *se, *sp; /* [nnz] */
+    double *sthr;          /* [nnz] */
+    double *ssp;           /* [2 nnz]: se_j, sp_j interleaved (one cache line for both) */
     size_t nnz;
     /* tokens with u > 0 by ρ = p/u increasing */
     size_t nr;
@@ -234,6 +235,11 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
  * (sd_backoff_mass(m, a, s) > 0). */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
+/* The same two draws (the same tokens from the same numbers) reading the
+ * context's bounds and masses from its line (hctx, when built): one cache
+ * line, already read by block verification's test at that context. */
+size_t sd_backoff_draw_q_line(const sd_backoff *m, size_t a, sd_rngbuf *rng);
+size_t sd_backoff_draw_residual_line(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 
 /* Token-level SD with draft length gamma (0 = rest of the horizon):
  * E[N_rej] and E[target calls] (either may be NULL), exactly (above; with

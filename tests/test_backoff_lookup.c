@@ -14,7 +14,7 @@
  * for speed: both lookups (which read them) are checked against the plain
  * sorted rows (off, tok, qe, c, u: a search written here), and every
  * context line against the arrays it copies, on the generated model and
- * on the fortunes bigram. */
+ * on the fortunes bigram; so are the draws that read the lines. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +166,61 @@ static size_t S_check_copies(const sd_backoff *m, size_t nrand)
         checked++;
     }
     return checked;
+}
+
+/* The end draws of block verification through the context lines
+ * (sd_backoff_draw_q_line, sd_backoff_draw_residual_line) against the same
+ * draws through the arrays: the same token and the same numbers used (the
+ * stream left in the same state), at every context and several scales. */
+static size_t S_check_line_draws(const sd_backoff *m, size_t reps)
+{
+    static const double scales[] = {1.0, 0.9, 0.5, 0.2, 0.03};
+    size_t checked = 0;
+    for (size_t c = 0; c < m->V; c++)
+        for (size_t r = 0; r < reps; r++) {
+            sd_rngbuf g1, g2;
+            sd_rngbuf_init(&g1, 11, c * reps + r);
+            g2 = g1;
+            size_t y1 = sd_backoff_draw_q(m, c, &g1), y2 = sd_backoff_draw_q_line(m, c, &g2);
+            cr_assert_eq(y1, y2, "q draw, context %zu, rep %zu", c, r);
+            cr_assert(memcmp(&g1, &g2, sizeof g1) == 0, "q draw's stream, context %zu", c);
+            for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+                double mass = sd_backoff_mass(m, c, scales[k]);
+                if (!(mass > 0.0))
+                    continue;
+                y1 = sd_backoff_draw_residual(m, c, scales[k], mass, &g1);
+                y2 = sd_backoff_draw_residual_line(m, c, scales[k], mass, &g2);
+                cr_assert_eq(y1, y2, "residual at s = %g, context %zu, rep %zu", scales[k], c, r);
+                cr_assert(memcmp(&g1, &g2, sizeof g1) == 0, "residual's stream, context %zu", c);
+                checked++;
+            }
+        }
+    return checked;
+}
+
+Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the_arrays, .timeout = 120)
+{
+    char *text = S_arpa_text();
+    sd_arpa *a = NULL;
+    sd_backoff *m = NULL;
+    sd_error err;
+    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
+    free(text);
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_assert_not_null(m->hctx);
+    size_t n = S_check_line_draws(m, 20);
+    cr_assert_gt(n, 1000);
+    cr_log_info("%zu residual draws compared", n);
+    sd_backoff_free(m);
+    sd_arpa_free(a);
+    const char *lm = "build/lm/fortunes-bigram.arpa";
+    if (access(lm, R_OK) != 0)
+        return;
+    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    cr_log_info("%zu residual draws compared on the fortunes bigram", S_check_line_draws(m, 1));
+    sd_backoff_free(m);
+    sd_arpa_free(a);
 }
 
 Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_a_generated_model)

@@ -189,14 +189,15 @@ static size_t S_block_finish(const sd_backoff *m, size_t G, int tokenwise, size_
 {
     if (tau == G) {
         if (G <= left) {
-            tok[G] = sd_backoff_draw_q(m, tau_prev, rng);
+            tok[G] = sd_backoff_draw_q_line(m, tau_prev, rng);
             return G + 1;
         }
         return G;
     }
     double s = tokenwise ? 1.0 : tau_p;
     double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
-    tok[tau] = mm > 0.0 ? sd_backoff_draw_residual(m, tau_prev, s, mm, rng) : sd_backoff_draw_q(m, tau_prev, rng);
+    tok[tau] = mm > 0.0 ? sd_backoff_draw_residual_line(m, tau_prev, s, mm, rng)
+                        : sd_backoff_draw_q_line(m, tau_prev, rng);
     return tau + 1;
 }
 
