@@ -14,8 +14,8 @@ size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
     /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
      * huge pages (S_big): up to 2 MB more each */
-    static const size_t per[] = {4, 8, 8, 8, 16, 32, 64, 4, 8, 16}; /* tok, qe, qcum, rcum, bp, bso, the table,
-                                                                     stok, sthr, ssp */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 4, 8, 16}; /* tok, qe, qcum, rcum, bp, bso, stok, sthr,
+                                                                 ssp */
     size_t round = 0;
     for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
         round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
@@ -55,7 +55,6 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rbk);
     free(m->m1);
     free(m->hctx);
-    free(m->hslot);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -268,49 +267,6 @@ double sd_backoff_F(const sd_backoff *m, double s)
     return f > 0.0 ? f : 0.0;
 }
 
-/* The home slot of (a, x) in the table of 2^bits slots: Fibonacci hashing
- * (Knuth, TAOCP vol. 3, 6.4) of the 64-bit key a·2^32 + x, its top bits. */
-static size_t S_home(size_t a, size_t x, unsigned bits)
-{
-    return (size_t)((((uint64_t)a << 32 | (uint64_t)x) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
-}
-
-/* The slot holding (a, x), or NULL (probing from the home slot to an empty one). */
-static const sd_backoff_slot *S_probe(const sd_backoff *m, size_t a, size_t x)
-{
-    size_t mask = ((size_t)1 << m->hbits) - 1;
-    for (size_t h = S_home(a, x, m->hbits);; h = (h + 1) & mask) {
-        const sd_backoff_slot *sl = m->hslot + h;
-        if (sl->a == a && sl->x == x)
-            return sl;
-        if (sl->a == UINT32_MAX)
-            return NULL;
-    }
-}
-
-/* The table of the seen bigrams (sd_backoff.h); left NULL when out of memory. */
-static void S_hash_build(sd_backoff *m)
-{
-    unsigned bits = 4;
-    while (((size_t)1 << bits) < 2 * m->off[m->V])
-        bits++;
-    size_t n = (size_t)1 << bits, mask = n - 1;
-    sd_backoff_slot *t = S_big(n * sizeof *t);
-    if (!t)
-        return;
-    for (size_t h = 0; h < n; h++)
-        t[h].a = t[h].x = UINT32_MAX, t[h].q = 0.0;
-    for (size_t a = 0; a < m->V; a++)
-        for (size_t i = m->off[a]; i < m->off[a + 1]; i++) {
-            size_t h = S_home(a, m->tok[i], bits);
-            while (t[h].a != UINT32_MAX)
-                h = (h + 1) & mask;
-            t[h].a = (uint32_t)a, t[h].x = m->tok[i], t[h].q = m->qe[i];
-        }
-    m->hslot = t;
-    m->hbits = bits;
-}
-
 /* 1 and *qe = e_a(x) if x is among context a's seen tokens, else 0. */
 static int S_find(const sd_backoff *m, size_t a, size_t x, double *qe)
 {
@@ -348,15 +304,6 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
     if (!m->off) {
         for (size_t j = 0; j < n; j++)
             q[j] = m->u[x[j]];
-        return;
-    }
-    if (m->hslot) { /* every probe requested before any is read */
-        for (size_t j = 0; j < n; j++)
-            __builtin_prefetch(m->hslot + S_home(a[j], x[j], m->hbits));
-        for (size_t j = 0; j < n; j++) {
-            const sd_backoff_slot *sl = S_probe(m, a[j], x[j]);
-            q[j] = sl ? sl->q : (m->hctx ? m->hctx[a[j]].c : S_c(m, a[j])) * m->u[x[j]];
-        }
         return;
     }
     enum { W = 4 }; /* lanes of fixed count (the compiler keeps them in registers); idle lanes search nothing */
@@ -829,7 +776,6 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         sd_backoff_free(m);
         return rc;
     }
-    S_hash_build(m);
     if ((m->m1 = malloc(2 * V * sizeof *m->m1))) { /* else: searched each time */
         double *t = m->m1;
         m->m1 = NULL;

@@ -68,7 +68,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 220u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 168u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -76,10 +76,6 @@
  * and c_a u(x) - c_a u(x) would cancel at that scale). */
 #define SD_BACKOFF_REST_EPS 1e-9
 
-typedef struct sd_backoff_slot {
-    uint32_t a, x;         /* context and token (a = UINT32_MAX: empty) */
-    double q;              /* e_a(x) */
-} sd_backoff_slot;
 
 /* What the kernels read of a context, in one cache line (copies of the
  * arrays of sd_backoff: the same values, one miss instead of several). */
@@ -136,14 +132,6 @@ typedef struct sd_backoff {
     uint64_t rbk_lo;
     size_t rbk_n;
     unsigned rbk_shift;
-    /* the seen bigrams again, in one open-addressing table keyed by (a, x)
-     * (linear probing, 2^hbits >= 2 nnz slots, a = UINT32_MAX: empty; speed
-     * only: the same stored e_a(x) as the search).  A lookup is one probe
-     * whose address depends on (a, x) alone, so a block's γ lookups are
-     * all requested before any is used; a miss (x not seen after a) ends
-     * at an empty slot of the same or the next cache line, expectedly */
-    sd_backoff_slot *hslot; /* [2^hbits] or NULL: the search among the seen bigrams */
-    unsigned hbits;
     double *m1;            /* [2V] or NULL: m1[2a] = m_a(1) as sd_backoff_mass computes it (block
                               at p_i = 1, rrs's first round: the same bits, no search), and
                               m1[2a+1] = m_a'(1-), the left derivative: m_a is convex with
@@ -194,21 +182,11 @@ void sd_backoff_free(sd_backoff *m);
 
 /* q_a(x). */
 double sd_backoff_q(const sd_backoff *m, size_t a, size_t x);
-/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: every
- * slot of the table of seen bigrams requested before any is read (without
- * the table, the searches advance level by level together, four at a time
- * without branches), so their cache misses overlap (a block's draft
- * tokens, whose contexts are known before any is verified). */
+/* q[j] = q_{a[j]}(x[j]) for j < n, the same values as sd_backoff_q: the
+ * searches advance level by level together, four at a time without
+ * branches, so their cache misses overlap (a block's draft tokens, whose
+ * contexts are known before any is verified). */
 void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, size_t n, double *q);
-/* Requests the cache line that sd_backoff_q_many will read first for
- * q_a(x) (the slot of (a, x)), so a caller can issue it as soon as a and x
- * are known; no effect on any value. */
-static inline void sd_backoff_q_prefetch(const sd_backoff *m, size_t a, size_t x)
-{
-    if (m->hslot)
-        __builtin_prefetch(m->hslot + (size_t)((((uint64_t)a << 32 | (uint64_t)x) *
-                                                UINT64_C(0x9E3779B97F4A7C15)) >> (64 - m->hbits)));
-}
 /* Rows p and q_a into p[V], q[V] (either may be NULL): O(V). */
 void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q);
 

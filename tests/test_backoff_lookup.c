@@ -10,8 +10,8 @@
  * must agree exactly: the same stored number (e_a(x) or c_a u(x)), found
  * by a different search.
  *
- * The (context, token) table and the per-context lines are copies kept
- * for speed: both lookups (which read them) are checked against the plain
+ * The per-context lines are copies kept for speed: both lookups are
+ * checked against the plain
  * sorted rows (off, tok, qe, c, u: a search written here), and every
  * context line against the arrays it copies, on the generated model and
  * on the fortunes bigram; so are the draws that read the lines. */
@@ -87,9 +87,6 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     }
     size_t seen = 0, checked = 0;
     double *q = malloc(9 * sizeof *q);
-    sd_backoff_slot *table = m->hslot; /* both paths of the batch: the table, and the lockstep searches without it */
-    cr_assert_not_null(table);
-    for (int pass = 0; pass < 2; pass++, m->hslot = NULL)
     for (size_t n = 1; n <= 9; n++)
         for (size_t j0 = 0; j0 + n <= nq; j0 += n) {
             sd_backoff_q_many(m, qa + j0, qx + j0, n, q);
@@ -103,7 +100,6 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     for (size_t c = 0; c < m->V; c++)
         seen += m->off[c + 1] > m->off[c] + 200; /* the long rows were built (the deep searches ran) */
     cr_assert_gt(seen, 0);
-    m->hslot = table;
     cr_log_info("%zu lookups compared (%zu seen bigrams)", checked, m->nnz);
     free(q);
     free(qa);
@@ -112,7 +108,7 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     sd_arpa_free(a);
 }
 
-/* q_a(x) from the sorted rows alone (a linear scan: no table, no search). */
+/* q_a(x) from the sorted rows alone (a linear scan, no search). */
 static double S_plain_q(const sd_backoff *m, size_t a, size_t x)
 {
     for (size_t i = m->off[a]; i < m->off[a + 1]; i++)
@@ -121,17 +117,13 @@ static double S_plain_q(const sd_backoff *m, size_t a, size_t x)
     return m->c[a] * m->u[x];
 }
 
-/* The table and the context lines of m against the arrays; nrand random pairs besides every seen
- * bigram and its neighbours.  Returns the lookups compared. */
+/* The context lines of m against the arrays, and the lookups (single and
+ * batched) against a linear scan of the rows; nrand random pairs besides
+ * every seen bigram and its neighbours.  Returns the lookups compared. */
 static size_t S_check_copies(const sd_backoff *m, size_t nrand)
 {
-    cr_assert_not_null(m->hslot, "the (context, token) table was not built");
     cr_assert_not_null(m->hctx, "the context lines were not built");
-    size_t used = 0, n = (size_t)1 << m->hbits, checked = 0;
-    for (size_t h = 0; h < n; h++)
-        used += m->hslot[h].a != UINT32_MAX;
-    cr_assert_eq(used, m->off[m->V], "table holds %zu pairs; %zu seen bigrams", used, m->off[m->V]);
-    cr_assert_geq(n, 2 * used, "load factor above 1/2");
+    size_t checked = 0;
     for (size_t c = 0; c < m->V; c++) {
         const sd_backoff_ctx *h = m->hctx + c;
         cr_assert(h->lo == m->off[c] && h->hi == m->off[c + 1] && h->c == m->c[c] && h->m1 == m->m1[2 * c] &&
@@ -223,7 +215,7 @@ Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the
     sd_arpa_free(a);
 }
 
-Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_a_generated_model)
+Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_a_generated_model)
 {
     char *text = S_arpa_text();
     sd_arpa *a = NULL;
@@ -237,7 +229,7 @@ Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_a_generated_model
     sd_arpa_free(a);
 }
 
-Test(backoff_lookup, table_and_context_lines_equal_the_rows_on_the_fortunes_bigram, .timeout = 120)
+Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_the_fortunes_bigram, .timeout = 120)
 {
     const char *lm = "build/lm/fortunes-bigram.arpa";
     if (access(lm, R_OK) != 0)

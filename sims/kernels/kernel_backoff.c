@@ -7,8 +7,8 @@
  *
  * Per drafted token: a draw from p (alias table, O(1)); q_a(x) by binary
  * search among the seen bigrams of a (O(log |S_a|); block verification
- * draws its block first and looks its γ pairs up together in the table of
- * seen bigrams, sd_backoff_q_many, so their cache misses overlap); token verification's
+ * draws its block first and searches its γ pairs together,
+ * sd_backoff_q_many, so their cache misses overlap); token verification's
  * residual max(q_a - p, 0) by the running sums of its seen part or a binary
  * search over the ρ order for the backed-off rest (O(log V), redrawn while
  * in S_a); block verification's m_i = Σ max(p_i q - p, 0) and its residual
@@ -231,7 +231,6 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             at_start = rng;
             for (size_t i = 0; i < G; i++) {
                 xs[i] = sd_backoff_draw_p(m, &rng);
-                sd_backoff_q_prefetch(m, i ? xs[i - 1] : prev, xs[i]);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
             size_t ctx[S_AHEAD];
