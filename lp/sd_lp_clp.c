@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static double S_lagrange(int n, int m, const int *start, const int *index, const double *value,
                          const double *c, const double *l, const double *u, const double *rl, const double *ru,
@@ -167,4 +168,51 @@ out:
     free(ind);
     free(val);
     return rc;
+}
+
+void sd_lp_clp_box(Clp_Simplex *m, int nrows, const double *cen, double delta, double *obj, double *up)
+{
+    int nc = Clp_numberColumns(m), fin = isfinite(delta);
+    memcpy(obj, Clp_getObjCoefficients(m), (size_t)nc * sizeof *obj);
+    memcpy(up, Clp_getColUpper(m), (size_t)nc * sizeof *up);
+    for (int r = 1; r < nrows; r++) {
+        int j = 2 * (r - 1);
+        up[j] = fin ? DBL_MAX : 0.0;
+        up[j + 1] = fin && cen[r] - delta > 0.0 ? DBL_MAX : 0.0; /* else the dual is >= 0 already */
+        obj[j] = fin ? cen[r] + delta : 0.0;
+        obj[j + 1] = fin ? -fmax(0.0, cen[r] - delta) : 0.0;
+    }
+    Clp_chgObjCoefficients(m, obj);
+    Clp_chgColumnUpper(m, up);
+}
+
+double sd_lp_clp_box_used(Clp_Simplex *m, int nrows)
+{
+    const double *sol = Clp_getColSolution(m);
+    double most = 0.0;
+    for (int j = 0; j < 2 * (nrows - 1); j++)
+        most = fmax(most, sol[j]);
+    return most;
+}
+
+int sd_lp_clp_prices_ok(Clp_Simplex *m, int nrows)
+{
+    const double *y = Clp_getRowPrice(m), *ob = Clp_getObjCoefficients(m);
+    const double *up = Clp_getColUpper(m), *x = Clp_getColSolution(m);
+    const CoinBigIndex *vs = Clp_getVectorStarts(m);
+    const int *ri = Clp_getIndices(m), *len = Clp_getVectorLengths(m);
+    const double *el = Clp_getElements(m);
+    for (int r = 1; r < nrows; r++)
+        if (y[r] > 1e-9)
+            return 0;
+    for (int j = 0; j < Clp_numberColumns(m); j++) {
+        if (!(up[j] > 0.0))
+            continue;
+        double dj = ob[j];
+        for (CoinBigIndex k = vs[j]; k < vs[j] + len[j]; k++)
+            dj -= y[ri[k]] * el[k];
+        if (dj < -1e-9 || (x[j] > 1e-9 && dj > 1e-9))
+            return 0;
+    }
+    return 1;
 }

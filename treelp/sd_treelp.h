@@ -139,6 +139,10 @@ double sd_lp_tree_lagrange_eval(sd_lp_tree_lagrange *g, const double *lam, doubl
  * into m (dim doubles) the stop marginals m(u) = P(the maximiser is u) of
  * the rule "stop at the node of largest |u| - λ_u" (m[0] the root's). */
 double sd_lp_tree_lagrange_price(sd_lp_tree_lagrange *g, const double *lam, double *m);
+/* X(z) = Σ_{v ⪰ z} P(v), the mass of P (dim doubles, the node order of
+ * the pricing's marginals) in the subtree of every prefix z of levels
+ * 1..D (X[0] is left as it is). */
+void sd_lp_tree_lagrange_subtree(const sd_lp_tree_lagrange *g, const double *P, double *X);
 /* Minimises L from lam (updated to the best point) for at most `seconds`
  * and max_iter evaluations: subgradient steps (256 or more multipliers),
  * then column generation over stop rules with the restricted master on

@@ -61,6 +61,7 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "../lp/sd_lp.h"
+#include "../lp/sd_lp_clp.h"
 #include "sd_treelp.h"
 
 /* Largest (internal nodes) x (nodes) doubles of the recursion's tables. */
@@ -787,8 +788,7 @@ static void S_dw_free(S_dw *d)
     free(d->X);
 }
 
-/* X: subtree sums of P over levels 1..D. */
-static void S_subtree(const sd_lp_tree_lagrange *g, const double *P, double *X)
+void sd_lp_tree_lagrange_subtree(const sd_lp_tree_lagrange *g, const double *P, double *X)
 {
     size_t V = g->V;
     for (size_t l = g->D; l >= 1; l--)
@@ -845,7 +845,7 @@ static int S_dw_flush(const sd_lp_tree_lagrange *g, S_dw *d)
     CoinBigIndex nz = 0;
     for (size_t k = 0; k < n; k++) {
         const double *P = d->pol + (d->nlive + k) * N;
-        S_subtree(g, P, d->X);
+        sd_lp_tree_lagrange_subtree(g, P, d->X);
         st[k] = nz;
         ri[nz] = 0;
         el[nz++] = 1.0;
@@ -976,7 +976,7 @@ static void S_dw_lambda(const sd_lp_tree_lagrange *g, const S_dw *d, double *lam
 static void S_repair(const sd_lp_tree_lagrange *g, double *x, double *X, double *inh)
 {
     size_t V = g->V, D = g->D;
-    S_subtree(g, x, X);
+    sd_lp_tree_lagrange_subtree(g, x, X);
     /* inh(z): the product of c over z and its ancestors below the root */
     for (size_t l = 1; l <= D; l++)
         for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
@@ -1012,7 +1012,7 @@ static void S_mix_point(const sd_lp_tree_lagrange *g, double *x, double *r, doub
             x[0] -= x[i];
             pv += (double)l * x[i];
         }
-    S_subtree(g, x, X);
+    sd_lp_tree_lagrange_subtree(g, x, X);
     /* r(z) at levels 1..D+1 from s = X/q */
     for (size_t l = 1; l <= D + 1; l++)
         for (size_t u = 0; u < g->noff[l + 1] - g->noff[l]; u++) {
@@ -1079,56 +1079,6 @@ static void S_dw_primal(const sd_lp_tree_lagrange *g, S_dw *d, double *value, do
     S_mix_point(g, x, r, d->X, value, residual);
     free(x);
     free(r);
-}
-
-/* The box on the master's duals (Marsten, Hogan & Blankenship 1975's
- * box step; du Merle, Villeneuve, Desrosiers & Hansen 1999): π_r within
- * [max(0, cen_r - δ), cen_r + δ], by the columns -e_r (cost cen_r + δ) and
- * +e_r (gain max(0, cen_r - δ)); δ = INFINITY removes it (the columns fixed
- * at 0).  A point of the boxed master with a box column above 0 is not a
- * point of the LP as it stands: S_dw_primal reads the stop-rule columns
- * only and repairs their mixture (S_repair). */
-static void S_dw_box(S_dw *d, double delta, double *obj, double *up)
-{
-    int nc = Clp_numberColumns(d->clp);
-    memcpy(obj, Clp_getObjCoefficients(d->clp), (size_t)nc * sizeof *obj);
-    memcpy(up, Clp_getColUpper(d->clp), (size_t)nc * sizeof *up);
-    for (int r = 1; r < d->nrows; r++) {
-        int j = 2 * (r - 1);
-        up[j] = isfinite(delta) ? DBL_MAX : 0.0;
-        up[j + 1] = isfinite(delta) && d->cen[r] - delta > 0.0 ? DBL_MAX : 0.0; /* else π_r >= 0 already */
-        obj[j] = isfinite(delta) ? d->cen[r] + delta : 0.0;
-        obj[j + 1] = isfinite(delta) ? -fmax(0.0, d->cen[r] - delta) : 0.0;
-    }
-    Clp_chgObjCoefficients(d->clp, obj);
-    Clp_chgColumnUpper(d->clp, up);
-}
-
-/* Whether CLP's row prices y are dual feasible for the master it reports
- * optimal: y_r <= 0 on the <= rows and every column's reduced cost
- * c_j - y·a_j >= 0 (minimising), recomputed from the matrix (1e-9).  CLP's
- * primal simplex warm started after added columns can report an optimum
- * whose prices fail this; the caller then solves afresh. */
-static int S_dw_dual_ok(S_dw *d)
-{
-    const double *y = Clp_getRowPrice(d->clp), *ob = Clp_getObjCoefficients(d->clp);
-    const double *up = Clp_getColUpper(d->clp), *x = Clp_getColSolution(d->clp);
-    const CoinBigIndex *vs = Clp_getVectorStarts(d->clp);
-    const int *ri = Clp_getIndices(d->clp), *len = Clp_getVectorLengths(d->clp);
-    const double *el = Clp_getElements(d->clp);
-    for (int r = 1; r < d->nrows; r++)
-        if (y[r] > 1e-9)
-            return 0;
-    for (int j = 0; j < Clp_numberColumns(d->clp); j++) {
-        if (!(up[j] > 0.0))
-            continue;
-        double dj = ob[j];
-        for (CoinBigIndex k = vs[j]; k < vs[j] + len[j]; k++)
-            dj -= y[ri[k]] * el[k];
-        if (dj < -1e-9 || (x[j] > 1e-9 && dj > 1e-9))
-            return 0;
-    }
-    return 1;
 }
 
 /* Column management: when more than `cap` stop-rule columns are in the
@@ -1202,16 +1152,6 @@ static void S_dw_prune(const sd_lp_tree_lagrange *g, S_dw *d, size_t cap, size_t
     free(gone);
 }
 
-/* The largest value of a box column in the master's solution. */
-static double S_dw_boxed(const S_dw *d)
-{
-    const double *sol = Clp_getColSolution(d->clp);
-    double m = 0.0;
-    for (int j = 0; j < d->nart; j++)
-        m = fmax(m, sol[j]);
-    return m;
-}
-
 /* π from λ (the inverse of S_dw_lambda's map, from the deepest level up:
  * π_u = λ_u - λ_parent(u) + Σ_y π_{u y} q(u y)/q(u)), clipped at 0: the
  * box's first centre. */
@@ -1280,7 +1220,9 @@ static void S_seed_first_child(const sd_lp_tree_lagrange *g, double *R, double *
  * solve) and adds every rule with a positive reduced cost at the master's
  * λ.  The best L(λ) is the upper bound, the master's value (a point of the
  * LP, residual recomputed) the lower; converged when they are within
- * S_GAP.  The duals are held in a box (S_dw_box) around the best point's,
+ * S_GAP.  The duals are held in a box (sd_lp_clp_box) around the best
+ * point's (a master point using a box column is not a point of the LP:
+ * S_dw_primal reads the stop-rule columns only and repairs their mixture),
  * moved with it, widened when nothing prices out inside it and dropped
  * past S_DELTA_CG_MAX: without it the master's duals swing between
  * extreme rules (the box step of Marsten, Hogan & Blankenship 1975).  The
@@ -1348,7 +1290,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
                 rc = SD_ENOMEM;
                 break;
             }
-            S_dw_box(&d, delta, ob, up);
+            sd_lp_clp_box(d.clp, d.nrows, d.cen, delta, ob, up);
             free(ob);
             free(up);
             rebox = 0;
@@ -1356,7 +1298,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
         Clp_setMaximumSeconds(d.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
         Clp_primal(d.clp, 0);
         int st = Clp_status(d.clp);
-        if (st == 0 && !S_dw_dual_ok(&d)) {
+        if (st == 0 && !sd_lp_clp_prices_ok(d.clp, d.nrows)) {
             Clp_initialSolve(d.clp);
             st = Clp_status(d.clp);
         }
@@ -1421,7 +1363,7 @@ static int S_colgen(sd_lp_tree_lagrange *g, double *lam, double t0, double secon
             /* nothing prices out at the master's duals: without the box
              * (or with no box column in use) the restricted master is the
              * LP's optimum over these columns and L there its bound */
-            if (isfinite(delta) && S_dw_boxed(&d) > 0.0) {
+            if (isfinite(delta) && sd_lp_clp_box_used(d.clp, d.nrows) > 0.0) {
                 delta = 4.0 * delta > S_DELTA_CG_MAX ? INFINITY : 4.0 * delta;
                 rebox = 1;
                 continue;

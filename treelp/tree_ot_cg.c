@@ -49,6 +49,7 @@
 
 #include "../sims/engine/sd_params.h"
 #include "../lp/sd_lp.h"
+#include "../lp/sd_lp_clp.h"
 #include "sd_treelp.h"
 
 /* CLP's tolerances in the master (the rows' error is repaired, but a loose
@@ -91,19 +92,6 @@ typedef struct S_cg {
     double *val; /* [cap] */
     double *X, *lam, *mu, *mub, *mus, *mix, *S, *P;
 } S_cg;
-
-/* X: subtree sums of m over levels 1..D. */
-static void S_subtree(const S_cg *x, const double *m, double *X)
-{
-    for (size_t l = x->D; l >= 1; l--)
-        for (size_t u = 0; u < x->noff[l + 1] - x->noff[l]; u++) {
-            size_t i = x->noff[l] + u;
-            X[i] = m[i];
-            if (l < x->D)
-                for (size_t y = 0; y < x->V; y++)
-                    X[i] += X[x->noff[l + 1] + u * x->V + y];
-        }
-}
 
 static double S_value(const S_cg *x, const double *m)
 {
@@ -193,7 +181,7 @@ static int S_column(S_cg *x, const double *m)
     memcpy(x->m + x->ncol * N, m, N * sizeof *m);
     x->m[x->ncol * N] = fmax(0.0, x->m[x->ncol * N]);
     x->val[x->ncol] = S_value(x, m);
-    S_subtree(x, m, x->X);
+    sd_lp_tree_lagrange_subtree(x->g, m, x->X);
     int *ri = malloc(nr * sizeof *ri);
     double *el = malloc(nr * sizeof *el);
     if (!ri || !el) {
@@ -245,7 +233,7 @@ static double S_bound(S_cg *x, const double *mu)
 static double S_repair(S_cg *x, double *viol)
 {
     size_t N = x->N, V = x->V;
-    S_subtree(x, x->mix, x->X);
+    sd_lp_tree_lagrange_subtree(x->g, x->mix, x->X);
     *viol = 0.0;
     x->S[0] = 1.0;
     for (size_t l = 1; l <= x->D; l++)
@@ -309,7 +297,7 @@ static int S_warm(S_cg *x, double t0, double seconds, double *best, double *low,
             theta /= 2.0;
             wait = 0;
         }
-        S_subtree(x, x->P, x->X);
+        sd_lp_tree_lagrange_subtree(x->g, x->P, x->X);
         double g2 = 0.0;
         for (int r = 1; r < x->nr; r++) {
             double g = x->rhs[r] - S_act(x, r, x->X);
@@ -367,71 +355,15 @@ static void S_prune(S_cg *x, size_t keep)
     free(del);
 }
 
-/* The box on the master's duals, μ_r ∈ [max(0, c_r - δ), c_r + δ] around
- * the best point c (boxstep stabilisation, Marsten, Hogan & Blankenship
- * 1975): a column -e_r of cost c_r + δ (a row's overflow, paid at the
- * box's top) and +e_r of cost -(c_r - δ) where that is above 0; δ = ∞
- * removes the box. */
+/* The box on the master's duals around the best point cen (sd_lp_clp_box). */
 static void S_box(S_cg *x, const double *cen, double delta)
 {
     int nc = Clp_numberColumns(x->clp);
     double *ob = malloc((size_t)nc * sizeof *ob), *up = malloc((size_t)nc * sizeof *up);
-    if (!ob || !up) {
-        free(ob);
-        free(up);
-        return;
-    }
-    memcpy(ob, Clp_getObjCoefficients(x->clp), (size_t)nc * sizeof *ob);
-    memcpy(up, Clp_getColUpper(x->clp), (size_t)nc * sizeof *up);
-    for (int r = 1; r < x->nr; r++) {
-        int j = 2 * (r - 1);
-        int fin = isfinite(delta);
-        up[j] = fin ? DBL_MAX : 0.0;
-        up[j + 1] = fin && cen[r] - delta > 0.0 ? DBL_MAX : 0.0;
-        ob[j] = fin ? cen[r] + delta : 0.0;
-        ob[j + 1] = fin ? -fmax(0.0, cen[r] - delta) : 0.0;
-    }
-    Clp_chgObjCoefficients(x->clp, ob);
-    Clp_chgColumnUpper(x->clp, up);
+    if (ob && up)
+        sd_lp_clp_box(x->clp, x->nr, cen, delta, ob, up);
     free(ob);
     free(up);
-}
-
-/* The box's columns in use (their total weight). */
-static double S_boxed(const S_cg *x)
-{
-    const double *w = Clp_getColSolution(x->clp);
-    double s = 0.0;
-    for (int j = 0; j < x->nart; j++)
-        s += w[j] > 0.0 ? w[j] : 0.0;
-    return s;
-}
-
-/* CLP's row prices dual feasible for the master it calls optimal (y_r <= 0
- * on the rows, reduced costs >= 0, 0 on the columns in use, 1e-9): its
- * warm-started primal simplex after added columns can miss it (treelp/
- * tree_lagrange.c met it first); the caller then solves afresh. */
-static int S_dual_ok(const S_cg *x)
-{
-    const double *y = Clp_getRowPrice(x->clp), *dj = Clp_getReducedCost(x->clp);
-    const double *up = Clp_getColUpper(x->clp), *w = Clp_getColSolution(x->clp);
-    const double *ob = Clp_getObjCoefficients(x->clp), *el = Clp_getElements(x->clp);
-    const CoinBigIndex *vs = Clp_getVectorStarts(x->clp);
-    const int *ri = Clp_getIndices(x->clp), *len = Clp_getVectorLengths(x->clp);
-    (void)dj;
-    for (int r = 1; r < x->nr; r++)
-        if (y[r] > 1e-9)
-            return 0;
-    for (int j = 0; j < Clp_numberColumns(x->clp); j++) {
-        if (!(up[j] > 0.0))
-            continue;
-        double d = ob[j];
-        for (CoinBigIndex k = vs[j]; k < vs[j] + len[j]; k++)
-            d -= y[ri[k]] * el[k];
-        if (d < -1e-9 || (w[j] > 1e-9 && d > 1e-9))
-            return 0;
-    }
-    return 1;
 }
 
 int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par, int draw, double seconds,
@@ -536,7 +468,7 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         Clp_setMaximumSeconds(x.clp, fmax(0.01, seconds - (sd_lp_now() - t0)));
         Clp_primal(x.clp, 0);
         int st = Clp_status(x.clp);
-        if (st == 0 && !S_dual_ok(&x)) {
+        if (st == 0 && !sd_lp_clp_prices_ok(x.clp, x.nr)) {
             Clp_initialSolve(x.clp);
             st = Clp_status(x.clp);
         }
@@ -561,7 +493,7 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
                 x.mus[r] = alphas[k] * x.mub[r] + (1.0 - alphas[k]) * x.mu[r];
             double L = S_bound(&x, x.mus), red = S_value(&x, x.P) - th;
             info->pricings++;
-            S_subtree(&x, x.P, x.X);
+            sd_lp_tree_lagrange_subtree(x.g, x.P, x.X);
             for (int r = 1; r < x.nr; r++)
                 red -= x.mu[r] * S_act(&x, r, x.X);
             if (L < bround) {
@@ -587,7 +519,7 @@ int sd_lp_tree_ot_cg(const sd_chain *c, size_t t, size_t a, const sd_params *par
         if (!added) {
             /* nothing prices out at the master's duals: the box binds
              * (widen it) or the master is the LP's optimum */
-            if (isfinite(delta) && S_boxed(&x) > 0.0) {
+            if (isfinite(delta) && sd_lp_clp_box_used(x.clp, x.nr) > 0.0) {
                 delta = 4.0 * delta > S_DELTA_MAX ? INFINITY : 4.0 * delta;
                 rebox = 1;
                 continue;
