@@ -60,15 +60,28 @@ static char *S_arpa_text(void)
     return t;
 }
 
-Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
+/* The bigram of the ARPA file (path, or NULL: the generated text above)
+ * as a backoff model drafting with its unigram, its file in *a. */
+static sd_backoff *S_model(const char *path, sd_arpa **a)
 {
-    char *text = S_arpa_text();
-    sd_arpa *a = NULL;
     sd_backoff *m = NULL;
     sd_error err;
-    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
-    free(text);
-    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    *a = NULL;
+    if (path) {
+        cr_assert_eq(sd_arpa_load(path, 0, a, &err), SD_OK, "%s", err.msg);
+    } else {
+        char *text = S_arpa_text();
+        cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, a, &err), SD_OK, "%s", err.msg);
+        free(text);
+    }
+    cr_assert_eq(sd_backoff_from_arpa(*a, 2, *a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    return m;
+}
+
+Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
+{
+    sd_arpa *a;
+    sd_backoff *m = S_model(NULL, &a);
     cr_assert_eq(m->V, (size_t)S_V);
     /* the queries: every seen bigram, the next word after it, and random pairs */
     size_t nq = 0, cap = 3 * m->nnz + 4000;
@@ -192,13 +205,8 @@ static size_t S_check_line_draws(const sd_backoff *m, size_t reps)
 
 Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the_arrays, .timeout = 120)
 {
-    char *text = S_arpa_text();
-    sd_arpa *a = NULL;
-    sd_backoff *m = NULL;
-    sd_error err;
-    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
-    free(text);
-    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_arpa *a;
+    sd_backoff *m = S_model(NULL, &a);
     cr_assert_not_null(m->hctx);
     size_t n = S_check_line_draws(m, 20);
     cr_assert_gt(n, 1000);
@@ -208,8 +216,7 @@ Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the
     const char *lm = "build/lm/fortunes-bigram.arpa";
     if (access(lm, R_OK) != 0)
         return;
-    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    m = S_model(lm, &a);
     cr_log_info("%zu residual draws compared on the fortunes bigram", S_check_line_draws(m, 1));
     sd_backoff_free(m);
     sd_arpa_free(a);
@@ -217,13 +224,8 @@ Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the
 
 Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_a_generated_model)
 {
-    char *text = S_arpa_text();
-    sd_arpa *a = NULL;
-    sd_backoff *m = NULL;
-    sd_error err;
-    cr_assert_eq(sd_arpa_load_string(text, "gen.arpa", 0, &a, &err), SD_OK, "%s", err.msg);
-    free(text);
-    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_arpa *a;
+    sd_backoff *m = S_model(NULL, &a);
     cr_log_info("%zu lookups compared", S_check_copies(m, 20000));
     sd_backoff_free(m);
     sd_arpa_free(a);
@@ -234,11 +236,8 @@ Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_the_fortunes_bi
     const char *lm = "build/lm/fortunes-bigram.arpa";
     if (access(lm, R_OK) != 0)
         cr_skip_test("%s absent (make lm)", lm);
-    sd_arpa *a = NULL;
-    sd_backoff *m = NULL;
-    sd_error err;
-    cr_assert_eq(sd_arpa_load(lm, 0, &a, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_backoff_from_arpa(a, 2, a, 8, 0, &m, &err), SD_OK, "%s", err.msg);
+    sd_arpa *a;
+    sd_backoff *m = S_model(lm, &a);
     cr_log_info("%zu lookups compared", S_check_copies(m, 200000));
     sd_backoff_free(m);
     sd_arpa_free(a);
