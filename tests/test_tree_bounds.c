@@ -17,17 +17,7 @@
 #include "../sims/exact/sd_exact_tree.h"
 #include "../sims/engine/sd_verifier.h"
 #include "test_util.h"
-
-static sd_params S_par(const char *tree, const char *draw)
-{
-    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
+#include "tu_rules.h"
 
 Test(tree_bounds, topdown_recursion_equals_the_enumeration)
 {
@@ -39,7 +29,7 @@ Test(tree_bounds, topdown_recursion_equals_the_enumeration)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed);
-            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
             const sd_tree_kind *k = sd_tree_kind_find(cases[i].algo);
             cr_assert_not_null(k);
             sd_error err;
@@ -63,7 +53,7 @@ Test(tree_bounds, bounds_sandwich_the_optimum)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed + 40);
-            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
             int d = (int)sd_tree_draw_of(&par);
             sd_error err;
             sd_lp_result rv, ro;
@@ -99,7 +89,7 @@ Test(tree_bounds, marginals_equal_tree_ot_on_a_chain)
 {
     for (unsigned long seed = 1; seed <= 4; seed++) {
         sd_chain *c = tu_chain(4, 6, seed);
-        sd_params par = S_par("1,1,1", "iid");
+        sd_params par = tu_tree_par("1,1,1", "iid");
         sd_error err;
         sd_lp_result ro;
         double m = NAN;
@@ -123,7 +113,7 @@ Test(tree_bounds, recursive_transport_between_topdown_and_the_optimum)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed + 60);
-            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
             int d = (int)sd_tree_draw_of(&par);
             sd_error err;
             double rt = NAN, td = NAN;
@@ -153,7 +143,7 @@ Test(tree_bounds, beyond_reach_at_v8)
     static const char *const shapes[] = {"2,2,2", "3,2", "4,2"};
     sd_chain *c = tu_chain(8, 6, 5);
     for (size_t i = 0; i < 3; i++) {
-        sd_params par = S_par(shapes[i], "iid");
+        sd_params par = tu_tree_par(shapes[i], "iid");
         sd_error err;
         sd_lp_result r;
         cr_expect_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, NULL, &r, &err), SD_ETOOBIG, "--tree %s",
@@ -221,7 +211,7 @@ Test(tree_bounds, lagrangian_is_an_upper_bound, .timeout = 600)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed + 80);
-            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
             int d = (int)sd_tree_draw_of(&par);
             sd_error err;
             sd_lp_result rv, ro;
@@ -283,7 +273,7 @@ Test(tree_bounds, lagrangian_is_an_upper_bound, .timeout = 600)
 Test(tree_bounds, lower_at_least_every_verifier_at_v8)
 {
     sd_chain *c = tu_chain(8, 6, 5);
-    sd_params par = S_par("2,2,2", "iid");
+    sd_params par = tu_tree_par("2,2,2", "iid");
     sd_lp_tree_bounds b;
     sd_lp_tree_bounds_opts bo;
     sd_lp_tree_bounds_opts_default(&bo);
@@ -329,7 +319,7 @@ Test(tree_bounds, lower_at_least_every_verifier_at_v8)
 Test(tree_bounds, above_lower_is_against_the_final_lower, .timeout = 120)
 {
     sd_chain *c = tu_chain(6, 50, 10);
-    sd_params par = S_par("2,2,2", "iid");
+    sd_params par = tu_tree_par("2,2,2", "iid");
     sd_lp_tree_bounds b;
     sd_lp_tree_bounds_opts bo;
     sd_lp_tree_bounds_opts_default(&bo);
@@ -434,7 +424,7 @@ Test(tree_bounds, ot_column_generation_equals_the_network, .timeout = 600)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed + 80);
-            sd_params par = S_par(cases[i].tree, cases[i].draw);
+            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
             int d = (int)sd_tree_draw_of(&par);
             sd_error err;
             sd_lp_result ro, rv;
@@ -515,7 +505,7 @@ Test(tree_bounds, cli_upper_at_most_tree_ot_at_v8, .timeout = 120)
 Test(tree_bounds, ot_column_generation_refuses_past_its_memory)
 {
     sd_chain *c = tu_chain(200, 6, 1);
-    sd_params par = S_par("2,1", "iid");
+    sd_params par = tu_tree_par("2,1", "iid");
     sd_error err;
     sd_lp_tree_ot_cg_info in;
     cr_expect_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, SD_DRAW_IID, 5.0, SD_LP_TREE_OT_ROWS_OT, &in, &err), SD_ETOOBIG);

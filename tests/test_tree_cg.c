@@ -17,17 +17,7 @@
 #include "../sims/verifiers/sd_tree.h"
 #include "../sims/engine/sd_verifier.h"
 #include "test_util.h"
-
-static sd_params S_par(const char *tree, const char *draw)
-{
-    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
+#include "tu_rules.h"
 
 /* Shapes the enumerating LP solves in well under a second each; depth 2
  * and 3, iid and wor.  The column generation gets 10 s each (it needs
@@ -42,7 +32,7 @@ Test(tree_cg, column_generation_meets_the_enumerating_lp)
                  {4, "2,2", "wor", 5}, {5, "2,1", "wor", 6}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         sd_chain *c = tu_chain(cases[i].V, 6, cases[i].seed + 90);
-        sd_params par = S_par(cases[i].tree, cases[i].draw);
+        sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
         int d = (int)sd_tree_draw_of(&par);
         sd_error err;
         sd_lp_result rv;
@@ -133,7 +123,7 @@ Test(tree_cg, the_master_point_is_a_point_of_the_lp_at_every_stop)
     size_t early = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         sd_chain *c = tu_chain(cases[i].V, 6, cases[i].seed + 90);
-        sd_params par = S_par(cases[i].tree, cases[i].draw);
+        sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
         int d = (int)sd_tree_draw_of(&par);
         sd_error err;
         sd_lp_result rv;

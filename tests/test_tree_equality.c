@@ -20,25 +20,14 @@
 #include "../sims/engine/sd_params.h"
 #include "../sims/verifiers/sd_tree.h"
 #include "test_util.h"
-
-static sd_params S_par(const char *tree, const char *draw)
-{
-    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
-    cr_assert_not_null(vt);
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
+#include "tu_rules.h"
 
 /* tree-ot - tree-valid at context (1, 0) of chain (V, seed). */
 static double S_gap(size_t V, unsigned long seed, const char *tree, const char *draw, double *tv_out)
 {
     sd_chain *c = tu_chain(V, 6, seed);
     cr_assert_not_null(c);
-    sd_params par = S_par(tree, draw);
+    sd_params par = tu_tree_par(tree, draw);
     int d = (int)sd_tree_draw_of(&par);
     sd_lp_opts lo;
     sd_lp_opts_default(&lo);
@@ -126,7 +115,7 @@ Test(tree_equality, route_by_the_theorem_equals_the_lp)
                  {2, "1,1", "iid", 0}, {3, "2,1", "wor", 0}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         sd_chain *c = tu_chain(cases[i].V, 6, 3);
-        sd_params par = S_par(cases[i].tree, cases[i].draw);
+        sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
         int d = (int)sd_tree_draw_of(&par);
         cr_expect_eq(sd_lp_tree_valid_is_ot(cases[i].V, &par, d), cases[i].flow, "--tree %s", cases[i].tree);
         sd_lp_opts au, sx;

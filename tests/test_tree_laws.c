@@ -21,6 +21,7 @@
 #include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_exact.h"
 #include "test_util.h"
+#include "tu_rules.h"
 
 /* Every tree verifier with each drafting rule it supports, and the two
  * tree controls. */
@@ -43,16 +44,6 @@ static const sd_verifier_type *S_vt(const char *name)
     const sd_verifier_type *vt = sd_verifier_find(name);
     cr_assert_not_null(vt, "%s", name);
     return vt;
-}
-
-static sd_params S_par(const sd_verifier_type *vt, const char *tree, const char *draw)
-{
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
 }
 
 /* The largest number of children of a node. */
@@ -86,7 +77,7 @@ Test(tree_laws, exact_law_is_the_target_law_for_every_lossless_tree_verifier, .t
     for (size_t s = 0; s < S_NSHAPES; s++)
         for (size_t r = 0; r < S_NRULES; r++) {
             const sd_verifier_type *vt = S_vt(S_rules[r].algo);
-            sd_params par = S_par(vt, S_shapes[s], S_rules[r].draw);
+            sd_params par = tu_rule_par(vt, S_shapes[s], S_rules[r].draw);
             double tv[2];
             sd_error err;
             for (int j = 0; j < 2; j++)
@@ -115,7 +106,7 @@ Test(tree_laws, dp_over_the_laws_equals_the_exact_slot, .timeout = 120)
         for (size_t s = 0; s < S_NSHAPES; s++)
             for (size_t r = 0; r < S_NRULES; r++) {
                 const sd_verifier_type *vt = S_vt(S_rules[r].algo);
-                sd_params par = S_par(vt, S_shapes[s], S_rules[r].draw);
+                sd_params par = tu_rule_par(vt, S_shapes[s], S_rules[r].draw);
                 sd_exact_values ev;
                 double rej, calls;
                 sd_error err;
@@ -143,7 +134,7 @@ Test(tree_laws, token_marginals_agree_with_the_prefix_law)
     for (size_t s = 0; s < S_NSHAPES; s++)
         for (size_t r = 0; r < S_NRULES; r++) {
             const sd_verifier_type *vt = S_vt(S_rules[r].algo);
-            sd_params par = S_par(vt, S_shapes[s], S_rules[r].draw);
+            sd_params par = tu_rule_par(vt, S_shapes[s], S_rules[r].draw);
             sd_error err;
             cr_assert_eq(sd_exact_gen_marginals(vt, c, &par, marg, &err), SD_OK, "%s", err.msg);
             cr_assert_eq(sd_exact_gen_prefix_law(vt, c, &par, T, cells, joint, &err), SD_OK, "%s", err.msg);
@@ -228,9 +219,9 @@ Test(tree_laws, tree_controls_monte_carlo_is_their_exact_law, .timeout = 120)
 {
     sd_chain *c = tu_chain(4, 3, 5);
     cr_assert(c);
-    sd_params par = S_par(S_vt("broken-tree-residual"), "2,2", "iid");
+    sd_params par = tu_rule_par(S_vt("broken-tree-residual"), "2,2", "iid");
     S_mc_is_the_law("broken-tree-residual", "tree-rrs", "generic", c, &par, 3, 200000);
-    par = S_par(S_vt("broken-tree-wor"), "3,2", "wor");
+    par = tu_rule_par(S_vt("broken-tree-wor"), "3,2", "wor");
     S_mc_is_the_law("broken-tree-wor", "tree-rrs-wor", "generic", c, &par, 3, 200000);
     sd_chain_free(c);
 }

@@ -18,21 +18,12 @@
 #include "../sims/exact/sd_exact_gen.h"
 #include "../sims/exact/sd_exact_tree.h"
 #include "test_util.h"
+#include "tu_rules.h"
 
 static const struct {
     size_t V, T;
     const char *tree, *draw;
 } S_cases[] = {{3, 5, "2,1", "iid"}, {3, 5, "2,2", "wor"}, {2, 5, "1,2", "iid"}, {4, 4, "2,1", "topk"}};
-
-static sd_params S_par(const sd_verifier_type *vt, const char *tree, const char *draw)
-{
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
 
 Test(tree_lp, exact_law_is_the_target_and_value_is_the_optimum)
 {
@@ -41,7 +32,7 @@ Test(tree_lp, exact_law_is_the_target_and_value_is_the_optimum)
     cr_assert_not_null(vt);
     for (size_t i = 0; i < sizeof S_cases / sizeof *S_cases; i++) {
         sd_chain *c = tu_chain(S_cases[i].V, S_cases[i].T, 7 + i);
-        sd_params par = S_par(vt, S_cases[i].tree, S_cases[i].draw);
+        sd_params par = tu_rule_par(vt, S_cases[i].tree, S_cases[i].draw);
         sd_error err;
         double tv = NAN;
         cr_assert_eq(sd_exact_gen_prefix_tv(vt, c, &par, 3, 1u << 16, &tv, &err), SD_OK, "%s", err.msg);
@@ -66,7 +57,7 @@ Test(tree_lp, broken_control_is_flagged_exactly)
     const sd_verifier_type *vt = sd_verifier_find("broken-tree-lp");
     cr_assert_not_null(vt);
     sd_chain *c = tu_chain(3, 5, 7);
-    sd_params par = S_par(vt, "2,1", "iid");
+    sd_params par = tu_rule_par(vt, "2,1", "iid");
     sd_error err;
     double tv = NAN;
     cr_assert_eq(sd_exact_gen_prefix_tv(vt, c, &par, 3, 1u << 16, &tv, &err), SD_OK, "%s", err.msg);
@@ -78,7 +69,7 @@ static int S_chi_unbiased(const char *name, unsigned long seed)
 {
     const sd_verifier_type *vt = sd_verifier_find(name);
     sd_chain *c = tu_chain(3, 5, 7);
-    sd_params par = S_par(vt, "2,1", "iid");
+    sd_params par = tu_rule_par(vt, "2,1", "iid");
     sd_check_opts o;
     sd_check_defaults(&o);
     o.seed = seed;
@@ -107,7 +98,7 @@ Test(tree_lp, monte_carlo_meets_the_optimum)
     sd_treelp_install();
     const sd_verifier_type *vt = sd_verifier_find("tree-lp");
     for (size_t i = 0; i < sizeof S_cases / sizeof *S_cases; i++) {
-        sd_params par = S_par(vt, S_cases[i].tree, S_cases[i].draw);
+        sd_params par = tu_rule_par(vt, S_cases[i].tree, S_cases[i].draw);
         sd_chain *c = tu_chain(S_cases[i].V, par.tree_depth + 1, 11 + i);
         sd_error err;
         /* the optimum averaged over the first context x_0 ~ init */

@@ -26,6 +26,13 @@ sd_params tu_rule_par(const sd_verifier_type *vt, const char *tree, const char *
     return par;
 }
 
+sd_params tu_tree_par(const char *tree, const char *draw)
+{
+    const sd_verifier_type *vt = sd_verifier_find("tree-rrs");
+    cr_assert_not_null(vt);
+    return tu_rule_par(vt, tree, draw);
+}
+
 const sd_verifier_type *tu_rule_vt(const char *name)
 {
     const sd_verifier_type *vt = sd_verifier_find(name);

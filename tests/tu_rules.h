@@ -9,6 +9,8 @@
 
 /* vt's defaults with --tree tree --draw draw (the test fails on a refusal). */
 sd_params tu_rule_par(const sd_verifier_type *vt, const char *tree, const char *draw);
+/* The same for tree-rrs (a tree verifier's parameters, for the tree LPs). */
+sd_params tu_tree_par(const char *tree, const char *draw);
 
 /* The registered verifier name (the test fails without it). */
 const sd_verifier_type *tu_rule_vt(const char *name);
