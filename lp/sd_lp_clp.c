@@ -1,4 +1,5 @@
-/* sd_lp_clp.c — an LP built for GLPK solved by COIN-OR CLP.
+/* sd_lp_clp.c — an LP built for GLPK solved by COIN-OR CLP; the box and
+ * the price check of a column-generation master (sd_lp_clp.h).
  *
  * The problem max (or min) c·x subject to rl <= A x <= ru, l <= x <= u is
  * copied from GLPK's problem into CLP's column-major form and solved by

@@ -1,5 +1,6 @@
 /* sd_lp_clp.h — an LP built for GLPK solved by COIN-OR CLP instead
- * (lp/sd_lp_clp.c), with a certificate computed here, not trusted. */
+ * (lp/sd_lp_clp.c), with a certificate computed here, not trusted; and
+ * the dual box and price check of a column-generation master on CLP. */
 #ifndef SD_LP_CLP_H
 #define SD_LP_CLP_H
 
