@@ -37,7 +37,7 @@ static void S_refill_scalar(sd_rngbuf *s)
         philox4x32_ctr_t ctr = {{(uint32_t)blk, (uint32_t)(blk >> 32), s->trial[0], s->trial[1]}};
         philox4x32_ctr_t out = philox4x32(ctr, key);
         for (unsigned w = 0; w < 4; w++)
-            s->buf[w * SD_RNGBUF_BLOCKS + b] = out.v[w];
+            s->buf[4 * b + w] = out.v[w];
     }
 }
 
@@ -77,22 +77,27 @@ __attribute__((target("avx2"))) static inline void S_rounds8(__m256i *c, uint32_
     c[3] = c3;
 }
 
+/* Lane j of the registers holds block 2j (j < 4) or 2(j-4)+1 (j >= 4) of
+ * the refill, so that the in-lane unpacks below transpose the four words
+ * registers into stream order with no lane crossing: unpacking the words of
+ * lane j and j+4 of each 128-bit half gives blocks (2j, 2j+1) in one
+ * register, stored at buf[8j .. 8j+7].  next_block is a multiple of 8, so
+ * its low word plus 7 does not carry: blk_hi is the same for all lanes. */
 __attribute__((target("avx2"))) static void S_refill_avx2(sd_rngbuf *s)
 {
-    uint32_t lo[SD_RNGBUF_BLOCKS], hi[SD_RNGBUF_BLOCKS];
-    for (unsigned b = 0; b < SD_RNGBUF_BLOCKS; b++) {
-        uint64_t blk = s->next_block + b;
-        lo[b] = (uint32_t)blk;
-        hi[b] = (uint32_t)(blk >> 32);
-    }
     __m256i c[4];
-    c[0] = _mm256_loadu_si256((const __m256i *)(const void *)lo);
-    c[1] = _mm256_loadu_si256((const __m256i *)(const void *)hi);
+    c[0] = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)s->next_block),
+                            _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    c[1] = _mm256_set1_epi32((int)(uint32_t)(s->next_block >> 32));
     c[2] = _mm256_set1_epi32((int)s->trial[0]);
     c[3] = _mm256_set1_epi32((int)s->trial[1]);
     S_rounds8(c, s->key[0], s->key[1]);
-    for (unsigned w = 0; w < 4; w++)
-        _mm256_storeu_si256((__m256i *)(void *)(s->buf + w * SD_RNGBUF_BLOCKS), c[w]);
+    __m256i a01 = _mm256_unpacklo_epi32(c[0], c[1]), a23 = _mm256_unpacklo_epi32(c[2], c[3]);
+    __m256i b01 = _mm256_unpackhi_epi32(c[0], c[1]), b23 = _mm256_unpackhi_epi32(c[2], c[3]);
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 0), _mm256_unpacklo_epi64(a01, a23));
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 8), _mm256_unpackhi_epi64(a01, a23));
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 16), _mm256_unpacklo_epi64(b01, b23));
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 24), _mm256_unpackhi_epi64(b01, b23));
 }
 
 /* The 53-bit integers (wa>>5)·2^26 + (wb>>6) of the eight lanes, in lane
@@ -310,6 +315,44 @@ __attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint
     return i;
 }
 
+/* The refill with AVX-512F: the eight blocks in the 64-bit lanes, a word in
+ * the low half of its lane (the rounds of S_philox8x1, no blends).  Round 1
+ * is specialised: c1 = blk_hi, c2 = t_lo, c3 = t_hi are the same in every
+ * lane (next_block is a multiple of 8), so P1 = M1·t_lo is one scalar
+ * product and the new c0, c1 are constants.  Lane j holds block
+ * (0,4,1,5,2,6,3,7)[j]: merging c1 into the high halves of c0 (and c3 into
+ * c2) gives each block's words (w0,w1) and (w2,w3) as 64-bit lanes, and the
+ * in-lane 64-bit unpacks then put blocks 0-3 and 4-7 in stream order. */
+__attribute__((target("avx512f"))) static void S_refill_avx512(sd_rngbuf *s)
+{
+    const __m512i m0 = _mm512_set1_epi64((long long)PHILOX_M4x32_0);
+    const __m512i m1 = _mm512_set1_epi64((long long)PHILOX_M4x32_1);
+    uint32_t k0 = s->key[0], k1 = s->key[1];
+    uint64_t p1 = (uint64_t)PHILOX_M4x32_1 * s->trial[0];
+    __m512i blk = _mm512_add_epi64(_mm512_set1_epi64((long long)s->next_block),
+                                   _mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7));
+    __m512i P0 = _mm512_mul_epu32(blk, m0);
+    __m512i c0 = _mm512_set1_epi32((int)((uint32_t)(p1 >> 32) ^ (uint32_t)(s->next_block >> 32) ^ k0));
+    __m512i c1 = _mm512_set1_epi32((int)(uint32_t)p1);
+    __m512i c2 = _mm512_xor_si512(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), _mm512_set1_epi32((int)(s->trial[1] ^ k1)));
+    __m512i c3 = P0;
+    for (int r = 1; r < 10; r++) {
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+        __m512i P1;
+        P0 = _mm512_mul_epu32(c0, m0);
+        P1 = _mm512_mul_epu32(c2, m1);
+        c0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P1, _MM_PERM_CDAB), c1, _mm512_set1_epi32((int)k0), 0x96);
+        c2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), c3, _mm512_set1_epi32((int)k1), 0x96);
+        c1 = P1;
+        c3 = P0;
+    }
+    __m512i x01 = _mm512_mask_shuffle_epi32(c0, 0xAAAA, c1, _MM_PERM_CDAB);
+    __m512i x23 = _mm512_mask_shuffle_epi32(c2, 0xAAAA, c3, _MM_PERM_CDAB);
+    _mm512_storeu_si512((void *)s->buf, _mm512_unpacklo_epi64(x01, x23));
+    _mm512_storeu_si512((void *)(s->buf + 16), _mm512_unpackhi_epi64(x01, x23));
+}
+
 /* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ,
  * 3 AVX-512 VPOPCNTDQ); asked once. */
 static unsigned S_cpu(void)
@@ -361,13 +404,21 @@ int sd_rngbuf_vectorised(void)
 void sd_rngbuf_refill(sd_rngbuf *s)
 {
 #if S_HAVE_X86
-    if (sd_rngbuf_vectorised())
+    if (sd_rngbuf_avx512())
+        S_refill_avx512(s);
+    else if (sd_rngbuf_vectorised())
         S_refill_avx2(s);
     else
 #endif
         S_refill_scalar(s);
     s->next_block += SD_RNGBUF_BLOCKS;
     s->pos = 0;
+}
+
+uint64_t sd_rngbuf_pair_refill(sd_rngbuf *s)
+{
+    uint64_t w0 = sd_rngbuf_u32(s);
+    return w0 | (uint64_t)sd_rngbuf_u32(s) << 32;
 }
 
 /* Trials t0 + idx[i] (idx NULL: t0 + i) for i < n. */

@@ -5,11 +5,12 @@
  * sd_stream (same key = seed, counter = (block, trial), same order of the
  * four 32-bit words of a block, same 53-bit uniforms): only the way they are
  * computed differs.  Philox4x32-10 is a function of the counter, so eight
- * consecutive blocks are computed at once, with AVX2 when the processor has
- * it (checked at run time) and by the scalar Random123 code otherwise.  The
- * arithmetic is on 32-bit integers, so every path gives the same bits on
- * every machine.  Blocks computed past the end of a trial are discarded;
- * they belong to no other trial.
+ * consecutive blocks are computed at once, with AVX-512F or AVX2 when the
+ * processor has it (checked at run time) and by the scalar Random123 code
+ * otherwise.  The arithmetic is on 32-bit integers, so every path gives the
+ * same bits on every machine.  Blocks computed past the end of a trial are
+ * discarded; they belong to no other trial.  A refill leaves the words in
+ * stream order, so a draw is a load and an increment.
  *
  * Cost (docs/performance.md): about 0.5 ns per 32-bit word with AVX2 against
  * about 1 ns for one scalar philox4x32() call per four words. */
@@ -24,10 +25,11 @@
 
 typedef struct sd_rngbuf {
     /* Word w (0..3) of block b (0..7) of the current refill is at
-     * buf[w * 8 + b] (structure of arrays, as the vector code makes it). */
+     * buf[4 * b + w]: the stream's order (the refill transposes). */
     uint32_t buf[SD_RNGBUF_WORDS];
     unsigned pos;         /* words of buf already used; SD_RNGBUF_WORDS: empty */
-    uint64_t next_block;  /* block counter of the next refill's first block */
+    uint64_t next_block;  /* block counter of the next refill's first block, a multiple of
+                           * SD_RNGBUF_BLOCKS (so a refill's blocks share counter word 1) */
     uint32_t key[2];      /* the seed */
     uint32_t trial[2];    /* the trial, counter words 2 and 3 */
 } sd_rngbuf;
@@ -101,21 +103,36 @@ int sd_rngbuf_avx512popcnt(void);
  * default).  Not for use while other threads run kernels. */
 void sd_rngbuf_cap_isa(int isa);
 
+/* Words pos and pos + 1 of the stream when pos >= SD_RNGBUF_WORDS - 1 (a
+ * refill falls before or between them), as w0 + w1·2^32; advances by two. */
+uint64_t sd_rngbuf_pair_refill(sd_rngbuf *s);
+
 /* The next 32 bits (sd_stream_u32). */
 static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)
 {
     if (s->pos == SD_RNGBUF_WORDS)
         sd_rngbuf_refill(s);
-    unsigned k = s->pos++;
-    return s->buf[(k & 3u) * SD_RNGBUF_BLOCKS + (k >> 2)];
+    return s->buf[s->pos++];
 }
 
-/* A uniform double in [0,1) with 53 bits (sd_stream_uniform, same bits). */
+/* A uniform double in [0,1) with 53 bits (sd_stream_uniform, same bits):
+ * U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) < 2^53 from the next two words,
+ * converted once (exact, as sd_stream's (w0>>5)·2^26 + (w1>>6) in doubles). */
 static inline double sd_rngbuf_uniform(sd_rngbuf *s)
 {
-    uint32_t a = sd_rngbuf_u32(s) >> 5; /* 27 bits */
-    uint32_t b = sd_rngbuf_u32(s) >> 6; /* 26 bits */
-    return ((double)a * 67108864.0 + (double)b) * (1.0 / 9007199254740992.0);
+    uint32_t w0, w1;
+    unsigned k = s->pos;
+    if (__builtin_expect(k < SD_RNGBUF_WORDS - 1, 1)) {
+        w0 = s->buf[k];
+        w1 = s->buf[k + 1];
+        s->pos = k + 2;
+    } else {
+        uint64_t w = sd_rngbuf_pair_refill(s);
+        w0 = (uint32_t)w;
+        w1 = (uint32_t)(w >> 32);
+    }
+    uint64_t u = ((uint64_t)(w0 >> 5) << 26) | (w1 >> 6);
+    return (double)(int64_t)u * (1.0 / 9007199254740992.0);
 }
 
 #endif
