@@ -24,12 +24,16 @@
 /* The widest instruction set the vector paths may use (sd_rngbuf_cap_isa). */
 static int S_isa_cap = 2;
 
+/* The refill's code (S_refill_path), -1 until asked. */
+static int S_path = -1;
+
 void sd_rngbuf_cap_isa(int isa)
 {
     __atomic_store_n(&S_isa_cap, isa < 0 ? 2 : isa, __ATOMIC_RELAXED);
+    __atomic_store_n(&S_path, -1, __ATOMIC_RELAXED);
 }
 
-static void S_refill_scalar(sd_rngbuf *s)
+__attribute__((noinline)) static void S_refill_scalar(sd_rngbuf *s)
 {
     philox4x32_key_t key = {{s->key[0], s->key[1]}};
     for (unsigned b = 0; b < SD_RNGBUF_BLOCKS; b++) {
@@ -336,6 +340,7 @@ __attribute__((target("avx512f"))) static void S_refill_avx512(sd_rngbuf *s)
     __m512i c1 = _mm512_set1_epi32((int)(uint32_t)p1);
     __m512i c2 = _mm512_xor_si512(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), _mm512_set1_epi32((int)(s->trial[1] ^ k1)));
     __m512i c3 = P0;
+#pragma GCC unroll 9
     for (int r = 1; r < 10; r++) {
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
@@ -403,10 +408,16 @@ int sd_rngbuf_vectorised(void)
 
 void sd_rngbuf_refill(sd_rngbuf *s)
 {
+    /* 2 AVX-512F, 1 AVX2, 0 scalar: decided once (and again after sd_rngbuf_cap_isa). */
+    int path = __atomic_load_n(&S_path, __ATOMIC_RELAXED);
+    if (path < 0) {
+        path = sd_rngbuf_avx512() ? 2 : sd_rngbuf_vectorised();
+        __atomic_store_n(&S_path, path, __ATOMIC_RELAXED);
+    }
 #if S_HAVE_X86
-    if (sd_rngbuf_avx512())
+    if (path == 2)
         S_refill_avx512(s);
-    else if (sd_rngbuf_vectorised())
+    else if (path == 1)
         S_refill_avx2(s);
     else
 #endif
