@@ -33,6 +33,12 @@ void sd_rngbuf_cap_isa(int isa)
     __atomic_store_n(&S_path, -1, __ATOMIC_RELAXED);
 }
 
+/* sd_stream_uniform of the words w0, w1: U·2^-53 with U = (w0>>5)·2^26 + (w1>>6). */
+static inline double S_u53(uint32_t w0, uint32_t w1)
+{
+    return ((double)(w0 >> 5) * 67108864.0 + (double)(w1 >> 6)) * (1.0 / 9007199254740992.0);
+}
+
 __attribute__((noinline)) static void S_refill_scalar(sd_rngbuf *s)
 {
     philox4x32_key_t key = {{s->key[0], s->key[1]}};
@@ -43,6 +49,8 @@ __attribute__((noinline)) static void S_refill_scalar(sd_rngbuf *s)
         for (unsigned w = 0; w < 4; w++)
             s->buf[4 * b + w] = out.v[w];
     }
+    for (unsigned j = 0; j < SD_RNGBUF_WORDS / 2; j++)
+        s->uni[j] = S_u53(s->buf[2 * j], s->buf[2 * j + 1]);
 }
 
 #if S_HAVE_X86
@@ -81,6 +89,23 @@ __attribute__((target("avx2"))) static inline void S_rounds8(__m256i *c, uint32_
     c[3] = c3;
 }
 
+/* The uniforms of the word pairs (w0, w1) = (low, high half) of the four
+ * 64-bit lanes of r, as sd_stream_uniform: a = w0>>5 < 2^27 and
+ * b = w1>>6 < 2^26 become doubles exactly by the exponent trick
+ * (bits of 2^52 OR x, minus 2^52, is x for x < 2^52), and
+ * (a·2^26 + b)·2^-53 is computed exactly (a·2^26 + b < 2^53). */
+__attribute__((target("avx2"))) static inline __m256d S_uni4(__m256i r)
+{
+    const __m256i e52 = _mm256_set1_epi64x(0x4330000000000000ll);
+    const __m256d two52 = _mm256_set1_pd(4503599627370496.0);
+    __m256i a = _mm256_srli_epi64(_mm256_and_si256(r, _mm256_set1_epi64x(0xFFFFFFE0ll)), 5);
+    __m256i b = _mm256_srli_epi64(r, 38);
+    __m256d da = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(a, e52)), two52);
+    __m256d db = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(b, e52)), two52);
+    return _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(da, _mm256_set1_pd(67108864.0)), db),
+                         _mm256_set1_pd(1.0 / 9007199254740992.0));
+}
+
 /* Lane j of the registers holds block 2j (j < 4) or 2(j-4)+1 (j >= 4) of
  * the refill, so that the in-lane unpacks below transpose the four words
  * registers into stream order with no lane crossing: unpacking the words of
@@ -98,10 +123,12 @@ __attribute__((target("avx2"))) static void S_refill_avx2(sd_rngbuf *s)
     S_rounds8(c, s->key[0], s->key[1]);
     __m256i a01 = _mm256_unpacklo_epi32(c[0], c[1]), a23 = _mm256_unpacklo_epi32(c[2], c[3]);
     __m256i b01 = _mm256_unpackhi_epi32(c[0], c[1]), b23 = _mm256_unpackhi_epi32(c[2], c[3]);
-    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 0), _mm256_unpacklo_epi64(a01, a23));
-    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 8), _mm256_unpackhi_epi64(a01, a23));
-    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 16), _mm256_unpacklo_epi64(b01, b23));
-    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 24), _mm256_unpackhi_epi64(b01, b23));
+    __m256i r[4] = {_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23),
+                    _mm256_unpacklo_epi64(b01, b23), _mm256_unpackhi_epi64(b01, b23)};
+    for (int j = 0; j < 4; j++) {
+        _mm256_storeu_si256((__m256i *)(void *)(s->buf + 8 * j), r[j]);
+        _mm256_storeu_pd(s->uni + 4 * j, S_uni4(r[j]));
+    }
 }
 
 /* The 53-bit integers (wa>>5)·2^26 + (wb>>6) of the eight lanes, in lane
@@ -319,6 +346,19 @@ __attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint
     return i;
 }
 
+/* S_uni4 on the eight 64-bit lanes of r. */
+__attribute__((target("avx512f"))) static inline __m512d S_uni8(__m512i r)
+{
+    const __m512i e52 = _mm512_set1_epi64(0x4330000000000000ll);
+    const __m512d two52 = _mm512_set1_pd(4503599627370496.0);
+    __m512i a = _mm512_srli_epi64(_mm512_and_si512(r, _mm512_set1_epi64(0xFFFFFFE0ll)), 5);
+    __m512i b = _mm512_srli_epi64(r, 38);
+    __m512d da = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(a, e52)), two52);
+    __m512d db = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(b, e52)), two52);
+    return _mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(da, _mm512_set1_pd(67108864.0)), db),
+                         _mm512_set1_pd(1.0 / 9007199254740992.0));
+}
+
 /* The refill with AVX-512F: the eight blocks in the 64-bit lanes, a word in
  * the low half of its lane (the rounds of S_philox8x1, no blends).  Round 1
  * is specialised: c1 = blk_hi, c2 = t_lo, c3 = t_hi are the same in every
@@ -354,8 +394,11 @@ __attribute__((target("avx512f"))) static void S_refill_avx512(sd_rngbuf *s)
     }
     __m512i x01 = _mm512_mask_shuffle_epi32(c0, 0xAAAA, c1, _MM_PERM_CDAB);
     __m512i x23 = _mm512_mask_shuffle_epi32(c2, 0xAAAA, c3, _MM_PERM_CDAB);
-    _mm512_storeu_si512((void *)s->buf, _mm512_unpacklo_epi64(x01, x23));
-    _mm512_storeu_si512((void *)(s->buf + 16), _mm512_unpackhi_epi64(x01, x23));
+    __m512i r0 = _mm512_unpacklo_epi64(x01, x23), r1 = _mm512_unpackhi_epi64(x01, x23);
+    _mm512_storeu_si512((void *)s->buf, r0);
+    _mm512_storeu_si512((void *)(s->buf + 16), r1);
+    _mm512_storeu_pd(s->uni, S_uni8(r0));
+    _mm512_storeu_pd(s->uni + 8, S_uni8(r1));
 }
 
 /* Bit k set: the processor has feature k (0 AVX2, 1 AVX-512F, 2 AVX-512DQ,
@@ -426,10 +469,15 @@ void sd_rngbuf_refill(sd_rngbuf *s)
     s->pos = 0;
 }
 
-uint64_t sd_rngbuf_pair_refill(sd_rngbuf *s)
+double sd_rngbuf_uniform_slow(sd_rngbuf *s)
 {
-    uint64_t w0 = sd_rngbuf_u32(s);
-    return w0 | (uint64_t)sd_rngbuf_u32(s) << 32;
+    if (s->pos == SD_RNGBUF_WORDS) {
+        sd_rngbuf_refill(s);
+        s->pos = 2;
+        return s->uni[0];
+    }
+    uint32_t w0 = sd_rngbuf_u32(s);
+    return S_u53(w0, sd_rngbuf_u32(s));
 }
 
 /* Trials t0 + idx[i] (idx NULL: t0 + i) for i < n. */

@@ -22,8 +22,12 @@
 
 #define SD_RNGBUF_BLOCKS 8u                       /* counter blocks per refill */
 #define SD_RNGBUF_WORDS (4u * SD_RNGBUF_BLOCKS)   /* 32-bit words per refill */
+_Static_assert((SD_RNGBUF_WORDS & (SD_RNGBUF_WORDS - 1)) == 0, "sd_rngbuf_uniform's test needs a power of two");
 
 typedef struct sd_rngbuf {
+    /* uni[j]: the uniform of words 2j and 2j+1 of buf (sd_rngbuf_uniform's
+     * value at an even pos), computed by the refill. */
+    double uni[SD_RNGBUF_WORDS / 2];
     /* Word w (0..3) of block b (0..7) of the current refill is at
      * buf[4 * b + w]: the stream's order (the refill transposes). */
     uint32_t buf[SD_RNGBUF_WORDS];
@@ -103,9 +107,8 @@ int sd_rngbuf_avx512popcnt(void);
  * default).  Not for use while other threads run kernels. */
 void sd_rngbuf_cap_isa(int isa);
 
-/* Words pos and pos + 1 of the stream when pos >= SD_RNGBUF_WORDS - 1 (a
- * refill falls before or between them), as w0 + w1·2^32; advances by two. */
-uint64_t sd_rngbuf_pair_refill(sd_rngbuf *s);
+/* sd_rngbuf_uniform when pos is odd or SD_RNGBUF_WORDS. */
+double sd_rngbuf_uniform_slow(sd_rngbuf *s);
 
 /* The next 32 bits (sd_stream_u32). */
 static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)
@@ -116,23 +119,17 @@ static inline uint32_t sd_rngbuf_u32(sd_rngbuf *s)
 }
 
 /* A uniform double in [0,1) with 53 bits (sd_stream_uniform, same bits):
- * U·2^-53 with U = (w0>>5)·2^26 + (w1>>6) < 2^53 from the next two words,
- * converted once (exact, as sd_stream's (w0>>5)·2^26 + (w1>>6) in doubles). */
+ * from an even pos (the usual case: the callers draw only uniforms) the
+ * refill has computed it.  SD_RNGBUF_WORDS is a power of two, so
+ * pos & ~(SD_RNGBUF_WORDS - 2) == 0 says pos is even and below SD_RNGBUF_WORDS. */
 static inline double sd_rngbuf_uniform(sd_rngbuf *s)
 {
-    uint32_t w0, w1;
     unsigned k = s->pos;
-    if (__builtin_expect(k < SD_RNGBUF_WORDS - 1, 1)) {
-        w0 = s->buf[k];
-        w1 = s->buf[k + 1];
+    if (__builtin_expect((k & ~(SD_RNGBUF_WORDS - 2u)) == 0, 1)) {
         s->pos = k + 2;
-    } else {
-        uint64_t w = sd_rngbuf_pair_refill(s);
-        w0 = (uint32_t)w;
-        w1 = (uint32_t)(w >> 32);
+        return s->uni[k >> 1];
     }
-    uint64_t u = ((uint64_t)(w0 >> 5) << 26) | (w1 >> 6);
-    return (double)(int64_t)u * (1.0 / 9007199254740992.0);
+    return sd_rngbuf_uniform_slow(s);
 }
 
 #endif
