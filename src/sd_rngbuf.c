@@ -123,12 +123,16 @@ __attribute__((target("avx2"))) static void S_refill_avx2(sd_rngbuf *s)
     S_rounds8(c, s->key[0], s->key[1]);
     __m256i a01 = _mm256_unpacklo_epi32(c[0], c[1]), a23 = _mm256_unpacklo_epi32(c[2], c[3]);
     __m256i b01 = _mm256_unpackhi_epi32(c[0], c[1]), b23 = _mm256_unpackhi_epi32(c[2], c[3]);
-    __m256i r[4] = {_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23),
-                    _mm256_unpacklo_epi64(b01, b23), _mm256_unpackhi_epi64(b01, b23)};
-    for (int j = 0; j < 4; j++) {
-        _mm256_storeu_si256((__m256i *)(void *)(s->buf + 8 * j), r[j]);
-        _mm256_storeu_pd(s->uni + 4 * j, S_uni4(r[j]));
-    }
+    __m256i r0 = _mm256_unpacklo_epi64(a01, a23), r1 = _mm256_unpackhi_epi64(a01, a23);
+    __m256i r2 = _mm256_unpacklo_epi64(b01, b23), r3 = _mm256_unpackhi_epi64(b01, b23);
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 0), r0);
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 8), r1);
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 16), r2);
+    _mm256_storeu_si256((__m256i *)(void *)(s->buf + 24), r3);
+    _mm256_storeu_pd(s->uni + 0, S_uni4(r0));
+    _mm256_storeu_pd(s->uni + 4, S_uni4(r1));
+    _mm256_storeu_pd(s->uni + 8, S_uni4(r2));
+    _mm256_storeu_pd(s->uni + 12, S_uni4(r3));
 }
 
 /* The 53-bit integers (wa>>5)·2^26 + (wb>>6) of the eight lanes, in lane
