@@ -90,20 +90,20 @@ __attribute__((target("avx2"))) static inline void S_rounds8(__m256i *c, uint32_
 }
 
 /* The uniforms of the word pairs (w0, w1) = (low, high half) of the four
- * 64-bit lanes of r, as sd_stream_uniform: a = w0>>5 < 2^27 and
- * b = w1>>6 < 2^26 become doubles exactly by the exponent trick
- * (bits of 2^52 OR x, minus 2^52, is x for x < 2^52), and
- * (a·2^26 + b)·2^-53 is computed exactly (a·2^26 + b < 2^53). */
+ * 64-bit lanes of r, as sd_stream_uniform: (a·2^26 + b)·2^-53 with
+ * a = w0>>5 < 2^27, b = w1>>6 < 2^26, by the exponent trick: with a in the
+ * mantissa bits of 2^25 (whose ulp is 2^-27) the double is 2^25 + a·2^-27,
+ * and with b in those of 2^-1 (ulp 2^-53) it is 2^-1 + b·2^-53; both
+ * subtractions and the sum are exact (the sum is a multiple of 2^-53
+ * below 1). */
 __attribute__((target("avx2"))) static inline __m256d S_uni4(__m256i r)
 {
-    const __m256i e52 = _mm256_set1_epi64x(0x4330000000000000ll);
-    const __m256d two52 = _mm256_set1_pd(4503599627370496.0);
-    __m256i a = _mm256_srli_epi64(_mm256_and_si256(r, _mm256_set1_epi64x(0xFFFFFFE0ll)), 5);
-    __m256i b = _mm256_srli_epi64(r, 38);
-    __m256d da = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(a, e52)), two52);
-    __m256d db = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(b, e52)), two52);
-    return _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(da, _mm256_set1_pd(67108864.0)), db),
-                         _mm256_set1_pd(1.0 / 9007199254740992.0));
+    const __m256i ma = _mm256_set1_epi64x(0x07FFFFFF), ea = _mm256_set1_epi64x(0x4180000000000000ll);
+    const __m256i eb = _mm256_set1_epi64x(0x3FE0000000000000ll);
+    __m256i a = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(r, 5), ma), ea);
+    __m256i b = _mm256_or_si256(_mm256_srli_epi64(r, 38), eb);
+    return _mm256_add_pd(_mm256_sub_pd(_mm256_castsi256_pd(a), _mm256_set1_pd(33554432.0)),
+                         _mm256_sub_pd(_mm256_castsi256_pd(b), _mm256_set1_pd(0.5)));
 }
 
 /* Lane j of the registers holds block 2j (j < 4) or 2(j-4)+1 (j >= 4) of
@@ -350,17 +350,15 @@ __attribute__((target("avx512f"))) static size_t S_hi_avx512(uint64_t seed, uint
     return i;
 }
 
-/* S_uni4 on the eight 64-bit lanes of r. */
+/* S_uni4 on the eight 64-bit lanes of r ((x & ma) | ea in one ternary-logic op). */
 __attribute__((target("avx512f"))) static inline __m512d S_uni8(__m512i r)
 {
-    const __m512i e52 = _mm512_set1_epi64(0x4330000000000000ll);
-    const __m512d two52 = _mm512_set1_pd(4503599627370496.0);
-    __m512i a = _mm512_srli_epi64(_mm512_and_si512(r, _mm512_set1_epi64(0xFFFFFFE0ll)), 5);
-    __m512i b = _mm512_srli_epi64(r, 38);
-    __m512d da = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(a, e52)), two52);
-    __m512d db = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(b, e52)), two52);
-    return _mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(da, _mm512_set1_pd(67108864.0)), db),
-                         _mm512_set1_pd(1.0 / 9007199254740992.0));
+    const __m512i ma = _mm512_set1_epi64(0x07FFFFFF), ea = _mm512_set1_epi64(0x4180000000000000ll);
+    const __m512i eb = _mm512_set1_epi64(0x3FE0000000000000ll);
+    __m512i a = _mm512_ternarylogic_epi64(_mm512_srli_epi64(r, 5), ma, ea, 0xEA);
+    __m512i b = _mm512_or_si512(_mm512_srli_epi64(r, 38), eb);
+    return _mm512_add_pd(_mm512_sub_pd(_mm512_castsi512_pd(a), _mm512_set1_pd(33554432.0)),
+                         _mm512_sub_pd(_mm512_castsi512_pd(b), _mm512_set1_pd(0.5)));
 }
 
 /* The refill with AVX-512F: the eight blocks in the 64-bit lanes, a word in
@@ -384,15 +382,21 @@ __attribute__((target("avx512f"))) static void S_refill_avx512(sd_rngbuf *s)
     __m512i c1 = _mm512_set1_epi32((int)(uint32_t)p1);
     __m512i c2 = _mm512_xor_si512(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), _mm512_set1_epi32((int)(s->trial[1] ^ k1)));
     __m512i c3 = P0;
+    /* The round keys by one vector add each (the empty asm hides the
+     * constants from the compiler, which would otherwise broadcast each
+     * round's key from a scalar: two instructions). */
+    __m512i w0 = _mm512_set1_epi32((int)PHILOX_W32_0), w1 = _mm512_set1_epi32((int)PHILOX_W32_1);
+    __asm__("" : "+v"(w0), "+v"(w1));
+    __m512i kv0 = _mm512_set1_epi32((int)k0), kv1 = _mm512_set1_epi32((int)k1);
 #pragma GCC unroll 9
     for (int r = 1; r < 10; r++) {
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
+        kv0 = _mm512_add_epi32(kv0, w0);
+        kv1 = _mm512_add_epi32(kv1, w1);
         __m512i P1;
         P0 = _mm512_mul_epu32(c0, m0);
         P1 = _mm512_mul_epu32(c2, m1);
-        c0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P1, _MM_PERM_CDAB), c1, _mm512_set1_epi32((int)k0), 0x96);
-        c2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), c3, _mm512_set1_epi32((int)k1), 0x96);
+        c0 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P1, _MM_PERM_CDAB), c1, kv0, 0x96);
+        c2 = _mm512_ternarylogic_epi32(_mm512_shuffle_epi32(P0, _MM_PERM_CDAB), c3, kv1, 0x96);
         c1 = P1;
         c3 = P0;
     }
