@@ -1,4 +1,4 @@
-/* sd_rngbuf.c — eight Philox4x32-10 blocks per call (sd_rngbuf.h).
+/* sd_rngbuf.c — eight Philox4x32-10 blocks per refill (sd_rngbuf.h).
  *
  * Philox4x32-10 (Salmon et al. 2011; Random123 philox.h): ten rounds of
  *   (lo0,hi0) = M0·c0,  (lo1,hi1) = M1·c2   (32×32 → 64-bit products)
@@ -9,7 +9,9 @@
  * lanes down, and blends put the low and high halves back in place.
  * sd_rngbuf_trials runs the same rounds with the trial, not the block, varying
  * across the lanes; with AVX-512 it keeps one counter per 64-bit lane
- * instead, which needs no blends (S_philox8x1 below). */
+ * instead, which needs no blends (S_philox8x1 below), and so does the
+ * AVX-512 refill.  A refill transposes the blocks' words into stream order
+ * and converts each pair of words to its 53-bit uniform (sd_rngbuf.h). */
 #include "sd_rngbuf.h"
 
 #include <Random123/philox.h>
@@ -457,7 +459,8 @@ int sd_rngbuf_vectorised(void)
     return S_can(1u, 1);
 }
 
-void sd_rngbuf_refill(sd_rngbuf *s)
+/* sd_rngbuf_refill, inlined in its two callers here. */
+static inline void S_refill(sd_rngbuf *s)
 {
     /* 2 AVX-512F, 1 AVX2, 0 scalar: decided once (and again after sd_rngbuf_cap_isa). */
     int path = __atomic_load_n(&S_path, __ATOMIC_RELAXED);
@@ -477,10 +480,15 @@ void sd_rngbuf_refill(sd_rngbuf *s)
     s->pos = 0;
 }
 
+void sd_rngbuf_refill(sd_rngbuf *s)
+{
+    S_refill(s);
+}
+
 double sd_rngbuf_uniform_slow(sd_rngbuf *s)
 {
     if (s->pos == SD_RNGBUF_WORDS) {
-        sd_rngbuf_refill(s);
+        S_refill(s);
         s->pos = 2;
         return s->uni[0];
     }
