@@ -223,17 +223,14 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
          * p_i reach 0 at i < G (η_i and the rest never drawn), the stream
          * is replayed from the iteration's start to just after x_i, so
          * every number is the one the step-by-step loop draws. */
-        size_t xs[S_AHEAD];
-        double etas[S_AHEAD], qs[S_AHEAD];
-        sd_rngbuf at_start;
-        int ahead = G <= S_AHEAD;
-        if (ahead) {
-            at_start = rng;
+        if (G <= S_AHEAD) {
+            size_t xs[S_AHEAD], ctx[S_AHEAD];
+            double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
+            sd_rngbuf at_start = rng;
             for (size_t i = 0; i < G; i++) {
                 xs[i] = sd_backoff_draw_p(m, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
-            size_t ctx[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
                 ctx[i] = i ? xs[i - 1] : prev;
                 if (m->hctx)
@@ -242,28 +239,52 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
                     __builtin_prefetch(m->m1 + 2 * xs[i]);
             }
             sd_backoff_q_many(m, ctx, xs, G, qs);
-        }
-        for (size_t i = 1; i <= G; i++) {
-            size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
-            tokens[n + i - 1] = x;
-            double num = pi * (ahead ? qs[i - 1] : sd_backoff_q(m, y, x)), px = m->p[x];
-            pi = num >= px ? 1.0 : num / px;
-            y = x;
-            if (pi == 0.0) {
-                if (ahead) {
+            /* p_i forward; the loop of Alg. 2 stops at the first p_i = 0,
+             * which leaves only positions 1..g testable. */
+            size_t g = G;
+            for (size_t i = 0; i < G; i++) {
+                size_t x = xs[i];
+                tokens[n + i] = x;
+                double num = pi * qs[i], px = m->p[x];
+                pi = ps[i] = num >= px ? 1.0 : num / px;
+                if (pi == 0.0) {
+                    g = i;
                     rng = at_start;
-                    for (size_t j = 0; j < 2 * i - 1; j++)
+                    for (size_t j = 0; j < 2 * i + 1; j++)
                         (void)sd_rngbuf_uniform(&rng);
+                    break;
                 }
-                break;
             }
-            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
-            int accept = S_block_test(m, i, G, x, pi, eta, &mm_i);
-            if (accept) {
-                tau = i;
-                tau_p = pi;
-                tau_prev = x;
-                tau_mm = mm_i;
+            /* τ is the last accepted position (Alg. 2), and each test reads
+             * only its own η_i, p_i, x_i: testing from i = g down and
+             * stopping at the first accept gives the same τ, p_τ, x_τ and
+             * the same m_{x_τ}(p_τ); the tests below τ are never needed. */
+            for (size_t i = g; i >= 1; i--) {
+                double mm_i;
+                if (S_block_test(m, i, G, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
+                    tau = i;
+                    tau_p = ps[i - 1];
+                    tau_prev = xs[i - 1];
+                    tau_mm = mm_i;
+                    break;
+                }
+            }
+        } else {
+            for (size_t i = 1; i <= G; i++) {
+                size_t x = sd_backoff_draw_p(m, &rng);
+                tokens[n + i - 1] = x;
+                double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+                pi = num >= px ? 1.0 : num / px;
+                y = x;
+                if (pi == 0.0)
+                    break;
+                double eta = sd_rngbuf_uniform(&rng), mm_i = NAN;
+                if (S_block_test(m, i, G, x, pi, eta, &mm_i)) {
+                    tau = i;
+                    tau_p = pi;
+                    tau_prev = x;
+                    tau_mm = mm_i;
+                }
             }
         }
         size_t emitted = S_block_finish(m, G, tokenwise, tau, tau_p, tau_prev, tau_mm, T - n, tokens + n, &rng);
