@@ -157,11 +157,8 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
  * orders of magnitude, so every decision is the one the computed mm gives.
  * At i = G, accept with probability pi.  *mm_i gets m_x(pi) when computed,
  * else NaN. */
-static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
+static inline int S_block_test_lt(const sd_backoff *m, size_t x, double pi, double eta, double *mm_i)
 {
-    *mm_i = NAN;
-    if (i >= G)
-        return eta < pi;
     if (m->m1 && pi < 1.0) {
         const sd_backoff_ctx *h = m->hctx ? m->hctx + x : NULL;
         double m1 = h ? h->m1 : m->m1[2 * x], U = pi * m1, L = m1 + (h ? h->m1d : m->m1[2 * x + 1]) * (pi - 1.0);
@@ -175,6 +172,12 @@ static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, doubl
     }
     double mm = *mm_i = sd_backoff_mass(m, x, pi);
     return eta * (mm + (1.0 - pi)) < mm;
+}
+
+static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
+{
+    *mm_i = NAN;
+    return i >= G ? eta < pi : S_block_test_lt(m, x, pi, eta, mm_i);
 }
 
 /* The end of a block iteration that accepted tau of G drafts (tok[0..) are
@@ -212,6 +215,8 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     sd_rngbuf rng;
     sd_rngbuf_init(&rng, seed, trial);
     size_t prev = m->start, rej = 0, its = 0;
+    const sd_backoff_ctx *hctx = m->hctx;
+    const double *m1 = m->m1;
     tokens[0] = prev;
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
@@ -224,28 +229,26 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
          * is replayed from the iteration's start to just after x_i, so
          * every number is the one the step-by-step loop draws. */
         if (G <= S_AHEAD) {
-            size_t xs[S_AHEAD], ctx[S_AHEAD];
+            /* x_i is drawn into tokens[n + i - 1] (positions past the
+             * iteration's output are rewritten by the next iterations), so
+             * the contexts x_{i-1} are tokens[n - 1 ..] (tokens[n - 1] = prev). */
+            size_t *xs = tokens + n;
             double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
             sd_rngbuf at_start = rng;
             for (size_t i = 0; i < G; i++) {
-                xs[i] = sd_backoff_draw_p(m, &rng);
+                size_t x = xs[i] = sd_backoff_draw_p(m, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
+                if (hctx)
+                    __builtin_prefetch(hctx + x);
+                else if (m1)
+                    __builtin_prefetch(m1 + 2 * x);
             }
-            for (size_t i = 0; i < G; i++) {
-                ctx[i] = i ? xs[i - 1] : prev;
-                if (m->hctx)
-                    __builtin_prefetch(m->hctx + xs[i]);
-                else if (m->m1)
-                    __builtin_prefetch(m->m1 + 2 * xs[i]);
-            }
-            sd_backoff_q_many(m, ctx, xs, G, qs);
+            sd_backoff_q_many(m, xs - 1, xs, G, qs);
             /* p_i forward; the loop of Alg. 2 stops at the first p_i = 0,
              * which leaves only positions 1..g testable. */
             size_t g = G;
             for (size_t i = 0; i < G; i++) {
-                size_t x = xs[i];
-                tokens[n + i] = x;
-                double num = pi * qs[i], px = m->p[x];
+                double num = pi * qs[i], px = m->p[xs[i]];
                 pi = ps[i] = num >= px ? 1.0 : num / px;
                 if (pi == 0.0) {
                     g = i;
@@ -258,16 +261,25 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             /* τ is the last accepted position (Alg. 2), and each test reads
              * only its own η_i, p_i, x_i: testing from i = g down and
              * stopping at the first accept gives the same τ, p_τ, x_τ and
-             * the same m_{x_τ}(p_τ); the tests below τ are never needed. */
-            for (size_t i = g; i >= 1; i--) {
-                double mm_i;
-                if (S_block_test(m, i, G, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
+             * the same m_{x_τ}(p_τ); the tests below τ are never needed.
+             * At i = G the test is η_G < p_G. */
+            size_t i = g;
+            if (i == G) {
+                if (etas[i - 1] < ps[i - 1])
                     tau = i;
-                    tau_p = ps[i - 1];
-                    tau_prev = xs[i - 1];
+                else
+                    i--;
+            }
+            for (; i >= 1 && !tau; i--) {
+                double mm_i = NAN;
+                if (S_block_test_lt(m, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
+                    tau = i;
                     tau_mm = mm_i;
-                    break;
                 }
+            }
+            if (tau) {
+                tau_p = ps[tau - 1];
+                tau_prev = xs[tau - 1];
             }
         } else {
             for (size_t i = 1; i <= G; i++) {
