@@ -157,11 +157,12 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
  * orders of magnitude, so every decision is the one the computed mm gives.
  * At i = G, accept with probability pi.  *mm_i gets m_x(pi) when computed,
  * else NaN. */
-static inline int S_block_test_lt(const sd_backoff *m, size_t x, double pi, double eta, double *mm_i)
+static inline int S_block_test_lt(const sd_backoff *m, const sd_backoff_ctx *hctx, const double *m1v, size_t x,
+                                  double pi, double eta, double *mm_i)
 {
-    if (m->m1 && pi < 1.0) {
-        const sd_backoff_ctx *h = m->hctx ? m->hctx + x : NULL;
-        double m1 = h ? h->m1 : m->m1[2 * x], U = pi * m1, L = m1 + (h ? h->m1d : m->m1[2 * x + 1]) * (pi - 1.0);
+    if (m1v && pi < 1.0) {
+        double m1 = hctx ? hctx[x].m1 : m1v[2 * x], U = pi * m1,
+               L = m1 + (hctx ? hctx[x].m1d : m1v[2 * x + 1]) * (pi - 1.0);
         L = L > 0.0 ? L : 0.0;
         if (L + (1.0 - pi) > 1e-3) {
             if (eta < L / (L + (1.0 - pi)) - 1e-9)
@@ -177,7 +178,7 @@ static inline int S_block_test_lt(const sd_backoff *m, size_t x, double pi, doub
 static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
 {
     *mm_i = NAN;
-    return i >= G ? eta < pi : S_block_test_lt(m, x, pi, eta, mm_i);
+    return i >= G ? eta < pi : S_block_test_lt(m, m->hctx, m->m1, x, pi, eta, mm_i);
 }
 
 /* The end of a block iteration that accepted tau of G drafts (tok[0..) are
@@ -217,6 +218,9 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     size_t prev = m->start, rej = 0, its = 0;
     const sd_backoff_ctx *hctx = m->hctx;
     const double *m1 = m->m1;
+    double *hist = obs->hist;
+    sd_welford *acc = obs->acc;
+    const int first = obs->first_iteration;
     tokens[0] = prev;
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
@@ -272,7 +276,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             }
             for (; i >= 1 && !tau; i--) {
                 double mm_i = NAN;
-                if (S_block_test_lt(m, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
+                if (S_block_test_lt(m, hctx, m1, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
                     tau = i;
                     tau_mm = mm_i;
                 }
@@ -302,13 +306,13 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
         size_t emitted = S_block_finish(m, G, tokenwise, tau, tau_p, tau_prev, tau_mm, T - n, tokens + n, &rng);
         rej += tau < G;
         its++;
-        if (obs->hist)
-            obs->hist[tau] += 1.0;
-        if (obs->acc)
-            sd_welford_add(obs->acc, (double)tau);
+        if (hist)
+            hist[tau] += 1.0;
+        if (acc)
+            sd_welford_add(acc, (double)tau);
         prev = tokens[n + emitted - 1];
         n += emitted;
-        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+        if (first) /* SD_OBS_FIRST: one iteration (eval accept-length) */
             break;
     }
     *rejections = rej;
