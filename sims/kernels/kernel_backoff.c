@@ -146,6 +146,18 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
     *iterations = its;
 }
 
+/* sd_backoff_draw_p inlined (the same arithmetic, so the same token and
+ * the same one uniform of the stream): Walker's alias table of p, k = ⌊vV⌋
+ * kept when vV - k < ap[k], else lp[k]. */
+static inline size_t S_draw_p(const sd_backoff *m, sd_rngbuf *rng)
+{
+    double v = sd_rngbuf_uniform(rng) * (double)m->V;
+    size_t k = (size_t)v;
+    if (k >= m->V)
+        k = m->V - 1;
+    return v - (double)k < m->ap[k] ? k : m->lp[k];
+}
+
 /* Draft blocks up to this length are drawn ahead (S_block_trial). */
 #define S_AHEAD 64
 
@@ -240,7 +252,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
             sd_rngbuf at_start = rng;
             for (size_t i = 0; i < G; i++) {
-                size_t x = xs[i] = sd_backoff_draw_p(m, &rng);
+                size_t x = xs[i] = S_draw_p(m, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
                 if (hctx)
                     __builtin_prefetch(hctx + x);
