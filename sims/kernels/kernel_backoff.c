@@ -147,15 +147,16 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
 }
 
 /* sd_backoff_draw_p inlined (the same arithmetic, so the same token and
- * the same one uniform of the stream): Walker's alias table of p, k = ⌊vV⌋
- * kept when vV - k < ap[k], else lp[k]. */
-static inline size_t S_draw_p(const sd_backoff *m, sd_rngbuf *rng)
+ * the same one uniform of the stream): Walker's alias table (thr, alias)
+ * of p, k = ⌊vV⌋ kept when vV - k < thr[k], else alias[k].  vV < 2^63, so
+ * the signed conversion truncates to the same k as (size_t). */
+static inline size_t S_draw_p(size_t V, const double *thr, const uint32_t *alias, sd_rngbuf *rng)
 {
-    double v = sd_rngbuf_uniform(rng) * (double)m->V;
-    size_t k = (size_t)v;
-    if (k >= m->V)
-        k = m->V - 1;
-    return v - (double)k < m->ap[k] ? k : m->lp[k];
+    double v = sd_rngbuf_uniform(rng) * (double)V;
+    size_t k = (size_t)(int64_t)v;
+    if (k >= V)
+        k = V - 1;
+    return v - (double)k < thr[k] ? k : alias[k];
 }
 
 /* Draft blocks up to this length are drawn ahead (S_block_trial). */
@@ -229,7 +230,9 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     sd_rngbuf_init(&rng, seed, trial);
     size_t prev = m->start, rej = 0, its = 0;
     const sd_backoff_ctx *hctx = m->hctx;
-    const double *m1 = m->m1;
+    const double *m1 = m->m1, *ap = m->ap;
+    const uint32_t *lp = m->lp;
+    const size_t V = m->V;
     double *hist = obs->hist;
     sd_welford *acc = obs->acc;
     const int first = obs->first_iteration;
@@ -252,7 +255,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
             sd_rngbuf at_start = rng;
             for (size_t i = 0; i < G; i++) {
-                size_t x = xs[i] = S_draw_p(m, &rng);
+                size_t x = xs[i] = S_draw_p(V, ap, lp, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
                 if (hctx)
                     __builtin_prefetch(hctx + x);
