@@ -230,7 +230,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     sd_rngbuf_init(&rng, seed, trial);
     size_t prev = m->start, rej = 0, its = 0;
     const sd_backoff_ctx *hctx = m->hctx;
-    const double *m1 = m->m1, *ap = m->ap;
+    const double *m1 = m->m1, *ap = m->ap, *p = m->p;
     const uint32_t *lp = m->lp;
     const size_t V = m->V;
     double *hist = obs->hist;
@@ -257,6 +257,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             for (size_t i = 0; i < G; i++) {
                 size_t x = xs[i] = S_draw_p(V, ap, lp, &rng);
                 etas[i] = sd_rngbuf_uniform(&rng);
+                __builtin_prefetch(p + x);
                 if (hctx)
                     __builtin_prefetch(hctx + x);
                 else if (m1)
@@ -267,7 +268,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
              * which leaves only positions 1..g testable. */
             size_t g = G;
             for (size_t i = 0; i < G; i++) {
-                double num = pi * qs[i], px = m->p[xs[i]];
+                double num = pi * qs[i], px = p[xs[i]];
                 pi = ps[i] = num >= px ? 1.0 : num / px;
                 if (pi == 0.0) {
                     g = i;
