@@ -168,8 +168,10 @@ static inline size_t S_draw_p(size_t V, const double *thr, const uint32_t *alias
  * sd_backoff.h settle most draws without computing mm.  The margins (1e-9,
  * and a denominator of at least 1e-3) exceed the rounding of mm's sums by
  * orders of magnitude, so every decision is the one the computed mm gives.
- * At i = G, accept with probability pi.  *mm_i gets m_x(pi) when computed,
- * else NaN. */
+ * At i = G, accept with probability pi (S_block_test; S_block_test_lt is
+ * the test for i < G, with the context lines hctx or the pairs m1v read
+ * through pointers the caller holds).  *mm_i gets m_x(pi) when computed,
+ * else NaN (S_block_test_lt leaves it alone then). */
 static inline int S_block_test_lt(const sd_backoff *m, const sd_backoff_ctx *hctx, const double *m1v, size_t x,
                                   double pi, double eta, double *mm_i)
 {
@@ -270,7 +272,7 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             for (size_t i = 0; i < G; i++) {
                 double num = pi * qs[i], px = p[xs[i]];
                 pi = ps[i] = num >= px ? 1.0 : num / px;
-                if (pi == 0.0) {
+                if (pi == 0.0) { /* p_{i+1} = 0: the stream resumes after x_1, η_1, ..., x_{i+1} */
                     g = i;
                     rng = at_start;
                     for (size_t j = 0; j < 2 * i + 1; j++)
