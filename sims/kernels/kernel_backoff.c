@@ -256,9 +256,20 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             size_t *xs = tokens + n;
             double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
             sd_rngbuf at_start = rng;
+            /* S_draw_p in two passes: the slots k of all G draws first (the
+             * uniforms in stream order), so the alias-table reads overlap. */
+            double vs[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
-                size_t x = xs[i] = S_draw_p(V, ap, lp, &rng);
+                double v = vs[i] = sd_rngbuf_uniform(&rng) * (double)V;
+                size_t k = (size_t)(int64_t)v;
+                k = k >= V ? V - 1 : k;
+                xs[i] = k;
+                __builtin_prefetch(ap + k);
+                __builtin_prefetch(lp + k);
                 etas[i] = sd_rngbuf_uniform(&rng);
+            }
+            for (size_t i = 0; i < G; i++) {
+                size_t k = xs[i], x = xs[i] = vs[i] - (double)k < ap[k] ? k : lp[k];
                 __builtin_prefetch(p + x);
                 if (hctx)
                     __builtin_prefetch(hctx + x);
