@@ -146,19 +146,6 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
     *iterations = its;
 }
 
-/* sd_backoff_draw_p inlined (the same arithmetic, so the same token and
- * the same one uniform of the stream): Walker's alias table (thr, alias)
- * of p, k = ⌊vV⌋ kept when vV - k < thr[k], else alias[k].  vV < 2^63, so
- * the signed conversion truncates to the same k as (size_t). */
-static inline size_t S_draw_p(size_t V, const double *thr, const uint32_t *alias, sd_rngbuf *rng)
-{
-    double v = sd_rngbuf_uniform(rng) * (double)V;
-    size_t k = (size_t)(int64_t)v;
-    if (k >= V)
-        k = V - 1;
-    return v - (double)k < thr[k] ? k : alias[k];
-}
-
 /* Draft blocks up to this length are drawn ahead (S_block_trial). */
 #define S_AHEAD 64
 
@@ -256,8 +243,12 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
             size_t *xs = tokens + n;
             double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
             sd_rngbuf at_start = rng;
-            /* S_draw_p in two passes: the slots k of all G draws first (the
-             * uniforms in stream order), so the alias-table reads overlap. */
+            /* x_i ~ p by sd_backoff_draw_p's arithmetic (so the same token
+             * from the same one uniform): Walker's alias table (ap, lp) of p,
+             * k = ⌊vV⌋ kept when vV - k < ap[k], else lp[k] (vV < 2^63: the
+             * signed conversion truncates to the same k).  In two passes:
+             * the slots of all G draws first (the uniforms in stream order),
+             * so the table reads overlap. */
             double vs[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
                 double v = vs[i] = sd_rngbuf_uniform(&rng) * (double)V;
