@@ -155,16 +155,16 @@ static void S_token2_trial(const sd_backoff *m, size_t gamma, uint64_t seed, uin
  * sd_backoff.h settle most draws without computing mm.  The margins (1e-9,
  * and a denominator of at least 1e-3) exceed the rounding of mm's sums by
  * orders of magnitude, so every decision is the one the computed mm gives.
- * At i = G, accept with probability pi.  *mm_i gets m_x(pi) when computed,
- * else NaN. */
-static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
+ * At i = G, accept with probability pi (S_block_test; S_block_test_lt is
+ * the test for i < G, with the context lines hctx or the pairs m1v read
+ * through pointers the caller holds).  *mm_i gets m_x(pi) when computed,
+ * else NaN (S_block_test_lt leaves it alone then). */
+static inline int S_block_test_lt(const sd_backoff *m, const sd_backoff_ctx *hctx, const double *m1v, size_t x,
+                                  double pi, double eta, double *mm_i)
 {
-    *mm_i = NAN;
-    if (i >= G)
-        return eta < pi;
-    if (m->m1 && pi < 1.0) {
-        const sd_backoff_ctx *h = m->hctx ? m->hctx + x : NULL;
-        double m1 = h ? h->m1 : m->m1[2 * x], U = pi * m1, L = m1 + (h ? h->m1d : m->m1[2 * x + 1]) * (pi - 1.0);
+    if (m1v && pi < 1.0) {
+        double m1 = hctx ? hctx[x].m1 : m1v[2 * x], U = pi * m1,
+               L = m1 + (hctx ? hctx[x].m1d : m1v[2 * x + 1]) * (pi - 1.0);
         L = L > 0.0 ? L : 0.0;
         if (L + (1.0 - pi) > 1e-3) {
             if (eta < L / (L + (1.0 - pi)) - 1e-9)
@@ -175,6 +175,12 @@ static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, doubl
     }
     double mm = *mm_i = sd_backoff_mass(m, x, pi);
     return eta * (mm + (1.0 - pi)) < mm;
+}
+
+static int S_block_test(const sd_backoff *m, size_t i, size_t G, size_t x, double pi, double eta, double *mm_i)
+{
+    *mm_i = NAN;
+    return i >= G ? eta < pi : S_block_test_lt(m, m->hctx, m->m1, x, pi, eta, mm_i);
 }
 
 /* The end of a block iteration that accepted tau of G drafts (tok[0..) are
@@ -212,6 +218,13 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
     sd_rngbuf rng;
     sd_rngbuf_init(&rng, seed, trial);
     size_t prev = m->start, rej = 0, its = 0;
+    const sd_backoff_ctx *hctx = m->hctx;
+    const double *m1 = m->m1, *ap = m->ap, *p = m->p;
+    const uint32_t *lp = m->lp;
+    const size_t V = m->V;
+    double *hist = obs->hist;
+    sd_welford *acc = obs->acc;
+    const int first = obs->first_iteration;
     tokens[0] = prev;
     for (size_t n = 1; n <= T;) {
         size_t G = sd_draft_len_at(gamma, T, n), tau = 0, tau_prev = prev, y = prev;
@@ -223,59 +236,103 @@ static void S_block_trial(const sd_backoff *m, size_t gamma, int tokenwise, uint
          * p_i reach 0 at i < G (η_i and the rest never drawn), the stream
          * is replayed from the iteration's start to just after x_i, so
          * every number is the one the step-by-step loop draws. */
-        size_t xs[S_AHEAD];
-        double etas[S_AHEAD], qs[S_AHEAD];
-        sd_rngbuf at_start;
-        int ahead = G <= S_AHEAD;
-        if (ahead) {
-            at_start = rng;
+        if (G <= S_AHEAD) {
+            /* x_i is drawn into tokens[n + i - 1] (positions past the
+             * iteration's output are rewritten by the next iterations), so
+             * the contexts x_{i-1} are tokens[n - 1 ..] (tokens[n - 1] = prev). */
+            size_t *xs = tokens + n;
+            double etas[S_AHEAD], qs[S_AHEAD], ps[S_AHEAD];
+            sd_rngbuf at_start = rng;
+            /* x_i ~ p by sd_backoff_draw_p's arithmetic (so the same token
+             * from the same one uniform): Walker's alias table (ap, lp) of p,
+             * k = ⌊vV⌋ kept when vV - k < ap[k], else lp[k] (vV < 2^63: the
+             * signed conversion truncates to the same k).  In two passes:
+             * the slots of all G draws first (the uniforms in stream order),
+             * so the table reads overlap. */
+            double vs[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
-                xs[i] = sd_backoff_draw_p(m, &rng);
+                double v = vs[i] = sd_rngbuf_uniform(&rng) * (double)V;
+                size_t k = (size_t)(int64_t)v;
+                k = k >= V ? V - 1 : k;
+                xs[i] = k;
+                __builtin_prefetch(ap + k);
+                __builtin_prefetch(lp + k);
                 etas[i] = sd_rngbuf_uniform(&rng);
             }
-            size_t ctx[S_AHEAD];
             for (size_t i = 0; i < G; i++) {
-                ctx[i] = i ? xs[i - 1] : prev;
-                if (m->hctx)
-                    __builtin_prefetch(m->hctx + xs[i]);
-                else if (m->m1)
-                    __builtin_prefetch(m->m1 + 2 * xs[i]);
+                size_t k = xs[i], x = xs[i] = vs[i] - (double)k < ap[k] ? k : lp[k];
+                __builtin_prefetch(p + x);
+                if (hctx)
+                    __builtin_prefetch(hctx + x);
+                else if (m1)
+                    __builtin_prefetch(m1 + 2 * x);
             }
-            sd_backoff_q_many(m, ctx, xs, G, qs);
-        }
-        for (size_t i = 1; i <= G; i++) {
-            size_t x = ahead ? xs[i - 1] : sd_backoff_draw_p(m, &rng);
-            tokens[n + i - 1] = x;
-            double num = pi * (ahead ? qs[i - 1] : sd_backoff_q(m, y, x)), px = m->p[x];
-            pi = num >= px ? 1.0 : num / px;
-            y = x;
-            if (pi == 0.0) {
-                if (ahead) {
+            sd_backoff_q_many(m, xs - 1, xs, G, qs);
+            /* p_i forward; the loop of Alg. 2 stops at the first p_i = 0,
+             * which leaves only positions 1..g testable. */
+            size_t g = G;
+            for (size_t i = 0; i < G; i++) {
+                double num = pi * qs[i], px = p[xs[i]];
+                pi = ps[i] = num >= px ? 1.0 : num / px;
+                if (pi == 0.0) { /* p_{i+1} = 0: the stream resumes after x_1, η_1, ..., x_{i+1} */
+                    g = i;
                     rng = at_start;
-                    for (size_t j = 0; j < 2 * i - 1; j++)
+                    for (size_t j = 0; j < 2 * i + 1; j++)
                         (void)sd_rngbuf_uniform(&rng);
+                    break;
                 }
-                break;
             }
-            double eta = ahead ? etas[i - 1] : sd_rngbuf_uniform(&rng), mm_i = NAN;
-            int accept = S_block_test(m, i, G, x, pi, eta, &mm_i);
-            if (accept) {
-                tau = i;
-                tau_p = pi;
-                tau_prev = x;
-                tau_mm = mm_i;
+            /* τ is the last accepted position (Alg. 2), and each test reads
+             * only its own η_i, p_i, x_i: testing from i = g down and
+             * stopping at the first accept gives the same τ, p_τ, x_τ and
+             * the same m_{x_τ}(p_τ); the tests below τ are never needed.
+             * At i = G the test is η_G < p_G. */
+            size_t i = g;
+            if (i == G) {
+                if (etas[i - 1] < ps[i - 1])
+                    tau = i;
+                else
+                    i--;
+            }
+            for (; i >= 1 && !tau; i--) {
+                double mm_i = NAN;
+                if (S_block_test_lt(m, hctx, m1, xs[i - 1], ps[i - 1], etas[i - 1], &mm_i)) {
+                    tau = i;
+                    tau_mm = mm_i;
+                }
+            }
+            if (tau) {
+                tau_p = ps[tau - 1];
+                tau_prev = xs[tau - 1];
+            }
+        } else {
+            for (size_t i = 1; i <= G; i++) {
+                size_t x = sd_backoff_draw_p(m, &rng);
+                tokens[n + i - 1] = x;
+                double num = pi * sd_backoff_q(m, y, x), px = m->p[x];
+                pi = num >= px ? 1.0 : num / px;
+                y = x;
+                if (pi == 0.0)
+                    break;
+                double eta = sd_rngbuf_uniform(&rng), mm_i = NAN;
+                if (S_block_test(m, i, G, x, pi, eta, &mm_i)) {
+                    tau = i;
+                    tau_p = pi;
+                    tau_prev = x;
+                    tau_mm = mm_i;
+                }
             }
         }
         size_t emitted = S_block_finish(m, G, tokenwise, tau, tau_p, tau_prev, tau_mm, T - n, tokens + n, &rng);
         rej += tau < G;
         its++;
-        if (obs->hist)
-            obs->hist[tau] += 1.0;
-        if (obs->acc)
-            sd_welford_add(obs->acc, (double)tau);
+        if (hist)
+            hist[tau] += 1.0;
+        if (acc)
+            sd_welford_add(acc, (double)tau);
         prev = tokens[n + emitted - 1];
         n += emitted;
-        if (obs->first_iteration) /* SD_OBS_FIRST: one iteration (eval accept-length) */
+        if (first) /* SD_OBS_FIRST: one iteration (eval accept-length) */
             break;
     }
     *rejections = rej;
