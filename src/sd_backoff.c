@@ -2,6 +2,7 @@
 #include "sd_backoff.h"
 
 #include "sd_draft2_dp.h"
+#include "sd_rngbuf.h"
 #include "sd_token_dp.h"
 
 #include <math.h>
@@ -9,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define S_HAVE_X86 1
+#else
+#define S_HAVE_X86 0
+#endif
 
 size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
@@ -55,6 +63,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->rbk);
     free(m->m1);
     free(m->hctx);
+    free(m->gde);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -244,6 +253,144 @@ static size_t S_count_less_u32(const uint32_t *a, size_t n, size_t x)
     return (size_t)(b - a) + (*b < x);
 }
 
+/* The guide of the rows (sd_backoff.h): its levels L for a row of n keys
+ * (the least with n <= 16^(L+1)), and level l's size ceil(n / 16^l). */
+static size_t S_glevels(size_t n)
+{
+    return n > 16 ? (size_t)(64 - __builtin_clzll((unsigned long long)n - 1) + 3) / 4 - 1 : 0;
+}
+
+static size_t S_gsize(size_t n, size_t l)
+{
+    return (n + ((size_t)1 << (4 * l)) - 1) >> (4 * l);
+}
+
+/* The search through the guide, for each instruction set: le16(g, cnt, x)
+ * = #{i < cnt : g[i] <= x}, eq16(t, cnt, x) = the first i < cnt with
+ * t[i] == x, or 16 (cnt <= 16; the entries up to g + 16 are readable).
+ * Returns lo + the index of x in the row tok[lo..lo+n) of L guide levels
+ * from gde[goff], or SIZE_MAX. */
+#define S_GFIND(name, attr, le16, eq16)                                                                          \
+    attr static size_t name(const uint32_t *tok, const double *val, const uint32_t *gde, size_t lo, size_t n, \
+                            size_t goff, size_t L, uint32_t x)                                                \
+    {                                                                                                         \
+        size_t b = 0, pos = goff;                                                                             \
+        for (size_t l = L; l > 0; l--) {                                                                      \
+            size_t ml = S_gsize(n, l), cnt = ml - 16 * b;                                                     \
+            unsigned c = le16(gde + pos + 16 * b, cnt < 16 ? (unsigned)cnt : 16u, x);                         \
+            b = 16 * b + (c ? c - 1 : 0);                                                                     \
+            pos += ml;                                                                                        \
+        }                                                                                                     \
+        size_t cnt = n - 16 * b;                                                                              \
+        __builtin_prefetch(val + lo + 16 * b);                                                                \
+        __builtin_prefetch(val + lo + 16 * b + 15);                                                           \
+        unsigned i = eq16(tok + lo + 16 * b, cnt < 16 ? (unsigned)cnt : 16u, x);                              \
+        return i < 16 ? lo + 16 * b + i : SIZE_MAX;                                                           \
+    }
+
+static inline unsigned S_le16(const uint32_t *g, unsigned cnt, uint32_t x)
+{
+    unsigned c = 0;
+    for (unsigned i = 0; i < 16; i++)
+        c += (i < cnt) & (g[i] <= x);
+    return c;
+}
+
+static inline unsigned S_eq16(const uint32_t *t, unsigned cnt, uint32_t x)
+{
+    for (unsigned i = 0; i < cnt; i++)
+        if (t[i] == x)
+            return i;
+    return 16;
+}
+
+S_GFIND(S_gfind_scalar, , S_le16, S_eq16)
+
+#if S_HAVE_X86
+/* AVX2 has signed compares only: keys and x are tokens below 2^31 (V is). */
+__attribute__((target("avx2,popcnt,bmi"))) static inline unsigned S_mask16_avx2(const uint32_t *g, __m256i y,
+                                                                                  int eq)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)g), b = _mm256_loadu_si256((const __m256i *)(g + 8));
+    __m256i ca = eq ? _mm256_cmpeq_epi32(a, y) : _mm256_cmpgt_epi32(y, a);
+    __m256i cb = eq ? _mm256_cmpeq_epi32(b, y) : _mm256_cmpgt_epi32(y, b);
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ca)) |
+           (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(cb)) << 8;
+}
+
+__attribute__((target("avx2,popcnt,bmi"))) static inline unsigned S_le16_avx2(const uint32_t *g, unsigned cnt,
+                                                                              uint32_t x)
+{
+    return (unsigned)__builtin_popcount(S_mask16_avx2(g, _mm256_set1_epi32((int)x + 1), 0) & ((1u << cnt) - 1));
+}
+
+__attribute__((target("avx2,popcnt,bmi"))) static inline unsigned S_eq16_avx2(const uint32_t *t, unsigned cnt,
+                                                                              uint32_t x)
+{
+    unsigned k = S_mask16_avx2(t, _mm256_set1_epi32((int)x), 1) & ((1u << cnt) - 1);
+    return k ? (unsigned)__builtin_ctz(k) : 16u;
+}
+
+__attribute__((target("avx512f,popcnt,bmi"))) static inline unsigned S_le16_avx512(const uint32_t *g,
+                                                                                   unsigned cnt, uint32_t x)
+{
+    __mmask16 k = _mm512_mask_cmple_epu32_mask((__mmask16)((1u << cnt) - 1), _mm512_loadu_si512(g),
+                                               _mm512_set1_epi32((int)x));
+    return (unsigned)__builtin_popcount(k);
+}
+
+__attribute__((target("avx512f,popcnt,bmi"))) static inline unsigned S_eq16_avx512(const uint32_t *t,
+                                                                                   unsigned cnt, uint32_t x)
+{
+    __mmask16 k = _mm512_mask_cmpeq_epu32_mask((__mmask16)((1u << cnt) - 1), _mm512_loadu_si512(t),
+                                               _mm512_set1_epi32((int)x));
+    return k ? (unsigned)__builtin_ctz(k) : 16u;
+}
+
+S_GFIND(S_gfind_avx2, __attribute__((target("avx2,popcnt,bmi"))), S_le16_avx2, S_eq16_avx2)
+S_GFIND(S_gfind_avx512, __attribute__((target("avx512f,popcnt,bmi"))), S_le16_avx512, S_eq16_avx512)
+#endif
+
+/* The guide's search for the processor (sd_rngbuf's checks and cap). */
+typedef size_t (*S_gfind_fn)(const uint32_t *, const double *, const uint32_t *, size_t, size_t, size_t, size_t,
+                             uint32_t);
+
+static S_gfind_fn S_gfind_pick(void)
+{
+#if S_HAVE_X86
+    if (sd_rngbuf_avx512())
+        return S_gfind_avx512;
+    if (sd_rngbuf_vectorised())
+        return S_gfind_avx2;
+#endif
+    return S_gfind_scalar;
+}
+
+/* Builds gde and the lines' goff, glev (gde NULL when out of memory or
+ * when the tokens or the guide's offsets exceed 31 and 32 bits: the plain
+ * search then). */
+static void S_guide(sd_backoff *m)
+{
+    size_t total = 0;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t n = m->off[a + 1] - m->off[a];
+        for (size_t l = S_glevels(n); l > 0; l--)
+            total += S_gsize(n, l);
+    }
+    if (m->V >= ((size_t)1 << 31) || total >= ((size_t)1 << 32) || !(m->gde = malloc((total + 16) * sizeof *m->gde)))
+        return;
+    size_t pos = 0;
+    for (size_t a = 0; a < m->V; a++) {
+        size_t lo = m->off[a], n = m->off[a + 1] - lo;
+        m->hctx[a].goff = (uint32_t)pos;
+        m->hctx[a].glev = (uint32_t)S_glevels(n);
+        for (size_t l = S_glevels(n); l > 0; l--)
+            for (size_t j = 0, ml = S_gsize(n, l); j < ml; j++)
+                m->gde[pos++] = m->tok[lo + (j << (4 * l))];
+    }
+    memset(m->gde + pos, 0, 16 * sizeof *m->gde);
+}
+
 /* #{k : rho[k] < s}. */
 static size_t S_count_below(const sd_backoff *m, double s)
 {
@@ -304,6 +451,15 @@ void sd_backoff_q_many(const sd_backoff *m, const size_t *a, const size_t *x, si
     if (!m->off) {
         for (size_t j = 0; j < n; j++)
             q[j] = m->u[x[j]];
+        return;
+    }
+    if (m->gde) {
+        S_gfind_fn find = S_gfind_pick();
+        for (size_t j = 0; j < n; j++) {
+            const sd_backoff_ctx *h = m->hctx + a[j];
+            size_t i = find(m->tok, m->qe, m->gde, h->lo, h->hi - h->lo, h->goff, h->glev, (uint32_t)x[j]);
+            q[j] = i != SIZE_MAX ? m->qe[i] : h->c * m->u[x[j]];
+        }
         return;
     }
     enum { W = 4 }; /* lanes of fixed count (the compiler keeps them in registers); idle lanes search nothing */
@@ -715,7 +871,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
     }
     m->nnz = nnz;
     m->off = calloc(V + 1, sizeof *m->off);
-    m->tok = S_big((nnz ? nnz : 1) * sizeof *m->tok);
+    m->tok = S_big((nnz + 16) * sizeof *m->tok); /* 16 readable entries past the end (the guide's groups) */
     m->qe = S_big((nnz ? nnz : 1) * sizeof *m->qe);
     m->qcum = S_big((nnz ? nnz : 1) * sizeof *m->qcum);
     m->rcum = S_big((nnz ? nnz : 1) * sizeof *m->rcum);
@@ -770,6 +926,7 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
         m->restm[a] = m->c[a] * rest;
     }
     m->off[V] = k;
+    memset(m->tok + k, 0, 16 * sizeof *m->tok);
     for (size_t a = 0; a < V; a++)
         m->tv[a] = sd_backoff_mass(m, a, 1.0); /* by the sums (bp is not built yet) */
     if ((rc = S_breakpoints(m, err))) {
@@ -789,11 +946,15 @@ int sd_backoff_from_arpa(const sd_arpa *ta, size_t order, const sd_arpa *da, siz
             t[2 * a + 1] = c * m->A[kc] + (lo > b ? m->bso[2 * (lo - 1)] : 0.0);
         }
         m->m1 = t;
-        if ((m->hctx = V * sizeof *m->hctx >= ((size_t)1 << 20) ? S_big(V * sizeof *m->hctx)
-                                                                 : aligned_alloc(64, V * sizeof *m->hctx)))
+        if (nnz < ((size_t)1 << 32)) /* the lines' 32-bit offsets */
+            m->hctx = V * sizeof *m->hctx >= ((size_t)1 << 20) ? S_big(V * sizeof *m->hctx)
+                                                               : aligned_alloc(64, V * sizeof *m->hctx);
+        if (m->hctx) {
             for (size_t a = 0; a < V; a++)
-                m->hctx[a] = (sd_backoff_ctx){m->off[a], m->off[a + 1], m->c[a], t[2 * a], t[2 * a + 1],
-                                              m->eres[a], m->emass[a], m->restm[a]};
+                m->hctx[a] = (sd_backoff_ctx){(uint32_t)m->off[a], (uint32_t)m->off[a + 1], 0, 0, m->c[a],
+                                              t[2 * a], t[2 * a + 1], m->eres[a], m->emass[a], m->restm[a]};
+            S_guide(m);
+        }
     }
     for (size_t a = 0; a < V; a++)
         m->cord[a] = (uint32_t)a;

@@ -66,9 +66,9 @@
 #include "sd_error.h"
 #include "sd_rngbuf.h"
 
-#define SD_BACKOFF_BYTES_PER_TOKEN 220u
+#define SD_BACKOFF_BYTES_PER_TOKEN 248u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 104u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 105u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -80,7 +80,8 @@
 /* What the kernels read of a context, in one cache line (copies of the
  * arrays of sd_backoff: the same values, one miss instead of several). */
 typedef struct sd_backoff_ctx {
-    size_t lo, hi;         /* off[a], off[a+1] */
+    uint32_t lo, hi;       /* off[a], off[a+1] */
+    uint32_t goff, glev;   /* the row's guide in gde and its levels L (0: 16 seen bigrams or fewer) */
     double c, m1, m1d;     /* c_a, m_a(1), m_a'(1-) (m1[2a], m1[2a+1]) */
     double eres, emass, restm;
 } sd_backoff_ctx;
@@ -139,7 +140,18 @@ typedef struct sd_backoff {
                                   max(0, m_a(1) + m_a'(1-) (s - 1)) <= m_a(s) <= s m_a(1),
                               bounds that settle most of block verification's tests
                               without the searches (kernel_backoff.c) */
-    sd_backoff_ctx *hctx;  /* [V], 64-byte aligned, or NULL (with m1; built when m1 is) */
+    sd_backoff_ctx *hctx;  /* [V], 64-byte aligned, or NULL (with m1; built when m1 is, and nnz < 2^32) */
+    /* The guide of the rows (built with hctx; speed only: the same values as
+     * the plain search).  A row of n > 16 seen tokens t_0 < ... < t_{n-1}
+     * keeps levels l = L..1 (L the least with n <= 16^(L+1)), level l the
+     * ceil(n / 16^l) keys g_l[j] = t_{16^l j}, top level first from
+     * gde[hctx[a].goff].  A lookup of x counts, in one group of at most 16
+     * keys per level, those <= x (one vector compare): the group of level
+     * l - 1 that can hold x is 16 b + max(count - 1, 0), b the group of
+     * level l, and at the row itself an equality compare finds x or not:
+     * L + 1 groups of 16 keys (64 bytes each) instead of log2 n probes.
+     * tok and gde have 16 readable entries past their ends. */
+    uint32_t *gde;
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */

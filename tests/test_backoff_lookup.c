@@ -23,6 +23,7 @@
 
 #include "../src/sd_arpa.h"
 #include "../src/sd_backoff.h"
+#include "../src/sd_rngbuf.h"
 
 enum { S_V = 300 };
 
@@ -133,9 +134,10 @@ static double S_plain_q(const sd_backoff *m, size_t a, size_t x)
 /* The context lines of m against the arrays, and the lookups (single and
  * batched) against a linear scan of the rows; nrand random pairs besides
  * every seen bigram and its neighbours.  Returns the lookups compared. */
-static size_t S_check_copies(const sd_backoff *m, size_t nrand)
+static size_t S_check_copies_isa(const sd_backoff *m, size_t nrand)
 {
     cr_assert_not_null(m->hctx, "the context lines were not built");
+    cr_assert_not_null(m->gde, "the guide was not built");
     size_t checked = 0;
     for (size_t c = 0; c < m->V; c++) {
         const sd_backoff_ctx *h = m->hctx + c;
@@ -170,6 +172,29 @@ static size_t S_check_copies(const sd_backoff *m, size_t nrand)
         cr_assert(sd_backoff_q(m, c, x) == S_plain_q(m, c, x), "q_%zu(%zu)", c, x);
         checked++;
     }
+    return checked;
+}
+
+/* The same with the batched lookups' guide searched by each instruction
+ * set (scalar, AVX2, and whatever the processor has), its deepest guide
+ * (levels above the rows) in *levels. */
+static size_t S_check_copies(const sd_backoff *m, size_t nrand, unsigned *levels)
+{
+    size_t checked = 0;
+    *levels = 0;
+    for (size_t a = 0; a < m->V; a++) {
+        const sd_backoff_ctx *h = m->hctx + a;
+        size_t n = h->hi - h->lo, L = 0;
+        for (size_t k = n; k > 16; k = (k + 15) / 16)
+            L++;
+        cr_assert_eq(h->glev, L, "context %zu: %zu keys, %u guide levels, want %zu", a, n, h->glev, L);
+        *levels = h->glev > *levels ? h->glev : *levels;
+    }
+    for (int isa = 0; isa <= 2; isa++) {
+        sd_rngbuf_cap_isa(isa);
+        checked += S_check_copies_isa(m, nrand);
+    }
+    sd_rngbuf_cap_isa(-1);
     return checked;
 }
 
@@ -226,7 +251,9 @@ Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_a_generated_mod
 {
     sd_arpa *a;
     sd_backoff *m = S_model(NULL, &a);
-    cr_log_info("%zu lookups compared", S_check_copies(m, 20000));
+    unsigned levels;
+    cr_log_info("%zu lookups compared", S_check_copies(m, 20000, &levels));
+    cr_assert_eq(levels, 2, "rows of up to 290 seen bigrams: two guide levels, not %u", levels);
     sd_backoff_free(m);
     sd_arpa_free(a);
 }
@@ -238,7 +265,9 @@ Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_the_fortunes_bi
         cr_skip_test("%s absent (make lm)", lm);
     sd_arpa *a;
     sd_backoff *m = S_model(lm, &a);
-    cr_log_info("%zu lookups compared", S_check_copies(m, 200000));
+    unsigned levels;
+    cr_log_info("%zu lookups compared", S_check_copies(m, 200000, &levels));
+    cr_assert_geq(levels, 3, "the row after <s> (9735 seen bigrams) has three guide levels, not %u", levels);
     sd_backoff_free(m);
     sd_arpa_free(a);
 }
