@@ -5,6 +5,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
@@ -274,6 +275,15 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
         tu_dist(r, c->target + i * V, V, alpha, zf);
     }
     return c;
+}
+
+json_t *tu_run_json(const char *args, char **out)
+{
+    int st = tu_run(args, out, NULL);
+    cr_assert_eq(st, 0, "'%s': exit %d; stdout: %s", args, st, *out);
+    json_t *j = json_loads(*out, 0, NULL);
+    cr_assert_not_null(j, "%s", *out);
+    return j;
 }
 
 void tu_expect(const char *args, int code, const char *fragment)

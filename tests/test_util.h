@@ -14,6 +14,10 @@
 
 int tu_run(const char *args, char **out, char **err);
 
+/* Runs `args` (tu_run), asserts exit status 0 and that stdout (*out, which
+ * the caller frees) is JSON, and returns it parsed (json_decref it). */
+struct json_t *tu_run_json(const char *args, char **out);
+
 /* Writes text to a fresh temporary file and returns its malloc'd path. */
 char *tu_tempfile(const char *text);
 
