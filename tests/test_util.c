@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
 
+#include "../sims/engine/sd_check.h"
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/verifiers/sd_token.h"
@@ -275,6 +276,23 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
         tu_dist(r, c->target + i * V, V, alpha, zf);
     }
     return c;
+}
+
+int tu_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed, uint64_t trials,
+             size_t L, double *pv)
+{
+    sd_check_opts o;
+    sd_check_defaults(&o);
+    o.seed = seed;
+    o.trials = trials;
+    o.L = L;
+    sd_check_result r;
+    sd_error err;
+    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
+    int ok = r.unbiased;
+    *pv = r.chi.p_value;
+    sd_check_result_free(&r);
+    return ok;
 }
 
 json_t *tu_run_json(const char *args, char **out)

@@ -18,6 +18,15 @@ int tu_run(const char *args, char **out, char **err);
  * the caller frees) is JSON, and returns it parsed (json_decref it). */
 struct json_t *tu_run_json(const char *args, char **out);
 
+struct sd_verifier_type;
+struct sd_params;
+struct sd_chain;
+/* sd_check_run of vt with par on c: seed, trials and the window L, the
+ * other options at their defaults (the test fails when it refuses).
+ * Returns 1 when it says unbiased; *pv its chi-square p-value. */
+int tu_check(const struct sd_verifier_type *vt, const struct sd_params *par, const struct sd_chain *c,
+             uint64_t seed, uint64_t trials, size_t L, double *pv);
+
 /* Writes text to a fresh temporary file and returns its malloc'd path. */
 char *tu_tempfile(const char *text);
 
