@@ -157,7 +157,9 @@ sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha)
     gp.T = T;
     gp.seed = seed;
     gp.alpha = alpha;
-    return sd_chain_generate(&gp, NULL);
+    sd_chain *c = sd_chain_generate(&gp, NULL);
+    cr_assert_not_null(c, "tu_chain_alpha(%zu, %zu, %lu, %g)", V, T, seed, alpha);
+    return c;
 }
 
 sd_chain *tu_zero3_chain(void)

@@ -68,7 +68,8 @@ void tu_same_sim_scalar(const struct sd_verifier_type *vt, const struct sd_chain
 
 struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
- * options at their defaults); NULL on failure. */
+ * options at their defaults); the calling test fails when it cannot be
+ * made. */
 struct sd_chain *tu_chain(size_t V, size_t T, unsigned long seed);
 /* The same with --alpha alpha. */
 struct sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha);
