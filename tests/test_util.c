@@ -280,8 +280,8 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
     return c;
 }
 
-int tu_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed, uint64_t trials,
-             size_t L, double *pv)
+sd_check_result tu_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, uint64_t seed,
+                             uint64_t trials, size_t L)
 {
     sd_check_opts o;
     sd_check_defaults(&o);
@@ -291,6 +291,13 @@ int tu_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c
     sd_check_result r;
     sd_error err;
     cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
+    return r;
+}
+
+int tu_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed, uint64_t trials,
+             size_t L, double *pv)
+{
+    sd_check_result r = tu_check_run(vt, c, par, seed, trials, L);
     int ok = r.unbiased;
     *pv = r.chi.p_value;
     sd_check_result_free(&r);

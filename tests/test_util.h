@@ -21,9 +21,13 @@ struct json_t *tu_run_json(const char *args, char **out);
 struct sd_verifier_type;
 struct sd_params;
 struct sd_chain;
+struct sd_check_result;
 /* sd_check_run of vt with par on c: seed, trials and the window L, the
- * other options at their defaults (the test fails when it refuses).
- * Returns 1 when it says unbiased; *pv its chi-square p-value. */
+ * other options at their defaults (the test fails when it refuses); the
+ * caller sd_check_result_free's the result. */
+struct sd_check_result tu_check_run(const struct sd_verifier_type *vt, const struct sd_chain *c,
+                                    const struct sd_params *par, uint64_t seed, uint64_t trials, size_t L);
+/* The same, 1 when it says unbiased; *pv its chi-square p-value. */
 int tu_check(const struct sd_verifier_type *vt, const struct sd_params *par, const struct sd_chain *c,
              uint64_t seed, uint64_t trials, size_t L, double *pv);
 

@@ -40,14 +40,37 @@ static inline int sd_kernel_plan_done(int rc, void *pl, void (*plan_free)(void *
 
 /* static void S_work_free(void *work): frees a work area S_work whose
  * arrays are one allocation, its field arena (NULL before it is made). */
-#define SD_KERNEL_WORK_FREE                                                                                   \
-    static void S_work_free(void *work)                                                                       \
-    {                                                                                                         \
-        S_work *w = work;                                                                                     \
-        if (!w)                                                                                               \
-            return;                                                                                           \
-        free(w->arena);                                                                                       \
-        free(w);                                                                                              \
+#define SD_KERNEL_WORK_FREE                                                                                            \
+    static void S_work_free(void *work)                                                                                \
+    {                                                                                                                  \
+        S_work *w = work;                                                                                              \
+        if (!w)                                                                                                        \
+            return;                                                                                                    \
+        free(w->arena);                                                                                                \
+        free(w);                                                                                                       \
+    }
+
+/* The sd_kernel_type var named kname with the observations kobs, its plans
+ * made by plan and freed by S_plan_free, its work areas by S_work_new and
+ * S_work_free, its trials run by S_run. */
+#define SD_KERNEL_TYPE(var, kname, kobs, plan)                                                                         \
+    const sd_kernel_type var = {.name = kname,                                                                         \
+                                .supports = (kobs),                                                                    \
+                                .plan_new = plan,                                                                      \
+                                .plan_free = S_plan_free,                                                              \
+                                .work_new = S_work_new,                                                                \
+                                .work_free = S_work_free,                                                              \
+                                .run = S_run}
+
+/* static int fn(plan, m, par, max_bytes, threads, err): the plan_new of
+ * sd_kernel_type, S_new(plan, m, par, max_bytes, broken, err) (the thread
+ * count unused). */
+#define SD_KERNEL_PLAN_NEW(fn, broken)                                                                                 \
+    static int fn(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, unsigned threads,            \
+                  sd_error *err)                                                                                       \
+    {                                                                                                                  \
+        (void)threads;                                                                                                 \
+        return S_new(plan, m, par, max_bytes, (broken), err);                                                          \
     }
 
 /* The kernel `kernel` named kname with the observations kobs, and its
@@ -56,32 +79,10 @@ static inline int sd_kernel_plan_done(int rc, void *pl, void (*plan_free)(void *
  * thread count unused), both freed by S_plan_free, their work areas by
  * S_work_new and S_work_free, their trials run by S_run, all defined by
  * the including file. */
-#define SD_KERNEL_PAIR(kernel, kname, kobs)                                                                \
-    static int S_new_exact(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,            \
-                           unsigned threads, sd_error *err)                                                   \
-    {                                                                                                         \
-        (void)threads;                                                                                        \
-        return S_new(plan, m, par, max_bytes, 0, err);                                                        \
-    }                                                                                                         \
-    static int S_new_broken(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,           \
-                            unsigned threads, sd_error *err)                                                  \
-    {                                                                                                         \
-        (void)threads;                                                                                        \
-        return S_new(plan, m, par, max_bytes, 1, err);                                                        \
-    }                                                                                                         \
-    const sd_kernel_type kernel = {.name = kname,                                                              \
-                                   .supports = (kobs),                                                    \
-                                   .plan_new = S_new_exact,                                                   \
-                                   .plan_free = S_plan_free,                                                  \
-                                   .work_new = S_work_new,                                                    \
-                                   .work_free = S_work_free,                                                  \
-                                   .run = S_run};                                                             \
-    const sd_kernel_type kernel##_broken = {.name = kname "-broken",                                           \
-                                            .supports = (kobs),                                           \
-                                            .plan_new = S_new_broken,                                         \
-                                            .plan_free = S_plan_free,                                         \
-                                            .work_new = S_work_new,                                           \
-                                            .work_free = S_work_free,                                         \
-                                            .run = S_run}
+#define SD_KERNEL_PAIR(kernel, kname, kobs)                                                                            \
+    SD_KERNEL_PLAN_NEW(S_new_exact, 0)                                                                                 \
+    SD_KERNEL_PLAN_NEW(S_new_broken, 1)                                                                                \
+    SD_KERNEL_TYPE(kernel, kname, kobs, S_new_exact);                                                                  \
+    SD_KERNEL_TYPE(kernel##_broken, kname "-broken", kobs, S_new_broken)
 
 #endif
