@@ -16,6 +16,7 @@
 #include "../src/sd_version.h"
 #include "../sims/engine/sd_params.h"
 #include "cli.h"
+#include "cli_eval_common.h"
 #include "commands.h"
 
 static const char S_help_head[] =
@@ -47,12 +48,10 @@ static const char S_help_head[] =
     "  --seed S           trial i uses stream (S, i) (default 1)\n"
     "  --plugin FILE      load verifiers from a plugin (include/simdec.h); repeatable\n";
 
-enum { O_ALGO = CLI_OPT_FIRST_FREE, O_JSON, O_TRIALS, O_SEED };
+enum { O_TRIALS = CLI_EVAL_OPT_FIRST_FREE, O_SEED };
 static const struct option S_base[] = {
-    CLI_MODEL_LONGOPTS,
-    CLI_PLUGIN_LONGOPT,
-    {"algo", required_argument, 0, O_ALGO},
-    {"json", no_argument, 0, O_JSON},
+    CLI_EVAL_LONGOPTS,
+    {"json", no_argument, 0, CLI_EVAL_OPT_JSON},
     {"trials", required_argument, 0, O_TRIALS},
     {"seed", required_argument, 0, O_SEED},
     {"help", no_argument, 0, 'h'},
@@ -61,9 +60,7 @@ static const struct option S_base[] = {
 static const char S_cmd[] = "eval generation";
 
 typedef struct {
-    cli_verifier cv;
-    cli_model_opts mo;
-    int json;
+    cli_eval_req e;
     uint64_t trials, seed;
 } S_req;
 
@@ -72,14 +69,11 @@ typedef struct {
 static int S_option(void *ctx, int c, const char *arg)
 {
     S_req *rq = ctx;
-    int status = -1;
+    int status;
     sd_error err;
-    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+    if (cli_eval_option(&rq->e, S_help_head, c, arg, &status))
         return status;
     switch (c) {
-    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
-    case O_ALGO: return -1;
-    case O_JSON: rq->json = 1; return -1;
     case O_TRIALS: return cli_parse_trials(arg, &rq->trials, &err) ? cli_fail(&err) : -1;
     case O_SEED: return cli_parse_seed(arg, &rq->seed, &err) ? cli_fail(&err) : -1;
     default: return 1;
@@ -90,8 +84,8 @@ static int S_option(void *ctx, int c, const char *arg)
  * the renewal fed by the law of τ (sims/exact/sd_iid_gen.h). */
 static int S_run_iid(S_req *rq, cli_model *m)
 {
-    cli_verifier *cv = &rq->cv;
-    cli_model_opts *mo = &rq->mo;
+    cli_verifier *cv = &rq->e.cv;
+    cli_model_opts *mo = &rq->e.mo;
     sd_error err;
     sd_iid_law law;
     size_t budget = sd_mem_budget(mo->max_memory);
@@ -121,7 +115,7 @@ static int S_run_iid(S_req *rq, cli_model *m)
     int status;
     if (rc) {
         status = cli_fail(&err);
-    } else if (rq->json) {
+    } else if (rq->e.json) {
         json_t *o = json_object();
         json_object_set_new(o, "version", json_string(SD_VERSION));
         json_object_set_new(o, "algo", json_string(cv->vt->name));
@@ -166,10 +160,11 @@ static int S_run_iid(S_req *rq, cli_model *m)
 }
 
 /* The evaluation and its output; releases rq's model options. */
-static int S_run(S_req *rq)
+static int S_run(void *ctx)
 {
-    cli_verifier *cv = &rq->cv;
-    cli_model_opts *mo = &rq->mo;
+    S_req *rq = ctx;
+    cli_verifier *cv = &rq->e.cv;
+    cli_model_opts *mo = &rq->e.mo;
     int status;
     sd_error err;
     cli_model m;
@@ -183,7 +178,7 @@ static int S_run(S_req *rq)
     int rc = sd_verifier_exact(cv->vt, &m.view, &cv->par, &ex, &err);
     if (rc) {
         status = cli_fail(&err);
-    } else if (rq->json) {
+    } else if (rq->e.json) {
         json_t *o = json_object();
         json_object_set_new(o, "algo", json_string(cv->vt->name));
         json_object_set_new(o, "params", sd_params_json(&cv->par, cv->vt));
@@ -209,16 +204,11 @@ static int S_run(S_req *rq)
 /* The command from a command line (argv) or from named fields (JSON). */
 static int S_read(int argc, char **argv, const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {0};
     S_req rq;
     memset(&rq, 0, sizeof rq);
-    cli_model_init(&rq.mo);
     rq.trials = 100000;
     rq.seed = 1;
-    rq.json = !argv;
-    int status = cli_verifier_read(S_cmd, argc, argv, NULL, fields, n, S_base, NULL, refuse, S_option, &rq,
-                                   &rq.cv, &rq.mo);
-    return status >= 0 ? status : S_run(&rq);
+    return cli_eval_read(S_cmd, argc, argv, fields, n, S_base, NULL, S_option, &rq.e, &rq, S_run);
 }
 
 int cmd_eval_generation(int argc, char **argv)

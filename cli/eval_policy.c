@@ -17,6 +17,7 @@
 #include "../src/sd_exact_policy.h"
 #include "../src/sd_version.h"
 #include "cli.h"
+#include "cli_eval_common.h"
 #include "eval_policy.h"
 
 static const char S_help_head[] =
@@ -75,17 +76,15 @@ static json_t *S_row_json(const S_row *r)
                      "speedup", r->s);
 }
 
-enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_STEPS, O_JSON, O_POLICY };
+enum { O_C = CLI_EVAL_OPT_FIRST_FREE, O_STEPS, O_POLICY };
 /* --draft-policy is the command's (a rule, or RULE:best), ahead of the
  * verifier's parameter of that name. */
 static const struct option S_base[] = {
-    CLI_MODEL_LONGOPTS,
-    CLI_PLUGIN_LONGOPT,
-    {"algo", required_argument, 0, O_ALGO},
+    CLI_EVAL_LONGOPTS,
     {"draft-policy", required_argument, 0, O_POLICY},
     {"c", required_argument, 0, O_C},
     {"steps", required_argument, 0, O_STEPS},
-    {"json", no_argument, 0, O_JSON},
+    {"json", no_argument, 0, CLI_EVAL_OPT_JSON},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
 };
@@ -93,11 +92,9 @@ static const char *const S_skip[] = {"draft-policy", NULL};
 static const char S_cmd[] = "eval speedup";
 
 typedef struct {
-    cli_verifier cv;
-    cli_model_opts mo;
+    cli_eval_req e;
     double cr;
     size_t steps;
-    int json;
     const char *rule;
 } S_req;
 
@@ -106,36 +103,28 @@ typedef struct {
 static int S_option(void *ctx, int c, const char *arg)
 {
     S_req *rq = ctx;
-    int status = -1;
+    int status;
     sd_error err;
-    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+    if (cli_eval_option(&rq->e, S_help_head, c, arg, &status))
         return status;
     switch (c) {
-    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
-    case O_ALGO: return -1;
     case O_POLICY: rq->rule = arg; return -1;
     case O_C: return cli_parse_double("--c", arg, 0.0, 1e6, &rq->cr, &err) ? cli_fail(&err) : -1;
     case O_STEPS: return cli_parse_size("--steps", arg, 1, 10000, &rq->steps, &err) ? cli_fail(&err) : -1;
-    case O_JSON: rq->json = 1; return -1;
     default: return 1;
     }
 }
 
-static int S_run(S_req *rq);
+static int S_run(void *ctx);
 
 /* The command from a command line (argv) or from named fields (JSON). */
 static int S_read(int argc, char **argv, const cli_field *fields, size_t n)
 {
-    static const int refuse[] = {0};
     S_req rq;
     memset(&rq, 0, sizeof rq);
-    cli_model_init(&rq.mo);
     rq.cr = 0.05;
     rq.steps = 40;
-    rq.json = !argv;
-    int status = cli_verifier_read(S_cmd, argc, argv, NULL, fields, n, S_base, S_skip, refuse, S_option, &rq,
-                                   &rq.cv, &rq.mo);
-    return status >= 0 ? status : S_run(&rq);
+    return cli_eval_read(S_cmd, argc, argv, fields, n, S_base, S_skip, S_option, &rq.e, &rq, S_run);
 }
 
 int cmd_eval_policy(int argc, char **argv)
@@ -149,14 +138,15 @@ int eval_policy_fields(const cli_field *fields, size_t n)
 }
 
 /* The evaluation and its output. */
-static int S_run(S_req *rq)
+static int S_run(void *ctx)
 {
+    S_req *rq = ctx;
     const char *cmd = S_cmd, *rule = rq->rule;
-    cli_verifier cv = rq->cv;
-    cli_model_opts mo = rq->mo;
+    cli_verifier cv = rq->e.cv;
+    cli_model_opts mo = rq->e.mo;
     double cr = rq->cr;
     size_t steps = rq->steps;
-    int json = rq->json, status = -1;
+    int json = rq->e.json, status = -1;
     sd_error err;
     if (!sd_params_decl(cv.vt, "draft-policy", NULL) || !cv.vt->iteration_law)
         status = cli_usage_error(cmd, "--draft-policy: --algo %s reads no draft policy (token and block do)",

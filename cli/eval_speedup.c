@@ -15,6 +15,7 @@
 #include "../src/sd_dist.h"
 #include "../src/sd_version.h"
 #include "cli.h"
+#include "cli_eval_common.h"
 #include "eval_policy.h"
 #include "eval_speedup.h"
 
@@ -109,19 +110,17 @@ static int S_count_list(const char *opt, const char *s, size_t *g, size_t *n, si
     return SD_OK;
 }
 
-enum { O_ALGO = CLI_OPT_FIRST_FREE, O_C, O_GMAX, O_TRIALS, O_SEED, O_JSON, O_DRAFT_COST, O_GAMMA };
+enum { O_C = CLI_EVAL_OPT_FIRST_FREE, O_GMAX, O_TRIALS, O_SEED, O_DRAFT_COST, O_GAMMA };
 /* --gamma is the command's (G, a list, a range or best), ahead of the
  * verifier's parameter, which it sets for a single G. */
 static const struct option S_base[] = {
-    CLI_MODEL_LONGOPTS,
-    CLI_PLUGIN_LONGOPT,
-    {"algo", required_argument, 0, O_ALGO},
+    CLI_EVAL_LONGOPTS,
     {"gamma", required_argument, 0, O_GAMMA},
     {"c", required_argument, 0, O_C},
     {"gamma-max", required_argument, 0, O_GMAX},
     {"trials", required_argument, 0, O_TRIALS},
     {"seed", required_argument, 0, O_SEED},
-    {"json", no_argument, 0, O_JSON},
+    {"json", no_argument, 0, CLI_EVAL_OPT_JSON},
     {"draft-cost", required_argument, 0, O_DRAFT_COST},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0},
@@ -131,20 +130,20 @@ static const char S_cmd[] = "eval speedup";
 
 /* One point's options, from a command line or from named fields. */
 typedef struct {
-    cli_verifier cv;
-    cli_model_opts mo;
+    cli_eval_req e;
     double cr;
     size_t gmax;
     uint64_t trials, seed;
-    int json, per_step, best;
+    int per_step, best;
     size_t glist[256], nglist;
     const char *gamma_arg; /* the last --gamma value as given */
+    json_t *collect;       /* non-NULL: the JSON object appended there instead of printed */
+    int sep;               /* 1: a blank line before the table */
 } S_req;
 
 static void S_req_init(S_req *rq)
 {
     memset(rq, 0, sizeof *rq);
-    cli_model_init(&rq->mo);
     rq->cr = 0.05;
     rq->gmax = 16;
     rq->trials = 10000;
@@ -168,12 +167,12 @@ static int S_gamma(S_req *rq, const char *arg)
             return cli_usage_error(S_cmd, "%s", err.msg);
         return -1;
     }
-    if (!sd_params_decl(rq->cv.vt, "gamma", NULL)) {
+    if (!sd_params_decl(rq->e.cv.vt, "gamma", NULL)) {
         char names[256];
-        sd_params_names(rq->cv.vt, names, sizeof names);
-        return cli_usage_error(S_cmd, "--gamma does not apply to --algo %s (it reads: %s)", rq->cv.vt->name, names);
+        sd_params_names(rq->e.cv.vt, names, sizeof names);
+        return cli_usage_error(S_cmd, "--gamma does not apply to --algo %s (it reads: %s)", rq->e.cv.vt->name, names);
     }
-    return sd_params_parse(&rq->cv.par, rq->cv.vt, "gamma", arg, &err) ? cli_fail(&err) : -1;
+    return sd_params_parse(&rq->e.cv.par, rq->e.cv.vt, "gamma", arg, &err) ? cli_fail(&err) : -1;
 }
 
 /* Option c with value arg: -1 to go on, 1 when it is not the command's, or
@@ -181,19 +180,16 @@ static int S_gamma(S_req *rq, const char *arg)
 static int S_option(void *ctx, int c, const char *arg)
 {
     S_req *rq = ctx;
-    int status = -1;
+    int status;
     sd_error err;
-    if (cli_verifier_option(&rq->mo, &rq->cv, c, arg, &status))
+    if (cli_eval_option(&rq->e, S_help_head, c, arg, &status))
         return status;
     switch (c) {
-    case 'h': cli_verifier_help(S_help_head, &rq->cv); return 0;
-    case O_ALGO: return -1;
     case O_GAMMA: return S_gamma(rq, arg);
     case O_C: return cli_parse_double("--c", arg, 0.0, 1e6, &rq->cr, &err) ? cli_fail(&err) : -1;
     case O_GMAX: return cli_parse_size("--gamma-max", arg, 1, 4096, &rq->gmax, &err) ? cli_fail(&err) : -1;
     case O_TRIALS: return cli_parse_trials(arg, &rq->trials, &err) ? cli_fail(&err) : -1;
     case O_SEED: return cli_parse_seed(arg, &rq->seed, &err) ? cli_fail(&err) : -1;
-    case O_JSON: rq->json = 1; return -1;
     case O_DRAFT_COST:
         if (strcmp(arg, "token") == 0)
             rq->per_step = 0;
@@ -206,34 +202,35 @@ static int S_option(void *ctx, int c, const char *arg)
     }
 }
 
-static int S_run(S_req *rq, json_t *collect, int sep);
+static int S_run(void *ctx);
 
 /* One verifier at one --k, from a command line (argv) or from named fields
  * (JSON); collect: append the JSON object there instead of printing it;
  * sep: a blank line before the table. */
 static int S_speedup_one(int argc, char **argv, const cli_field *fields, size_t n, json_t *collect, int sep)
 {
-    static const int refuse[] = {0};
     S_req rq;
     S_req_init(&rq);
-    rq.json = !argv;
-    int status = cli_verifier_read(S_cmd, argc, argv, NULL, fields, n, S_base, S_skip, refuse, S_option, &rq,
-                                   &rq.cv, &rq.mo);
-    return status >= 0 ? status : S_run(&rq, collect, sep);
+    rq.collect = collect;
+    rq.sep = sep;
+    return cli_eval_read(S_cmd, argc, argv, fields, n, S_base, S_skip, S_option, &rq.e, &rq, S_run);
 }
 
 /* The point's evaluation and its output. */
-static int S_run(S_req *rq, json_t *collect, int sep)
+static int S_run(void *ctx)
 {
+    S_req *rq = ctx;
+    json_t *collect = rq->collect;
+    int sep = rq->sep;
     int status = -1;
     sd_error err;
-    cli_verifier cv = rq->cv;
-    cli_model_opts mo = rq->mo;
+    cli_verifier cv = rq->e.cv;
+    cli_model_opts mo = rq->e.mo;
     double cr = rq->cr;
     size_t gmax = rq->gmax, nglist = rq->nglist;
     const size_t *glist = rq->glist;
     uint64_t trials = rq->trials, seed = rq->seed;
-    int json = rq->json, per_step = rq->per_step, best = rq->best;
+    int json = rq->e.json, per_step = rq->per_step, best = rq->best;
     const sd_verifier_type *vt = cv.vt;
     /* A tree verifier's draft length is its tree's depth D, and it drafts
      * the tree's nodes: one point per command (no --gamma to sweep). */

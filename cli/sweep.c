@@ -203,6 +203,26 @@ static int S_other_scalar(int listed, const sd_verifier_type *const *vts, size_t
     return listed && vt && !sd_params_decl(vt, name, NULL) && S_decl_any(vts, na, name);
 }
 
+/* The point just built (argv or fields at sw->n) runs the verifier algo. */
+static void S_point_done(cli_sweep *sw, const char *algo)
+{
+    sw->algo[sw->n] = algo;
+    sw->n++;
+}
+
+/* The end of an expansion with status rc (-1: done): frees the verifier
+ * names and the lists' values, and on an exit status (rc >= 0) the sweep
+ * too.  Returns rc. */
+static int S_end(int rc, char **algos, S_list *lists, size_t nl, cli_sweep *sw)
+{
+    free(algos);
+    for (size_t l = 0; l < nl; l++)
+        free(lists[l].vals);
+    if (rc >= 0)
+        cli_sweep_free(sw);
+    return rc;
+}
+
 int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
 {
     memset(sw, 0, sizeof *sw);
@@ -303,19 +323,13 @@ int cli_sweep_expand(const char *cmd, const cli_args *args, cli_sweep *sw)
             }
             sw->argv[sw->n] = av;
             sw->argc[sw->n] = k;
-            sw->algo[sw->n] = listed ? algos[a] : algo;
-            sw->n++;
+            S_point_done(sw, listed ? algos[a] : algo);
         }
     }
     rc = -1;
 out:
     free(opt_of);
-    free(algos);
-    for (size_t l = 0; l < nl; l++)
-        free(lists[l].vals);
-    if (rc >= 0)
-        cli_sweep_free(sw);
-    return rc;
+    return S_end(rc, algos, lists, nl, sw);
 }
 
 int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *fields, size_t n, cli_sweep *sw)
@@ -376,18 +390,12 @@ int cli_sweep_expand_fields(const char *cmd, const char *algo, const cli_field *
             }
             sw->fields[sw->n] = f;
             sw->nfields[sw->n] = k;
-            sw->algo[sw->n] = listed ? algos[a] : algo;
-            sw->n++;
+            S_point_done(sw, listed ? algos[a] : algo);
         }
     }
     rc = -1;
 out:
-    free(algos);
-    for (size_t l = 0; l < nl; l++)
-        free(lists[l].vals);
-    if (rc >= 0)
-        cli_sweep_free(sw);
-    return rc;
+    return S_end(rc, algos, lists, nl, sw);
 }
 
 void cli_sweep_free(cli_sweep *sw)

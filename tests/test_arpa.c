@@ -24,6 +24,7 @@
 #include "../sims/engine/sd_verifier.h"
 #include "../sims/exact/sd_exact_gen.h"
 #include "test_util.h"
+#include "tu_lm.h"
 
 /* Tokens: 0 </s>, 1 <s>, 2 a, 3 b, 4 c.  Rows do not sum to 1 (rounded
  * log10 values, as toolkits write them): the model renormalises. */
@@ -33,12 +34,7 @@ static const char S_lm[] = "written by hand\n"
                            "ngram 1=5\n"
                            "ngram 2=7\n"
                            "\n"
-                           "\\1-grams:\n"
-                           "-0.6990\t</s>\n"
-                           "-99\t<s>\t-0.30103\n"
-                           "-0.5229\ta\t-0.1\n"
-                           "-0.6990\tb\t-0.2\n"
-                           "-0.5229\tc\t0.05\n"
+                           TU_LM_UNIGRAMS
                            "\n"
                            "\\2-grams:\n"
                            "-0.3010 <s> a\n"
@@ -106,9 +102,11 @@ static sd_chain *S_chain(const sd_backoff *m)
     return c;
 }
 
-Test(arpa, theorem1_equals_the_direct_computation)
+/* Theorem 1 (Yin et al. 2024) from the dense rows (S_dense): the expected
+ * rejections over T positions, sum over n of E[TV(p, q(. | x_{n-1}))] with
+ * x_0 = <s> and x_{n-1} drawn from the target's chain. */
+static double S_direct(size_t T)
 {
-    const size_t T = 9;
     double q[5][5], p[5];
     S_dense(q, p);
     double Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
@@ -121,6 +119,14 @@ Test(arpa, theorem1_equals_the_direct_computation)
         }
         memcpy(Q, N, sizeof Q);
     }
+    return direct;
+}
+
+Test(arpa, theorem1_equals_the_direct_computation)
+{
+    const size_t T = 9;
+    double q[5][5], p[5], direct = S_direct(T);
+    S_dense(q, p);
     sd_backoff *m = S_model(T);
     for (size_t a = 0; a < 5; a++)
         for (size_t x = 0; x < 5; x++)
@@ -184,21 +190,10 @@ static void S_mc_k(const char *algo, size_t gamma, size_t k, size_t T)
     sd_params_defaults(&par, vt);
     par.gamma = gamma;
     par.k = k;
-    sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
     sd_exact_values ex;
-    sd_error err;
-    cr_assert_eq(vt->exact ? vt->exact(&stored, &par, &ex, &err) : sd_exact_gen_values(vt, &stored, &par, &ex, &err),
-                 SD_OK, "%s", err.msg);
-    sd_sim_opts so = {.seed = 7, .trials = 40000, .threads = 2};
     sd_sim_result res;
-    memset(&res, 0, sizeof res);
-    sd_sim_job job = {vt, &sparse, &par};
-    cr_assert_eq(sd_sim_run_job(&job, &so, &res, &err), SD_OK, "%s", err.msg);
-    char kname[64];
-    snprintf(kname, sizeof kname, "%s-backoff", algo);
-    cr_assert_str_eq(res.kernel, kname);
-    double zr = (res.rejections.mean - ex.rejections) / sd_welford_stderr(&res.rejections);
-    double zc = (res.target_calls.mean - ex.target_calls) / sd_welford_stderr(&res.target_calls);
+    double zr, zc;
+    tu_lm_kernel_vs_exact(vt, &par, m, c, 7, &ex, &res, &zr, &zc);
     cr_assert_lt(fabs(zr), 4.0, "%s gamma=%zu: rejections %g vs exact %g (z = %g)", algo, gamma,
                  res.rejections.mean, ex.rejections, zr);
     cr_assert_lt(fabs(zc), 4.0, "%s gamma=%zu: calls %g vs exact %g (z = %g)", algo, gamma,
@@ -286,17 +281,7 @@ Test(arpa, malformed_more)
 Test(arpa, command_line, .timeout = 60)
 {
     char *path = tu_tempfile(S_lm), cmd[512], *out = NULL;
-    double q[5][5], p[5], Q[5] = {0, 1, 0, 0, 0}, direct = 0.0;
-    S_dense(q, p);
-    for (int n = 1; n <= 9; n++) {
-        double N[5] = {0};
-        for (int a = 0; a < 5; a++) {
-            direct += Q[a] * sd_dist_tv(p, q[a], 5);
-            for (int x = 0; x < 5; x++)
-                N[x] += Q[a] * q[a][x];
-        }
-        memcpy(Q, N, sizeof Q);
-    }
+    double direct = S_direct(9);
     snprintf(cmd, sizeof cmd, "eval rejections --arpa %s --T 9 --json", path);
     cr_assert_eq(tu_run(cmd, &out, NULL), 0, "%s", cmd);
     char *at = strstr(out, "\"rejections\": ");

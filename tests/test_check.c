@@ -52,33 +52,19 @@ static sd_chain *S_zero_chain(size_t V, size_t T, unsigned long seed)
     return c;
 }
 
-static sd_check_result S_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
-                             uint64_t seed, uint64_t trials, size_t L)
-{
-    sd_check_opts o;
-    sd_check_defaults(&o);
-    o.seed = seed;
-    o.trials = trials;
-    o.L = L;
-    sd_check_result r;
-    sd_error err;
-    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
-    return r;
-}
-
 static sd_check_result S_check(const sd_verifier_type *vt, const sd_chain *c, size_t gamma,
                                uint64_t seed, uint64_t trials, size_t L)
 {
     sd_params par;
     sd_params_defaults(&par, NULL);
     par.gamma = gamma;
-    return S_run(vt, c, &par, seed, trials, L);
+    return tu_check_run(vt, c, &par, seed, trials, L);
 }
 
 static void S_expect_par(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par,
                          uint64_t seed, uint64_t trials, size_t L, int unbiased)
 {
-    sd_check_result r = S_run(vt, c, par, seed, trials, L);
+    sd_check_result r = tu_check_run(vt, c, par, seed, trials, L);
     cr_expect_eq(r.unbiased, unbiased,
                  "%s gamma=%zu M=%zu k=%zu eps=%g fp=%g seed=%llu: p-value %.3g (chi2 %.1f, dof %.0f, "
                  "zero hits %.0f), expected %s",

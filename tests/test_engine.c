@@ -41,24 +41,11 @@ Test(engine, bit_identical_across_thread_counts)
     sd_chain_free(c);
 }
 
-static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
-{
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    gp.alpha = alpha;
-    sd_chain *c = sd_chain_generate(&gp, NULL);
-    cr_assert_not_null(c);
-    return c;
-}
-
 /* --- bit-identical runs ---------------------------------------------------- */
 
 Test(engine_blocks, bit_identical_across_threads_for_several_verifiers)
 {
-    sd_chain *c = S_chain(5, 12, 10, 1.0);
+    sd_chain *c = tu_chain_alpha(5, 12, 10, 1.0);
     const char *algos[] = {"token", "block", "batch", "spectr", "rrs", "greedy-block", "biased", "sprinter"};
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
         const sd_verifier_type *vt = sd_verifier_find(algos[i]);
@@ -94,7 +81,7 @@ Test(engine_blocks, block_ranges_merge_to_the_single_run)
     /* The MPI path: any split of the blocks, merged in block order, is the
      * single run.  The generic option selects the mechanistic verifier
      * (other random numbers: compared in law by kernel_law). */
-    sd_chain *c = S_chain(7, 30, 11, 1.0);
+    sd_chain *c = tu_chain_alpha(7, 30, 11, 1.0);
     sd_params par;
     sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 8, .trials = 5 * SD_SIM_BLOCK + 3, .threads = 2};
@@ -131,7 +118,7 @@ Test(engine_blocks, block_ranges_merge_to_the_single_run)
 
 Test(engine_stop, target_stderr_is_reproducible_and_a_prefix)
 {
-    sd_chain *c = S_chain(7, 20, 10, 1.0);
+    sd_chain *c = tu_chain_alpha(7, 20, 10, 1.0);
     sd_params par;
     sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 2, .trials = 1000000, .threads = 1, .target_stderr = 0.03};
@@ -165,7 +152,7 @@ Test(engine_stop, time_limit_stops_at_whole_blocks)
     /* A limit shorter than one block: every thread finishes the block it
      * started and claims no more; the result is that of --trials = the
      * trials done. */
-    sd_chain *c = S_chain(7, 20, 10, 1.0);
+    sd_chain *c = tu_chain_alpha(7, 20, 10, 1.0);
     sd_params par;
     sd_params_defaults(&par, NULL);
     sd_sim_opts so = {.seed = 4, .trials = 1000 * SD_SIM_BLOCK, .threads = 2, .time_limit = 1e-6};

@@ -15,24 +15,11 @@
 #include "../src/sd_rngbuf.h"
 #include "test_util.h"
 
-static sd_chain *S_chain(size_t V, size_t T, unsigned long seed, double alpha)
-{
-    sd_gen_params gp;
-    sd_gen_defaults(&gp);
-    gp.V = V;
-    gp.T = T;
-    gp.seed = seed;
-    gp.alpha = alpha;
-    sd_chain *c = sd_chain_generate(&gp, NULL);
-    cr_assert_not_null(c);
-    return c;
-}
-
 /* --- memory bound ------------------------------------------------------------------ */
 
 Test(kernel_limits, tables_over_the_bound_are_refused_and_run_falls_back)
 {
-    sd_chain *c = S_chain(7, 50, 10, 1.0);
+    sd_chain *c = tu_chain_alpha(7, 50, 10, 1.0);
     cr_assert_eq(sd_token_plan_bytes(c), (size_t)(50 * 7 + 1) * 16 * 8 + 50 * 7 * 8); /* tables + tv */
     sd_params par;
     sd_params_defaults(&par, NULL);

@@ -19,13 +19,56 @@
 #include "test_util.h"
 #include "tu_rules.h"
 
+/* An instance's shape: V, the tree and the draw. */
+typedef struct {
+    size_t V;
+    const char *tree, *draw;
+} S_case;
+
+/* The same with the tree verifier a test compares. */
+typedef struct {
+    size_t V;
+    const char *tree, *draw, *algo;
+} S_algo_case;
+
+/* The ten shapes of the Lagrangian and column-generation tests (thirty
+ * instances with seeds 81-83). */
+static const S_case S_ten[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"},   {5, "2,2", "iid"},   {4, "3,1", "iid"},
+                               {4, "2,2", "wor"}, {6, "2,2", "wor"},   {3, "1,2,2", "iid"}, {4, "2,1,2", "iid"},
+                               {3, "2,1,1", "wor"}, {3, "2,2", "topk"}};
+
+/* An instance solved by the LPs: its chain, parameters and draw, tree-valid
+ * (rv) and tree-ot by the flow method (ro). */
+typedef struct {
+    sd_chain *c;
+    sd_params par;
+    int d;
+    sd_lp_result rv, ro;
+} S_inst;
+
+/* Shape k on the chain tu_chain(V, 6, seed), both LPs asserted solved to
+ * optimality; the caller frees inst.c. */
+static S_inst S_solve(const S_case *k, unsigned long seed)
+{
+    S_inst in;
+    sd_error err;
+    sd_lp_opts fo;
+    in.c = tu_chain(k->V, 6, seed);
+    in.par = tu_tree_par(k->tree, k->draw);
+    in.d = (int)sd_tree_draw_of(&in.par);
+    sd_lp_opts_default(&fo);
+    fo.method = SD_LP_METHOD_FLOW;
+    cr_assert_eq(sd_lp_tree_valid(in.c, 1, 0, &in.par, in.d, NULL, &in.rv, &err), SD_OK, "%s", err.msg);
+    cr_assert_eq(sd_lp_tree_ot(in.c, 1, 0, &in.par, in.d, &fo, &in.ro, &err), SD_OK, "%s", err.msg);
+    cr_assert(in.rv.optimal && in.ro.optimal);
+    return in;
+}
+
 Test(tree_bounds, topdown_recursion_equals_the_enumeration)
 {
-    static const struct {
-        size_t V;
-        const char *tree, *draw, *algo;
-    } cases[] = {{3, "2,2", "iid", "tree-rrs"}, {4, "2,1,2", "iid", "tree-rrs"}, {3, "3,1", "wor", "tree-rrs-wor"},
-                 {4, "2,2", "wor", "tree-rrs-wor"}, {4, "2,2", "topk", "tree-topk"}, {2, "1,2,1", "iid", "tree-rrs"}};
+    static const S_algo_case cases[] = {{3, "2,2", "iid", "tree-rrs"},     {4, "2,1,2", "iid", "tree-rrs"},
+                                        {3, "3,1", "wor", "tree-rrs-wor"}, {4, "2,2", "wor", "tree-rrs-wor"},
+                                        {4, "2,2", "topk", "tree-topk"},   {2, "1,2,1", "iid", "tree-rrs"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed);
@@ -45,41 +88,31 @@ Test(tree_bounds, topdown_recursion_equals_the_enumeration)
 
 Test(tree_bounds, bounds_sandwich_the_optimum)
 {
-    static const struct {
-        size_t V;
-        const char *tree, *draw;
-    } cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {3, "1,1,1", "iid"}, {3, "2,1", "wor"}, {4, "2,2", "wor"},
-                 {2, "2,1,2", "iid"}};
+    static const S_case cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {3, "1,1,1", "iid"},
+                                   {3, "2,1", "wor"}, {4, "2,2", "wor"}, {2, "2,1,2", "iid"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
-            sd_chain *c = tu_chain(cases[i].V, 6, seed + 40);
-            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
-            int d = (int)sd_tree_draw_of(&par);
+            S_inst li = S_solve(&cases[i], seed + 40);
             sd_error err;
-            sd_lp_result rv, ro;
-            sd_lp_opts fo;
-            sd_lp_opts_default(&fo);
-            fo.method = SD_LP_METHOD_FLOW;
-            cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, NULL, &rv, &err), SD_OK, "%s", err.msg);
-            cr_assert_eq(sd_lp_tree_ot(c, 1, 0, &par, d, &fo, &ro, &err), SD_OK, "%s", err.msg);
             sd_lp_tree_bounds b;
             sd_lp_tree_bounds_opts bo;
             sd_lp_tree_bounds_opts_default(&bo);
             bo.lagrange_seconds = 2.0;
             double m = NAN;
-            cr_assert_eq(sd_lp_tree_valid_bounds_opts(c, 1, 0, &par, d, &bo, &b, &err), SD_OK, "%s", err.msg);
-            cr_assert_eq(sd_lp_tree_marginal_bound(c, 1, 0, &par, d, &m, &err), SD_OK, "%s", err.msg);
-            cr_assert(rv.optimal && ro.optimal);
-            cr_expect(b.lower <= rv.optimum + 1e-9 && rv.optimum <= ro.optimum + 1e-9 && ro.optimum <= m + 1e-9,
+            cr_assert_eq(sd_lp_tree_valid_bounds_opts(li.c, 1, 0, &li.par, li.d, &bo, &b, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_marginal_bound(li.c, 1, 0, &li.par, li.d, &m, &err), SD_OK, "%s", err.msg);
+            cr_expect(b.lower <= li.rv.optimum + 1e-9 && li.rv.optimum <= li.ro.optimum + 1e-9 &&
+                          li.ro.optimum <= m + 1e-9,
                       "V %zu --tree %s --draw %s seed %lu: lower %.12f (%s) tree-valid %.12f tree-ot %.12f "
-                      "marginals %.12f", cases[i].V, cases[i].tree, cases[i].draw, seed + 40, b.lower, b.lower_by,
-                      rv.optimum, ro.optimum, m);
-            cr_expect(fabs(b.tree_ot - ro.optimum) < 1e-9 && b.upper <= ro.optimum + 1e-12 &&
-                      rv.optimum <= b.upper + 1e-9, "enumerable: tree-valid %.12f <= upper %.12f (%s) <= tree-ot "
-                      "%.12f", rv.optimum, b.upper, b.upper_by, ro.optimum);
-            cr_expect(b.lagrangian >= rv.optimum - 1e-9, "the Lagrangian %.12f >= tree-valid %.12f", b.lagrangian,
-                      rv.optimum);
-            sd_chain_free(c);
+                      "marginals %.12f",
+                      cases[i].V, cases[i].tree, cases[i].draw, seed + 40, b.lower, b.lower_by, li.rv.optimum,
+                      li.ro.optimum, m);
+            cr_expect(fabs(b.tree_ot - li.ro.optimum) < 1e-9 && b.upper <= li.ro.optimum + 1e-12 &&
+                      li.rv.optimum <= b.upper + 1e-9, "enumerable: tree-valid %.12f <= upper %.12f (%s) <= tree-ot "
+                      "%.12f", li.rv.optimum, b.upper, b.upper_by, li.ro.optimum);
+            cr_expect(b.lagrangian >= li.rv.optimum - 1e-9, "the Lagrangian %.12f >= tree-valid %.12f", b.lagrangian,
+                      li.rv.optimum);
+            sd_chain_free(li.c);
         }
 }
 
@@ -105,11 +138,9 @@ Test(tree_bounds, marginals_equal_tree_ot_on_a_chain)
  * i.i.d. drafts it is OTM-k, tree-valid itself. */
 Test(tree_bounds, recursive_transport_between_topdown_and_the_optimum)
 {
-    static const struct {
-        size_t V;
-        const char *tree, *draw, *algo;
-    } cases[] = {{3, "2,2", "iid", "tree-rrs"}, {4, "2,1", "iid", "tree-rrs"}, {3, "2,1", "wor", "tree-rrs-wor"},
-                 {4, "2,2", "wor", "tree-rrs-wor"}, {4, "2,2", "topk", "tree-topk"}, {4, "3", "iid", "tree-rrs"}};
+    static const S_algo_case cases[] = {{3, "2,2", "iid", "tree-rrs"},     {4, "2,1", "iid", "tree-rrs"},
+                                        {3, "2,1", "wor", "tree-rrs-wor"}, {4, "2,2", "wor", "tree-rrs-wor"},
+                                        {4, "2,2", "topk", "tree-topk"},   {4, "3", "iid", "tree-rrs"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
             sd_chain *c = tu_chain(cases[i].V, 6, seed + 60);
@@ -201,28 +232,14 @@ Test(tree_bounds, beyond_reach_at_v8)
  * iid and wor, V = 3-6; a few thousand evaluations each. */
 Test(tree_bounds, lagrangian_is_an_upper_bound, .timeout = 600)
 {
-    static const struct {
-        size_t V;
-        const char *tree, *draw;
-    } cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {5, "2,2", "iid"}, {4, "3,1", "iid"}, {4, "2,2", "wor"},
-                 {6, "2,2", "wor"}, {3, "1,2,2", "iid"}, {4, "2,1,2", "iid"}, {3, "2,1,1", "wor"},
-                 {3, "2,2", "topk"}};
+    const S_case *cases = S_ten;
     size_t n = 0, conv = 0, below_ot = 0, ot_above = 0, strictly_below_ot = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t i = 0; i < sizeof S_ten / sizeof *S_ten; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
-            sd_chain *c = tu_chain(cases[i].V, 6, seed + 80);
-            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
-            int d = (int)sd_tree_draw_of(&par);
+            S_inst li = S_solve(&cases[i], seed + 80);
             sd_error err;
-            sd_lp_result rv, ro;
-            sd_lp_opts fo;
-            sd_lp_opts_default(&fo);
-            fo.method = SD_LP_METHOD_FLOW;
-            cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, NULL, &rv, &err), SD_OK, "%s", err.msg);
-            cr_assert_eq(sd_lp_tree_ot(c, 1, 0, &par, d, &fo, &ro, &err), SD_OK, "%s", err.msg);
-            cr_assert(rv.optimal && ro.optimal);
             sd_lp_tree_lagrange *g = NULL;
-            cr_assert_eq(sd_lp_tree_lagrange_new(c, 1, 0, &par, d, &g, &err), SD_OK, "%s", err.msg);
+            cr_assert_eq(sd_lp_tree_lagrange_new(li.c, 1, 0, &li.par, li.d, &g, &err), SD_OK, "%s", err.msg);
             size_t N = sd_lp_tree_lagrange_dim(g);
             double *lam = calloc(N, sizeof *lam);
             cr_assert_not_null(lam);
@@ -232,35 +249,35 @@ Test(tree_bounds, lagrangian_is_an_upper_bound, .timeout = 600)
                 for (size_t j = 1; j < N; j++)
                     lam[j] = 6.0 * (gsl_rng_uniform(r) - 0.5);
                 double L = sd_lp_tree_lagrange_eval(g, lam, NULL);
-                cr_expect(L >= rv.optimum - 1e-9, "V %zu --tree %s --draw %s: L(random λ) %.12f < tree-valid %.12f",
-                          cases[i].V, cases[i].tree, cases[i].draw, L, rv.optimum);
+                cr_expect(L >= li.rv.optimum - 1e-9, "V %zu --tree %s --draw %s: L(random λ) %.12f < tree-valid %.12f",
+                          cases[i].V, cases[i].tree, cases[i].draw, L, li.rv.optimum);
             }
             gsl_rng_free(r);
             for (size_t j = 0; j < N; j++)
                 lam[j] = 0.0;
             sd_lp_tree_lagrange_info info;
             cr_assert_eq(sd_lp_tree_lagrange_min(g, lam, 30.0, 3000, NAN, &info, &err), SD_OK, "%s", err.msg);
-            cr_expect(info.value >= rv.optimum - 1e-9, "V %zu --tree %s --draw %s seed %lu: L %.12f < tree-valid "
-                      "%.12f", cases[i].V, cases[i].tree, cases[i].draw, seed + 80, info.value, rv.optimum);
+            cr_expect(info.value >= li.rv.optimum - 1e-9, "V %zu --tree %s --draw %s seed %lu: L %.12f < tree-valid "
+                      "%.12f", cases[i].V, cases[i].tree, cases[i].draw, seed + 80, info.value, li.rv.optimum);
             if (info.converged) {
-                cr_expect(info.value <= rv.optimum + 1e-9, "converged: L %.12f, tree-valid %.12f", info.value,
-                          rv.optimum);
-                cr_expect(info.primal_residual <= 1e-9 && fabs(info.primal - rv.optimum) <= 1e-9,
+                cr_expect(info.value <= li.rv.optimum + 1e-9, "converged: L %.12f, tree-valid %.12f", info.value,
+                          li.rv.optimum);
+                cr_expect(info.primal_residual <= 1e-9 && fabs(info.primal - li.rv.optimum) <= 1e-9,
                           "converged: primal %.12f (residual %.1e), tree-valid %.12f", info.primal,
-                          info.primal_residual, rv.optimum);
+                          info.primal_residual, li.rv.optimum);
             }
             n++;
             conv += info.converged;
-            below_ot += info.value <= ro.optimum + 1e-9;
-            ot_above += ro.optimum > rv.optimum + 1e-6;
-            strictly_below_ot += ro.optimum > rv.optimum + 1e-6 && info.value < ro.optimum;
+            below_ot += info.value <= li.ro.optimum + 1e-9;
+            ot_above += li.ro.optimum > li.rv.optimum + 1e-6;
+            strictly_below_ot += li.ro.optimum > li.rv.optimum + 1e-6 && info.value < li.ro.optimum;
             cr_log_info("V %zu --tree %s --draw %s seed %lu: tree-valid %.9f, L %.9f (%+.1e, %zu evaluations, %s), "
-                        "tree-ot %.9f", cases[i].V, cases[i].tree, cases[i].draw, seed + 80, rv.optimum, info.value,
-                        info.value - rv.optimum, info.iters, info.converged ? "converged" : "not converged",
-                        ro.optimum);
+                        "tree-ot %.9f", cases[i].V, cases[i].tree, cases[i].draw, seed + 80, li.rv.optimum, info.value,
+                        info.value - li.rv.optimum, info.iters, info.converged ? "converged" : "not converged",
+                        li.ro.optimum);
             free(lam);
             sd_lp_tree_lagrange_free(g);
-            sd_chain_free(c);
+            sd_chain_free(li.c);
         }
     cr_log_info("the Lagrangian: %zu instances, %zu converged, %zu at most tree-ot (1e-9); where tree-ot > "
                 "tree-valid + 1e-6 (%zu), below tree-ot in %zu", n, conv, below_ot, ot_above, strictly_below_ot);
@@ -355,9 +372,7 @@ Test(tree_bounds, above_lower_is_against_the_final_lower, .timeout = 120)
 Test(tree_bounds, cli_reports_bounds_as_json)
 {
     char *out = NULL;
-    cr_assert_eq(tu_run("lp tree-valid --tree 2,2,2 --V 8 --time-limit 2 --json", &out, NULL), 0);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
+    json_t *j = tu_run_json("lp tree-valid --tree 2,2,2 --V 8 --time-limit 2 --json", &out);
     cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "bounds");
     double lo = json_number_value(json_object_get(j, "lower")), up = json_number_value(json_object_get(j, "upper"));
     cr_expect(lo > 0 && lo <= up, "%s", out);
@@ -374,9 +389,7 @@ Test(tree_bounds, cli_reports_bounds_as_json)
 Test(tree_bounds, cli_bounds_lagrangian_below_the_marginals)
 {
     char *out = NULL;
-    cr_assert_eq(tu_run("lp tree-valid --tree 3,2 --V 8 --time-limit 60 --json", &out, NULL), 0);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
+    json_t *j = tu_run_json("lp tree-valid --tree 3,2 --V 8 --time-limit 60 --json", &out);
     const char *by = json_string_value(json_object_get(j, "upper_by"));
     cr_expect(!strcmp(by, "lagrangian") || !strcmp(by, "tree-ot"), "%s", by);
     json_t *u = json_object_get(j, "upper_candidates");
@@ -413,48 +426,35 @@ Test(tree_bounds, cli_bounds_lagrangian_below_the_marginals)
  * deepest rows left out give more than tree-ot. */
 Test(tree_bounds, ot_column_generation_equals_the_network, .timeout = 600)
 {
-    static const struct {
-        size_t V;
-        const char *tree, *draw;
-    } cases[] = {{3, "2,2", "iid"}, {4, "2,1", "iid"}, {5, "2,2", "iid"}, {4, "3,1", "iid"}, {4, "2,2", "wor"},
-                 {6, "2,2", "wor"}, {3, "1,2,2", "iid"}, {4, "2,1,2", "iid"}, {3, "2,1,1", "wor"},
-                 {3, "2,2", "topk"}};
+    const S_case *cases = S_ten;
     size_t valid_below = 0, noleaf_above = 0, valid_above = 0, noleaf_below = 0, ot_gt_valid = 0;
     double worst = 0.0, slowest = 0.0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t i = 0; i < sizeof S_ten / sizeof *S_ten; i++)
         for (unsigned long seed = 1; seed <= 3; seed++) {
-            sd_chain *c = tu_chain(cases[i].V, 6, seed + 80);
-            sd_params par = tu_tree_par(cases[i].tree, cases[i].draw);
-            int d = (int)sd_tree_draw_of(&par);
+            S_inst li = S_solve(&cases[i], seed + 80);
             sd_error err;
-            sd_lp_result ro, rv;
-            sd_lp_opts fo;
-            sd_lp_opts_default(&fo);
-            fo.method = SD_LP_METHOD_FLOW;
-            cr_assert_eq(sd_lp_tree_ot(c, 1, 0, &par, d, &fo, &ro, &err), SD_OK, "%s", err.msg);
-            cr_assert_eq(sd_lp_tree_valid(c, 1, 0, &par, d, NULL, &rv, &err), SD_OK, "%s", err.msg);
-            cr_assert(ro.optimal && rv.optimal);
             sd_lp_tree_ot_cg_info in, iv, il;
-            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_OT, &in, &err), SD_OK, "%s",
-                         err.msg);
-            cr_expect(in.optimal && in.lower <= ro.optimum + 1e-9 && ro.optimum <= in.upper + 1e-9 &&
-                      fabs(in.upper - ro.optimum) <= 1e-9 && fabs(in.lower - ro.optimum) <= 1e-9,
+            cr_assert_eq(sd_lp_tree_ot_cg(li.c, 1, 0, &li.par, li.d, 30.0, SD_LP_TREE_OT_ROWS_OT, &in, &err), SD_OK,
+                         "%s", err.msg);
+            cr_expect(in.optimal && in.lower <= li.ro.optimum + 1e-9 && li.ro.optimum <= in.upper + 1e-9 &&
+                      fabs(in.upper - li.ro.optimum) <= 1e-9 && fabs(in.lower - li.ro.optimum) <= 1e-9,
                       "V %zu --tree %s --draw %s seed %lu: tree-ot %.12f, column generation [%.12f, %.12f]%s",
-                      cases[i].V, cases[i].tree, cases[i].draw, seed + 80, ro.optimum, in.lower, in.upper,
+                      cases[i].V, cases[i].tree, cases[i].draw, seed + 80, li.ro.optimum, in.lower, in.upper,
                       in.optimal ? "" : " not converged");
-            worst = fmax(worst, fmax(fabs(in.upper - ro.optimum), fabs(in.lower - ro.optimum)));
+            worst = fmax(worst, fmax(fabs(in.upper - li.ro.optimum), fabs(in.lower - li.ro.optimum)));
             slowest = fmax(slowest, in.seconds);
-            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_VALID, &iv, &err), SD_OK);
-            cr_assert_eq(sd_lp_tree_ot_cg(c, 1, 0, &par, d, 30.0, SD_LP_TREE_OT_ROWS_NO_LEAVES, &il, &err), SD_OK);
+            cr_assert_eq(sd_lp_tree_ot_cg(li.c, 1, 0, &li.par, li.d, 30.0, SD_LP_TREE_OT_ROWS_VALID, &iv, &err), SD_OK);
+            cr_assert_eq(sd_lp_tree_ot_cg(li.c, 1, 0, &li.par, li.d, 30.0, SD_LP_TREE_OT_ROWS_NO_LEAVES, &il, &err),
+                         SD_OK);
             /* tree-valid's rows: a bound on tree-valid, so at least it */
-            cr_expect(iv.upper >= rv.optimum - 1e-9, "tree-valid's rows: %.12f < tree-valid %.12f", iv.upper,
-                      rv.optimum);
-            ot_gt_valid += ro.optimum > rv.optimum + 1e-6;
-            valid_below += iv.upper < ro.optimum - 1e-6;
-            valid_above += iv.upper > ro.optimum + 1e-9;
-            noleaf_above += il.upper > ro.optimum + 1e-6;
-            noleaf_below += il.upper < ro.optimum - 1e-9;
-            sd_chain_free(c);
+            cr_expect(iv.upper >= li.rv.optimum - 1e-9, "tree-valid's rows: %.12f < tree-valid %.12f", iv.upper,
+                      li.rv.optimum);
+            ot_gt_valid += li.ro.optimum > li.rv.optimum + 1e-6;
+            valid_below += iv.upper < li.ro.optimum - 1e-6;
+            valid_above += iv.upper > li.ro.optimum + 1e-9;
+            noleaf_above += il.upper > li.ro.optimum + 1e-6;
+            noleaf_below += il.upper < li.ro.optimum - 1e-9;
+            sd_chain_free(li.c);
         }
     cr_log_info("tree-ot by column generation: 30 instances, worst |difference| %.1e, slowest %.2f s; broken forms: "
                 "tree-valid's rows below tree-ot on %zu (tree-ot > tree-valid on %zu), deepest rows left out above "
@@ -474,9 +474,7 @@ Test(tree_bounds, ot_column_generation_equals_the_network, .timeout = 600)
 Test(tree_bounds, cli_upper_at_most_tree_ot_at_v8, .timeout = 120)
 {
     char *out = NULL;
-    cr_assert_eq(tu_run("lp tree-valid --tree 2,2,2 --V 8 --time-limit 10 --json", &out, NULL), 0);
-    json_t *j = json_loads(out, 0, NULL);
-    cr_assert_not_null(j, "%s", out);
+    json_t *j = tu_run_json("lp tree-valid --tree 2,2,2 --V 8 --time-limit 10 --json", &out);
     json_t *u = json_object_get(j, "upper_candidates");
     double up = json_number_value(json_object_get(j, "upper"));
     double lo = json_number_value(json_object_get(u, "tree_ot_lower"));

@@ -24,33 +24,16 @@
 #include "../src/sd_exact_otm.h"
 #include "../sims/exact/sd_exact_tree.h"
 #include "test_util.h"
+#include "tu_rules.h"
 
 static const char *const S_verifiers[] = {"tree-rrs", "tree-rrs-wor", "tree-topk", "traversal"};
-
-static sd_params S_par(const sd_verifier_type *vt, const char *tree, const char *draw)
-{
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    if (draw)
-        cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
-
-static const sd_verifier_type *S_vt(const char *name)
-{
-    const sd_verifier_type *vt = sd_verifier_find(name);
-    cr_assert_not_null(vt, "%s", name);
-    return vt;
-}
 
 /* --- the parameters ----------------------------------------------------------- */
 
 Test(trees, tree_shape_parsed_echoed_and_refused_in_one_line)
 {
-    const sd_verifier_type *vt = S_vt("traversal");
-    sd_params par = S_par(vt, "3,2,1", NULL);
+    const sd_verifier_type *vt = tu_rule_vt("traversal");
+    sd_params par = tu_rule_par(vt, "3,2,1", NULL);
     cr_expect_eq(par.tree_depth, 3);
     cr_expect(par.tree[0] == 3 && par.tree[1] == 2 && par.tree[2] == 1);
     cr_expect_eq(sd_params_tree_nodes(&par), 3 + 6 + 6);
@@ -67,7 +50,7 @@ Test(trees, tree_shape_parsed_echoed_and_refused_in_one_line)
         cr_expect_eq(p.tree_depth, 3, "a refused shape must leave the old one");
     }
     /* a drafting rule the verifier does not support: one line, a reason */
-    sd_params p = S_par(vt, "2", "topk");
+    sd_params p = tu_rule_par(vt, "2", "topk");
     sd_chain *c = tu_chain(3, 3, 1);
     void *st = NULL;
     sd_error err;
@@ -80,23 +63,6 @@ Test(trees, tree_shape_parsed_echoed_and_refused_in_one_line)
 
 /* check on V = 4, T = D+1, L = D+1 (the tree, then the token after it, and
  * for trees cut short by the horizon the next iteration). */
-static int S_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed,
-                   uint64_t trials, size_t L, double *pv)
-{
-    sd_check_opts o;
-    sd_check_defaults(&o);
-    o.seed = seed;
-    o.trials = trials;
-    o.L = L;
-    sd_check_result r;
-    sd_error err;
-    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
-    int ok = r.unbiased;
-    *pv = r.chi.p_value;
-    sd_check_result_free(&r);
-    return ok;
-}
-
 Test(trees, every_tree_verifier_passes_check_up_to_six_nodes, .timeout = 300)
 {
     static const char *const shapes[] = {"6", "3,1", "1,2", "2,2", "1,2,1", "1,1,1,1,1,1"};
@@ -109,10 +75,10 @@ Test(trees, every_tree_verifier_passes_check_up_to_six_nodes, .timeout = 300)
         sd_chain *c = tu_zero_chain(4, D + 1, 11 + s); /* zeros: a token of q = 0 is a certain failure */
         cr_assert_not_null(c);
         for (size_t v = 0; v < sizeof rules / sizeof *rules; v++) {
-            const sd_verifier_type *vt = S_vt(rules[v][0]);
-            sd_params par = S_par(vt, shapes[s], rules[v][1]);
+            const sd_verifier_type *vt = tu_rule_vt(rules[v][0]);
+            sd_params par = tu_rule_par(vt, shapes[s], rules[v][1]);
             double pv;
-            cr_expect(S_check(vt, &par, c, 100 + 10 * s + v, 60000, D + 1, &pv), "%s --tree %s --draw %s: p-value %.3g",
+            cr_expect(tu_check(vt, &par, c, 100 + 10 * s + v, 60000, D + 1, &pv), "%s --tree %s --draw %s: p-value %.3g",
                       vt->name, shapes[s], sd_tree_draw_name(sd_tree_draw_of(&par)), pv);
         }
         sd_chain_free(c);
@@ -126,11 +92,11 @@ Test(trees, check_flags_both_controls)
     sd_chain *c = tu_chain(4, 3, 5);
     for (size_t i = 0; i < 2; i++)
         for (size_t s = 0; s < 3; s++) {
-            const sd_verifier_type *vt = S_vt(controls[i]);
+            const sd_verifier_type *vt = tu_rule_vt(controls[i]);
             cr_expect(vt->flags & SD_VERIFIER_CONTROL);
-            sd_params par = S_par(vt, shapes[s], NULL);
+            sd_params par = tu_rule_par(vt, shapes[s], NULL);
             double pv;
-            cr_expect(!S_check(vt, &par, c, 7 + s, 200000, 2, &pv), "%s --tree %s not flagged (p-value %.3g)",
+            cr_expect(!tu_check(vt, &par, c, 7 + s, 200000, 2, &pv), "%s --tree %s not flagged (p-value %.3g)",
                       vt->name, shapes[s], pv);
         }
     sd_chain_free(c);
@@ -146,8 +112,8 @@ Test(trees, exact_accept_length_within_4_se_of_monte_carlo)
     sd_chain *c = tu_chain(4, 4, 9);
     for (size_t s = 0; s < 3; s++)
         for (size_t v = 0; v < 4; v++) {
-            const sd_verifier_type *vt = S_vt(S_verifiers[v]);
-            sd_params par = S_par(vt, shapes[s], NULL);
+            const sd_verifier_type *vt = tu_rule_vt(S_verifiers[v]);
+            sd_params par = tu_rule_par(vt, shapes[s], NULL);
             for (size_t a = 0; a < 4; a += 3) {
                 double ex;
                 sd_error err;
@@ -173,8 +139,8 @@ Test(trees, exact_target_calls_within_4_se_of_run)
     sd_chain *c = tu_chain(3, 7, 4);
     sd_model m = sd_model_of_chain(c);
     for (size_t v = 0; v < 4; v++) {
-        const sd_verifier_type *vt = S_vt(S_verifiers[v]);
-        sd_params par = S_par(vt, "2,1", NULL);
+        const sd_verifier_type *vt = tu_rule_vt(S_verifiers[v]);
+        sd_params par = tu_rule_par(vt, "2,1", NULL);
         sd_exact_values ev;
         sd_error err;
         cr_assert_eq(vt->exact(&m, &par, &ev, &err), SD_OK, "%s", err.msg);
@@ -198,12 +164,12 @@ Test(trees, exact_target_calls_within_4_se_of_run)
 Test(trees, traversal_on_a_chain_is_block_verification)
 {
     sd_chain *c = tu_chain(4, 6, 21);
-    const sd_verifier_type *vt = S_vt("traversal");
+    const sd_verifier_type *vt = tu_rule_vt("traversal");
     static const char *const chains[] = {"1", "1,1", "1,1,1", "1,1,1,1"};
     for (size_t g = 1; g <= 4; g++)
         for (size_t a = 0; a < 4; a++)
             for (int iid = 0; iid < 2; iid++) {
-                sd_params par = S_par(vt, chains[g - 1], iid ? "iid" : "wor");
+                sd_params par = tu_rule_par(vt, chains[g - 1], iid ? "iid" : "wor");
                 double ex, e[SD_ACCEPT_NALGO];
                 cr_assert_eq(sd_exact_tree_accept(c, 2, a, &par, sd_tree_kind_find("traversal"), &ex, NULL, NULL),
                              SD_OK);
@@ -221,11 +187,11 @@ Test(trees, tree_valid_reduces_to_valid_verify_and_otm)
     sd_chain *c = tu_chain(3, 5, 3);
     sd_lp_opts lo;
     sd_lp_opts_default(&lo);
-    const sd_verifier_type *vt = S_vt("tree-rrs");
+    const sd_verifier_type *vt = tu_rule_vt("tree-rrs");
     sd_error err;
     static const char *const chains[] = {"1", "1,1", "1,1,1"};
     for (size_t g = 1; g <= 3; g++) {
-        sd_params par = S_par(vt, chains[g - 1], NULL);
+        sd_params par = tu_rule_par(vt, chains[g - 1], NULL);
         sd_lp_result tv, vv, ot;
         cr_assert_eq(sd_lp_tree_valid(c, 2, 1, &par, SD_DRAW_IID, &lo, &tv, &err), SD_OK, "%s", err.msg);
         cr_assert_eq(sd_lp_valid_verify(c, 2, 1, g, &lo, &vv, NULL, &err), SD_OK, "%s", err.msg);
@@ -241,7 +207,7 @@ Test(trees, tree_valid_reduces_to_valid_verify_and_otm)
     for (size_t k = 1; k <= 4; k++) {
         char shape[8];
         snprintf(shape, sizeof shape, "%zu", k);
-        sd_params par = S_par(vt, shape, NULL);
+        sd_params par = tu_rule_par(vt, shape, NULL);
         sd_lp_result tv, ot;
         cr_assert_eq(sd_lp_tree_valid(c, 2, 1, &par, SD_DRAW_IID, &lo, &tv, &err), SD_OK, "%s", err.msg);
         cr_assert_eq(sd_lp_tree_ot(c, 2, 1, &par, SD_DRAW_IID, &lo, &ot, &err), SD_OK, "%s", err.msg);
@@ -262,8 +228,8 @@ Test(trees, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
     static const char *const shapes[] = {"2,2", "3,1", "1,2", "2,1,1"};
     for (size_t s = 0; s < 4; s++)
         for (size_t v = 0; v < 4; v++) {
-            const sd_verifier_type *vt = S_vt(S_verifiers[v]);
-            sd_params par = S_par(vt, shapes[s], NULL);
+            const sd_verifier_type *vt = tu_rule_vt(S_verifiers[v]);
+            sd_params par = tu_rule_par(vt, shapes[s], NULL);
             int draw = (int)sd_tree_draw_of(&par);
             double ex;
             sd_error err;
@@ -289,8 +255,8 @@ Test(trees, joint_accept_law_fills_its_buffer_and_has_the_expected_mean)
 {
     sd_chain *c = tu_chain(3, 5, 8);
     for (size_t v = 0; v < 4; v++) {
-        const sd_verifier_type *vt = S_vt(S_verifiers[v]);
-        sd_params par = S_par(vt, "2,2", NULL);
+        const sd_verifier_type *vt = tu_rule_vt(S_verifiers[v]);
+        sd_params par = tu_rule_par(vt, "2,2", NULL);
         double joint[3 * 3], ex, mass = 0.0, mean = 0.0;
         for (size_t i = 0; i < 9; i++)
             joint[i] = NAN;
@@ -334,8 +300,8 @@ Test(trees, joint_accept_law_fills_its_buffer_and_has_the_expected_mean)
 Test(trees, nodes_past_the_vocabulary_draft_nothing)
 {
     sd_chain *c = tu_chain(2, 5, 8);
-    const sd_verifier_type *vt = S_vt("tree-rrs-wor");
-    sd_params par = S_par(vt, "3", "wor");
+    const sd_verifier_type *vt = tu_rule_vt("tree-rrs-wor");
+    sd_params par = tu_rule_par(vt, "3", "wor");
     double ex, joint[2 * 2];
     sd_error err;
     for (size_t a = 0; a < 2; a++) {
@@ -359,8 +325,8 @@ Test(trees, nodes_past_the_vocabulary_draft_nothing)
 Test(trees, exact_enumeration_refuses_a_missing_shape)
 {
     sd_chain *c = tu_chain(2, 5, 8);
-    const sd_verifier_type *vt = S_vt("tree-rrs");
-    sd_params par = S_par(vt, "2", NULL);
+    const sd_verifier_type *vt = tu_rule_vt("tree-rrs");
+    sd_params par = tu_rule_par(vt, "2", NULL);
     par.tree_depth = 0;
     double ex, calls, rej;
     sd_error err;
@@ -407,13 +373,13 @@ Test(trees, lp_refuses_too_large_trees_in_one_line)
     sd_lp_opts lo;
     sd_lp_opts_default(&lo);
     lo.max_vars = 1000;
-    const sd_verifier_type *vt = S_vt("tree-rrs");
-    sd_params par = S_par(vt, "2,2", NULL);
+    const sd_verifier_type *vt = tu_rule_vt("tree-rrs");
+    sd_params par = tu_rule_par(vt, "2,2", NULL);
     sd_lp_result r;
     sd_error err;
     cr_expect_eq(sd_lp_tree_valid(c, 1, 0, &par, SD_DRAW_IID, &lo, &r, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "--max-vars") && !strchr(err.msg, '\n'), "%s", err.msg);
-    par = S_par(vt, "4,4,4", NULL);
+    par = tu_rule_par(vt, "4,4,4", NULL);
     cr_expect_eq(sd_lp_tree_ot(c, 1, 0, &par, SD_DRAW_IID, &lo, &r, &err), SD_ETOOBIG);
     cr_expect(tu_contains(err.msg, "drafted trees"), "%s", err.msg);
     sd_chain_free(c);
@@ -431,8 +397,8 @@ Test(trees, path_sets_of_a_2_2_tree)
         for (size_t t = 1; t <= 4; t++)
             for (size_t y = 0; y < 4; y++)
                 cr_assert(sd_chain_p(c, t, x)[y] > 0, "the count needs rows without zeros");
-    const sd_verifier_type *vt = S_vt("tree-rrs");
-    sd_params par = S_par(vt, "2,2", NULL);
+    const sd_verifier_type *vt = tu_rule_vt("tree-rrs");
+    sd_params par = tu_rule_par(vt, "2,2", NULL);
     sd_lp_pathsets *ps;
     sd_error err;
     cr_assert_eq(sd_lp_tree_pathsets(c, 1, 0, &par, SD_DRAW_IID, &ps, &err), SD_OK, "%s", err.msg);
@@ -471,7 +437,7 @@ static int S_reading_step(void *state, const sd_chain *c, const sd_params *par, 
 Test(trees, other_readings_of_traversal_are_biased)
 {
     const sd_tree_kind *kinds[2] = {&S_remove_first, &S_unscaled};
-    const sd_verifier_type *trav = S_vt("traversal");
+    const sd_verifier_type *trav = tu_rule_vt("traversal");
     sd_verifier_type vt = *trav;
     vt.alloc = S_reading_alloc;
     vt.step = S_reading_step;
@@ -481,9 +447,9 @@ Test(trees, other_readings_of_traversal_are_biased)
     for (size_t i = 0; i < 2; i++) {
         S_reading = kinds[i];
         vt.name = kinds[i]->name;
-        sd_params par = S_par(trav, "2,2", "wor");
+        sd_params par = tu_rule_par(trav, "2,2", "wor");
         double pv;
-        cr_expect(!S_check(&vt, &par, c, 500 + i, 200000, 3, &pv), "%s not flagged (p-value %.3g)", vt.name, pv);
+        cr_expect(!tu_check(&vt, &par, c, 500 + i, 200000, 3, &pv), "%s not flagged (p-value %.3g)", vt.name, pv);
     }
     sd_chain_free(c);
 }

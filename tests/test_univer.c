@@ -25,29 +25,12 @@
 #include "../sims/verifiers/sd_tree.h"
 #include "../src/sd_exact_accept.h"
 #include "test_util.h"
-
-static const sd_verifier_type *S_vt(const char *name)
-{
-    const sd_verifier_type *vt = sd_verifier_find(name);
-    cr_assert_not_null(vt, "%s", name);
-    return vt;
-}
-
-static sd_params S_par(const sd_verifier_type *vt, const char *tree, const char *draw)
-{
-    sd_params par;
-    sd_error err;
-    sd_params_defaults(&par, vt);
-    cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    if (draw)
-        cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
-    return par;
-}
+#include "tu_rules.h"
 
 /* E[accepted path] of the first iteration from (t, a) by enumeration. */
 static double S_acc(const sd_chain *c, size_t t, size_t a, const char *algo, const char *tree, const char *draw)
 {
-    sd_params par = S_par(S_vt(algo), tree, draw);
+    sd_params par = tu_rule_par(tu_rule_vt(algo), tree, draw);
     double ex;
     sd_error err;
     cr_assert_eq(sd_exact_tree_accept(c, t, a, &par, sd_tree_kind_find(algo), &ex, NULL, &err), SD_OK, "%s: %s",
@@ -66,10 +49,10 @@ Test(univer, exact_law_is_the_target_law_and_the_control_is_biased, .timeout = 1
 {
     sd_chain *cs[2] = {tu_zero_chain(3, 4, 2), tu_chain(4, 4, 5)};
     cr_assert(cs[0] && cs[1]);
-    const sd_verifier_type *u = S_vt("univer"), *bk = S_vt("broken-univer");
+    const sd_verifier_type *u = tu_rule_vt("univer"), *bk = tu_rule_vt("broken-univer");
     for (size_t s = 0; s < S_NSHAPES; s++) {
         for (int iid = 0; iid < 2; iid++) {
-            sd_params par = S_par(u, S_shapes[s], iid ? "iid" : "wor");
+            sd_params par = tu_rule_par(u, S_shapes[s], iid ? "iid" : "wor");
             for (int j = 0; j < 2; j++) {
                 double tv;
                 sd_error err;
@@ -78,7 +61,7 @@ Test(univer, exact_law_is_the_target_law_and_the_control_is_biased, .timeout = 1
                           iid ? "iid" : "wor", j, tv);
             }
         }
-        sd_params par = S_par(bk, S_shapes[s], NULL);
+        sd_params par = tu_rule_par(bk, S_shapes[s], NULL);
         double tv[2];
         sd_error err;
         for (int j = 0; j < 2; j++)
@@ -96,23 +79,6 @@ Test(univer, exact_law_is_the_target_law_and_the_control_is_biased, .timeout = 1
     sd_chain_free(cs[1]);
 }
 
-static int S_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed,
-                   uint64_t trials, size_t L, double *pv)
-{
-    sd_check_opts o;
-    sd_check_defaults(&o);
-    o.seed = seed;
-    o.trials = trials;
-    o.L = L;
-    sd_check_result r;
-    sd_error err;
-    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
-    int ok = r.unbiased;
-    *pv = r.chi.p_value;
-    sd_check_result_free(&r);
-    return ok;
-}
-
 /* The statistical check (what `run` executes) agrees: univer passes, the
  * control is flagged. */
 Test(univer, check_passes_univer_and_flags_broken_univer, .timeout = 120)
@@ -122,14 +88,14 @@ Test(univer, check_passes_univer_and_flags_broken_univer, .timeout = 120)
     static const char *const shapes[] = {"2,2", "3,1"};
     for (size_t s = 0; s < 2; s++)
         for (int iid = 0; iid < 2; iid++) {
-            sd_params par = S_par(S_vt("univer"), shapes[s], iid ? "iid" : "wor");
-            cr_expect(S_check(S_vt("univer"), &par, z, 41 + 2 * s + (size_t)iid, 60000, 3, &pv),
+            sd_params par = tu_rule_par(tu_rule_vt("univer"), shapes[s], iid ? "iid" : "wor");
+            cr_expect(tu_check(tu_rule_vt("univer"), &par, z, 41 + 2 * s + (size_t)iid, 60000, 3, &pv),
                       "univer --tree %s --draw %s: p-value %.3g", shapes[s], iid ? "iid" : "wor", pv);
         }
-    const sd_verifier_type *bk = S_vt("broken-univer");
+    const sd_verifier_type *bk = tu_rule_vt("broken-univer");
     cr_expect(bk->flags & SD_VERIFIER_CONTROL);
-    sd_params par = S_par(bk, "3,1", NULL);
-    cr_expect(!S_check(bk, &par, c, 9, 200000, 2, &pv), "broken-univer not flagged (p-value %.3g)", pv);
+    sd_params par = tu_rule_par(bk, "3,1", NULL);
+    cr_expect(!tu_check(bk, &par, c, 9, 200000, 2, &pv), "broken-univer not flagged (p-value %.3g)", pv);
     sd_chain_free(z);
     sd_chain_free(c);
 }
@@ -140,11 +106,11 @@ Test(univer, exact_values_within_4_se_of_monte_carlo)
 {
     sd_chain *c = tu_chain(4, 4, 9);
     sd_model m = sd_model_of_chain(c);
-    const sd_verifier_type *vt = S_vt("univer");
+    const sd_verifier_type *vt = tu_rule_vt("univer");
     static const char *const shapes[] = {"2,2", "3,1"};
     for (size_t s = 0; s < 2; s++)
         for (int iid = 0; iid < 2; iid++) {
-            sd_params par = S_par(vt, shapes[s], iid ? "iid" : "wor");
+            sd_params par = tu_rule_par(vt, shapes[s], iid ? "iid" : "wor");
             double ex = S_acc(c, 1, 3, "univer", shapes[s], iid ? "iid" : "wor");
             sd_sim_job job = {vt, &m, &par};
             sd_sim_opts so = {.seed = 31 + s, .trials = 40000, .threads = 1,
@@ -204,7 +170,7 @@ Test(univer, exact_at_most_tree_valid_at_most_tree_ot, .timeout = 120)
     static const char *const shapes[] = {"2,2", "3,1", "1,2", "2,1,1"};
     for (size_t s = 0; s < 4; s++)
         for (int draw = SD_DRAW_IID; draw <= SD_DRAW_WOR; draw++) {
-            sd_params par = S_par(S_vt("univer"), shapes[s], sd_tree_draw_name((sd_tree_draw)draw));
+            sd_params par = tu_rule_par(tu_rule_vt("univer"), shapes[s], sd_tree_draw_name((sd_tree_draw)draw));
             double ex = S_acc(c, 1, 2, "univer", shapes[s], sd_tree_draw_name((sd_tree_draw)draw));
             sd_lp_result tv, ot;
             sd_error err;

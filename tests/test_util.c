@@ -5,7 +5,9 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 
+#include "../sims/engine/sd_check.h"
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/verifiers/sd_token.h"
@@ -155,7 +157,9 @@ sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha)
     gp.T = T;
     gp.seed = seed;
     gp.alpha = alpha;
-    return sd_chain_generate(&gp, NULL);
+    sd_chain *c = sd_chain_generate(&gp, NULL);
+    cr_assert_not_null(c, "tu_chain_alpha(%zu, %zu, %lu, %g)", V, T, seed, alpha);
+    return c;
 }
 
 sd_chain *tu_zero3_chain(void)
@@ -274,6 +278,39 @@ sd_chain *tu_random_chain(gsl_rng *r, size_t V, size_t T, double alpha, double z
         tu_dist(r, c->target + i * V, V, alpha, zf);
     }
     return c;
+}
+
+sd_check_result tu_check_run(const sd_verifier_type *vt, const sd_chain *c, const sd_params *par, uint64_t seed,
+                             uint64_t trials, size_t L)
+{
+    sd_check_opts o;
+    sd_check_defaults(&o);
+    o.seed = seed;
+    o.trials = trials;
+    o.L = L;
+    sd_check_result r;
+    sd_error err;
+    cr_assert_eq(sd_check_run(vt, c, par, &o, &r, &err), SD_OK, "%s: %s", vt->name, err.msg);
+    return r;
+}
+
+int tu_check(const sd_verifier_type *vt, const sd_params *par, const sd_chain *c, uint64_t seed, uint64_t trials,
+             size_t L, double *pv)
+{
+    sd_check_result r = tu_check_run(vt, c, par, seed, trials, L);
+    int ok = r.unbiased;
+    *pv = r.chi.p_value;
+    sd_check_result_free(&r);
+    return ok;
+}
+
+json_t *tu_run_json(const char *args, char **out)
+{
+    int st = tu_run(args, out, NULL);
+    cr_assert_eq(st, 0, "'%s': exit %d; stdout: %s", args, st, *out);
+    json_t *j = json_loads(*out, 0, NULL);
+    cr_assert_not_null(j, "%s", *out);
+    return j;
 }
 
 void tu_expect(const char *args, int code, const char *fragment)

@@ -14,6 +14,23 @@
 
 int tu_run(const char *args, char **out, char **err);
 
+/* Runs `args` (tu_run), asserts exit status 0 and that stdout (*out, which
+ * the caller frees) is JSON, and returns it parsed (json_decref it). */
+struct json_t *tu_run_json(const char *args, char **out);
+
+struct sd_verifier_type;
+struct sd_params;
+struct sd_chain;
+struct sd_check_result;
+/* sd_check_run of vt with par on c: seed, trials and the window L, the
+ * other options at their defaults (the test fails when it refuses); the
+ * caller sd_check_result_free's the result. */
+struct sd_check_result tu_check_run(const struct sd_verifier_type *vt, const struct sd_chain *c,
+                                    const struct sd_params *par, uint64_t seed, uint64_t trials, size_t L);
+/* The same, 1 when it says unbiased; *pv its chi-square p-value. */
+int tu_check(const struct sd_verifier_type *vt, const struct sd_params *par, const struct sd_chain *c,
+             uint64_t seed, uint64_t trials, size_t L, double *pv);
+
 /* Writes text to a fresh temporary file and returns its malloc'd path. */
 char *tu_tempfile(const char *text);
 
@@ -55,7 +72,8 @@ void tu_same_sim_scalar(const struct sd_verifier_type *vt, const struct sd_chain
 
 struct sd_chain;
 /* The generated chain of `simdec gen --V V --T T --model-seed seed` (other
- * options at their defaults); NULL on failure. */
+ * options at their defaults); the calling test fails when it cannot be
+ * made. */
 struct sd_chain *tu_chain(size_t V, size_t T, unsigned long seed);
 /* The same with --alpha alpha. */
 struct sd_chain *tu_chain_alpha(size_t V, size_t T, unsigned long seed, double alpha);

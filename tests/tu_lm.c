@@ -1,9 +1,17 @@
 /* tu_lm.c — the n-gram tests' hand-written models (tu_lm.h). */
 #include "tu_lm.h"
+#include <criterion/criterion.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "../src/sd_backoff.h"
+#include "../src/sd_model.h"
+#include "../sims/engine/sd_sim.h"
+#include "../sims/engine/sd_verifier.h"
+#include "../sims/exact/sd_exact_gen.h"
 
 const tu_lmdef tu_lm_target = {{-0.6990, -INFINITY, -0.5229, -0.6990, -0.5229}, {0.0, -0.30103, -0.1, -0.2, 0.05},
                                {{1, 2, -0.3010}, {1, 3, -0.6021}, {2, 3, -0.2218}, {2, 0, -0.4}, {3, 4, -0.1},
@@ -66,4 +74,22 @@ void tu_lm_dense_draft_own(double p[5][5])
         for (int x = 0; x < 4; x++)
             p[a][x] /= z;
     }
+}
+
+void tu_lm_kernel_vs_exact(const sd_verifier_type *vt, const sd_params *par, const sd_backoff *m, const sd_chain *c,
+                           uint64_t seed, sd_exact_values *ex, sd_sim_result *res, double *zr, double *zc)
+{
+    sd_model sparse = sd_model_of_backoff(m, m->V, m->T), stored = sd_model_of_chain(c);
+    sd_error err;
+    cr_assert_eq(vt->exact ? vt->exact(&stored, par, ex, &err) : sd_exact_gen_values(vt, &stored, par, ex, &err),
+                 SD_OK, "%s", err.msg);
+    sd_sim_opts so = {.seed = seed, .trials = 40000, .threads = 2};
+    memset(res, 0, sizeof *res);
+    sd_sim_job job = {vt, &sparse, par};
+    cr_assert_eq(sd_sim_run_job(&job, &so, res, &err), SD_OK, "%s", err.msg);
+    char kname[64];
+    snprintf(kname, sizeof kname, "%s-backoff", vt->name);
+    cr_assert_str_eq(res->kernel, kname);
+    *zr = (res->rejections.mean - ex->rejections) / sd_welford_stderr(&res->rejections);
+    *zc = (res->target_calls.mean - ex->target_calls) / sd_welford_stderr(&res->target_calls);
 }

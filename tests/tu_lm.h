@@ -9,6 +9,14 @@
 #define TU_LM_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+struct sd_backoff;
+struct sd_chain;
+struct sd_exact_values;
+struct sd_params;
+struct sd_sim_result;
+struct sd_verifier_type;
 
 typedef struct {
     double uni[5], bo[5];
@@ -17,6 +25,16 @@ typedef struct {
 } tu_lmdef;
 
 extern const tu_lmdef tu_lm_target, tu_lm_draft;
+
+/* tu_lm_target's unigrams with their backoff weights, as the ARPA section
+ * of a file that writes its higher orders by hand. */
+#define TU_LM_UNIGRAMS                                                                                                 \
+    "\\1-grams:\n"                                                                                                     \
+    "-0.6990\t</s>\n"                                                                                                  \
+    "-99\t<s>\t-0.30103\n"                                                                                             \
+    "-0.5229\ta\t-0.1\n"                                                                                               \
+    "-0.6990\tb\t-0.2\n"                                                                                               \
+    "-0.5229\tc\t0.05\n"
 
 /* The ARPA text of d, malloc'd; the caller frees it. */
 char *tu_lm_arpa_text(const tu_lmdef *d);
@@ -30,5 +48,14 @@ void tu_lm_dense_rows(const tu_lmdef *d, double r[5][5]);
  * dropped, each row renormalised; after c (a word it lacks) its unigram. */
 extern const char tu_lm_draft_own[];
 void tu_lm_dense_draft_own(double p[5][5]);
+
+/* vt with par on the backoff model m by the kernel named vt->name
+ * "-backoff" (asserted; seed, 40000 trials, 2 threads), beside the exact
+ * values on the same rows stored in c: *ex the exact values, *res the
+ * estimates (sd_sim_result_free it), *zr and *zc the z-scores of the
+ * rejections and the target calls. */
+void tu_lm_kernel_vs_exact(const struct sd_verifier_type *vt, const struct sd_params *par, const struct sd_backoff *m,
+                           const struct sd_chain *c, uint64_t seed, struct sd_exact_values *ex,
+                           struct sd_sim_result *res, double *zr, double *zc);
 
 #endif

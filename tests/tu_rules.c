@@ -22,7 +22,8 @@ sd_params tu_rule_par(const sd_verifier_type *vt, const char *tree, const char *
     sd_error err;
     sd_params_defaults(&par, vt);
     cr_assert_eq(sd_params_parse(&par, vt, "tree", tree, &err), SD_OK, "%s", err.msg);
-    cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
+    if (draw)
+        cr_assert_eq(sd_params_parse(&par, vt, "draw", draw, &err), SD_OK, "%s", err.msg);
     return par;
 }
 

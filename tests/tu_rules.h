@@ -1,13 +1,15 @@
 /* tu_rules.h — the fixture of the suites tree_rules and node_rules: a
  * verifier written as a rule (a tree rule or a node rule composed into
- * one) checked against the built-in top-down tree verifiers. */
+ * one) checked against the built-in top-down tree verifiers; its
+ * parameters and lookup serve every tree verifier's suite. */
 #ifndef TU_RULES_H
 #define TU_RULES_H
 
 #include "../sims/engine/sd_params.h"
 #include "../sims/engine/sd_verifier.h"
 
-/* vt's defaults with --tree tree --draw draw (the test fails on a refusal). */
+/* vt's defaults with --tree tree --draw draw (draw NULL: vt's default
+ * draw; the test fails on a refusal). */
 sd_params tu_rule_par(const sd_verifier_type *vt, const char *tree, const char *draw);
 /* The same for tree-rrs (a tree verifier's parameters, for the tree LPs). */
 sd_params tu_tree_par(const char *tree, const char *draw);

@@ -93,13 +93,8 @@
 #include "../../src/sd_rngbuf.h"
 #include "../verifiers/sd_block.h"
 #include "../verifiers/sd_token.h"
+#include "sd_kernel_pair.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define S_HAVE_X86 1
-#else
-#define S_HAVE_X86 0
-#endif
 
 #define S_GROUP 256    /* trials per lockstep group */
 #define S_COUNT_MAX 64 /* rows up to this size: j* by counting (vector code) */
@@ -275,7 +270,7 @@ double sd_block_threshold(double r)
  * these coins mispredict half the time); same values as the comparisons. */
 static inline double S_min1(double v)
 {
-#if S_HAVE_X86
+#if SD_KERNEL_X86
     return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(v), _mm_set_sd(1.0))); /* v < 1 ? v : 1 */
 #else
     return v < 1.0 ? v : 1.0;
@@ -442,9 +437,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     if (!c || c->V > ((size_t)1 << 23))
         return SD_EUSAGE; /* not applicable: no stored rows (or beyond the alias tables' 2^24 columns) */
     size_t V = c->V, T = c->T, nrows = T * V;
-    unsigned lgK = 1;
-    while (((size_t)1 << lgK) < V)
-        lgK++;
+    unsigned lgK = sd_kernel_lg_columns(V);
     const size_t K = (size_t)1 << lgK;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/engine/sd_sim.h) */
@@ -493,15 +486,10 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
                              V, lgK, key, Qs, err);
     free(key);
     free(Qs);
-    if (rc) {
-        S_plan_free(pl);
-        return rc;
-    }
-    *plan = pl;
-    return SD_OK;
+    return sd_kernel_plan_done(rc, pl, S_plan_free, plan);
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* j*(π) of the row at th by counting π >= θ on the padded sorted row,
  * eight tokens per compare (V <= S_COUNT_MAX; the same number as S_jstar). */
 __attribute__((target("avx512f"))) static inline size_t S_count8(const double *th, size_t V, double pi)
@@ -626,7 +614,7 @@ static void S_tau_scalar(const S_work *w, size_t maxG, const uint64_t *u, size_t
     }
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* S_draft_scalar on places 0..8⌊na/8⌋-1 with AVX-512F, DQ and VL: the same
  * operations in the same order on eight places at once, lanes masked where
  * the scalar code skips.  A drafting step chains table loads (the draft's
@@ -1015,7 +1003,7 @@ static void S_last_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
     }
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* S_last_scalar on places 0..8⌊na/8⌋-1: the bonus draws eight at a time
  * (their entries by sd_fetch64), the places that rejected listed and then
  * done one by one without a branch on the coin; returns how many places it
@@ -1162,7 +1150,7 @@ static size_t S_finish_scalar(const S_plan *pl, S_work *w, size_t b, size_t na, 
     return keep;
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* S_finish_scalar on places 0..8⌊na/8⌋-1, eight at a time: the same
  * arithmetic, the moves as compressions (every store of eight lanes lands
  * on places already read), the histogram of τ by comparisons for small
@@ -1266,7 +1254,7 @@ static size_t S_finish(const S_plan *pl, S_work *w, size_t na, size_t L, int fir
 {
     size_t keep = 0, b = 0;
     *maxG = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
     if (wide) {
         keep = S_finish_avx512(pl, w, na, L, first, tok, nd, maxG);
         b = na / 8 * 8;
@@ -1283,7 +1271,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
 {
     const size_t V = pl->V, T = pl->T, L = obs->L ? obs->L : T, gmax = pl->gmax;
     int wide = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
     wide = sd_rngbuf_avx512dq() && __builtin_cpu_supports("avx512vl");
 #endif
     const uint64_t window = __atomic_load_n(&S_window, __ATOMIC_RELAXED);
@@ -1321,7 +1309,7 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
             const uint64_t *U = Wc[r]; /* X_i's */
             const S_draws d = {seed, g0, 4 * (base + c) + r, window};
             size_t b0 = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
             if (wide) {
                 const uint64_t *un = NULL; /* step i + 1's */
                 if (i < maxG && r == 3) {
@@ -1341,13 +1329,13 @@ static void S_group(const S_plan *pl, S_work *w, uint64_t seed, uint64_t g0, siz
         /* the last tokens' uniforms (even) and τ's (odd) */
         sd_rngbuf_trials_at(seed, base + hb, g0, w->run.act, nu, w->ue, w->uo);
         size_t b0 = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
         if (wide)
             b0 = S_tau_avx512(pl, w, maxG, w->uo, na);
 #endif
         S_tau_scalar(w, maxG, w->uo, b0, na);
         b0 = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
         if (wide)
             b0 = S_last_avx512(pl, w, na);
 #endif
@@ -1418,28 +1406,7 @@ static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint
     }
 }
 
-static int S_new_exact(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
-                       unsigned threads, sd_error *err)
-{
-    (void)threads;
-    return S_new(plan, m, par, max_bytes, 0, err);
-}
-
-static int S_new_broken(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes,
-                        unsigned threads, sd_error *err)
-{
-    (void)threads;
-    return S_new(plan, m, par, max_bytes, 1, err);
-}
-
-static void S_work_free(void *work)
-{
-    S_work *w = work;
-    if (!w)
-        return;
-    free(w->arena);
-    free(w);
-}
+SD_KERNEL_WORK_FREE
 
 /* The next array of n elements of `size` bytes from the arena (sd_carve). */
 static void *S_carve(unsigned char *arena, size_t *off, size_t n, size_t size)
@@ -1491,22 +1458,4 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
 
 #define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_RB | SD_OBS_TOKENS)
 
-const sd_kernel_type sd_block_kernel = {
-    .name = "block-sorted",
-    .supports = S_SUPPORTS,
-    .plan_new = S_new_exact,
-    .plan_free = S_plan_free,
-    .work_new = S_work_new,
-    .work_free = S_work_free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_block_kernel_broken = {
-    .name = "block-sorted-broken",
-    .supports = S_SUPPORTS,
-    .plan_new = S_new_broken,
-    .plan_free = S_plan_free,
-    .work_new = S_work_new,
-    .work_free = S_work_free,
-    .run = S_run,
-};
+SD_KERNEL_PAIR(sd_block_kernel, "block-sorted", S_SUPPORTS);

@@ -96,13 +96,8 @@
 #include "../verifiers/sd_block.h"
 #include "../verifiers/sd_greedy.h"
 #include "../verifiers/sd_token.h"
+#include "sd_kernel_pair.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define S_HAVE_X86 1
-#else
-#define S_HAVE_X86 0
-#endif
 
 #define S_COUNT_MAX 16 /* rows up to this size: j* by counting, else a binary search */
 #define S_GROUP 256                     /* trials in lockstep */
@@ -189,7 +184,7 @@ static inline S_row S_row_off(const S_plan *pl, size_t off)
                    (const uint32_t *)(const void *)(r + l->ord)};
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* The count below over a row of at most 8 tokens (padded to 8), as one
  * AVX-512 comparison: the same number. */
 __attribute__((target("avx512f"))) static inline size_t S_count8(const double *rs, S_shape w)
@@ -207,7 +202,7 @@ __attribute__((target("avx512f"))) static inline size_t S_count8(const double *r
  * search. */
 static inline __attribute__((always_inline)) size_t S_count(const S_plan *pl, const S_row *r, S_shape w, int wide)
 {
-#if S_HAVE_X86
+#if SD_KERNEL_X86
     if (wide == 2 || (wide && pl->Vpad == 8))
         return S_count8(r->rs, w);
 #else
@@ -235,7 +230,7 @@ static inline double S_mass(const S_row *r, size_t j, S_shape w)
     return m > 0.0 ? m : 0.0;
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* The count of S_draw over a row of at most 8 tokens as one AVX-512
  * comparison of W_1..W_{j-1} (the lanes past j-1 neither loaded nor
  * counted): the same number. */
@@ -260,7 +255,7 @@ static inline __attribute__((always_inline)) size_t S_draw(const S_plan *pl, con
 {
     const double target = u * m;
     if (wide == 2 || pl->V <= 8) {
-#if S_HAVE_X86
+#if SD_KERNEL_X86
         if (wide)
             return r->ord[S_below8(r, j, w, target)];
 #else
@@ -590,7 +585,7 @@ static void S_last_new_scalar(const S_plan *pl, S_work *w, size_t b0, size_t na)
     }
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* The passes above, eight places at a time (places 0..8⌊na/8⌋-1; they
  * return how many they did, the scalar code does the rest): the same
  * operations in the same order, lanes masked where the scalar code skips
@@ -1030,7 +1025,7 @@ __attribute__((target("avx512f"))) static size_t S_last_frames_avx512(S_work *w,
 
 /* A pass's vector part where `wide` (the AVX-512 instance): the number of
  * places it did, 0 where there is none; the scalar code does the rest. */
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 #define S_VEC(call) (wide ? (call) : 0)
 #else
 #define S_VEC(call) 0
@@ -1108,7 +1103,7 @@ static inline __attribute__((always_inline)) void S_group(const S_plan *pl, S_wo
         }
         size_t keep = 0, b = 0;
         maxG = maxF = 0;
-#if S_HAVE_X86
+#if SD_KERNEL_X86
         if (wide) {
             keep = S_compact_avx512(pl, w, na, L, obs->first_iteration, nfmax, &maxG, &maxF);
             b = na / 8 * 8;
@@ -1169,7 +1164,7 @@ static void S_trials_scalar(const S_plan *pl, S_work *w, uint64_t seed, uint64_t
     S_trials(pl, w, seed, lo, hi, obs, 0);
 }
 
-#if S_HAVE_X86
+#if SD_KERNEL_X86
 /* The same code compiled for AVX-512 (the counts as one comparison). */
 __attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512(const S_plan *pl, S_work *w, uint64_t seed, uint64_t lo,
                                                                uint64_t hi, const sd_observe *obs)
@@ -1188,7 +1183,7 @@ __attribute__((target("avx512f,avx512dq"))) static void S_trials_avx512_v8(const
 
 static void S_run(const void *plan, void *work, uint64_t seed, uint64_t lo, uint64_t hi, const sd_observe *obs)
 {
-#if S_HAVE_X86
+#if SD_KERNEL_X86
     if (sd_rngbuf_avx512dq()) {
         if (((const S_plan *)plan)->V <= 8)
             S_trials_avx512_v8(plan, work, seed, lo, hi, obs);
@@ -1240,9 +1235,7 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
     size_t V = c->V, T = c->T, nrows = T * V, gmax = sd_draft_len_max(par->gamma, T);
     if (!sd_greedy_fits(gmax, V))
         return SD_EUSAGE; /* the step refuses it with its own message */
-    unsigned lgK = 1;
-    while (((size_t)1 << lgK) < V)
-        lgK++;
+    unsigned lgK = sd_kernel_lg_columns(V);
     const size_t K = (size_t)1 << lgK, Vpad = (V + 7) / 8 * 8;
     if (max_bytes == 0)
         max_bytes = (size_t)1 << 30; /* the engine's default (sims/engine/sd_sim.h) */
@@ -1284,36 +1277,10 @@ static int S_new(void **plan, const sd_model *m, const sd_params *par, size_t ma
             rc = S_row_build(pl, pl->slab + ((t - 1) * V + a) * l.stride, pl->ap + (((t - 1) * V + a) << lgK),
                              sd_chain_p(c, t, a), sd_chain_q(c, t, a), key, err);
     free(key);
-    if (rc) {
-        S_plan_free(pl);
-        return rc;
-    }
-    *plan = pl;
-    return SD_OK;
+    return sd_kernel_plan_done(rc, pl, S_plan_free, plan);
 }
 
-static int S_new_exact(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, unsigned threads,
-                       sd_error *err)
-{
-    (void)threads;
-    return S_new(plan, m, par, max_bytes, 0, err);
-}
-
-static int S_new_broken(void **plan, const sd_model *m, const sd_params *par, size_t max_bytes, unsigned threads,
-                        sd_error *err)
-{
-    (void)threads;
-    return S_new(plan, m, par, max_bytes, 1, err);
-}
-
-static void S_work_free(void *work)
-{
-    S_work *w = work;
-    if (!w)
-        return;
-    free(w->arena);
-    free(w);
-}
+SD_KERNEL_WORK_FREE
 
 static int S_work_new(const void *plan, void **work, sd_error *err)
 {
@@ -1381,22 +1348,4 @@ static int S_work_new(const void *plan, void **work, sd_error *err)
 
 #define S_SUPPORTS (SD_OBS_STATS | SD_OBS_POS | SD_OBS_CELLS | SD_OBS_FIRST | SD_OBS_TOKENS)
 
-const sd_kernel_type sd_greedy_kernel = {
-    .name = "greedy-sorted",
-    .supports = S_SUPPORTS,
-    .plan_new = S_new_exact,
-    .plan_free = S_plan_free,
-    .work_new = S_work_new,
-    .work_free = S_work_free,
-    .run = S_run,
-};
-
-const sd_kernel_type sd_greedy_kernel_broken = {
-    .name = "greedy-sorted-broken",
-    .supports = S_SUPPORTS,
-    .plan_new = S_new_broken,
-    .plan_free = S_plan_free,
-    .work_new = S_work_new,
-    .work_free = S_work_free,
-    .run = S_run,
-};
+SD_KERNEL_PAIR(sd_greedy_kernel, "greedy-sorted", S_SUPPORTS);
