@@ -515,6 +515,33 @@ void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
     }
 }
 
+/* The seen residual's mass at s >= 0 in the row lo..hi-1:
+ * Σ_{x∈S_a} max(0, s e_a(x) - p(x)) = s se_j - sp_j over the seen tokens
+ * by threshold p/e_a (sd_backoff.h), j the last with threshold < s; *jn
+ * the end of those tokens (lo + their count).  With sthr built. */
+static double S_seen_mass(const sd_backoff *m, size_t lo, size_t hi, double s, size_t *jn)
+{
+    size_t l = lo, h = hi;
+    while (l < h) {
+        size_t mid = l + (h - l) / 2;
+        if (m->sthr[mid] < s)
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    *jn = l;
+    double seen = l > lo ? s * m->ssp[2 * (l - 1)] - m->ssp[2 * (l - 1) + 1] : 0.0;
+    return seen > 0.0 ? seen : 0.0;
+}
+
+/* Whether the backed-off rest has no residual at s c_a: s c_a u(x) <= p(x)
+ * for every token, i.e. s c_a <= min ρ (tokens of u(x) = 0 add nothing).
+ * m_a(s) is then the seen part alone. */
+static int S_rest_empty(const sd_backoff *m, double sc)
+{
+    return m->nr > 0 && sc <= m->rho[0];
+}
+
 double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
 {
     const sd_backoff_ctx *hc = m->hctx ? m->hctx + a : NULL;
@@ -523,6 +550,10 @@ double sd_backoff_mass(const sd_backoff *m, size_t a, double s)
     if (s == 1.0 && m->m1)
         return m->m1[2 * a];
     double c = hc ? hc->c : S_c(m, a), sc = s * c;
+    if (m->sthr && S_rest_empty(m, sc)) { /* one search, in the rows the residual draw reads too */
+        size_t jn;
+        return S_seen_mass(m, hc ? hc->lo : m->off[a], hc ? hc->hi : m->off[a + 1], s, &jn);
+    }
     double rest = sd_backoff_F(m, sc), seen = 0.0;
     if (m->bp) {
         size_t b = 2 * (hc ? hc->lo : m->off[a]), e = 2 * (hc ? hc->hi : m->off[a + 1]);
@@ -641,18 +672,9 @@ static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double ma
     if (s == 1.0 && m->off)
         seen = hc ? hc->eres : m->eres[a];
     else if (m->sthr) {
-        size_t l = lo, h = hi;
-        while (l < h) {
-            size_t mid = l + (h - l) / 2;
-            if (m->sthr[mid] < s)
-                l = mid + 1;
-            else
-                h = mid;
-        }
-        jn = l;
-        seen = jn > lo ? s * m->ssp[2 * (jn - 1)] - m->ssp[2 * (jn - 1) + 1] : 0.0;
-        if (seen < 0.0)
-            seen = 0.0;
+        seen = S_seen_mass(m, lo, hi, s, &jn);
+        if (isnan(mass) && S_rest_empty(m, sc))
+            mass = seen; /* sd_backoff_mass's value, from this search */
     } else {
         seen = 0.0;
         for (size_t i = lo; i < hi; i++) {
@@ -660,6 +682,10 @@ static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double ma
             seen += d > 0.0 ? d : 0.0;
         }
     }
+    if (isnan(mass))
+        mass = s == 1.0 && hc ? hc->m1 : sd_backoff_mass(m, a, s);
+    if (!(mass > 0.0)) /* nothing to draw from: q_a (block verification's rule, sd_block.h) */
+        return S_draw_q(m, a, rng, hc);
     double v = sd_rngbuf_uniform(rng) * mass;
     if (v < seen) {
         if (s == 1.0)

@@ -223,7 +223,9 @@ size_t sd_backoff_q_inverse(const sd_backoff *m, const double *ucum, size_t a, d
 /* A draw from the target's unigram u. */
 size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
 /* A draw from max(0, s q_a - p) normalised, whose mass is `mass`
- * (sd_backoff_mass(m, a, s) > 0). */
+ * (sd_backoff_mass(m, a, s)), or NaN: computed here, with no search of its
+ * own when the rest has no residual (s c_a <= min ρ: the seen part's
+ * search gives it).  A mass of 0: a draw from q_a instead. */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 /* The same two draws (the same tokens from the same numbers) reading the
  * context's bounds and masses from its line (hctx, when built): one cache

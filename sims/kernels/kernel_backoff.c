@@ -200,10 +200,9 @@ static size_t S_block_finish(const sd_backoff *m, size_t G, int tokenwise, size_
         }
         return G;
     }
-    double s = tokenwise ? 1.0 : tau_p;
-    double mm = !tokenwise && !isnan(tau_mm) ? tau_mm : sd_backoff_mass(m, tau_prev, s);
-    tok[tau] = mm > 0.0 ? sd_backoff_draw_residual_line(m, tau_prev, s, mm, rng)
-                        : sd_backoff_draw_q_line(m, tau_prev, rng);
+    /* the mass m_{x_τ}(p_τ) when the test computed it, else NaN: the draw
+     * computes it (and a residual of mass 0 draws from q) */
+    tok[tau] = sd_backoff_draw_residual_line(m, tau_prev, tokenwise ? 1.0 : tau_p, tokenwise ? NAN : tau_mm, rng);
     return tau + 1;
 }
 
