@@ -68,7 +68,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 248u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 105u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 117u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -152,6 +152,12 @@ typedef struct sd_backoff {
      * L + 1 groups of 16 keys (64 bytes each) instead of log2 n probes.
      * tok and gde have 16 readable entries past their ends. */
     uint32_t *gde;
+    /* Each row's Walker table (Walker 1977) of its seen residual at scale
+     * 1, max(0, e_a(x) - p(x)) normalised, at off[a]..: thresholds and
+     * row-relative aliases (built with hctx; the lines' residual draw at
+     * s = 1 reads it: O(1) where rcum is searched) */
+    double *rra;
+    uint32_t *rrl;
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */
