@@ -22,8 +22,8 @@ size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
     /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
      * huge pages (S_big): up to 2 MB more each */
-    static const size_t per[] = {4, 8, 8, 8, 16, 32, 4, 8, 16, 8, 4}; /* tok, qe, qcum, rcum, bp, bso, stok,
-                                                                       sthr, ssp, rra, rrl */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 4, 8, 16, 16}; /* tok, qe, qcum, rcum, bp, bso, stok,
+                                                                    sthr, ssp, rrw */
     size_t round = 0;
     for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
         round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
@@ -64,8 +64,7 @@ void sd_backoff_free(sd_backoff *m)
     free(m->m1);
     free(m->hctx);
     free(m->gde);
-    free(m->rra);
-    free(m->rrl);
+    free(m->rrw);
     free(m->A);
     free(m->B);
     free(m->ap);
@@ -393,38 +392,36 @@ static void S_guide(sd_backoff *m)
     memset(m->gde + pos, 0, 16 * sizeof *m->gde);
 }
 
-/* Builds rra, rrl: each row's Walker table of its seen residual at scale 1,
- * weights max(0, e_a(x) - p(x)) / Σ (rows of no such mass: unused).  Both
- * NULL when out of memory (the search of rcum then). */
+/* Builds rrw: each row's Walker table of its seen residual at scale 1,
+ * weights max(0, e_a(x) - p(x)) / Σ (rows of no such mass: unused), with
+ * the tokens of both outcomes in the entry.  NULL when out of memory (the
+ * search of rcum then). */
 static void S_row_alias(sd_backoff *m)
 {
     size_t most = 1;
     for (size_t a = 0; a < m->V; a++)
         most = m->off[a + 1] - m->off[a] > most ? m->off[a + 1] - m->off[a] : most;
-    double *w = malloc(most * sizeof *w);
-    uint32_t *stack = malloc(most * sizeof *stack);
-    size_t z = m->nnz ? m->nnz : 1;
-    if (!w || !stack || !(m->rra = S_big(z * sizeof *m->rra)) || !(m->rrl = S_big(z * sizeof *m->rrl))) {
-        free(m->rra);
-        m->rra = NULL;
-        free(w);
-        free(stack);
-        return;
-    }
-    for (size_t a = 0; a < m->V; a++) {
-        size_t lo = m->off[a], n = m->off[a + 1] - lo;
-        double tot = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            double d = m->qe[lo + i] - m->p[m->tok[lo + i]];
-            w[i] = d > 0.0 ? d : 0.0;
-            tot += w[i];
+    double *w = malloc(most * sizeof *w), *thr = malloc(most * sizeof *thr);
+    uint32_t *stack = malloc(most * sizeof *stack), *alias = malloc(most * sizeof *alias);
+    if (w && thr && stack && alias && (m->rrw = S_big((m->nnz ? m->nnz : 1) * sizeof *m->rrw)))
+        for (size_t a = 0; a < m->V; a++) {
+            size_t lo = m->off[a], n = m->off[a + 1] - lo;
+            double tot = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                double d = m->qe[lo + i] - m->p[m->tok[lo + i]];
+                w[i] = d > 0.0 ? d : 0.0;
+                tot += w[i];
+            }
+            for (size_t i = 0; i < n; i++)
+                w[i] = tot > 0.0 ? w[i] / tot : 0.0;
+            S_alias(w, n, thr, alias, stack);
+            for (size_t k = 0; k < n; k++)
+                m->rrw[lo + k] = (sd_backoff_walker){thr[k], m->tok[lo + k], m->tok[lo + alias[k]]};
         }
-        for (size_t i = 0; i < n; i++)
-            w[i] = tot > 0.0 ? w[i] / tot : 0.0;
-        S_alias(w, n, m->rra + lo, m->rrl + lo, stack);
-    }
     free(w);
+    free(thr);
     free(stack);
+    free(alias);
 }
 
 /* #{k : rho[k] < s}. */
@@ -724,10 +721,11 @@ static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double ma
         return S_draw_q(m, a, rng, hc);
     double v = sd_rngbuf_uniform(rng) * mass;
     if (v < seen) {
-        if (s == 1.0 && hc && m->rra) { /* v / seen is uniform on [0, 1): the row's Walker table */
+        if (s == 1.0 && hc && m->rrw) { /* v / seen is uniform on [0, 1): the row's Walker table */
             double t = v / seen * (double)(hi - lo);
             size_t k = (size_t)t < hi - lo ? (size_t)t : hi - lo - 1;
-            return m->tok[lo + (t - (double)k < m->rra[lo + k] ? k : m->rrl[lo + k])];
+            const sd_backoff_walker *e = m->rrw + lo + k;
+            return t - (double)k < e->thr ? e->keep : e->alias;
         }
         if (s == 1.0)
             return m->tok[S_search(m->rcum, lo, hi, v)];

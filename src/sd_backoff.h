@@ -68,7 +68,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 248u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 117u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 121u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -85,6 +85,12 @@ typedef struct sd_backoff_ctx {
     double c, m1, m1d;     /* c_a, m_a(1), m_a'(1-) (m1[2a], m1[2a+1]) */
     double eres, emass, restm;
 } sd_backoff_ctx;
+
+/* One column of a row's Walker table (rrw below). */
+typedef struct sd_backoff_walker {
+    double thr;            /* the column's own token is kept below this */
+    uint32_t keep, alias;  /* the tokens of the two outcomes */
+} sd_backoff_walker;
 
 typedef struct sd_backoff {
     size_t V, T;
@@ -153,11 +159,11 @@ typedef struct sd_backoff {
      * tok and gde have 16 readable entries past their ends. */
     uint32_t *gde;
     /* Each row's Walker table (Walker 1977) of its seen residual at scale
-     * 1, max(0, e_a(x) - p(x)) normalised, at off[a]..: thresholds and
-     * row-relative aliases (built with hctx; the lines' residual draw at
-     * s = 1 reads it: O(1) where rcum is searched) */
-    double *rra;
-    uint32_t *rrl;
+     * 1, max(0, e_a(x) - p(x)) normalised, at off[a]..: column k keeps
+     * its token with probability thr, else gives its alias's token (built
+     * with hctx; the lines' residual draw at s = 1 reads it: one 16-byte
+     * entry where rcum is searched) */
+    sd_backoff_walker *rrw;
     int rho_const;         /* every ρ equal (the draft is the target's own unigram: p = u):
                               F(s) is 0 or s A - B without a search, and the rest residual
                               is ∝ u (drawn from u's alias table, redrawn while in S_a) */

@@ -275,13 +275,15 @@ Test(backoff_lookup, context_lines_and_lookups_equal_the_rows_on_the_fortunes_bi
     sd_arpa_free(a);
 }
 
-/* The rows' Walker tables of the scale-1 seen residual (rra, rrl): the law
- * they imply, Σ_k [k = j] t_k + [alias_k = j] (1 - t_k) over the n columns
- * divided by n, is max(0, e_a(x_j) - p(x_j)) normalised, to rounding. */
+/* The rows' Walker tables of the scale-1 seen residual (rrw): the law they
+ * imply over tokens, Σ_k [keep_k = x] t_k + [alias_k = x] (1 - t_k) over
+ * the n columns divided by n, is max(0, e_a(x) - p(x)) normalised, to
+ * rounding; every token named is one of the row's seen tokens. */
 static void S_check_row_alias(const sd_backoff *m)
 {
-    cr_assert(m->rra && m->rrl, "the rows' Walker tables were not built");
-    double *law = calloc(m->V + 1, sizeof *law), worst = 0.0;
+    cr_assert_not_null(m->rrw, "the rows' Walker tables were not built");
+    double *law = calloc(m->V, sizeof *law), worst = 0.0;
+    cr_assert_not_null(law);
     size_t rows = 0;
     for (size_t a = 0; a < m->V; a++) {
         size_t lo = m->off[a], n = m->off[a + 1] - lo;
@@ -291,18 +293,22 @@ static void S_check_row_alias(const sd_backoff *m)
         if (!(tot > 0.0))
             continue;
         rows++;
-        for (size_t k = 0; k < n; k++)
-            law[k] = 0.0;
         for (size_t k = 0; k < n; k++) {
-            cr_assert_lt(m->rrl[lo + k], n, "context %zu: alias out of the row", a);
-            law[k] += m->rra[lo + k] / (double)n;
-            law[m->rrl[lo + k]] += (1.0 - m->rra[lo + k]) / (double)n;
+            const sd_backoff_walker *e = m->rrw + lo + k;
+            cr_assert(e->keep == m->tok[lo + k], "context %zu: column %zu keeps another token", a, k);
+            law[e->keep] += e->thr / (double)n;
+            law[e->alias] += (1.0 - e->thr) / (double)n;
         }
+        double named = 0.0;
         for (size_t k = 0; k < n; k++) {
             double want = fmax(0.0, m->qe[lo + k] - m->p[m->tok[lo + k]]) / tot;
-            worst = fmax(worst, fabs(law[k] - want));
-            cr_assert(want > 0.0 || law[k] == 0.0, "context %zu: token %u of no residual drawn", a, m->tok[lo + k]);
+            worst = fmax(worst, fabs(law[m->tok[lo + k]] - want));
+            cr_assert(want > 0.0 || law[m->tok[lo + k]] == 0.0, "context %zu: token %u of no residual drawn", a,
+                      m->tok[lo + k]);
+            named += law[m->tok[lo + k]];
+            law[m->tok[lo + k]] = 0.0;
         }
+        cr_assert(fabs(named - 1.0) < 1e-12, "context %zu: the table names tokens outside the row", a);
     }
     free(law);
     cr_log_info("%zu rows: largest |implied - residual| %.3g", rows, worst);
