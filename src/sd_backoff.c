@@ -22,8 +22,8 @@ size_t sd_backoff_bytes(size_t V, size_t nnz, int iid)
 {
     /* the per-bigram arrays of at least 1 MB are rounded up to whole 2 MB
      * huge pages (S_big): up to 2 MB more each */
-    static const size_t per[] = {4, 8, 8, 8, 16, 32, 4, 8, 16, 16}; /* tok, qe, qcum, rcum, bp, bso, stok,
-                                                                    sthr, ssp, rrw */
+    static const size_t per[] = {4, 8, 8, 8, 16, 32, 8, 22, 16}; /* tok, qe, qcum, rcum, bp, bso, sthr,
+                                                                  ssl (64/3), rrw */
     size_t round = 0;
     for (size_t i = 0; i < sizeof per / sizeof per[0]; i++)
         round += nnz * per[i] >= ((size_t)1 << 20) ? (size_t)2 << 20 : 0;
@@ -55,9 +55,8 @@ void sd_backoff_free(sd_backoff *m)
     free(m->cord);
     free(m->bp);
     free(m->bso);
-    free(m->stok);
     free(m->sthr);
-    free(m->ssp);
+    free(m->ssl);
     free(m->rord);
     free(m->rho);
     free(m->rbk);
@@ -548,6 +547,17 @@ void sd_backoff_rows(const sd_backoff *m, size_t a, double *p, double *q)
     }
 }
 
+/* se_j and sp_j of the seen residual's entry j (sd_backoff.h: ssl). */
+static inline double S_se(const sd_backoff *m, size_t j)
+{
+    return m->ssl[j / 3].sesp[2 * (j % 3)];
+}
+
+static inline double S_sp(const sd_backoff *m, size_t j)
+{
+    return m->ssl[j / 3].sesp[2 * (j % 3) + 1];
+}
+
 /* The seen residual's mass at s >= 0 in the row lo..hi-1:
  * Σ_{x∈S_a} max(0, s e_a(x) - p(x)) = s se_j - sp_j over the seen tokens
  * by threshold p/e_a (sd_backoff.h), j the last with threshold < s; *jn
@@ -563,7 +573,7 @@ static double S_seen_mass(const sd_backoff *m, size_t lo, size_t hi, double s, s
             h = mid;
     }
     *jn = l;
-    double seen = l > lo ? s * m->ssp[2 * (l - 1)] - m->ssp[2 * (l - 1) + 1] : 0.0;
+    double seen = l > lo ? s * S_se(m, l - 1) - S_sp(m, l - 1) : 0.0;
     return seen > 0.0 ? seen : 0.0;
 }
 
@@ -733,12 +743,12 @@ static size_t S_draw_residual(const sd_backoff *m, size_t a, double s, double ma
             size_t l = lo, h = jn - 1;
             while (l < h) {
                 size_t mid = l + (h - l) / 2;
-                if (s * m->ssp[2 * mid] - m->ssp[2 * mid + 1] > v)
+                if (s * S_se(m, mid) - S_sp(m, mid) > v)
                     h = mid;
                 else
                     l = mid + 1;
             }
-            return m->stok[l];
+            return m->ssl[l / 3].tok[l % 3];
         }
         double run = 0.0;
         size_t last = lo;
@@ -1089,11 +1099,13 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
     free(bp2);
     /* the seen tokens by p/e (sd_backoff.h) */
     size_t z = m->nnz ? m->nnz : 1;
-    m->stok = S_big(z * sizeof *m->stok);
     m->sthr = S_big(z * sizeof *m->sthr);
-    m->ssp = S_big(2 * z * sizeof *m->ssp);
+    size_t zl = (z + 2) / 3 * sizeof *m->ssl; /* whole lines, 64-byte aligned */
+    m->ssl = zl < ((size_t)1 << 20) ? aligned_alloc(64, zl) : S_big(zl);
     double *thr = malloc(z * sizeof *thr);
-    if (!m->stok || !m->sthr || !m->ssp || !thr) {
+    if (m->ssl)
+        memset(m->ssl + zl / sizeof *m->ssl - 1, 0, sizeof *m->ssl); /* the last line's unused slots */
+    if (!m->sthr || !m->ssl || !thr) {
         free(thr);
         free(ord);
         free(slope);
@@ -1111,14 +1123,15 @@ static int S_breakpoints(sd_backoff *m, sd_error *err)
         double e = 0.0, p = 0.0;
         for (size_t j = lo; j < hi; j++) {
             uint32_t i = ord[j];
-            m->stok[j] = m->tok[i];
+            m->ssl[j / 3].tok[j % 3] = m->tok[i];
+            m->ssl[j / 3].pad = 0;
             m->sthr[j] = thr[i];
             if (isfinite(thr[i])) {
                 e += m->qe[i];
                 p += m->p[m->tok[i]];
             }
-            m->ssp[2 * j] = e;
-            m->ssp[2 * j + 1] = p;
+            m->ssl[j / 3].sesp[2 * (j % 3)] = e;
+            m->ssl[j / 3].sesp[2 * (j % 3) + 1] = p;
         }
     }
     free(thr);

@@ -68,7 +68,7 @@
 
 #define SD_BACKOFF_BYTES_PER_TOKEN 248u
 #define SD_BACKOFF_BYTES_PER_IID_TOKEN 84u
-#define SD_BACKOFF_BYTES_PER_BIGRAM 121u
+#define SD_BACKOFF_BYTES_PER_BIGRAM 123u
 #define SD_BACKOFF_MAX_T ((size_t)1 << 24)
 /* A context whose seen bigrams leave less than this much unigram mass
  * unseen backs off to nothing (c_a = 0): the rest is empty in exact
@@ -119,10 +119,14 @@ typedef struct sd_backoff {
     /* the seen residual max(0, s e_a(x) - p(x)): the seen tokens of each
      * context by p/e_a increasing (sthr), with running sums se_j of e_a
      * and sp_j of p in that order, so its mass at s is s·se_j - sp_j
-     * (j = #sthr < s) and a draw is a binary search: O(log |S_a|) */
-    uint32_t *stok;        /* [nnz] */
+     * (j = #sthr < s) and a draw is a binary search: O(log |S_a|).  Entry
+     * j's se_j, sp_j and token are in the 64-byte line ssl[j / 3] (slot
+     * j % 3): the draw's token is on the line of its search's last probe */
     double *sthr;          /* [nnz] */
-    double *ssp;           /* [2 nnz]: se_j, sp_j interleaved (one cache line for both) */
+    struct sd_backoff_sline {
+        double sesp[6];    /* se, sp of three entries */
+        uint32_t tok[3], pad;
+    } *ssl;                /* [ceil(nnz / 3)], 64-byte aligned */
     size_t nnz;
     /* tokens with u > 0 by ρ = p/u increasing */
     size_t nr;
