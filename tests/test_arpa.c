@@ -89,19 +89,6 @@ static sd_backoff *S_model(size_t T)
     return m;
 }
 
-/* The same rows stored, x_0 = <s>. */
-static sd_chain *S_chain(const sd_backoff *m)
-{
-    sd_error err;
-    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
-    cr_assert_not_null(c);
-    c->init[m->start] = 1.0;
-    for (size_t a = 0; a < m->V; a++)
-        sd_backoff_rows(m, a, c->draft + a * m->V, c->target + a * m->V);
-    cr_assert_eq(sd_chain_validate(c, "backoff", &err), SD_OK, "%s", err.msg);
-    return c;
-}
-
 /* Theorem 1 (Yin et al. 2024) from the dense rows (S_dense): the expected
  * rejections over T positions, sum over n of E[TV(p, q(. | x_{n-1}))] with
  * x_0 = <s> and x_{n-1} drawn from the target's chain. */
@@ -143,7 +130,7 @@ Test(arpa, token_dp_equals_the_stored_chain)
 {
     for (size_t T = 1; T <= 12; T += 11) {
         sd_backoff *m = S_model(T);
-        sd_chain *c = S_chain(m);
+        sd_chain *c = tu_lm_stored(m);
         sd_error err;
         for (size_t g = 0; g <= 5; g++) {
             double r1, c1, r2, c2;
@@ -183,7 +170,7 @@ static void S_mc(const char *algo, size_t gamma, size_t T)
 static void S_mc_k(const char *algo, size_t gamma, size_t k, size_t T)
 {
     sd_backoff *m = S_model(T);
-    sd_chain *c = S_chain(m);
+    sd_chain *c = tu_lm_stored(m);
     const sd_verifier_type *vt = sd_verifier_find(algo);
     cr_assert_not_null(vt);
     sd_params par;
@@ -331,7 +318,7 @@ Test(arpa, broken_block_residual_runs_on_sparse_rows, .timeout = 60)
     cr_assert_eq(sd_backoff_from_arpa(ta, 2, da, 6, 0, &m, &err0), SD_OK, "%s", err0.msg);
     sd_arpa_free(ta);
     sd_arpa_free(da);
-    sd_chain *c = S_chain(m);
+    sd_chain *c = tu_lm_stored(m);
     const sd_verifier_type *bad = sd_verifier_find("broken-block-residual"), *good = sd_verifier_find("block");
     cr_assert_not_null(bad);
     sd_params par;

@@ -16,6 +16,7 @@
 
 #include "../src/sd_arpa.h"
 #include "../src/sd_backoff.h"
+#include "tu_lm.h"
 #include "../src/sd_chain.h"
 #include "../src/sd_model.h"
 #include "../sims/engine/sd_params.h"
@@ -58,18 +59,6 @@ static sd_backoff *S_model(size_t T)
     return m;
 }
 
-static sd_chain *S_chain(const sd_backoff *m)
-{
-    sd_error err;
-    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
-    cr_assert_not_null(c);
-    c->init[m->start] = 1.0;
-    for (size_t a = 0; a < m->V; a++)
-        sd_backoff_rows(m, a, c->draft + a * m->V, c->target + a * m->V);
-    cr_assert_eq(sd_chain_validate(c, "backoff", &err), SD_OK, "%s", err.msg);
-    return c;
-}
-
 /* The smallest number of steps along a constant token x, from any
  * context, after which p_i is exactly 0 in the kernel's arithmetic (0 if
  * none within 8). */
@@ -96,7 +85,7 @@ static size_t S_steps_to_zero(const sd_backoff *m)
 static void S_mc(size_t gamma, size_t T, uint64_t seed)
 {
     sd_backoff *m = S_model(T);
-    sd_chain *c = S_chain(m);
+    sd_chain *c = tu_lm_stored(m);
     const sd_verifier_type *vt = sd_verifier_find("block");
     cr_assert_not_null(vt);
     sd_params par;

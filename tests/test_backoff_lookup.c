@@ -123,6 +123,13 @@ Test(backoff_lookup, batched_lookups_equal_single_lookups_bit_for_bit)
     sd_arpa_free(a);
 }
 
+/* S_model of the fortunes bigram (`make lm`), or NULL when it is absent. */
+static sd_backoff *S_fortunes(sd_arpa **a)
+{
+    const char *lm = "build/lm/fortunes-bigram.arpa";
+    return access(lm, R_OK) == 0 ? S_model(lm, a) : NULL;
+}
+
 /* q_a(x) from the sorted rows alone (a linear scan, no search). */
 static double S_plain_q(const sd_backoff *m, size_t a, size_t x)
 {
@@ -241,10 +248,8 @@ Test(backoff_lookup, draws_through_the_context_lines_equal_the_draws_through_the
     cr_log_info("%zu residual draws compared", n);
     sd_backoff_free(m);
     sd_arpa_free(a);
-    const char *lm = "build/lm/fortunes-bigram.arpa";
-    if (access(lm, R_OK) != 0)
+    if (!(m = S_fortunes(&a)))
         return;
-    m = S_model(lm, &a);
     cr_log_info("%zu residual draws compared on the fortunes bigram", S_check_line_draws(m, 1));
     sd_backoff_free(m);
     sd_arpa_free(a);
@@ -323,10 +328,8 @@ Test(backoff_lookup, row_walker_tables_give_the_scale_one_residual, .timeout = 6
     S_check_row_alias(m);
     sd_backoff_free(m);
     sd_arpa_free(a);
-    const char *lm = "build/lm/fortunes-bigram.arpa";
-    if (access(lm, R_OK) != 0)
+    if (!(m = S_fortunes(&a)))
         return;
-    m = S_model(lm, &a);
     S_check_row_alias(m);
     sd_backoff_free(m);
     sd_arpa_free(a);

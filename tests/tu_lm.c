@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../src/sd_backoff.h"
+#include "../src/sd_chain.h"
 #include "../src/sd_model.h"
 #include "../sims/engine/sd_sim.h"
 #include "../sims/engine/sd_verifier.h"
@@ -92,4 +93,16 @@ void tu_lm_kernel_vs_exact(const sd_verifier_type *vt, const sd_params *par, con
     cr_assert_str_eq(res->kernel, kname);
     *zr = (res->rejections.mean - ex->rejections) / sd_welford_stderr(&res->rejections);
     *zc = (res->target_calls.mean - ex->target_calls) / sd_welford_stderr(&res->target_calls);
+}
+
+sd_chain *tu_lm_stored(const sd_backoff *m)
+{
+    sd_error err;
+    sd_chain *c = sd_chain_alloc(m->V, m->T, 1, 1, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    c->init[m->start] = 1.0;
+    for (size_t a = 0; a < m->V; a++)
+        sd_backoff_rows(m, a, c->draft + a * m->V, c->target + a * m->V);
+    cr_assert_eq(sd_chain_validate(c, "backoff", &err), SD_OK, "%s", err.msg);
+    return c;
 }

@@ -58,4 +58,8 @@ void tu_lm_kernel_vs_exact(const struct sd_verifier_type *vt, const struct sd_pa
                            const struct sd_chain *c, uint64_t seed, struct sd_exact_values *ex,
                            struct sd_sim_result *res, double *zr, double *zc);
 
+/* The rows of the backoff model m stored as a chain (x_0 = m->start),
+ * validated (asserted); sd_chain_free it. */
+struct sd_chain *tu_lm_stored(const struct sd_backoff *m);
+
 #endif
