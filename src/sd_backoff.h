@@ -243,9 +243,11 @@ size_t sd_backoff_draw_u(const sd_backoff *m, sd_rngbuf *rng);
  * own when the rest has no residual (s c_a <= min ρ: the seen part's
  * search gives it).  A mass of 0: a draw from q_a instead. */
 size_t sd_backoff_draw_residual(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
-/* The same two draws (the same tokens from the same numbers) reading the
- * context's bounds and masses from its line (hctx, when built): one cache
- * line, already read by block verification's test at that context. */
+/* The same two draws reading the context's bounds and masses from its line
+ * (hctx, when built): one cache line, already read by block verification's
+ * test at that context.  The same numbers are used, and the same tokens
+ * come out, except for the seen residual at s = 1, drawn by the row's
+ * Walker table (rrw) instead of a search of rcum: the same law. */
 size_t sd_backoff_draw_q_line(const sd_backoff *m, size_t a, sd_rngbuf *rng);
 size_t sd_backoff_draw_residual_line(const sd_backoff *m, size_t a, double s, double mass, sd_rngbuf *rng);
 
