@@ -564,6 +564,8 @@ static inline double S_sp(const sd_backoff *m, size_t j)
  * the end of those tokens (lo + their count).  With sthr built. */
 static double S_seen_mass(const sd_backoff *m, size_t lo, size_t hi, double s, size_t *jn)
 {
+    /* a branching search on purpose: S_count_less's branch-free steps gave the
+     * same count at 0.95x the speed here (docs/performance-arpa.md) */
     size_t l = lo, h = hi;
     while (l < h) {
         size_t mid = l + (h - l) / 2;
@@ -1188,20 +1190,6 @@ double sd_backoff_draft2_p(const sd_backoff *m, size_t a, size_t x)
     return ad >= 0 ? sd_backoff_q(d, (size_t)ad, (size_t)xd) / m->d2mass[ad] : d->u[xd] / m->d2mass[d->V];
 }
 
-/* 1 if x is among the target's seen bigrams of context a (sorted tokens). */
-static int S_in_seen(const sd_backoff *m, size_t a, size_t x)
-{
-    size_t lo = m->off[a], hi = m->off[a + 1];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->tok[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->off[a + 1] && m->tok[lo] == x;
-}
-
 double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s)
 {
     const sd_backoff *d = m->draft2;
@@ -1220,7 +1208,7 @@ double sd_backoff_draft2_mass(const sd_backoff *m, size_t a, double s)
     }
     for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
         int32_t x = m->d2inv[d->tok[j]];
-        if (x < 0 || S_in_seen(m, a, (size_t)x))
+        if (x < 0 || S_seen(m, a, (size_t)x) == 0)
             continue;
         double px = sd_backoff_draft2_p(m, a, (size_t)x), qx = c * m->u[x];
         seen += fmax(0.0, qx - px);
@@ -1247,7 +1235,7 @@ double sd_backoff_draft2_slope(const sd_backoff *m, size_t a)
     }
     for (size_t j = ad >= 0 ? d->off[ad] : 0; ad >= 0 && j < d->off[ad + 1]; j++) {
         int32_t x = m->d2inv[d->tok[j]];
-        if (x < 0 || S_in_seen(m, a, (size_t)x))
+        if (x < 0 || S_seen(m, a, (size_t)x) == 0)
             continue;
         double qx = c * m->u[x];
         if (qx > sd_backoff_draft2_p(m, a, (size_t)x))
